@@ -1,0 +1,5 @@
+import sys
+
+from routine.cli import main
+
+sys.exit(main())

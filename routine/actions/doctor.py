@@ -1,0 +1,129 @@
+"""`routine doctor`: check everything a run needs; print each problem with its fix."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+
+from routine.cli.output import print_json
+from routine.config.loader import load_agents, load_config
+from routine.errors import EXIT_JOB_FAILED, RoutineError
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = None
+
+
+def run(args) -> int:
+    checks: list[Check] = []
+    try:
+        config = load_config(args.config)
+        checks.append(Check("config", True, str(config.path)))
+    except RoutineError as exc:
+        checks.append(Check("config", False, str(exc), exc.fix))
+        return _report(checks, args.json)
+
+    checks.append(_vault_writable(config.vault))
+    agents, problems = load_agents(config)
+    checks.append(Check("agents", not problems, f"{len(agents)} valid agent notes" if not problems else
+                        "\n".join(map(str, problems)), None if not problems else "correct the lines listed"))
+    checks.extend(_schedule_checks(config, agents))
+    checks.extend(_ollama_checks(config))
+    return _report(checks, args.json)
+
+
+def _vault_writable(vault) -> Check:
+    if not vault.is_dir():
+        return Check("vault", False, f"{vault} does not exist", f"run `routine init {vault}`")
+    try:
+        with tempfile.NamedTemporaryFile(dir=vault, prefix=".routine-doctor-"):
+            pass
+    except OSError as exc:
+        return Check("vault", False, f"{vault} is not writable ({exc.strerror})", "fix the folder's permissions")
+    return Check("vault", True, f"{vault} is writable")
+
+
+def _schedule_checks(config, agents) -> list[Check]:
+    try:
+        from routine.schedule.loader import load_schedules
+    except ImportError:  # schedules arrive with the daemon
+        return []
+    try:
+        schedules = load_schedules(config, agents)
+    except RoutineError as exc:
+        return [Check("schedules", False, str(exc), exc.fix)]
+    return [Check("schedules", True, f"{len(schedules.blocks)} blocks, {len(schedules.triggers)} triggers")]
+
+
+def _ollama_checks(config) -> list[Check]:
+    from routine.models import ollama_host
+
+    checks = []
+    hosts = sorted({(a.api_base or config.ollama_host) for a in config.models.values() if a.is_ollama})
+    sizes = {}
+    for host in hosts:
+        try:
+            pulled = ollama_host.pulled(host)
+        except RoutineError as exc:
+            checks.append(Check(f"ollama {host}", False, exc.message, exc.fix))
+            continue
+        checks.append(Check(f"ollama {host}", True, f"reachable, {len(pulled)} models pulled"))
+        for alias in config.models.values():
+            if alias.is_ollama and (alias.api_base or config.ollama_host) == host:
+                ok = alias.ollama_name in pulled
+                checks.append(Check(f"model {alias.name}", ok, alias.ollama_name + (" is pulled" if ok else " is not pulled"),
+                                    None if ok else f"run `ollama pull {alias.ollama_name}`"))
+                sizes[alias.name] = _size_of(host, alias.ollama_name)
+    checks.append(_memory_budget(config, sizes))
+    return checks
+
+
+def _size_of(host: str, name: str) -> int:
+    import ollama
+
+    try:
+        for m in ollama.Client(host=host, timeout=5).list().get("models") or []:
+            if (m.get("model") or m.get("name")) in (name, f"{name}:latest"):
+                return int(m.get("size") or 0)
+    except Exception:
+        pass
+    return 0
+
+
+def _memory_budget(config, sizes: dict) -> Check:
+    total = _mem_total()
+    biggest = sorted(sizes.values(), reverse=True)[: config.max_resident]
+    # A loaded model takes roughly its file size plus KV cache; 1.2x is a fair margin.
+    need = int(sum(biggest) * 1.2)
+    if not total or not need:
+        return Check("memory", True, "not measured (no model sizes known)")
+    ok = need < total * 0.8
+    return Check("memory", ok, f"{config.max_resident} largest models need ~{need / 2**30:.1f} GiB of "
+                 f"{total / 2**30:.1f} GiB", None if ok else "lower `ollama.max_resident` or use smaller quantisations")
+
+
+def _mem_total() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 0
+
+
+def _report(checks: list[Check], as_json: bool) -> int:
+    if as_json:
+        print_json([c.__dict__ for c in checks])
+    else:
+        for c in checks:
+            mark = "ok  " if c.ok else "FAIL"
+            first, *rest = c.detail.splitlines() or [""]
+            print(f"{mark} {c.name}: {first}")
+            for line in rest:
+                print(f"       {line}")
+            if c.fix and not c.ok:
+                print(f"       fix: {c.fix}")
+    return 0 if all(c.ok for c in checks) else EXIT_JOB_FAILED

@@ -1,0 +1,159 @@
+"""`routine fire AGENT [--task TEXT] [--dry-run]`: run one agent now and say where it wrote."""
+
+from __future__ import annotations
+
+import sys
+
+from routine.cli.output import print_json
+from routine.config.loader import agent_named, load_agents, load_config
+from routine.errors import EXIT_JOB_FAILED, UsageError
+
+
+def run(args) -> int:
+    if not args.dry_run:
+        code = _through_daemon(args)
+        if code is not None:
+            return code
+    config = load_config(args.config)
+    agents, problems = load_agents(config)
+    if args.target.lower() not in agents:
+        block = _block_named(config, agents, args.target)
+        if block is not None:
+            return _fire_block(config, agents, block, args)
+    agent = agent_named(agents, problems, args.target)
+
+    from routine.runner.step import Runner, StepRequest
+
+    request = StepRequest.for_agent(config, agent, args.task)
+    if args.dry_run:
+        outcome = Runner(config, journal=None).run_step(request, dry_run=True)
+        if outcome.error:
+            raise outcome.error
+        return _print_dry_run(outcome, args.json)
+
+    from routine.journal import Journal
+
+    interactive = sys.stderr.isatty() and not args.json
+    journal = Journal()
+    try:
+        runner = Runner(config, journal, on_event=_progress(interactive))
+        outcome = runner.run_step(request, stream=interactive)
+    finally:
+        journal.close()
+    if args.json:
+        print_json(outcome.summary())
+    else:
+        _print_outcome(outcome)
+    return 0 if outcome.error is None else EXIT_JOB_FAILED
+
+
+def _through_daemon(args) -> int | None:
+    """When the daemon runs, the job goes through it: one model manager, one index writer."""
+    from routine import control
+
+    interactive = sys.stderr.isatty() and not args.json
+    progress = _progress(interactive)
+    final = control.call({"op": "fire", "target": args.target, "task": args.task},
+                         on_event=lambda e: progress(e.get("event", ""), e))
+    if final is None:
+        return None
+    if final.get("error") and "result" not in final:
+        print(f"routine: {final['error']}" + (f" Fix: {final['fix']}" if final.get("fix") else ""), file=sys.stderr)
+        return final.get("exit", EXIT_JOB_FAILED)
+    result = final["result"]
+    if args.json:
+        print_json(result)
+    else:
+        for step in result.get("steps", [result]):
+            wrote = step.get("wrote")
+            if step.get("error"):
+                print(f"routine: {step['error']}", file=sys.stderr)
+            elif wrote:
+                print(wrote["message"] if wrote["outcome"] == "proposal" else
+                      f"Wrote {wrote['path']} ({wrote['outcome']}; run {step['run']}).")
+    return final.get("exit", 0)
+
+
+def _block_named(config, agents, name: str):
+    from routine.schedule.loader import load_schedules
+
+    if not config.schedules_dir.is_dir():
+        return None
+    return load_schedules(config, agents).blocks.get(name)
+
+
+def _fire_block(config, agents, block, args) -> int:
+    if args.task:
+        raise UsageError("--task applies to one agent, not a block.", f"fire one of the block's agents ({', '.join(block.agents)}) with --task.")
+    from routine.runner.block import run_block
+    from routine.runner.step import Runner
+
+    if args.dry_run:
+        outcome = run_block(Runner(config, journal=None), block, agents, dry_run=True)
+        for step in outcome.steps:
+            if step.error:
+                raise step.error
+            _print_dry_run(step, args.json)
+        return 0
+    from routine.journal import Journal
+
+    interactive = sys.stderr.isatty() and not args.json
+    journal = Journal()
+    try:
+        outcome = run_block(Runner(config, journal, on_event=_progress(interactive)), block, agents, stream=interactive)
+    finally:
+        journal.close()
+    if args.json:
+        print_json({"run": outcome.run_id, "status": outcome.status, "steps": [s.summary() for s in outcome.steps]})
+    else:
+        for step in outcome.steps:
+            _print_outcome(step)
+    return 0 if outcome.status == "ok" else EXIT_JOB_FAILED
+
+
+def _print_outcome(outcome) -> None:
+    if outcome.error is None:
+        wrote = outcome.wrote
+        print(wrote.message if wrote.outcome == "proposal" else f"Wrote {wrote.rel} ({wrote.outcome}; run {outcome.run_id}).")
+    else:
+        print(f"routine: {outcome.error}", file=sys.stderr)
+        if outcome.alert:
+            print(f"An alert note is in {outcome.alert}. Details: routine runs show {outcome.run_id}", file=sys.stderr)
+
+
+def _progress(interactive: bool):
+    def on_event(kind: str, data: dict) -> None:
+        if not interactive:
+            return
+        if kind == "start":
+            sys.stderr.write(f"{data['agent']} on {data['model']} …\n")
+        elif kind == "queued":
+            sys.stderr.write(f"queued behind {data['ahead']} job(s) in the daemon …\n")
+        elif kind == "token":
+            sys.stderr.write(data["text"])
+        elif kind in ("wrote", "failed"):
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return on_event
+
+
+def _print_dry_run(outcome, as_json: bool) -> int:
+    p = outcome.prompt
+    if as_json:
+        print_json({"model": outcome.model, "messages": p.messages, "sources": p.sources,
+                    "dropped": p.dropped, "missing": p.missing})
+        return 0
+    print(f"# Dry run: nothing sent to {outcome.model}, nothing written.\n")
+    for message in p.messages:
+        print(f"----- {message['role']} -----")
+        print(message["content"])
+        print()
+    print("----- sources -----")
+    for source in p.sources or ["(none)"]:
+        print(f"  {source}")
+    for item in p.dropped:
+        print(f"  dropped {item['label']}: {item['reason']}")
+    for item in p.missing:
+        print(f"  missing {item}")
+    return 0

@@ -1,0 +1,80 @@
+"""`routine runs [list|show ID]`: the run history from the journal."""
+
+from __future__ import annotations
+
+import json
+
+from routine.cli.output import print_json, print_table
+from routine.errors import UsageError
+from routine.journal import Journal
+
+LIST_COLUMNS = ["id", "status", "agent", "block", "trigger", "model", "started_at", "duration_ms", "wrote"]
+
+
+def run(args) -> int:
+    journal = Journal()
+    try:
+        if getattr(args, "runs_command", None) == "show":
+            return _show(journal, args.run_id, args.json)
+        return _list(journal, getattr(args, "limit", 20), args.json)
+    finally:
+        journal.close()
+
+
+def _list(journal: Journal, limit: int, as_json: bool) -> int:
+    runs = [r.row for r in journal.recent(limit)]
+    if as_json:
+        print_json(runs)
+        return 0
+    if not runs:
+        print("No runs yet. Try `routine fire strategist`.")
+        return 0
+    rows = []
+    for r in runs:
+        wrote = r.get("wrote") or {}
+        rows.append({**r, "model": (r.get("model") or "").split("/")[-1],
+                     "started_at": (r.get("started_at") or "")[:19].replace("T", " "),
+                     "wrote": wrote.get("path") if isinstance(wrote, dict) else wrote,
+                     "status": r["status"] if not r.get("error") else f"{r['status']}!"})
+    print_table(rows, LIST_COLUMNS)
+    return 0
+
+
+def _show(journal: Journal, run_id: str, as_json: bool) -> int:
+    run = journal.get(run_id)
+    if run is None:
+        raise UsageError(f"There is no run {run_id!r}.", "see `routine runs list` for run ids.")
+    row = run.row
+    if as_json:
+        print_json({**row, "steps": [c.row for c in journal.children(row["id"])]})
+        return 0
+    for key in ("id", "status", "agent", "block", "trigger", "slot", "model", "started_at", "ended_at",
+                "duration_ms", "load_duration_ms", "tokens_in", "tokens_out"):
+        if row.get(key) is not None:
+            print(f"{key + ':':18}{row[key]}")
+    if row.get("error"):
+        print(f"\nError:\n  {row['error']}")
+    if row.get("task"):
+        print(f"\nTask:\n{_indent(row['task'])}")
+    if row.get("sources"):
+        print("\nSources:\n" + "\n".join(f"  {s}" for s in row["sources"]))
+    if row.get("dropped"):
+        print("\nLeft out of context:\n" + "\n".join(f"  {d['label']}: {d['reason']}" for d in row["dropped"]))
+    if row.get("wrote"):
+        wrote = row["wrote"]
+        print(f"\nWrote:\n  {wrote.get('message') or wrote.get('path')}" if isinstance(wrote, dict) else f"\nWrote: {wrote}")
+    if row.get("prompt"):
+        print("\nPrompt:")
+        for message in row["prompt"]:
+            print(f"  --- {message['role']} ---\n{_indent(message['content'], 4)}")
+    if row.get("output"):
+        print(f"\nOutput:\n{_indent(row['output'])}")
+    if row.get("details"):
+        print(f"\nDetails:\n{_indent(json.dumps(row['details'], indent=2, ensure_ascii=False))}")
+    for child in journal.children(row["id"]):
+        print(f"\nStep {child.step}: {child.agent} {child.status} ({child.id})")
+    return 0
+
+
+def _indent(text: str, n: int = 2) -> str:
+    return "\n".join(" " * n + line for line in str(text).splitlines())

@@ -1,0 +1,109 @@
+"""`routine schedule [list|next [N]|validate]`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from routine.cli.output import print_json, print_table
+from routine.config.loader import load_agents, load_config
+from routine.errors import ConfigError
+from routine.schedule.loader import load_schedules
+
+
+def run(args) -> int:
+    command = getattr(args, "schedule_command", None) or "list"
+    config = load_config(args.config)
+    agents, agent_problems = load_agents(config)
+    if command == "validate":
+        return _validate(config, agents, agent_problems, args.json)
+    schedules = load_schedules(config, agents)
+    if command == "next":
+        return _next(config, schedules, args.n, args.json)
+    return _list(schedules, args.json)
+
+
+def _validate(config, agents, agent_problems, as_json: bool) -> int:
+    try:
+        schedules = load_schedules(config, agents)
+        problems = list(agent_problems)
+    except ConfigError as exc:
+        schedules, problems = None, list(agent_problems) + exc.problems
+    if as_json:
+        print_json({"ok": not problems, "problems": [p.__dict__ for p in problems]})
+    elif problems:
+        raise ConfigError(problems)
+    else:
+        print(f"ok: {len(schedules.blocks)} blocks and {len(schedules.triggers)} triggers in {len(schedules.files)} files.")
+    return 0 if not problems else ConfigError.exit_code
+
+
+def block_zone(block, config) -> ZoneInfo | None:
+    name = block.timezone or config.timezone
+    return ZoneInfo(name) if name else None
+
+
+def upcoming(config, schedules, n: int, now: datetime | None = None) -> list[dict]:
+    now = now or datetime.now().astimezone()
+    rows = []
+    for block in schedules.blocks.values():
+        if not block.enabled:
+            continue
+        tz = block_zone(block, config) or now.tzinfo
+        cursor = now
+        for _ in range(n):
+            fire = block.cron.next_after(cursor, tz)
+            if fire is None:
+                break
+            rows.append({"block": block.id, "at": fire, "agents": block.agents,
+                         "dst_shift": _dst_note(block, fire)})
+            cursor = fire
+    rows.sort(key=lambda r: r["at"])
+    return rows[:n]
+
+
+def _dst_note(block, fire: datetime) -> str | None:
+    local = fire.timetz().replace(tzinfo=None)
+    if local not in block.cron.times_of_day():
+        return f"moved to {local:%H:%M}: the scheduled time does not exist on this day (DST)"
+    if fire.replace(fold=1).utcoffset() != fire.replace(fold=0).utcoffset():
+        return "runs once, at the first of the repeated hour (DST)"
+    return None
+
+
+def _next(config, schedules, n: int, as_json: bool) -> int:
+    rows = upcoming(config, schedules, n)
+    if as_json:
+        print_json([{**r, "at": r["at"].isoformat()} for r in rows])
+        return 0
+    table = [{"when": f"{r['at']:%a %Y-%m-%d %H:%M %Z}", "block": r["block"], "agents": ", ".join(r["agents"]),
+              "note": r["dst_shift"] or ""} for r in rows]
+    print_table(table, ["when", "block", "agents", "note"])
+    return 0
+
+
+def _list(schedules, as_json: bool) -> int:
+    if as_json:
+        print_json({
+            "blocks": [{"id": b.id, "file": b.file, "cron": b.cron.expr, "timezone": b.timezone, "missed": b.missed,
+                        "grace": b.grace.total_seconds(), "enabled": b.enabled, "description": b.description,
+                        "steps": [{"agent": s.agent, "write": s.write.describe() if s.write else None} for s in b.steps]}
+                       for b in schedules.blocks.values()],
+            "triggers": [{"id": t.id, "on": t.on, "path": t.path, "agent": t.agent, "debounce": t.debounce.total_seconds()}
+                         for t in schedules.triggers],
+        })
+        return 0
+    rows = [{"block": b.id, "cron": b.cron.expr, "missed": f"{b.missed} ({_human(b.grace)})" if b.missed == "catch-up" else b.missed,
+             "steps": " → ".join(b.agents), "writes": "; ".join(s.write.describe() for s in b.steps if s.write)}
+            for b in schedules.blocks.values()]
+    print_table(rows, ["block", "cron", "missed", "steps", "writes"])
+    if schedules.triggers:
+        print()
+        print_table([{"trigger": t.id, "on": t.on, "path": t.path, "agent": t.agent} for t in schedules.triggers],
+                    ["trigger", "on", "path", "agent"])
+    return 0
+
+
+def _human(delta) -> str:
+    s = int(delta.total_seconds())
+    return f"{s // 86400}d" if s % 86400 == 0 else f"{s // 3600}h" if s % 3600 == 0 else f"{s // 60}m"

@@ -1,0 +1,74 @@
+"""The `routine` command: parse arguments, call one action, turn domain errors into messages.
+
+Nothing heavy is imported here: each action module is imported only when its command runs,
+so `routine --help` and the listing commands start fast and never load litellm or chromadb.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+
+from routine import __version__
+from routine.cli import arguments
+from routine.errors import EXIT_USAGE, RoutineError
+
+# command -> (module in routine.actions, help)
+COMMANDS = {
+    "init": ("init", "create the vault skeleton, the config file and the default schedules"),
+    "doctor": ("doctor", "check Ollama, models, memory, vault and schedules; print each fix"),
+    "run": ("run", "the daemon, in the foreground (what systemd starts)"),
+    "status": ("status", "daemon state, queue, next fires, recent runs, open alerts"),
+    "fire": ("fire", "run one agent (or schedule block) now and print where it wrote"),
+    "schedule": ("schedule", "the schedule: blocks, their next fire times, validation"),
+    "runs": ("runs", "run history: prompts, sources, output, timings, tokens, errors"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="routine",
+        description="A local team of LLM agents that works your day in your Obsidian vault.",
+        epilog="Exit codes: 0 ok, 1 job failed, 2 usage or config error. `routine COMMAND --help` for more.",
+    )
+    parser.add_argument("--version", action="version", version=f"routine {__version__}")
+    parser.add_argument("--config", metavar="FILE", help="config file (default: $ROUTINE_CONFIG or "
+                        "$XDG_CONFIG_HOME/routine/routine.yaml)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        getattr(arguments, name.replace("-", "_"))(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return EXIT_USAGE
+    _setup_logging(args.debug)
+    try:
+        action = importlib.import_module(f"routine.actions.{args._module}")
+        return action.run(args) or 0
+    except RoutineError as exc:
+        if args.debug:
+            raise
+        print(f"routine: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("routine: interrupted.", file=sys.stderr)
+        return 130
+
+
+def _setup_logging(debug: bool) -> None:
+    level = logging.DEBUG if debug else getattr(logging, os.environ.get("ROUTINE_LOG_LEVEL", "WARNING").upper(), logging.WARNING)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if not debug:
+        for noisy in ("LiteLLM", "litellm", "httpx", "httpcore"):
+            logging.getLogger(noisy).setLevel(logging.WARNING if level <= logging.WARNING else level)

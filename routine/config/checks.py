@@ -1,0 +1,32 @@
+"""Checks a schema cannot express: scopes of write targets, template variables, cron."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from routine.config.model import AgentSpec, WriteSpec
+from routine.templating import date_vars, render, unknown_variables, TemplateProblem
+
+# A fixed sample day to render path templates for scope checks.
+_SAMPLE = date_vars(datetime(2026, 3, 2, 7, 30).astimezone())
+
+
+def sample_path(template: str) -> str | None:
+    try:
+        return render(template, {**_SAMPLE, "steps": {}, "task": "", "agent": ""}, "path")
+    except TemplateProblem:
+        return None
+
+
+def write_scope_problem(write: WriteSpec, agent: AgentSpec) -> str | None:
+    from routine.vault.scope import in_scope
+
+    target = write.append or write.note or ""
+    bad = unknown_variables(target)
+    if bad:
+        return f"unknown template variable {', '.join(sorted(bad))} in {target!r}."
+    rel = sample_path(target)
+    if rel is not None and not in_scope(list(agent.writes), rel):
+        return (f"{target!r} is outside agent {agent.name}'s writes scope "
+                f"({', '.join(agent.writes) or 'none'}); add a matching glob to `writes:` in {agent.source}.")
+    return None

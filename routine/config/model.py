@@ -1,0 +1,118 @@
+"""Typed, validated configuration objects. Everything downstream takes these, never raw dicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+DEFAULT_NUM_CTX = 8192
+
+
+@dataclass(frozen=True)
+class ModelAlias:
+    name: str
+    model: str  # LiteLLM model string, e.g. "ollama_chat/mistral:7b-instruct-q4_K_M"
+    num_ctx: int = DEFAULT_NUM_CTX
+    num_predict: int = 1024
+    fallbacks: tuple[str, ...] = ()
+    # Load-affecting options are pinned here so every request is identical and Ollama
+    # never reloads a resident model for a changed option.
+    options: tuple[tuple[str, object], ...] = ()
+    keep_alive: str | int = "30m"
+    api_base: str | None = None
+
+    @property
+    def is_ollama(self) -> bool:
+        return self.model.startswith(("ollama_chat/", "ollama/"))
+
+    @property
+    def ollama_name(self) -> str:
+        """The model's name as Ollama knows it (without the LiteLLM provider prefix)."""
+        return self.model.split("/", 1)[1] if self.is_ollama else self.model
+
+    def request_options(self) -> dict:
+        return {"num_ctx": self.num_ctx, **dict(self.options)}
+
+
+@dataclass(frozen=True)
+class WriteSpec:
+    """A write target as written in YAML; paths may hold template variables."""
+
+    note: str | None = None
+    section: str | None = None
+    append: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> "WriteSpec | None":
+        if not d:
+            return None
+        return cls(note=d.get("note"), section=d.get("section"), append=d.get("append"))
+
+    def describe(self) -> str:
+        if self.append:
+            return f"append to {self.append}"
+        return f"{self.note} § {self.section}" if self.section else f"new note {self.note}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    daily: str = "Daily"
+    weekly: str = "Weekly"
+    drafts: str = "Drafts"
+    alerts: str = "Alerts"
+    archive: str = "Archive"
+    agents: str = "Agents"
+    dashboard: str = "Routine/Dashboard.md"
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    vault: Path
+    timezone: str | None
+    ollama_host: str
+    max_resident: int
+    models: dict[str, ModelAlias]
+    request_timeout: float = 600.0
+    retries: int = 2
+    retry_backoff: float = 2.0
+    unload_foreign: bool = False
+    layout: Layout = field(default_factory=Layout)
+
+    @property
+    def schedules_dir(self) -> Path:
+        return self.path.parent / "schedules"
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    name: str
+    role: str
+    model: str  # alias
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+    approval: str
+    tools: tuple[str, ...]
+    grounding: tuple[str, ...]
+    write: WriteSpec | None
+    task: str
+    system_prompt: str  # the note's body (a jinja template)
+    source: str  # vault-relative path of the agent note
+    locked: bool = False
+    max_iterations: int = 8
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    query: str
+    k: int = 6
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    agent: str
+    task: str | None = None
+    inputs: tuple[str, ...] = ()
+    search: SearchSpec | None = None
+    write: WriteSpec | None = None

@@ -1,0 +1,162 @@
+"""The one schema for every file a person edits: routine.yaml, agent notes, schedule files.
+
+JSON Schema (validated with ``jsonschema``) catches shape errors; ``checks.py`` adds what a
+schema cannot say (unknown agent, bad cron, scopes). Both report every problem at once.
+"""
+
+from __future__ import annotations
+
+DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
+GLOBS = {"type": "array", "items": {"type": "string", "minLength": 1}}
+TOOL_NAMES = ["search_notes", "read_note", "list_notes", "write_note", "now", "run_command"]
+
+WRITE_TARGET = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "note": {"type": "string", "minLength": 1},
+        "section": {"type": "string", "minLength": 1},
+        "append": {"type": "string", "minLength": 1},
+    },
+    "oneOf": [{"required": ["note"]}, {"required": ["append"]}],
+    "not": {"required": ["append", "section"]},
+}
+
+MODEL_ALIAS = {
+    "oneOf": [
+        {"type": "string", "minLength": 1},
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["model"],
+            "properties": {
+                "model": {"type": "string", "minLength": 1},
+                "num_ctx": {"type": "integer", "minimum": 512},
+                "num_predict": {"type": "integer", "minimum": 16},
+                "fallbacks": {"type": "array", "items": {"type": "string"}},
+                "options": {"type": "object"},
+                "keep_alive": {"type": ["string", "integer"]},
+                "api_base": {"type": "string"},
+            },
+        },
+    ]
+}
+
+CONFIG = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["vault", "models"],
+    "properties": {
+        "vault": {"type": "string", "minLength": 1},
+        "timezone": {"type": "string"},
+        "ollama": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "host": {"type": "string"},
+                "max_resident": {"type": "integer", "minimum": 1, "maximum": 8},
+                "unload_foreign": {"type": "boolean"},
+            },
+        },
+        "models": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": MODEL_ALIAS,
+        },
+        "request_timeout": {"type": "number", "exclusiveMinimum": 0},
+        "retries": {"type": "integer", "minimum": 0, "maximum": 10},
+        "retry_backoff": {"type": "number", "minimum": 0},
+        "layout": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                k: {"type": "string", "minLength": 1}
+                for k in ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard")
+            },
+        },
+    },
+}
+
+AGENT = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["agent", "model"],
+    "properties": {
+        "agent": {"type": "string", "pattern": r"^[a-z][a-z0-9_-]*$"},
+        "role": {"type": "string"},
+        "model": {"type": "string", "minLength": 1},
+        "reads": GLOBS,
+        "writes": GLOBS,
+        "approval": {"enum": ["none", "required"]},
+        "tools": {"type": "array", "items": {"enum": TOOL_NAMES}},
+        "grounding": {"type": "array", "items": {"type": "string"}},
+        "write": WRITE_TARGET,
+        "task": {"type": "string"},
+        "locked": {"type": "boolean"},
+        "max_iterations": {"type": "integer", "minimum": 1, "maximum": 50},
+        # Obsidian properties a person may add to any note; harmless here.
+        "tags": {"type": ["array", "string", "null"]},
+        "aliases": {"type": ["array", "string", "null"]},
+        "cssclasses": {"type": ["array", "string", "null"]},
+    },
+}
+
+STEP = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["agent"],
+    "properties": {
+        "agent": {"type": "string"},
+        "task": {"type": "string"},
+        "inputs": {"type": "array", "items": {"type": "string"}},
+        "search": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["query"],
+            "properties": {"query": {"type": "string"}, "k": {"type": "integer", "minimum": 1}},
+        },
+        "write": WRITE_TARGET,
+    },
+}
+
+SCHEDULE = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "timezone": {"type": "string"},
+        "blocks": {
+            "type": "object",
+            "propertyNames": {"pattern": r"^[a-z0-9][a-z0-9_-]*$"},
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["cron", "steps"],
+                "properties": {
+                    "description": {"type": "string"},
+                    "cron": {"type": "string"},
+                    "missed": {"enum": ["catch-up", "skip"]},
+                    "grace": DURATION,
+                    "enabled": {"type": "boolean"},
+                    "steps": {"type": "array", "minItems": 1, "items": STEP},
+                },
+            },
+        },
+        "triggers": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["on", "path", "agent"],
+                "properties": {
+                    "on": {"enum": ["created", "modified", "deleted", "moved"]},
+                    "path": {"type": "string"},
+                    "where": {"type": "object"},
+                    "agent": {"type": "string"},
+                    "task": {"type": "string"},
+                    "debounce": DURATION,
+                    "write": WRITE_TARGET,
+                },
+            },
+        },
+    },
+}

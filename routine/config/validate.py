@@ -1,0 +1,47 @@
+"""Turn JSON Schema errors into located, human sentences (every error, not the first)."""
+
+from __future__ import annotations
+
+from routine.config.yamlfile import LocatedYaml
+from routine.errors import Problem
+
+
+def _sentence(error) -> str:
+    v = error.validator
+    if v == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        known = ", ".join(sorted(error.schema.get("properties", {})))
+        return f"unknown key {', '.join(repr(e) for e in extra)} (known keys: {known})."
+    if v == "required":
+        return f"missing required key {error.message.split(' is a required')[0]}."
+    if v == "enum":
+        return f"{error.instance!r} is not one of {', '.join(map(repr, error.validator_value))}."
+    if v == "type":
+        want = error.validator_value
+        want = " or ".join(want) if isinstance(want, list) else want
+        return f"expected {want}, got {type(error.instance).__name__} {error.instance!r}."
+    if v == "pattern" and "(s|m|h|d)" in error.validator_value:
+        return f"{error.instance!r} is not a duration; write e.g. 90s, 10m, 2h or 1d."
+    if v == "pattern":
+        return f"{error.instance!r} has the wrong form (expected {error.validator_value})."
+    if v == "oneOf" and isinstance(error.instance, dict) and {"note", "append"} & set(error.instance):
+        return "a write target takes exactly one of 'note' or 'append'."
+    if v in ("oneOf", "not") and isinstance(error.instance, dict):
+        return "a write target is {note: PATH} or {note: PATH, section: NAME} or {append: PATH}."
+    if v == "propertyNames":
+        return f"{error.instance!r} is not a valid name: use lower-case letters, digits, '-' or '_'."
+    return error.message[0].lower() + error.message[1:] + ("" if error.message.endswith(".") else ".")
+
+
+def schema_problems(doc: LocatedYaml, schema: dict, base_path: tuple = ()) -> list[Problem]:
+    # Imported here: jsonschema costs ~100 ms and listing commands never validate.
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    problems = []
+    for error in sorted(validator.iter_errors(doc.data), key=lambda e: list(map(str, e.absolute_path))):
+        path = base_path + tuple(error.absolute_path)
+        if error.validator == "propertyNames":
+            path = path + (error.instance,)
+        problems.append(doc.problem(path, _sentence(error)))
+    return problems

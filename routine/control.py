@@ -1,0 +1,60 @@
+"""The control socket protocol, client side: how `routine fire` and `routine status` reach a
+running daemon. One JSON object per line; the daemon streams events and ends with
+``{"done": true, ...}``. Kept import-light: the CLI loads this for every fire and status.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Callable, Iterator
+
+from routine import paths
+
+SOCKET_NAME = "control.sock"
+
+
+def socket_path() -> Path:
+    return paths.runtime_dir() / SOCKET_NAME
+
+
+def connect(timeout: float | None = 2.0) -> socket.socket | None:
+    """A connection to the running daemon, or None when no daemon answers."""
+    path = socket_path()
+    if not path.exists():
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+    except OSError:
+        sock.close()
+        return None  # a stale socket from a daemon that died
+    sock.settimeout(None)
+    return sock
+
+
+def request(sock: socket.socket, message: dict) -> Iterator[dict]:
+    sock.sendall((json.dumps(message) + "\n").encode())
+    with sock.makefile("r", encoding="utf-8") as stream:
+        for line in stream:
+            if line.strip():
+                event = json.loads(line)
+                yield event
+                if event.get("done"):
+                    return
+
+
+def call(message: dict, on_event: Callable[[dict], None] | None = None) -> dict | None:
+    """Send one request; returns the final message, or None when no daemon runs."""
+    sock = connect()
+    if sock is None:
+        return None
+    with sock:
+        for event in request(sock, message):
+            if event.get("done"):
+                return event
+            if on_event:
+                on_event(event)
+    return {"done": True, "error": "the daemon closed the connection"}

@@ -1,0 +1,207 @@
+"""`routine run`: the daemon. Start-up order, the due-slot logic, hot reload, shutdown.
+
+Start-up: config (fatal if invalid) → journal (interrupted runs marked) → work queue →
+what is owed since last time (catch-up or missed) → timers → control socket → file watcher.
+Shutdown (SIGTERM/SIGINT): stop timers and intake, let the running step finish for a short
+while, else abandon it without writing, record it, exit 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from datetime import datetime, timezone
+from functools import partial
+from typing import Callable
+from zoneinfo import ZoneInfo
+
+from routine import paths
+from routine.alerts import raise_alert
+from routine.daemon import due
+from routine.daemon.live import Live
+from routine.daemon.work import Work, WorkQueue
+from routine.journal import Journal
+from routine.journal.slots import Slots
+
+log = logging.getLogger("routine.daemon")
+
+STOP_GRACE_SECONDS = 20.0
+
+
+def local_zone_name(config) -> str:
+    if config.timezone:
+        return config.timezone
+    try:
+        return str(datetime.now().astimezone().tzinfo.key)  # type: ignore[attr-defined]
+    except AttributeError:
+        import os
+
+        link = os.path.realpath("/etc/localtime")
+        return link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "UTC"
+
+
+class Daemon:
+    def __init__(self, config_arg=None, clock: Callable[[], datetime] | None = None, workers: int = 2):
+        self.live = Live(config_arg)
+        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.journal = Journal()
+        self.slots = Slots(self.journal.db)
+        self.queue = WorkQueue(workers)
+        self.stopping = threading.Event()
+        self.abandon = threading.Event()  # set at shutdown: no step may write after this
+        self.write_gate = threading.Lock()
+        self._due_lock = threading.Lock()
+        self.timers = None
+        self.control = None
+        self.watcher = None
+        self.started_at = time.time()
+        self.models = None  # shared model client (the model manager of the residency work)
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        interrupted = self.journal.mark_interrupted("the daemon stopped during this run")
+        self.slots.mark_interrupted()
+        if interrupted:
+            log.warning("%d run(s) were interrupted by the last stop: %s", len(interrupted), ", ".join(interrupted))
+        self.queue.start()
+        for block_id in list(self.live.schedules.blocks):
+            self.on_due(block_id)
+        from routine.daemon.timers import Timers
+
+        self.timers = Timers(paths.state_dir(), self.on_due, local_zone_name(self.live.config))
+        self.timers.sync(self.live.schedules.blocks)
+        self.timers.start()
+        from routine.daemon.control import ControlServer
+
+        self.control = ControlServer(self)
+        self.control.start()
+        from routine.daemon.reload import ConfigWatcher
+
+        self.watcher = ConfigWatcher(self.live.watched_paths(), self.reload)
+        self.watcher.start()
+        log.info("routine daemon ready: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers))
+
+    def serve_forever(self) -> int:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.stopping.set())
+        signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=self.reload, daemon=True).start())
+        self.start()
+        self.stopping.wait()
+        return self.shutdown()
+
+    def shutdown(self) -> int:
+        log.info("stopping: no new work; waiting up to %.0fs for the running step", STOP_GRACE_SECONDS)
+        if self.timers:
+            self.timers.stop()
+        if self.watcher:
+            self.watcher.stop()
+        finished = self.queue.stop(STOP_GRACE_SECONDS)
+        if not finished:
+            with self.write_gate:  # after this, no running step can begin a write
+                self.abandon.set()
+            for run_id in self.journal.mark_interrupted("stopped by SIGTERM before the step finished; nothing was written"):
+                log.warning("abandoned run %s at shutdown", run_id)
+            self.slots.mark_interrupted()
+        if self.control:
+            self.control.stop()
+        self.journal.close()
+        return 0
+
+    def reload(self) -> None:
+        result = self.live.reload()
+        if result.problems:
+            msg = "\n".join(f"- {p}" for p in result.problems)
+            raise_alert(self.live.config, self.now_local(), "config rejected",
+                        f"These edits were rejected; the last good version stays in force:\n\n{msg}",
+                        "correct the lines listed; `routine schedule validate` checks them.")
+        if result.changed and self.timers:
+            self.timers.sync(self.live.schedules.blocks)
+            log.info("reloaded: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers))
+
+    # --- scheduled work ----------------------------------------------------------------------
+
+    def now_local(self) -> datetime:
+        return self.clock().astimezone(ZoneInfo(local_zone_name(self.live.config)))
+
+    def on_due(self, block_id: str, now: datetime | None = None) -> None:
+        """A block may owe runs: run what is on time or within grace; record every other slot."""
+        with self._due_lock:
+            block = self.live.schedules.blocks.get(block_id)
+            if block is None or self.stopping.is_set():
+                return
+            now = now or self.clock()
+            owed = due.owed(block, self.slots, now, ZoneInfo(local_zone_name(self.live.config)))
+            for slot in owed.missed:
+                self._record_missed(block, slot)
+            if owed.missed:
+                self._alert_missed(block, owed)
+            for slot in owed.run:
+                if self.slots.claim(block.id, slot.key):
+                    trigger = "schedule" if slot.reason == "on time" else "catch-up"
+                    self.queue.submit(Work(key=f"block:{block.id}", label=f"{block.id} @ {slot.key}",
+                                           run=partial(self._run_block, block.id, slot, trigger)))
+
+    def _record_missed(self, block, slot: due.Slot) -> None:
+        state = "skipped" if block.missed == "skip" else "missed"
+        run_id = self.journal.record(agent=None, trigger="schedule", status=state, error=slot.reason,
+                                     kind="block", block=block.id, slot=slot.key)
+        self.slots.set(block.id, slot.key, state, run_id=run_id, reason=slot.reason)
+        log.warning("block %s slot %s %s", block.id, slot.key, slot.reason)
+
+    def _alert_missed(self, block, owed: due.Owed) -> None:
+        if block.missed == "skip":
+            return  # the person chose to skip missed runs: journaled, not alarming
+        times = ", ".join(f"{s.at.astimezone(ZoneInfo(local_zone_name(self.live.config))):%a %d %b %H:%M}" for s in owed.missed[-5:])
+        extra = f" (and {owed.not_recorded} earlier)" if owed.not_recorded else ""
+        raise_alert(self.live.config, self.now_local(), f"{block.id} missed",
+                    f"The block {block.id} did not run at {times}{extra}: the daemon was not running then, "
+                    f"and those times are beyond the block's grace of {block.grace}.",
+                    "nothing to do unless this keeps happening; `routine fire " + block.id + "` runs it now.")
+
+    def _run_block(self, block_id: str, slot: due.Slot, trigger: str) -> None:
+        from routine.runner.block import run_block
+
+        block = self.live.schedules.blocks.get(block_id)
+        if block is None:  # removed by a reload while it waited
+            self.slots.set(block_id, slot.key, "skipped", reason="the block was removed from the schedule")
+            return
+        self.slots.set(block_id, slot.key, "running")
+        journal = Journal()
+        try:
+            runner = self.make_runner(journal)
+            outcome = run_block(runner, block, self.live.agents, trigger=trigger, slot=slot.key)
+        finally:
+            journal.close()
+        if not self.abandon.is_set():
+            self.slots.set(block_id, slot.key, "done" if outcome.status == "ok" else "failed", run_id=outcome.run_id)
+
+    def make_runner(self, journal: Journal, on_event=None):
+        from routine.runner.step import Runner
+
+        runner = Runner(self.live.config, journal, models=self.models, on_event=on_event)
+        runner.write_gate = self._gate
+        return runner
+
+    def _gate(self):
+        """Held by a step while it writes; refuses once shutdown has abandoned running steps."""
+        return _Gate(self.write_gate, self.abandon)
+
+
+class _Gate:
+    def __init__(self, lock: threading.Lock, abandon: threading.Event):
+        self.lock, self.abandon = lock, abandon
+
+    def __enter__(self):
+        self.lock.acquire()
+        if self.abandon.is_set():
+            self.lock.release()
+            from routine.errors import Abandoned
+
+            raise Abandoned()
+        return self
+
+    def __exit__(self, *exc):
+        self.lock.release()

@@ -1,0 +1,134 @@
+"""The control socket, daemon side: `routine fire` and `routine status` while the daemon runs.
+
+A manual fire goes through the same work queue, model client and journal as scheduled work,
+and its progress streams back to the CLI as JSON lines (protocol: ``routine.control``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socketserver
+import threading
+
+from routine.control import socket_path
+from routine.errors import RoutineError
+
+log = logging.getLogger(__name__)
+
+
+class ControlServer:
+    def __init__(self, daemon):
+        self.daemon = daemon
+        self.path = socket_path()
+        self._server = None
+
+    def start(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.path.exists():
+            self.path.unlink()  # stale: start-up owns the runtime dir
+        daemon = self.daemon
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self):
+                line = self.rfile.readline()
+                if not line:
+                    return
+                lock = threading.Lock()
+
+                def send(obj: dict) -> None:
+                    with lock:
+                        try:
+                            self.wfile.write((json.dumps(obj, default=str) + "\n").encode())
+                            self.wfile.flush()
+                        except (BrokenPipeError, ConnectionResetError):
+                            pass  # the CLI went away; the run goes on and is journaled
+
+                try:
+                    handle_request(daemon, json.loads(line), send)
+                except RoutineError as exc:
+                    send({"done": True, "error": exc.message, "fix": exc.fix, "exit": exc.exit_code})
+                except Exception as exc:  # never kill the server thread
+                    log.exception("control request failed")
+                    send({"done": True, "error": f"internal error: {exc}", "exit": 1})
+
+        class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+            daemon_threads = True
+
+        old = os.umask(0o177)  # the socket is the person's alone (0600)
+        try:
+            self._server = Server(str(self.path), Handler)
+        finally:
+            os.umask(old)
+        threading.Thread(target=self._server.serve_forever, name="control", daemon=True).start()
+
+    def stop(self) -> None:
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def handle_request(daemon, message: dict, send) -> None:
+    op = message.get("op")
+    if op == "status":
+        from routine.daemon.status import snapshot
+
+        send({"done": True, "status": snapshot(daemon)})
+    elif op == "fire":
+        fire(daemon, message, send)
+    else:
+        send({"done": True, "error": f"unknown request {op!r}", "exit": 2})
+
+
+def fire(daemon, message: dict, send) -> None:
+    from routine.config.loader import agent_named
+    from routine.daemon.work import Work
+    from routine.journal import Journal
+    from routine.runner.block import run_block
+    from routine.runner.step import StepRequest
+
+    live = daemon.live
+    target = message["target"]
+    done = threading.Event()
+    result: dict = {}
+
+    def on_event(kind: str, data: dict) -> None:
+        send({"event": kind, **data})
+
+    block = live.schedules.blocks.get(target)
+    if block is not None and target.lower() not in live.agents:
+        def work() -> None:
+            journal = Journal()
+            try:
+                outcome = run_block(daemon.make_runner(journal, on_event), block, live.agents, trigger="manual", stream=True)
+                result.update(status=outcome.status, run=outcome.run_id,
+                              steps=[s.summary() for s in outcome.steps])
+            finally:
+                journal.close()
+                done.set()
+        key = f"block:{block.id}"
+    else:
+        agent = agent_named(live.agents, [], target)
+        request = StepRequest.for_agent(live.config, agent, message.get("task"))
+
+        def work() -> None:
+            journal = Journal()
+            try:
+                outcome = daemon.make_runner(journal, on_event).run_step(request, stream=True)
+                result.update(outcome.summary())
+            finally:
+                journal.close()
+                done.set()
+        key = f"agent:{agent.name}"
+    daemon.queue.submit(Work(key=key, label=f"fire {target}", run=work))
+    snapshot = daemon.queue.snapshot()
+    if snapshot["queued"]:
+        send({"event": "queued", "ahead": len(snapshot["running"]) + len(snapshot["queued"]) - 1})
+    done.wait()
+    failed = result.get("status") not in ("ok", "proposal")
+    send({"done": True, "result": result, "exit": 1 if failed else 0})

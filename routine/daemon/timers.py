@@ -1,0 +1,94 @@
+"""APScheduler 3 as the timer: one persistent job per block, waking the daemon at its slots.
+
+APScheduler only says "block X may be due now". What is owed (run, catch up, or record as
+missed) is decided by ``routine.daemon.due`` from the slot records, so a timer firing twice,
+late, or after a restart can never run a slot twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+from zoneinfo import ZoneInfo
+
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.base import BaseTrigger
+
+from routine.schedule.cron import Cron
+from routine.schedule.model import Block
+
+log = logging.getLogger(__name__)
+
+_on_due: Callable[[str], None] | None = None  # set by the running daemon; jobs are pickled by reference
+
+
+def block_due(block_id: str) -> None:
+    """The persisted job's target (kept importable by name for the SQLAlchemy job store)."""
+    if _on_due is not None:
+        _on_due(block_id)
+
+
+class CronSlotTrigger(BaseTrigger):
+    """Our DST-correct cron (routine.schedule.cron) as an APScheduler trigger."""
+
+    def __init__(self, expr: str, tz: str):
+        self.expr = expr
+        self.tz = tz
+
+    def get_next_fire_time(self, previous_fire_time, now):
+        after = previous_fire_time if previous_fire_time and previous_fire_time > now else now
+        return Cron.parse(self.expr).next_after(after, ZoneInfo(self.tz))
+
+    def __getstate__(self):
+        return {"version": 1, "expr": self.expr, "tz": self.tz}
+
+    def __setstate__(self, state):
+        self.expr, self.tz = state["expr"], state["tz"]
+
+    def __str__(self):
+        return f"cron[{self.expr} {self.tz}]"
+
+
+class Timers:
+    def __init__(self, state_dir: Path, on_due: Callable[[str], None], local_tz: str):
+        global _on_due
+        _on_due = on_due
+        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+
+        state_dir.mkdir(parents=True, exist_ok=True)
+        self.local_tz = local_tz
+        self.scheduler = BackgroundScheduler(
+            jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{state_dir / 'jobs.sqlite3'}")},
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
+            timezone=ZoneInfo(local_tz),
+        )
+
+    def start(self) -> None:
+        self.scheduler.start()
+
+    def sync(self, blocks: dict[str, Block]) -> None:
+        """Make the persisted jobs match the blocks in force: add, update, remove."""
+        wanted = {f"block:{b.id}": b for b in blocks.values() if b.enabled}
+        for job in self.scheduler.get_jobs():
+            if job.id not in wanted:
+                self.scheduler.remove_job(job.id)
+                log.info("removed timer %s", job.id)
+        for job_id, block in wanted.items():
+            trigger = CronSlotTrigger(block.cron.expr, block.timezone or self.local_tz)
+            existing = self.scheduler.get_job(job_id)
+            if existing and str(existing.trigger) == str(trigger):
+                continue
+            self.scheduler.add_job("routine.daemon.timers:block_due", trigger=trigger, args=[block.id],
+                                   id=job_id, name=block.id, replace_existing=True)
+            log.info("timer %s: %s", job_id, trigger)
+
+    def next_fires(self) -> dict[str, datetime]:
+        return {job.name: job.next_run_time for job in self.scheduler.get_jobs() if job.next_run_time}
+
+    def stop(self) -> None:
+        global _on_due
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        _on_due = None

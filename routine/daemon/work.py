@@ -1,0 +1,94 @@
+"""The one place where work waits: bounded concurrency, and a block never overlaps itself.
+
+Workers block on a condition variable (no polling). Each item has a key (a block id, or the
+agent of a manual fire); an item whose key is running stays queued until that run ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Work:
+    key: str
+    label: str
+    run: Callable[[], None]
+    queued_at: float = field(default_factory=time.time)
+
+
+class WorkQueue:
+    def __init__(self, workers: int = 2):
+        self._cond = threading.Condition()
+        self._items: list[Work] = []
+        self._running: dict[str, Work] = {}
+        self._stopping = False
+        self._threads = [threading.Thread(target=self._loop, name=f"worker-{i}", daemon=True) for i in range(workers)]
+        self.last_progress = time.monotonic()  # for the watchdog: when a worker last took or finished work
+
+    def start(self) -> None:
+        for t in self._threads:
+            t.start()
+
+    def submit(self, work: Work) -> None:
+        with self._cond:
+            if self._stopping:
+                raise RuntimeError("the daemon is stopping and takes no new work")
+            self._items.append(work)
+            self._cond.notify_all()
+
+    def snapshot(self) -> dict:
+        with self._cond:
+            return {"running": [w.label for w in self._running.values()], "queued": [w.label for w in self._items]}
+
+    def busy(self) -> bool:
+        with self._cond:
+            return bool(self._items or self._running)
+
+    def stop(self, wait: float) -> bool:
+        """Take no more work; wait up to ``wait`` seconds for running items. True if all ended."""
+        with self._cond:
+            self._stopping = True
+            dropped = self._items
+            self._items = []
+            self._cond.notify_all()
+        for w in dropped:
+            log.info("not started before shutdown: %s", w.label)
+        deadline = time.monotonic() + wait
+        with self._cond:
+            while self._running and time.monotonic() < deadline:
+                self._cond.wait(timeout=max(0.0, deadline - time.monotonic()))
+            return not self._running
+
+    def _next(self) -> Work | None:
+        for i, w in enumerate(self._items):
+            if w.key not in self._running:
+                return self._items.pop(i)
+        return None
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                work = self._next()
+                while work is None:
+                    if self._stopping:
+                        return
+                    self._cond.wait()
+                    work = self._next()
+                self._running[work.key] = work
+                self.last_progress = time.monotonic()
+            try:
+                work.run()
+            except Exception:  # a bug in one run must not kill the worker
+                log.exception("work %s crashed", work.label)
+            finally:
+                with self._cond:
+                    self._running.pop(work.key, None)
+                    self.last_progress = time.monotonic()
+                    self._cond.notify_all()

@@ -1,0 +1,118 @@
+"""Every domain error of routine, in one place.
+
+Lower layers raise these; only the CLI edge (``routine.cli``) turns them into a message and
+an exit code. Each error carries one clear sentence (``message``) and, where we know it, the
+fix (``fix``). Nothing here imports anything heavy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXIT_OK = 0
+EXIT_JOB_FAILED = 1
+EXIT_USAGE = 2
+
+
+class RoutineError(Exception):
+    """Base of all errors a person may see. ``exit_code`` is what the CLI returns."""
+
+    exit_code = EXIT_JOB_FAILED
+
+    def __init__(self, message: str, fix: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return self.message if not self.fix else f"{self.message} Fix: {self.fix}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation problem: where (file, line, YAML path) and what."""
+
+    file: str
+    line: int | None
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        at = f"At '{self.path}': " if self.path else ""
+        return f"{where}: {at}{self.message}"
+
+
+class ConfigError(RoutineError):
+    """A config, schedule or agent file is invalid. Holds every problem found, not just the first."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, problems: list[Problem], fix: str | None = None):
+        self.problems = list(problems)
+        count = len(self.problems)
+        files = sorted({p.file for p in self.problems})
+        super().__init__(
+            f"{count} problem{'s' if count != 1 else ''} in {', '.join(files)}.",
+            fix or "Correct each line listed, then run `routine schedule validate`.",
+        )
+
+    def __str__(self) -> str:
+        return "\n".join([self.message, *(f"  {p}" for p in self.problems)])
+
+
+class UsageError(RoutineError):
+    """The command line asked for something that does not exist (unknown agent, run id...)."""
+
+    exit_code = EXIT_USAGE
+
+
+class ScopeError(RoutineError):
+    """An agent tried to read or write outside its declared scopes."""
+
+
+class PathEscape(ScopeError):
+    """A path leaves the vault: absolute, with '..', or through a symlink."""
+
+
+class NoteExists(RoutineError):
+    """A write of a whole new note found a note already there; notes are never replaced."""
+
+
+class ModelError(RoutineError):
+    """A model call failed in a way the person must know about."""
+
+
+class OllamaUnreachable(ModelError):
+    def __init__(self, host: str, detail: str = ""):
+        super().__init__(
+            f"Ollama is not reachable at {host}{f' ({detail})' if detail else ''}.",
+            "start it with `ollama serve` (or `systemctl start ollama`), "
+            "or set `ollama.host` in routine.yaml / OLLAMA_HOST to where it runs.",
+        )
+        self.host = host
+
+
+class ModelMissing(ModelError):
+    def __init__(self, model: str, host: str):
+        super().__init__(
+            f"The model {model} is not pulled on the Ollama at {host}.",
+            f"run `ollama pull {model}`.",
+        )
+        self.model = model
+
+
+class ContextTooSmall(RoutineError):
+    """The system prompt and task alone do not fit the model's context window."""
+
+
+class DaemonError(RoutineError):
+    """The control socket or daemon state is not what the command needs."""
+
+
+class Abandoned(RoutineError):
+    """The daemon is stopping: a running step was abandoned before it wrote anything."""
+
+    def __init__(self):
+        super().__init__("The daemon stopped before this step could write; nothing was written.",
+                         "nothing to do: the slot is handled by its `missed` policy at the next start.")

@@ -1,0 +1,119 @@
+"""The run journal: one row per step run (and per block run), written as the run goes."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from routine import paths
+from routine.journal.db import connect
+
+_JSON_FIELDS = ("prompt", "sources", "dropped", "wrote", "details")
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """Sortable and short enough to type: 20261122-073000-3f9a."""
+    now = now or datetime.now().astimezone()
+    return f"{now.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
+def _utc_iso(now: datetime | None = None) -> str:
+    return (now or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class Run:
+    row: dict
+
+    def __getattr__(self, name):
+        try:
+            return self.row[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class Journal:
+    def __init__(self, path: Path | None = None):
+        self.path = path or paths.journal_file()
+        self.db: sqlite3.Connection = connect(self.path)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def mark_interrupted(self, reason: str) -> list[str]:
+        """At daemon start-up: runs a dead process left 'running' did not finish."""
+        ids = [r[0] for r in self.db.execute("SELECT id FROM runs WHERE status='running'")]
+        for run_id in ids:
+            self.finish(run_id, "interrupted", reason)
+        return ids
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def start(self, *, agent: str | None, trigger: str, kind: str = "step", task: str | None = None,
+              model: str | None = None, block: str | None = None, step: int | None = None,
+              parent: str | None = None, slot: str | None = None, run_id: str | None = None) -> str:
+        run_id = run_id or new_run_id()
+        self.db.execute(
+            "INSERT INTO runs (id, parent, kind, block, step, agent, model, trigger, slot, status, started_at, task)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, parent, kind, block, step, agent, model, trigger, slot, "running", _utc_iso(), task),
+        )
+        return run_id
+
+    def update(self, run_id: str, **fields) -> None:
+        if not fields:
+            return
+        for key in _JSON_FIELDS:
+            if key in fields and not isinstance(fields[key], (str, type(None))):
+                fields[key] = json.dumps(fields[key], ensure_ascii=False, default=str)
+        cols = ", ".join(f"{k}=?" for k in fields)
+        self.db.execute(f"UPDATE runs SET {cols} WHERE id=?", (*fields.values(), run_id))
+
+    def finish(self, run_id: str, status: str, error: str | None = None, **fields) -> None:
+        row = self.db.execute("SELECT started_at FROM runs WHERE id=?", (run_id,)).fetchone()
+        ended = datetime.now(timezone.utc)
+        duration = None
+        if row:
+            duration = int((ended - datetime.fromisoformat(row[0])).total_seconds() * 1000)
+        self.update(run_id, status=status, error=error, ended_at=_utc_iso(ended), duration_ms=duration, **fields)
+
+    def record(self, *, agent: str | None, trigger: str, status: str, error: str, **fields) -> str:
+        """A run that never started (refused, missed, skipped), written in one go."""
+        run_id = self.start(agent=agent, trigger=trigger, **{k: fields.pop(k) for k in
+                            ("kind", "task", "model", "block", "step", "parent", "slot") if k in fields})
+        self.finish(run_id, status, error, **fields)
+        return run_id
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def recent(self, limit: int = 20, include_steps_of_blocks: bool = True) -> list[Run]:
+        rows = self.db.execute("SELECT * FROM runs ORDER BY started_at DESC, id DESC LIMIT ?", (limit,))
+        return [Run(_decode(dict(r))) for r in rows]
+
+    def get(self, run_id: str) -> Run | None:
+        row = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        if row is None:
+            # Let a person type a unique prefix, as with git hashes.
+            rows = self.db.execute("SELECT * FROM runs WHERE id LIKE ? LIMIT 2", (run_id + "%",)).fetchall()
+            row = rows[0] if len(rows) == 1 else None
+        return Run(_decode(dict(row))) if row else None
+
+    def children(self, run_id: str) -> list[Run]:
+        rows = self.db.execute("SELECT * FROM runs WHERE parent=? ORDER BY step, started_at", (run_id,))
+        return [Run(_decode(dict(r))) for r in rows]
+
+
+def _decode(row: dict) -> dict:
+    for key in _JSON_FIELDS:
+        if row.get(key):
+            try:
+                row[key] = json.loads(row[key])
+            except ValueError:
+                pass
+    return row
+
+

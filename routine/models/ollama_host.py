@@ -1,0 +1,90 @@
+"""Talking to an Ollama server's own API (load, unload, ps, tags, show) through the `ollama` client.
+
+The chat itself goes through LiteLLM (``routine.models.client``); this module handles what
+LiteLLM does not expose: explicit loads (so ``load_duration`` is known and a missing model is
+reported as such), unloads (``keep_alive: 0``) and residency (``/api/ps``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from routine.config.model import ModelAlias
+from routine.errors import ModelMissing, OllamaUnreachable
+
+
+@dataclass(frozen=True)
+class Resident:
+    name: str
+    size: int
+    expires_at: str | None
+    context_length: int | None
+
+
+def _client(host: str, timeout: float):
+    import ollama
+
+    return ollama.Client(host=host, timeout=timeout)
+
+
+def _translate(exc: Exception, host: str, model: str | None) -> Exception:
+    import httpx
+    import ollama
+
+    if isinstance(exc, ollama.ResponseError):
+        if exc.status_code == 404 and model:
+            return ModelMissing(model, host)
+        return OllamaUnreachable(host, f"HTTP {exc.status_code}: {exc.error}")
+    if isinstance(exc, (httpx.TransportError, ConnectionError)):
+        return OllamaUnreachable(host, type(exc).__name__)
+    return exc
+
+
+def load(alias: ModelAlias, host: str, timeout: float) -> int:
+    """Load (or touch) the model with its pinned options; returns Ollama's load_duration in ms.
+
+    The options and keep_alive are exactly those of every chat request for this alias, so
+    this never causes a reload of a model that is already resident.
+    """
+    try:
+        response = _client(host, timeout).generate(
+            model=alias.ollama_name, prompt="", keep_alive=alias.keep_alive, options=alias.request_options()
+        )
+    except Exception as exc:  # translated to a domain error with the fix
+        raise _translate(exc, host, alias.ollama_name) from None
+    return int((response.get("load_duration") or 0) / 1e6)
+
+
+def unload(model: str, host: str, timeout: float = 30) -> None:
+    try:
+        _client(host, timeout).generate(model=model, prompt="", keep_alive=0)
+    except Exception as exc:
+        raise _translate(exc, host, model) from None
+
+
+def resident(host: str, timeout: float = 5) -> list[Resident]:
+    try:
+        response = _client(host, timeout).ps()
+    except Exception as exc:
+        raise _translate(exc, host, None) from None
+    out = []
+    for m in response.get("models") or []:
+        expires = m.get("expires_at")
+        out.append(Resident(name=m.get("model") or m.get("name"), size=m.get("size") or 0,
+                            expires_at=str(expires) if expires else None,
+                            context_length=m.get("context_length")))
+    return out
+
+
+def pulled(host: str, timeout: float = 5) -> set[str]:
+    try:
+        response = _client(host, timeout).list()
+    except Exception as exc:
+        raise _translate(exc, host, None) from None
+    names = set()
+    for m in response.get("models") or []:
+        name = m.get("model") or m.get("name")
+        names.add(name)
+        if name.endswith(":latest"):
+            names.add(name[: -len(":latest")])
+    return names

@@ -1,0 +1,96 @@
+"""Gathering what goes into a step's prompt: grounding notes, declared inputs, earlier steps.
+
+Every read goes through the agent's `reads` scope (``routine.vault.scope.check_read``): the
+runtime enforces permissions, whatever a schedule or model asks for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from routine.config.model import AgentSpec
+from routine.templating import render
+from routine.vault import check_read, glob_match, read_note, resolve_wikilink, wikilink_for
+
+# Drop order under the token budget: lowest priority goes first.
+PRIORITY_SEARCH = 1
+PRIORITY_INPUT = 2
+PRIORITY_GROUNDING = 3
+PRIORITY_STEP = 4
+
+MAX_GLOB_NOTES = 20
+
+
+@dataclass
+class ContextItem:
+    label: str  # shown to the model as the heading of this piece of context
+    text: str
+    priority: int
+    source: str | None = None  # vault-relative path, for provenance and citations
+    order: int = 0
+
+
+@dataclass
+class Gathered:
+    items: list[ContextItem]
+    missing: list[str]  # declared inputs that do not exist (yet): said to the model and journaled
+
+
+def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: dict, where: str) -> Gathered:
+    items: list[ContextItem] = []
+    missing: list[str] = []
+    seen: set[str] = set()
+
+    def add_note(rel: str, priority: int) -> None:
+        if rel in seen:
+            return
+        seen.add(rel)
+        note = read_note(vault, rel)
+        items.append(ContextItem(wikilink_for(rel), note.body.strip(), priority, rel, len(items)))
+
+    for link in agent.grounding:
+        target = link.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
+        rel = resolve_wikilink(vault, target)
+        if rel is None:
+            missing.append(link)
+            continue
+        check_read(vault, list(agent.reads), rel, agent.name)
+        add_note(rel, PRIORITY_GROUNDING)
+
+    for i, raw in enumerate(inputs):
+        text = render(raw, variables, f"{where}, inputs[{i}]")
+        if "steps." in raw:  # an earlier step's output, not a path
+            if text.strip():
+                items.append(ContextItem(_step_label(raw), text.strip(), PRIORITY_STEP, None, len(items)))
+            continue
+        rel = text.strip()
+        if any(ch in rel for ch in "*?["):
+            for match in _expand_glob(vault, rel, agent)[:MAX_GLOB_NOTES]:
+                add_note(match, PRIORITY_INPUT)
+            continue
+        path = check_read(vault, list(agent.reads), rel, agent.name)
+        if not path.is_file():
+            missing.append(rel)
+            continue
+        add_note(rel, PRIORITY_INPUT)
+    return Gathered(items, missing)
+
+
+def _step_label(raw: str) -> str:
+    name = raw.split("steps.", 1)[1].split(".", 1)[0]
+    return f"Output of the {name} step, just now"
+
+
+def _expand_glob(vault: Path, pattern: str, agent: AgentSpec) -> list[str]:
+    """Notes matching a glob, newest first, only those the agent may read."""
+    from routine.vault import in_scope
+
+    hits = []
+    for path in vault.rglob("*.md"):
+        rel = path.relative_to(vault).as_posix()
+        if rel.startswith(".") or "/." in rel:
+            continue
+        if glob_match(pattern, rel) and in_scope(list(agent.reads), rel):
+            hits.append((path.stat().st_mtime, rel))
+    return [rel for _, rel in sorted(hits, reverse=True)]

@@ -1,0 +1,182 @@
+"""One step: gather context, render the prompt, call the model, write the result, journal it.
+
+This is the single path every run takes (``routine fire``, a scheduled block, a trigger), so
+the journal, scopes and alerts behave the same whatever started the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Callable
+from zoneinfo import ZoneInfo
+
+from routine.alerts import raise_alert
+from routine.config.model import AgentSpec, Config, WriteSpec
+from routine.errors import Abandoned, RoutineError, ScopeError, UsageError
+from routine.journal import Journal, new_run_id
+from routine.runner import context, prompt
+from routine.templating import date_vars, render
+
+log = logging.getLogger(__name__)
+
+Event = Callable[[str, dict], None]
+
+
+@dataclass
+class StepRequest:
+    agent: AgentSpec
+    task: str  # a template
+    write: WriteSpec
+    inputs: tuple[str, ...] = ()
+    trigger: str = "manual"
+    block: str | None = None
+    step_index: int | None = None
+    parent: str | None = None
+    slot: str | None = None
+    prior: dict[str, str] = field(default_factory=dict)  # earlier steps' outputs, by agent name
+
+    @classmethod
+    def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual") -> "StepRequest":
+        """A one-off run of an agent (`routine fire AGENT`): its default task and write target."""
+        task = task or agent.task
+        if not task:
+            raise UsageError(f"Agent {agent.name} has no default task.",
+                             f"pass --task TEXT, or add `task:` to {agent.source}.")
+        write = agent.write or WriteSpec(note=f"{config.layout.daily}/{{{{ today }}}}.md", section=agent.name.title())
+        return cls(agent=agent, task=task, write=write, trigger=trigger)
+
+
+@dataclass
+class StepOutcome:
+    run_id: str | None
+    status: str  # ok | proposal | failed | refused | dry-run
+    prompt: prompt.Prompt | None = None
+    output: str = ""
+    wrote: object = None  # routine.vault.WriteResult
+    error: RoutineError | None = None
+    alert: str | None = None
+    model: str | None = None
+
+    def summary(self) -> dict:
+        """What the CLI prints for --json and the control socket sends back."""
+        wrote = self.wrote
+        return {
+            "run": self.run_id, "status": self.status, "model": self.model,
+            "wrote": None if wrote is None else {"path": wrote.rel, "outcome": wrote.outcome,
+                                                "proposal": wrote.proposal_rel, "message": wrote.message},
+            "error": None if self.error is None else str(self.error), "alert": self.alert,
+        }
+
+
+def local_now(config: Config) -> datetime:
+    """Now, in the person's time zone (config, else the system's)."""
+    tz = ZoneInfo(config.timezone) if config.timezone else None
+    return datetime.now(tz).astimezone(tz) if tz else datetime.now().astimezone()
+
+
+class Runner:
+    def __init__(self, config: Config, journal: Journal | None, models=None,
+                 clock: Callable[[], datetime] | None = None, on_event: Event | None = None):
+        self.config = config
+        self.journal = journal
+        self._models = models
+        self.clock = clock or (lambda: local_now(config))
+        self.on_event = on_event or (lambda kind, data: None)
+        # The daemon replaces this with a gate that refuses writes once shutdown abandoned the run.
+        self.write_gate = contextlib.nullcontext
+
+    @property
+    def models(self):
+        if self._models is None:
+            from routine.models.client import ModelClient
+
+            self._models = ModelClient(self.config)
+        return self._models
+
+    def run_step(self, req: StepRequest, dry_run: bool = False, stream: bool = False) -> StepOutcome:
+        now = self.clock()
+        agent = req.agent
+        alias = self.config.models[agent.model]
+        run_id = None
+        if not dry_run:
+            run_id = self.journal.start(agent=agent.name, trigger=req.trigger, block=req.block,
+                                        step=req.step_index, parent=req.parent, slot=req.slot,
+                                        model=alias.model, run_id=new_run_id(now))
+        self.on_event("start", {"run": run_id, "agent": agent.name, "model": alias.model})
+        where = f"{req.block or 'fire'} step {agent.name}"
+        try:
+            variables = {**date_vars(now), "steps": {k: {"output": v} for k, v in req.prior.items()}, "agent": agent.name}
+            task = render(req.task, {**variables, "task": ""}, f"the task of {where}").strip()
+            variables["task"] = task
+            target = self._render_target(req.write, variables, where)
+            from routine.vault import check_write
+
+            check_write(self.config.vault, list(agent.writes), target.append or target.note, agent.name)
+            gathered = context.gather(self.config.vault, agent, req.inputs, variables, where)
+            kind = "append" if target.append else ("section" if target.section else "note")
+            instructions = prompt.output_instructions(kind, target.append or target.note, target.section)
+            built = prompt.build(agent, alias, task, gathered, variables, instructions)
+        except RoutineError as exc:
+            return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed", task=req.task)
+        if dry_run:
+            return StepOutcome(None, "dry-run", prompt=built, model=alias.model)
+
+        self.journal.update(run_id, task=task, prompt=built.messages, sources=built.sources, dropped=built.dropped)
+        try:
+            on_token = (lambda piece: self.on_event("token", {"run": run_id, "text": piece})) if stream else None
+            answer = self.models.complete(agent.model, built.messages, on_token=on_token)
+            with self.write_gate():
+                result = self._write(agent, target, answer, run_id, now, built.sources)
+        except Abandoned as exc:
+            self.journal.finish(run_id, "interrupted", str(exc))
+            return StepOutcome(run_id, "interrupted", error=exc)
+        except RoutineError as exc:
+            return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed")
+        status = "proposal" if result.outcome == "proposal" else "ok"
+        self.journal.finish(run_id, status, output=answer.text, model=answer.model,
+                            wrote={"path": result.rel, "outcome": result.outcome, "proposal": result.proposal_rel,
+                                   "message": result.message},
+                            tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
+                            load_duration_ms=answer.load_duration_ms,
+                            details={"fallback_attempts": answer.attempts} if answer.attempts else None)
+        self.on_event("wrote", {"run": run_id, "path": result.rel, "outcome": result.outcome, "message": result.message})
+        return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model)
+
+    def _render_target(self, spec: WriteSpec, variables: dict, where: str) -> WriteSpec:
+        def r(value):
+            return render(value, variables, f"the write target of {where}").strip() if value else value
+
+        return WriteSpec(note=r(spec.note), section=r(spec.section), append=r(spec.append))
+
+    def _write(self, agent: AgentSpec, target: WriteSpec, answer, run_id: str, now: datetime, sources: list[str]):
+        from routine.vault import Provenance, WriteTarget, write_output
+
+        prov = Provenance(agent=agent.name, model=answer.model, run=run_id, generated=now, sources=sources)
+        return write_output(self.config.vault, WriteTarget(note=target.note, section=target.section, append=target.append),
+                            _clean_output(answer.text), prov, list(agent.writes),
+                            drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required")
+
+    def _fail(self, run_id, req: StepRequest, exc: RoutineError, now: datetime, status: str, task=None) -> StepOutcome:
+        log.error("%s %s: %s", req.agent.name, status, exc)
+        alert = None
+        if run_id is not None:
+            self.journal.finish(run_id, status, str(exc), **({"task": task} if task else {}))
+            alert = raise_alert(self.config, now, f"{req.agent.name} {status}", exc.message, exc.fix,
+                                run_id=run_id, agent=req.agent.name)
+        self.on_event("failed", {"run": run_id, "status": status, "error": str(exc), "alert": alert})
+        return StepOutcome(run_id, status, error=exc, alert=alert)
+
+
+def _clean_output(text: str) -> str:
+    """Small models like to wrap everything in ```markdown fences; the note wants the markdown."""
+    stripped = text.strip()
+    if stripped.startswith("```") and stripped.endswith("```"):
+        first_newline = stripped.find("\n")
+        opener = stripped[3:first_newline].strip().lower() if first_newline > 0 else ""
+        if opener in ("", "markdown", "md"):
+            stripped = stripped[first_newline + 1:-3].strip()
+    # Our own markers in model output would corrupt the section structure.
+    return stripped.replace("%% routine:", "%% (routine):") + "\n"

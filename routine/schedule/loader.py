@@ -1,0 +1,237 @@
+"""Load `schedules/*.yaml` into typed blocks and triggers, reporting every problem at once.
+
+Each file is validated on its own, so the daemon can keep the last good version of one file
+while another is being fixed; `load_schedules` raises with the problems of all files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from routine.config.checks import sample_path
+from routine.config.model import AgentSpec, Config, SearchSpec, StepSpec, WriteSpec
+from routine.config.schema import SCHEDULE
+from routine.config.validate import schema_problems
+from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml
+from routine.errors import ConfigError, Problem
+from routine.schedule.cron import Cron, CronError
+from routine.schedule.model import Block, Schedules, Trigger, parse_duration
+from routine.templating import unknown_variables
+
+
+@dataclass
+class FileResult:
+    path: Path
+    blocks: dict[str, Block] = field(default_factory=dict)
+    triggers: list[Trigger] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def load_schedules(config: Config, agents: dict[str, AgentSpec]) -> Schedules:
+    results = [load_file(p, config, agents) for p in schedule_files(config)]
+    problems = [p for r in results for p in r.problems]
+    problems += cross_file_problems(results)
+    if problems:
+        raise ConfigError(problems)
+    return merge(results)
+
+
+def schedule_files(config: Config) -> list[Path]:
+    folder = config.schedules_dir
+    return sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) if folder.is_dir() else []
+
+
+def merge(results: list[FileResult]) -> Schedules:
+    out = Schedules()
+    for r in results:
+        out.blocks.update(r.blocks)
+        out.triggers.extend(r.triggers)
+        out.files.append(str(r.path))
+    return out
+
+
+def load_file(path: Path, config: Config, agents: dict[str, AgentSpec]) -> FileResult:
+    result = FileResult(path)
+    try:
+        doc = load_yaml(path)
+    except YamlSyntaxError as exc:
+        result.problems.append(exc.problem)
+        return result
+    if doc.data is None:
+        return result
+    _normalise_on_keys(doc.data)
+    result.problems = schema_problems(doc, SCHEDULE)
+    data = doc.data
+    if not isinstance(data, dict):
+        return result
+    # Go on past schema problems: the semantic checks of every well-formed part still run,
+    # so a person sees every mistake at once. A file with any problem loads nothing.
+    tz = data.get("timezone") or config.timezone
+    if data.get("timezone"):
+        from routine.config.loader import valid_timezone
+
+        if not valid_timezone(data["timezone"]):
+            result.problems.append(doc.problem(("timezone",), f"unknown time zone {data['timezone']!r}; write an IANA name such as Europe/Berlin."))
+    blocks = data.get("blocks") if isinstance(data.get("blocks"), dict) else {}
+    for block_id, raw in blocks.items():
+        if not _well_formed_block(raw):
+            continue
+        block = _block(doc, block_id, raw, tz, agents, result.problems)
+        if block:
+            result.blocks[block_id] = block
+    triggers = data.get("triggers") if isinstance(data.get("triggers"), list) else []
+    for i, raw in enumerate(triggers):
+        if not (isinstance(raw, dict) and isinstance(raw.get("agent"), str) and isinstance(raw.get("on"), str)
+                and isinstance(raw.get("path"), str)):
+            continue
+        trigger = _trigger(doc, i, raw, agents, result.problems)
+        if trigger:
+            result.triggers.append(trigger)
+    if result.problems:
+        result.blocks, result.triggers = {}, []
+    return result
+
+
+def _duration(text):
+    try:
+        return parse_duration(text)
+    except ValueError:
+        return None  # reported by the schema
+
+
+def _well_formed_block(raw) -> bool:
+    return (isinstance(raw, dict) and isinstance(raw.get("cron"), str) and isinstance(raw.get("steps"), list)
+            and all(isinstance(s, dict) and isinstance(s.get("agent"), str) for s in raw["steps"]))
+
+
+def _normalise_on_keys(data) -> None:
+    # YAML 1.1 reads an unquoted `on:` as the boolean True; a person writing `on: created`
+    # means the key "on".
+    for trigger in (data.get("triggers") or []) if isinstance(data, dict) else []:
+        if isinstance(trigger, dict) and True in trigger:
+            trigger["on"] = trigger.pop(True)
+
+
+def _block(doc: LocatedYaml, block_id: str, raw: dict, tz, agents, problems: list[Problem]) -> Block | None:
+    here = ("blocks", block_id)
+    before = len(problems)
+    try:
+        cron = Cron.parse(raw["cron"])
+    except CronError as exc:
+        problems.append(doc.problem(here + ("cron",), f"bad cron: {exc}."))
+        cron = None
+    steps = []
+    seen: list[str] = []
+    for i, s in enumerate(raw["steps"]):
+        step = _step(doc, here + ("steps", i), s, agents, seen, problems)
+        if step:
+            steps.append(step)
+        seen.append(s["agent"])
+    if len(problems) > before:
+        return None
+    return Block(id=block_id, file=doc.file, cron=cron, timezone=tz, steps=tuple(steps),
+                 description=raw.get("description", ""), missed=raw.get("missed", "catch-up"),
+                 grace=_duration(raw.get("grace", "1h")), enabled=raw.get("enabled", True))
+
+
+def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec | None:
+    agent = agents.get(s["agent"])
+    before = len(problems)
+    if agent is None:
+        problems.append(doc.problem(here + ("agent",), f"unknown agent {s['agent']!r}" + (f" (agents: {', '.join(sorted(agents))})." if agents else ".")))
+        return None
+    if s["agent"] in earlier:
+        problems.append(doc.problem(here + ("agent",), f"agent {s['agent']!r} already has a step in this block; steps are named by agent, so use it once per block."))
+    if isinstance(s.get("task"), str):
+        _check_template(doc, here + ("task",), s["task"], earlier, problems)
+    if not s.get("task") and not agent.task:
+        problems.append(doc.problem(here, f"step needs a `task:` (agent {agent.name} has no default task)."))
+    for j, item in enumerate(s.get("inputs", [])):
+        if not isinstance(item, str):
+            continue
+        _check_template(doc, here + ("inputs", j), item, earlier, problems)
+        if "steps." not in item and not any(c in item for c in "*?["):
+            rel = sample_path(item)
+            if rel is not None and not _in_scope(agent.reads, rel):
+                problems.append(doc.problem(here + ("inputs", j), f"{item!r} is outside agent {agent.name}'s reads scope ({', '.join(agent.reads) or 'none'})."))
+    if isinstance(s.get("search"), dict) and isinstance(s["search"].get("query"), str):
+        _check_template(doc, here + ("search", "query"), s["search"]["query"], earlier, problems)
+    raw_write = s.get("write") if isinstance(s.get("write"), dict) else None
+    write = WriteSpec.from_dict(raw_write) or agent.write
+    if write is None:
+        problems.append(doc.problem(here, f"step needs a `write:` target (agent {agent.name} has no default)."))
+    elif raw_write:
+        from routine.config.checks import write_scope_problem
+
+        for key in ("note", "append", "section"):
+            if isinstance(raw_write.get(key), str):
+                _check_template(doc, here + ("write", key), raw_write[key], earlier, problems)
+        msg = write_scope_problem(write, agent)
+        if msg and "template variable" not in msg:
+            problems.append(doc.problem(here + ("write",), msg))
+    if len(problems) > before:
+        return None
+    search = SearchSpec(s["search"]["query"], s["search"].get("k", 6)) if isinstance(s.get("search"), dict) else None
+    return StepSpec(agent=agent.name, task=s.get("task"), inputs=tuple(s.get("inputs", ())), search=search, write=write)
+
+
+def _check_template(doc, path, text: str, earlier: list[str], problems) -> None:
+    import jinja2
+
+    try:
+        bad = unknown_variables(text)
+    except jinja2.TemplateSyntaxError as exc:
+        problems.append(doc.problem(path, f"template syntax error: {getattr(exc, 'message', exc)}."))
+        return
+    if bad:
+        problems.append(doc.problem(path, f"unknown template variable {', '.join(sorted(bad))}; "
+                                          "use today, yesterday, tomorrow, now, weekday, iso_week, timezone, task or steps.AGENT.output."))
+    for name in _step_refs(text):
+        if name not in earlier:
+            problems.append(doc.problem(path, f"steps.{name}.output is not an earlier step of this block"
+                                              + (f" (earlier: {', '.join(earlier)})." if earlier else " (this is the first step).")))
+
+
+def _step_refs(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"steps\.([A-Za-z0-9_-]+)", text)
+
+
+def _in_scope(globs, rel: str) -> bool:
+    from routine.vault.scope import in_scope
+
+    return in_scope(list(globs), rel)
+
+
+def _trigger(doc, i: int, raw: dict, agents, problems) -> Trigger | None:
+    here = ("triggers", i)
+    agent = agents.get(raw["agent"])
+    if agent is None:
+        problems.append(doc.problem(here + ("agent",), f"unknown agent {raw['agent']!r}."))
+        return None
+    if "task" in raw:
+        _check_template(doc, here + ("task",), raw["task"], [], problems)
+    write = WriteSpec.from_dict(raw.get("write")) or agent.write
+    if write is None:
+        problems.append(doc.problem(here, f"trigger needs a `write:` target (agent {agent.name} has no default)."))
+        return None
+    return Trigger(id=f"{Path(doc.file).stem}#{i}", file=doc.file, on=raw["on"], path=raw["path"], agent=agent.name,
+                   task=raw.get("task"), where=tuple(sorted((raw.get("where") or {}).items())),
+                   debounce=_duration(raw.get("debounce", "10s")), write=write)
+
+
+def cross_file_problems(results: list[FileResult]) -> list[Problem]:
+    """Duplicate block ids across files, and two blocks writing one section at one minute."""
+    problems = []
+    owner: dict[str, Path] = {}
+    for r in results:
+        for block_id in r.blocks:
+            if block_id in owner and owner[block_id] != r.path:
+                problems.append(Problem(str(r.path), None, f"blocks.{block_id}", f"block {block_id!r} is also defined in {owner[block_id]}."))
+            owner.setdefault(block_id, r.path)
+    from routine.schedule.conflicts import section_clashes
+
+    problems += section_clashes([b for r in results for b in r.blocks.values()])
+    return problems

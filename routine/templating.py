@@ -1,0 +1,68 @@
+"""Template variables and rendering. Jinja2 with StrictUndefined: a missing variable fails loudly.
+
+Used for task texts, input paths, write targets and agent system prompts. The date variables
+are computed once per run from the run's own clock, in the person's time zone.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+from routine.errors import RoutineError
+
+
+class TemplateProblem(RoutineError):
+    """A template names a variable that does not exist, or is malformed."""
+
+
+def date_vars(now: datetime) -> dict:
+    """The date grounding every prompt and path can use. ``now`` must be timezone-aware."""
+    today = now.date()
+    iso = today.isocalendar()
+    return {
+        "now": now.strftime("%Y-%m-%d %H:%M"),
+        "today": today.isoformat(),
+        "yesterday": (today - timedelta(days=1)).isoformat(),
+        "tomorrow": (today + timedelta(days=1)).isoformat(),
+        "weekday": now.strftime("%A"),
+        "iso_week": f"{iso.year}-W{iso.week:02d}",
+        "timezone": now.tzname() or "local",
+    }
+
+
+# Names a schedule may use; `steps` and `task` are filled in by the runner.
+KNOWN_VARIABLES = frozenset(date_vars(datetime(2026, 1, 1).astimezone())) | {"steps", "task", "agent", "path", "event"}
+
+
+@lru_cache(maxsize=1)
+def _env():
+    import jinja2
+
+    # autoescape off: this is markdown, not HTML. keep_trailing_newline keeps notes tidy.
+    return jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+
+
+def render(text: str, variables: dict, where: str) -> str:
+    """Render ``text``; ``where`` names the source for the error sentence (e.g. "task of step planner")."""
+    if "{" not in text:
+        return text
+    import jinja2
+
+    try:
+        return _env().from_string(text).render(**variables)
+    except jinja2.UndefinedError as exc:
+        raise TemplateProblem(f"Unknown template variable in {where}: {exc.message}.",
+                              f"use one of: {', '.join(sorted(KNOWN_VARIABLES))}.") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateProblem(f"Template syntax error in {where}: {exc.message}.",
+                              "check the {{ }} braces.") from None
+
+
+def unknown_variables(text: str) -> set[str]:
+    """Top-level names a template uses that routine does not provide (for validation)."""
+    if "{" not in text:
+        return set()
+    from jinja2 import meta
+
+    return meta.find_undeclared_variables(_env().parse(text)) - KNOWN_VARIABLES

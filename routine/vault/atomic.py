@@ -1,0 +1,152 @@
+"""Atomic note writes: a note is either its old bytes or its new bytes, never half of each.
+
+The text goes to a hidden temp file beside the note (a leading '.' keeps Obsidian, sync
+tools and our own file watcher away from it), is fsynced, and then renamed over the note;
+the folder is fsynced so the rename survives a power cut (a Jetson on a desk does lose power).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from routine.errors import NoteExists
+
+TEMP_MARKER = ".routine-tmp-"
+
+
+class NoteChanged(Exception):
+    """The note's bytes changed between routine reading it and replacing it (the person was
+    typing). The caller reads again and redoes its change; nothing was written."""
+
+
+def _encode(text: str) -> bytes:
+    # surrogateescape gives back, unchanged, bytes of a note that were not valid UTF-8.
+    return text.encode("utf-8", errors="surrogateescape")
+
+
+def _temp_name(path: Path) -> str:
+    # Keep the whole name under the 255-byte limit of most file systems.
+    stem = path.name.encode("utf-8", errors="surrogateescape")[:150].decode("utf-8", errors="ignore")
+    return f".{stem}{TEMP_MARKER}{secrets.token_hex(4)}"
+
+
+def _write_temp(path: Path, data: bytes) -> Path:
+    """Write ``data`` to a new hidden file beside ``path``, fsynced; returns its path."""
+    for _ in range(100):
+        temp = path.parent / _temp_name(path)
+        try:
+            # 0o666 and O_EXCL: the umask applies as for any new note, and no file is reused.
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            continue
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except BaseException:
+            _remove_quietly(temp)
+            raise
+        return temp
+    raise FileExistsError(errno.EEXIST, "no free temp file name", str(path.parent))
+
+
+def _remove_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems (FUSE, SMB) cannot fsync a folder; the rename stands
+        pass
+    finally:
+        os.close(fd)
+
+
+def _real_target(path: Path) -> Path:
+    # Writing through a symlinked note must update the note it points to, not replace the link.
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def atomic_write(path: Path, text: str, *, expected: bytes | None = None) -> None:
+    """Replace (or create) the file at ``path`` with ``text``, atomically.
+
+    ``expected``: the bytes the caller read; if the file no longer holds exactly them when
+    the rename is due, nothing is written and NoteChanged is raised.
+    """
+    path = _real_target(Path(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = _write_temp(path, _encode(text))
+    try:
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            mode = None
+        if mode is not None:
+            os.chmod(temp, mode)
+        if expected is not None:
+            try:
+                current = path.read_bytes()
+            except FileNotFoundError:
+                current = None
+            if current != expected:
+                raise NoteChanged(str(path))
+        os.replace(temp, path)
+    except BaseException:
+        _remove_quietly(temp)
+        raise
+    fsync_dir(path.parent)
+
+
+def atomic_create(path: Path, text: str) -> None:
+    """Create a new file at ``path`` with ``text``; NoteExists if anything is there already.
+
+    The fully written temp file is hard-linked to the name, which fails if the name exists:
+    a note that appears meanwhile is never replaced. File systems without hard links (FAT on
+    an SD card, some FUSE mounts) get an O_EXCL create instead, which is just as safe for the
+    note already there, though a crash mid-write could leave the new note partial.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = _encode(text)
+    temp = _write_temp(path, data)
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        raise NoteExists(f"A note already exists at {path}; routine never replaces a whole note.",
+                         "nothing to do: the new text was not written there.") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EXDEV, errno.ENOSYS):
+            raise
+        _create_exclusive(path, data)
+    finally:
+        _remove_quietly(temp)
+    fsync_dir(path.parent)
+
+
+def _create_exclusive(path: Path, data: bytes) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o666)
+    except FileExistsError:
+        raise NoteExists(f"A note already exists at {path}; routine never replaces a whole note.",
+                         "nothing to do: the new text was not written there.") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        _remove_quietly(path)  # ours, half-written: no person's words in it
+        raise

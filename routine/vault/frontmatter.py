@@ -1,0 +1,152 @@
+"""YAML frontmatter (Obsidian "properties"): split, join, and edit without damage.
+
+A person writes frontmatter by hand, with comments, their own quoting and their own key
+order, and sometimes YAML that does not parse. Routine must add its provenance keys without
+rewriting the rest, and must never drop a block it cannot read (principle 2). So editing
+works line by line on the top-level keys it owns, and a block that does not parse is kept
+verbatim and left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+# The opening line must be exactly '---'; the closing one '---' (Obsidian does not take '...').
+_OPENING = re.compile(r"---[ \t]*\r?\n")
+_CLOSING = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
+# A top-level mapping key at column 0: plain, or quoted. Not a list item, comment or '---'.
+_TOP_KEY = re.compile(r"""^(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:,\[\]{}&*!|>%@`][^:#]*?))[ \t]*:(?:[ \t\r\n]|$)""")
+
+
+class _Dumper(yaml.SafeDumper):
+    """safe_dump, except an empty value is written as `key:` (Obsidian's empty property)."""
+
+
+_Dumper.add_representer(type(None), lambda dumper, _: dumper.represent_scalar("tag:yaml.org,2002:null", ""))
+
+
+def dump_yaml(data: dict) -> str:
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+@dataclass(frozen=True)
+class FrontmatterSplit:
+    """A note's text cut at the end of its frontmatter. ``block + body`` is the text itself."""
+
+    data: dict = field(default_factory=dict)  # the parsed properties ({} if none or unreadable)
+    body: str = ""                             # everything after the closing '---' line
+    block: str = ""                            # the frontmatter verbatim, '---' lines included
+    readable: bool = True                      # False: a block exists but is not a YAML mapping
+    error: str | None = None                   # why it is unreadable, for the person
+
+
+def parse_frontmatter(text: str) -> FrontmatterSplit:
+    opening = _OPENING.match(text)
+    if not opening:
+        return FrontmatterSplit(body=text)
+    closing = _CLOSING.search(text, opening.end())
+    if not closing:  # no closing line: Obsidian shows it as text, and so do we
+        return FrontmatterSplit(body=text)
+    end = closing.end()
+    if text.startswith("\n", end):
+        end += 1
+    block, body = text[:end], text[end:]
+    inner = text[opening.end():closing.start()]
+    try:
+        data = yaml.safe_load(inner)
+    except yaml.YAMLError as exc:
+        return FrontmatterSplit(body=body, block=block, readable=False,
+                                error=f"its frontmatter is not valid YAML ({str(exc).splitlines()[0]})")
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return FrontmatterSplit(body=body, block=block, readable=False,
+                                error="its frontmatter is not a list of properties")
+    return FrontmatterSplit(data=data, body=body, block=block)
+
+
+def split_frontmatter(text: str) -> tuple[dict, str]:
+    """(properties, body). Unreadable frontmatter gives ({}, the whole text), so that
+    ``join_frontmatter(*split_frontmatter(text))`` never loses a line of it."""
+    split = parse_frontmatter(text)
+    if not split.readable:
+        return {}, text
+    return split.data, split.body
+
+
+def join_frontmatter(frontmatter: dict, body: str) -> str:
+    if not frontmatter:
+        return body
+    return f"---\n{dump_yaml(frontmatter)}---\n{body}"
+
+
+def _key_of(line: str) -> str | None:
+    match = _TOP_KEY.match(line)
+    if not match:
+        return None
+    return next(group for group in (match["dq"], match["sq"], match["plain"]) if group is not None).strip()
+
+
+def _chunks(inner: str) -> list[list]:
+    """Cut YAML text into top-level items: [key or None, text]. Indented lines, list items
+    and blank lines belong to the item above them (block scalars, lists under a key)."""
+    chunks: list[list] = []
+    for line in inner.splitlines(keepends=True):
+        key = _key_of(line)
+        starts_item = key is not None or line.startswith("#") or not chunks
+        if starts_item:
+            chunks.append([key, line])
+        else:
+            chunks[-1][1] += line
+    return chunks
+
+
+def _replace_chunk(old: str, key: str, value, newline: str) -> str:
+    text = dump_yaml({key: value})
+    trailing_blank = old[len(old.rstrip("\r\n \t")):]
+    # Keep the blank lines the person left after this item.
+    extra = trailing_blank.count("\n") - 1
+    new = text + (newline * extra if extra > 0 else "")
+    return new.replace("\n", newline) if newline != "\n" else new
+
+
+def update_frontmatter(split: FrontmatterSplit, updates: dict) -> str:
+    """The frontmatter block with ``updates`` set, everything else byte-for-byte as it was.
+
+    Keys already present are rewritten in place (keeping their position); new keys go at the
+    end. An unreadable block is returned unchanged: routine never guesses at broken YAML.
+    """
+    if not split.readable:
+        return split.block
+    if not split.block:
+        return join_frontmatter(updates, "") if updates else ""
+    first_end = split.block.index("\n") + 1
+    newline = "\r\n" if split.block[:first_end].endswith("\r\n") else "\n"
+    closing = _CLOSING.search(split.block, first_end)
+    opening, inner, tail = split.block[:first_end], split.block[first_end:closing.start()], split.block[closing.start():]
+    chunks = _chunks(inner)
+    pending = dict(updates)
+    for chunk in chunks:
+        if chunk[0] is not None and chunk[0] in pending:
+            chunk[1] = _replace_chunk(chunk[1], chunk[0], pending.pop(chunk[0]), newline)
+    new_inner = "".join(text for _, text in chunks)
+    if new_inner and not new_inner.endswith("\n"):
+        new_inner += newline
+    for key, value in pending.items():
+        added = dump_yaml({key: value})
+        new_inner += added.replace("\n", newline) if newline != "\n" else added
+    expected = {**split.data, **updates}
+    try:
+        verified = yaml.safe_load(new_inner) == expected
+    except yaml.YAMLError:
+        verified = False
+    if not verified:
+        # Our line editing met YAML it does not understand (anchors, flow maps, duplicates):
+        # write the whole mapping instead. Comments go, but no property is lost.
+        new_inner = dump_yaml(expected)
+        if newline != "\n":
+            new_inner = new_inner.replace("\n", newline)
+    return opening + new_inner + tail

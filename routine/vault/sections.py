@@ -1,0 +1,242 @@
+"""Generated sections inside a person's note, fenced by Obsidian comments:
+
+    ## Alignment
+    %% routine:begin alignment agent=strategist sha=1a2b3c4d5e6f %%
+    ...generated markdown...
+    %% routine:end alignment %%
+
+``sha`` is the hash of what routine last wrote there. If the text between the markers no
+longer has that hash, the person edited it, and routine never overwrites it (principle 2):
+the new text goes to a proposal and a pointer line is put right after the end marker.
+Everything outside the markers is the person's; these functions never change a byte of it,
+except to add (or remove) routine's own pointer line and, when creating, its own block.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from routine.vault.notes import code_fence_ranges, in_ranges, unclosed_fence, wikilink_for
+
+CREATED, REPLACED, UNCHANGED, PERSON_EDITED = "created", "replaced", "unchanged", "person-edited"
+
+# Markers tolerate spaces a person (or their editor) may add: '%%routine : begin  x %%'.
+_BEGIN = re.compile(r"^[ \t]*%%[ \t]*routine[ \t]*:[ \t]*begin[ \t]+(?P<rest>[^\n]*?)[ \t]*%%[ \t]*\r?$", re.M)
+_END = re.compile(r"^[ \t]*%%[ \t]*routine[ \t]*:[ \t]*end[ \t]+(?P<key>[^\s%]+)[ \t]*%%[ \t]*\r?$", re.M)
+_POINTER = re.compile(r"^[^\n]*%%[ \t]*routine[ \t]*:[ \t]*proposal[ \t]+(?P<key>[^\s%]+)[ \t]*%%[ \t]*\r?$", re.M)
+_ANY_MARKER = re.compile(r"%%[ \t]*routine[ \t]*:[ \t]*(?=(?:begin|end|proposal)\b)")
+_ATTR = re.compile(r"(\w+)[ \t]*=[ \t]*([^\s%]+)")
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<title>[^\n]*?)(?:[ \t]+#+)?[ \t]*\r?$", re.M)
+
+
+def section_key(title: str) -> str:
+    """'Alignment' -> 'alignment', 'Top OKRs' -> 'top-okrs': the name inside the markers."""
+    key = re.sub(r"\s+", "-", title.strip().lower()).replace("%", "")
+    return key or "section"
+
+
+def _normalised(text: str) -> str:
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
+def content_sha(text: str) -> str:
+    """First 12 hex of sha256 of the text, blind to trailing spaces and outer blank lines
+    (editors and sync tools change those without anyone meaning to edit)."""
+    return hashlib.sha256(_normalised(text).encode("utf-8", errors="surrogateescape")).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class SectionSpan:
+    key: str
+    start: int            # where the begin marker's line starts
+    end: int | None       # just after the end marker's text (before its newline); None: no end marker
+    content_start: int    # just after the begin marker's line
+    content_end: int      # where the end marker's line starts (or the end of the body)
+    content: str          # the text between the markers, as it is now
+    sha: str | None       # the hash routine stored in the begin marker
+    agent: str | None
+    intact: bool          # exactly one begin and its end: safe to replace between them
+
+
+@dataclass(frozen=True)
+class SectionUpdate:
+    body: str
+    outcome: str               # created | replaced | unchanged | person-edited
+    key: str
+    reason: str | None = None  # person-edited: edited | own-heading | no-end-marker | duplicated
+    current: str | None = None # the text now in the section, for showing a diff
+
+
+def _begin_key(match: re.Match) -> tuple[str, dict]:
+    rest = match["rest"].split(None, 1)
+    key = rest[0].lower() if rest else ""
+    attrs = dict(_ATTR.findall(rest[1])) if len(rest) > 1 else {}
+    return key, attrs
+
+
+def find_section(body: str, key: str) -> SectionSpan | None:
+    """The generated section ``key`` in ``body``; markers shown inside code blocks are ignored."""
+    key = key.lower()
+    fences = code_fence_ranges(body)
+    begins = [(m, attrs) for m in _BEGIN.finditer(body) if not in_ranges(m.start(), fences)
+              for found, attrs in [_begin_key(m)] if found == key]
+    if not begins:
+        return None
+    begin, attrs = begins[0]
+    content_start = begin.end() + 1 if body.startswith("\n", begin.end()) else begin.end()
+    end = next((m for m in _END.finditer(body, content_start)
+                if m["key"].lower() == key and not in_ranges(m.start(), fences)), None)
+    if end is None:
+        return SectionSpan(key, begin.start(), None, content_start, len(body), body[content_start:],
+                           attrs.get("sha"), attrs.get("agent"), intact=False)
+    # A second begin before the end means the person copied the block: which one is ours?
+    duplicated = any(other.start() < end.start() for other, _ in begins[1:])
+    return SectionSpan(key, begin.start(), end.end(), content_start, end.start(),
+                       body[content_start:end.start()], attrs.get("sha"), attrs.get("agent"),
+                       intact=not duplicated)
+
+
+def _own_heading(body: str, key: str) -> re.Match | None:
+    fences = code_fence_ranges(body)
+    return next((m for m in _HEADING.finditer(body)
+                 if section_key(m["title"]) == key and not in_ranges(m.start(), fences)), None)
+
+
+def _text_under_heading(body: str, heading: re.Match) -> str:
+    level = len(heading.group(0).strip().split(None, 1)[0])
+    fences = code_fence_ranges(body)
+    for later in _HEADING.finditer(body, heading.end()):
+        later_level = len(later.group(0).strip().split(None, 1)[0])
+        if later_level <= level and not in_ranges(later.start(), fences):
+            return body[heading.end():later.start()]
+    return body[heading.end():]
+
+
+def prepare_content(content: str) -> str:
+    """Generated text made safe to put between markers: marker lines the model wrote are
+    defused (they would cut the section short), an unclosed code fence is closed (it would
+    hide our end marker), outer blank lines go, and it ends with one newline."""
+    text = content.replace("\r\n", "\n")
+    fences = code_fence_ranges(text)
+    lines, pos = [], 0
+    for line in text.split("\n"):
+        if not in_ranges(pos, fences):
+            line = _ANY_MARKER.sub("%% routine (quoted): ", line)
+        lines.append(line)
+        pos += len(line) + 1
+    text = "\n".join(lines).strip("\n")
+    fence = unclosed_fence(text)
+    if fence:
+        text += "\n" + fence
+    return text + "\n" if text else ""
+
+
+def _begin_line(key: str, agent: str, sha: str) -> str:
+    agent = re.sub(r"[\s%]+", "-", agent.strip()) or "routine"
+    return f"%% routine:begin {key} agent={agent} sha={sha} %%"
+
+
+def _end_line(key: str) -> str:
+    return f"%% routine:end {key} %%"
+
+
+def upsert_section(body: str, title: str, content: str, agent: str) -> SectionUpdate:
+    """Put ``content`` in the section ``title`` of ``body`` unless the person owns it now."""
+    key = section_key(title)
+    text = prepare_content(content)
+    block = f"{_begin_line(key, agent, content_sha(text))}\n{text}{_end_line(key)}"
+    span = find_section(body, key)
+    if span is None:
+        heading = _own_heading(body, key)
+        if heading is not None:  # the person wrote this heading; what is under it is theirs
+            return SectionUpdate(body, PERSON_EDITED, key, "own-heading", _text_under_heading(body, heading))
+        heading_line = f"## {' '.join(title.split())}"
+        if not body:
+            return SectionUpdate(f"{heading_line}\n{block}\n", CREATED, key)
+        joiner = "\n" if body.endswith("\n") else "\n\n"
+        return SectionUpdate(f"{body}{joiner}{heading_line}\n{block}\n", CREATED, key)
+    if not span.intact:  # never guess where the person's text ends
+        reason = "no-end-marker" if span.end is None else "duplicated"
+        return SectionUpdate(body, PERSON_EDITED, key, reason, span.content)
+    current_sha = content_sha(span.content)
+    if current_sha != span.sha:
+        if _normalised(span.content) == _normalised(text):
+            # The person's edit already says what we would write: only the stored hash moves.
+            return SectionUpdate(body[:span.start] + block + body[span.end:], REPLACED, key)
+        return SectionUpdate(body, PERSON_EDITED, key, "edited", span.content)
+    if _normalised(span.content) == _normalised(text) and span.agent == agent:
+        return SectionUpdate(body, UNCHANGED, key, current=span.content)
+    return SectionUpdate(body[:span.start] + block + body[span.end:], REPLACED, key, current=span.content)
+
+
+def pointer_line(key: str, proposal_link: str) -> str:
+    link = proposal_link if proposal_link.startswith("[[") else wikilink_for(proposal_link)
+    return (f"> [!info] routine: a newer version of this section is waiting in {link} "
+            f"%% routine:proposal {key} %%")
+
+
+def _pointers(body: str, key: str) -> list[re.Match]:
+    fences = code_fence_ranges(body)
+    return [m for m in _POINTER.finditer(body) if m["key"].lower() == key.lower()
+            and not in_ranges(m.start(), fences)]
+
+
+def _insert_pointer_after(body: str, pos: int, line: str) -> str:
+    """Put the pointer on its own line after the line ending at ``pos``, followed by a blank
+    line: that ends the callout (text right after it would be read as part of it) and gives
+    the pointer one fixed shape, so clearing it restores the note exactly."""
+    if pos >= len(body):
+        return body + "\n" + line
+    return body[:pos] + "\n" + line + "\n" + body[pos:]
+
+
+def mark_pending_proposal(body: str, key: str, proposal_link: str) -> str:
+    """Put (or update) the one pointer line to the proposal for section ``key``.
+
+    It goes right after the end marker, outside the markers, so nothing the person wrote
+    inside changes. Without an end marker it goes before the begin marker; for a heading
+    the person wrote themselves, right under it.
+    """
+    key = section_key(key)
+    line = pointer_line(key, proposal_link)
+    existing = _pointers(body, key)
+    if existing:  # update the first, drop any copies
+        for extra in reversed(existing[1:]):
+            body = _remove_line(body, extra)
+        first = existing[0]
+        return body[:first.start()] + line + body[first.end():]
+    span = find_section(body, key)
+    if span is not None and span.end is not None:
+        return _insert_pointer_after(body, span.end, line)
+    if span is not None:
+        return body[:span.start] + line + "\n\n" + body[span.start:]
+    heading = _own_heading(body, key)
+    if heading is not None:
+        return _insert_pointer_after(body, heading.end(), line)
+    joiner = "" if not body else ("\n" if body.endswith("\n") else "\n\n")
+    return f"{body}{joiner}{line}\n"
+
+
+def _remove_line(body: str, match: re.Match) -> str:
+    start, stop = match.start(), match.end()
+    if body.startswith("\n", stop):
+        stop += 1
+        if body.startswith("\n", stop):  # the blank line the pointer brought with it
+            stop += 1
+    elif start > 0 and body[start - 1] == "\n":
+        start -= 1  # the pointer was the last line: take the newline before it instead
+    return body[:start] + body[stop:]
+
+
+def clear_pending_proposal(body: str, key: str) -> str:
+    """Remove the pointer line(s) for section ``key`` (a later run wrote the section itself)."""
+    for match in reversed(_pointers(body, section_key(key))):
+        body = _remove_line(body, match)
+    return body

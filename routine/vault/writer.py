@@ -1,0 +1,273 @@
+"""The one way agent output reaches the vault.
+
+Order of business: the scope check first (principle 4), then the kind of target:
+``section`` (a generated section inside a note), ``note`` (a whole new note, never a
+replacement) or ``append`` (an entry at the end of a log note). Whenever the text may not
+go where it was headed, it goes to a proposal in Drafts/ and the result says so.
+
+Every rewrite reads the note, changes only what it must, and replaces it atomically only if
+the note still holds the bytes read; if the person saved in between, it starts over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+from routine.errors import NoteExists, RoutineError
+from routine.vault.atomic import NoteChanged, atomic_create, atomic_write
+from routine.vault.frontmatter import FrontmatterSplit, join_frontmatter, parse_frontmatter, update_frontmatter
+from routine.vault.notes import NoteText, load_note_text, wikilink_for
+from routine.vault.proposals import iso_time, source_links, write_proposal
+from routine.vault.scope import checked
+from routine.vault.sections import (CREATED, PERSON_EDITED, REPLACED, UNCHANGED, clear_pending_proposal,
+                                    find_section, mark_pending_proposal, prepare_content, section_key,
+                                    upsert_section)
+
+ATTEMPTS = 3
+PROVENANCE_KEYS = ("agent", "model", "run", "generated", "sources", "tags")
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    """Where output goes: ``note`` (with ``section``, or alone for a new note) or ``append``."""
+
+    note: str | None = None
+    section: str | None = None
+    append: str | None = None
+
+
+@dataclass(frozen=True)
+class Provenance:
+    agent: str
+    model: str
+    run: str
+    generated: datetime
+    sources: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    rel: str                  # the note written (or, for a proposal, the one it was meant for)
+    outcome: str              # created | replaced | unchanged | appended | proposal
+    proposal_rel: str | None  # the proposal note, when one was written
+    message: str              # one sentence for the person
+
+
+def _check_target(target: WriteTarget) -> None:
+    if bool(target.note) == bool(target.append):
+        raise RoutineError("A write target needs exactly one of `note` and `append`.",
+                           "give the step `write: {note: ...}` or `write: {append: ...}`.")
+    if target.section is not None and not target.note:
+        raise RoutineError("A `section` write target needs a `note` to put it in.",
+                           "write it as `write: {note: ..., section: ...}`.")
+    if target.section is not None and not target.section.strip():
+        raise RoutineError("A `section` write target has an empty title.", "name the section.")
+
+
+def _tags_with(existing, tag: str):
+    """The note's tags plus ``tag``; None when it is already there (so the line stays as is)."""
+    if existing is None or existing == "":
+        return [tag]
+    if isinstance(existing, str):
+        existing = [part for part in existing.replace(",", " ").split() if part]
+    elif not isinstance(existing, list):
+        existing = [existing]
+    if any(str(item).lstrip("#") == tag for item in existing):
+        return None
+    return [*existing, tag]
+
+
+def provenance_properties(prov: Provenance, existing: dict) -> dict:
+    """The frontmatter keys routine owns, for a note that already has ``existing``."""
+    updates = {"agent": prov.agent, "model": prov.model, "run": prov.run,
+               "generated": iso_time(prov.generated), "sources": source_links(prov.sources)}
+    tags = _tags_with(existing.get("tags"), f"routine/{prov.agent}")
+    if tags is not None:
+        updates["tags"] = tags
+    return updates
+
+
+def _split(current: NoteText | None) -> FrontmatterSplit:
+    return parse_frontmatter(current.text) if current is not None else FrontmatterSplit()
+
+
+def _stamped(split: FrontmatterSplit, body: str, prov: Provenance | None) -> str:
+    """The note's text with a new body; with ``prov``, provenance set in its frontmatter.
+    Unreadable frontmatter is kept verbatim: routine will not guess at the person's YAML."""
+    block = update_frontmatter(split, provenance_properties(prov, split.data)) if prov else split.block
+    return block + body
+
+
+def _rewrite(path: Path, rel: str, change: Callable[[NoteText | None], str | None]) -> None:
+    """Apply ``change`` (current note -> new text, or None for no write) until it lands on
+    the bytes it was computed from."""
+    for _ in range(ATTEMPTS):
+        current = load_note_text(path)
+        new_text = change(current)
+        if new_text is None:
+            return
+        try:
+            if current is None:
+                atomic_create(path, new_text)
+            else:
+                atomic_write(path, current.encode_like(new_text), expected=current.raw)
+            return
+        except (NoteChanged, NoteExists):
+            continue
+    raise RoutineError(f"{rel} kept changing while routine was writing to it, so nothing was written.",
+                       "run the step again once the note is no longer being edited or synced.")
+
+
+def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Provenance, writes: list[str],
+                 drafts_dir: str = "Drafts", approval_required: bool = False) -> WriteResult:
+    """Write an agent's output to ``target``, or to a proposal when it may not go there."""
+    _check_target(target)
+    vault_root = Path(vault_root)
+    path, rel = checked(vault_root, list(writes), target.note or target.append, prov.agent, "write")
+    writer = _Writer(vault_root, path, rel, target, content, prov, drafts_dir)
+    try:
+        if approval_required:
+            return writer.for_approval()
+        if target.append:
+            return writer.append()
+        if target.section:
+            return writer.section()
+        return writer.new_note()
+    except IsADirectoryError:
+        raise RoutineError(f"{rel} is a folder, not a note, so routine wrote nothing there.",
+                           "point the step's `write:` at a .md file.") from None
+    except OSError as exc:
+        raise RoutineError(f"Could not write {rel}: {exc.strerror or exc}.",
+                           "check that the vault folder exists and is writable by routine.") from None
+
+
+@dataclass
+class _Writer:
+    vault_root: Path
+    path: Path
+    rel: str
+    target: WriteTarget
+    content: str
+    prov: Provenance
+    drafts_dir: str
+
+    def _proposal(self, reason: str, current: str | None) -> str:
+        return write_proposal(self.vault_root, self.drafts_dir, target_rel=self.rel, section=self.target.section,
+                              proposed=prepare_content(self.content), current=current, reason=reason,
+                              agent=self.prov.agent, model=self.prov.model, run=self.prov.run,
+                              generated=self.prov.generated, sources=self.prov.sources)
+
+    def _result(self, outcome: str, message: str, proposal_rel: str | None = None) -> WriteResult:
+        return WriteResult(self.rel, outcome, proposal_rel, message)
+
+    def for_approval(self) -> WriteResult:
+        """Approval required: the target is not touched, whatever its state."""
+        split = _split(load_note_text(self.path))
+        current = None
+        if self.target.section:
+            span = find_section(split.body, section_key(self.target.section))
+            current = span.content if span else None
+        elif self.target.note and self.path.exists():
+            current = split.body
+        who = self.prov.agent[:1].upper() + self.prov.agent[1:]
+        proposal = self._proposal(f"{who}'s writes need your approval.", current)
+        return self._result("proposal", f"{who}'s writes need your approval; the text for {self.rel} "
+                                        f"is in {wikilink_for(proposal)}.", proposal)
+
+    def new_note(self) -> WriteResult:
+        given, body = _model_frontmatter(self.content)
+        body = prepare_content(body)
+        properties = {key: value for key, value in given.items() if key not in PROVENANCE_KEYS}
+        properties.update(provenance_properties(self.prov, {"tags": given.get("tags")}))
+        properties.setdefault("tags", given.get("tags"))  # the model's tags already had ours
+        try:
+            atomic_create(self.path, join_frontmatter(properties, body))
+            return self._result("created", f"Created {self.rel}.")
+        except NoteExists:
+            pass
+        existing = _split(load_note_text(self.path))
+        if existing.body.strip() == body.strip():
+            return self._result("unchanged", f"{self.rel} already holds this text.")
+        proposal = self._proposal(f"A note already exists at {wikilink_for(self.rel)}, and routine never "
+                                  "replaces a whole note.", existing.body)
+        return self._result("proposal", f"{self.rel} already exists and routine never replaces a note; "
+                                        f"the new text is in {wikilink_for(proposal)}.", proposal)
+
+    def append(self) -> WriteResult:
+        entry = f"### {self.prov.generated:%H:%M} — {self.prov.agent}\n{prepare_content(self.content)}"
+
+        def add_entry(current: NoteText | None) -> str:
+            split = _split(current)
+            joiner = "" if not split.body else ("\n" if split.body.endswith("\n") else "\n\n")
+            return _stamped(split, split.body + joiner + entry, self.prov)
+
+        _rewrite(self.path, self.rel, add_entry)
+        return self._result("appended", f"Added an entry to {self.rel}.")
+
+    def section(self) -> WriteResult:
+        title = " ".join(self.target.section.split())
+        outcome: dict = {}
+
+        def put_section(current: NoteText | None) -> str | None:
+            split = _split(current)
+            update = upsert_section(split.body, title, self.content, self.prov.agent)
+            outcome["update"] = update
+            if update.outcome in (CREATED, REPLACED):
+                return _stamped(split, clear_pending_proposal(update.body, update.key), self.prov)
+            if update.outcome == UNCHANGED:  # the person undid their edit: drop a stale pointer
+                cleared = clear_pending_proposal(update.body, update.key)
+                return None if cleared == update.body else _stamped(split, cleared, None)
+            return None
+
+        _rewrite(self.path, self.rel, put_section)
+        update = outcome["update"]
+        if update.outcome == CREATED:
+            return self._result("created", f"Wrote {title} in {self.rel}.")
+        if update.outcome == REPLACED:
+            return self._result("replaced", f"Updated {title} in {self.rel}.")
+        if update.outcome == UNCHANGED:
+            return self._result("unchanged", f"{title} in {self.rel} was already up to date.")
+        assert update.outcome == PERSON_EDITED
+        return self._kept_persons_text(title, update)
+
+    def _kept_persons_text(self, title: str, update) -> WriteResult:
+        reason, told = _KEPT[update.reason]
+        proposal = self._proposal(reason.format(key=update.key), update.current)
+        link = wikilink_for(proposal)
+
+        def point(current: NoteText | None) -> str | None:
+            split = _split(current)
+            marked = mark_pending_proposal(split.body, update.key, proposal)
+            return None if marked == split.body else _stamped(split, marked, None)
+
+        _rewrite(self.path, self.rel, point)
+        return self._result("proposal", told.format(title=title, rel=self.rel, link=link), proposal)
+
+
+# Why the person's text was kept: (sentence in the proposal, sentence in the result).
+_KEPT = {
+    "edited": ("You edited this section after routine wrote it, so routine did not overwrite it.",
+               "Your edit of {title} in {rel} was kept; the new version is in {link}."),
+    "own-heading": ("This section is text you wrote yourself (it has no routine markers), so routine "
+                    "did not change it.",
+                    "{title} in {rel} is your own text and was kept; the new version is in {link}."),
+    "no-end-marker": ("The section's end marker (`%% routine:end {key} %%`) is missing, so routine could "
+                      "not tell where its text ends and did not change anything.",
+                      "{title} in {rel} has lost its end marker, so it was left alone; the new version "
+                      "is in {link}."),
+    "duplicated": ("The section's begin marker appears more than once, so routine could not tell which "
+                   "copy is its own and did not change either.",
+                   "{title} appears twice in {rel}, so it was left alone; the new version is in {link}."),
+}
+
+
+def _model_frontmatter(content: str) -> tuple[dict, str]:
+    """Models sometimes start a new note with their own frontmatter: keep its properties
+    (ours win for provenance) instead of leaving a second block in the body."""
+    split = parse_frontmatter(content.lstrip("\n").replace("\r\n", "\n"))
+    if split.block and split.readable:
+        return split.data, split.body
+    return {}, content

@@ -1,0 +1,41 @@
+"""Edge-frugal: commands that call no model import no heavy library."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("litellm", "chromadb", "torch", "sentence_transformers")
+
+
+def imported_modules(args, env) -> set[str]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "routine", *args], env=env,
+                          capture_output=True, text=True, timeout=60)
+    names = set()
+    for line in proc.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip().split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("args", [["--help"], ["runs", "list"], ["fire", "--help"], ["schedule", "--help"]])
+def test_listing_commands_import_nothing_heavy(home, args):
+    if args == ["runs", "list"]:
+        home.run("init", str(home.vault), check=True)
+    names = imported_modules(args, home.env)
+    assert "routine" in names  # the measurement works
+    assert not names & set(HEAVY), names & set(HEAVY)
+
+
+def test_help_lists_every_command_and_exit_codes(home):
+    out = home.run("--help", check=True).stdout
+    for command in ("init", "doctor", "fire", "runs", "schedule"):
+        assert command in out
+    assert "Exit codes" in out
+
+
+def test_no_command_prints_help_and_exits_2(home):
+    proc = home.run()
+    assert proc.returncode == 2 and "usage" in proc.stdout.lower()

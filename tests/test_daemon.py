@@ -1,0 +1,140 @@
+"""`routine run` as a subprocess: real timers, the control socket, hot reload, kill -9, SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from contextlib import contextmanager
+
+import pytest
+
+MINUTELY = textwrap.dedent("""\
+    blocks:
+      every-minute:
+        cron: "* * * * *"
+        missed: catch-up
+        grace: 10m
+        steps:
+          - agent: librarian
+            task: Note the minute.
+            write: {note: "Daily/{{ today }}.md", section: "Minute"}
+    """)
+
+
+def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+@contextmanager
+def daemon(home, log_name="daemon.log"):
+    log = open(home.root / log_name, "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "routine", "run"], env=home.env, cwd=home.root,
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: (home.root / "run" / "control.sock").exists() or proc.poll() is not None, 30, "the control socket")
+        assert proc.poll() is None, (home.root / log_name).read_text()
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        log.close()
+
+
+def status(home) -> dict:
+    return json.loads(home.run("status", "--json", check=True).stdout)
+
+
+def only_schedule(home, text: str, name="test.yaml") -> None:
+    folder = home.config.parent / "schedules"
+    for f in folder.glob("*.yaml"):
+        f.unlink()
+    (folder / name).write_text(text)
+
+
+def journal_rows(home, sql: str, *args):
+    db = sqlite3.connect(home.state / "journal.sqlite3")
+    try:
+        return db.execute(sql, args).fetchall()
+    finally:
+        db.close()
+
+
+def test_fire_goes_through_running_daemon_and_status_reports_it(initialised, ollama):
+    home = initialised
+    only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
+    with daemon(home) as proc:
+        st = status(home)
+        assert st["state"] == "running" and st["pid"] == proc.pid
+        assert [f["block"] for f in st["next_fires"]] == ["every-minute"]
+        fired = home.run("fire", "strategist", check=True)
+        assert "Wrote Daily/" in fired.stdout
+        runs = json.loads(home.run("runs", "list", "--json", check=True).stdout)
+        assert runs[0]["agent"] == "strategist" and runs[0]["status"] == "ok"
+        assert any(r["id"] == runs[0]["id"] for r in status(home)["recent_runs"])
+    assert proc.returncode == 0
+    assert "fire strategist" in (home.root / "daemon.log").read_text()
+
+
+def test_hot_reload_valid_and_invalid_edits(initialised, ollama):
+    home = initialised
+    only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
+    with daemon(home):
+        path = home.config.parent / "schedules" / "test.yaml"
+        path.write_text(path.read_text().replace('"0 3 * * *"', '"0 4 * * *"')
+                        .replace("every-minute", "renamed-block"))
+        wait_for(lambda: [f["block"] for f in status(home)["next_fires"]] == ["renamed-block"], 15, "the reload")
+        path.write_text(path.read_text().replace('"0 4 * * *"', '"0 99 * * *"'))
+        alert = wait_for(lambda: [a for a in (home.vault / "Alerts").glob("*config rejected*.md")], 15, "an alert")
+        assert "hour 99 is out of range" in alert[0].read_text()
+        assert [f["block"] for f in status(home)["next_fires"]] == ["renamed-block"]  # last good stays
+
+
+def test_sigterm_when_idle_exits_zero(initialised):
+    home = initialised
+    only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
+    with daemon(home) as proc:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    assert not (home.root / "run" / "control.sock").exists()
+
+
+@pytest.mark.slow
+def test_kill_9_mid_step_then_restart_leaves_one_completed_run_per_slot(initialised, ollama):
+    home = initialised
+    only_schedule(home, MINUTELY)
+    # The first answer is slow, so the daemon is killed while the step is running.
+    ollama.script("mistral:7b-instruct-q4_K_M", [{"content": "- slow answer", "delay": 60}])
+    with daemon(home, "first.log") as first:
+        wait_for(lambda: journal_rows(home, "SELECT id FROM runs WHERE status='running' AND kind='step'"), 75, "a running step")
+        first.kill()
+        first.wait()
+    running = journal_rows(home, "SELECT slot FROM runs WHERE status='running' AND kind='step'")
+    killed_slot = running[0][0]
+    with daemon(home, "second.log"):
+        # The interrupted slot is caught up (within grace), then the next minute runs on time.
+        wait_for(lambda: len(journal_rows(home, "SELECT DISTINCT slot FROM runs WHERE kind='step' AND status='ok'")) >= 2,
+                 150, "two completed slots")
+    ok = journal_rows(home, "SELECT slot, COUNT(*) FROM runs WHERE kind='step' AND status='ok' GROUP BY slot")
+    assert all(count == 1 for _, count in ok), ok
+    assert killed_slot in {slot for slot, _ in ok}
+    interrupted = journal_rows(home, "SELECT slot FROM runs WHERE status='interrupted' AND kind='step'")
+    assert (killed_slot,) in interrupted
+    # Every slot the journal knows is explained: done, or missed/skipped with a reason.
+    for slot, state, reason in journal_rows(home, "SELECT slot, state, reason FROM slots"):
+        assert state in ("done", "missed", "skipped", "failed"), (slot, state)
+        assert state == "done" or reason
