@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from routine.cli.output import print_json
-from routine.config.loader import agent_named, load_agents, load_config
+from routine.config.loader import agent_named, agent_note_problems, load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, UsageError
 
 
@@ -16,7 +16,7 @@ def run(args) -> int:
             return code
     config = load_config(args.config)
     agents, problems = load_agents(config)
-    if args.target.lower() not in agents:
+    if args.target.lower() not in agents and not agent_note_problems(problems, args.target):
         block = _block_named(config, agents, args.target)
         if block is not None:
             return _fire_block(config, agents, block, args)
@@ -75,11 +75,10 @@ def _through_daemon(args) -> int | None:
 
 
 def _block_named(config, agents, name: str):
-    from routine.schedule.loader import load_schedules
+    """The block called ``name``; a problem in another schedule file does not stop it."""
+    from routine.schedule.loader import block_from_files
 
-    if not config.schedules_dir.is_dir():
-        return None
-    return load_schedules(config, agents).blocks.get(name)
+    return block_from_files(config, agents, name)
 
 
 def _fire_block(config, agents, block, args) -> int:

@@ -169,11 +169,16 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
     return spec, problems
 
 
+def agent_note_problems(problems: list[Problem], name: str) -> list[Problem]:
+    """The problems of the agent note named like ``name`` (Agents/Planner.md for 'planner')."""
+    return [p for p in problems if Path(p.file).stem.lower() == name.lower()]
+
+
 def agent_named(agents: dict[str, AgentSpec], problems: list[Problem], name: str) -> AgentSpec:
     key = name.lower()
     if key in agents:
         return agents[key]
-    own = [p for p in problems if Path(p.file).stem.lower() == key]
+    own = agent_note_problems(problems, key)
     if own:
         raise ConfigError(own)
     raise UsageError(

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from routine.config.yamlfile import LocatedYaml
+from routine.config.yamlfile import LocatedYaml, format_path
 from routine.errors import Problem
 
 
 def _sentence(error) -> str:
     v = error.validator
-    if v == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        known = ", ".join(sorted(error.schema.get("properties", {})))
-        return f"unknown key {', '.join(repr(e) for e in extra)} (known keys: {known})."
     if v == "required":
         return f"missing required key {error.message.split(' is a required')[0]}."
     if v == "enum":
@@ -43,5 +39,12 @@ def schema_problems(doc: LocatedYaml, schema: dict, base_path: tuple = ()) -> li
         path = base_path + tuple(error.absolute_path)
         if error.validator == "propertyNames":
             path = path + (error.instance,)
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            # One problem per unknown key, on the key's own line: that is the line to fix.
+            known = ", ".join(sorted(error.schema.get("properties", {})))
+            for extra in sorted(set(error.instance) - set(error.schema.get("properties", {})), key=str):
+                problems.append(Problem(doc.file, doc.line(path + (extra,)), format_path(path),
+                                        f"unknown key {extra!r} (known keys: {known})."))
+            continue
         problems.append(doc.problem(path, _sentence(error)))
-    return problems
+    return sorted(problems, key=lambda p: (p.line or 0))

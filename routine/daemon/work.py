@@ -21,6 +21,7 @@ class Work:
     label: str
     run: Callable[[], None]
     queued_at: float = field(default_factory=time.time)
+    queued_at_monotonic: float = field(default_factory=time.monotonic)
 
 
 class WorkQueue:
@@ -83,8 +84,11 @@ class WorkQueue:
                     work = self._next()
                 self._running[work.key] = work
                 self.last_progress = time.monotonic()
+            started = time.monotonic()
+            log.info("started %s (waited %.1fs)", work.label, started - work.queued_at_monotonic)
             try:
                 work.run()
+                log.info("finished %s in %.1fs", work.label, time.monotonic() - started)
             except Exception:  # a bug in one run must not kill the worker
                 log.exception("work %s crashed", work.label)
             finally:

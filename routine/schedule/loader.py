@@ -42,6 +42,25 @@ def schedule_files(config: Config) -> list[Path]:
     return sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) if folder.is_dir() else []
 
 
+def block_from_files(config: Config, agents: dict[str, AgentSpec], block_id: str) -> Block | None:
+    """One block by id, judged with the file it is in only (for `routine fire BLOCK`)."""
+    for path in schedule_files(config):
+        result = load_file(path, config, agents)
+        if block_id in result.blocks:
+            return result.blocks[block_id]
+        if result.problems and _declares_block(path, block_id):
+            raise ConfigError(result.problems)
+    return None
+
+
+def _declares_block(path: Path, block_id: str) -> bool:
+    try:
+        data = load_yaml(path).data
+    except YamlSyntaxError:
+        return False
+    return isinstance(data, dict) and isinstance(data.get("blocks"), dict) and block_id in data["blocks"]
+
+
 def merge(results: list[FileResult]) -> Schedules:
     out = Schedules()
     for r in results:
