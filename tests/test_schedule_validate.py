@@ -37,7 +37,7 @@ def test_validate_prints_all_five_mistakes_with_file_line_and_path(initialised):
         "mine.yaml:3: At 'blocks.morning.cron': bad cron: hour 25 is out of range 0-23",
         "mine.yaml:6: At 'blocks.morning.steps[0].task': unknown template variable todday",
         "mine.yaml:8: At 'blocks.morning.steps[1].agent': unknown agent 'wizard'",
-        "mine.yaml:10: At 'blocks.evening': unknown key 'colour'",
+        "mine.yaml:12: At 'blocks.evening': unknown key 'colour'",
         "mine.yaml:16: At 'blocks.evening.steps[0].write': 'Plans/OKRs.md' is outside agent planner's writes scope",
     ]
     # The schema problem (colour) hides nothing else in that block's file? Every one is printed.

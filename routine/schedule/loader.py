@@ -109,6 +109,7 @@ def load_file(path: Path, config: Config, agents: dict[str, AgentSpec]) -> FileR
             result.triggers.append(trigger)
     if result.problems:
         result.blocks, result.triggers = {}, []
+        result.problems.sort(key=lambda p: p.line or 0)
     return result
 
 
