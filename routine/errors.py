@@ -116,3 +116,7 @@ class Abandoned(RoutineError):
     def __init__(self):
         super().__init__("The daemon stopped before this step could write; nothing was written.",
                          "nothing to do: the slot is handled by its `missed` policy at the next start.")
+
+
+class ModelBusy(ModelError):
+    """No model slot could be freed in time: every resident model is in use or not ours."""

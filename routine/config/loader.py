@@ -11,6 +11,7 @@ from routine.config.model import (
     DEFAULT_OLLAMA_HOST,
     AgentSpec,
     Config,
+    Deployment,
     Layout,
     ModelAlias,
     WriteSpec,
@@ -18,6 +19,7 @@ from routine.config.model import (
 from routine.config.schema import AGENT, CONFIG
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml, parse_yaml
+from routine.durations import parse_duration
 from routine.errors import ConfigError, Problem, UsageError
 
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
@@ -49,10 +51,14 @@ def _build_config(path: Path, data: dict) -> Config:
     host = ollama.get("host") or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
     if "://" not in host:  # OLLAMA_HOST is often written as "0.0.0.0:11434"
         host = "http://" + host
+    host = host.rstrip("/")
     models = {}
     for name, spec in data["models"].items():
         if isinstance(spec, str):
             spec = {"model": spec}
+        primary = Deployment(spec["model"], _base(spec.get("api_base") or host))
+        extra = tuple(Deployment(d.get("model") or spec["model"], _base(d["api_base"]))
+                      for d in spec.get("deployments") or ())
         models[name] = ModelAlias(
             name=name,
             model=spec["model"],
@@ -60,8 +66,9 @@ def _build_config(path: Path, data: dict) -> Config:
             num_predict=spec.get("num_predict", 1024),
             fallbacks=tuple(spec.get("fallbacks", ())),
             options=tuple(sorted((spec.get("options") or {}).items())),
-            keep_alive=spec.get("keep_alive", "30m"),
+            keep_alive=spec.get("keep_alive", "10m"),
             api_base=spec.get("api_base"),
+            deployments=tuple(dict.fromkeys((primary, *extra))),
         )
     vault = Path(os.path.expandvars(data["vault"])).expanduser()
     if not vault.is_absolute():
@@ -70,8 +77,10 @@ def _build_config(path: Path, data: dict) -> Config:
         path=path,
         vault=vault,
         timezone=data.get("timezone"),
-        ollama_host=host.rstrip("/"),
+        ollama_host=host,
         max_resident=ollama.get("max_resident", 2),
+        idle_unload=parse_duration(ollama.get("idle_unload", "6h")).total_seconds(),
+        preload=ollama.get("preload", True),
         models=models,
         request_timeout=float(data.get("request_timeout", 600)),
         retries=data.get("retries", 2),
@@ -81,8 +90,13 @@ def _build_config(path: Path, data: dict) -> Config:
     )
 
 
+def _base(url: str) -> str:
+    url = url.strip().rstrip("/")
+    return url if "://" in url else "http://" + url
+
+
 def _config_checks(config: Config, doc: LocatedYaml) -> list[Problem]:
-    problems = []
+    problems = _pinning_conflicts(config, doc)
     for alias in config.models.values():
         for fb in alias.fallbacks:
             if fb not in config.models:
@@ -90,6 +104,24 @@ def _config_checks(config: Config, doc: LocatedYaml) -> list[Problem]:
                                             f"fallback {fb!r} is not a model alias defined under 'models'."))
     if config.timezone and not valid_timezone(config.timezone):
         problems.append(doc.problem(("timezone",), f"unknown time zone {config.timezone!r}; write an IANA name such as Europe/Berlin."))
+    return problems
+
+
+def _pinning_conflicts(config: Config, doc: LocatedYaml) -> list[Problem]:
+    """Two aliases that send one Ollama model different load options would make Ollama reload
+    it on every switch between them: refuse, and say which to align."""
+    problems, seen = [], {}
+    for alias in config.models.values():
+        for dep in alias.deployments:
+            if not dep.is_ollama:
+                continue
+            key = (dep.api_base, dep.ollama_name)
+            other = seen.setdefault(key, alias)
+            if other is not alias and other.request_options() != alias.request_options():
+                problems.append(doc.problem(("models", alias.name), (
+                    f"alias {alias.name!r} runs {dep.ollama_name} with options {alias.request_options()}, but alias "
+                    f"{other.name!r} runs it with {other.request_options()}; Ollama would reload the model at every "
+                    "switch. Give both the same num_ctx and options.")))
     return problems
 
 

@@ -9,6 +9,31 @@ DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 DEFAULT_NUM_CTX = 8192
 
 
+def is_ollama_model(model: str) -> bool:
+    return model.startswith(("ollama_chat/", "ollama/"))
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One place an alias's model runs: a LiteLLM model string and the server it is sent to."""
+
+    model: str     # e.g. "ollama_chat/mistral:7b-instruct-q4_K_M" or "openai/mistral-7b"
+    api_base: str  # the Ollama host (or OpenAI-compatible base URL), no trailing slash
+
+    @property
+    def is_ollama(self) -> bool:
+        return is_ollama_model(self.model)
+
+    @property
+    def ollama_name(self) -> str:
+        """The model's name as Ollama knows it (without the LiteLLM provider prefix)."""
+        return self.model.split("/", 1)[1] if self.is_ollama else self.model
+
+    @property
+    def label(self) -> str:
+        return f"{self.ollama_name} @ {self.api_base}"
+
+
 @dataclass(frozen=True)
 class ModelAlias:
     name: str
@@ -19,17 +44,26 @@ class ModelAlias:
     # Load-affecting options are pinned here so every request is identical and Ollama
     # never reloads a resident model for a changed option.
     options: tuple[tuple[str, object], ...] = ()
-    keep_alive: str | int = "30m"
+    # How long Ollama keeps the model after a run made without the daemon; the daemon
+    # manages residency itself (see routine.models.manager) and sends keep_alive -1.
+    keep_alive: str | int = "10m"
     api_base: str | None = None
+    # Where the model runs: the primary (model, api_base or ollama.host) first, then any
+    # `deployments:` listed for the alias. Filled in by the loader.
+    deployments: tuple[Deployment, ...] = ()
 
     @property
     def is_ollama(self) -> bool:
-        return self.model.startswith(("ollama_chat/", "ollama/"))
+        return is_ollama_model(self.model)
 
     @property
     def ollama_name(self) -> str:
         """The model's name as Ollama knows it (without the LiteLLM provider prefix)."""
         return self.model.split("/", 1)[1] if self.is_ollama else self.model
+
+    @property
+    def primary(self) -> Deployment:
+        return self.deployments[0]
 
     def request_options(self) -> dict:
         return {"num_ctx": self.num_ctx, **dict(self.options)}
@@ -78,6 +112,9 @@ class Config:
     retries: int = 2
     retry_backoff: float = 2.0
     unload_foreign: bool = False
+    # The daemon unloads a model of its own when nothing in the schedule needs it for this long.
+    idle_unload: float = 6 * 3600.0
+    preload: bool = True
     layout: Layout = field(default_factory=Layout)
 
     @property

@@ -37,6 +37,16 @@ MODEL_ALIAS = {
                 "options": {"type": "object"},
                 "keep_alive": {"type": ["string", "integer"]},
                 "api_base": {"type": "string"},
+                "deployments": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["api_base"],
+                        "properties": {"model": {"type": "string", "minLength": 1},
+                                       "api_base": {"type": "string", "minLength": 1}},
+                    },
+                },
             },
         },
     ]
@@ -56,6 +66,8 @@ CONFIG = {
                 "host": {"type": "string"},
                 "max_resident": {"type": "integer", "minimum": 1, "maximum": 8},
                 "unload_foreign": {"type": "boolean"},
+                "idle_unload": DURATION,
+                "preload": {"type": "boolean"},
             },
         },
         "models": {

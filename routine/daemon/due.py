@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
+from routine.durations import human
 from routine.journal.slots import Slots
 from routine.schedule.cron import slot_key
 from routine.schedule.model import Block
@@ -77,12 +78,4 @@ def _miss_reason(block: Block, at: datetime, now: datetime, why: str, later_runs
     return f"missed: {what}, and it is {_human(now - at)} late, beyond grace {_human(block.grace)}"
 
 
-def _human(delta: timedelta) -> str:
-    s = int(delta.total_seconds())
-    if s < 120:
-        return f"{s}s"
-    if s < 7200:
-        return f"{s // 60}m"
-    if s < 172800:
-        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
-    return f"{s // 86400}d"
+_human = human

@@ -76,3 +76,27 @@ def m002_slots(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("002_slots", m002_slots))
+
+
+def m003_model_events(db: sqlite3.Connection) -> None:
+    # Every load and unload of a model, with why: the residency story of a day, and the
+    # learned load times that decide how early to preload.
+    _script(db, """
+        CREATE TABLE model_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at TEXT NOT NULL,            -- UTC ISO time
+            host TEXT NOT NULL,
+            model TEXT NOT NULL,         -- the name Ollama knows
+            alias TEXT,
+            event TEXT NOT NULL,         -- load | unload | gone (unloaded by Ollama or another client)
+            reason TEXT,                 -- on-demand | preload | evict-for:<model> | idle | shutdown | ...
+            load_duration_ms INTEGER,
+            run_id TEXT                  -- the run that needed the model, when one did
+        );
+        CREATE INDEX model_events_at ON model_events(at);
+        ALTER TABLE runs ADD COLUMN warm INTEGER
+    """)  # runs.warm: 1 when the model was resident as the step began (no comment inside ALTER:
+    # SQLite splices the column text, comments included, into the stored table definition)
+
+
+MIGRATIONS.append(("003_model_events", m003_model_events))

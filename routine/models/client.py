@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from routine.config.model import Config, ModelAlias
-from routine.errors import ModelError, ModelMissing, OllamaUnreachable
-from routine.models import ollama_host
+from routine.config.model import Config, Deployment, ModelAlias
+from routine.errors import ModelBusy, ModelError, ModelMissing, OllamaUnreachable
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,7 @@ class Completion:
     load_duration_ms: int | None = None
     duration_ms: int = 0
     attempts: list[str] = field(default_factory=list)  # what failed before this answer, for the journal
+    warm: bool | None = None  # the model was resident when the call began (None: no residency to speak of)
 
 
 def _litellm(default_host: str):
@@ -45,39 +46,58 @@ def _litellm(default_host: str):
 
 
 class ModelClient:
-    def __init__(self, config: Config, sleep: Callable[[float], None] = time.sleep):
+    """Answers a chat for an alias: its deployments, then its fallbacks, each with retries.
+
+    Every Ollama call holds a lease of the model manager, which decides residency; the
+    request then carries the alias's pinned options, so Ollama never reloads a model.
+    """
+
+    def __init__(self, config: Config, manager=None, sleep: Callable[[float], None] = time.sleep):
+        from routine.models.manager import ModelManager
+
         self.config = config
+        self.manager = manager or ModelManager(config)
         self.sleep = sleep
 
-    def host_of(self, alias: ModelAlias) -> str:
-        return (alias.api_base or self.config.ollama_host).rstrip("/")
+    def complete(self, alias_name: str, messages: list[dict], on_token: Callable[[str], None] | None = None,
+                 run_id: str | None = None, prefetch: str | None = None) -> Completion:
+        """Answer with the alias, else each fallback in order. Raises the first alias's error.
 
-    def complete(self, alias_name: str, messages: list[dict], on_token: Callable[[str], None] | None = None) -> Completion:
-        """Answer with the alias, else each fallback in order. Raises the first alias's error."""
+        ``prefetch``: the alias the next step will need; it is preloaded while this call runs
+        when that delays nothing."""
         chain = [alias_name] + [fb for fb in self.config.models[alias_name].fallbacks if fb != alias_name]
         attempts: list[str] = []
         first_error: Exception | None = None
         for name in chain:
             alias = self.config.models[name]
-            try:
-                result = self._with_retries(alias, messages, on_token)
-            except ModelError as exc:
-                attempts.append(f"{name}: {exc.message}")
-                first_error = first_error or exc
-                log.warning("model %s failed: %s", name, exc.message)
-                continue
-            result.attempts = attempts
-            return result
+            for dep in self._deployments(alias):
+                try:
+                    result = self._with_retries(alias, dep, messages, on_token, run_id, prefetch)
+                except ModelError as exc:
+                    attempts.append(f"{name} ({dep.label}): {exc.message}")
+                    first_error = first_error or exc
+                    log.warning("model %s at %s failed: %s", name, dep.api_base, exc.message)
+                    continue
+                result.attempts = attempts
+                return result
         assert first_error is not None
         raise first_error
 
-    def _with_retries(self, alias: ModelAlias, messages, on_token) -> Completion:
+    def _deployments(self, alias: ModelAlias) -> list[Deployment]:
+        """Where to try first: a host that has the model resident, then one with a free slot,
+        then the order the person listed them in."""
+        deps = list(alias.deployments)
+        return sorted(deps, key=lambda d: (not (d.is_ollama and self.manager.is_resident(d)),
+                                           not (d.is_ollama and self.manager.has_free_slot(d)),
+                                           deps.index(d)))
+
+    def _with_retries(self, alias: ModelAlias, dep: Deployment, messages, on_token, run_id, prefetch) -> Completion:
         delay = self.config.retry_backoff
         for attempt in range(self.config.retries + 1):
             try:
-                return self._once(alias, messages, on_token)
-            except ModelMissing:
-                raise  # no retry can pull a model
+                return self._once(alias, dep, messages, on_token, run_id, prefetch)
+            except (ModelMissing, ModelBusy):
+                raise  # no retry can pull a model, and a busy host was already waited for
             except ModelError as exc:
                 if attempt == self.config.retries:
                     raise
@@ -86,62 +106,80 @@ class ModelClient:
                 delay *= 2
         raise AssertionError("unreachable")
 
-    def _once(self, alias: ModelAlias, messages, on_token) -> Completion:
-        host = self.host_of(alias)
+    def _once(self, alias: ModelAlias, dep: Deployment, messages, on_token, run_id, prefetch) -> Completion:
         started = time.monotonic()
-        load_ms = None
-        if alias.is_ollama:
-            # An explicit load first: gives load_duration, and a clear "not pulled" error.
-            load_ms = ollama_host.load(alias, host, self.config.request_timeout)
-        litellm = _litellm(self.config.ollama_host)
-        kwargs = dict(
-            model=alias.model,
-            messages=messages,
-            api_base=host,
-            timeout=self.config.request_timeout,
-            num_retries=0,  # retries are ours, with backoff and journaled
-            max_tokens=alias.num_predict,
-        )
-        if alias.is_ollama:
-            # Identical on every request, so Ollama never reloads the model (see ModelAlias).
-            kwargs.update(num_ctx=alias.num_ctx, keep_alive=alias.keep_alive, **dict(alias.options))
+        lease = self.manager.lease(alias, dep, run_id) if dep.is_ollama else None
         try:
-            if on_token is None:
-                response = litellm.completion(stream=False, **kwargs)
-            else:
-                chunks = []
-                for chunk in litellm.completion(stream=True, **kwargs):
-                    chunks.append(chunk)
-                    piece = chunk.choices[0].delta.content if chunk.choices else None
-                    if piece:
-                        on_token(piece)
-                response = litellm.stream_chunk_builder(chunks, messages=messages)
-        except Exception as exc:
-            raise _translate_litellm(exc, host, alias) from None
+            if prefetch and prefetch != alias.name:
+                self._prefetch(prefetch, run_id)
+            response = self._call(alias, dep, messages, on_token)
+        finally:
+            if lease is not None:
+                lease.release()
         text = response.choices[0].message.content or ""
         usage = getattr(response, "usage", None)
         return Completion(
             text=text,
             alias=alias.name,
-            model=alias.model,
+            model=dep.model,
             tokens_in=getattr(usage, "prompt_tokens", None),
             tokens_out=getattr(usage, "completion_tokens", None),
-            load_duration_ms=load_ms,
+            load_duration_ms=(lease.load_ms or 0) if lease is not None else None,
             duration_ms=int((time.monotonic() - started) * 1000),
+            warm=lease.warm if lease is not None else None,
         )
 
+    def _prefetch(self, alias_name: str, run_id: str | None) -> None:
+        alias = self.config.models.get(alias_name)
+        if alias is None or not alias.primary.is_ollama:
+            return
 
-def _translate_litellm(exc: Exception, host: str, alias: ModelAlias) -> ModelError:
-    text = str(exc)
-    if "not found" in text.lower() and alias.is_ollama:
-        return ModelMissing(alias.ollama_name, host)
+        def load() -> None:
+            try:
+                self.manager.preload(alias, alias.primary, self.manager.clock(), run_id, reason="preload:next-step")
+            except ModelError as exc:  # the step itself will load it and report any problem
+                log.info("prefetch of %s skipped: %s", alias_name, exc.message)
+
+        threading.Thread(target=load, name=f"prefetch-{alias_name}", daemon=True).start()
+
+    def _call(self, alias: ModelAlias, dep: Deployment, messages, on_token):
+        litellm = _litellm(self.config.ollama_host)
+        kwargs = dict(
+            model=dep.model,
+            messages=messages,
+            api_base=dep.api_base,
+            timeout=self.config.request_timeout,
+            num_retries=0,  # retries are ours, with backoff and journaled
+            max_tokens=alias.num_predict,
+        )
+        if dep.is_ollama:
+            # Identical on every request, so Ollama never reloads the model (see ModelAlias).
+            kwargs.update(num_ctx=alias.num_ctx, keep_alive=self.manager.keep_alive_for(alias), **dict(alias.options))
+        try:
+            if on_token is None:
+                return litellm.completion(stream=False, **kwargs)
+            chunks = []
+            for chunk in litellm.completion(stream=True, **kwargs):
+                chunks.append(chunk)
+                piece = chunk.choices[0].delta.content if chunk.choices else None
+                if piece:
+                    on_token(piece)
+            return litellm.stream_chunk_builder(chunks, messages=messages)
+        except Exception as exc:
+            raise _translate_litellm(exc, dep) from None
+
+
+def _translate_litellm(exc: Exception, dep: Deployment) -> ModelError:
+    text, host = str(exc), dep.api_base
+    if "not found" in text.lower() and dep.is_ollama:
+        return ModelMissing(dep.ollama_name, host)
     name = type(exc).__name__
     if "Connection" in name or "connect" in text.lower():
         return OllamaUnreachable(host, name)
     if "Timeout" in name:
-        return ModelError(f"The model {alias.model} did not answer within {int(_timeout_of(exc))} s.",
+        return ModelError(f"The model {dep.model} did not answer within {int(_timeout_of(exc))} s.",
                           "raise `request_timeout` in routine.yaml, or use a smaller model.")
-    return ModelError(f"The model call to {alias.model} failed: {text.splitlines()[0][:300]}",
+    return ModelError(f"The model call to {dep.model} failed: {text.splitlines()[0][:300]}",
                       "see `routine runs show` for the full error; check `routine doctor`.")
 
 

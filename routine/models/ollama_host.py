@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from routine.config.model import ModelAlias
 from routine.errors import ModelMissing, OllamaUnreachable
 
 
@@ -40,18 +39,16 @@ def _translate(exc: Exception, host: str, model: str | None) -> Exception:
     return exc
 
 
-def load(alias: ModelAlias, host: str, timeout: float) -> int:
+def load(name: str, host: str, options: dict, keep_alive, timeout: float) -> int:
     """Load (or touch) the model with its pinned options; returns Ollama's load_duration in ms.
 
-    The options and keep_alive are exactly those of every chat request for this alias, so
-    this never causes a reload of a model that is already resident.
+    The options are exactly those of every chat request for the alias (``ModelAlias.
+    request_options``), so this never causes a reload of a model that is already resident.
     """
     try:
-        response = _client(host, timeout).generate(
-            model=alias.ollama_name, prompt="", keep_alive=alias.keep_alive, options=alias.request_options()
-        )
+        response = _client(host, timeout).generate(model=name, prompt="", keep_alive=keep_alive, options=options)
     except Exception as exc:  # translated to a domain error with the fix
-        raise _translate(exc, host, alias.ollama_name) from None
+        raise _translate(exc, host, name) from None
     return int((response.get("load_duration") or 0) / 1e6)
 
 

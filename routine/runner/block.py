@@ -39,9 +39,11 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
                            parent=parent, slot=slot,
                            error=f"skipped: step {failed_at} ({block.steps[failed_at].agent}) failed before it")
             continue
+        following = agents.get(block.steps[index + 1].agent) if index + 1 < len(block.steps) else None
         request = StepRequest(agent=agent, task=step.task or agent.task, write=step.write or agent.write,
                               inputs=step.inputs, trigger=trigger, block=block.id, step_index=index,
-                              parent=parent, slot=slot, prior=dict(prior))
+                              parent=parent, slot=slot, prior=dict(prior),
+                              prefetch=following.model if following else None)
         result = runner.run_step(request, dry_run=dry_run, stream=stream)
         outcome.steps.append(result)
         if result.error is not None:

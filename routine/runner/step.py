@@ -37,6 +37,7 @@ class StepRequest:
     parent: str | None = None
     slot: str | None = None
     prior: dict[str, str] = field(default_factory=dict)  # earlier steps' outputs, by agent name
+    prefetch: str | None = None  # the model alias the block's next step needs (preloaded meanwhile)
 
     @classmethod
     def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual") -> "StepRequest":
@@ -90,10 +91,13 @@ class Runner:
 
     @property
     def models(self):
-        if self._models is None:
+        if self._models is None:  # `routine fire` without a daemon: a manager of its own
+            from routine.journal.model_events import ModelEvents
             from routine.models.client import ModelClient
+            from routine.models.manager import ModelManager
 
-            self._models = ModelClient(self.config)
+            events = ModelEvents(self.journal.db) if self.journal is not None else None
+            self._models = ModelClient(self.config, ModelManager(self.config, events=events))
         return self._models
 
     def run_step(self, req: StepRequest, dry_run: bool = False, stream: bool = False) -> StepOutcome:
@@ -127,7 +131,8 @@ class Runner:
         self.journal.update(run_id, task=task, prompt=built.messages, sources=built.sources, dropped=built.dropped)
         try:
             on_token = (lambda piece: self.on_event("token", {"run": run_id, "text": piece})) if stream else None
-            answer = self.models.complete(agent.model, built.messages, on_token=on_token)
+            answer = self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
+                                          prefetch=req.prefetch)
             with self.write_gate():
                 result = self._write(agent, target, answer, run_id, now, built.sources)
         except Abandoned as exc:
@@ -140,7 +145,7 @@ class Runner:
                             wrote={"path": result.rel, "outcome": result.outcome, "proposal": result.proposal_rel,
                                    "message": result.message},
                             tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
-                            load_duration_ms=answer.load_duration_ms,
+                            load_duration_ms=answer.load_duration_ms, warm=answer.warm,
                             details={"fallback_attempts": answer.attempts} if answer.attempts else None)
         self.on_event("wrote", {"run": run_id, "path": result.rel, "outcome": result.outcome, "message": result.message})
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model)

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from routine.config.model import StepSpec, WriteSpec
+from routine.durations import parse_duration  # noqa: F401  (schedule files' durations)
 from routine.schedule.cron import Cron
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str) -> timedelta:
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", str(text))
-    if not m:
-        raise ValueError(f"{text!r} is not a duration; write e.g. 90s, 10m, 2h or 1d")
-    return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
 
 
 @dataclass(frozen=True)
