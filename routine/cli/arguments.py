@@ -53,3 +53,12 @@ def run(p: argparse.ArgumentParser) -> None:
 
 def status(p: argparse.ArgumentParser) -> None:
     _json(p)
+
+
+def models(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="models_command", metavar="ps|plan")
+    _json(sub.add_parser("ps", help="resident models: who loaded each, when it expires"))
+    plan = sub.add_parser("plan", help="the coming day's model loads: routine's plan against Ollama alone")
+    plan.add_argument("--hours", type=int, default=24, help="how far ahead (default 24)")
+    _json(plan)
+    _json(p)

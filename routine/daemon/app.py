@@ -1,9 +1,10 @@
 """`routine run`: the daemon. Start-up order, the due-slot logic, hot reload, shutdown.
 
-Start-up: config (fatal if invalid) → journal (interrupted runs marked) → work queue →
-what is owed since last time (catch-up or missed) → timers → control socket → file watcher.
+Start-up: config (fatal if invalid) → journal (interrupted runs marked) → model manager →
+work queue → what is owed since last time (catch-up or missed) → timers → preloader →
+control socket → file watcher.
 Shutdown (SIGTERM/SIGINT): stop timers and intake, let the running step finish for a short
-while, else abandon it without writing, record it, exit 0.
+while, else abandon it without writing, record it, unload our models, exit 0.
 """
 
 from __future__ import annotations
@@ -57,7 +58,14 @@ class Daemon:
         self.control = None
         self.watcher = None
         self.started_at = time.time()
-        self.models = None  # shared model client (the model manager of the residency work)
+        self.residency = None  # routine.daemon.residency: the one model manager of this process
+
+    @property
+    def models(self):
+        return self.residency.client if self.residency else None
+
+    def zone_name(self) -> str:
+        return local_zone_name(self.live.config)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -66,6 +74,9 @@ class Daemon:
         self.slots.mark_interrupted()
         if interrupted:
             log.warning("%d run(s) were interrupted by the last stop: %s", len(interrupted), ", ".join(interrupted))
+        from routine.daemon.residency import Residency
+
+        self.residency = Residency(self)
         self.queue.start()
         for block_id in list(self.live.schedules.blocks):
             self.on_due(block_id)
@@ -74,6 +85,7 @@ class Daemon:
         self.timers = Timers(paths.state_dir(), self.on_due, local_zone_name(self.live.config))
         self.timers.sync(self.live.schedules.blocks)
         self.timers.start()
+        self.residency.start()
         from routine.daemon.control import ControlServer
 
         self.control = ControlServer(self)
@@ -105,6 +117,8 @@ class Daemon:
             for run_id in self.journal.mark_interrupted("stopped by SIGTERM before the step finished; nothing was written"):
                 log.warning("abandoned run %s at shutdown", run_id)
             self.slots.mark_interrupted()
+        if self.residency:
+            self.residency.stop()
         if self.control:
             self.control.stop()
         self.journal.close()
@@ -117,6 +131,8 @@ class Daemon:
             raise_alert(self.live.config, self.now_local(), "config rejected",
                         f"These edits were rejected; the last good version stays in force:\n\n{msg}",
                         "correct the lines listed; `routine schedule validate` checks them.")
+        if result.changed and self.residency:
+            self.residency.reconfigure()
         if result.changed and self.timers:
             self.timers.sync(self.live.schedules.blocks)
             log.info("reloaded: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers))
@@ -124,7 +140,7 @@ class Daemon:
     # --- scheduled work ----------------------------------------------------------------------
 
     def now_local(self) -> datetime:
-        return self.clock().astimezone(ZoneInfo(local_zone_name(self.live.config)))
+        return self.clock().astimezone(ZoneInfo(self.zone_name()))
 
     def on_due(self, block_id: str, now: datetime | None = None) -> None:
         """A block may owe runs: run what is on time or within grace; record every other slot."""
@@ -141,8 +157,10 @@ class Daemon:
             for slot in owed.run:
                 if self.slots.claim(block.id, slot.key):
                     trigger = "schedule" if slot.reason == "on time" else "catch-up"
-                    self.queue.submit(Work(key=f"block:{block.id}", label=f"{block.id} @ {slot.key}",
-                                           run=partial(self._run_block, block.id, slot, trigger)))
+                    work = Work(key=f"block:{block.id}", label=f"{block.id} @ {slot.key}", run=None,
+                                models=self.model_keys(block.agents))
+                    work.run = partial(self._run_block, block.id, slot, trigger, work)
+                    self.queue.submit(work)
 
     def _record_missed(self, block, slot: due.Slot) -> None:
         state = "skipped" if block.missed == "skip" else "missed"
@@ -161,7 +179,7 @@ class Daemon:
                     f"and those times are beyond the block's grace of {block.grace}.",
                     "nothing to do unless this keeps happening; `routine fire " + block.id + "` runs it now.")
 
-    def _run_block(self, block_id: str, slot: due.Slot, trigger: str) -> None:
+    def _run_block(self, block_id: str, slot: due.Slot, trigger: str, work: Work | None = None) -> None:
         from routine.runner.block import run_block
 
         block = self.live.schedules.blocks.get(block_id)
@@ -171,17 +189,28 @@ class Daemon:
         self.slots.set(block_id, slot.key, "running")
         journal = Journal()
         try:
-            runner = self.make_runner(journal)
+            runner = self.make_runner(journal, work=work)
             outcome = run_block(runner, block, self.live.agents, trigger=trigger, slot=slot.key)
         finally:
             journal.close()
         if not self.abandon.is_set():
             self.slots.set(block_id, slot.key, "done" if outcome.status == "ok" else "failed", run_id=outcome.run_id)
 
-    def make_runner(self, journal: Journal, on_event=None):
+    def model_keys(self, agent_names) -> tuple:
+        return self.residency.keys_for_agents(agent_names) if self.residency else ()
+
+    def make_runner(self, journal: Journal, on_event=None, work: Work | None = None):
+        """A runner on the shared model manager. With ``work``, the job's model set follows its
+        block: the steps still to come are what the forecast counts as needed now."""
         from routine.runner.step import Runner
 
-        runner = Runner(self.live.config, journal, models=self.models, on_event=on_event)
+        def events(kind: str, data: dict) -> None:
+            if work is not None and kind == "step":
+                work.models = self.model_keys(data["after"])
+            if on_event is not None:
+                on_event(kind, data)
+
+        runner = Runner(self.live.config, journal, models=self.models, on_event=events)
         runner.write_gate = self._gate
         return runner
 

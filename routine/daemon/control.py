@@ -101,17 +101,19 @@ def fire(daemon, message: dict, send) -> None:
         send({"event": kind, **data})
 
     block = live.schedules.blocks.get(target)
+    job = Work(key="", label=f"fire {target}", run=None)
     if block is not None and target.lower() not in live.agents:
         def work() -> None:
             journal = Journal()
             try:
-                outcome = run_block(daemon.make_runner(journal, on_event), block, live.agents, trigger="manual", stream=True)
+                outcome = run_block(daemon.make_runner(journal, on_event, job), block, live.agents, trigger="manual",
+                                    stream=True)
                 result.update(status=outcome.status, run=outcome.run_id,
                               steps=[s.summary() for s in outcome.steps])
             finally:
                 journal.close()
                 done.set()
-        key = f"block:{block.id}"
+        job.key, job.models = f"block:{block.id}", daemon.model_keys(block.agents)
     else:
         agent = agent_named(live.agents, [], target)
         request = StepRequest.for_agent(live.config, agent, message.get("task"))
@@ -124,8 +126,9 @@ def fire(daemon, message: dict, send) -> None:
             finally:
                 journal.close()
                 done.set()
-        key = f"agent:{agent.name}"
-    daemon.queue.submit(Work(key=key, label=f"fire {target}", run=work))
+        job.key, job.models = f"agent:{agent.name}", daemon.model_keys([agent.name])
+    job.run = work
+    daemon.queue.submit(job)
     snapshot = daemon.queue.snapshot()
     if snapshot["queued"]:
         send({"event": "queued", "ahead": len(snapshot["running"]) + len(snapshot["queued"]) - 1})

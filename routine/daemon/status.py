@@ -23,6 +23,7 @@ def snapshot(daemon) -> dict:
         "config": str(daemon.live.config.path),
         "vault": str(daemon.live.config.vault),
         "queue": daemon.queue.snapshot(),
+        "resident_models": daemon.residency.manager.snapshot() if daemon.residency else [],
         "next_fires": sorted(({"block": b, "at": t.isoformat()} for b, t in fires.items()), key=lambda f: f["at"]),
         "recent_runs": recent,
         "open_alerts": open_alerts(daemon.live.config),

@@ -22,6 +22,7 @@ class Work:
     run: Callable[[], None]
     queued_at: float = field(default_factory=time.time)
     queued_at_monotonic: float = field(default_factory=time.monotonic)
+    models: tuple = ()  # residency keys of the models this work will call (for the forecast)
 
 
 class WorkQueue:
@@ -47,6 +48,11 @@ class WorkQueue:
     def snapshot(self) -> dict:
         with self._cond:
             return {"running": [w.label for w in self._running.values()], "queued": [w.label for w in self._items]}
+
+    def models(self) -> set:
+        """Models that queued or running work needs: to the model manager, needed now."""
+        with self._cond:
+            return {m for w in (*self._items, *self._running.values()) for m in w.models}
 
     def busy(self) -> bool:
         with self._cond:

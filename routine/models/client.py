@@ -87,6 +87,12 @@ class ModelClient:
         """Where to try first: a host that has the model resident, then one with a free slot,
         then the order the person listed them in."""
         deps = list(alias.deployments)
+        if len(deps) > 1:
+            for host in {d.api_base for d in deps if d.is_ollama}:
+                try:
+                    self.manager.refresh(host)
+                except ModelError:
+                    pass  # unreachable: its attempt fails fast and the next deployment answers
         return sorted(deps, key=lambda d: (not (d.is_ollama and self.manager.is_resident(d)),
                                            not (d.is_ollama and self.manager.has_free_slot(d)),
                                            deps.index(d)))

@@ -138,8 +138,11 @@ class ModelManager:
                 return False
             victim = None
             if len(set(st.resident) | st.loading) >= self.config.max_resident:
-                victim = self._victim(host, st)
-                if victim is None:
+                # Belady's choice among all our models, busy ones included: if the model to go
+                # is busy now, wait for the step to load on demand rather than evict a model
+                # that will be needed again (an extra load later).
+                victim = self._victim(host, st, include_busy=True)
+                if victim is None or st.leases[victim]:
                     return False
                 nxt = self.forecast((host, victim), self.clock())
                 if nxt is not None and nxt <= needed_at:
@@ -205,21 +208,22 @@ class ModelManager:
 
     # --- choosing and unloading ----------------------------------------------------------------
 
-    def _victim(self, host: str, st: _Host) -> str | None:
+    def _victim(self, host: str, st: _Host, include_busy: bool = False) -> str | None:
         now = self.clock()
         far = datetime.max.replace(tzinfo=timezone.utc)
-        candidates = [n for n, r in st.resident.items() if not st.leases[n] and n not in st.unloading
-                      and n not in st.loading and (r.ours or self.config.unload_foreign)]
+        candidates = [n for n, r in st.resident.items() if (include_busy or not st.leases[n])
+                      and n not in st.unloading and n not in st.loading and (r.ours or self.config.unload_foreign)]
         if not candidates:
             return None
         # Farthest next use first (Belady); then least recently used.
         return max(candidates, key=lambda n: (self.forecast((host, n), now) or far,
                                               -st.resident[n].last_used.timestamp()))
 
-    def _unload(self, host: str, name: str, reason: str, run_id: str | None = None) -> None:
+    def _unload(self, host: str, name: str, reason: str, run_id: str | None = None, confirm: bool = True) -> None:
+        """Unload and (unless told not to) wait until /api/ps no longer lists the model."""
         ollama_host.unload(name, host)
         deadline, pause = time.monotonic() + UNLOAD_CONFIRM_SECONDS, 0.05
-        while any(r.name == name for r in ollama_host.resident(host)):
+        while confirm and any(r.name == name for r in ollama_host.resident(host)):
             if time.monotonic() > deadline:
                 with self._cond:
                     self._hosts[host].unloading.discard(name)
@@ -262,15 +266,16 @@ class ModelManager:
         return min(again) if again else None
 
     def shutdown(self) -> None:
-        """Unload every model of ours: a stopped routine leaves the box's memory free."""
+        """Unload every model of ours: a stopped routine leaves the box's memory free. A model
+        still in use by an abandoned step is unloaded by Ollama when that request ends."""
         with self._cond:
-            todo = [(h, n) for h, st in self._hosts.items() for n, r in st.resident.items()
+            todo = [(h, n, not st.leases[n]) for h, st in self._hosts.items() for n, r in st.resident.items()
                     if r.ours and n not in st.unloading]
-            for h, n in todo:
+            for h, n, _ in todo:
                 self._hosts[h].unloading.add(n)
-        for host, name in todo:
+        for host, name, idle in todo:
             try:
-                self._unload(host, name, "shutdown")
+                self._unload(host, name, "shutdown", confirm=idle)
             except ModelError as exc:
                 log.warning("could not unload %s at shutdown: %s", name, exc.message)
 
@@ -280,7 +285,7 @@ class ModelManager:
         """Bring our view of ``host`` in line with /api/ps (lock held)."""
         st = self._hosts.setdefault(host, _Host())
         now, seen = self.clock(), {r.name: r for r in ps}
-        for name in [n for n in st.resident if n not in seen and n not in st.unloading]:
+        for name in [n for n in st.resident if n not in seen and n not in st.unloading and n not in st.loading]:
             gone = st.resident.pop(name)
             if gone.ours:
                 self._record(host, name, "gone", "unloaded by Ollama or another client", gone.alias, None, None)
@@ -307,6 +312,12 @@ class ModelManager:
         with self._events_lock:
             self.events.record(host=host, model=name, event=event, reason=reason, alias=alias,
                                load_duration_ms=load_ms, run_id=run_id, at=self.clock())
+
+    def refresh(self, host: str) -> None:
+        """Look at the host's /api/ps now (before choosing between deployments)."""
+        ps = ollama_host.resident(host)
+        with self._cond:
+            self._sync(host, ps)
 
     def is_resident(self, dep: Deployment) -> bool:
         with self._cond:

@@ -98,6 +98,7 @@ class Decision:
     loaded: bool                      # a load was needed for it
     evicted: ModelKey | None = None   # what the load pushed out
     expired: list[ModelKey] = field(default_factory=list)  # Ollama's keep_alive ran out before it
+    idle_unloaded: list[ModelKey] = field(default_factory=list)  # routine unloaded them as idle before it
 
 
 @dataclass
@@ -108,6 +109,10 @@ class Simulation:
     @property
     def loads(self) -> int:
         return sum(d.loaded for d in self.decisions)
+
+    @property
+    def idle_unloads(self) -> int:
+        return sum(len(d.idle_unloaded) for d in self.decisions)
 
     @property
     def warm_share(self) -> float:
@@ -148,14 +153,21 @@ def simulate_ours(uses: list[Use], slots: int, initial: tuple[ModelKey, ...] = (
     resident, last_used, out = list(initial)[:slots], {}, []
     for i, use in enumerate(uses):
         if idle_unload is not None:
-            resident = [m for m in resident if not _idle_unloaded(m, uses, last_used, use.at, idle_unload)]
-        decision = Decision(use, warm=use.model in resident, loaded=use.model not in resident)
+            idle = [m for m in resident if _idle_unloaded(m, uses, last_used, use.at, idle_unload)]
+            resident = [m for m in resident if m not in idle]
+        decision = Decision(use, warm=use.model in resident, loaded=use.model not in resident,
+                            idle_unloaded=idle if idle_unload is not None else [])
         if decision.loaded:
             if len(resident) >= slots:
                 decision.evicted = _farthest(resident, seq, i, last_used)
                 resident.remove(decision.evicted)
             resident.append(use.model)
-            decision.warm = use.kind == "schedule"  # preloaded before its step began
+            # Preloaded before its step began, unless what it evicts is busy with the block's
+            # previous step (then the manager waits for that step: a cold start, no extra load).
+            previous = uses[i - 1] if i else None
+            busy = (previous is not None and previous.block == use.block and previous.kind == use.kind
+                    and previous.step == use.step - 1 and previous.model == decision.evicted)
+            decision.warm = use.kind == "schedule" and not busy
         last_used[use.model] = i
         out.append(decision)
     return Simulation("ours", out)

@@ -39,6 +39,9 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
                            parent=parent, slot=slot,
                            error=f"skipped: step {failed_at} ({block.steps[failed_at].agent}) failed before it")
             continue
+        # The model manager's forecast: what this block still needs after the step starting now.
+        runner.on_event("step", {"run": parent, "block": block.id, "index": index,
+                                 "after": [s.agent for s in block.steps[index + 1:]]})
         following = agents.get(block.steps[index + 1].agent) if index + 1 < len(block.steps) else None
         request = StepRequest(agent=agent, task=step.task or agent.task, write=step.write or agent.write,
                               inputs=step.inputs, trigger=trigger, block=block.id, step_index=index,

@@ -1,0 +1,138 @@
+"""`routine models [ps|plan]`: what is resident now, and the model-load plan for the coming day."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+from routine.cli.output import print_json, print_table
+from routine.config.loader import load_agents, load_config
+from routine.errors import RoutineError
+
+
+def run(args) -> int:
+    config = load_config(args.config)
+    if getattr(args, "models_command", None) == "plan":
+        return _plan(config, args.hours, args.json)
+    return _ps(config, args.json)
+
+
+def _hosts(config) -> list[str]:
+    return sorted({d.api_base for a in config.models.values() for d in a.deployments if d.is_ollama})
+
+
+def _ps(config, as_json: bool) -> int:
+    from routine.journal import Journal
+    from routine.journal.model_events import ModelEvents
+    from routine.models import ollama_host
+
+    journal = Journal()
+    try:
+        events = ModelEvents(journal.db)
+        rows, unreachable = [], []
+        for host in _hosts(config):
+            try:
+                resident = ollama_host.resident(host)
+            except RoutineError as exc:
+                unreachable.append({"host": host, "error": exc.message, "fix": exc.fix})
+                continue
+            for r in resident:
+                ours = events.last_load(host, r.name)
+                rows.append({"host": host, "model": r.name, "context": r.context_length,
+                             "size_gib": round(r.size / 2**30, 1) if r.size else None,
+                             "loaded_by": _loaded_by(ours), "expires": _expires(r.expires_at)})
+    finally:
+        journal.close()
+    if as_json:
+        print_json({"resident": rows, "unreachable": unreachable, "max_resident": config.max_resident})
+        return 0 if not unreachable else 1
+    for u in unreachable:
+        print(f"routine: {u['error']} Fix: {u['fix']}")
+    if not rows:
+        print("No models are resident." if not unreachable else "")
+    else:
+        print_table(rows, ["model", "host", "context", "size_gib", "loaded_by", "expires"])
+        print(f"\n{len(rows)} resident (routine keeps at most {config.max_resident} per host).")
+    return 0 if not unreachable else 1
+
+
+def _loaded_by(event: dict | None) -> str:
+    if event is None:
+        return "another client"
+    return f"routine ({event['reason']}{', run ' + event['run_id'] if event.get('run_id') else ''})"
+
+
+def _expires(text: str | None) -> str:
+    if not text:
+        return "-"
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    if when.year > 2100:
+        return "never (routine unloads it)"
+    return when.astimezone().strftime("%H:%M:%S")
+
+
+def _plan(config, hours: int, as_json: bool) -> int:
+    from routine.daemon.app import local_zone_name
+    from routine.models.plan import belady_loads, key_label, simulate_ollama, simulate_ours, upcoming_uses
+    from routine.schedule.loader import load_schedules
+
+    agents, _ = load_agents(config)
+    schedules = load_schedules(config, agents)
+    tz = ZoneInfo(local_zone_name(config))
+    now = datetime.now(timezone.utc)
+    uses = upcoming_uses(config, agents, schedules.blocks.values(), now, now + timedelta(hours=hours), tz)
+    slots = config.max_resident
+    ours = simulate_ours(uses, slots, idle_unload=timedelta(seconds=config.idle_unload))
+    naive = simulate_ollama(uses, slots)
+    bound = belady_loads([u.model for u in uses], slots)
+    leads = _leads(config, {u.model for u in uses})
+    rows = []
+    for mine, theirs in zip(ours.decisions, naive.decisions):
+        use = mine.use
+        rows.append({
+            "at": use.at.astimezone(tz).strftime("%a %H:%M"), "block": use.block, "agent": use.agent,
+            "model": key_label(use.model),
+            "routine": _ours_cell(mine, leads[use.model], tz),
+            "ollama alone": "warm" if theirs.warm else "load" + (f", evicts {key_label(theirs.evicted)}" if theirs.evicted else ""),
+        })
+    summary = {"hours": hours, "steps": len(uses), "max_resident": slots,
+               "loads": {"routine": ours.loads, "belady_bound": bound, "ollama_alone": naive.loads,
+                         "idle_unloads": ours.idle_unloads},
+               "warm_share": {"routine": round(ours.warm_share, 3), "ollama_alone": round(naive.warm_share, 3)}}
+    if as_json:
+        print_json({**summary, "steps_detail": rows})
+        return 0
+    if not rows:
+        print(f"No scheduled steps in the next {hours} h.")
+        return 0
+    print_table(rows, ["at", "block", "agent", "model", "routine", "ollama alone"])
+    idle = (f"; routine also unloads idle models {ours.idle_unloads} time(s) (ollama.idle_unload), "
+            "which frees memory at the cost of a later load" if ours.idle_unloads else "")
+    print(f"\nModel loads in the next {hours} h: {ours.loads} with routine's plan "
+          f"(the fewest possible with models kept loaded: {bound}{idle}), {naive.loads} with Ollama alone "
+          f"(OLLAMA_MAX_LOADED_MODELS={slots}, keep_alive 5m).")
+    print(f"Steps starting on a warm model: {ours.warm_share:.0%} with routine, {naive.warm_share:.0%} with Ollama alone.")
+    return 0
+
+
+def _ours_cell(decision, lead: timedelta, tz) -> str:
+    if not decision.loaded:
+        return "warm"
+    cell = f"preload {(decision.use.at - lead).astimezone(tz):%H:%M}"
+    return cell + (f", evicts {decision.evicted[1]}" if decision.evicted else "")
+
+
+def _leads(config, keys) -> dict:
+    from routine.journal import Journal
+    from routine.journal.model_events import ModelEvents
+    from routine.models.preloader import learned_lead
+
+    journal = Journal()
+    try:
+        events = ModelEvents(journal.db)
+        return {k: learned_lead(events.load_durations_ms(*k)) for k in keys}
+    finally:
+        journal.close()

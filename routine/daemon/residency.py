@@ -1,0 +1,75 @@
+"""The daemon's model side: one manager for every model call (scheduled, triggered, manual),
+the preloader, and the forecast both use to know what is needed when.
+
+The forecast puts queued and running work first (needed now), then the schedule's coming
+steps (``routine.models.plan``), so eviction follows Belady's rule where the future is known
+and least-recently-used where it is not (a manual fire, a trigger).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from routine.journal import Journal
+from routine.journal.model_events import ModelEvents
+from routine.models.client import ModelClient
+from routine.models.manager import ModelManager
+from routine.models.plan import Forecast, ModelKey, alias_key, upcoming_uses
+from routine.models.preloader import Preloader, learned_lead
+
+HORIZON = timedelta(days=8)  # far enough to see every weekly block
+
+
+class Residency:
+    def __init__(self, daemon):
+        self.daemon = daemon
+        self.journal = Journal()  # a connection of its own: model events come from many threads
+        self.events = ModelEvents(self.journal.db)
+        config = daemon.live.config
+        self.manager = ModelManager(config, events=self.events, forecast=self.forecast, clock=daemon.clock,
+                                    managed=True)
+        self.client = ModelClient(config, self.manager)
+        self.preloader = Preloader(self.manager, lambda: self.daemon.live.config, self.scheduled_uses,
+                                   self.lead_for, clock=daemon.clock)
+        self.manager.on_release = self.preloader.poke
+
+    def start(self) -> None:
+        self.preloader.start()
+
+    def stop(self) -> None:
+        """At shutdown: no more preloads, and our models leave the box's memory."""
+        self.preloader.stop()
+        self.manager.shutdown()
+        self.journal.close()
+
+    def reconfigure(self) -> None:
+        """After a reload: new aliases, limits and schedule take effect for the next decision."""
+        config = self.daemon.live.config
+        self.manager.config = self.client.config = config
+        self.preloader.poke()
+
+    # --- what is needed when ---------------------------------------------------------------------
+
+    def scheduled_uses(self, start: datetime, end: datetime):
+        live = self.daemon.live
+        tz = ZoneInfo(self.daemon.zone_name())
+        return upcoming_uses(live.config, live.agents, live.schedules.blocks.values(), start, end, tz)
+
+    def forecast(self, key: ModelKey, now: datetime) -> datetime | None:
+        if key in self.daemon.queue.models():
+            return now
+        return Forecast(self.scheduled_uses(now - timedelta(minutes=1), now + HORIZON)).next_use(key, now)
+
+    def lead_for(self, key: ModelKey) -> timedelta:
+        return learned_lead(self.events.load_durations_ms(*key))
+
+    def keys_for_agents(self, agent_names) -> tuple[ModelKey, ...]:
+        live = self.daemon.live
+        keys = []
+        for name in agent_names:
+            agent = live.agents.get(name)
+            key = alias_key(live.config, agent.model) if agent else None
+            if key is not None and key not in keys:
+                keys.append(key)
+        return tuple(keys)

@@ -1,0 +1,237 @@
+"""Model residency: at most two models resident, swaps chosen with the future in view.
+
+The stand-in Ollama allows three resident models, so every "never more than two" here is
+routine's doing. Calls go through the real `ollama` and `litellm` clients.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+
+import ollama as ollama_client
+import pytest
+
+from fake_ollama import FakeOllama
+from routine.config.loader import load_config
+from routine.errors import ConfigError, ModelBusy
+from routine.journal import Journal
+from routine.journal.model_events import ModelEvents
+from routine.models.client import ModelClient
+from routine.models.manager import ModelManager
+from routine.models.plan import Use
+from routine.models.preloader import Preloader
+
+MISTRAL, QWEN, CODER = "mistral:7b-instruct-q4_K_M", "qwen2.5:7b-instruct-q4_K_M", "qwen2.5-coder:7b-instruct-q4_K_M"
+T0 = datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc)
+
+
+def write_config(tmp_path, url, extra_ollama="", extra_models="") -> object:
+    path = tmp_path / "routine.yaml"
+    path.write_text(
+        f"vault: {tmp_path / 'Vault'}\n"
+        f"ollama:\n  host: {url}\n  max_resident: 2\n{extra_ollama}"
+        "models:\n"
+        f"  general: {{model: ollama_chat/{MISTRAL}, num_ctx: 4096}}\n"
+        f"  analyst: {{model: ollama_chat/{QWEN}, num_ctx: 4096}}\n"
+        f"  coder: {{model: ollama_chat/{CODER}, num_ctx: 4096}}\n"
+        f"{extra_models}"
+        "retry_backoff: 0.01\nrequest_timeout: 30\n")
+    return load_config(path)
+
+
+@pytest.fixture
+def srv():
+    server = FakeOllama(max_loaded=3, load_delay=0.05).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def events(tmp_path):
+    journal = Journal(tmp_path / "journal.sqlite3")
+    yield ModelEvents(journal.db)
+    journal.close()
+
+
+class Clock:
+    def __init__(self, now=T0):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+
+def test_three_models_racing_never_make_three_resident(tmp_path, srv, events):
+    config = write_config(tmp_path, srv.url)
+    client = ModelClient(config, ModelManager(config, events=events))
+    for model in (MISTRAL, QWEN, CODER):
+        srv.script(model, [{"content": f"answer from {model}", "delay": 0.6}])
+    answers, errors = {}, []
+
+    def ask(alias):
+        try:
+            answers[alias] = client.complete(alias, [{"role": "user", "content": "hello"}])
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask, args=(a,)) for a in ("general", "analyst", "coder")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    assert {a: r.text for a, r in answers.items()} == {
+        "general": f"answer from {MISTRAL}", "analyst": f"answer from {QWEN}", "coder": f"answer from {CODER}"}
+    assert srv.peak_resident == 2
+    # The third model loaded only after a victim was unloaded and gone.
+    kinds = [(e["kind"], e["model"]) for e in srv.events if e["kind"] in ("load", "unload", "reload", "evict")]
+    third_load = [i for i, (k, _) in enumerate(kinds) if k == "load"][2]
+    assert any(k == "unload" for k, _ in kinds[:third_load])
+    assert not any(k in ("reload", "evict") for k, _ in kinds)  # Ollama never had to decide
+    # One of the three started cold after waiting; the journal knows every load and why.
+    assert sum(not r.warm for r in answers.values()) == 3
+    reasons = [(e["event"], e["reason"]) for e in events.recent()]
+    assert reasons.count(("load", "on-demand")) == 3
+    assert any(ev == "unload" and reason.startswith("evict-for:") for ev, reason in reasons)
+
+
+def test_victim_is_the_model_needed_farthest_ahead_not_the_least_recent(tmp_path, srv, events):
+    config = write_config(tmp_path, srv.url)
+    clock = Clock()
+    # general is needed at 10:00, analyst only at 15:00.
+    needs = {MISTRAL: T0.replace(hour=10), QWEN: T0.replace(hour=15)}
+    manager = ModelManager(config, events=events, forecast=lambda key, now: needs.get(key[1]), clock=clock)
+    general, analyst, coder = (config.models[n] for n in ("general", "analyst", "coder"))
+    manager.lease(analyst, analyst.primary).release()
+    clock.now += timedelta(minutes=1)
+    manager.lease(general, general.primary).release()  # general is the most recently used...
+    clock.now += timedelta(minutes=1)
+    with manager.lease(coder, coder.primary) as lease:
+        assert not lease.warm
+    # ...yet analyst went: it is needed farthest in the future (LRU would have taken general).
+    assert set(srv.resident()) == {MISTRAL, CODER}
+    assert events.recent(1)[0]["event"] == "load"
+    assert [e for e in events.recent() if e["event"] == "unload"][0]["model"] == QWEN
+
+
+def test_without_a_forecast_the_least_recently_used_goes(tmp_path, srv):
+    config = write_config(tmp_path, srv.url)
+    clock = Clock()
+    manager = ModelManager(config, clock=clock)
+    for name in ("general", "analyst", "general", "coder"):
+        clock.now += timedelta(minutes=1)
+        manager.lease(config.models[name], config.models[name].primary).release()
+    assert set(srv.resident()) == {MISTRAL, CODER}
+
+
+def test_a_model_another_client_loaded_counts_and_is_left_alone(tmp_path, srv):
+    ollama_client.Client(host=srv.url).generate(model="llama3.2:3b", prompt="", keep_alive=-1)
+    config = write_config(tmp_path, srv.url)
+    manager = ModelManager(config)
+    general, analyst = config.models["general"], config.models["analyst"]
+    with manager.lease(general, general.primary):
+        with pytest.raises(ModelBusy) as busy:
+            manager.lease(analyst, analyst.primary, timeout=0.3)
+    assert "llama3.2:3b (loaded by another program)" in busy.value.message
+    assert "unload_foreign" in busy.value.fix
+    assert set(srv.resident()) == {"llama3.2:3b", MISTRAL}
+    # Once our own model is idle, it is the one that makes room.
+    manager.lease(analyst, analyst.primary).release()
+    assert set(srv.resident()) == {"llama3.2:3b", QWEN}
+
+
+def test_unload_foreign_lets_routine_make_room(tmp_path, srv):
+    ollama_client.Client(host=srv.url).generate(model="llama3.2:3b", prompt="", keep_alive=-1)
+    config = write_config(tmp_path, srv.url, extra_ollama="  unload_foreign: true\n")
+    manager = ModelManager(config)
+    general, analyst = config.models["general"], config.models["analyst"]
+    with manager.lease(general, general.primary):
+        manager.lease(analyst, analyst.primary, timeout=5).release()
+    assert set(srv.resident()) == {MISTRAL, QWEN}
+
+
+def test_requests_are_pinned_so_a_resident_model_is_never_reloaded(tmp_path, srv, events):
+    config = write_config(tmp_path, srv.url)
+    client = ModelClient(config, ModelManager(config, events=events, managed=True))
+    answers = [client.complete(alias, [{"role": "user", "content": f"turn {i}"}])
+               for i, alias in enumerate(["general", "general", "analyst", "general", "coder", "coder", "general"])]
+    assert not [e for e in srv.events if e["kind"] == "reload"]
+    assert {e["num_ctx"] for e in srv.events if e["kind"] in ("load", "request")} == {4096}
+    # Every chat carried the same options and keep_alive -1 (the daemon unloads, not Ollama).
+    chats = [r for r in srv.requests if r["_path"] == "/api/chat"]
+    assert {(r["options"]["num_ctx"], r["keep_alive"]) for r in chats} == {(4096, -1)}
+    # load_duration and /api/ps agree: a warm answer had no load, a cold one had the fake's load.
+    loads = sum(e["kind"] == "load" for e in srv.events)
+    assert sum(not a.warm for a in answers) == loads
+    assert all(a.load_duration_ms == 0 for a in answers if a.warm)
+    assert all(a.load_duration_ms > 0 for a in answers if not a.warm)
+
+
+def test_aliases_pinning_one_model_differently_are_refused(tmp_path, srv):
+    with pytest.raises(ConfigError) as err:
+        write_config(tmp_path, srv.url, extra_models=f"  long: {{model: ollama_chat/{MISTRAL}, num_ctx: 16384}}\n")
+    assert "Ollama would reload the model" in str(err.value)
+    assert "routine.yaml:" in str(err.value)
+
+
+def test_preload_loads_ahead_of_the_step_and_never_evicts_a_sooner_need(tmp_path, srv, events):
+    config = write_config(tmp_path, srv.url)
+    clock = Clock(T0.replace(hour=9, minute=50))
+    key = lambda name: (srv.url, name)  # noqa: E731
+    uses = [Use(T0.replace(hour=10), key(CODER), "coder", "builder", "deep-work", 0)]
+    needs = {MISTRAL: T0.replace(hour=10, minute=1), QWEN: T0.replace(hour=10, minute=30)}
+    manager = ModelManager(config, events=events, forecast=lambda k, now: needs.get(k[1]), clock=clock)
+    preloader = Preloader(manager, lambda: config, lambda a, b: [u for u in uses if a <= u.at <= b],
+                          lambda k: timedelta(minutes=2), clock=clock)
+    for name in ("general", "analyst"):
+        manager.lease(config.models[name], config.models[name].primary).release()
+
+    wake = preloader.run_due(clock.now)
+    assert wake == T0.replace(hour=9, minute=55)  # first the idle check, at the end of the grace
+    clock.now = wake
+    wake = preloader.run_due(clock.now)
+    assert wake == T0.replace(hour=9, minute=58)  # then the lead time before the step: no polling
+    assert set(srv.resident()) == {MISTRAL, QWEN}  # both are needed within idle_unload: kept
+    clock.now = wake
+    preloader.run_due(clock.now)
+    assert set(srv.resident()) == {MISTRAL, CODER}  # qwen (needed 10:30) made way, mistral (10:01) stayed
+    assert [(e["event"], e["reason"]) for e in events.recent(2)] == [("load", "preload"), ("unload", f"evict-for:{CODER}")]
+
+    # A preload whose only victim is needed before the step is refused.
+    needs[CODER] = T0.replace(hour=10, minute=5)
+    assert not manager.preload(config.models["analyst"], config.models["analyst"].primary,
+                               needed_at=T0.replace(hour=10, minute=30))
+    assert set(srv.resident()) == {MISTRAL, CODER}
+
+
+def test_idle_models_are_unloaded_and_in_use_ones_are_not(tmp_path, srv, events):
+    config = write_config(tmp_path, srv.url, extra_ollama="  idle_unload: 1h\n")
+    clock = Clock()
+    needs = {MISTRAL: T0 + timedelta(minutes=30)}  # general is needed soon; analyst not at all
+    manager = ModelManager(config, events=events, forecast=lambda k, now: needs.get(k[1]), clock=clock, managed=True)
+    for name in ("general", "analyst"):
+        manager.lease(config.models[name], config.models[name].primary).release()
+    assert manager.unload_idle() == T0 + timedelta(minutes=5)  # nothing before the grace: look again then
+    clock.now += timedelta(minutes=6)
+    manager.unload_idle()
+    assert srv.resident() == [MISTRAL]
+    assert events.recent(1)[0]["reason"] == "idle"
+    manager.shutdown()
+    assert srv.resident() == []
+    assert events.recent(1)[0]["reason"] == "shutdown"
+
+
+def test_a_second_deployment_takes_the_call_when_the_first_host_is_full(tmp_path, srv):
+    other = FakeOllama(max_loaded=3, load_delay=0.01).start()
+    try:
+        for name in ("llama3.2:3b", "nomic-embed-text"):  # the first host is full of someone else's models
+            ollama_client.Client(host=srv.url).generate(model=name, prompt="", keep_alive=-1)
+        config = write_config(tmp_path, srv.url, extra_models=(
+            f"  shared: {{model: ollama_chat/{QWEN}, num_ctx: 4096, deployments: [{{api_base: '{other.url}'}}]}}\n"))
+        answer = ModelClient(config).complete("shared", [{"role": "user", "content": "hi"}])
+        assert answer.text.endswith(QWEN)
+        assert other.resident() == [QWEN]
+        assert QWEN not in srv.resident()
+    finally:
+        other.stop()
