@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test bench bench-residency clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -18,6 +18,11 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+bench: bench-residency
+
+bench-residency: setup
+	$(BIN)/python bench/residency.py
 
 clean:
 	rm -rf demo
