@@ -68,3 +68,33 @@ def test_bad_cron_says_what_is_wrong(expr, words):
     with pytest.raises(CronError) as info:
         Cron.parse(expr)
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize("expr", ["* * * * *", "*/7 1-4 * * *", "30 2 * * *", "0,15,45 */2 * * sun"])
+@pytest.mark.parametrize("zone", ["Europe/Berlin", "America/New_York"])
+def test_next_after_matches_a_plain_scan_across_both_dst_days(expr, zone):
+    """The binary search in next_after must agree with trying every time of day in order."""
+    from datetime import time as dtime, timezone as dtz
+
+    from routine.schedule.cron import wall_to_instant
+
+    tz = ZoneInfo(zone)
+    cron = Cron.parse(expr)
+
+    def scan(after):
+        day = after.astimezone(tz).date()
+        for _ in range(10):
+            if cron.matches_day(day):
+                for t in cron.times_of_day():
+                    fire = wall_to_instant(datetime.combine(day, t), tz)
+                    if fire.astimezone(dtz.utc) > after.astimezone(dtz.utc):
+                        return fire
+            day += timedelta(days=1)
+
+    for start in (datetime(2026, 3, 29, 0, 0, tzinfo=tz), datetime(2026, 10, 25, 0, 0, tzinfo=tz),
+                  datetime(2026, 3, 8, 0, 0, tzinfo=tz), datetime(2026, 11, 1, 0, 0, tzinfo=tz)):
+        after = start
+        for _ in range(60):
+            got, want = cron.next_after(after, tz), scan(after)
+            assert got == want and got.utcoffset() == want.utcoffset(), (after, got, want)
+            after = got + timedelta(seconds=1) if got.minute % 3 else got

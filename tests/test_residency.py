@@ -235,3 +235,30 @@ def test_a_second_deployment_takes_the_call_when_the_first_host_is_full(tmp_path
         assert QWEN not in srv.resident()
     finally:
         other.stop()
+
+
+def test_next_scheduled_use_agrees_with_the_enumerated_plan(initialised):
+    """The manager's quick forecast and the day plan must tell the same story."""
+    import os
+    from zoneinfo import ZoneInfo
+
+    from routine.config.loader import load_agents
+    from routine.models.plan import Forecast, next_scheduled_use, upcoming_uses
+    from routine.schedule.loader import load_schedules
+
+    os.environ["ROUTINE_CONFIG"] = str(initialised.config)
+    try:
+        config = load_config()
+    finally:
+        del os.environ["ROUTINE_CONFIG"]
+    agents, _ = load_agents(config)
+    blocks = load_schedules(config, agents).blocks.values()
+    tz = ZoneInfo("Europe/Berlin")
+    start = datetime(2026, 11, 23, 6, 0, tzinfo=tz)
+    forecast = Forecast(upcoming_uses(config, agents, blocks, start - timedelta(hours=1), start + timedelta(days=9), tz))
+    keys = {u.model for u in forecast.uses}
+    assert len(keys) == 3
+    for minutes in range(0, 7 * 24 * 60, 47):
+        now = start + timedelta(minutes=minutes)
+        for key in keys:
+            assert next_scheduled_use(config, agents, blocks, key, now, tz) == forecast.next_use(key, now), (key, now)

@@ -15,11 +15,8 @@ from routine.journal import Journal
 from routine.journal.model_events import ModelEvents
 from routine.models.client import ModelClient
 from routine.models.manager import ModelManager
-from routine.models.plan import Forecast, ModelKey, alias_key, upcoming_uses
+from routine.models.plan import ModelKey, alias_key, next_scheduled_use, upcoming_uses
 from routine.models.preloader import Preloader, learned_lead
-
-HORIZON = timedelta(days=8)  # far enough to see every weekly block
-
 
 class Residency:
     def __init__(self, daemon):
@@ -59,7 +56,9 @@ class Residency:
     def forecast(self, key: ModelKey, now: datetime) -> datetime | None:
         if key in self.daemon.queue.models():
             return now
-        return Forecast(self.scheduled_uses(now - timedelta(minutes=1), now + HORIZON)).next_use(key, now)
+        live = self.daemon.live
+        return next_scheduled_use(live.config, live.agents, live.schedules.blocks.values(), key, now,
+                                  ZoneInfo(self.daemon.zone_name()))
 
     def lead_for(self, key: ModelKey) -> timedelta:
         return learned_lead(self.events.load_durations_ms(*key))

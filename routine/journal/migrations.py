@@ -100,3 +100,42 @@ def m003_model_events(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("003_model_events", m003_model_events))
+
+
+def m005_vault_files(db: sqlite3.Connection) -> None:
+    # What the vault watcher last knew of each note: a change while the daemon was down is seen
+    # at start-up, and a dropped inotify event at the next reconcile. A cache: losing it only
+    # means the next start takes a fresh baseline.
+    _script(db, """
+        CREATE TABLE vault_files (
+            path TEXT PRIMARY KEY,      -- vault-relative
+            mtime_ns INTEGER,
+            size INTEGER,
+            sha TEXT NOT NULL
+        )
+    """)
+
+
+MIGRATIONS.append(("005_vault_files", m005_vault_files))
+
+
+def m006_decisions(db: sqlite3.Connection) -> None:
+    # Who decided what about a proposal, and when.
+    _script(db, """
+        CREATE TABLE decisions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at TEXT NOT NULL,           -- UTC ISO time
+            proposal TEXT NOT NULL,     -- the proposal note, where it was when decided
+            target TEXT,
+            section TEXT,
+            decision TEXT NOT NULL,     -- approved | rejected
+            outcome TEXT NOT NULL,      -- applied | rejected | conflict | refused
+            by TEXT NOT NULL,           -- obsidian (the approved property) | cli
+            run_id TEXT,                -- the run that proposed it
+            archived_as TEXT,
+            detail TEXT
+        )
+    """)
+
+
+MIGRATIONS.append(("006_decisions", m006_decisions))

@@ -75,6 +75,26 @@ def upcoming_uses(config: Config, agents: dict[str, AgentSpec], blocks, start: d
     return uses
 
 
+def next_scheduled_use(config: Config, agents: dict[str, AgentSpec], blocks, key: ModelKey, after: datetime,
+                       default_tz: ZoneInfo, step_estimate: timedelta = STEP_ESTIMATE) -> datetime | None:
+    """The first time at or after ``after`` a scheduled step needs model ``key``: one cron
+    lookup per step that uses it (the live manager asks this at every eviction)."""
+    best = None
+    for block in blocks:
+        if not block.enabled:
+            continue
+        tz = ZoneInfo(block.timezone) if block.timezone else default_tz
+        for index, step in enumerate(block.steps):
+            agent = agents.get(step.agent)
+            if agent is None or alias_key(config, agent.model) != key:
+                continue
+            offset = index * step_estimate
+            fire = block.cron.next_after(after - offset - timedelta(microseconds=1), tz)
+            if fire is not None and (best is None or fire + offset < best):
+                best = fire + offset
+    return best
+
+
 class Forecast:
     """When each model is next needed, from a sorted list of uses."""
 

@@ -14,6 +14,7 @@ Every fire time is an aware datetime; the slot key of a run is its UTC instant.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
@@ -98,20 +99,32 @@ class Cron:
         return dom or dow  # both restricted: classic cron fires when either matches
 
     def times_of_day(self) -> list[time]:
-        return [time(h, m) for h in sorted(self.hours) for m in sorted(self.minutes)]
+        return list(self._times)
+
+    @cached_property
+    def _times(self) -> tuple[time, ...]:
+        return tuple(time(h, m) for h in sorted(self.hours) for m in sorted(self.minutes))
 
     def next_after(self, after: datetime, tz: ZoneInfo) -> datetime | None:
         """The first fire time strictly after ``after`` (aware), in ``tz``."""
         # Compare in UTC: same-tzinfo comparisons ignore `fold` and would misorder DST times.
         after_utc = after.astimezone(timezone.utc)
         day = after.astimezone(tz).date()
-        times = self.times_of_day()
+        times = self._times
         for _ in range(366 * SEARCH_YEARS):
             if self.matches_day(day):
-                for t in times:
-                    fire = wall_to_instant(datetime.combine(day, t), tz)
-                    if fire.astimezone(timezone.utc) > after_utc:
-                        return fire
+                # A day's fire instants never decrease as its wall times increase (a skipped
+                # time moves to just after the gap, a repeated one to its first occurrence), so
+                # a binary search finds the first one after `after` with a dozen conversions.
+                lo, hi = 0, len(times)
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if wall_to_instant(datetime.combine(day, times[mid]), tz).astimezone(timezone.utc) > after_utc:
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                if lo < len(times):
+                    return wall_to_instant(datetime.combine(day, times[lo]), tz)
             day += timedelta(days=1)
         return None
 

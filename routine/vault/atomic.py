@@ -17,6 +17,30 @@ from routine.errors import NoteExists
 
 TEMP_MARKER = ".routine-tmp-"
 
+# Called with (path, bytes) just before routine puts bytes at path, and (path, None) before it
+# removes a note: the daemon's vault watcher learns what its own writes look like, so they never
+# trigger anything, while the person's next edit of the same note does.
+_write_listeners: list = []
+
+
+def add_write_listener(listener) -> None:
+    _write_listeners.append(listener)
+
+
+def remove_write_listener(listener) -> None:
+    if listener in _write_listeners:
+        _write_listeners.remove(listener)
+
+
+def _announce(path: Path, data: bytes | None) -> None:
+    for listener in list(_write_listeners):
+        try:
+            listener(Path(path), data)
+        except Exception:  # a listener's bug must never stop a write
+            import logging
+
+            logging.getLogger(__name__).exception("write listener failed")
+
 
 class NoteChanged(Exception):
     """The note's bytes changed between routine reading it and replacing it (the person was
@@ -103,6 +127,7 @@ def atomic_write(path: Path, text: str, *, expected: bytes | None = None) -> Non
                 current = None
             if current != expected:
                 raise NoteChanged(str(path))
+        _announce(path, _encode(text))
         os.replace(temp, path)
     except BaseException:
         _remove_quietly(temp)
@@ -123,6 +148,7 @@ def atomic_create(path: Path, text: str) -> None:
     data = _encode(text)
     temp = _write_temp(path, data)
     try:
+        _announce(path, data)
         os.link(temp, path)
     except FileExistsError:
         raise NoteExists(f"A note already exists at {path}; routine never replaces a whole note.",
@@ -150,3 +176,10 @@ def _create_exclusive(path: Path, data: bytes) -> None:
     except BaseException:
         _remove_quietly(path)  # ours, half-written: no person's words in it
         raise
+
+
+def remove_note(path: Path) -> None:
+    """Remove a note routine itself wrote or moved (an archived proposal's old place)."""
+    _announce(Path(path), None)
+    os.unlink(path)
+    fsync_dir(Path(path).parent)

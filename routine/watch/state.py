@@ -1,0 +1,62 @@
+"""What the watcher last knew of each note (mtime, size, content hash), kept in the journal
+database so it survives restarts. Reads are from memory; every change is written through."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class FileState:
+    mtime_ns: int | None  # None: routine wrote it and has not looked at it since
+    size: int | None
+    sha: str
+
+
+class FileStates:
+    def __init__(self, journal_path: Path | None = None):
+        from routine.journal import Journal
+
+        self._journal = Journal(journal_path)
+        self._lock = threading.Lock()
+        self._files: dict[str, FileState] = {
+            row[0]: FileState(row[1], row[2], row[3])
+            for row in self._journal.db.execute("SELECT path, mtime_ns, size, sha FROM vault_files")}
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def get(self, rel: str) -> FileState | None:
+        with self._lock:
+            return self._files.get(rel)
+
+    def paths(self) -> list[str]:
+        with self._lock:
+            return list(self._files)
+
+    def put(self, rel: str, state: FileState) -> None:
+        with self._lock:
+            if self._files.get(rel) == state:
+                return
+            self._files[rel] = state
+            self._journal.db.execute("INSERT OR REPLACE INTO vault_files VALUES (?,?,?,?)",
+                                     (rel, state.mtime_ns, state.size, state.sha))
+
+    def put_many(self, states: dict[str, FileState]) -> None:
+        with self._lock:
+            self._files.update(states)
+            db = self._journal.db
+            db.execute("BEGIN")
+            db.executemany("INSERT OR REPLACE INTO vault_files VALUES (?,?,?,?)",
+                           [(rel, s.mtime_ns, s.size, s.sha) for rel, s in states.items()])
+            db.execute("COMMIT")
+
+    def drop(self, rel: str) -> None:
+        with self._lock:
+            if self._files.pop(rel, None) is not None:
+                self._journal.db.execute("DELETE FROM vault_files WHERE path=?", (rel,))
+
+    def close(self) -> None:
+        self._journal.close()

@@ -1,0 +1,302 @@
+"""Watching the vault: raw file events settle into one change per save, and a reconcile
+catches what the kernel dropped.
+
+- watchdog (inotify) reports raw events; each path's events are held until it has been quiet
+  for its debounce, then the file is read once and compared with what the watcher last knew
+  (``FileStates``): a burst of modify/close events from one save, or an editor's
+  temp-file-then-rename save, is one change — or none, if the bytes did not change.
+- routine's own writes announce their bytes first (``routine.vault.atomic``); a file that
+  settles to bytes routine wrote is not a change, so agents never trigger themselves, while
+  the person's edit a second later is.
+- ``reconcile`` compares every note's mtime and size (then hash) with what is known: it finds
+  changes made while the daemon was down, events inotify dropped, and all changes when
+  inotify is off or out of watches (then it runs more often).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from routine.watch.filters import ignored, is_note
+from routine.watch.state import FileState, FileStates
+
+log = logging.getLogger(__name__)
+
+DEGRADED_RECONCILE = 30.0  # seconds between reconciles when inotify cannot watch the vault
+WATCH_LIMIT_FIX = ("raise the limit: `sudo sysctl fs.inotify.max_user_watches=524288`, and keep it with "
+                   "`echo fs.inotify.max_user_watches=524288 | sudo tee /etc/sysctl.d/60-routine.conf`")
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str               # created | modified | deleted | moved
+    rel: str                # vault-relative path (for moved: where it is now)
+    src: str | None = None  # moved: where it was
+    source: str = "watch"   # watch | reconcile
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:20]
+
+
+class VaultWatcher:
+    def __init__(self, vault: Path, on_change: Callable[[Change], None], states: FileStates,
+                 quiet_for: Callable[[str], float] = lambda rel: 1.0, reconcile_every: float = 300.0,
+                 inotify: bool = True):
+        self.root = Path(os.path.abspath(vault))
+        self._real_root = Path(os.path.realpath(vault))
+        self.on_change = on_change
+        self.states = states
+        self.quiet_for = quiet_for
+        self.reconcile_every = reconcile_every
+        self.inotify = inotify
+        self.degraded: str | None = None  # why inotify is not in use, for the person
+        self._cond = threading.Condition()
+        self._pending: dict[str, float] = {}   # rel -> monotonic time it may settle
+        self._moves: dict[str, str] = {}       # dest rel -> src rel, for a move in flight
+        self._moved_away: set[str] = set()
+        self._own: dict[str, str] = {}         # rel -> hash of the bytes routine last wrote there
+        self._stop = threading.Event()
+        self._reconcile_now = threading.Event()
+        self._observer = None
+        self._threads: list[threading.Thread] = []
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> list[Change]:
+        """Catch up with the vault (or take a first baseline), then watch. Returns the changes
+        made while nobody watched (already passed to ``on_change``)."""
+        caught_up = self.reconcile() if len(self.states) else self._baseline()
+        if self.inotify:
+            self._start_observer()
+        else:
+            self.degraded = "inotify is off in routine.yaml (watch.inotify: false)"
+        for target, name in ((self._settle_loop, "vault-settle"), (self._reconcile_loop, "vault-reconcile")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return caught_up
+
+    def _start_observer(self) -> None:
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event):
+                watcher._raw_event(event)
+
+        observer = Observer()
+        observer.daemon = True
+        try:
+            observer.schedule(Handler(), str(self.root), recursive=True)
+            observer.start()
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EMFILE):
+                self.degraded = f"the inotify watch limit is reached ({exc.strerror}); {WATCH_LIMIT_FIX}"
+            else:
+                self.degraded = f"inotify could not watch the vault ({exc.strerror or exc})"
+            log.error("vault watcher: %s; falling back to a reconcile every %.0fs", self.degraded, DEGRADED_RECONCILE)
+            return
+        self._observer = observer
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._reconcile_now.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self._observer is not None:
+            self._observer.stop()
+        for thread in self._threads:
+            thread.join(timeout=5)
+
+    # --- raw events --------------------------------------------------------------------------------
+
+    def _rel(self, path) -> str | None:
+        path = os.fsdecode(path)
+        for root in (self.root, self._real_root):
+            rel = os.path.relpath(path, root)
+            if not rel.startswith(".."):
+                return rel.replace(os.sep, "/")
+        return None
+
+    def _raw_event(self, event) -> None:
+        if event.is_directory or event.event_type in ("opened", "closed_no_write"):
+            return
+        src = self._rel(event.src_path)
+        if event.event_type == "moved":
+            dest = self._rel(event.dest_path)
+            src_note, dest_note = src and is_note(src), dest and is_note(dest)
+            if src_note and dest_note:
+                with self._cond:
+                    self._moves[dest] = src
+                    self._moved_away.add(src)
+                self._touch(src)
+                self._touch(dest)
+            elif dest_note:  # an editor's temp file renamed over the note: a save
+                self._touch(dest)
+            elif src_note:   # moved out of sight (.trash, another folder outside the vault)
+                self._touch(src)
+            return
+        if src and is_note(src):
+            self._touch(src)
+
+    def _touch(self, rel: str) -> None:
+        with self._cond:
+            self._pending[rel] = time.monotonic() + self.quiet_for(rel)
+            self._cond.notify_all()
+
+    def own_write(self, path: Path, data: bytes | None) -> None:
+        """routine is about to put ``data`` at ``path`` (None: remove it): not a change."""
+        rel = self._rel(path)
+        if rel is None or ignored(rel):
+            return
+        with self._cond:
+            if data is None:
+                self._own.pop(rel, None)
+            else:
+                self._own[rel] = _sha(data)
+        if data is None:
+            self.states.drop(rel)
+        else:
+            self.states.put(rel, FileState(None, None, _sha(data)))
+
+    # --- settling ----------------------------------------------------------------------------------
+
+    def _settle_loop(self) -> None:
+        while True:
+            with self._cond:
+                ready: list[str] = []
+                while not self._stop.is_set():
+                    now = time.monotonic()
+                    ready = [rel for rel, due in self._pending.items() if due <= now]
+                    if ready:
+                        for rel in ready:
+                            del self._pending[rel]
+                        break
+                    self._cond.wait(min(self._pending.values()) - now if self._pending else None)
+                if self._stop.is_set():
+                    return
+            for rel in sorted(ready, key=lambda r: r in self._moved_away):  # arrivals before departures
+                self._emit(self._settle(rel))
+
+    def _read(self, rel: str) -> tuple[os.stat_result, bytes] | None:
+        path = self.root / rel
+        try:
+            st = path.stat()
+            if not path.is_file():
+                return None
+            return st, path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError, PermissionError, IsADirectoryError):
+            return None
+
+    def _settle(self, rel: str) -> Change | None:
+        with self._cond:
+            move_from = self._moves.pop(rel, None)
+            moved_away = rel in self._moved_away
+            self._moved_away.discard(rel)
+        known = self.states.get(rel)
+        found = self._read(rel)
+        if found is None:
+            if known is None:
+                return None
+            self.states.drop(rel)
+            return None if moved_away else Change("deleted", rel)
+        st, data = found
+        sha = _sha(data)
+        self.states.put(rel, FileState(st.st_mtime_ns, st.st_size, sha))
+        with self._cond:
+            own = self._own.get(rel)
+            if own is not None and own != sha:
+                del self._own[rel]  # the person has written since routine did
+        if sha == own:
+            return None
+        if known is None:
+            return Change("moved", rel, src=move_from) if move_from else Change("created", rel)
+        return None if known.sha == sha else Change("modified", rel)
+
+    def _emit(self, change: Change | None) -> None:
+        if change is None:
+            return
+        log.info("vault %s: %s%s (%s)", change.kind, change.rel, f" (from {change.src})" if change.src else "",
+                 change.source)
+        try:
+            self.on_change(change)
+        except Exception:
+            log.exception("handling %s of %s failed", change.kind, change.rel)
+
+    # --- reconcile -----------------------------------------------------------------------------------
+
+    def _walk(self):
+        for folder, subfolders, files in os.walk(self.root):
+            subfolders[:] = [d for d in subfolders if not d.startswith(".")]
+            base = os.path.relpath(folder, self.root)
+            for name in files:
+                rel = name if base == "." else f"{base}/{name}".replace(os.sep, "/")
+                if is_note(rel):
+                    yield rel
+
+    def _baseline(self) -> list[Change]:
+        """First start: remember the vault as it is; nothing in it is a change."""
+        states = {}
+        for rel in self._walk():
+            found = self._read(rel)
+            if found is not None:
+                states[rel] = FileState(found[0].st_mtime_ns, found[0].st_size, _sha(found[1]))
+        self.states.put_many(states)
+        log.info("vault watcher: first baseline of %d notes", len(states))
+        return []
+
+    def reconcile(self) -> list[Change]:
+        """Compare the vault with what is known (mtime and size, then hash); emit each change."""
+        changes: list[Change] = []
+        seen = set()
+        with self._cond:
+            pending = set(self._pending)
+        for rel in self._walk():
+            seen.add(rel)
+            if rel in pending:
+                continue
+            try:
+                st = os.stat(self.root / rel)
+            except OSError:
+                continue
+            known = self.states.get(rel)
+            if known is not None and (known.mtime_ns, known.size) == (st.st_mtime_ns, st.st_size):
+                continue
+            found = self._read(rel)
+            if found is None:
+                continue
+            sha = _sha(found[1])
+            self.states.put(rel, FileState(found[0].st_mtime_ns, found[0].st_size, sha))
+            if (known is not None and known.sha == sha) or self._own.get(rel) == sha:
+                continue
+            changes.append(Change("modified" if known is not None else "created", rel, source="reconcile"))
+        for rel in self.states.paths():
+            if rel not in seen and rel not in pending:
+                self.states.drop(rel)
+                changes.append(Change("deleted", rel, source="reconcile"))
+        for change in changes:
+            self._emit(change)
+        return changes
+
+    def _reconcile_loop(self) -> None:
+        while not self._stop.is_set():
+            every = DEGRADED_RECONCILE if self.degraded else self.reconcile_every
+            self._reconcile_now.wait(min(every, self.reconcile_every))
+            self._reconcile_now.clear()
+            if self._stop.is_set():
+                return
+            try:
+                self.reconcile()
+            except Exception:
+                log.exception("vault reconcile failed")
