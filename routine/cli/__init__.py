@@ -25,6 +25,7 @@ COMMANDS = {
     "fire": ("fire", "run one agent (or schedule block) now and print where it wrote"),
     "schedule": ("schedule", "the schedule: blocks, their next fire times, validation"),
     "runs": ("runs", "run history: prompts, sources, output, timings, tokens, errors"),
+    "approve": ("approve", "approve (or --reject) a proposal in Drafts/; without NOTE, list those waiting"),
     "models": ("models", "resident models, and the model-load plan for the coming day"),
 }
 

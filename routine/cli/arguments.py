@@ -62,3 +62,9 @@ def models(p: argparse.ArgumentParser) -> None:
     plan.add_argument("--hours", type=int, default=24, help="how far ahead (default 24)")
     _json(plan)
     _json(p)
+
+
+def approve(p: argparse.ArgumentParser) -> None:
+    p.add_argument("note", nargs="?", metavar="NOTE", help="the proposal (path or name); without it, list those waiting")
+    p.add_argument("--reject", action="store_true", help="reject it instead (it is archived, nothing is applied)")
+    _json(p)

@@ -81,6 +81,8 @@ def _build_config(path: Path, data: dict) -> Config:
         max_resident=ollama.get("max_resident", 2),
         idle_unload=parse_duration(ollama.get("idle_unload", "6h")).total_seconds(),
         preload=ollama.get("preload", True),
+        watch_inotify=(data.get("watch") or {}).get("inotify", True),
+        reconcile_every=parse_duration((data.get("watch") or {}).get("reconcile", "5m")).total_seconds(),
         models=models,
         request_timeout=float(data.get("request_timeout", 600)),
         retries=data.get("retries", 2),

@@ -115,6 +115,10 @@ class Config:
     # The daemon unloads a model of its own when nothing in the schedule needs it for this long.
     idle_unload: float = 6 * 3600.0
     preload: bool = True
+    # The vault watcher: inotify events (off for a vault on a network share, where they do not
+    # arrive), and a reconcile that catches anything missed, this often.
+    watch_inotify: bool = True
+    reconcile_every: float = 300.0
     layout: Layout = field(default_factory=Layout)
 
     @property

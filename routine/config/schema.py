@@ -75,6 +75,11 @@ CONFIG = {
             "minProperties": 1,
             "additionalProperties": MODEL_ALIAS,
         },
+        "watch": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"inotify": {"type": "boolean"}, "reconcile": DURATION},
+        },
         "request_timeout": {"type": "number", "exclusiveMinimum": 0},
         "retries": {"type": "integer", "minimum": 0, "maximum": 10},
         "retry_backoff": {"type": "number", "minimum": 0},

@@ -2,7 +2,7 @@
 
 Start-up: config (fatal if invalid) → journal (interrupted runs marked) → model manager →
 work queue → what is owed since last time (catch-up or missed) → timers → preloader →
-control socket → file watcher.
+control socket → config watcher → vault watcher (changes made while down fire first).
 Shutdown (SIGTERM/SIGINT): stop timers and intake, let the running step finish for a short
 while, else abandon it without writing, record it, unload our models, exit 0.
 """
@@ -59,6 +59,9 @@ class Daemon:
         self.watcher = None
         self.started_at = time.time()
         self.residency = None  # routine.daemon.residency: the one model manager of this process
+        self.vault_watcher = None
+        self.vault_events = None
+        self._states = None
 
     @property
     def models(self):
@@ -94,6 +97,7 @@ class Daemon:
 
         self.watcher = ConfigWatcher(self.live.watched_paths(), self.reload)
         self.watcher.start()
+        self._start_vault_watcher()
         log.info("routine daemon ready: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers))
 
     def serve_forever(self) -> int:
@@ -110,6 +114,9 @@ class Daemon:
             self.timers.stop()
         if self.watcher:
             self.watcher.stop()
+        if self.vault_watcher:
+            self.vault_watcher.stop()
+            self._states.close()
         finished = self.queue.stop(STOP_GRACE_SECONDS)
         if not finished:
             with self.write_gate:  # after this, no running step can begin a write
@@ -136,6 +143,54 @@ class Daemon:
         if result.changed and self.timers:
             self.timers.sync(self.live.schedules.blocks)
             log.info("reloaded: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers))
+
+    def _start_vault_watcher(self) -> None:
+        from routine.daemon.vault_events import VaultEvents
+        from routine.vault.atomic import add_write_listener
+        from routine.watch.state import FileStates
+        from routine.watch.watcher import VaultWatcher
+
+        config = self.live.config
+        self.vault_events = VaultEvents(self)
+        self._states = FileStates()
+        self.vault_watcher = VaultWatcher(config.vault, self.vault_events.on_change, self._states,
+                                          quiet_for=self.vault_events.quiet_for,
+                                          reconcile_every=config.reconcile_every, inotify=config.watch_inotify)
+        add_write_listener(self.vault_watcher.own_write)
+        caught_up = self.vault_watcher.start()
+        if caught_up:
+            log.info("%d change(s) in the vault while routine was not watching", len(caught_up))
+        if self.vault_watcher.degraded and "limit" in self.vault_watcher.degraded:
+            raise_alert(config, self.now_local(), "vault watch limit",
+                        f"routine cannot watch every folder of the vault: {self.vault_watcher.degraded}. Until then it "
+                        "looks for changes every 30 seconds instead, so triggers fire later than usual.")
+
+    # --- vault work --------------------------------------------------------------------------
+
+    def decide(self, rel: str, by: str, decision: bool | None = None):
+        """Carry out a decision on a proposal (the person's `approved`, or `routine approve`)."""
+        from routine.approval import decide
+
+        journal = Journal()
+        try:
+            return decide(self.live.config, self.live.agents, journal, rel, by, self.now_local(), decision)
+        finally:
+            journal.close()
+
+    def run_trigger(self, trigger, agent_name: str, change, inputs: tuple, details: dict) -> None:
+        from routine.runner.step import StepRequest
+
+        agent = self.live.agents.get(agent_name)
+        if agent is None:
+            return
+        journal = Journal()
+        try:
+            request = StepRequest(agent=agent, task=trigger.task or agent.task, write=trigger.write or agent.write,
+                                  inputs=inputs, trigger=f"trigger:{change.rel}",
+                                  variables={"path": change.rel, "event": change.kind}, details=details)
+            self.make_runner(journal).run_step(request)
+        finally:
+            journal.close()
 
     # --- scheduled work ----------------------------------------------------------------------
 

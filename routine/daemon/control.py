@@ -81,6 +81,8 @@ def handle_request(daemon, message: dict, send) -> None:
         send({"done": True, "status": snapshot(daemon)})
     elif op == "fire":
         fire(daemon, message, send)
+    elif op == "decide":
+        decide(daemon, message, send)
     else:
         send({"done": True, "error": f"unknown request {op!r}", "exit": 2})
 
@@ -135,3 +137,22 @@ def fire(daemon, message: dict, send) -> None:
     done.wait()
     failed = result.get("status") not in ("ok", "proposal")
     send({"done": True, "result": result, "exit": 1 if failed else 0})
+
+
+def decide(daemon, message: dict, send) -> None:
+    """`routine approve` while the daemon runs: the decision goes through the one queue."""
+    from routine.daemon.work import Work
+
+    done, result = threading.Event(), {}
+
+    def work() -> None:
+        try:
+            result.update(daemon.decide(message["rel"], "cli", bool(message.get("approved", True))).summary())
+        except RoutineError as exc:
+            result.update(outcome="failed", message=str(exc))
+        finally:
+            done.set()
+
+    daemon.queue.submit(Work(key=f"proposal:{message['rel']}", label=f"decide {message['rel']}", run=work))
+    done.wait()
+    send({"done": True, "result": result, "exit": 0 if result.get("outcome") in ("applied", "rejected") else 1})

@@ -24,6 +24,7 @@ def snapshot(daemon) -> dict:
         "vault": str(daemon.live.config.vault),
         "queue": daemon.queue.snapshot(),
         "resident_models": daemon.residency.manager.snapshot() if daemon.residency else [],
+        "vault_watch": _watch_state(daemon),
         "next_fires": sorted(({"block": b, "at": t.isoformat()} for b, t in fires.items()), key=lambda f: f["at"]),
         "recent_runs": recent,
         "open_alerts": open_alerts(daemon.live.config),
@@ -43,3 +44,12 @@ def open_alerts(config) -> list[str]:
         except OSError:
             continue
     return out
+
+
+def _watch_state(daemon) -> dict:
+    watcher = daemon.vault_watcher
+    if watcher is None:
+        return {"mode": "off"}
+    if watcher.degraded:
+        return {"mode": "reconcile only", "problem": watcher.degraded}
+    return {"mode": "inotify", "reconcile_every_s": int(watcher.reconcile_every)}

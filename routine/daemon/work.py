@@ -38,12 +38,17 @@ class WorkQueue:
         for t in self._threads:
             t.start()
 
-    def submit(self, work: Work) -> None:
+    def submit(self, work: Work, coalesce: bool = False) -> bool:
+        """Queue ``work``. With ``coalesce``, an item of the same key still waiting makes this
+        one unnecessary (a note changed again before its trigger run began): False."""
         with self._cond:
             if self._stopping:
                 raise RuntimeError("the daemon is stopping and takes no new work")
+            if coalesce and any(w.key == work.key for w in self._items):
+                return False
             self._items.append(work)
             self._cond.notify_all()
+            return True
 
     def snapshot(self) -> dict:
         with self._cond:

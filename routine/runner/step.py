@@ -38,6 +38,8 @@ class StepRequest:
     slot: str | None = None
     prior: dict[str, str] = field(default_factory=dict)  # earlier steps' outputs, by agent name
     prefetch: str | None = None  # the model alias the block's next step needs (preloaded meanwhile)
+    variables: dict = field(default_factory=dict)  # more template variables (a trigger's path, event)
+    details: dict = field(default_factory=dict)    # journaled with the run (a trigger's id, event, path)
 
     @classmethod
     def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual") -> "StepRequest":
@@ -109,10 +111,13 @@ class Runner:
             run_id = self.journal.start(agent=agent.name, trigger=req.trigger, block=req.block,
                                         step=req.step_index, parent=req.parent, slot=req.slot,
                                         model=alias.model, run_id=new_run_id(now))
+        if run_id is not None and req.details:
+            self.journal.update(run_id, details=req.details)
         self.on_event("start", {"run": run_id, "agent": agent.name, "model": alias.model})
         where = f"{req.block or 'fire'} step {agent.name}"
         try:
-            variables = {**date_vars(now), "steps": {k: {"output": v} for k, v in req.prior.items()}, "agent": agent.name}
+            variables = {**date_vars(now), "steps": {k: {"output": v} for k, v in req.prior.items()}, "agent": agent.name,
+                         "path": "", "event": "", **req.variables}
             task = render(req.task, {**variables, "task": ""}, f"the task of {where}").strip()
             variables["task"] = task
             target = self._render_target(req.write, variables, where)
@@ -146,7 +151,8 @@ class Runner:
                                    "message": result.message},
                             tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
                             load_duration_ms=answer.load_duration_ms, warm=answer.warm,
-                            details={"fallback_attempts": answer.attempts} if answer.attempts else None)
+                            details={**req.details, **({"fallback_attempts": answer.attempts} if answer.attempts else {})}
+                            or None)
         self.on_event("wrote", {"run": run_id, "path": result.rel, "outcome": result.outcome, "message": result.message})
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model)
 

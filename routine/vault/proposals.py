@@ -17,6 +17,7 @@ from routine.vault.atomic import atomic_create
 from routine.vault.frontmatter import join_frontmatter
 from routine.vault.scope import resolve
 from routine.vault.notes import wikilink_for
+from routine.vault.sections import content_sha
 
 MAX_SAME_NAME = 100
 # Characters Obsidian will not take in a note name (links break on them).
@@ -67,11 +68,17 @@ def proposal_body(reason: str, proposed: str, current: str | None) -> str:
 
 def write_proposal(vault_root: Path, drafts_dir: str, *, target_rel: str, section: str | None,
                    proposed: str, current: str | None, reason: str, agent: str, model: str,
-                   run: str, generated: datetime, sources: list[str]) -> str:
-    """Create a new proposal note; returns its vault-relative path. Never replaces a note."""
+                   run: str, generated: datetime, sources: list[str], kind: str = "section") -> str:
+    """Create a new proposal note; returns its vault-relative path. Never replaces a note.
+
+    ``kind`` (section | note | append) and ``base`` (the hash of the target's region as it was,
+    or "none") let an approval later tell whether the person changed that region since.
+    """
     frontmatter: dict = {"status": "proposed", "target": wikilink_for(target_rel)}
     if section:
         frontmatter["section"] = section
+    frontmatter["kind"] = kind
+    frontmatter["base"] = content_sha(current) if current is not None else "none"
     frontmatter.update({
         "agent": agent, "model": model, "run": run, "generated": iso_time(generated),
         "sources": source_links(sources), "tags": ["routine/proposal"],

@@ -240,3 +240,44 @@ def clear_pending_proposal(body: str, key: str) -> str:
     for match in reversed(_pointers(body, section_key(key))):
         body = _remove_line(body, match)
     return body
+
+
+def section_region(body: str, title: str) -> tuple[str | None, str]:
+    """The text a section holds now: between routine's markers, else under the person's own
+    heading of that name. Returns (text, "") or (None, why it has none to speak of)."""
+    key = section_key(title)
+    span = find_section(body, key)
+    if span is not None:
+        if not span.intact:
+            return None, "its routine markers are damaged (an end marker is missing or the begin marker is doubled)"
+        return span.content, ""
+    heading = _own_heading(body, key)
+    if heading is not None:
+        return _text_under_heading(body, heading), ""
+    return None, f"the section {title!r} is not in the note"
+
+
+def apply_approved(body: str, title: str, content: str, agent: str, base: str | None) -> tuple[str | None, str]:
+    """Put approved ``content`` in section ``title`` if the region is as it was when proposed
+    (its hash is ``base``; None: the section did not exist). Returns (new body, "") or
+    (None, why not) — the person's approval never lets routine overwrite a later edit."""
+    key = section_key(title)
+    text = prepare_content(content)
+    block = f"{_begin_line(key, agent, content_sha(text))}\n{text}{_end_line(key)}"
+    span = find_section(body, key)
+    region, why = section_region(body, title)
+    if span is not None and not span.intact:
+        return None, why
+    if region is None:
+        if base is not None:
+            return None, f"the section {title!r} is no longer in the note"
+        joiner = "" if not body else ("\n" if body.endswith("\n") else "\n\n")
+        return f"{body}{joiner}## {' '.join(title.split())}\n{block}\n", ""
+    if base is None or content_sha(region) != base:
+        return None, f"the section {title!r} changed after this proposal was written"
+    if span is not None:
+        return body[:span.start] + block + body[span.end:], ""
+    heading = _own_heading(body, key)
+    end = heading.end() + len(region)
+    rest = body[end:].lstrip("\n")
+    return body[:heading.end()] + "\n" + block + ("\n\n" + rest if rest else "\n"), ""

@@ -158,7 +158,8 @@ class _Writer:
         return write_proposal(self.vault_root, self.drafts_dir, target_rel=self.rel, section=self.target.section,
                               proposed=prepare_content(self.content), current=current, reason=reason,
                               agent=self.prov.agent, model=self.prov.model, run=self.prov.run,
-                              generated=self.prov.generated, sources=self.prov.sources)
+                              generated=self.prov.generated, sources=self.prov.sources,
+                              kind="append" if self.target.append else "section" if self.target.section else "note")
 
     def _result(self, outcome: str, message: str, proposal_rel: str | None = None) -> WriteResult:
         return WriteResult(self.rel, outcome, proposal_rel, message)

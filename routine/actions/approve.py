@@ -1,0 +1,88 @@
+"""`routine approve [NOTE] [--reject]`: decide a proposal from the terminal, or list those waiting.
+
+Setting `approved: true` (or `false`) on the proposal in Obsidian does the same; either way the
+change is applied to the target as it is now, or the proposal says why it could not be.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from routine.cli.output import print_json, print_table
+from routine.config.loader import load_config
+from routine.errors import EXIT_JOB_FAILED, UsageError
+
+
+def run(args) -> int:
+    config = load_config(args.config)
+    if not args.note:
+        return _list(config, args.json)
+    rel = _proposal_path(config, args.note)
+    decision = not args.reject
+    from routine import control
+
+    final = control.call({"op": "decide", "rel": rel, "approved": decision})
+    if final is not None:
+        if final.get("error"):
+            print(f"routine: {final['error']}" + (f" Fix: {final['fix']}" if final.get("fix") else ""), file=sys.stderr)
+            return final.get("exit", EXIT_JOB_FAILED)
+        result = final["result"]
+    else:
+        result = _decide_here(config, rel, decision)
+    if args.json:
+        print_json(result)
+    else:
+        print(result["message"])
+    return 0 if result["outcome"] in ("applied", "rejected") else EXIT_JOB_FAILED
+
+
+def _decide_here(config, rel: str, decision: bool) -> dict:
+    from datetime import datetime
+
+    from routine.approval import decide
+    from routine.config.loader import load_agents
+    from routine.journal import Journal
+
+    agents, _ = load_agents(config)
+    journal = Journal()
+    try:
+        return decide(config, agents, journal, rel, "cli", datetime.now().astimezone(), decision).summary()
+    finally:
+        journal.close()
+
+
+def _proposal_path(config, note: str) -> str:
+    from routine.vault.notes import resolve_wikilink
+
+    text = note.strip()
+    vault = str(config.vault).rstrip("/") + "/"
+    if text.startswith(vault):
+        text = text[len(vault):]
+    rel = resolve_wikilink(config.vault, text)
+    if rel is None:
+        raise UsageError(f"There is no note {note!r} in the vault.",
+                         "give the proposal's path (e.g. 'Drafts/….md') or its name; `routine approve` lists them.")
+    return rel
+
+
+def _list(config, as_json: bool) -> int:
+    from routine.vault.approvals import read_proposal
+
+    folder = config.vault / config.layout.drafts
+    rows = []
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        rel = path.relative_to(config.vault).as_posix()
+        proposal = read_proposal(config.vault, rel)
+        if proposal is None or proposal.status not in ("proposed", "conflict"):
+            continue
+        rows.append({"proposal": rel, "status": proposal.status, "agent": proposal.agent,
+                     "target": proposal.target_rel, "section": proposal.section,
+                     "why": proposal.properties.get("conflict")})
+    if as_json:
+        print_json(rows)
+    elif not rows:
+        print("No proposals are waiting.")
+    else:
+        print_table(rows, ["proposal", "status", "agent", "target", "section"])
+        print("\nApprove with `routine approve NOTE` (or `approved: true` in Obsidian); reject with --reject.")
+    return 0

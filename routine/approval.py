@@ -1,0 +1,96 @@
+"""Deciding a proposal: approve (apply it to its target, or mark a conflict) or reject; then
+archive it and journal who decided what. One path for the daemon (the person set `approved`
+in Obsidian) and for `routine approve` (the CLI)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from routine.alerts import raise_alert
+from routine.config.model import AgentSpec, Config
+from routine.errors import RoutineError, ScopeError, UsageError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Decided:
+    outcome: str               # applied | rejected | conflict | refused | undecided
+    message: str
+    archived_as: str | None = None
+
+    def summary(self) -> dict:
+        return {"outcome": self.outcome, "message": self.message, "archived_as": self.archived_as}
+
+
+def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: str, now: datetime,
+           decision: bool | None = None) -> Decided:
+    """Carry out the decision on the proposal at ``rel``: ``decision`` from the CLI, else the
+    note's own ``approved`` property."""
+    from routine.journal.decisions import Decisions
+    from routine.vault.approvals import apply, archive, mark_conflict, read_proposal
+
+    proposal = read_proposal(config.vault, rel)
+    if proposal is None:
+        raise UsageError(f"{rel} is not a routine proposal.", f"proposals are the notes in {config.layout.drafts}/ "
+                         "tagged routine/proposal.")
+    if proposal.status != "proposed" and decision is None:
+        return Decided("undecided", f"{rel} is {proposal.status or 'not open'}; nothing to do.")
+    approved = proposal.approved if decision is None else decision
+    if approved is None:
+        return Decided("undecided", f"{rel} has not been decided yet (set `approved: true` or `false`).")
+    record = dict(proposal=proposal.rel, target=proposal.target_rel, section=proposal.section, by=by,
+                  run_id=str(proposal.properties.get("run") or "") or None, at=now,
+                  decision="approved" if approved else "rejected")
+    decisions = Decisions(journal.db)
+    if not approved:
+        archived = archive(config.vault, proposal, config.layout.archive, "rejected", by, now)
+        decisions.record(outcome="rejected", archived_as=archived, **record)
+        _clear_pointer(config, proposal)
+        return Decided("rejected", f"Rejected; the proposal is in {archived}.", archived)
+    agent = agents.get(proposal.agent)
+    try:
+        if agent is None:
+            raise ScopeError(f"The agent {proposal.agent!r} that wrote this proposal no longer exists.",
+                             "apply the text by hand, or restore the agent note.")
+        applied = apply(config.vault, proposal, list(agent.writes), now)
+    except RoutineError as exc:
+        decisions.record(outcome="refused", detail=exc.message, **record)
+        alert = raise_alert(config, now, "proposal not applied", f"{proposal.rel}: {exc.message}", exc.fix)
+        log.warning("proposal %s refused: %s", proposal.rel, exc.message)
+        return Decided("refused", f"Not applied: {exc.message}" + (f" (alert: {alert})" if alert else ""))
+    if not applied.ok:
+        mark_conflict(config.vault, proposal, applied.message, now)
+        decisions.record(outcome="conflict", detail=applied.message, **record)
+        log.info("proposal %s not applied: %s", proposal.rel, applied.message)
+        return Decided("conflict", f"Not applied: {applied.message}. The proposal says so and stays in "
+                                   f"{config.layout.drafts}/.")
+    archived = archive(config.vault, proposal, config.layout.archive, "applied", by, now, applied.replaced)
+    decisions.record(outcome="applied", archived_as=archived, detail=applied.message, **record)
+    log.info("proposal %s applied: %s", proposal.rel, applied.message)
+    return Decided("applied", f"{applied.message} The proposal is in {archived}.", archived)
+
+
+def _clear_pointer(config: Config, proposal) -> None:
+    """A rejected section proposal's pointer line in the target goes too."""
+    if proposal.kind != "section" or not proposal.target_rel:
+        return
+    from routine.vault.atomic import NoteChanged, atomic_write
+    from routine.vault.frontmatter import parse_frontmatter
+    from routine.vault.notes import load_note_text
+    from routine.vault.scope import resolve
+    from routine.vault.sections import clear_pending_proposal, section_key
+
+    path, _ = resolve(config.vault, proposal.target_rel)
+    current = load_note_text(path)
+    if current is None:
+        return
+    split = parse_frontmatter(current.text)
+    cleared = clear_pending_proposal(split.body, section_key(proposal.section))
+    if cleared != split.body:
+        try:
+            atomic_write(path, current.encode_like(split.block + cleared), expected=current.raw)
+        except NoteChanged:
+            pass  # the person is editing it; the stale pointer goes at the section's next run

@@ -1,0 +1,111 @@
+"""What the daemon does when a note changes: proposals decided, triggers fired, listeners told.
+
+The vault watcher (``routine.watch``) reports settled changes; here they become work in the
+one queue, so trigger runs share the model manager and the journal with scheduled ones:
+- a proposal in Drafts/ whose ``approved`` property the person set is decided;
+- every trigger whose ``on``, ``path`` glob and ``where`` match runs its agent on the note;
+- other listeners (the search index) hear of every change.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from typing import Callable
+
+from routine.daemon.work import Work
+from routine.vault.scope import glob_match, in_scope
+from routine.watch.watcher import Change
+
+log = logging.getLogger(__name__)
+
+MIN_QUIET = 1.0  # seconds a note must be still before it counts as saved (for proposals, the index)
+
+
+class VaultEvents:
+    def __init__(self, daemon):
+        self.daemon = daemon
+        self.listeners: list[Callable[[Change], None]] = []
+
+    def quiet_for(self, rel: str) -> float:
+        """How long a note must be still before its change settles: the longest debounce of the
+        triggers watching it (so one save, however many events, is one change)."""
+        quiet = MIN_QUIET
+        for trigger in self.daemon.live.schedules.triggers:
+            if glob_match(trigger.path, rel):
+                quiet = max(quiet, trigger.debounce.total_seconds())
+        return quiet
+
+    def on_change(self, change: Change) -> None:
+        live = self.daemon.live
+        if self.daemon.stopping.is_set():
+            return
+        drafts = live.config.layout.drafts.strip("/") + "/"
+        if change.kind in ("created", "modified", "moved") and change.rel.startswith(drafts):
+            self._maybe_decided(change.rel)
+        for trigger in live.schedules.triggers:
+            if self._matches(trigger, change):
+                self._fire(trigger, change)
+        for listener in list(self.listeners):
+            try:
+                listener(change)
+            except Exception:
+                log.exception("a vault listener failed on %s", change.rel)
+
+    # --- proposals ---------------------------------------------------------------------------------
+
+    def _maybe_decided(self, rel: str) -> None:
+        from routine.vault.approvals import read_proposal
+
+        try:
+            proposal = read_proposal(self.daemon.live.config.vault, rel)
+        except (OSError, ValueError):
+            return
+        if proposal is None or proposal.status != "proposed" or proposal.approved is None:
+            return
+        self.daemon.queue.submit(Work(key=f"proposal:{rel}", label=f"decide {rel}",
+                                      run=partial(self.daemon.decide, rel, "obsidian")), coalesce=True)
+
+    # --- triggers ----------------------------------------------------------------------------------
+
+    def _matches(self, trigger, change: Change) -> bool:
+        if trigger.on != change.kind or not glob_match(trigger.path, change.rel):
+            return False
+        if not trigger.where:
+            return True
+        if change.kind == "deleted":
+            return False  # nothing left to look at
+        from routine.vault.notes import read_note
+
+        try:
+            properties = read_note(self.daemon.live.config.vault, change.rel).frontmatter
+        except OSError:
+            return False
+        return all(_property_matches(properties.get(key), wanted) for key, wanted in trigger.where)
+
+    def _fire(self, trigger, change: Change) -> None:
+        live = self.daemon.live
+        agent = live.agents.get(trigger.agent)
+        if agent is None:
+            log.error("trigger %s names agent %s, which is not loaded", trigger.id, trigger.agent)
+            return
+        readable = change.kind != "deleted" and in_scope(list(agent.reads), change.rel)
+        details = {"trigger": trigger.id, "event": change.kind, "path": change.rel, "seen_by": change.source}
+        if change.src:
+            details["from"] = change.src
+        work = Work(key=f"trigger:{trigger.id}:{change.rel}", label=f"trigger {trigger.id} ({change.kind} {change.rel})",
+                    run=partial(self.daemon.run_trigger, trigger, agent.name, change, (change.rel,) if readable else (),
+                                details),
+                    models=self.daemon.model_keys([agent.name]))
+        if self.daemon.queue.submit(work, coalesce=True):
+            log.info("trigger %s fires %s on %s %s", trigger.id, agent.name, change.kind, change.rel)
+
+
+def _property_matches(value, wanted) -> bool:
+    """`where: {status: inbox}` matches status: inbox; on a list property (tags), membership."""
+    def norm(v):
+        return str(v).strip().lstrip("#").lower() if isinstance(v, str) else v
+
+    if isinstance(value, list):
+        return norm(wanted) in [norm(v) for v in value]
+    return norm(value) == norm(wanted)

@@ -1,0 +1,213 @@
+"""Approved proposals land; rejected ones are put away. The vault side of the approval queue.
+
+A proposal note (``routine.vault.proposals``) carries ``status: proposed``, its ``target``,
+``section``, ``kind`` (section | note | append), ``base`` (the hash of the target's region when
+it was written) and ``approved`` (empty until the person decides). On approval the text under
+"Proposed text" — as the person left it, edits included — is applied to the target as it is
+*now*: if that region changed since, nothing is written and the proposal says ``status:
+conflict`` and why. Decided proposals move to ``Archive/Proposals/``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from routine.errors import NoteExists, RoutineError
+from routine.vault.atomic import NoteChanged, atomic_create, atomic_write, remove_note
+from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
+from routine.vault.notes import load_note_text, wikilink_for
+from routine.vault.proposals import iso_time, note_name
+from routine.vault.scope import checked, resolve
+from routine.vault.sections import (apply_approved, clear_pending_proposal, content_sha, prepare_content, section_key,
+                                    section_region)
+
+_PROPOSED = re.compile(r"^## Proposed text[ \t]*\n(.*?)(?=^## Changes from your text[ \t]*$|\Z)", re.M | re.S)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    rel: str
+    properties: dict
+    text: str            # the proposed text, as the person left it
+    raw: bytes           # the note's bytes when read (to notice an edit while deciding)
+
+    @property
+    def status(self) -> str:
+        return str(self.properties.get("status") or "")
+
+    @property
+    def approved(self) -> bool | None:
+        value = self.properties.get("approved")
+        if isinstance(value, str):  # a person may type yes/no in the property by hand
+            value = {"true": True, "yes": True, "false": False, "no": False}.get(value.strip().lower())
+        return value if isinstance(value, bool) else None
+
+    @property
+    def target_rel(self) -> str | None:
+        link = str(self.properties.get("target") or "").strip().removeprefix("[[").removesuffix("]]")
+        link = link.split("|", 1)[0].split("#", 1)[0].strip()
+        if not link:
+            return None
+        return link if link.lower().endswith(".md") else link + ".md"
+
+    @property
+    def section(self) -> str | None:
+        return self.properties.get("section") or None
+
+    @property
+    def kind(self) -> str:
+        return str(self.properties.get("kind") or ("section" if self.section else "note"))
+
+    @property
+    def base(self) -> str | None:
+        base = self.properties.get("base")
+        return None if base in (None, "none") else str(base)
+
+    @property
+    def agent(self) -> str:
+        return str(self.properties.get("agent") or "")
+
+
+def read_proposal(vault: Path, rel: str) -> Proposal | None:
+    """The proposal at ``rel``; None when the note is not one of routine's proposals."""
+    path, rel = resolve(vault, rel)
+    current = load_note_text(path)
+    if current is None:
+        return None
+    split = parse_frontmatter(current.text)
+    props = split.data if split.readable else {}
+    if "routine/proposal" not in (props.get("tags") or []) or "target" not in props:
+        return None
+    match = _PROPOSED.search(split.body)
+    return Proposal(rel, props, match.group(1).strip("\n") + "\n" if match else "", current.raw)
+
+
+@dataclass(frozen=True)
+class Applied:
+    ok: bool
+    message: str                 # one sentence for the person and the journal
+    replaced: str | None = None  # the text the approval replaced, kept in the archived proposal
+
+
+def apply(vault: Path, proposal: Proposal, writes: list[str], now: datetime) -> Applied:
+    """Apply an approved proposal to its target, within the proposing agent's write scope."""
+    target = proposal.target_rel
+    if not target:
+        return Applied(False, "the proposal names no target note")
+    path, target = checked(vault, writes, target, proposal.agent or "the agent", "write")
+    for _ in range(3):
+        current = load_note_text(path)
+        try:
+            return _apply_once(path, target, proposal, current, now)
+        except (NoteChanged, NoteExists):
+            continue  # the person saved the target meanwhile: look again
+    raise RoutineError(f"{target} kept changing while routine applied a proposal to it; nothing was written.",
+                       "set `approved: true` again once the note is no longer being edited.")
+
+
+def _provenance(proposal: Proposal, existing: dict, now: datetime) -> dict:
+    from routine.vault.writer import Provenance, provenance_properties
+
+    props = proposal.properties
+    prov = Provenance(agent=proposal.agent, model=str(props.get("model") or ""), run=str(props.get("run") or ""),
+                      generated=now, sources=[str(s) for s in props.get("sources") or []])
+    return provenance_properties(prov, existing)
+
+
+def _apply_once(path: Path, target: str, proposal: Proposal, current, now: datetime) -> Applied:
+    split = parse_frontmatter(current.text) if current is not None else None
+    body = split.body if split is not None else ""
+    kind, text = proposal.kind, proposal.text
+    link = wikilink_for(target)
+    replaced = None
+    if kind == "append":
+        entry = f"### {now:%H:%M} — {proposal.agent} (approved)\n{prepare_content(text)}"
+        new_body = body + ("" if not body else "\n" if body.endswith("\n") else "\n\n") + entry
+        message = f"Added the approved entry to {link}."
+    elif kind == "section":
+        if current is None and proposal.base is not None:
+            return Applied(False, f"{link} no longer exists")
+        replaced = section_region(body, proposal.section)[0]
+        new_body, why = apply_approved(body, proposal.section, text, proposal.agent, proposal.base)
+        if new_body is None:
+            return Applied(False, why)
+        new_body = clear_pending_proposal(new_body, section_key(proposal.section))
+        message = f"Applied the approved {proposal.section} to {link}."
+    else:  # a whole note
+        if current is None:
+            if proposal.base is not None:
+                return Applied(False, f"{link} was deleted after this proposal was written")
+            from routine.vault.frontmatter import join_frontmatter
+
+            atomic_create(path, join_frontmatter(_provenance(proposal, {}, now), prepare_content(text)))
+            return Applied(True, f"Created {link} from the approved proposal.")
+        if proposal.base is None or content_sha(body) != proposal.base:
+            return Applied(False, f"{link} changed after this proposal was written")
+        new_body, replaced = prepare_content(text), body
+        message = f"Replaced the text of {link} with the approved proposal (the old text is kept in the archived proposal)."
+    if current is None:
+        from routine.vault.frontmatter import join_frontmatter
+
+        atomic_create(path, join_frontmatter(_provenance(proposal, {}, now), new_body))
+    else:
+        block = update_frontmatter(split, _provenance(proposal, split.data, now)) if split.readable else split.block
+        atomic_write(path, current.encode_like(block + new_body), expected=current.raw)
+    return Applied(True, message, replaced=replaced if replaced and replaced.strip() else None)
+
+
+def archive(vault: Path, proposal: Proposal, archive_dir: str, status: str, decided_by: str, now: datetime,
+            replaced: str | None = None) -> str:
+    """Move the decided proposal to ``Archive/Proposals/`` with how and when it was decided."""
+    current = load_note_text(vault / proposal.rel)
+    split = parse_frontmatter(current.text)
+    block = update_frontmatter(split, {"status": status, "decided": iso_time(now), "decided_by": decided_by})
+    body = split.body
+    if replaced:
+        body = (body.rstrip("\n") + "\n\n## Replaced text\n\nWhat the target said before this proposal was applied:\n\n"
+                + replaced.strip("\n") + "\n")
+    folder = f"{archive_dir.strip('/')}/Proposals"
+    stem = note_name(proposal.rel)
+    for n in range(1, 100):
+        rel = f"{folder}/{stem}{'' if n == 1 else f' {n}'}.md"
+        path, rel = resolve(vault, rel)
+        try:
+            atomic_create(path, block + body)
+            break
+        except NoteExists:
+            continue
+    else:
+        raise RoutineError(f"Could not archive {proposal.rel}: too many archived proposals of that name.",
+                           f"tidy {folder}/.")
+    remove_note(vault / proposal.rel)
+    return rel
+
+
+def mark_conflict(vault: Path, proposal: Proposal, why: str, now: datetime) -> None:
+    """Nothing was applied: say so in the proposal, which stays where the person sees it.
+
+    Its ``base`` becomes the target's region as it is now, so approving again means "apply
+    over the current text" (which is then kept in the archived proposal)."""
+    path = vault / proposal.rel
+    current = load_note_text(path)
+    split = parse_frontmatter(current.text)
+    base = _current_base(vault, proposal)
+    block = update_frontmatter(split, {"status": "conflict", "conflict": why, "approved": None, "base": base})
+    callout = (f"> [!warning] routine did not apply this proposal ({now:%Y-%m-%d %H:%M}): {why}, so applying it "
+               "would overwrite that edit. Nothing was changed.\n> Copy what you want from it by hand, or set "
+               "`status: proposed` and `approved: true` again to apply it over the current text.\n\n")
+    atomic_write(path, current.encode_like(block + callout + split.body.lstrip("\n")), expected=current.raw)
+
+
+def _current_base(vault: Path, proposal: Proposal) -> str:
+    target = proposal.target_rel
+    current = load_note_text(resolve(vault, target)[0]) if target else None
+    if current is None:
+        return "none"
+    split = parse_frontmatter(current.text)
+    if proposal.kind == "section":
+        region = section_region(split.body, proposal.section)[0]
+        return content_sha(region) if region is not None else "none"
+    return content_sha(split.body)

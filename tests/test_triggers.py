@@ -1,0 +1,93 @@
+"""Vault triggers in the running daemon: a note in the Inbox gets its Librarian run, once."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import time
+
+from test_daemon import daemon, journal_rows, only_schedule, wait_for
+
+INBOX_TRIGGER = textwrap.dedent("""\
+    triggers:
+      - "on": created
+        path: "Inbox/*.md"
+        agent: librarian
+        task: "File [[{{ path }}]] ({{ event }})."
+        debounce: 2s
+        write: {note: "Daily/{{ today }}.md", section: "Inbox"}
+      - "on": modified
+        path: "Daily/*.md"
+        agent: librarian
+        task: "The daily note {{ path }} changed."
+        debounce: 1s
+        write: {note: "Inbox/daily changes.md", section: "Daily changes"}
+    """)
+
+
+def trigger_runs(home, path_like="%"):
+    return journal_rows(home, "SELECT trigger, status, details FROM runs WHERE trigger LIKE 'trigger:%' "
+                              "AND trigger LIKE ? ORDER BY started_at", f"trigger:{path_like}")
+
+
+def test_a_note_dropped_in_the_inbox_gets_one_librarian_run_and_its_own_writes_none(initialised, ollama):
+    home = initialised
+    only_schedule(home, INBOX_TRIGGER)
+    with daemon(home):
+        start = time.monotonic()
+        (home.vault / "Inbox" / "Call with Sam.md").write_text("Sam wants the battery report by Friday.\n")
+        runs = wait_for(lambda: [r for r in trigger_runs(home, "Inbox/%") if r[1] != "running"], 20, "the librarian run")
+        took = time.monotonic() - start
+        time.sleep(4)  # its write to the daily note must not set off the Daily trigger
+        assert len(trigger_runs(home, "Inbox/%")) == 1
+        assert trigger_runs(home, "Daily/%") == []
+        # The person's own edit of that same daily note, a moment later, does.
+        daily = next((home.vault / "Daily").glob("*.md"))
+        daily.write_text(daily.read_text() + "\nAlso: call the supplier.\n")
+        wait_for(lambda: trigger_runs(home, "Daily/%"), 20, "the person's edit to fire the Daily trigger")
+    assert runs[0][1] == "ok" and took < 2 + 8
+    details = json.loads(runs[0][2])
+    assert details == {"trigger": "test#0", "event": "created", "path": "Inbox/Call with Sam.md", "seen_by": "watch"}
+    # The note was in the Librarian's context and the task named it.
+    prompt = json.loads(journal_rows(home, "SELECT prompt FROM runs WHERE trigger='trigger:Inbox/Call with Sam.md'")[0][0])
+    user = prompt[-1]["content"]
+    assert "File [[Inbox/Call with Sam.md]] (created)." in user and "battery report by Friday" in user
+    assert "## Inbox" in daily.read_text()
+
+
+def test_a_hundred_rapid_saves_within_the_debounce_make_one_run(initialised, ollama):
+    home = initialised
+    only_schedule(home, INBOX_TRIGGER.replace('"on": created', '"on": modified', 1))
+    note = home.vault / "Inbox" / "draft.md"
+    note.write_text("v0\n")
+    with daemon(home):
+        time.sleep(1.0)
+        for i in range(100):
+            note.write_text(f"v{i + 1}: the person is typing\n")
+            time.sleep(0.005)
+        wait_for(lambda: [r for r in trigger_runs(home, "Inbox/%") if r[1] != "running"], 20, "the run")
+        time.sleep(4)
+    assert len(trigger_runs(home, "Inbox/%")) == 1
+
+
+def test_without_inotify_the_reconcile_fires_what_was_missed(initialised, ollama):
+    home = initialised
+    only_schedule(home, INBOX_TRIGGER)
+    home.config.write_text(home.config.read_text() + "watch: {inotify: false, reconcile: 2s}\n")
+    with daemon(home):
+        st = json.loads(home.run("status", "--json", check=True).stdout)
+        assert st["vault_watch"]["mode"] == "reconcile only"
+        (home.vault / "Inbox" / "unseen.md").write_text("no inotify event for this one\n")
+        runs = wait_for(lambda: [r for r in trigger_runs(home, "Inbox/%") if r[1] != "running"], 20, "the run")
+    assert json.loads(runs[0][2])["seen_by"] == "reconcile"
+
+
+def test_a_note_that_arrived_while_the_daemon_was_down_fires_at_start(initialised, ollama):
+    home = initialised
+    only_schedule(home, INBOX_TRIGGER)
+    with daemon(home, "first.log"):
+        pass  # the first start takes the vault's baseline
+    (home.vault / "Inbox" / "overnight.md").write_text("written on the phone, synced at night\n")
+    with daemon(home, "second.log"):
+        runs = wait_for(lambda: [r for r in trigger_runs(home, "Inbox/%") if r[1] != "running"], 20, "the run")
+    assert runs[0][0] == "trigger:Inbox/overnight.md"

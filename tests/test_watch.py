@@ -1,0 +1,134 @@
+"""The vault watcher on real files and real inotify: one change per save, none for our own writes."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from routine.vault.atomic import add_write_listener, atomic_write, remove_write_listener
+from routine.watch.state import FileStates
+from routine.watch.watcher import Change, VaultWatcher
+
+QUIET = 0.4
+
+
+class Seen:
+    def __init__(self):
+        self.changes: list[Change] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, change: Change) -> None:
+        with self.lock:
+            self.changes.append(change)
+
+    def wait(self, count: int, timeout: float = 10.0) -> list[Change]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if len(self.changes) >= count:
+                    break
+            time.sleep(0.05)
+        time.sleep(QUIET * 3)  # and nothing more arrives after it
+        with self.lock:
+            return [(c.kind, c.rel, c.src) for c in self.changes]
+
+
+@pytest.fixture
+def vault(tmp_path):
+    root = tmp_path / "Vault"
+    for folder in ("Inbox", "Daily", "Projects", ".obsidian", ".trash"):
+        (root / folder).mkdir(parents=True)
+    (root / "Daily" / "2026-11-22.md").write_text("# Sunday\n")
+    return root
+
+
+@pytest.fixture
+def watch(vault, tmp_path):
+    started = []
+
+    def make(inotify=True, reconcile_every=300.0):
+        seen = Seen()
+        states = FileStates(tmp_path / "journal.sqlite3")
+        watcher = VaultWatcher(vault, seen, states, quiet_for=lambda rel: QUIET, reconcile_every=reconcile_every,
+                               inotify=inotify)
+        add_write_listener(watcher.own_write)
+        caught_up = watcher.start()
+        started.append((watcher, states))
+        return watcher, seen, caught_up
+
+    yield make
+    for watcher, states in started:
+        remove_write_listener(watcher.own_write)
+        watcher.stop()
+        states.close()
+
+
+def test_first_start_takes_a_baseline_and_reports_nothing(watch):
+    _, seen, caught_up = watch()
+    assert caught_up == []
+    assert seen.wait(1, timeout=1.0) == []
+
+
+def test_a_burst_of_saves_is_one_change(watch, vault):
+    _, seen, _ = watch()
+    note = vault / "Inbox" / "idea.md"
+    for i in range(100):
+        note.write_text(f"draft {i}\n")
+    assert seen.wait(1) == [("created", "Inbox/idea.md", None)]
+
+
+def test_an_editor_saving_through_a_temp_file_is_a_modify(watch, vault):
+    _, seen, _ = watch()
+    note = vault / "Daily" / "2026-11-22.md"
+    temp = vault / "Daily" / "2026-11-22.md.tmp"
+    temp.write_text("# Sunday\nwent for a walk\n")
+    os.replace(temp, note)
+    assert seen.wait(1) == [("modified", "Daily/2026-11-22.md", None)]
+
+
+def test_routines_own_write_is_no_change_but_the_persons_next_edit_is(watch, vault):
+    _, seen, _ = watch()
+    note = vault / "Daily" / "2026-11-22.md"
+    atomic_write(note, "# Sunday\n## Alignment\ngenerated\n")
+    assert seen.wait(1, timeout=QUIET * 4) == []
+    note.write_text(note.read_text() + "my own line\n")
+    assert seen.wait(1) == [("modified", "Daily/2026-11-22.md", None)]
+
+
+def test_a_move_is_one_moved_change(watch, vault):
+    (vault / "Inbox" / "call notes.md").write_text("notes\n")
+    _, seen, _ = watch()
+    os.replace(vault / "Inbox" / "call notes.md", vault / "Projects" / "call notes.md")
+    assert seen.wait(1) == [("moved", "Projects/call notes.md", "Inbox/call notes.md")]
+
+
+def test_app_state_trash_hidden_files_and_conflict_copies_are_ignored(watch, vault):
+    _, seen, _ = watch()
+    (vault / ".obsidian" / "workspace.md").write_text("x")
+    (vault / ".trash" / "old.md").write_text("x")
+    (vault / "Inbox" / ".hidden.md").write_text("x")
+    (vault / "Inbox" / "idea.sync-conflict-20261122-101010-ABCDEF.md").write_text("x")
+    (vault / "Inbox" / "idea (conflicted copy 2026-11-22).md").write_text("x")
+    (vault / "Inbox" / "idea.md~").write_text("x")
+    assert seen.wait(1, timeout=QUIET * 4) == []
+
+
+def test_changes_made_while_nobody_watched_are_found_at_start(watch, vault):
+    first, _, _ = watch()
+    first.stop()
+    (vault / "Inbox" / "new.md").write_text("arrived overnight\n")
+    (vault / "Daily" / "2026-11-22.md").write_text("# Sunday, edited\n")
+    second, seen, caught_up = watch()
+    assert sorted((c.kind, c.rel) for c in caught_up) == [("created", "Inbox/new.md"), ("modified", "Daily/2026-11-22.md")]
+    assert all(c.source == "reconcile" for c in caught_up)
+
+
+def test_without_inotify_the_reconcile_catches_every_change(watch, vault):
+    watcher, seen, _ = watch(inotify=False, reconcile_every=0.5)
+    assert "inotify is off" in watcher.degraded
+    (vault / "Inbox" / "dropped.md").write_text("the kernel never told us\n")
+    (vault / "Daily" / "2026-11-22.md").unlink()
+    assert sorted(seen.wait(2)) == [("created", "Inbox/dropped.md", None), ("deleted", "Daily/2026-11-22.md", None)]
