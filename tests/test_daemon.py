@@ -82,7 +82,7 @@ def test_fire_goes_through_running_daemon_and_status_reports_it(initialised, oll
         assert st["state"] == "running" and st["pid"] == proc.pid
         assert [f["block"] for f in st["next_fires"]] == ["every-minute"]
         fired = home.run("fire", "strategist", check=True)
-        assert "Wrote Daily/" in fired.stdout
+        assert "Wrote Alignment in Daily/" in fired.stdout
         runs = json.loads(home.run("runs", "list", "--json", check=True).stdout)
         assert runs[0]["agent"] == "strategist" and runs[0]["status"] == "ok"
         assert any(r["id"] == runs[0]["id"] for r in status(home)["recent_runs"])

@@ -23,10 +23,16 @@ BUILDER_EVERY_MINUTE = textwrap.dedent("""\
           - agent: builder
             task: Propose the next build step.
             write: {note: "Builds/{{ today }} minute.md"}
+    triggers:
+      - "on": created
+        path: "Inbox/*.md"
+        agent: critic
+        task: "Critique [[{{ path }}]]."
+        debounce: 1s
     """)
 
 
-def test_scheduled_block_and_manual_fires_racing_for_three_models_keep_two_resident(initialised, ollama):
+def test_a_scheduled_block_a_manual_fire_and_a_trigger_racing_for_three_models_keep_two_resident(initialised, ollama):
     home = initialised
     only_schedule(home, BUILDER_EVERY_MINUTE)
     for model in (MISTRAL, QWEN, CODER):
@@ -34,13 +40,15 @@ def test_scheduled_block_and_manual_fires_racing_for_three_models_keep_two_resid
     with daemon(home):
         wait_for(lambda: journal_rows(home, "SELECT id FROM runs WHERE agent='builder' AND status='running'"),
                  90, "the scheduled builder step")
-        fires = [subprocess.Popen([sys.executable, "-m", "routine", "fire", agent, "--json"], env=home.env,
-                                  cwd=home.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for agent in ("strategist", "critic")]
-        results = [json.loads(p.communicate(timeout=120)[0]) for p in fires]
+        fire = subprocess.Popen([sys.executable, "-m", "routine", "fire", "strategist", "--json"], env=home.env,
+                                cwd=home.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        (home.vault / "Inbox" / "A bold idea.md").write_text("Rewrite everything in a weekend.\n")
+        result = json.loads(fire.communicate(timeout=120)[0])
+        critique = wait_for(lambda: journal_rows(home, "SELECT status FROM runs WHERE agent='critic' AND status!='running'"),
+                            60, "the critic's trigger run")
         wait_for(lambda: journal_rows(home, "SELECT id FROM runs WHERE agent='builder' AND status!='running'"),
                  60, "the builder step to end")
-    assert [r["status"] for r in results] == ["ok", "ok"]
+    assert result["status"] == "ok" and critique[0][0] == "ok"
     assert ollama.peak_resident == 2  # three models wanted, the stand-in allows three: routine kept two
     assert not [e for e in ollama.events if e["kind"] in ("reload", "evict")]
     # The journal tells the residency story: each load with why, each eviction for whom.

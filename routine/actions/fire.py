@@ -69,8 +69,7 @@ def _through_daemon(args) -> int | None:
             if step.get("error"):
                 print(f"routine: {step['error']}", file=sys.stderr)
             elif wrote:
-                print(wrote["message"] if wrote["outcome"] == "proposal" else
-                      f"Wrote {wrote['path']} ({wrote['outcome']}; run {step['run']}).")
+                print(_wrote_line(wrote["message"], wrote["outcome"], step["run"]))
     return final.get("exit", 0)
 
 
@@ -113,11 +112,17 @@ def _fire_block(config, agents, block, args) -> int:
 def _print_outcome(outcome) -> None:
     if outcome.error is None:
         wrote = outcome.wrote
-        print(wrote.message if wrote.outcome == "proposal" else f"Wrote {wrote.rel} ({wrote.outcome}; run {outcome.run_id}).")
+        print(_wrote_line(wrote.message, wrote.outcome, outcome.run_id))
     else:
         print(f"routine: {outcome.error}", file=sys.stderr)
         if outcome.alert:
             print(f"An alert note is in {outcome.alert}. Details: routine runs show {outcome.run_id}", file=sys.stderr)
+
+
+def _wrote_line(message: str, outcome: str, run_id: str | None) -> str:
+    """The writer's own sentence ("Wrote Alignment in Daily/….md.", "… was already up to date."),
+    with the run id to look it up."""
+    return message if outcome == "proposal" else f"{message.rstrip('.')} (run {run_id})."
 
 
 def _progress(interactive: bool):

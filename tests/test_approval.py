@@ -1,0 +1,118 @@
+"""The approval queue end to end, through the filesystem, as a person in Obsidian does it:
+edit a generated section, get a proposal, tick `approved`, and see it land — or not."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from test_daemon import daemon, journal_rows, only_schedule, wait_for
+
+MY_EDIT = "My own alignment: ship the battery report first."
+
+
+def daily(home):
+    return next((home.vault / "Daily").glob("*.md"))
+
+
+def edit_section(home, new_text: str) -> None:
+    """The person rewrites the text inside the generated Alignment section."""
+    note = daily(home)
+    text = note.read_text()
+    text = re.sub(r"(%% routine:begin alignment[^\n]*\n)(.*?)(%% routine:end alignment %%)",
+                  lambda m: m[1] + new_text + "\n" + m[3], text, flags=re.S)
+    note.write_text(text)
+
+
+def set_property(path, key: str, value: str) -> None:
+    """What ticking a checkbox property in Obsidian does to the file."""
+    text = path.read_text()
+    text = re.sub(rf"(?m)^{key}:.*$", f"{key}: {value}", text, count=1)
+    path.write_text(text)
+
+
+def proposal_after_edit(home):
+    home.run("fire", "strategist", check=True)
+    edit_section(home, MY_EDIT)
+    out = home.run("fire", "strategist", check=True).stdout
+    assert "was kept" in out
+    proposals = list((home.vault / "Drafts").glob("*.md"))
+    assert len(proposals) == 1
+    assert "a newer version of this section is waiting" in daily(home).read_text()
+    return proposals[0]
+
+
+def archived(home):
+    return list((home.vault / "Archive" / "Proposals").glob("*.md"))
+
+
+def test_ticking_approved_in_obsidian_applies_the_proposal_and_keeps_the_replaced_words(initialised, ollama):
+    home = initialised
+    only_schedule(home, "triggers: []\n")
+    with daemon(home):
+        proposal = proposal_after_edit(home)
+        set_property(proposal, "approved", "true")
+        wait_for(lambda: not proposal.exists() and archived(home), 20, "the proposal to be applied and archived")
+        note = daily(home).read_text()
+        assert MY_EDIT not in note and "newer version" not in note
+        assert re.search(r"%% routine:begin alignment agent=strategist sha=\w+ %%\n- Summary of:", note)
+        kept = archived(home)[0].read_text()
+        assert "status: applied" in kept and "decided_by: obsidian" in kept
+        assert "## Replaced text" in kept and MY_EDIT in kept  # the person's words are not lost
+        # routine owns the section again: the next run simply updates it.
+        ollama.script("mistral:7b-instruct-q4_K_M", ["- A fresh alignment for the afternoon."])
+        assert "Updated Alignment" in home.run("fire", "strategist", check=True).stdout
+        assert "A fresh alignment" in daily(home).read_text()
+    rows = journal_rows(home, "SELECT decision, outcome, by, proposal FROM decisions")
+    assert rows == [("approved", "applied", "obsidian", f"Drafts/{proposal.name}")]
+
+
+def test_an_approval_after_the_person_edited_again_is_a_conflict_not_an_overwrite(initialised, ollama):
+    home = initialised
+    only_schedule(home, "triggers: []\n")
+    second_edit = "Changed my mind: the supplier call comes first."
+    with daemon(home):
+        proposal = proposal_after_edit(home)
+        edit_section(home, second_edit)
+        set_property(proposal, "approved", "true")
+        wait_for(lambda: "status: conflict" in proposal.read_text(), 20, "the conflict")
+        assert second_edit in daily(home).read_text()  # untouched
+        text = proposal.read_text()
+        assert "changed after this proposal was written" in text and "Nothing was changed" in text
+        assert archived(home) == []
+        # Knowing that, the person approves again: now it applies over the current text, which is kept.
+        set_property(proposal, "status", "proposed")
+        set_property(proposal, "approved", "true")
+        wait_for(lambda: not proposal.exists(), 20, "the second approval")
+        assert second_edit not in daily(home).read_text()
+        assert second_edit in archived(home)[0].read_text()
+    outcomes = [r[0] for r in journal_rows(home, "SELECT outcome FROM decisions ORDER BY id")]
+    assert outcomes == ["conflict", "applied"]
+
+
+def test_rejecting_archives_the_proposal_and_leaves_the_persons_text(initialised, ollama):
+    home = initialised
+    only_schedule(home, "triggers: []\n")
+    with daemon(home):
+        proposal = proposal_after_edit(home)
+        set_property(proposal, "approved", "false")
+        wait_for(lambda: not proposal.exists(), 20, "the rejection")
+        note = daily(home).read_text()
+        assert MY_EDIT in note and "newer version" not in note
+        assert "status: rejected" in archived(home)[0].read_text()
+
+
+def test_an_agent_that_needs_approval_lands_only_when_approved_from_the_cli(initialised, ollama):
+    home = initialised
+    out = home.run("fire", "builder", check=True).stdout
+    assert "need your approval" in out
+    assert list((home.vault / "Builds").glob("*.md")) == []
+    waiting = json.loads(home.run("approve", "--json", check=True).stdout)
+    assert [w["agent"] for w in waiting] == ["builder"] and waiting[0]["target"].startswith("Builds/")
+    name = waiting[0]["proposal"].rsplit("/", 1)[1][:-3]
+    done = home.run("approve", name, check=True).stdout
+    assert "Created [[Builds/" in done
+    built = list((home.vault / "Builds").glob("*.md"))
+    assert len(built) == 1 and "agent: builder" in built[0].read_text()
+    assert home.run("approve", check=True).stdout.startswith("No proposals are waiting")
+    assert journal_rows(home, "SELECT by, outcome FROM decisions") == [("cli", "applied")]
