@@ -113,6 +113,23 @@ def test_sigterm_when_idle_exits_zero(initialised):
     assert not (home.root / "run" / "control.sock").exists()
 
 
+def test_sigterm_mid_step_abandons_it_without_writing_and_records_it(initialised, ollama):
+    home = initialised
+    only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
+    ollama.script("mistral:7b-instruct-q4_K_M", [{"content": "- too late to matter", "delay": 90}])
+    with daemon(home) as proc:
+        fire = subprocess.Popen([sys.executable, "-m", "routine", "fire", "strategist"], env=home.env, cwd=home.root,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: journal_rows(home, "SELECT id FROM runs WHERE status='running' AND agent='strategist'"),
+                 30, "the running step")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        out, err = fire.communicate(timeout=30)
+    assert fire.returncode != 0 and "Traceback" not in err
+    assert journal_rows(home, "SELECT status FROM runs WHERE agent='strategist'") == [("interrupted",)]
+    assert not list((home.vault / "Daily").glob("*.md"))  # no half-written note
+
+
 @pytest.mark.slow
 def test_kill_9_mid_step_then_restart_leaves_one_completed_run_per_slot(initialised, ollama):
     home = initialised
