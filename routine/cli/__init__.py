@@ -66,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("routine: interrupted.", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `routine runs list | head`: the reader left; end quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _setup_logging(debug: bool) -> None:
