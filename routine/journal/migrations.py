@@ -76,3 +76,12 @@ def m002_slots(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("002_slots", m002_slots))
+
+
+def m004_metrics(db: sqlite3.Connection) -> None:
+    # Per-run figures (routine.sysmetrics): durations, tokens/s, CPU, memory, tegrastats,
+    # version and commit, as one JSON object. (003 is kept for the model residency work.)
+    db.execute("ALTER TABLE runs ADD COLUMN metrics TEXT")
+
+
+MIGRATIONS.append(("004_metrics", m004_metrics))
