@@ -79,6 +79,7 @@ class Config:
     retry_backoff: float = 2.0
     unload_foreign: bool = False
     layout: Layout = field(default_factory=Layout)
+    metrics_textfile: Path | None = None  # node_exporter textfile; None: not written
 
     @property
     def schedules_dir(self) -> Path:

@@ -1,9 +1,12 @@
 """`routine run`: the daemon. Start-up order, the due-slot logic, hot reload, shutdown.
 
 Start-up: config (fatal if invalid) → journal (interrupted runs marked) → work queue →
-what is owed since last time (catch-up or missed) → timers → control socket → file watcher.
-Shutdown (SIGTERM/SIGINT): stop timers and intake, let the running step finish for a short
-while, else abandon it without writing, record it, exit 0.
+what is owed since last time (catch-up or missed) → timers → control socket → file watcher
+→ first publish (STATUS line, dashboard note, metrics textfile) → ``READY=1`` to systemd →
+watchdog pings (only while healthy, see ``daemon.health``) → publisher thread.
+Shutdown (SIGTERM/SIGINT): ``STOPPING=1``, stop the watchdog and publisher, stop timers and
+intake, let the running step finish for a short while, else abandon it without writing,
+record it, exit 0.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ from zoneinfo import ZoneInfo
 
 from routine import paths
 from routine.alerts import raise_alert
-from routine.daemon import due
+from routine.daemon import due, health
 from routine.daemon.live import Live
+from routine.daemon.notify import Notifier, Watchdog
+from routine.daemon.publish import Publisher
 from routine.daemon.work import Work, WorkQueue
 from routine.journal import Journal
 from routine.journal.slots import Slots
@@ -48,7 +53,7 @@ class Daemon:
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.journal = Journal()
         self.slots = Slots(self.journal.db)
-        self.queue = WorkQueue(workers)
+        self.queue = WorkQueue(workers, on_change=self._changed)
         self.stopping = threading.Event()
         self.abandon = threading.Event()  # set at shutdown: no step may write after this
         self.write_gate = threading.Lock()
@@ -58,6 +63,10 @@ class Daemon:
         self.watcher = None
         self.started_at = time.time()
         self.models = None  # shared model client (the model manager of the residency work)
+        self.notifier = Notifier.from_environment()  # systemd's notify socket, when it gave one
+        self.publisher = Publisher(self)
+        self.watchdog = Watchdog(self.notifier, lambda: health.problems(self), on_change=self._changed)
+        self._resident: tuple[float, list | None, str | None] | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -82,7 +91,15 @@ class Daemon:
 
         self.watcher = ConfigWatcher(self.live.watched_paths(), self.reload)
         self.watcher.start()
-        log.info("routine daemon ready: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers))
+        snap = self.publisher.publish()
+        from routine.daemon.status import status_line
+
+        self.notifier.ready(status_line(snap, self.now_local().tzinfo) if snap else "ready")
+        self.watchdog.start()
+        self.publisher.start()
+        log.info("routine daemon ready: %d blocks, %d triggers%s", len(self.live.schedules.blocks),
+                 len(self.live.schedules.triggers),
+                 f"; watchdog every {self.watchdog.interval:.1f}s" if self.watchdog.running else "")
 
     def serve_forever(self) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -94,6 +111,9 @@ class Daemon:
 
     def shutdown(self) -> int:
         log.info("stopping: no new work; waiting up to %.0fs for the running step", STOP_GRACE_SECONDS)
+        self.notifier.stopping()
+        self.watchdog.stop()
+        self.publisher.stop()
         if self.timers:
             self.timers.stop()
         if self.watcher:
@@ -108,6 +128,7 @@ class Daemon:
         if self.control:
             self.control.stop()
         self.journal.close()
+        self.notifier.close()
         return 0
 
     def reload(self) -> None:
@@ -120,6 +141,29 @@ class Daemon:
         if result.changed and self.timers:
             self.timers.sync(self.live.schedules.blocks)
             log.info("reloaded: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers))
+        self._changed()
+
+    # --- state for systemd, the dashboard and `routine status` -------------------------------
+
+    def _changed(self) -> None:
+        """Something the person can see changed (work queued or done, a reload, health)."""
+        self._resident = None  # a run may have loaded a model
+        self.publisher.poke()
+
+    def resident_models(self, max_age: float = 20.0) -> tuple[list[dict] | None, str | None]:
+        """Models loaded now: ([{name, size, host, expires_at}], None), or (None, why not).
+
+        The one place the daemon learns residency (asked from Ollama's /api/ps, briefly
+        cached so status requests stay cheap); the model manager replaces its body with its
+        own view.
+        """
+        from routine.daemon.status import resident_models
+
+        cached = self._resident
+        if cached is None or time.monotonic() - cached[0] > max_age:
+            found, error = resident_models(self.live.config)
+            cached = self._resident = (time.monotonic(), found, error)
+        return cached[1], cached[2]
 
     # --- scheduled work ----------------------------------------------------------------------
 

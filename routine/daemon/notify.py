@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import threading
 from typing import Callable
@@ -97,9 +98,10 @@ class Watchdog:
     daemon once a whole interval passes without a ping.
     """
 
-    def __init__(self, notifier: Notifier, check: Callable[[], list[str]]):
+    def __init__(self, notifier: Notifier, check: Callable[[], list[str]], on_change: Callable[[], None] | None = None):
         self.notifier = notifier
         self.check = check
+        self.on_change = on_change or (lambda: None)  # health went bad or came back
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.problems: list[str] = []
@@ -115,6 +117,10 @@ class Watchdog:
         self._thread = threading.Thread(target=self._loop, name="watchdog", daemon=True)
         self._thread.start()
 
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
@@ -129,7 +135,7 @@ class Watchdog:
             if self._stop.is_set():
                 return
             if problems:
-                if problems != self.problems:
+                if _gist(problems) != _gist(self.problems):  # not again each second the wedge lasts
                     log.error("not healthy, withholding the watchdog ping (systemd restarts the daemon "
                               "if this lasts): %s", "; ".join(problems))
                     self.notifier.status("not healthy: " + "; ".join(problems))
@@ -137,6 +143,13 @@ class Watchdog:
                 if self.problems:
                     log.warning("healthy again; watchdog pings resume")
                 self.notifier.send("WATCHDOG=1")
+            changed = bool(problems) != bool(self.problems)
             self.problems = problems
+            if changed:
+                self.on_change()
             if self._stop.wait(self.interval):
                 return
+
+
+def _gist(problems: list[str]) -> list[str]:
+    return [re.sub(r"\d+", "#", p) for p in problems]
