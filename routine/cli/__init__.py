@@ -25,6 +25,7 @@ COMMANDS = {
     "fire": ("fire", "run one agent (or schedule block) now and print where it wrote"),
     "schedule": ("schedule", "the schedule: blocks, their next fire times, validation"),
     "runs": ("runs", "run history: prompts, sources, output, timings, tokens, errors"),
+    "service": ("service", "install the systemd unit (system, or --user) and start it"),
 }
 
 
