@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 from routine import paths, units
+from routine.atomicfile import replace_if_changed
 from routine.errors import EXIT_JOB_FAILED, UsageError
 
 
@@ -50,7 +51,7 @@ def run(args) -> int:
     target_dir = _unit_dir(args.user)
     can_manage = args.user or os.geteuid() == 0 or "ROUTINE_SYSTEMD_DIR" in os.environ
     target = (target_dir if can_manage else state / "systemd") / name
-    changed = _write(target, text)
+    changed = replace_if_changed(target, text, mode=0o644)
     print(f"{'Wrote' if changed else 'Unchanged:'} {target}")
     if not can_manage:
         return _print_steps([["install", "-m", "0644", str(target), str(target_dir / name)], *_commands([], name)],
@@ -102,20 +103,6 @@ def _unit_dir(user_unit: bool) -> Path:
         base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
         return Path(base) / "systemd" / "user"
     return Path("/etc/systemd/system")
-
-
-def _write(target: Path, text: str) -> bool:
-    try:
-        if target.read_text(encoding="utf-8") == text:
-            return False
-    except OSError:
-        pass
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.parent / f".{target.name}.tmp"
-    temp.write_text(text, encoding="utf-8")
-    os.chmod(temp, 0o644)
-    os.replace(temp, target)
-    return True
 
 
 def _commands(scope: list[str], name: str) -> list[list[str]]:

@@ -9,9 +9,10 @@ survive restarts; gauges from the daemon's state.
 from __future__ import annotations
 
 import logging
-import os
 from datetime import datetime
 from pathlib import Path
+
+from routine.atomicfile import replace_if_changed
 
 log = logging.getLogger(__name__)
 
@@ -103,24 +104,4 @@ def render(snapshot: dict, totals: list[dict]) -> str:
 
 def write(path: Path, text: str) -> bool:
     """Replace the file atomically when ``text`` differs; True if it was written."""
-    try:
-        if path.read_text(encoding="utf-8") == text:
-            return False
-    except OSError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.parent / f".{path.name}.{os.getpid()}.tmp"  # not *.prom: node_exporter skips it
-    try:
-        with open(temp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o644)  # node_exporter runs as another user
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except FileNotFoundError:
-            pass
-        raise
-    return True
+    return replace_if_changed(path, text, mode=0o644)  # node_exporter runs as another user
