@@ -91,7 +91,8 @@ def test_install_user_unit_writes_real_paths_then_reloads_and_enables(initialise
                     reason="systemd runs here and we are root: this would install the unit for real")
 def test_install_system_unit_without_systemd_prints_the_commands(initialised, tmp_path):
     home = initialised
-    env = {"ROUTINE_SYSTEMD_DIR": str(tmp_path / "units")}
+    # An Ollama on another box of the LAN (a documentation address: nothing is sent to it).
+    env = {"ROUTINE_SYSTEMD_DIR": str(tmp_path / "units"), "OLLAMA_HOST": "http://192.0.2.10:11434"}
     if os.geteuid() == 0:
         env["SUDO_USER"] = "alice"  # as if alice ran it with sudo
     person = env.get("SUDO_USER") or subprocess.run(["id", "-un"], capture_output=True, text=True).stdout.strip()
@@ -101,6 +102,7 @@ def test_install_system_unit_without_systemd_prints_the_commands(initialised, tm
     assert f"sudo systemctl enable --now routine@{person}.service" in proc.stdout
     text = unit.read_text()
     assert "User=%i" in text and f"ReadWritePaths={home.vault} {home.state}" in text
+    assert "IPAddressAllow=localhost 192.0.2.10\n" in text and "Environment=OLLAMA_HOST=http://192.0.2.10:11434" in text
     assert analyze(unit, False, tmp_path) <= 2.0
 
     printed = home.run("service", "install", "--print", check=True, env_extra=env)
