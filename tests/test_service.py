@@ -219,3 +219,14 @@ def test_runs_record_metrics_and_the_daemon_keeps_textfile_and_dashboard_current
         assert shown.get(key) is not None, key
     text = home.run("runs", "show", run_id, check=True).stdout
     assert "Metrics:" in text and "tokens/s:" in text and "memory available:" in text
+
+
+def test_a_second_daemon_on_the_same_state_dir_refuses_to_start(initialised, tmp_path):
+    home = initialised
+    only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
+    with daemon(home) as first:
+        # As the system unit would be: its control socket elsewhere, the same state dir.
+        second = home.run("run", env_extra={"ROUTINE_RUNTIME_DIR": str(tmp_path / "elsewhere")}, timeout=60)
+        assert second.returncode == 1
+        assert f"A routine daemon (pid {first.pid}) already runs with the state dir {home.state}" in second.stderr
+        assert first.poll() is None

@@ -16,6 +16,9 @@ def run(args) -> int:
     if control.connect() is not None:
         raise DaemonError(f"A routine daemon is already running (socket {control.socket_path()}).",
                           "stop it first (`systemctl stop routine`), or use `routine status`.")
+    from routine.daemon.lock import hold
+
+    held = hold()  # until this process ends
     if not args.debug and "ROUTINE_LOG_LEVEL" not in os.environ:
         logging.getLogger().setLevel(logging.INFO)  # the daemon's journal says what it does
     # A hang that the watchdog ends (SIGABRT) leaves every thread's stack in the journal.
@@ -23,6 +26,9 @@ def run(args) -> int:
     from routine.daemon.app import Daemon
 
     daemon = Daemon(args.config)
-    code = daemon.serve_forever()
-    sys.stderr.flush()
-    return code
+    try:
+        return daemon.serve_forever()
+    finally:
+        sys.stderr.flush()
+        held.close()
+

@@ -59,7 +59,7 @@ def run(args) -> int:
     systemctl = _systemctl(args.user)
     if systemctl is None:
         return _print_steps(_commands(scope, name), "systemd is not running here; where it is, run:", sudo=not args.user)
-    return _enable(systemctl, scope, name, changed, args.user, person)
+    return _enable(systemctl, scope, name, changed, args.user, person, state)
 
 
 def _person(user_unit: bool) -> tuple[str, Path]:
@@ -130,14 +130,16 @@ def _print_steps(commands: list[list[str]], intro: str, sudo: bool) -> int:
     return 0
 
 
-def _enable(systemctl: str, scope: list[str], name: str, changed: bool, user_unit: bool, person: str) -> int:
-    from routine import control
+def _enable(systemctl: str, scope: list[str], name: str, changed: bool, user_unit: bool, person: str,
+            state: Path) -> int:
+    from routine.daemon import lock
 
     active = _quiet([systemctl, *scope, "is-active", "--quiet", name]) == 0
     steps = [[systemctl, *scope, "daemon-reload"]]
-    if not active and control.connect() is not None:
-        print("A routine daemon is running outside systemd (in a terminal?): enabling the service without "
-              f"starting it. Stop that daemon, then: {shlex.join(['systemctl', *scope, 'start', name])}")
+    running = None if active else lock.holder(state)
+    if running:
+        print(f"A routine daemon (pid {running}) runs outside this unit (in a terminal?): enabling the service "
+              f"without starting it. Stop that daemon, then: {shlex.join(['systemctl', *scope, 'start', name])}")
         steps.append([systemctl, *scope, "enable", name])
     else:
         steps.append([systemctl, *scope, "enable", "--now", name])
