@@ -40,7 +40,7 @@ def _print(status: dict) -> None:
     if "resident_models" in status:
         models = status["resident_models"]
         if models is None:
-            print(f"models: Ollama not reachable ({status.get('models_error')})")
+            print(f"models: unknown: {status.get('models_error') or 'Ollama is not reachable.'}")
         else:
             print("models: " + (", ".join(m["name"] for m in models) if models else "none loaded"))
     if status.get("next_fires"):
