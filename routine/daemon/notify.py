@@ -105,6 +105,7 @@ class Watchdog:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.problems: list[str] = []
+        self._unhealthy_status = ""
 
     @property
     def interval(self) -> float | None:
@@ -138,7 +139,8 @@ class Watchdog:
                 if _gist(problems) != _gist(self.problems):  # not again each second the wedge lasts
                     log.error("not healthy, withholding the watchdog ping (systemd restarts the daemon "
                               "if this lasts): %s", "; ".join(problems))
-                    self.notifier.status("not healthy: " + "; ".join(problems))
+                    self._unhealthy_status = "not healthy: " + "; ".join(problems)
+                self.notifier.status(self._unhealthy_status)  # sent again only if another status replaced it
             else:
                 if self.problems:
                     log.warning("healthy again; watchdog pings resume")
