@@ -6,6 +6,7 @@ running daemon. One JSON object per line; the daemon streams events and ends wit
 from __future__ import annotations
 
 import json
+import os
 import socket
 from pathlib import Path
 from typing import Callable, Iterator
@@ -16,23 +17,32 @@ SOCKET_NAME = "control.sock"
 
 
 def socket_path() -> Path:
+    """Where this process's daemon listens (and the CLI looks first)."""
     return paths.runtime_dir() / SOCKET_NAME
+
+
+def socket_paths() -> list[Path]:
+    """Where a daemon may listen: ours, then the system unit's (routine@USER.service)."""
+    if os.environ.get("ROUTINE_RUNTIME_DIR"):
+        return [socket_path()]
+    return list(dict.fromkeys([socket_path(), paths.system_runtime_dir() / SOCKET_NAME]))
 
 
 def connect(timeout: float | None = 2.0) -> socket.socket | None:
     """A connection to the running daemon, or None when no daemon answers."""
-    path = socket_path()
-    if not path.exists():
-        return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(str(path))
-    except OSError:
-        sock.close()
-        return None  # a stale socket from a daemon that died
-    sock.settimeout(None)
-    return sock
+    for path in socket_paths():
+        if not path.exists():
+            continue
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(str(path))
+        except OSError:
+            sock.close()
+            continue  # a stale socket from a daemon that died
+        sock.settimeout(None)
+        return sock
+    return None
 
 
 def request(sock: socket.socket, message: dict) -> Iterator[dict]:

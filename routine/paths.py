@@ -2,7 +2,8 @@
 
 One environment variable per kind so tests (and people) can isolate them:
 ``ROUTINE_CONFIG`` (the config file), ``ROUTINE_STATE_DIR`` (journal, job store, index),
-``ROUTINE_RUNTIME_DIR`` (control socket). Otherwise the XDG base directories apply.
+``ROUTINE_RUNTIME_DIR`` (control socket). Otherwise the XDG base directories apply; the CLI
+also looks for the system unit's socket in ``/run/routine/USER``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,14 @@ def runtime_dir() -> Path:
     base = os.environ.get("XDG_RUNTIME_DIR")
     # Without a runtime dir (a bare ssh session, a container) the state dir is the safe fallback.
     return Path(base) / APP if base else state_dir() / "run"
+
+
+def system_runtime_dir(user: str | None = None) -> Path:
+    """Where the system unit (routine@USER.service) keeps its control socket: its
+    RuntimeDirectory, which exists without a login session."""
+    import getpass
+
+    return Path("/run") / APP / (user or getpass.getuser())
 
 
 def journal_file() -> Path:

@@ -40,9 +40,11 @@ class Home:
     state: Path
     env: dict
 
-    def run(self, *args: str, check: bool = False, timeout: float = 120, input: str | None = None):
+    def run(self, *args: str, check: bool = False, timeout: float = 120, input: str | None = None,
+            env_extra: dict | None = None):
         """Run `routine ARGS` as a subprocess, as a person would."""
-        proc = subprocess.run([sys.executable, "-m", "routine", *args], env=self.env, cwd=self.root,
+        env = {**self.env, **(env_extra or {})}
+        proc = subprocess.run([sys.executable, "-m", "routine", *args], env=env, cwd=self.root,
                               capture_output=True, text=True, timeout=timeout, input=input)
         if check and proc.returncode != 0:
             raise AssertionError(f"routine {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")

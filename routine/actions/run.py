@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import faulthandler
 import logging
+import os
 import sys
 
 from routine.errors import DaemonError
@@ -14,13 +16,19 @@ def run(args) -> int:
     if control.connect() is not None:
         raise DaemonError(f"A routine daemon is already running (socket {control.socket_path()}).",
                           "stop it first (`systemctl stop routine`), or use `routine status`.")
-    if not args.debug:
-        logging.getLogger().setLevel(logging.INFO)
-        for handler in logging.getLogger().handlers:
-            handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    from routine.daemon.lock import hold
+
+    held = hold()  # until this process ends
+    if not args.debug and "ROUTINE_LOG_LEVEL" not in os.environ:
+        logging.getLogger().setLevel(logging.INFO)  # the daemon's journal says what it does
+    # A hang that the watchdog ends (SIGABRT) leaves every thread's stack in the journal.
+    faulthandler.enable()
     from routine.daemon.app import Daemon
 
     daemon = Daemon(args.config)
-    code = daemon.serve_forever()
-    sys.stderr.flush()
-    return code
+    try:
+        return daemon.serve_forever()
+    finally:
+        sys.stderr.flush()
+        held.close()
+

@@ -69,11 +69,38 @@ def _show(journal: Journal, run_id: str, as_json: bool) -> int:
             print(f"  --- {message['role']} ---\n{_indent(message['content'], 4)}")
     if row.get("output"):
         print(f"\nOutput:\n{_indent(row['output'])}")
+    if row.get("metrics"):
+        print("\nMetrics:")
+        for line in _metric_lines(row["metrics"]):
+            print(f"  {line}")
     if row.get("details"):
         print(f"\nDetails:\n{_indent(json.dumps(row['details'], indent=2, ensure_ascii=False))}")
     for child in journal.children(row["id"]):
         print(f"\nStep {child.step}: {child.agent} {child.status} ({child.id})")
     return 0
+
+
+_METRIC_LABELS = [
+    ("duration_s", "duration", "{} s"), ("model_s", "model call", "{} s"), ("load_duration_ms", "model load", "{} ms"),
+    ("tokens_in", "tokens in", "{}"), ("tokens_out", "tokens out", "{}"), ("tokens_per_s", "tokens/s", "{}"),
+    ("cpu_s", "CPU (this run)", "{} s"), ("process_rss_mb", "daemon RSS", "{} MiB"),
+    ("process_max_rss_mb", "daemon peak RSS", "{} MiB"), ("mem_available_mb", "memory available", "{} MiB"),
+    ("mem_total_mb", "memory total", "{} MiB"), ("swap_used_mb", "swap in use", "{} MiB"),
+]
+
+
+def _metric_lines(metrics: dict) -> list[str]:
+    lines = [f"{label + ':':18}{fmt.format(metrics[key])}" for key, label, fmt in _METRIC_LABELS
+             if metrics.get(key) is not None]
+    tegra = metrics.get("tegrastats") or {}
+    if tegra:
+        parts = [f"{k}={v}" for k, v in tegra.items() if not isinstance(v, dict)]
+        parts += [f"{k}={v}" for group in ("temp_c", "power_mw") for k, v in (tegra.get(group) or {}).items()]
+        lines.append(f"{'tegrastats:':18}{' '.join(parts)}")
+    version = metrics.get("version")
+    if version:
+        lines.append(f"{'routine:':18}{version}" + (f" ({metrics['commit']})" if metrics.get("commit") else ""))
+    return lines
 
 
 def _indent(text: str, n: int = 2) -> str:

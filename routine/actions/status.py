@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from routine.cli.output import print_json, print_table
 
 
@@ -11,48 +13,91 @@ def run(args) -> int:
     final = control.call({"op": "status"})
     if final is None:
         status = _offline(args)
+    elif "status" not in final:
+        status = {"state": "not answering", "error": final.get("error")}
     else:
         status = final["status"]
     if args.json:
         print_json(status)
         return 0
-    print(f"daemon: {status['state']}" + (f" (pid {status['pid']}, up {status['uptime_s']}s)" if status.get("pid") else ""))
+    _print(status)
+    return 0
+
+
+def _print(status: dict) -> None:
+    line = f"daemon: {status['state']}"
+    if status.get("pid"):
+        line += f" (pid {status['pid']}, up {_human(status['uptime_s'])}, routine {status.get('version')}"
+        line += f" {status['commit']})" if status.get("commit") else ")"
+    print(line)
+    health = status.get("health")
+    if health is not None:
+        print("health: ok" if health["ok"] else "health: NOT OK\n" + "".join(f"  {p}\n" for p in health["problems"]).rstrip())
     queue = status.get("queue") or {}
     if queue:
         print(f"queue: {len(queue.get('running', []))} running, {len(queue.get('queued', []))} waiting"
               + "".join(f"\n  running {label}" for label in queue.get("running", [])))
+    if "resident_models" in status:
+        models = status["resident_models"]
+        if models is None:
+            print(f"models: unknown: {status.get('models_error') or 'Ollama is not reachable.'}")
+        else:
+            print("models: " + (", ".join(m["name"] for m in models) if models else "none loaded"))
     if status.get("next_fires"):
         print("\nnext fires:")
-        print_table([{"at": f["at"][:16].replace("T", " "), "block": f["block"]} for f in status["next_fires"][:8]], ["at", "block"])
+        print_table([{"at": _local(f["at"]), "block": f["block"], "agents": ", ".join(f.get("agents") or [])}
+                     for f in status["next_fires"][:8]], ["at", "block", "agents"])
     if status.get("recent_runs"):
         print("\nrecent runs:")
-        print_table(status["recent_runs"], ["id", "status", "block", "agent", "trigger", "started_at"])
+        rows = [{**r, "started_at": _local(r.get("started_at")), "wrote": _wrote(r.get("wrote"))} for r in status["recent_runs"]]
+        print_table(rows, ["id", "status", "block", "agent", "started_at", "wrote"])
     alerts = status.get("open_alerts") or []
     print(f"\nopen alerts: {len(alerts)}" + "".join(f"\n  {a}" for a in alerts[:10]))
-    return 0
+    dashboard = status.get("dashboard")
+    if dashboard:
+        print(f"dashboard: {dashboard['path']}")
+    if status.get("config_error"):
+        print(f"\nconfig: {status['config_error']}")
+
+
+def _local(iso: str | None) -> str:
+    if not iso:
+        return "-"
+    return f"{datetime.fromisoformat(iso).astimezone():%a %Y-%m-%d %H:%M}"
+
+
+def _wrote(wrote) -> str | None:
+    if isinstance(wrote, dict):
+        return wrote.get("proposal") or wrote.get("path")
+    if isinstance(wrote, list):
+        return ", ".join(wrote)
+    return wrote
+
+
+def _human(seconds: int) -> str:
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h" if seconds < 172800 else f"{seconds // 86400}d"
 
 
 def _offline(args) -> dict:
-    from routine.journal import Journal
+    from routine.daemon.status import recent_runs
 
-    journal = Journal()
-    try:
-        recent = [{k: r.row.get(k) for k in ("id", "status", "block", "agent", "trigger", "started_at", "error")}
-                  for r in journal.recent(10)]
-    finally:
-        journal.close()
-    status = {"state": "not running", "recent_runs": recent, "next_fires": [], "open_alerts": []}
+    status = {"state": "not running", "recent_runs": recent_runs(), "next_fires": [], "open_alerts": []}
     try:
         from routine.actions.schedule import upcoming
         from routine.config.loader import load_agents, load_config
-        from routine.daemon.status import open_alerts
+        from routine.daemon.status import open_alerts, resident_models
         from routine.schedule.loader import load_schedules
 
         config = load_config(args.config)
         agents, _ = load_agents(config)
-        status["next_fires"] = [{"block": r["block"], "at": r["at"].isoformat()}
+        status["next_fires"] = [{"block": r["block"], "at": r["at"].isoformat(), "agents": r["agents"]}
                                 for r in upcoming(config, load_schedules(config, agents), 8)]
         status["open_alerts"] = open_alerts(config)
+        status["resident_models"], status["models_error"] = resident_models(config)
     except Exception as exc:  # status must work even when the config is broken
         status["config_error"] = str(exc)
     return status

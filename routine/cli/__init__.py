@@ -27,6 +27,7 @@ COMMANDS = {
     "runs": ("runs", "run history: prompts, sources, output, timings, tokens, errors"),
     "approve": ("approve", "approve (or --reject) a proposal in Drafts/; without NOTE, list those waiting"),
     "models": ("models", "resident models, and the model-load plan for the coming day"),
+    "service": ("service", "install the systemd unit (system, or --user) and start it"),
 }
 
 
@@ -73,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _setup_logging(debug: bool) -> None:
+    from routine import logs
+
     level = logging.DEBUG if debug else getattr(logging, os.environ.get("ROUTINE_LOG_LEVEL", "WARNING").upper(), logging.WARNING)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logs.setup(level)
     if not debug:
         for noisy in ("LiteLLM", "litellm", "httpx", "httpcore"):
             logging.getLogger(noisy).setLevel(logging.WARNING if level <= logging.WARNING else level)

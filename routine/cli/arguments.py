@@ -68,3 +68,12 @@ def approve(p: argparse.ArgumentParser) -> None:
     p.add_argument("note", nargs="?", metavar="NOTE", help="the proposal (path or name); without it, list those waiting")
     p.add_argument("--reject", action="store_true", help="reject it instead (it is archived, nothing is applied)")
     _json(p)
+
+
+def service(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="service_command", metavar="install")
+    install = sub.add_parser("install", help="write the systemd unit with this machine's paths, enable and start it")
+    install.add_argument("--user", action="store_true",
+                         help="a user unit in your own service manager (default: the system unit routine@YOU, "
+                              "which needs root; without it the commands to run are printed)")
+    install.add_argument("--print", action="store_true", help="print the unit and the commands; change nothing")

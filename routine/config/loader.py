@@ -89,12 +89,22 @@ def _build_config(path: Path, data: dict) -> Config:
         retry_backoff=float(data.get("retry_backoff", 2.0)),
         unload_foreign=ollama.get("unload_foreign", False),
         layout=Layout(**(data.get("layout") or {})),
+        metrics_textfile=_metrics_textfile(path, (data.get("metrics") or {}).get("textfile")),
     )
 
 
 def _base(url: str) -> str:
     url = url.strip().rstrip("/")
     return url if "://" in url else "http://" + url
+
+
+def _metrics_textfile(config_path: Path, value) -> Path | None:
+    if value is False:
+        return None
+    if not value:
+        return paths.state_dir() / "metrics" / "routine.prom"
+    textfile = Path(os.path.expandvars(value)).expanduser()
+    return textfile if textfile.is_absolute() else (config_path.parent / textfile).resolve()
 
 
 def _config_checks(config: Config, doc: LocatedYaml) -> list[Problem]:

@@ -120,6 +120,7 @@ class Config:
     watch_inotify: bool = True
     reconcile_every: float = 300.0
     layout: Layout = field(default_factory=Layout)
+    metrics_textfile: Path | None = None  # node_exporter textfile; None: not written
 
     @property
     def schedules_dir(self) -> Path:

@@ -91,6 +91,14 @@ CONFIG = {
                 for k in ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard")
             },
         },
+        "metrics": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                # node_exporter textfile (a path; false turns it off). Default: <state>/metrics/routine.prom
+                "textfile": {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]},
+            },
+        },
     },
 }
 

@@ -2,9 +2,12 @@
 
 Start-up: config (fatal if invalid) → journal (interrupted runs marked) → model manager →
 work queue → what is owed since last time (catch-up or missed) → timers → preloader →
-control socket → config watcher → vault watcher (changes made while down fire first).
-Shutdown (SIGTERM/SIGINT): stop timers and intake, let the running step finish for a short
-while, else abandon it without writing, record it, unload our models, exit 0.
+control socket → config watcher → vault watcher (changes made while down fire first) →
+first publish (STATUS line, dashboard note, metrics textfile) → ``READY=1`` to systemd →
+watchdog pings (only while healthy, see ``daemon.health``) → publisher thread.
+Shutdown (SIGTERM/SIGINT): ``STOPPING=1``, stop the watchdog and publisher, stop timers and
+intake, let the running step finish for a short while, else abandon it without writing,
+record it, unload our models, exit 0.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from zoneinfo import ZoneInfo
 
 from routine import paths
 from routine.alerts import raise_alert
-from routine.daemon import due
+from routine.daemon import due, health
 from routine.daemon.live import Live
+from routine.daemon.notify import Notifier, Watchdog
+from routine.daemon.publish import Publisher
 from routine.daemon.work import Work, WorkQueue
 from routine.journal import Journal
 from routine.journal.slots import Slots
@@ -49,7 +54,7 @@ class Daemon:
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.journal = Journal()
         self.slots = Slots(self.journal.db)
-        self.queue = WorkQueue(workers)
+        self.queue = WorkQueue(workers, on_change=self._changed)
         self.stopping = threading.Event()
         self.abandon = threading.Event()  # set at shutdown: no step may write after this
         self.write_gate = threading.Lock()
@@ -62,6 +67,11 @@ class Daemon:
         self.vault_watcher = None
         self.vault_events = None
         self._states = None
+
+        self.notifier = Notifier.from_environment()  # systemd's notify socket, when it gave one
+        self.publisher = Publisher(self)
+        self.watchdog = Watchdog(self.notifier, lambda: health.problems(self), on_change=self._changed)
+        self._resident: tuple[float, list | None, str | None] | None = None
 
     @property
     def models(self):
@@ -98,7 +108,15 @@ class Daemon:
         self.watcher = ConfigWatcher(self.live.watched_paths(), self.reload)
         self.watcher.start()
         self._start_vault_watcher()
-        log.info("routine daemon ready: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers))
+        snap = self.publisher.publish()
+        from routine.daemon.status import status_line
+
+        self.notifier.ready(status_line(snap, self.now_local().tzinfo) if snap else "ready")
+        self.watchdog.start()
+        self.publisher.start()
+        log.info("routine daemon ready: %d blocks, %d triggers%s", len(self.live.schedules.blocks),
+                 len(self.live.schedules.triggers),
+                 f"; watchdog every {self.watchdog.interval:.1f}s" if self.watchdog.running else "")
 
     def serve_forever(self) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -110,6 +128,9 @@ class Daemon:
 
     def shutdown(self) -> int:
         log.info("stopping: no new work; waiting up to %.0fs for the running step", STOP_GRACE_SECONDS)
+        self.notifier.stopping()
+        self.watchdog.stop()
+        self.publisher.stop()
         if self.timers:
             self.timers.stop()
         if self.watcher:
@@ -129,6 +150,7 @@ class Daemon:
         if self.control:
             self.control.stop()
         self.journal.close()
+        self.notifier.close()
         return 0
 
     def reload(self) -> None:
@@ -143,6 +165,36 @@ class Daemon:
         if result.changed and self.timers:
             self.timers.sync(self.live.schedules.blocks)
             log.info("reloaded: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers))
+        self._changed()
+
+    # --- state for systemd, the dashboard and `routine status` -------------------------------
+
+    def _changed(self) -> None:
+        """Something the person can see changed (work queued or done, a reload, health)."""
+        self._resident = None  # a run may have loaded a model
+        self.publisher.poke()
+
+    def resident_models(self, max_age: float = 20.0) -> tuple[list[dict] | None, str | None]:
+        """Models loaded now: ([{name, size, host, expires_at}], None), or (None, why not).
+
+        The one place the daemon learns residency (asked from Ollama's /api/ps, briefly
+        cached so status requests stay cheap); the model manager replaces its body with its
+        view (``loaded_by``, ``in_use``).
+        """
+        from routine.daemon.status import resident_models
+
+        cached = self._resident
+        if cached is None or time.monotonic() - cached[0] > max_age:
+            found, error = resident_models(self.live.config)
+            if found is not None and self.residency is not None:
+                # Ollama says what is loaded; the manager knows whose it is and if it is in use.
+                mine = {(m["host"], m["model"]): m for m in self.residency.manager.snapshot()}
+                for model in found:
+                    info = mine.get((model["host"], model["name"]))
+                    model["loaded_by"] = "routine" if info and info["ours"] else "another client"
+                    model["in_use"] = bool(info and info["in_use"])
+            cached = self._resident = (time.monotonic(), found, error)
+        return cached[1], cached[2]
 
     def _start_vault_watcher(self) -> None:
         from routine.daemon.vault_events import VaultEvents

@@ -23,6 +23,7 @@ class ControlServer:
         self.daemon = daemon
         self.path = socket_path()
         self._server = None
+        self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -61,7 +62,11 @@ class ControlServer:
             self._server = Server(str(self.path), Handler)
         finally:
             os.umask(old)
-        threading.Thread(target=self._server.serve_forever, name="control", daemon=True).start()
+        self._thread = threading.Thread(target=self._server.serve_forever, name="control", daemon=True)
+        self._thread.start()
+
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
 
     def stop(self) -> None:
         if self._server:

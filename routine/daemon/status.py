@@ -1,34 +1,65 @@
-"""What `routine status` shows: daemon state, queue, next fires, recent runs, open alerts."""
+"""What `routine status` shows (and the dashboard, STATUS= and the metrics textfile are made
+from): daemon state and health, queue, next fires, resident models, recent runs, open alerts.
+"""
 
 from __future__ import annotations
 
 import os
 import time
+from datetime import datetime, timezone
+
+from routine import __version__
+
+RECENT_RUNS = 10
+RUN_FIELDS = ("id", "kind", "status", "block", "agent", "trigger", "model", "started_at", "ended_at",
+              "duration_ms", "error", "wrote")
 
 
-def snapshot(daemon) -> dict:
-    from routine.journal import Journal
+def snapshot(daemon, health_problems: list[str] | None = None) -> dict:
+    from routine import sysmetrics
+    from routine.daemon import health
 
-    journal = Journal()
-    try:
-        recent = [{k: r.row.get(k) for k in ("id", "status", "block", "agent", "trigger", "started_at", "error")}
-                  for r in journal.recent(10)]
-    finally:
-        journal.close()
-    fires = daemon.timers.next_fires() if daemon.timers else {}
+    problems = health.problems(daemon) if health_problems is None else health_problems
+    resident, models_error = daemon.resident_models()
+    config = daemon.live.config
     return {
         "state": "stopping" if daemon.stopping.is_set() else "running",
         "pid": os.getpid(),
         "uptime_s": int(time.time() - daemon.started_at),
-        "config": str(daemon.live.config.path),
-        "vault": str(daemon.live.config.vault),
+        "started_at": datetime.fromtimestamp(daemon.started_at, timezone.utc).isoformat(timespec="seconds"),
+        "version": __version__,
+        "commit": sysmetrics.commit(),
+        "config": str(config.path),
+        "vault": str(config.vault),
+        "health": {"ok": not problems, "problems": problems},
         "queue": daemon.queue.snapshot(),
-        "resident_models": daemon.residency.manager.snapshot() if daemon.residency else [],
+        "next_fires": next_fires(daemon),
+        "resident_models": resident,
+        "models_error": models_error,
+        "recent_runs": recent_runs(),
+        "open_alerts": open_alerts(config),
+        "dashboard": daemon.publisher.dashboard_state() if daemon.publisher else None,
+        "metrics_textfile": str(config.metrics_textfile) if config.metrics_textfile else None,
         "vault_watch": _watch_state(daemon),
-        "next_fires": sorted(({"block": b, "at": t.isoformat()} for b, t in fires.items()), key=lambda f: f["at"]),
-        "recent_runs": recent,
-        "open_alerts": open_alerts(daemon.live.config),
     }
+
+
+def next_fires(daemon) -> list[dict]:
+    fires = daemon.timers.next_fires() if daemon.timers else {}
+    blocks = daemon.live.schedules.blocks
+    rows = [{"block": b, "at": t.isoformat(), "agents": list(blocks[b].agents) if b in blocks else []}
+            for b, t in fires.items()]
+    return sorted(rows, key=lambda f: f["at"])
+
+
+def recent_runs(limit: int = RECENT_RUNS) -> list[dict]:
+    from routine.journal import Journal
+
+    journal = Journal()
+    try:
+        return [{k: r.row.get(k) for k in RUN_FIELDS} for r in journal.recent(limit)]
+    finally:
+        journal.close()
 
 
 def open_alerts(config) -> list[str]:
@@ -53,3 +84,44 @@ def _watch_state(daemon) -> dict:
     if watcher.degraded:
         return {"mode": "reconcile only", "problem": watcher.degraded}
     return {"mode": "inotify", "reconcile_every_s": int(watcher.reconcile_every)}
+
+
+def resident_models(config) -> tuple[list[dict] | None, str | None]:
+    """Models loaded in every Ollama the config uses, from Ollama's own /api/ps; (None, why)
+    when an Ollama cannot be asked."""
+    from routine.errors import RoutineError
+    from routine.models import ollama_host
+
+    hosts = sorted({d.api_base for a in config.models.values() for d in a.deployments if d.is_ollama})
+    found: list[dict] = []
+    for host in hosts:
+        try:
+            found += [{"name": m.name, "size": m.size, "host": host, "expires_at": m.expires_at}
+                      for m in ollama_host.resident(host, timeout=3)]
+        except RoutineError as exc:
+            return None, exc.message
+    return found, None
+
+
+def status_line(snap: dict, tz=None) -> str:
+    """The one line `systemctl status` shows (STATUS=): next fire, resident models, queue."""
+    parts = []
+    fires = snap.get("next_fires") or []
+    if fires:
+        at = datetime.fromisoformat(fires[0]["at"]).astimezone(tz)
+        parts.append(f"next {fires[0]['block']} {at:%a %H:%M}")
+    else:
+        parts.append("nothing scheduled")
+    resident = snap.get("resident_models")
+    if resident is None:
+        parts.append("Ollama not reachable")
+    else:
+        parts.append("models: " + (", ".join(m["name"] for m in resident) if resident else "none loaded"))
+    queue = snap.get("queue") or {}
+    running, waiting = len(queue.get("running", [])), len(queue.get("queued", []))
+    if running or waiting:
+        parts.append(f"{running} running, {waiting} waiting")
+    alerts = len(snap.get("open_alerts") or [])
+    if alerts:
+        parts.append(f"{alerts} open alert{'s' if alerts != 1 else ''}")
+    return "; ".join(parts)

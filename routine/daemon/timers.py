@@ -87,6 +87,10 @@ class Timers:
     def next_fires(self) -> dict[str, datetime]:
         return {job.name: job.next_run_time for job in self.scheduler.get_jobs() if job.next_run_time}
 
+    def alive(self) -> bool:
+        thread = getattr(self.scheduler, "_thread", None)  # BackgroundScheduler's own thread
+        return self.scheduler.running and (thread is None or thread.is_alive())
+
     def stop(self) -> None:
         global _on_due
         if self.scheduler.running:

@@ -2,6 +2,10 @@
 
 Workers block on a condition variable (no polling). Each item has a key (a block id, or the
 agent of a manual fire); an item whose key is running stays queued until that run ends.
+
+For the watchdog, a running item beats (``routine.runcontext.beat``: the runner does at each
+step's start and end), and ``problems()`` says when the queue is wedged: an item silent for
+longer than it may legitimately be, work waiting that no free worker takes, a dead worker.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
+
+from routine import runcontext
 
 log = logging.getLogger(__name__)
 
@@ -23,11 +29,13 @@ class Work:
     queued_at: float = field(default_factory=time.time)
     queued_at_monotonic: float = field(default_factory=time.monotonic)
     models: tuple = ()  # residency keys of the models this work will call (for the forecast)
+    last_beat: float = 0.0  # monotonic; set when a worker takes it, and at each beat
 
 
 class WorkQueue:
-    def __init__(self, workers: int = 2):
+    def __init__(self, workers: int = 2, on_change: Callable[[], None] | None = None):
         self._cond = threading.Condition()
+        self.on_change = on_change or (lambda: None)  # called (outside the lock) on submit and finish
         self._items: list[Work] = []
         self._running: dict[str, Work] = {}
         self._stopping = False
@@ -48,7 +56,8 @@ class WorkQueue:
                 return False
             self._items.append(work)
             self._cond.notify_all()
-            return True
+        self.on_change()
+        return True
 
     def snapshot(self) -> dict:
         with self._cond:
@@ -58,6 +67,34 @@ class WorkQueue:
         """Models that queued or running work needs: to the model manager, needed now."""
         with self._cond:
             return {m for w in (*self._items, *self._running.values()) for m in w.models}
+
+    def depth(self) -> tuple[int, int]:
+        """(running, waiting)."""
+        with self._cond:
+            return len(self._running), len(self._items)
+
+    def problems(self, silence_limit: float, stall_limit: float) -> list[str]:
+        """Why the queue is wedged (empty when it is healthy).
+
+        ``silence_limit``: the longest a running item may go without a beat. ``stall_limit``:
+        the longest work may wait while a worker is free to take it.
+        """
+        now = time.monotonic()
+        found = []
+        with self._cond:
+            if self._stopping:
+                return []
+            for w in self._running.values():
+                silent = now - w.last_beat
+                if silent > silence_limit:
+                    found.append(f"{w.label} has shown no progress for {silent:.0f}s (the most a step may take is {silence_limit:.0f}s)")
+            runnable = [w for w in self._items if w.key not in self._running]
+            if runnable and len(self._running) < len(self._threads) and now - self.last_progress > stall_limit:
+                found.append(f"{runnable[0].label} has waited {now - runnable[0].queued_at_monotonic:.0f}s while a worker was free")
+        dead = [t.name for t in self._threads if t.ident is not None and not t.is_alive()]
+        if dead:
+            found.append(f"worker thread(s) {', '.join(dead)} died")
+        return found
 
     def busy(self) -> bool:
         with self._cond:
@@ -94,11 +131,12 @@ class WorkQueue:
                     self._cond.wait()
                     work = self._next()
                 self._running[work.key] = work
-                self.last_progress = time.monotonic()
+                self.last_progress = work.last_beat = time.monotonic()
             started = time.monotonic()
             log.info("started %s (waited %.1fs)", work.label, started - work.queued_at_monotonic)
             try:
-                work.run()
+                with runcontext.beating_to(lambda w=work: setattr(w, "last_beat", time.monotonic())):
+                    work.run()
                 log.info("finished %s in %.1fs", work.label, time.monotonic() - started)
             except Exception:  # a bug in one run must not kill the worker
                 log.exception("work %s crashed", work.label)
@@ -107,3 +145,7 @@ class WorkQueue:
                     self._running.pop(work.key, None)
                     self.last_progress = time.monotonic()
                     self._cond.notify_all()
+                try:
+                    self.on_change()
+                except Exception:
+                    log.exception("work queue listener failed")

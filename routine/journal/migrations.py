@@ -102,6 +102,15 @@ def m003_model_events(db: sqlite3.Connection) -> None:
 MIGRATIONS.append(("003_model_events", m003_model_events))
 
 
+def m004_metrics(db: sqlite3.Connection) -> None:
+    # Per-run figures (routine.sysmetrics): durations, tokens/s, CPU, memory, tegrastats,
+    # version and commit, as one JSON object. (003 is kept for the model residency work.)
+    db.execute("ALTER TABLE runs ADD COLUMN metrics TEXT")
+
+
+MIGRATIONS.append(("004_metrics", m004_metrics))
+
+
 def m005_vault_files(db: sqlite3.Connection) -> None:
     # What the vault watcher last knew of each note: a change while the daemon was down is seen
     # at start-up, and a dropped inotify event at the next reconcile. A cache: losing it only

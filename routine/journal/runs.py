@@ -12,7 +12,7 @@ from pathlib import Path
 from routine import paths
 from routine.journal.db import connect
 
-_JSON_FIELDS = ("prompt", "sources", "dropped", "wrote", "details")
+_JSON_FIELDS = ("prompt", "sources", "dropped", "wrote", "details", "metrics")
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -101,6 +101,16 @@ class Journal:
             rows = self.db.execute("SELECT * FROM runs WHERE id LIKE ? LIMIT 2", (run_id + "%",)).fetchall()
             row = rows[0] if len(rows) == 1 else None
         return Run(_decode(dict(row))) if row else None
+
+    def totals(self) -> list[dict]:
+        """Finished runs summed by kind, agent (or block) and status: for the metrics textfile."""
+        rows = self.db.execute(
+            "SELECT kind, COALESCE(agent, block, '') AS name, status, COUNT(*) AS runs,"
+            " COALESCE(SUM(tokens_in), 0) AS tokens_in, COALESCE(SUM(tokens_out), 0) AS tokens_out,"
+            " COALESCE(SUM(duration_ms), 0) AS duration_ms, COALESCE(SUM(load_duration_ms), 0) AS load_ms,"
+            " MAX(ended_at) AS last_ended FROM runs WHERE status != 'running' GROUP BY kind, name, status"
+            " ORDER BY kind, name, status")
+        return [dict(r) for r in rows]
 
     def children(self, run_id: str) -> list[Run]:
         rows = self.db.execute("SELECT * FROM runs WHERE parent=? ORDER BY step, started_at", (run_id,))

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Callable
 from zoneinfo import ZoneInfo
 
+from routine import runcontext, sysmetrics
 from routine.alerts import raise_alert
 from routine.config.model import AgentSpec, Config, WriteSpec
 from routine.errors import Abandoned, RoutineError, ScopeError, UsageError
@@ -62,6 +63,7 @@ class StepOutcome:
     error: RoutineError | None = None
     alert: str | None = None
     model: str | None = None
+    completion: object = None  # routine.models.client.Completion, when a model answered
 
     def summary(self) -> dict:
         """What the CLI prints for --json and the control socket sends back."""
@@ -104,13 +106,28 @@ class Runner:
 
     def run_step(self, req: StepRequest, dry_run: bool = False, stream: bool = False) -> StepOutcome:
         now = self.clock()
+        alias = self.config.models[req.agent.model]
+        if dry_run:
+            return self._step(req, None, now, dry_run=True, stream=stream)
+        run_id = self.journal.start(agent=req.agent.name, trigger=req.trigger, block=req.block,
+                                    step=req.step_index, parent=req.parent, slot=req.slot,
+                                    model=alias.model, run_id=new_run_id(now))
+        # Every log line of the run carries its id; the daemon's watchdog sees the step move.
+        with runcontext.scope(run=run_id, block=req.block, agent=req.agent.name, model=alias.model):
+            runcontext.beat()
+            started = sysmetrics.begin()
+            log.info("%s started on %s (%s)", req.agent.name, alias.model, req.block or req.trigger)
+            outcome = self._step(req, run_id, now, dry_run=False, stream=stream)
+            metrics = sysmetrics.finish(started, outcome.completion)
+            self.journal.update(run_id, metrics=metrics)
+            log.info("%s %s in %.1fs%s", req.agent.name, outcome.status, metrics["duration_s"],
+                     f": wrote {outcome.wrote.rel}" if outcome.wrote is not None else "")
+            runcontext.beat()
+        return outcome
+
+    def _step(self, req: StepRequest, run_id: str | None, now: datetime, dry_run: bool, stream: bool) -> StepOutcome:
         agent = req.agent
         alias = self.config.models[agent.model]
-        run_id = None
-        if not dry_run:
-            run_id = self.journal.start(agent=agent.name, trigger=req.trigger, block=req.block,
-                                        step=req.step_index, parent=req.parent, slot=req.slot,
-                                        model=alias.model, run_id=new_run_id(now))
         if run_id is not None and req.details:
             self.journal.update(run_id, details=req.details)
         self.on_event("start", {"run": run_id, "agent": agent.name, "model": alias.model})
@@ -154,7 +171,8 @@ class Runner:
                             details={**req.details, **({"fallback_attempts": answer.attempts} if answer.attempts else {})}
                             or None)
         self.on_event("wrote", {"run": run_id, "path": result.rel, "outcome": result.outcome, "message": result.message})
-        return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model)
+        return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
+                           completion=answer)
 
     def _render_target(self, spec: WriteSpec, variables: dict, where: str) -> WriteSpec:
         def r(value):

@@ -7,6 +7,7 @@ Everything an agent writes goes through ``write_output``; everything it reads go
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write
 from routine.vault.frontmatter import (FrontmatterSplit, join_frontmatter, parse_frontmatter, split_frontmatter,
                                        update_frontmatter)
+from routine.vault.live import update_live_block
 from routine.vault.notes import (Note, NoteText, load_note_text, read_note, resolve_wikilink, wikilink_for,
                                  wikilinks)
 from routine.vault.scope import check_read, check_write, glob_match, in_scope, resolve
@@ -19,6 +20,6 @@ __all__ = [
     "WriteResult", "WriteTarget", "atomic_create", "atomic_write", "check_read", "check_write",
     "clear_pending_proposal", "content_sha", "find_section", "glob_match", "in_scope", "join_frontmatter",
     "load_note_text", "mark_pending_proposal", "parse_frontmatter", "read_note", "resolve", "resolve_wikilink",
-    "section_key", "split_frontmatter", "update_frontmatter", "upsert_section", "wikilink_for", "wikilinks",
-    "write_output",
+    "section_key", "split_frontmatter", "update_frontmatter", "update_live_block", "upsert_section", "wikilink_for",
+    "wikilinks", "write_output",
 ]

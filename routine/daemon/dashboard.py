@@ -1,0 +1,100 @@
+"""`Routine/Dashboard.md`: the daemon's state where the person already looks, in Obsidian.
+
+Rendered from the status snapshot and written through the vault layer only when its text
+changes: nothing in it moves with the clock (no "updated at", no uptime), so an idle daemon
+never rewrites it. Links are wikilinks to the notes runs wrote and to open alerts, only to
+notes that exist, so every link in it resolves.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from pathlib import Path
+
+from routine.vault import update_live_block, wikilink_for
+
+log = logging.getLogger(__name__)
+
+BLOCK = "dashboard"
+NEXT_FIRES = 8
+LAST_RUNS = 10
+
+
+def _when(iso: str | None, tz) -> str:
+    if not iso:
+        return "-"
+    return f"{datetime.fromisoformat(iso).astimezone(tz):%a %d %b %H:%M}"
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _link(vault: Path, rel: str | None) -> str:
+    if not rel:
+        return "-"
+    if (vault / rel).is_file():
+        return wikilink_for(rel)
+    return f"`{_cell(rel)}` (moved or deleted)"
+
+
+def _wrote(vault: Path, run: dict) -> str:
+    wrote = run.get("wrote")
+    if isinstance(wrote, dict):
+        target = wrote.get("proposal") if wrote.get("outcome") == "proposal" and wrote.get("proposal") else wrote.get("path")
+        return _link(vault, target)
+    if isinstance(wrote, list) and wrote:
+        return ", ".join(_link(vault, rel) for rel in dict.fromkeys(wrote))
+    return "-"
+
+
+def render(snap: dict, vault: Path, tz) -> str:
+    lines: list[str] = []
+    version = f"routine {snap.get('version')}" + (f" ({snap['commit']})" if snap.get("commit") else "")
+    health = snap.get("health") or {}
+    state = "healthy" if health.get("ok", True) else "not healthy: " + "; ".join(health.get("problems") or [])
+    lines += [f"**{version}**, running since {_when(snap.get('started_at'), tz)}: {state}.", ""]
+
+    lines += ["## Next", ""]
+    fires = (snap.get("next_fires") or [])[:NEXT_FIRES]
+    if fires:
+        lines += ["| when | block | agents |", "| --- | --- | --- |"]
+        lines += [f"| {_when(f['at'], tz)} | {_cell(f['block'])} | {_cell(', '.join(f.get('agents') or []))} |"
+                  for f in fires]
+    else:
+        lines.append("Nothing scheduled.")
+
+    lines += ["", "## Models in memory", ""]
+    resident = snap.get("resident_models")
+    if resident is None:
+        lines.append(f"Ollama could not be asked: {snap.get('models_error') or 'not reachable'}")
+    elif not resident:
+        lines.append("None loaded.")
+    else:
+        lines += [f"- `{m['name']}` ({(m.get('size') or 0) / 2**30:.1f} GiB)" for m in resident]
+
+    lines += ["", "## Last runs", ""]
+    runs = [r for r in snap.get("recent_runs") or []
+            if r.get("kind") == "step" or r.get("status") in ("missed", "skipped", "interrupted")][:LAST_RUNS]
+    if runs:
+        lines += ["| when | who | status | wrote | run |", "| --- | --- | --- | --- | --- |"]
+        for r in runs:
+            who = " · ".join(_cell(x) for x in (r.get("agent"), r.get("block")) if x)
+            lines.append(f"| {_when(r.get('started_at'), tz)} | {who or '-'} | {_cell(r.get('status'))} "
+                         f"| {_wrote(vault, r)} | `{r.get('id')}` |")
+        lines += ["", "Details of a run: `routine runs show ID`."]
+    else:
+        lines.append("No runs yet.")
+
+    lines += ["", "## Open alerts", ""]
+    alerts = snap.get("open_alerts") or []
+    lines += [f"- {_link(vault, rel)}" for rel in alerts[:20]] or ["None."]
+    if len(alerts) > 20:
+        lines.append(f"- … and {len(alerts) - 20} more in the alerts folder")
+    return "\n".join(lines) + "\n"
+
+
+def update(config, snap: dict, tz) -> str:
+    """Rewrite the dashboard note if its text changed; created | replaced | unchanged."""
+    return update_live_block(config.vault, config.layout.dashboard, BLOCK, render(snap, config.vault, tz), "Dashboard")

@@ -1,0 +1,58 @@
+"""Is the daemon healthy? What the watchdog asks before each ping.
+
+Healthy means: the scheduler thread runs, the control socket is served, no lock of the
+scheduling path is stuck, and the work queue is not wedged. A worker legitimately spends
+minutes in one model call, so "wedged" is measured against the longest a step may take
+(``step_limit``, derived from the config): the model call with every retry and fallback,
+plus a margin for reading context and writing the note.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from routine.config.model import Config
+
+STEP_MARGIN_MIN = 10.0   # seconds of non-model work (context, write, journal) a step may take
+QUEUE_STALL = 60.0       # seconds work may wait while a worker is free (it is taken at once)
+LOCK_PROBE = 5.0         # seconds we wait for the scheduling lock before calling it stuck
+
+
+def step_limit(config: Config) -> float:
+    """The longest a running step may go without progress before the daemon counts as hung.
+
+    Each attempt loads the model then chats, each bounded by ``request_timeout``; an alias
+    makes ``retries + 1`` attempts with exponential backoff between them; a step tries its
+    alias and then each fallback. With the defaults (600 s, 2 retries, one fallback) that is
+    about two hours: generous on purpose, since a restart in the middle of a legitimate slow
+    run loses that run.
+    """
+    per_attempt = 2 * config.request_timeout
+    backoff = config.retry_backoff * (2 ** config.retries - 1)
+    per_alias = (config.retries + 1) * per_attempt + backoff
+    chain = max((1 + len(a.fallbacks) for a in config.models.values()), default=1)
+    return chain * per_alias + max(STEP_MARGIN_MIN, config.request_timeout)
+
+
+def problems(daemon) -> list[str]:
+    """Every reason the daemon is not healthy now; empty when it is."""
+    if daemon.stopping.is_set():
+        return []
+    found: list[str] = []
+    found += daemon.queue.problems(step_limit(daemon.live.config), QUEUE_STALL)
+    timers = daemon.timers
+    if timers is not None and not timers.alive():
+        found.append("the scheduler thread is not running")
+    control = daemon.control
+    if control is not None and not control.alive():
+        found.append("the control socket is not served")
+    if not _acquirable(daemon._due_lock):
+        found.append(f"the scheduling lock has been held for more than {LOCK_PROBE:.0f}s")
+    return found
+
+
+def _acquirable(lock: threading.Lock) -> bool:
+    if lock.acquire(timeout=LOCK_PROBE):
+        lock.release()
+        return True
+    return False

@@ -1,0 +1,167 @@
+"""Per-run figures for the run journal: time, tokens, this process's CPU and memory, the
+machine's memory, on a Jetson the ``tegrastats`` line, and which routine produced the run.
+
+Standard library only, and cheap: read at a run's start and end, never on a timer.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import resource
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from routine import __version__
+
+TEGRASTATS_TIMEOUT = 3.0  # seconds to wait for tegrastats' first line
+
+
+def begin() -> dict:
+    """Taken when a run starts; pass it to ``finish``."""
+    return {"wall": time.monotonic(), "thread_cpu": time.thread_time()}
+
+
+def finish(started: dict, completion=None) -> dict:
+    """The run's figures. ``completion``: the model's answer (routine.models.client.Completion)."""
+    out: dict = {"duration_s": round(time.monotonic() - started["wall"], 3),
+                 "cpu_s": round(time.thread_time() - started["thread_cpu"], 3)}
+    if completion is not None:
+        load_ms = completion.load_duration_ms or 0
+        generation_s = max(0.0, (completion.duration_ms - load_ms) / 1000)
+        out.update(model_s=round(completion.duration_ms / 1000, 3), load_duration_ms=completion.load_duration_ms,
+                   tokens_in=completion.tokens_in, tokens_out=completion.tokens_out)
+        if completion.tokens_out and generation_s > 0:
+            out["tokens_per_s"] = round(completion.tokens_out / generation_s, 2)
+    out.update(process())
+    out.update(system_memory())
+    tegra = tegrastats()
+    if tegra:
+        out["tegrastats"] = tegra
+    out["version"] = __version__
+    out["commit"] = commit()
+    return out
+
+
+def process() -> dict:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    out = {"process_cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+           "process_max_rss_mb": round(usage.ru_maxrss / 1024, 1)}  # ru_maxrss is in KiB on Linux
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        out["process_rss_mb"] = round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return out
+
+
+def system_memory(meminfo: str | None = None) -> dict:
+    """MemTotal, MemAvailable and swap in use, in MiB, from /proc/meminfo."""
+    if meminfo is None:
+        try:
+            meminfo = Path("/proc/meminfo").read_text()
+        except OSError:
+            return {}
+    values = {}
+    for line in meminfo.splitlines():
+        name, _, rest = line.partition(":")
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            values[name] = int(parts[0]) / 1024  # kB -> MiB
+    out = {}
+    if "MemTotal" in values:
+        out["mem_total_mb"] = round(values["MemTotal"])
+    if "MemAvailable" in values:
+        out["mem_available_mb"] = round(values["MemAvailable"])
+    if "SwapTotal" in values and "SwapFree" in values:
+        out["swap_used_mb"] = round(values["SwapTotal"] - values["SwapFree"])
+    return out
+
+
+# --- Jetson --------------------------------------------------------------------------------
+
+_RAM = re.compile(r"\bRAM (\d+)/(\d+)MB")
+_SWAP = re.compile(r"\bSWAP (\d+)/(\d+)MB")
+_GR3D = re.compile(r"\bGR3D_FREQ (\d+)%(?:@\[?(\d+))?")
+_EMC = re.compile(r"\bEMC_FREQ (\d+)%")
+_TEMP = re.compile(r"\b([A-Za-z][A-Za-z0-9_]*)@(-?\d+(?:\.\d+)?)C\b")
+_POWER = re.compile(r"\b([A-Z][A-Z0-9_]*) (\d+)mW/(\d+)mW")
+
+
+def parse_tegrastats(line: str) -> dict:
+    """One tegrastats line -> figures. Fields a module lacks are left out."""
+    out: dict = {}
+    if m := _RAM.search(line):
+        out["ram_used_mb"], out["ram_total_mb"] = int(m[1]), int(m[2])
+    if m := _SWAP.search(line):
+        out["swap_used_mb"], out["swap_total_mb"] = int(m[1]), int(m[2])
+    if m := _GR3D.search(line):
+        out["gpu_load_pct"] = int(m[1])
+        if m[2] is not None:
+            out["gpu_freq_mhz"] = int(m[2])
+    if m := _EMC.search(line):
+        out["emc_load_pct"] = int(m[1])
+    temps = {name.lower(): float(value) for name, value in _TEMP.findall(line) if float(value) > -200}
+    if temps:  # -256C means "no sensor there"
+        out["temp_c"] = temps
+    power = {name: int(now) for name, now, _avg in _POWER.findall(line) if name != "NC"}
+    if power:
+        out["power_mw"] = power
+    return out
+
+
+def tegrastats() -> dict | None:
+    """The first line of ``tegrastats``, parsed; None when it is not installed (not a Jetson)."""
+    binary = shutil.which("tegrastats")
+    if binary is None:
+        return None
+    try:
+        proc = subprocess.Popen([binary, "--interval", "100"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                stdin=subprocess.DEVNULL, text=True)
+    except OSError:
+        return None
+    try:
+        line = _first_line(proc, TEGRASTATS_TIMEOUT)
+    finally:
+        proc.kill()
+        proc.wait()
+    return parse_tegrastats(line) if line else None
+
+
+def _first_line(proc: subprocess.Popen, timeout: float) -> str:
+    import selectors
+
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout):
+            return ""
+    return proc.stdout.readline().strip()
+
+
+# --- which routine -------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def commit() -> str | None:
+    """The git commit routine runs from, when it runs from a checkout; else None."""
+    git = Path(__file__).resolve().parent.parent / ".git"
+    try:
+        if git.is_file():  # a worktree: "gitdir: <path>"
+            git = Path(git.read_text().split(":", 1)[1].strip())
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref:"):
+            return head[:12]
+        ref = head.split(":", 1)[1].strip()
+        common = git / "commondir"
+        base = (git / common.read_text().strip()).resolve() if common.is_file() else git
+        for root in (git, base):
+            if (root / ref).is_file():
+                return (root / ref).read_text().strip()[:12]
+        for line in (base / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0][:12]
+    except (OSError, IndexError):
+        pass
+    return None
