@@ -2,7 +2,7 @@
 
 Start-up: config (fatal if invalid) → journal (interrupted runs marked) → model manager →
 work queue → what is owed since last time (catch-up or missed) → timers → preloader →
-control socket → config watcher → vault watcher (changes made while down fire first) →
+config watcher → vault watcher (changes made while down fire first) → control socket →
 first publish (STATUS line, dashboard note, metrics textfile) → ``READY=1`` to systemd →
 watchdog pings (only while healthy, see ``daemon.health``) → publisher thread.
 Shutdown (SIGTERM/SIGINT): ``STOPPING=1``, stop the watchdog and publisher, stop timers and
@@ -99,15 +99,16 @@ class Daemon:
         self.timers.sync(self.live.schedules.blocks)
         self.timers.start()
         self.residency.start()
-        from routine.daemon.control import ControlServer
-
-        self.control = ControlServer(self)
-        self.control.start()
         from routine.daemon.reload import ConfigWatcher
 
         self.watcher = ConfigWatcher(self.live.watched_paths(), self.reload)
         self.watcher.start()
         self._start_vault_watcher()
+        # Last: once the socket answers, the vault is watched and every timer is set.
+        from routine.daemon.control import ControlServer
+
+        self.control = ControlServer(self)
+        self.control.start()
         snap = self.publisher.publish()
         from routine.daemon.status import status_line
 
@@ -136,8 +137,7 @@ class Daemon:
         if self.watcher:
             self.watcher.stop()
         if self.vault_watcher:
-            self.vault_watcher.stop()
-            self._states.close()
+            self.vault_watcher.stop()  # no new trigger work; a running step's writes still announce
         finished = self.queue.stop(STOP_GRACE_SECONDS)
         if not finished:
             with self.write_gate:  # after this, no running step can begin a write
@@ -145,6 +145,11 @@ class Daemon:
             for run_id in self.journal.mark_interrupted("stopped by SIGTERM before the step finished; nothing was written"):
                 log.warning("abandoned run %s at shutdown", run_id)
             self.slots.mark_interrupted()
+        if self.vault_watcher:
+            from routine.vault.atomic import remove_write_listener
+
+            remove_write_listener(self.vault_watcher.own_write)
+            self._states.close()
         if self.residency:
             self.residency.stop()
         if self.control:

@@ -74,11 +74,13 @@ class VaultWatcher:
     def start(self) -> list[Change]:
         """Catch up with the vault (or take a first baseline), then watch. Returns the changes
         made while nobody watched (already passed to ``on_change``)."""
-        caught_up = self.reconcile() if len(self.states) else self._baseline()
+        # Watch first, then look: a note saved while we look has an event waiting, so nothing
+        # slips between the look and the watch.
         if self.inotify:
             self._start_observer()
         else:
             self.degraded = "inotify is off in routine.yaml (watch.inotify: false)"
+        caught_up = self.reconcile() if len(self.states) else self._baseline()
         for target, name in ((self._settle_loop, "vault-settle"), (self._reconcile_loop, "vault-reconcile")):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
@@ -248,7 +250,11 @@ class VaultWatcher:
     def _baseline(self) -> list[Change]:
         """First start: remember the vault as it is; nothing in it is a change."""
         states = {}
+        with self._cond:
+            pending = set(self._pending)
         for rel in self._walk():
+            if rel in pending:  # it changed as we started: its event will report it
+                continue
             found = self._read(rel)
             if found is not None:
                 states[rel] = FileState(found[0].st_mtime_ns, found[0].st_size, _sha(found[1]))
