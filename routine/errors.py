@@ -120,3 +120,11 @@ class Abandoned(RoutineError):
 
 class ModelBusy(ModelError):
     """No model slot could be freed in time: every resident model is in use or not ours."""
+
+
+class AgentStopped(RoutineError):
+    """A tool-using run hit its max_iterations or its timeout before a final answer."""
+
+    def __init__(self, status: str, message: str, fix: str):
+        super().__init__(message, fix)
+        self.status = status  # max-iterations | timeout

@@ -146,7 +146,7 @@ def _print_dry_run(outcome, as_json: bool) -> int:
     p = outcome.prompt
     if as_json:
         print_json({"model": outcome.model, "messages": p.messages, "sources": p.sources,
-                    "dropped": p.dropped, "missing": p.missing})
+                    "dropped": p.dropped, "missing": p.missing, "tools": p.tools})
         return 0
     print(f"# Dry run: nothing sent to {outcome.model}, nothing written.\n")
     for message in p.messages:
@@ -160,4 +160,10 @@ def _print_dry_run(outcome, as_json: bool) -> int:
         print(f"  dropped {item['label']}: {item['reason']}")
     for item in p.missing:
         print(f"  missing {item}")
+    if p.tools:
+        from routine.tools.registry import TOOLS
+
+        print("----- tools offered -----")
+        for name in p.tools:
+            print(f"  {name}: {TOOLS[name].description}" if name in TOOLS else f"  {name}")
     return 0

@@ -67,6 +67,8 @@ def _show(journal: Journal, run_id: str, as_json: bool) -> int:
         print("\nPrompt:")
         for message in row["prompt"]:
             print(f"  --- {message['role']} ---\n{_indent(message['content'], 4)}")
+    if row.get("log"):
+        print("\n" + "\n".join(transcript_lines(row["log"])))
     if row.get("output"):
         print(f"\nOutput:\n{_indent(row['output'])}")
     if row.get("metrics"):
@@ -105,3 +107,39 @@ def _metric_lines(metrics: dict) -> list[str]:
 
 def _indent(text: str, n: int = 2) -> str:
     return "\n".join(" " * n + line for line in str(text).splitlines())
+
+
+def transcript_lines(entries: list[dict]) -> list[str]:
+    """A tool-using run, turn by turn: what the model said or asked for, and what each tool gave."""
+    turns = sum(e["type"] == "model" for e in entries)
+    calls = [e for e in entries if e["type"] == "tool"]
+    refused = sum(bool(e.get("refused")) for e in calls)
+    lines = [f"Transcript ({turns} model turn{'s' * (turns != 1)}, {len(calls)} tool call{'s' * (len(calls) != 1)}"
+             f"{f', {refused} refused' if refused else ''}):"]
+    for e in entries:
+        if e["type"] == "model":
+            asked = ", ".join(f"{c['name']}({_args(c['arguments'])})" + (" [written as text]" if c.get("written_as_text") else "")
+                              for c in e.get("calls") or [])
+            said = (e.get("content") or "").strip()
+            lines.append(f"  {e['turn']}. model: " + (f"calls {asked}" if asked else f"answers ({len(said)} characters)"))
+            if said and asked:
+                lines.append(_indent(_first_lines(said), 6))
+        else:
+            mark = "REFUSED " if e.get("refused") else ""
+            lines.append(f"     {mark}{e['name']} → " + _first_lines(e.get("error") or e.get("result") or "", 1)
+                         + f"  ({e.get('ms', 0)} ms)")
+            body = e.get("result") or ""
+            if body and "\n" in body.strip():
+                lines.append(_indent(_first_lines(body.split("\n", 1)[1], 4), 8))
+    return lines
+
+
+def _args(arguments) -> str:
+    if isinstance(arguments, dict):
+        return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in arguments.items())
+    return repr(arguments)[:120]
+
+
+def _first_lines(text: str, n: int = 3) -> str:
+    lines = str(text).strip().splitlines()
+    return "\n".join(lines[:n]) + (f"\n[… {len(lines) - n} more lines]" if len(lines) > n else "")

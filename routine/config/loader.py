@@ -81,6 +81,7 @@ def _build_config(path: Path, data: dict) -> Config:
         max_resident=ollama.get("max_resident", 2),
         idle_unload=parse_duration(ollama.get("idle_unload", "6h")).total_seconds(),
         preload=ollama.get("preload", True),
+        **_sandbox(data.get("sandbox") or {}),
         watch_inotify=(data.get("watch") or {}).get("inotify", True),
         reconcile_every=parse_duration((data.get("watch") or {}).get("reconcile", "5m")).total_seconds(),
         models=models,
@@ -91,6 +92,26 @@ def _build_config(path: Path, data: dict) -> Config:
         layout=Layout(**(data.get("layout") or {})),
         metrics_textfile=_metrics_textfile(path, (data.get("metrics") or {}).get("textfile")),
     )
+
+
+def parse_size(text: str) -> int:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)(i?B?)\s*", text)
+    return int(float(m.group(1)) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[m.group(2)])
+
+
+def _sandbox(data: dict) -> dict:
+    out = {}
+    if "workdir" in data:
+        out["sandbox_workdir"] = os.path.expanduser(data["workdir"]).strip().rstrip("/")
+    if "mode" in data:
+        out["sandbox_mode"] = data["mode"]
+    if "timeout" in data:
+        out["sandbox_timeout"] = parse_duration(data["timeout"]).total_seconds()
+    if "memory" in data:
+        out["sandbox_memory"] = parse_size(data["memory"])
+    if "output" in data:
+        out["sandbox_output"] = parse_size(data["output"])
+    return out
 
 
 def _base(url: str) -> str:
@@ -201,6 +222,7 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
         source=rel,
         locked=bool(d.get("locked", False)),
         max_iterations=d.get("max_iterations", 8),
+        timeout=parse_duration(d["timeout"]).total_seconds() if d.get("timeout") else 600.0,
     )
     if spec.model not in config.models:
         problems.append(doc.problem(("model",), f"model alias {spec.model!r} is not defined in {config.path.name} (defined: {', '.join(config.models)})."))

@@ -117,6 +117,13 @@ class Config:
     preload: bool = True
     # The vault watcher: inotify events (off for a vault on a network share, where they do not
     # arrive), and a reconcile that catches anything missed, this often.
+    # run_command's sandbox: the folder mounted at /work (vault-relative, or absolute with `mode`),
+    # and its limits.
+    sandbox_workdir: str = "Builds"
+    sandbox_mode: str = "ro"
+    sandbox_timeout: float = 60.0
+    sandbox_memory: int = 1 << 30
+    sandbox_output: int = 64 * 1024
     watch_inotify: bool = True
     reconcile_every: float = 300.0
     layout: Layout = field(default_factory=Layout)
@@ -142,7 +149,8 @@ class AgentSpec:
     system_prompt: str  # the note's body (a jinja template)
     source: str  # vault-relative path of the agent note
     locked: bool = False
-    max_iterations: int = 8
+    max_iterations: int = 8      # model turns of a tool-using run, at most
+    timeout: float = 600.0       # seconds a tool-using run may take, all turns together
 
 
 @dataclass(frozen=True)

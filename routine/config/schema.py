@@ -8,7 +8,8 @@ from __future__ import annotations
 
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
 GLOBS = {"type": "array", "items": {"type": "string", "minLength": 1}}
-TOOL_NAMES = ["search_notes", "read_note", "list_notes", "write_note", "now", "run_command"]
+TOOL_NAMES = ["search_notes", "read_note", "list_notes", "write_note", "now", "date_math", "run_command"]
+SIZE = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(B|KiB|MiB|GiB|KB|MB|GB|K|M|G)\s*$"}
 
 WRITE_TARGET = {
     "type": "object",
@@ -75,6 +76,12 @@ CONFIG = {
             "minProperties": 1,
             "additionalProperties": MODEL_ALIAS,
         },
+        "sandbox": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"workdir": {"type": "string", "minLength": 1}, "mode": {"enum": ["ro", "rw"]},
+                           "timeout": DURATION, "memory": SIZE, "output": SIZE},
+        },
         "watch": {
             "type": "object",
             "additionalProperties": False,
@@ -119,6 +126,7 @@ AGENT = {
         "task": {"type": "string"},
         "locked": {"type": "boolean"},
         "max_iterations": {"type": "integer", "minimum": 1, "maximum": 50},
+        "timeout": DURATION,
         # Obsidian properties a person may add to any note; harmless here.
         "tags": {"type": ["array", "string", "null"]},
         "aliases": {"type": ["array", "string", "null"]},

@@ -148,3 +148,11 @@ def m006_decisions(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("006_decisions", m006_decisions))
+
+
+def m007_tool_log(db: sqlite3.Connection) -> None:
+    # The transcript of a tool-using run: every model turn, tool call, argument, result, error.
+    _script(db, "ALTER TABLE runs ADD COLUMN log TEXT")
+
+
+MIGRATIONS.append(("007_tool_log", m007_tool_log))

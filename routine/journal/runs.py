@@ -12,7 +12,7 @@ from pathlib import Path
 from routine import paths
 from routine.journal.db import connect
 
-_JSON_FIELDS = ("prompt", "sources", "dropped", "wrote", "details", "metrics")
+_JSON_FIELDS = ("prompt", "sources", "dropped", "wrote", "details", "metrics", "log")
 
 
 def new_run_id(now: datetime | None = None) -> str:

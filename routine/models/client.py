@@ -30,6 +30,7 @@ class Completion:
     duration_ms: int = 0
     attempts: list[str] = field(default_factory=list)  # what failed before this answer, for the journal
     warm: bool | None = None  # the model was resident when the call began (None: no residency to speak of)
+    tool_calls: list[dict] = field(default_factory=list)  # {"id", "name", "arguments"} the model asked for
 
 
 def _litellm(default_host: str):
@@ -43,6 +44,18 @@ def _litellm(default_host: str):
     litellm.suppress_debug_info = True
     litellm.telemetry = False
     return litellm
+
+
+@dataclass(frozen=True)
+class _Call:
+    """What one completion asks for, passed down through deployments and retries."""
+
+    messages: list[dict]
+    on_token: Callable[[str], None] | None
+    run_id: str | None
+    prefetch: str | None
+    tools: list[dict] | None
+    timeout: float | None
 
 
 class ModelClient:
@@ -60,11 +73,14 @@ class ModelClient:
         self.sleep = sleep
 
     def complete(self, alias_name: str, messages: list[dict], on_token: Callable[[str], None] | None = None,
-                 run_id: str | None = None, prefetch: str | None = None) -> Completion:
+                 run_id: str | None = None, prefetch: str | None = None, tools: list[dict] | None = None,
+                 timeout: float | None = None) -> Completion:
         """Answer with the alias, else each fallback in order. Raises the first alias's error.
 
         ``prefetch``: the alias the next step will need; it is preloaded while this call runs
-        when that delays nothing."""
+        when that delays nothing. ``tools``: function specs; the turn is then not streamed.
+        ``timeout``: at most this long for the call (never longer than request_timeout)."""
+        call = _Call(messages, None if tools else on_token, run_id, prefetch, tools, timeout)
         chain = [alias_name] + [fb for fb in self.config.models[alias_name].fallbacks if fb != alias_name]
         attempts: list[str] = []
         first_error: Exception | None = None
@@ -72,7 +88,7 @@ class ModelClient:
             alias = self.config.models[name]
             for dep in self._deployments(alias):
                 try:
-                    result = self._with_retries(alias, dep, messages, on_token, run_id, prefetch)
+                    result = self._with_retries(alias, dep, call)
                 except ModelError as exc:
                     attempts.append(f"{name} ({dep.label}): {exc.message}")
                     first_error = first_error or exc
@@ -97,11 +113,11 @@ class ModelClient:
                                            not (d.is_ollama and self.manager.has_free_slot(d)),
                                            deps.index(d)))
 
-    def _with_retries(self, alias: ModelAlias, dep: Deployment, messages, on_token, run_id, prefetch) -> Completion:
+    def _with_retries(self, alias: ModelAlias, dep: Deployment, call: "_Call") -> Completion:
         delay = self.config.retry_backoff
         for attempt in range(self.config.retries + 1):
             try:
-                return self._once(alias, dep, messages, on_token, run_id, prefetch)
+                return self._once(alias, dep, call)
             except (ModelMissing, ModelBusy):
                 raise  # no retry can pull a model, and a busy host was already waited for
             except ModelError as exc:
@@ -112,18 +128,21 @@ class ModelClient:
                 delay *= 2
         raise AssertionError("unreachable")
 
-    def _once(self, alias: ModelAlias, dep: Deployment, messages, on_token, run_id, prefetch) -> Completion:
+    def _once(self, alias: ModelAlias, dep: Deployment, call: "_Call") -> Completion:
         started = time.monotonic()
-        lease = self.manager.lease(alias, dep, run_id) if dep.is_ollama else None
+        lease = self.manager.lease(alias, dep, call.run_id) if dep.is_ollama else None
         try:
-            if prefetch and prefetch != alias.name:
-                self._prefetch(prefetch, run_id)
-            response = self._call(alias, dep, messages, on_token)
+            if call.prefetch and call.prefetch != alias.name:
+                self._prefetch(call.prefetch, call.run_id)
+            response = self._call(alias, dep, call)
         finally:
             if lease is not None:
                 lease.release()
-        text = response.choices[0].message.content or ""
+        message = response.choices[0].message
+        text = message.content or ""
         usage = getattr(response, "usage", None)
+        tool_calls = [{"id": tc.id, "name": tc.function.name, "arguments": tc.function.arguments}
+                      for tc in (getattr(message, "tool_calls", None) or [])]
         return Completion(
             text=text,
             alias=alias.name,
@@ -133,6 +152,7 @@ class ModelClient:
             load_duration_ms=(lease.load_ms or 0) if lease is not None else None,
             duration_ms=int((time.monotonic() - started) * 1000),
             warm=lease.warm if lease is not None else None,
+            tool_calls=tool_calls,
         )
 
     def _prefetch(self, alias_name: str, run_id: str | None) -> None:
@@ -148,19 +168,24 @@ class ModelClient:
 
         threading.Thread(target=load, name=f"prefetch-{alias_name}", daemon=True).start()
 
-    def _call(self, alias: ModelAlias, dep: Deployment, messages, on_token):
+    def _call(self, alias: ModelAlias, dep: Deployment, call: "_Call"):
         litellm = _litellm(self.config.ollama_host)
+        messages, on_token = call.messages, call.on_token
         kwargs = dict(
             model=dep.model,
             messages=messages,
             api_base=dep.api_base,
-            timeout=self.config.request_timeout,
+            timeout=min(self.config.request_timeout, call.timeout or self.config.request_timeout),
             num_retries=0,  # retries are ours, with backoff and journaled
             max_tokens=alias.num_predict,
         )
         if dep.is_ollama:
             # Identical on every request, so Ollama never reloads the model (see ModelAlias).
             kwargs.update(num_ctx=alias.num_ctx, keep_alive=self.manager.keep_alive_for(alias), **dict(alias.options))
+        if call.tools:
+            # litellm routes any call with tools through its MCP bridge, which imports the optional
+            # `mcp` package (and its web stack); we pass plain function tools, so skip the bridge.
+            kwargs.update(tools=call.tools, _skip_mcp_handler=True)
         try:
             if on_token is None:
                 return litellm.completion(stream=False, **kwargs)

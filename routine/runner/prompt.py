@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
@@ -33,6 +33,7 @@ class Prompt:
     sources: list[str]
     dropped: list[dict]
     missing: list[str]
+    tools: list[str] = field(default_factory=list)
 
 
 def output_instructions(kind: str, note: str, section: str | None) -> str:
@@ -45,7 +46,8 @@ def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, va
     system = render(_template("system.md.j2"),
                     {**variables, "agent_prompt": agent_prompt, "agent": agent.name, "person": person},
                     "system.md.j2").strip()
-    base = {**variables, "task": task, "output_instructions": instructions, "missing": gathered.missing}
+    base = {**variables, "task": task, "output_instructions": instructions, "missing": gathered.missing,
+            "tools": list(agent.tools)}
     fixed = system + render(_template("step.md.j2"), {**base, "items": [], "dropped": []}, "step.md.j2")
     fitted = fit(gathered.items, fixed, alias.num_ctx, alias.num_predict)
     user = render(_template("step.md.j2"), {**base, "items": fitted.kept, "dropped": fitted.dropped}, "step.md.j2")
@@ -55,4 +57,5 @@ def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, va
         sources=sources,
         dropped=fitted.dropped,
         missing=gathered.missing,
+        tools=list(agent.tools),
     )

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 from routine import runcontext, sysmetrics
 from routine.alerts import raise_alert
 from routine.config.model import AgentSpec, Config, WriteSpec
-from routine.errors import Abandoned, RoutineError, ScopeError, UsageError
+from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, new_run_id
 from routine.runner import context, prompt
 from routine.templating import date_vars, render
@@ -92,6 +92,9 @@ class Runner:
         self.on_event = on_event or (lambda kind, data: None)
         # The daemon replaces this with a gate that refuses writes once shutdown abandoned the run.
         self.write_gate = contextlib.nullcontext
+        # (query, k, reads globs) -> [{path, heading, snippet}]: the memory layer's search, for the
+        # search_notes tool; None where no index is available.
+        self.search = None
 
     @property
     def models(self):
@@ -153,13 +156,14 @@ class Runner:
         self.journal.update(run_id, task=task, prompt=built.messages, sources=built.sources, dropped=built.dropped)
         try:
             on_token = (lambda piece: self.on_event("token", {"run": run_id, "text": piece})) if stream else None
-            answer = self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
-                                          prefetch=req.prefetch)
+            answer = self._answer(req, built, run_id, now, on_token)
             with self.write_gate():
                 result = self._write(agent, target, answer, run_id, now, built.sources)
         except Abandoned as exc:
             self.journal.finish(run_id, "interrupted", str(exc))
             return StepOutcome(run_id, "interrupted", error=exc)
+        except AgentStopped as exc:
+            return self._fail(run_id, req, exc, now, exc.status)
         except RoutineError as exc:
             return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed")
         status = "proposal" if result.outcome == "proposal" else "ok"
@@ -173,6 +177,30 @@ class Runner:
         self.on_event("wrote", {"run": run_id, "path": result.rel, "outcome": result.outcome, "message": result.message})
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
+
+    def _answer(self, req: StepRequest, built, run_id: str, now: datetime, on_token):
+        """One completion; for an agent with tools, the bounded tool loop (its transcript journaled)."""
+        from routine.tools.registry import tools_for
+
+        agent = req.agent
+        tools = tools_for(agent)
+        if not tools:
+            return self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
+                                        prefetch=req.prefetch)
+        from routine.tools.base import ToolContext
+        from routine.tools.loop import run_tool_loop
+
+        ctx = ToolContext(vault=self.config.vault, agent=agent, config=self.config, now=now, run_id=run_id,
+                          search=self.search, write_gate=self.write_gate)
+        loop = run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
+                             agent.timeout, run_id, beat=runcontext.beat)
+        self.journal.update(run_id, log=loop.log)
+        self.on_event("tools", {"run": run_id, **loop.summary()})
+        if loop.status != "ok":
+            raise AgentStopped(loop.status, f"{agent.name} {loop.error}; nothing was written.",
+                               f"see the transcript with `routine runs show {run_id}`; raise `max_iterations` or "
+                               f"`timeout` in {agent.source} if the task really needs more.")
+        return merge_completions(loop.completions, loop.result)
 
     def _render_target(self, spec: WriteSpec, variables: dict, where: str) -> WriteSpec:
         def r(value):
@@ -209,3 +237,14 @@ def _clean_output(text: str) -> str:
             stripped = stripped[first_newline + 1:-3].strip()
     # Our own markers in model output would corrupt the section structure.
     return stripped.replace("%% routine:", "%% (routine):") + "\n"
+
+
+def merge_completions(turns: list, text: str):
+    """The tool loop's turns as one completion for the journal: tokens and times added up."""
+    from dataclasses import replace
+
+    last = turns[-1]
+    total = lambda name: sum(getattr(t, name) or 0 for t in turns)  # noqa: E731
+    return replace(last, text=text, tokens_in=total("tokens_in"), tokens_out=total("tokens_out"),
+                   load_duration_ms=total("load_duration_ms"), duration_ms=total("duration_ms"),
+                   warm=turns[0].warm, attempts=[a for t in turns for a in t.attempts], tool_calls=[])

@@ -1,0 +1,140 @@
+"""What a tool is: a name, a description, JSON-schema inputs and a function, checked when it is
+defined (a wrong schema or a parameter the function does not take fails at import, not when a
+model happens to call it on a Tuesday morning).
+
+    @tool("read_note", "Read one note of the vault.", {"path": {"type": "string", ...}}, required=["path"])
+    def read_note(ctx: ToolContext, path: str) -> str: ...
+
+A tool reports a refusal or failure by raising ``ToolError``: the sentence goes back to the
+model as the tool's result, so it can correct itself, and the call is counted as refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
+
+
+class ToolError(Exception):
+    """A refused or failed tool call, told to the model in one sentence it can act on."""
+
+
+class ToolDefinitionError(TypeError):
+    """A tool is defined wrongly (a bug in routine, caught at import)."""
+
+
+@dataclass
+class ToolContext:
+    """What a tool may use: the vault and the agent's scopes, never more."""
+
+    vault: Path
+    agent: object            # routine.config.model.AgentSpec
+    config: object           # routine.config.model.Config
+    now: datetime
+    run_id: str | None = None
+    search: Callable | None = None  # (query, k, reads) -> list[dict], from the memory layer
+    write_gate: Callable = contextlib.nullcontext  # held while writing (the daemon's shutdown gate)
+    wrote: list = field(default_factory=list)  # WriteResults of write_note calls
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    properties: dict
+    required: tuple[str, ...]
+    function: Callable
+
+    def __post_init__(self):
+        _check_definition(self)
+
+    @property
+    def parameters(self) -> dict:
+        return {"type": "object", "properties": self.properties, "required": list(self.required),
+                "additionalProperties": False}
+
+    def spec(self) -> dict:
+        """The OpenAI-style function spec LiteLLM passes to the model."""
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                 "parameters": self.parameters}}
+
+    def call(self, ctx: ToolContext, arguments: dict):
+        return self.function(ctx, **arguments)
+
+
+def tool(name: str, description: str, properties: dict, required: list[str] | tuple = ()):
+    def wrap(function: Callable) -> Tool:
+        return Tool(name, description, properties, tuple(required), function)
+    return wrap
+
+
+def _check_definition(t: Tool) -> None:
+    import jsonschema
+
+    if not _NAME.match(t.name):
+        raise ToolDefinitionError(f"tool name {t.name!r} must be lower_snake_case")
+    if len(t.description.strip()) < 10:
+        raise ToolDefinitionError(f"tool {t.name} needs a description a model can act on")
+    try:
+        jsonschema.Draft202012Validator.check_schema(t.parameters)
+    except jsonschema.SchemaError as exc:
+        raise ToolDefinitionError(f"tool {t.name}: bad input schema: {exc.message}") from None
+    for prop, schema in t.properties.items():
+        if not schema.get("description"):
+            raise ToolDefinitionError(f"tool {t.name}: input {prop!r} needs a description")
+    params = list(inspect.signature(t.function).parameters.values())
+    if not params or params[0].name != "ctx":
+        raise ToolDefinitionError(f"tool {t.name}: the function's first parameter must be ctx")
+    accepted = {p.name: p for p in params[1:]}
+    if set(accepted) != set(t.properties):
+        raise ToolDefinitionError(f"tool {t.name}: schema inputs {sorted(t.properties)} != function "
+                                  f"parameters {sorted(accepted)}")
+    for name in t.required:
+        if name not in t.properties:
+            raise ToolDefinitionError(f"tool {t.name}: required input {name!r} is not in the schema")
+    for name, p in accepted.items():
+        if name not in t.required and p.default is inspect.Parameter.empty:
+            raise ToolDefinitionError(f"tool {t.name}: optional input {name!r} needs a default in the function")
+
+
+def checked_arguments(t: Tool, arguments) -> dict:
+    """The model's arguments, gently coerced (small models send "5" for 5) and validated
+    against the schema; a ToolError says exactly what to fix."""
+    import jsonschema
+
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise ToolError(f"{t.name} takes an object of named arguments, like {_example(t)}.")
+    args = {k: _coerce(t.properties.get(k, {}), v) for k, v in arguments.items()}
+    errors = sorted(jsonschema.Draft202012Validator(t.parameters).iter_errors(args), key=lambda e: e.path)
+    if errors:
+        first = errors[0]
+        where = f" (argument {'.'.join(map(str, first.path))})" if first.path else ""
+        raise ToolError(f"{t.name}: {first.message}{where}. Call it like {_example(t)}.")
+    return args
+
+
+def _coerce(schema: dict, value):
+    kind = schema.get("type")
+    if kind == "integer" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    if kind == "boolean" and isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    if kind == "string" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _example(t: Tool) -> str:
+    import json
+
+    sample = {k: ("..." if t.properties[k].get("type") == "string" else 1) for k in (t.required or list(t.properties)[:1])}
+    return f"{t.name}({json.dumps(sample)})"

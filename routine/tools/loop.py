@@ -1,0 +1,144 @@
+"""The agent loop: model turn → tool calls → validated execution → results back → … → answer.
+
+Bounded by ``max_iterations`` model turns and a ``timeout`` for the whole run. Tool turns are
+not streamed (LiteLLM drops tool calls when streaming with ``ollama/``). Every model message,
+call, argument, result and error goes into the transcript, which the journal keeps and
+`routine runs show` renders. A refused or failed call is told to the model as the tool's result,
+so it can correct itself, and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+
+from routine.errors import Abandoned, RoutineError
+from routine.tools.base import Tool, ToolContext, ToolError, checked_arguments
+from routine.tools.calls import Call, calls_in_text, native_calls
+
+log = logging.getLogger(__name__)
+
+LOGGED_RESULT_CHARS = 4000  # per tool result in the transcript; the model gets the whole result
+
+
+@dataclass
+class LoopResult:
+    status: str                 # ok | max-iterations | timeout
+    result: str                 # the final answer (ok), or the model's last words
+    error: str | None
+    log: list[dict] = field(default_factory=list)
+    turns: int = 0
+    calls: int = 0
+    refused: int = 0
+    completions: list = field(default_factory=list)
+
+    def summary(self) -> dict:
+        return {"status": self.status, "result": self.result, "error": self.error, "turns": self.turns,
+                "calls": self.calls, "refused": self.refused}
+
+
+def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], ctx: ToolContext,
+                  max_iterations: int, timeout: float, run_id: str | None = None, beat=lambda: None) -> LoopResult:
+    by_name = {t.name: t for t in tools}
+    specs = [t.spec() for t in tools]
+    messages = list(messages)
+    out = LoopResult("ok", "", None)
+    started = time.monotonic()
+    for turn in range(1, max_iterations + 1):
+        left = timeout - (time.monotonic() - started)
+        if left <= 0:
+            return _stop(out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout) without a final answer")
+        beat()
+        answer = client.complete(alias, messages, run_id=run_id, tools=specs, timeout=left)
+        out.completions.append(answer)
+        out.turns = turn
+        calls = native_calls(answer.tool_calls) or calls_in_text(answer.text, set(by_name))
+        out.log.append({"type": "model", "turn": turn, "content": answer.text,
+                        "calls": [{"name": c.name, "arguments": c.arguments if c.arguments is not None else c.raw,
+                                   **({"written_as_text": True} if c.from_text else {})} for c in calls],
+                        "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out, "ms": answer.duration_ms})
+        if not calls:
+            out.result = answer.text
+            return out
+        messages.append({"role": "assistant", "content": "" if calls[0].from_text else (answer.text or ""),
+                         "tool_calls": [{"id": c.id, "type": "function",
+                                         "function": {"name": c.name, "arguments": json.dumps(c.arguments or {})}}
+                                        for c in calls]})
+        for call in calls:
+            if time.monotonic() - started > timeout:
+                return _stop(out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout), during the tool calls")
+            content = _execute(call, by_name, ctx, out, turn)
+            messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content})
+    return _stop(out, "max-iterations",
+                 f"stopped after {max_iterations} model turns without a final answer (max_iterations in the agent note)")
+
+
+def _stop(out: LoopResult, status: str, error: str) -> LoopResult:
+    out.status, out.error = status, error
+    out.result = next((e["content"] for e in reversed(out.log) if e["type"] == "model" and e["content"]), "")
+    log.warning("tool loop %s: %s", status, error)
+    return out
+
+
+def _execute(call: Call, by_name: dict[str, Tool], ctx: ToolContext, out: LoopResult, turn: int) -> str:
+    """Run one call; whatever happens, a sentence for the model and an entry in the transcript."""
+    started = time.monotonic()
+    out.calls += 1
+    entry = {"type": "tool", "turn": turn, "name": call.name,
+             "arguments": call.arguments if call.arguments is not None else call.raw}
+    try:
+        tool = by_name.get(call.name)
+        if tool is None:
+            raise ToolError(_unknown(call.name, by_name))
+        if call.problem:
+            raise ToolError(f"{call.name}: {call.problem}.")
+        args = checked_arguments(tool, call.arguments)
+        result = tool.call(ctx, args)
+        content = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+        entry["result"] = _for_log(content)
+    except Abandoned:
+        raise  # the daemon is stopping: the run ends here, nothing more is written
+    except (ToolError, RoutineError) as exc:
+        out.refused += 1
+        content = f"Refused: {exc.message if isinstance(exc, RoutineError) else exc}"
+        entry.update(refused=True, error=content)
+    except Exception as exc:  # a tool's own bug: the model hears of it, the run goes on, the log has it
+        out.refused += 1
+        log.exception("tool %s failed", call.name)
+        content = f"Error: {call.name} failed ({type(exc).__name__}: {exc})."
+        entry.update(refused=True, error=content)
+    entry["ms"] = int((time.monotonic() - started) * 1000)
+    out.log.append(entry)
+    return content
+
+
+def _unknown(name: str, by_name: dict[str, Tool]) -> str:
+    from routine.tools.registry import TOOLS
+
+    mine = ", ".join(sorted(by_name)) or "none"
+    if name in TOOLS:
+        return f"You may not use {name}: it is not among your tools ({mine})."
+    close = get_close_matches(name, list(by_name), n=1)
+    return f"There is no tool {name!r}" + (f"; did you mean {close[0]}?" if close else ".") + f" Your tools: {mine}."
+
+
+def _shorten(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    tail = limit // 5  # the end of an output often says how it ended
+    return f"{text[:limit - tail]}\n[… {len(text) - limit} characters not kept in the journal …]\n{text[-tail:]}"
+
+
+def _for_log(content: str) -> str:
+    """A tool result as the transcript keeps it: bounded, and still valid JSON when it was JSON."""
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return _shorten(content, LOGGED_RESULT_CHARS)
+    if isinstance(value, dict):
+        value = {k: _shorten(v, LOGGED_RESULT_CHARS) if isinstance(v, str) else v for k, v in value.items()}
+        return json.dumps(value, ensure_ascii=False)
+    return _shorten(content, LOGGED_RESULT_CHARS)

@@ -1,0 +1,142 @@
+"""`run_command`: a shell command in a bubblewrap sandbox, for the Builder and agents granted it.
+
+Inside: the system's programs read-only, a private /tmp, no network (its own empty network
+namespace), no view of the host's processes, and one work folder at /work — read-write only
+when the agent may write there without approval, read-only otherwise. Outside it the command
+sees nothing of the vault or the home folder. Time, memory and output are limited, stdin is
+empty, and programs that wait for a person (editors, pagers, bare REPLs) are refused up front.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shlex
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from routine.tools.base import ToolContext, ToolError, tool
+
+INTERACTIVE = {"vi", "vim", "nvim", "view", "nano", "pico", "emacs", "ed", "less", "more", "most", "pg", "top",
+               "htop", "btop", "man", "info", "ssh", "telnet", "ftp", "sftp", "watch", "tmux", "screen", "mc",
+               "passwd", "su", "sudo", "crontab", "visudo"}
+REPLS = {"python", "python3", "node", "irb", "bash", "sh", "zsh", "fish", "sqlite3", "psql", "mysql", "lua", "R"}
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/alternatives", "/etc/ld.so.cache",
+               "/etc/ssl", "/etc/localtime")
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float = 60.0
+    memory: int = 1 << 30
+    output: int = 64 * 1024
+
+
+def _refuse_interactive(command: str) -> None:
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise ToolError(f"The command could not be parsed ({exc}); check its quotes.") from None
+    if not words:
+        raise ToolError("run_command needs a command.")
+    program = os.path.basename(words[0])
+    if program in INTERACTIVE or (program in REPLS and len(words) == 1):
+        raise ToolError(f"{program} waits for a person at a terminal, and nobody is there: run a command that "
+                        "finishes on its own (for a file, use cat or sed -n; for Python, python3 -c '...' or a script).")
+
+
+def sandbox_argv(workdir: Path, writable: bool) -> list[str]:
+    argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev",
+            "--tmpfs", "/tmp", "--tmpfs", "/home", "--dir", "/work"]
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            argv += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            argv += ["--ro-bind", path, path]
+    argv += ["--bind" if writable else "--ro-bind", str(workdir), "/work", "--chdir", "/work"]
+    argv += ["--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/work",
+             "--setenv", "LANG", "C.UTF-8", "--setenv", "TERM", "dumb", "--setenv", "PAGER", "cat",
+             "--setenv", "GIT_PAGER", "cat", "--setenv", "EDITOR", "false"]
+    return argv
+
+
+def run_sandboxed(command: str, workdir: Path, writable: bool, limits: Limits) -> dict:
+    """Run ``command`` with /bin/sh in the sandbox: {return_code, output, error} (return_code
+    None when the time limit ended it), plus what was cut."""
+    _refuse_interactive(command)
+    if shutil.which("bwrap") is None:
+        raise ToolError("run_command needs bubblewrap, which is not installed (apt install bubblewrap).")
+
+    def limit() -> None:  # in the child, before bwrap starts: inherited by everything inside
+        resource.setrlimit(resource.RLIMIT_AS, (limits.memory, limits.memory))
+        cpu = int(limits.timeout) + 5
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+
+    proc = subprocess.Popen(sandbox_argv(workdir, writable) + ["/bin/sh", "-c", command], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=limit, start_new_session=True)
+    kept = {"out": bytearray(), "err": bytearray()}
+    dropped = {"out": 0, "err": 0}
+
+    def drain(stream, key):  # keep the first bytes, count and discard the rest: never block the command
+        for chunk in iter(lambda: stream.read(8192), b""):
+            room = limits.output - len(kept[key])
+            kept[key] += chunk[:max(room, 0)]
+            dropped[key] += max(len(chunk) - max(room, 0), 0)
+
+    readers = [threading.Thread(target=drain, args=(proc.stdout, "out")),
+               threading.Thread(target=drain, args=(proc.stderr, "err"))]
+    for r in readers:
+        r.start()
+    timed_out = False
+    try:
+        code = proc.wait(timeout=limits.timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        proc.kill()  # bwrap's death ends everything in its namespaces (--die-with-parent)
+        code = None
+        proc.wait()
+    for r in readers:
+        r.join(5)
+    output = kept["out"].decode("utf-8", "replace") + (f"\n[… {dropped['out']} more bytes cut]" if dropped["out"] else "")
+    error = kept["err"].decode("utf-8", "replace") + (f"\n[… {dropped['err']} more bytes cut]" if dropped["err"] else "")
+    if timed_out:
+        error += f"\n[stopped: the command ran longer than {limits.timeout:.0f}s]"
+    return {"return_code": code, "output": output, "error": error.strip("\n")}
+
+
+def workdir_for(ctx: ToolContext) -> tuple[Path, bool]:
+    """The folder mounted at /work and whether the agent may write it, from routine.yaml's
+    `sandbox.workdir` and the agent's scopes."""
+    from routine.vault.scope import in_scope, resolve
+
+    config = ctx.config
+    folder = config.sandbox_workdir
+    if os.path.isabs(folder):
+        path = Path(folder)
+        writable = config.sandbox_mode == "rw" and ctx.agent.approval != "required"
+    else:
+        path, rel = resolve(ctx.vault, folder)
+        probe = rel.rstrip("/") + "/file.md"
+        if not in_scope(list(ctx.agent.reads), probe) and not in_scope(list(ctx.agent.writes), probe):
+            raise ToolError(f"The sandbox's work folder {rel}/ is outside your scopes, so no command can run.")
+        # Writing from the sandbox would bypass approval: only an agent that may write there directly gets rw.
+        writable = in_scope(list(ctx.agent.writes), probe) and ctx.agent.approval != "required"
+    path.mkdir(parents=True, exist_ok=True)
+    return path, writable
+
+
+@tool("run_command", "Run a shell command in a sandbox: no network, the work folder at /work (read-only unless "
+      "you may write there), nothing else of the machine writable. Returns return_code, output and error.",
+      {"command": {"type": "string", "description": "the command, run with /bin/sh -c in /work, e.g. 'ls -la' or "
+                                                    "'python3 -m pytest -q'"}},
+      required=["command"])
+def run_command(ctx: ToolContext, command: str) -> str:
+    workdir, writable = workdir_for(ctx)
+    limits = Limits(ctx.config.sandbox_timeout, ctx.config.sandbox_memory, ctx.config.sandbox_output)
+    result = run_sandboxed(command, workdir, writable, limits)
+    result["work_folder"] = f"/work ({'read-write' if writable else 'read-only'})"
+    return json.dumps(result, ensure_ascii=False)
