@@ -33,6 +33,7 @@ def run(args) -> int:
     checks.append(Check("agents", not problems, f"{len(agents)} valid agent notes" if not problems else
                         "\n".join(map(str, problems)), None if not problems else "correct the lines listed"))
     checks.extend(_schedule_checks(config, agents))
+    checks.extend(_sandbox_checks(agents))
     checks.extend(_ollama_checks(config))
     return _report(checks, args.json)
 
@@ -58,6 +59,27 @@ def _schedule_checks(config, agents) -> list[Check]:
     except RoutineError as exc:
         return [Check("schedules", False, str(exc), exc.fix)]
     return [Check("schedules", True, f"{len(schedules.blocks)} blocks, {len(schedules.triggers)} triggers")]
+
+
+def _sandbox_checks(agents) -> list[Check]:
+    """run_command needs bubblewrap, and a kernel that lets it make namespaces."""
+    users = sorted(a.name for a in agents.values() if "run_command" in a.tools)
+    if not users:
+        return []
+    import shutil
+    import subprocess
+
+    who = ", ".join(users)
+    if shutil.which("bwrap") is None:
+        return [Check("sandbox", False, f"bubblewrap is not installed, and {who} may run commands",
+                      "install it: `sudo apt install bubblewrap`")]
+    probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--", "true"], capture_output=True,
+                           text=True, timeout=30)
+    if probe.returncode != 0:
+        return [Check("sandbox", False, f"bubblewrap cannot make a sandbox here: {probe.stderr.strip()[:200]}",
+                      "allow unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`) or run the "
+                      "system unit (`routine service install`)")]
+    return [Check("sandbox", True, f"bubblewrap works (for {who})")]
 
 
 def _ollama_checks(config) -> list[Check]:
