@@ -69,7 +69,8 @@ class Publisher:
                 daemon.notifier.status(status_line(snap, tz))
             try:
                 outcome = dashboard.update(config, snap, tz)
-                now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                # Milliseconds: two refreshes within one second are still told apart.
+                now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
                 self.dashboard_checked = now
                 if outcome != "unchanged":
                     self.dashboard_updated = now
