@@ -13,6 +13,11 @@ def is_ollama_model(model: str) -> bool:
     return model.startswith(("ollama_chat/", "ollama/"))
 
 
+def ollama_name_of(model: str) -> str:
+    """The model's name as Ollama knows it: the LiteLLM string without its provider prefix."""
+    return model.split("/", 1)[1] if is_ollama_model(model) else model
+
+
 @dataclass(frozen=True)
 class Deployment:
     """One place an alias's model runs: a LiteLLM model string and the server it is sent to."""
@@ -26,8 +31,7 @@ class Deployment:
 
     @property
     def ollama_name(self) -> str:
-        """The model's name as Ollama knows it (without the LiteLLM provider prefix)."""
-        return self.model.split("/", 1)[1] if self.is_ollama else self.model
+        return ollama_name_of(self.model)
 
     @property
     def label(self) -> str:
@@ -58,8 +62,7 @@ class ModelAlias:
 
     @property
     def ollama_name(self) -> str:
-        """The model's name as Ollama knows it (without the LiteLLM provider prefix)."""
-        return self.model.split("/", 1)[1] if self.is_ollama else self.model
+        return ollama_name_of(self.model)
 
     @property
     def primary(self) -> Deployment:
