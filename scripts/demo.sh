@@ -18,7 +18,7 @@ urllib.request.urlopen(os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434").r
 PY
 then
   echo "No Ollama answering; using the stand-in server from tests/fake_ollama.py (canned replies)."
-  $BIN/python tests/fake_ollama.py --port 0 > demo/stub.url &
+  $BIN/python tests/fake_ollama.py --port 0 --demo > demo/stub.url &
   stub_pid=$!
   for _ in $(seq 50); do grep -q http demo/stub.url 2>/dev/null && break; sleep 0.1; done
   OLLAMA_HOST=$(grep -o 'http://[0-9.:]*' demo/stub.url | head -1)

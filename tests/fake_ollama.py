@@ -503,14 +503,30 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_HEAD = do_DELETE = _any
 
 
+def demo_reply(model: str, messages: list) -> str:
+    """For `make demo`: a plausible answer that cites the notes it was given, so the whole path
+    (context → prompt → note with provenance and links) shows without a real model."""
+    user = _text(next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), ""))
+    sources = re.findall(r"^## (\[\[[^\]]+\]\])", user, re.M)
+    bullets = [line.strip("- ").strip() for line in user.splitlines()
+               if line.startswith("- ") and "`" not in line and len(line) < 120][:3]
+    lines = ["**Focus today**"]
+    lines += [f"- {b} — {sources[0] if sources else ''}".rstrip(" —") for b in bullets] or ["- (no notes yet)"]
+    lines += ["", "**Drift**", "- Nothing to compare with yet: this is the first day routine has run.", "",
+              f"(A stand-in model wrote this for the demo; with Ollama, {model} would.)"]
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description="Fake Ollama server for tests and demos")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=11434)
     ap.add_argument("--load-delay", type=float, default=0.05)
     ap.add_argument("--max-loaded", type=int, default=3)
+    ap.add_argument("--demo", action="store_true", help="answer with plausible notes that cite their sources")
     args = ap.parse_args(argv)
-    srv = FakeOllama(max_loaded=args.max_loaded, load_delay=args.load_delay, host=args.host, port=args.port)
+    srv = FakeOllama(max_loaded=args.max_loaded, load_delay=args.load_delay, host=args.host, port=args.port,
+                     reply_fn=demo_reply if args.demo else None)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     srv.start()
