@@ -2,12 +2,15 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+TORCH_VERSION ?= 2.13.0
 
 .PHONY: setup demo test bench clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	# torch first, pinned: the CPU build installs quickly; an unpinned one pulls gigabytes of CUDA.
+	$(BIN)/pip install --quiet torch==$(TORCH_VERSION)
 	$(BIN)/pip install --quiet -e '.[test]'
 	@touch $@
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from routine import paths
@@ -12,6 +13,7 @@ from routine.config.model import (
     AgentSpec,
     Config,
     Layout,
+    MemorySettings,
     ModelAlias,
     WriteSpec,
 )
@@ -78,7 +80,17 @@ def _build_config(path: Path, data: dict) -> Config:
         retry_backoff=float(data.get("retry_backoff", 2.0)),
         unload_foreign=ollama.get("unload_foreign", False),
         layout=Layout(**(data.get("layout") or {})),
+        memory=_memory_settings(path, data.get("memory") or {}),
     )
+
+
+def _memory_settings(path: Path, data: dict) -> MemorySettings:
+    settings = MemorySettings(**data)
+    model = settings.embedding_model
+    if model.startswith(("/", "~", ".", "$")):
+        folder = Path(os.path.expandvars(model)).expanduser()  # a folder: relative to the config file
+        settings = replace(settings, embedding_model=str(folder if folder.is_absolute() else (path.parent / folder).resolve()))
+    return settings
 
 
 def _config_checks(config: Config, doc: LocatedYaml) -> list[Problem]:

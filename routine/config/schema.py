@@ -74,6 +74,15 @@ CONFIG = {
                 for k in ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard")
             },
         },
+        "memory": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "embedding_model": {"type": "string", "minLength": 1},
+                "unload_after": {"type": "number", "minimum": 0},
+                "chunk_chars": {"type": "integer", "minimum": 200, "maximum": 20000},
+            },
+        },
     },
 }
 

@@ -1,0 +1,444 @@
+"""The vault search index: one writer, incremental, and rebuilt from the vault when in doubt.
+
+    index = VaultIndex(config)
+    index.open()                      # lock, health check (rebuild if damaged)
+    index.reconcile()                 # the whole vault: a stat per unchanged note
+    index.update_paths(["Inbox/a.md", "Old/b.md"])   # what a watcher saw change or go
+    hits = index.search("deadlines", k=6, reads=agent.reads)
+    index.close()
+
+Files, under ``state/``: ``index.lock`` (held by the one process that may write: the daemon
+when it runs, else the CLI command) and ``index/`` (``chroma/`` the vectors, ``manifest.sqlite3``
+what was indexed from which note, ``meta.json`` the format and embedding model, ``open-by``
+present while open). Deleting ``index/`` loses nothing: the next open rebuilds it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import shutil
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from routine import paths
+from routine.config.model import Config
+from routine.errors import SearchIndexError
+from routine.memory import health
+from routine.memory.chunks import CHUNKER_VERSION, Chunk, chunk_note
+from routine.memory.embedder import Embedder, make_embedder
+from routine.memory.manifest import Manifest
+from routine.memory.store import ChromaStore
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1 * 1000 + CHUNKER_VERSION  # bump the first factor when the stored layout changes
+EMBED_BATCH = 256  # chunks embedded and written together
+RACY_NS = 2_000_000_000  # a note changed this recently is hashed again next time (same-mtime edits)
+
+Progress = Callable[[str, int, int], None]  # (what, done, total)
+
+
+@dataclass
+class IndexStats:
+    notes: int = 0  # notes in the index afterwards
+    chunks: int = 0  # chunks in the index afterwards
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0  # looked at (stat or hash) and found as indexed
+    embedded: int = 0  # chunks embedded
+    reused: int = 0  # chunks whose vector was reused (a moved or copied note)
+    seconds: float = 0.0
+    rebuilt: str | None = None  # why the index was rebuilt from the vault before this pass
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class _NotePlan:
+    rel: str
+    mtime_ns: int
+    size: int
+    sha: str
+    new: list[Chunk] = field(default_factory=list)  # to write (embedded or reused)
+    keep: list[Chunk] = field(default_factory=list)  # stored already: metadata refreshed
+    drop: list[str] = field(default_factory=list)  # ids of chunks the note no longer has
+    is_new: bool = False
+
+
+def is_note(name: str) -> bool:
+    return name.lower().endswith(".md") and not name.startswith(".")
+
+
+def scan_vault(vault: Path, under: str = "") -> dict[str, tuple[int, int]]:
+    """rel -> (mtime_ns, size) of every note: hidden folders and symlinks are left out."""
+    found: dict[str, tuple[int, int]] = {}
+    stack = [vault / under if under else vault]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") or entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif is_note(entry.name) and entry.is_file(follow_symlinks=False):
+                st = entry.stat(follow_symlinks=False)
+                found[Path(entry.path).relative_to(vault).as_posix()] = (st.st_mtime_ns, st.st_size)
+    return found
+
+
+class VaultIndex:
+    def __init__(self, config: Config, state_dir: Path | None = None, embedder: Embedder | None = None):
+        state_dir = state_dir or paths.state_dir()
+        self.vault = config.vault
+        self.folder = state_dir / "index"
+        self.lock_path = state_dir / "index.lock"
+        self.chunk_chars = config.memory.chunk_chars
+        self.embedder = embedder or make_embedder(config, state_dir)
+        # The vault watcher sets this once it feeds update_paths(): then a search need not
+        # reconcile the whole vault first.
+        self.follows_vault = False
+        self.rebuilt: str | None = None  # why open() found the index unusable
+        self._write = threading.RLock()
+        self._stop = threading.Event()  # set by interrupt(): a long pass stops between batches
+        self._lock_file = None
+        self.manifest: Manifest | None = None
+        self.store: ChromaStore | None = None
+
+    # --- opening and closing ----------------------------------------------------------------
+
+    def expected_meta(self) -> dict:
+        return {"format": FORMAT, "embedder": self.embedder.identity, "chunk_chars": self.chunk_chars,
+                "chromadb": health.chromadb_version()}
+
+    def open(self) -> "VaultIndex":
+        """Take the writer's lock, check the index on disk, rebuild it if it is unusable."""
+        if self.manifest is not None:
+            return self
+        self._take_lock()
+        try:
+            verdict = health.examine(self.folder, self.expected_meta())
+            if not verdict.usable:
+                self._discard(verdict.reason)
+            elif verdict.reason:
+                log.info("search index %s: checked, it is sound", verdict.reason)
+            self._open_files()
+            if verdict.usable:
+                self._check_contents(thorough=verdict.unclean)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def interrupt(self) -> None:
+        """Make a running pass stop after its current batch (at shutdown); what it wrote stays."""
+        self._stop.set()
+
+    def close(self) -> None:
+        self.interrupt()
+        with self._write:
+            if self.store is not None:
+                self.store.close()
+                self.store = None
+            if self.manifest is not None:
+                self.manifest.close()
+                self.manifest = None
+                (self.folder / health.MARKER).unlink(missing_ok=True)  # closed cleanly
+            if self._lock_file is not None:
+                self._lock_file.close()  # releases the lock
+                self._lock_file = None
+            self.embedder.release()
+        self._stop.clear()
+
+    def __enter__(self):
+        return self.open()
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _take_lock(self) -> None:
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(self.lock_path, "a+")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "another routine process"
+            log.warning("the search index is in use by %s; waiting for it to finish", holder)
+            fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        f.truncate()
+        f.write(f"process {os.getpid()}\n")
+        f.flush()
+        self._lock_file = f
+
+    def _discard(self, reason: str) -> None:
+        if reason == "missing":
+            log.info("no search index yet: building it from the vault")
+        elif reason == "rebuild asked for":
+            log.info("rebuilding the search index from the vault, as asked")
+        else:
+            log.warning("search index %s: rebuilding it from the vault", reason)
+        self.rebuilt = reason
+        self._wipe()
+
+    def _wipe(self) -> None:
+        if self.folder.exists():
+            doomed = self.folder.with_name("index.discarded")
+            shutil.rmtree(doomed, ignore_errors=True)
+            os.replace(self.folder, doomed)  # one step: never a half-deleted index in place
+            shutil.rmtree(doomed, ignore_errors=True)
+
+    def _open_files(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / health.MARKER).write_text(f"{os.getpid()}\n")
+        try:
+            self.manifest = Manifest(self.folder / "manifest.sqlite3")
+            if self.rebuilt is None and not self.manifest.sound():
+                raise SearchIndexError("the manifest is damaged")
+        except Exception as exc:  # sqlite3.DatabaseError and kin: a damaged cache is rebuilt
+            if self.rebuilt is not None:
+                raise SearchIndexError(f"The search index in {self.folder} cannot be created ({exc}).",
+                                       "check that the state dir is writable and not full.") from None
+            if self.manifest is not None:
+                self.manifest.close()
+                self.manifest = None
+            self._discard(f"has a damaged manifest ({exc})")
+            return self._open_files()
+        self.store = ChromaStore(self.folder / "chroma")
+        health.write_meta(self.folder, self.expected_meta())
+
+    def _check_contents(self, thorough: bool) -> None:
+        """Make the manifest and the vector store agree (after a crash, or if counts differ)."""
+        try:
+            notes, stored = self.manifest.counts()
+            if not thorough and self.store.count() == stored:
+                return
+            in_store = self.store.all_ids()
+        except Exception as exc:  # chromadb raises its own errors on a damaged store
+            self._restart_empty(f"could not be read ({exc})")
+            return
+        known = self.manifest.all_chunks()
+        orphans = [i for i in in_store if i not in known]
+        lost = {path for i, (path, was_stored) in known.items() if was_stored and i not in in_store}
+        if orphans:
+            self.store.delete(orphans)
+        self.manifest.restate({i for i in known if i in in_store}, lost)
+        if orphans or lost:
+            log.warning("search index: %d stray chunks removed, %d notes to index again after an abrupt stop",
+                        len(orphans), len(lost))
+
+    def _restart_empty(self, reason: str) -> None:
+        with self._write:
+            self.store.close()
+            self.manifest.close()
+            self.manifest = None
+            self._discard(reason)
+            self._open_files()
+
+    # --- keeping up with the vault ----------------------------------------------------------
+
+    def rebuild(self, progress: Progress | None = None) -> IndexStats:
+        """Forget everything and index the whole vault again."""
+        self.open()
+        with self._write:
+            self._restart_empty("rebuild asked for")
+            return self.reconcile(progress)
+
+    def reconcile(self, progress: Progress | None = None) -> IndexStats:
+        """Bring the index level with the whole vault: new, changed, moved and deleted notes."""
+        self.open()
+        with self._write:
+            started = time.monotonic()
+            if not self.vault.is_dir():  # an unmounted vault must not empty the index
+                raise SearchIndexError(f"The vault folder {self.vault} is not there, so the search index was left as it is.",
+                                       "mount or restore the vault, or correct `vault:` in routine.yaml.")
+            on_disk = scan_vault(self.vault)
+            known = self.manifest.notes()
+            candidates = [rel for rel, st in on_disk.items() if known.get(rel, (None, None))[:2] != st]
+            gone = [rel for rel in known if rel not in on_disk]
+            stats = self._apply(candidates, gone, known, progress)
+            stats.unchanged += len(on_disk) - len(candidates)
+            return self._finish(stats, started)
+
+    def update_paths(self, changed: Iterable[str | os.PathLike]) -> IndexStats:
+        """Index what a watcher saw: created, modified, deleted or moved notes and folders.
+
+        Paths may be absolute or vault-relative; give both ends of a move. Anything outside the
+        vault, hidden, or not a note is ignored.
+        """
+        self.open()
+        with self._write:
+            started = time.monotonic()
+            known = self.manifest.notes()
+            candidates: dict[str, None] = {}
+            gone: dict[str, None] = {}
+            for rel in filter(None, (self._relative(p) for p in changed)):
+                full = self.vault / rel
+                if full.is_dir() and not full.is_symlink():
+                    for note, st in scan_vault(self.vault, rel).items():
+                        if known.get(note, (None, None))[:2] != st:
+                            candidates[note] = None
+                    prefix = rel + "/"
+                    gone.update((p, None) for p in known if p.startswith(prefix) and not (self.vault / p).is_file())
+                elif full.is_file() and not full.is_symlink() and is_note(full.name):
+                    st = full.stat()
+                    if known.get(rel, (None, None))[:2] != (st.st_mtime_ns, st.st_size):
+                        candidates[rel] = None
+                else:
+                    prefix = rel + "/"
+                    gone.update((p, None) for p in known if p == rel or p.startswith(prefix))
+            return self._finish(self._apply(list(candidates), list(gone), known, None), started)
+
+    def _relative(self, path: str | os.PathLike) -> str | None:
+        text = os.fspath(path)
+        if os.path.isabs(text):
+            try:
+                text = Path(os.path.abspath(text)).relative_to(os.path.abspath(self.vault)).as_posix()
+            except ValueError:
+                return None
+        parts = [p for p in text.replace("\\", "/").split("/") if p not in ("", ".")]
+        if not parts or ".." in parts or any(p.startswith(".") for p in parts):
+            return None
+        return "/".join(parts)
+
+    def _finish(self, stats: IndexStats, started: float) -> IndexStats:
+        stats.notes, stats.chunks = self.manifest.counts()
+        stats.seconds = round(time.monotonic() - started, 3)
+        stats.rebuilt, self.rebuilt = self.rebuilt, None
+        return stats
+
+    def _apply(self, candidates: list[str], gone: list[str], known: dict, progress: Progress | None) -> IndexStats:
+        stats = IndexStats()
+        total, done = len(candidates) + len(gone), 0
+        if progress and total:
+            progress("indexing", 0, total)
+        batch: list[_NotePlan] = []
+        pending = 0
+        for rel in candidates:  # additions first: a moved note reuses the vectors of its old self
+            plan = self._plan(rel, known.get(rel))
+            if plan is None:
+                stats.unchanged += 1
+            else:
+                batch.append(plan)
+                pending += len(plan.new)
+                if plan.is_new:
+                    stats.added += 1
+                elif plan.new or plan.drop:
+                    stats.changed += 1
+                else:
+                    stats.unchanged += 1
+            done += 1
+            if pending >= EMBED_BATCH or len(batch) >= EMBED_BATCH:
+                self._write_batch(batch, stats)
+                batch, pending = [], 0
+                if progress:
+                    progress("indexing", done, total)
+                if self._stop.is_set():
+                    raise SearchIndexError("Indexing was interrupted; what was indexed so far is kept.",
+                                           "run `routine index` to finish it.")
+        self._write_batch(batch, stats)
+        for start in range(0, len(gone), EMBED_BATCH):
+            part = gone[start:start + EMBED_BATCH]
+            ids = [i for rel in part for i in self.manifest.chunk_ids(rel)]
+            self.store.delete(ids)
+            self.manifest.settle([], ids, [], forgotten=part)
+            stats.removed += len(part)
+        if progress and total:
+            progress("indexing", total, total)
+        return stats
+
+    def _plan(self, rel: str, known: tuple[int, int, str] | None) -> _NotePlan | None:
+        """What changes for one note; None when it vanished meanwhile."""
+        path = self.vault / rel
+        try:
+            st = path.stat()
+            raw = path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, PermissionError):
+            return None
+        sha = hashlib.sha256(raw).hexdigest()
+        plan = _NotePlan(rel, st.st_mtime_ns, st.st_size, sha, is_new=known is None)
+        if known is not None and known[2] == sha:
+            return plan  # touched, not changed: only the stat is recorded
+        chunks = chunk_note(rel, raw.decode("utf-8", errors="replace"), self.chunk_chars)
+        old = self.manifest.chunk_ids(rel)
+        wanted = {c.id for c in chunks}
+        plan.keep = [c for c in chunks if old.get(c.id) == 1]
+        plan.new = [c for c in chunks if old.get(c.id) != 1]
+        plan.drop = [i for i in old if i not in wanted]
+        return plan
+
+    def _write_batch(self, batch: list[_NotePlan], stats: IndexStats) -> None:
+        if not batch:
+            return
+        new = [c for plan in batch for c in plan.new]
+        vectors = self._vectors_for(new, stats)  # before anything is written: a failure changes nothing
+        self.manifest.intend([(c.id, c.path, c.sha) for c in new])
+        if new:
+            self.store.upsert([c.id for c in new], [vectors[c.sha] for c in new], [c.body for c in new],
+                              [self._metadata(c, plan.mtime_ns) for plan in batch for c in plan.new])
+        keep = [(c, plan.mtime_ns) for plan in batch for c in plan.keep]
+        if keep:
+            self.store.update_metadata([c.id for c, _ in keep], [self._metadata(c, m) for c, m in keep])
+        drop = [i for plan in batch for i in plan.drop]
+        self.store.delete(drop)
+        now = time.time_ns()
+        self.manifest.settle([c.id for c in new], drop,
+                             [(p.rel, p.mtime_ns, p.size if now - p.mtime_ns > RACY_NS else -1, p.sha) for p in batch])
+
+    def _vectors_for(self, chunks: list[Chunk], stats: IndexStats) -> dict[str, list[float]]:
+        """sha -> vector for each chunk: reused from a stored chunk of the same text, else embedded."""
+        shas = list(dict.fromkeys(c.sha for c in chunks))
+        donors = self.manifest.stored_ids_by_sha(shas)
+        stored = self.store.vectors_of(list(donors.values()))
+        vectors = {sha: stored[donors[sha]] for sha in shas if donors.get(sha) in stored}
+        stats.reused += sum(1 for c in chunks if c.sha in vectors)
+        todo = [sha for sha in shas if sha not in vectors]
+        texts = {c.sha: c.text for c in chunks}
+        for sha, vector in zip(todo, self.embedder.embed([texts[sha] for sha in todo])):
+            vectors[sha] = vector
+        stats.embedded += len(todo)
+        return vectors
+
+    @staticmethod
+    def _metadata(chunk: Chunk, mtime_ns: int) -> dict:
+        meta = {"path": chunk.path, "heading": chunk.heading or "", "ordinal": chunk.ordinal,
+                "mtime": mtime_ns / 1e9, "sha": chunk.sha}
+        if chunk.tags:  # chromadb takes no empty lists
+            meta["tags"] = list(chunk.tags)
+        if chunk.links:
+            meta["links"] = list(chunk.links)
+        return meta
+
+    # --- searching --------------------------------------------------------------------------
+
+    def search(self, query: str, k: int = 6, reads: list[str] | tuple[str, ...] | None = None,
+               exclude: Iterable[str] = (), refresh: bool = True, progress: Progress | None = None):
+        """The best ``k`` notes for ``query`` (one hit per note), only from ``reads`` when given.
+
+        Unless a vault watcher keeps the index current, the vault is reconciled first (a stat
+        per unchanged note).
+        """
+        from routine.memory.retrieve import ranked_hits
+
+        self.open()
+        if refresh and not self.follows_vault:
+            self.reconcile(progress)
+        return ranked_hits(self, query, k, None if reads is None else list(reads), set(exclude))
+
+    def describe(self) -> dict:
+        self.open()
+        notes, chunks = self.manifest.counts()
+        return {"notes": notes, "chunks": chunks, "embedding_model": self.embedder.identity,
+                "folder": str(self.folder)}

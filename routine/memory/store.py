@@ -1,0 +1,103 @@
+"""The chromadb collection that holds the chunks' vectors: the only module importing chromadb.
+
+We give chromadb our own vectors (no embedding function of its own, which would try to
+download a model) and turn its telemetry off: nothing here reaches the network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+COLLECTION = "vault"
+
+
+@dataclass
+class StoredChunk:
+    id: str
+    distance: float
+    body: str
+    metadata: dict
+
+
+class ChromaStore:
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self._client = None
+        self._collection = None
+
+    @property
+    def collection(self):
+        if self._collection is None:
+            self.open()
+        return self._collection
+
+    def open(self) -> None:
+        import chromadb
+        from chromadb.config import Settings
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._client = chromadb.PersistentClient(path=str(self.folder),
+                                                 settings=Settings(anonymized_telemetry=False, allow_reset=False))
+        self._collection = self._client.get_or_create_collection(
+            COLLECTION, embedding_function=None,
+            configuration={"hnsw": {"space": "cosine", "ef_construction": 128, "ef_search": 128}})
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        self._client = self._collection = None
+
+    def count(self) -> int:
+        return self.collection.count()
+
+    def _batches(self, n: int):
+        size = max(1, min(self._client.get_max_batch_size() if self._client else 1000, 4000))
+        return ((start, start + size) for start in range(0, n, size))
+
+    def upsert(self, ids: list[str], vectors: list[list[float]], bodies: list[str], metadatas: list[dict]) -> None:
+        col = self.collection
+        for a, b in self._batches(len(ids)):
+            col.upsert(ids=ids[a:b], embeddings=vectors[a:b], documents=bodies[a:b], metadatas=metadatas[a:b])
+
+    def update_metadata(self, ids: list[str], metadatas: list[dict]) -> None:
+        col = self.collection
+        for a, b in self._batches(len(ids)):
+            col.update(ids=ids[a:b], metadatas=metadatas[a:b])
+
+    def delete(self, ids: list[str]) -> None:
+        col = self.collection
+        for a, b in self._batches(len(ids)):
+            col.delete(ids=ids[a:b])
+
+    def vectors_of(self, ids: list[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        got = self.collection.get(ids=ids, include=["embeddings"])
+        return {i: [float(x) for x in v] for i, v in zip(got["ids"], got["embeddings"])}
+
+    def all_ids(self) -> set[str]:
+        return set(self.collection.get(include=[])["ids"])
+
+    def query(self, vector: list[float], n: int, paths: list[str] | None) -> list[StoredChunk]:
+        """The ``n`` nearest chunks, only from ``paths`` when given (filtered before the cut)."""
+        if paths is not None and not paths:
+            return []
+        where = None if paths is None else ({"path": paths[0]} if len(paths) == 1 else {"path": {"$in": paths}})
+        got = self.collection.query(query_embeddings=[vector], n_results=n, where=where,
+                                    include=["documents", "metadatas", "distances"])
+        return [StoredChunk(i, float(d), body or "", meta or {})
+                for i, d, body, meta in zip(got["ids"][0], got["distances"][0], got["documents"][0], got["metadatas"][0])]
+
+    def self_check(self) -> str | None:
+        """None when the collection answers sensibly; else what is wrong (for the log)."""
+        count = self.count()
+        if count == 0:
+            return None
+        sample = self.collection.get(limit=1, include=["embeddings"])
+        if not sample["ids"]:
+            return f"it counts {count} chunks but returns none"
+        found = self.collection.query(query_embeddings=[sample["embeddings"][0]], n_results=1, include=["distances"])
+        if not found["ids"][0] or found["distances"][0][0] > 1e-3:  # itself, or an identical twin
+            return "its vector index does not find a stored chunk by its own vector"
+        return None
