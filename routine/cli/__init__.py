@@ -1,7 +1,7 @@
 """The `routine` command: parse arguments, call one action, turn domain errors into messages.
 
 Nothing heavy is imported here: each action module is imported only when its command runs,
-so `routine --help` and the listing commands start fast and never load litellm or chromadb.
+so `routine --help` and the listing commands start fast and never load litellm, chromadb or torch.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ COMMANDS = {
     "fire": ("fire", "run one agent (or schedule block) now and print where it wrote"),
     "schedule": ("schedule", "the schedule: blocks, their next fire times, validation"),
     "runs": ("runs", "run history: prompts, sources, output, timings, tokens, errors"),
+    "index": ("index", "bring the vault search index up to date (only what changed), or --rebuild it"),
+    "search": ("search", "search the vault: ranked notes with heading and snippet"),
 }
 
 

@@ -1,7 +1,8 @@
 """`routine run`: the daemon. Start-up order, the due-slot logic, hot reload, shutdown.
 
 Start-up: config (fatal if invalid) → journal (interrupted runs marked) → work queue →
-what is owed since last time (catch-up or missed) → timers → control socket → file watcher.
+what is owed since last time (catch-up or missed) → timers → search index (checked, rebuilt if
+damaged, brought level with the vault, in the background) → control socket → file watcher.
 Shutdown (SIGTERM/SIGINT): stop timers and intake, let the running step finish for a short
 while, else abandon it without writing, record it, exit 0.
 """
@@ -20,6 +21,7 @@ from zoneinfo import ZoneInfo
 from routine import paths
 from routine.alerts import raise_alert
 from routine.daemon import due
+from routine.errors import RoutineError
 from routine.daemon.live import Live
 from routine.daemon.work import Work, WorkQueue
 from routine.journal import Journal
@@ -58,6 +60,7 @@ class Daemon:
         self.watcher = None
         self.started_at = time.time()
         self.models = None  # shared model client (the model manager of the residency work)
+        self.memory = None  # the vault search index (routine.memory.VaultIndex): this process is its one writer
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -74,6 +77,7 @@ class Daemon:
         self.timers = Timers(paths.state_dir(), self.on_due, local_zone_name(self.live.config))
         self.timers.sync(self.live.schedules.blocks)
         self.timers.start()
+        self.memory = self._start_memory(self.live.config)
         from routine.daemon.control import ControlServer
 
         self.control = ControlServer(self)
@@ -107,16 +111,43 @@ class Daemon:
             self.slots.mark_interrupted()
         if self.control:
             self.control.stop()
+        if self.memory:
+            self.memory.close()  # a pass in progress stops after its batch; what it wrote stays
         self.journal.close()
         return 0
 
+    def _start_memory(self, config):
+        """The search index for ``config``: opened and reconciled in the background (a first
+        build or a rebuild takes minutes; start-up does not wait for it, a search does)."""
+        from routine.memory import VaultIndex
+
+        memory = VaultIndex(config)
+
+        def bring_up() -> None:
+            try:
+                stats = memory.reconcile()
+                log.info("search index ready: %d notes (%d added, %d changed, %d removed) in %.1fs",
+                         stats.notes, stats.added, stats.changed, stats.removed, stats.seconds)
+            except RoutineError as exc:
+                log.error("search index: %s", exc)
+            except Exception:  # the daemon goes on without a current index; a search retries
+                log.exception("the search index could not be brought up to date")
+
+        threading.Thread(target=bring_up, name="memory", daemon=True).start()
+        return memory
+
     def reload(self) -> None:
+        before = self.live.config
         result = self.live.reload()
         if result.problems:
             msg = "\n".join(f"- {p}" for p in result.problems)
             raise_alert(self.live.config, self.now_local(), "config rejected",
                         f"These edits were rejected; the last good version stays in force:\n\n{msg}",
                         "correct the lines listed; `routine schedule validate` checks them.")
+        after = self.live.config
+        if self.memory and (before.vault, before.memory) != (after.vault, after.memory):
+            old, self.memory = self.memory, self._start_memory(after)
+            old.close()  # the new index waits for the old one's lock
         if result.changed and self.timers:
             self.timers.sync(self.live.schedules.blocks)
             log.info("reloaded: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers))
@@ -181,7 +212,7 @@ class Daemon:
     def make_runner(self, journal: Journal, on_event=None):
         from routine.runner.step import Runner
 
-        runner = Runner(self.live.config, journal, models=self.models, on_event=on_event)
+        runner = Runner(self.live.config, journal, models=self.models, on_event=on_event, memory=self.memory)
         runner.write_gate = self._gate
         return runner
 

@@ -20,7 +20,8 @@ from routine.vault.notes import code_fence_ranges, in_ranges, wikilinks
 CHUNKER_VERSION = 1
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
-_MARKER = re.compile(r"^%% routine:(?:begin|end)\b[^%]*%%[ \t]*\n?", re.MULTILINE)
+# Obsidian comments (%% … %%, hidden in reading view) hold guidance and routine's markers, not content.
+_COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
 # Obsidian's tag: '#' then letters, digits, _ - /, with at least one non-digit.
 _TAG = re.compile(r"(?<![\w/#&])#([\w/-]*[^\W\d][\w/-]*)")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
@@ -48,6 +49,11 @@ def clean_text(raw: str) -> str:
     return raw.removeprefix("\ufeff").replace("\r\n", "\n")
 
 
+def strip_comments(text: str) -> str:
+    fences = code_fence_ranges(text)
+    return _COMMENT.sub(lambda m: m[0] if in_ranges(m.start(), fences) else "", text)
+
+
 def frontmatter_tags(data: dict) -> list[str]:
     value = data.get("tags") if isinstance(data, dict) else None
     if isinstance(value, str):
@@ -67,7 +73,7 @@ def chunk_note(rel: str, raw: str, max_chars: int) -> list[Chunk]:
     text = clean_text(raw)
     split = parse_frontmatter(text)
     body = split.body if split.readable else text
-    body = _MARKER.sub("", body)
+    body = strip_comments(body)
     note_tags = frontmatter_tags(split.data)
     title = note_title(rel)
 

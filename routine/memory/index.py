@@ -28,12 +28,12 @@ from typing import Callable, Iterable
 
 from routine import paths
 from routine.config.model import Config
-from routine.errors import SearchIndexError
+from routine.errors import RoutineError, SearchIndexError
 from routine.memory import health
 from routine.memory.chunks import CHUNKER_VERSION, Chunk, chunk_note
 from routine.memory.embedder import Embedder, make_embedder
 from routine.memory.manifest import Manifest
-from routine.memory.store import ChromaStore
+from routine.memory.store import ChromaStore, DamagedStore
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,7 @@ class VaultIndex:
         self.rebuilt: str | None = None  # why open() found the index unusable
         self._write = threading.RLock()
         self._stop = threading.Event()  # set by interrupt(): a long pass stops between batches
+        self._closed = False
         self._lock_file = None
         self.manifest: Manifest | None = None
         self.store: ChromaStore | None = None
@@ -124,29 +125,39 @@ class VaultIndex:
 
     def open(self) -> "VaultIndex":
         """Take the writer's lock, check the index on disk, rebuild it if it is unusable."""
-        if self.manifest is not None:
+        with self._write:
+            if self.manifest is not None:
+                return self
+            if self._closed:
+                raise SearchIndexError("The search index was closed (the daemon is stopping or reloading).",
+                                       "run the command again.")
+            self._take_lock()
+            try:
+                verdict = health.examine(self.folder, self.expected_meta())
+                if not verdict.usable:
+                    self._discard(verdict.reason)
+                elif verdict.reason:
+                    log.info("search index %s: checked, it is sound", verdict.reason)
+                self._open_files()
+                if verdict.usable:
+                    self._check_contents(thorough=verdict.unclean)
+            except BaseException:
+                self._close_files()
+                raise
             return self
-        self._take_lock()
-        try:
-            verdict = health.examine(self.folder, self.expected_meta())
-            if not verdict.usable:
-                self._discard(verdict.reason)
-            elif verdict.reason:
-                log.info("search index %s: checked, it is sound", verdict.reason)
-            self._open_files()
-            if verdict.usable:
-                self._check_contents(thorough=verdict.unclean)
-        except BaseException:
-            self.close()
-            raise
-        return self
 
     def interrupt(self) -> None:
         """Make a running pass stop after its current batch (at shutdown); what it wrote stays."""
         self._stop.set()
 
     def close(self) -> None:
+        """Close for good (a closed index is not opened again): a running pass stops first."""
         self.interrupt()
+        with self._write:
+            self._closed = True
+            self._close_files()
+
+    def _close_files(self) -> None:
         with self._write:
             if self.store is not None:
                 self.store.close()
@@ -159,7 +170,6 @@ class VaultIndex:
                 self._lock_file.close()  # releases the lock
                 self._lock_file = None
             self.embedder.release()
-        self._stop.clear()
 
     def __enter__(self):
         return self.open()
@@ -170,13 +180,22 @@ class VaultIndex:
     def _take_lock(self) -> None:
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         f = open(self.lock_path, "a+")
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip() or "another routine process"
-            log.warning("the search index is in use by %s; waiting for it to finish", holder)
-            fcntl.flock(f, fcntl.LOCK_EX)
+        waited = False
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if self._stop.is_set():
+                    f.close()
+                    raise SearchIndexError("The search index was closed while waiting for another process.",
+                                           "run the command again.") from None
+                if not waited:
+                    f.seek(0)
+                    holder = f.read().strip() or "another routine process"
+                    log.warning("the search index is in use by %s; waiting for it to finish", holder)
+                    waited = True
+                time.sleep(0.2)
         f.seek(0)
         f.truncate()
         f.write(f"process {os.getpid()}\n")
@@ -268,7 +287,9 @@ class VaultIndex:
             known = self.manifest.notes()
             candidates = [rel for rel, st in on_disk.items() if known.get(rel, (None, None))[:2] != st]
             gone = [rel for rel in known if rel not in on_disk]
-            stats = self._apply(candidates, gone, known, progress)
+            stats = self._apply_or_discard(candidates, gone, known, progress)
+            if stats is None:
+                return self.reconcile(progress)
             stats.unchanged += len(on_disk) - len(candidates)
             return self._finish(stats, started)
 
@@ -299,7 +320,20 @@ class VaultIndex:
                 else:
                     prefix = rel + "/"
                     gone.update((p, None) for p in known if p == rel or p.startswith(prefix))
-            return self._finish(self._apply(list(candidates), list(gone), known, None), started)
+            stats = self._apply_or_discard(list(candidates), list(gone), known, None)
+            return self.reconcile() if stats is None else self._finish(stats, started)
+
+    def _apply_or_discard(self, candidates, gone, known, progress) -> IndexStats | None:
+        """``_apply``; None when the vector store failed and was emptied (reconcile again)."""
+        try:
+            return self._apply(candidates, gone, known, progress)
+        except (RoutineError, OSError):
+            raise
+        except Exception as exc:  # chromadb's own errors: the store is damaged
+            if not known:
+                raise  # a fresh index failed: rebuilding again would not help
+            self._restart_empty(f"failed a write ({type(exc).__name__}: {exc})")
+            return None
 
     def _relative(self, path: str | os.PathLike) -> str | None:
         text = os.fspath(path)
@@ -435,7 +469,19 @@ class VaultIndex:
         self.open()
         if refresh and not self.follows_vault:
             self.reconcile(progress)
-        return ranked_hits(self, query, k, None if reads is None else list(reads), set(exclude))
+        reads = None if reads is None else list(reads)
+        try:
+            return ranked_hits(self, query, k, reads, set(exclude))
+        except DamagedStore as exc:
+            problem = str(exc)
+        except RoutineError:
+            raise
+        except Exception as exc:  # chromadb's own errors on a damaged store
+            problem = f"failed a search ({type(exc).__name__}: {exc})"
+        with self._write:
+            self._restart_empty(problem)
+            self.reconcile(progress)
+        return ranked_hits(self, query, k, reads, set(exclude))
 
     def describe(self) -> dict:
         self.open()

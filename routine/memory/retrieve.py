@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+from routine.memory.store import DamagedStore
 from routine.vault.scope import in_scope
 
 SNIPPET_CHARS = 200
@@ -57,6 +58,8 @@ def ranked_hits(index, query: str, k: int, reads: list[str] | None, exclude: set
     while True:
         best: dict[str, Hit] = {}
         stored = index.store.query(vector, n, only)
+        if only is None and len(stored) < n:  # unfiltered, the store must return all it was asked
+            raise DamagedStore(f"returned {len(stored)} of the {n} chunks asked of it")
         for chunk in stored:  # nearest first: the first chunk of a note is its best
             path = chunk.metadata.get("path", "")
             if path not in best:

@@ -12,6 +12,10 @@ from pathlib import Path
 COLLECTION = "vault"
 
 
+class DamagedStore(Exception):
+    """The vector store answered in a way only a damaged one does."""
+
+
 @dataclass
 class StoredChunk:
     id: str

@@ -40,7 +40,7 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
                            error=f"skipped: step {failed_at} ({block.steps[failed_at].agent}) failed before it")
             continue
         request = StepRequest(agent=agent, task=step.task or agent.task, write=step.write or agent.write,
-                              inputs=step.inputs, trigger=trigger, block=block.id, step_index=index,
+                              inputs=step.inputs, search=step.search, trigger=trigger, block=block.id, step_index=index,
                               parent=parent, slot=slot, prior=dict(prior))
         result = runner.run_step(request, dry_run=dry_run, stream=stream)
         outcome.steps.append(result)
