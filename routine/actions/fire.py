@@ -148,7 +148,7 @@ def _progress(interactive: bool):
 
     def on_event(kind: str, data: dict) -> None:
         if kind == "indexing":  # the search index catching up before a step's search
-            indexing(data["what"], data["done"], data["total"])
+            indexing(data["what"], data["count"], data["total"])
             return
         if not interactive:
             return

@@ -12,7 +12,7 @@ def run(args) -> int:
     progress = ProgressPrinter()
     try:
         final = control.call({"op": "index", "rebuild": args.rebuild},
-                             on_event=lambda e: progress(e["what"], e["done"], e["total"]) if e.get("event") == "progress" else None)
+                             on_event=lambda e: progress(e["what"], e["count"], e["total"]) if e.get("event") == "progress" else None)
         if final is not None:  # the daemon runs: it is the index's one writer
             stats = control.result_of(final)
         else:

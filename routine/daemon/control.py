@@ -142,8 +142,8 @@ def index(daemon, message: dict, send) -> None:
     """`routine index [--rebuild]`: the daemon's own index, progress streamed back."""
     memory = daemon.memory
 
-    def progress(what: str, done: int, total: int) -> None:
-        send({"event": "progress", "what": what, "done": done, "total": total})
+    def progress(what: str, done: int, total: int) -> None:  # not "done": that key ends a reply
+        send({"event": "progress", "what": what, "count": done, "total": total})
 
     stats = (memory.rebuild if message.get("rebuild") else memory.reconcile)(progress)
     send({"done": True, "result": stats.as_dict(), "exit": 0})

@@ -41,15 +41,22 @@ class ChromaStore:
         from chromadb.config import Settings
 
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._client = chromadb.PersistentClient(path=str(self.folder),
-                                                 settings=Settings(anonymized_telemetry=False, allow_reset=False))
+        try:
+            self._client = chromadb.PersistentClient(path=str(self.folder),
+                                                     settings=Settings(anonymized_telemetry=False, allow_reset=False))
+        except Exception:
+            _forget_systems()  # chromadb caches the half-made client of a failed open: the next try would reuse it
+            raise
         self._collection = self._client.get_or_create_collection(
             COLLECTION, embedding_function=None,
             configuration={"hnsw": {"space": "cosine", "ef_construction": 128, "ef_search": 128}})
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
+        try:
+            if self._client is not None:
+                self._client.close()
+        except Exception:  # closing a damaged store fails in chromadb itself; forget it instead
+            _forget_systems()
         self._client = self._collection = None
 
     def count(self) -> int:
@@ -105,3 +112,9 @@ class ChromaStore:
         if not found["ids"][0] or found["distances"][0][0] > 1e-3:  # itself, or an identical twin
             return "its vector index does not find a stored chunk by its own vector"
         return None
+
+
+def _forget_systems() -> None:
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    SharedSystemClient.clear_system_cache()

@@ -116,7 +116,7 @@ class Runner:
             self._own_memory = self._memory = None
 
     def _indexing(self, what: str, done: int, total: int) -> None:
-        self.on_event("indexing", {"what": what, "done": done, "total": total})
+        self.on_event("indexing", {"what": what, "count": done, "total": total})
 
     def run_step(self, req: StepRequest, dry_run: bool = False, stream: bool = False) -> StepOutcome:
         now = self.clock()
