@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test bench bench-index clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -21,6 +21,12 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+# Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
+bench: bench-index
+
+bench-index: setup
+	nice $(BIN)/python bench/index.py $(BENCH_ARGS)
 
 clean:
 	rm -rf demo

@@ -39,6 +39,7 @@ class Embedder:
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._model = None
+        self.on_release = lambda: None  # what else goes with the model when idle (the index's vector table)
 
     @property
     def loaded(self) -> bool:
@@ -62,6 +63,7 @@ class Embedder:
                 self._timer = None
             if self._model is not None:
                 self._model = None
+                self.on_release()
                 import gc
 
                 gc.collect()

@@ -33,6 +33,7 @@ from routine.memory.embedder import Embedder, make_embedder
 from routine.memory.manifest import Manifest
 from routine.memory.store import ChromaStore, DamagedStore
 from routine.memory.sync import IndexStats, Progress, apply_changes, is_note, scan_vault
+from routine.memory.vectors import VectorTable
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,8 @@ class VaultIndex:
         self._lock_file = None
         self.manifest: Manifest | None = None
         self.store: ChromaStore | None = None
+        self._table: VectorTable | None = None  # loaded on the first search, dropped when idle
+        self.embedder.on_release = self._drop_table
 
     # --- opening and closing ----------------------------------------------------------------
 
@@ -103,6 +106,7 @@ class VaultIndex:
 
     def _close_files(self) -> None:
         with self._write:
+            self._table = None
             if self.store is not None:
                 self.store.close()
                 self.store = None
@@ -204,6 +208,7 @@ class VaultIndex:
 
     def _restart_empty(self, reason: str) -> None:
         with self._write:
+            self._table = None
             self.store.close()
             self.manifest.close()
             self.manifest = None
@@ -324,6 +329,24 @@ class VaultIndex:
             self._restart_empty(problem)
             self.reconcile(progress)
         return ranked_hits(self, query, k, reads, set(exclude))
+
+    def vectors(self) -> VectorTable:
+        """Every stored vector, for exact ranking: read from the store once, then kept current."""
+        table = self._table
+        if table is None:
+            with self._write:
+                if self._table is None:
+                    self._table = VectorTable.of(*self.store.all_vectors())
+                table = self._table
+        return table
+
+    def written(self, added: VectorTable, removed: list[str]) -> None:
+        """The store took ``added`` and lost ``removed``: keep the loaded table level with it."""
+        if self._table is not None:
+            self._table = self._table.changed(added, set(removed))
+
+    def _drop_table(self) -> None:
+        self._table = None
 
     def describe(self) -> dict:
         self.open()

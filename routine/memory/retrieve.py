@@ -1,9 +1,9 @@
 """Ranked notes for a query, only from an agent's ``reads`` scopes, one hit per note.
 
-The scope filter is applied *before* the ranking is cut: the vector store is asked only
-among the notes the agent may read, so an out-of-scope note can neither appear nor crowd
-an in-scope one out of the top k. Each hit is checked against the scopes once more, and
-against the vault (a note deleted since it was indexed is not offered).
+The scope filter is applied *before* the ranking is cut: only the chunks of notes the agent
+may read are ranked (exactly, ``vectors.py``), so an out-of-scope note can neither appear nor
+crowd an in-scope one out of the top k. Each hit is checked against the scopes once more,
+and against the vault (a note deleted since it was indexed is not offered).
 """
 
 from __future__ import annotations
@@ -48,27 +48,19 @@ def ranked_hits(index, query: str, k: int, reads: list[str] | None, exclude: set
     if k < 1 or not query.strip():
         return []
     indexed = index.manifest.indexed_paths()
-    allowed = [p for p in indexed if p not in exclude and (reads is None or in_scope(reads, p))]
+    allowed = {p for p in indexed if p not in exclude and (reads is None or in_scope(reads, p))}
     if not allowed:
         return []
-    only = None if len(allowed) == len(indexed) else allowed
     vector = index.embedder.embed([query])[0]
-    total = index.store.count()
-    n = min(total, k * 4)
-    while True:
-        best: dict[str, Hit] = {}
-        stored = index.store.query(vector, n, only)
-        if only is None and len(stored) < n:  # unfiltered, the store must return all it was asked
-            raise DamagedStore(f"returned {len(stored)} of the {n} chunks asked of it")
-        for chunk in stored:  # nearest first: the first chunk of a note is its best
-            path = chunk.metadata.get("path", "")
-            if path not in best:
-                best[path] = Hit(path, chunk.metadata.get("heading") or None, 1.0 - chunk.distance, chunk.body)
-        if len(best) >= k or len(stored) < n or n >= total:
-            break
-        n = min(total, n * 4)
-    permitted = set(allowed)
-    hits = [hit for hit in best.values()
-            if hit.path in permitted and (reads is None or in_scope(reads, hit.path))
-            and (index.vault / hit.path).is_file()]
+    table = index.vectors()
+    spare = 3  # a few more, for notes deleted since they were indexed
+    best = table.best_per_note(vector, k + spare, None if len(allowed) == len(indexed) else allowed)
+    details = index.store.details([chunk_id for chunk_id, _, _ in best])
+    if len(details) < len(best):
+        raise DamagedStore(f"holds {len(details)} of the {len(best)} chunks it ranked")
+    hits = []
+    for chunk_id, path, score in best:
+        body, meta = details[chunk_id]
+        if path in allowed and (reads is None or in_scope(reads, path)) and (index.vault / path).is_file():
+            hits.append(Hit(path, meta.get("heading") or None, score, body))
     return hits[:k]

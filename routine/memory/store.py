@@ -1,12 +1,12 @@
 """The chromadb collection that holds the chunks' vectors: the only module importing chromadb.
 
 We give chromadb our own vectors (no embedding function of its own, which would try to
-download a model) and turn its telemetry off: nothing here reaches the network.
+download a model) and turn its telemetry off: nothing here reaches the network. chromadb is
+the durable store of vectors, texts and metadata; ranking is exact, in ``vectors.py``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 COLLECTION = "vault"
@@ -14,14 +14,6 @@ COLLECTION = "vault"
 
 class DamagedStore(Exception):
     """The vector store answered in a way only a damaged one does."""
-
-
-@dataclass
-class StoredChunk:
-    id: str
-    distance: float
-    body: str
-    metadata: dict
 
 
 class ChromaStore:
@@ -49,7 +41,7 @@ class ChromaStore:
             raise
         self._collection = self._client.get_or_create_collection(
             COLLECTION, embedding_function=None,
-            configuration={"hnsw": {"space": "cosine", "ef_construction": 128, "ef_search": 128}})
+            configuration={"hnsw": {"space": "cosine"}})
 
     def close(self) -> None:
         try:
@@ -87,18 +79,20 @@ class ChromaStore:
         got = self.collection.get(ids=ids, include=["embeddings"])
         return {i: [float(x) for x in v] for i, v in zip(got["ids"], got["embeddings"])}
 
+    def all_vectors(self) -> tuple[list[str], list[str], list]:
+        """(ids, paths, vectors) of every chunk."""
+        got = self.collection.get(include=["metadatas", "embeddings"])
+        return got["ids"], [(m or {}).get("path", "") for m in got["metadatas"]], got["embeddings"]
+
+    def details(self, ids: list[str]) -> dict[str, tuple[str, dict]]:
+        """id -> (text, metadata) of the chunks asked for that are stored."""
+        if not ids:
+            return {}
+        got = self.collection.get(ids=ids, include=["documents", "metadatas"])
+        return {i: (body or "", meta or {}) for i, body, meta in zip(got["ids"], got["documents"], got["metadatas"])}
+
     def all_ids(self) -> set[str]:
         return set(self.collection.get(include=[])["ids"])
-
-    def query(self, vector: list[float], n: int, paths: list[str] | None) -> list[StoredChunk]:
-        """The ``n`` nearest chunks, only from ``paths`` when given (filtered before the cut)."""
-        if paths is not None and not paths:
-            return []
-        where = None if paths is None else ({"path": paths[0]} if len(paths) == 1 else {"path": {"$in": paths}})
-        got = self.collection.query(query_embeddings=[vector], n_results=n, where=where,
-                                    include=["documents", "metadatas", "distances"])
-        return [StoredChunk(i, float(d), body or "", meta or {})
-                for i, d, body, meta in zip(got["ids"][0], got["distances"][0], got["documents"][0], got["metadatas"][0])]
 
     def self_check(self) -> str | None:
         """None when the collection answers sensibly; else what is wrong (for the log)."""

@@ -17,6 +17,7 @@ from typing import Callable
 
 from routine.errors import SearchIndexError
 from routine.memory.chunks import Chunk, chunk_note
+from routine.memory.vectors import VectorTable
 
 EMBED_BATCH = 256  # chunks embedded and written together
 RACY_NS = 2_000_000_000  # a note changed this recently is hashed again next time (same-mtime edits)
@@ -114,6 +115,7 @@ def apply_changes(ix, candidates: list[str], gone: list[str], known: dict, progr
         part = gone[start:start + EMBED_BATCH]
         ids = [i for rel in part for i in ix.manifest.chunk_ids(rel)]
         ix.store.delete(ids)
+        ix.written(VectorTable.empty(), ids)
         ix.manifest.settle([], ids, [], forgotten=part)
         stats.removed += len(part)
     if progress and total:
@@ -148,15 +150,17 @@ def _write_batch(ix, batch: list[_NotePlan], stats: IndexStats) -> None:
     ix.manifest.intend([(c.id, c.path, c.sha) for c in new])
     if new:
         ix.store.upsert([c.id for c in new], [vectors[c.sha] for c in new], [c.body for c in new],
-                          [_metadata(c, plan.mtime_ns) for plan in batch for c in plan.new])
+                        [_metadata(c, plan.mtime_ns) for plan in batch for c in plan.new])
     keep = [(c, plan.mtime_ns) for plan in batch for c in plan.keep]
     if keep:
         ix.store.update_metadata([c.id for c, _ in keep], [_metadata(c, m) for c, m in keep])
     drop = [i for plan in batch for i in plan.drop]
     ix.store.delete(drop)
+    ix.written(VectorTable.of([c.id for c in new], [c.path for c in new], [vectors[c.sha] for c in new]), drop)
     now = time.time_ns()
     ix.manifest.settle([c.id for c in new], drop,
-                         [(p.rel, p.mtime_ns, p.size if now - p.mtime_ns > RACY_NS else -1, p.sha) for p in batch])
+                       [(p.rel, p.mtime_ns, p.size if now - p.mtime_ns > RACY_NS else -1, p.sha) for p in batch])
+
 
 def _vectors_for(ix, chunks: list[Chunk], stats: IndexStats) -> dict[str, list[float]]:
     """sha -> vector for each chunk: reused from a stored chunk of the same text, else embedded."""
