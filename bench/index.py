@@ -47,6 +47,14 @@ FOLDERS = ["Daily", "Projects/Van", "Projects/Home Lab", "Projects/Garden", "Pro
            "Inbox", "Archive", "Weekly", "Plans", "Private"]
 HEADINGS = ["Notes", "Plan", "Log", "Ideas", "Risks", "Decisions", "Next actions", "Summary", "Questions",
             "Sources", "Budget", "Meeting", "Follow-up", "Review"]
+ANIMALS = "zebra giraffe otter walrus lemur falcon beaver badger heron gecko moose panda koala bison camel " \
+    "puffin iguana lynx tapir yak".split()
+INSTRUMENTS = "violin tuba banjo cello harp oboe sitar ukulele bagpipe marimba flute trombone accordion " \
+    "harmonica xylophone bassoon mandolin clarinet didgeridoo theremin".split()
+CITIES = "Lisbon Oslo Nairobi Lima Hanoi Quito Tbilisi Reykjavik Dakar Manila Perth Montreal Krakow Seville " \
+    "Kyoto Havana Tunis Bergen Cusco Tallinn".split()
+FRUITS = "mango kiwi papaya lychee guava durian quince persimmon fig pomegranate apricot plum rambutan " \
+    "kumquat tamarind jackfruit starfruit medlar loquat feijoa".split()
 TAGS = ["project", "idea", "todo", "research", "health", "family", "money", "work", "reading"]
 
 
@@ -161,12 +169,13 @@ def report(index, vault: Path, files: list[Path]) -> None:
     for i in range(10):
         for latencies, catch_up in ((watch, lambda p: index.update_paths([p])), (full, lambda p: index.reconcile())):
             path = rng.choice(files)
-            marker = f"Zebra{i}{len(latencies)} kiwi marker sentence {rng.random():.6f}"
+            n = len(watch) + len(full)  # a sentence unlike any other note, and unlike the last ones
+            marker = f"The {ANIMALS[n]} played the {INSTRUMENTS[n]} in {CITIES[n]} while eating a {FRUITS[n]}."
             started = time.monotonic()
             with open(path, "a", encoding="utf-8") as f:
                 f.write(f"\n## Update {i}\n\n{marker}\n")
             catch_up(path)
-            hits = index.search(marker, k=3, refresh=False)
+            hits = index.search(marker, k=5, refresh=False)
             latencies.append(time.monotonic() - started)
             assert any(h.path == path.relative_to(vault).as_posix() for h in hits), (marker, hits)
     print(f"one-note update, write → searchable, via update_paths (watcher): p50 {ms(statistics.median(watch))}, "
@@ -184,19 +193,26 @@ def report(index, vault: Path, files: list[Path]) -> None:
         print(f"query k=6, {label}: p50 {ms(percentile(times, 0.5))}, p95 {ms(percentile(times, 0.95))}")
 
 
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over fork and exec, so a child would report ours.
+COLD = ("import atexit, runpy, sys; "
+        "atexit.register(lambda: sys.stderr.write('peak-rss-kb %s\\n' % [l.split()[1] for l in open('/proc/self/status') "
+        "if l.startswith('VmHWM')][0])); "
+        "sys.argv = ['routine', 'index', '--json']; runpy.run_module('routine', run_name='__main__', alter_sys=True)")
+
+
 def cold(base: Path) -> None:
     """`routine index` with nothing to do, as a fresh process (no daemon): start-up included."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "routine", "index", "--json"], env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", COLD], env=env, capture_output=True, text=True)
     took = time.monotonic() - started
     if proc.returncode != 0:
         print(f"`routine index` failed: {proc.stderr.strip()}")
         return
     stats = json.loads(proc.stdout)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    peak = int(proc.stderr.rsplit("peak-rss-kb", 1)[1].split()[0]) / 1024
     print(f"no-change `routine index`, cold process: {took:.2f} s in all, {stats['seconds']:.2f} s of it the "
-          f"reconcile; peak memory {peak:.0f} MB")
+          f"reconcile; peak memory {peak:.0f} MB (no model loaded)")
 
 
 if __name__ == "__main__":
