@@ -244,3 +244,39 @@ def test_with_the_daemon_running_index_and_search_go_through_it(team):
         assert fired["status"] == "ok"
     log = (team.root / "daemon.log").read_text()
     assert "Traceback" not in log
+
+
+def test_memory_settings_are_checked_like_every_other_key(initialised):
+    home = initialised
+    home.config.write_text(home.config.read_text() + "\nmemory:\n  embedding_model: ./models/mine\n  unload_afte: 60\n")
+    proc = home.run("index")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "routine.yaml" in proc.stderr and "unload_afte" in proc.stderr
+    home.config.write_text(home.config.read_text().replace("unload_afte", "unload_after"))
+    proc = home.run("search", "anything")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert f"no sentence-transformers model in {home.config.parent / 'models' / 'mine'}" in proc.stderr
+    assert "memory.embedding_model" in proc.stderr  # the fix names the key
+
+
+def test_search_usage_errors_exit_2(initialised):
+    proc = initialised.run("search", "x", "-k", "0")
+    assert proc.returncode == 2 and "-k must be 1 or more" in proc.stderr
+
+
+def test_progress_is_a_bar_on_a_terminal_and_sparse_lines_otherwise():
+    import io
+
+    from routine.cli.progress import ProgressPrinter
+
+    plain = io.StringIO()
+    printer = ProgressPrinter(plain, tty=False)
+    for done in range(0, 1001):
+        printer("indexing", done, 1000)
+    lines = plain.getvalue().splitlines()
+    assert lines[0] == "indexing: 0/1000 notes" and lines[-1] == "indexing: 1000/1000 notes"
+    assert 10 <= len(lines) <= 12  # about every tenth, not a line per note
+
+    bar = io.StringIO()
+    ProgressPrinter(bar, tty=True)("indexing", 5, 10)
+    assert bar.getvalue().startswith("\rindexing [###############...............] 5/10 notes")

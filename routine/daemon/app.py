@@ -128,8 +128,8 @@ class Daemon:
                 stats = memory.reconcile()
                 log.info("search index ready: %d notes (%d added, %d changed, %d removed) in %.1fs",
                          stats.notes, stats.added, stats.changed, stats.removed, stats.seconds)
-            except RoutineError as exc:
-                log.error("search index: %s", exc)
+            except RoutineError as exc:  # stopping mid-pass is no error: the next start goes on from there
+                (log.info if memory.stopping() else log.error)("search index: %s", exc)
             except Exception:  # the daemon goes on without a current index; a search retries
                 log.exception("the search index could not be brought up to date")
 
