@@ -126,9 +126,8 @@ def _dry_runner(config):
     from routine import control
     from routine.runner.step import Runner
 
-    interactive = sys.stderr.isatty()
     memory = control.DaemonMemory() if control.daemon_running() else None
-    return Runner(config, journal=None, memory=memory, on_event=_progress(interactive))
+    return Runner(config, journal=None, memory=memory, on_event=_progress(False))  # only indexing progress
 
 
 def _print_outcome(outcome) -> None:
