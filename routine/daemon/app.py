@@ -21,9 +21,9 @@ from zoneinfo import ZoneInfo
 from routine import paths
 from routine.alerts import raise_alert
 from routine.daemon import due
-from routine.errors import RoutineError
 from routine.daemon.live import Live
 from routine.daemon.work import Work, WorkQueue
+from routine.errors import RoutineError
 from routine.journal import Journal
 from routine.journal.slots import Slots
 
