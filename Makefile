@@ -2,12 +2,15 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test bench bench-residency clean
+.PHONY: setup demo test bench bench-residency bench-index clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	# torch first, pinned: the CPU build installs quickly; an unpinned one pulls gigabytes of CUDA.
+	$(BIN)/pip install --quiet torch==$(TORCH_VERSION)
 	$(BIN)/pip install --quiet -e '.[test]'
 	@touch $@
 
@@ -19,10 +22,14 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -q
 
-bench: bench-residency
+# Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
+bench: bench-residency bench-index
 
 bench-residency: setup
 	$(BIN)/python bench/residency.py
+
+bench-index: setup
+	nice $(BIN)/python bench/index.py $(BENCH_ARGS)
 
 clean:
 	rm -rf demo

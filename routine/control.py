@@ -68,3 +68,44 @@ def call(message: dict, on_event: Callable[[dict], None] | None = None) -> dict 
             if on_event:
                 on_event(event)
     return {"done": True, "error": "the daemon closed the connection"}
+
+
+def result_of(final: dict):
+    """The result of a finished request, or its error raised as the CLI would raise it locally."""
+    if final.get("error") and "result" not in final:
+        from routine.errors import DaemonError
+
+        error = DaemonError(final["error"], final.get("fix"))
+        error.exit_code = final.get("exit", error.exit_code)
+        raise error
+    return final["result"]
+
+
+class DaemonMemory:
+    """The daemon's search index, reached through the socket (the daemon is its one writer).
+
+    Has the ``search`` signature of ``routine.memory.VaultIndex``, so a dry run can gather a
+    step's search context while the daemon runs.
+    """
+
+    def search(self, query: str, k: int = 6, reads=None, exclude=(), refresh: bool = True, progress=None):
+        from routine.memory.retrieve import Hit
+
+        final = call({"op": "search", "query": query, "k": k, "reads": None if reads is None else list(reads),
+                      "exclude": sorted(exclude)})
+        if final is None:
+            from routine.errors import DaemonError
+
+            raise DaemonError("The daemon stopped while a search was asked of it.", "run the command again.")
+        return [Hit.from_dict(d) for d in result_of(final)]
+
+    def close(self) -> None:
+        pass
+
+
+def daemon_running() -> bool:
+    sock = connect()
+    if sock is None:
+        return False
+    sock.close()
+    return True

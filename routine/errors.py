@@ -102,6 +102,14 @@ class ModelMissing(ModelError):
         self.model = model
 
 
+class EmbeddingModelError(RoutineError):
+    """The embedding model of the search index cannot be loaded or used."""
+
+
+class SearchIndexError(RoutineError):
+    """The vault search index cannot be opened or brought up to date."""
+
+
 class ContextTooSmall(RoutineError):
     """The system prompt and task alone do not fit the model's context window."""
 

@@ -20,9 +20,10 @@ def imported_modules(args, env) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("args", [["--help"], ["runs", "list"], ["fire", "--help"], ["schedule", "--help"]])
+@pytest.mark.parametrize("args", [["--help"], ["runs", "list"], ["fire", "--help"], ["schedule", "--help"],
+                                  ["index", "--help"], ["search", "--help"], ["schedule", "list"]])
 def test_listing_commands_import_nothing_heavy(home, args):
-    if args == ["runs", "list"]:
+    if args in (["runs", "list"], ["schedule", "list"]):
         home.run("init", str(home.vault), check=True)
     names = imported_modules(args, home.env)
     assert "routine" in names  # the measurement works
@@ -31,7 +32,7 @@ def test_listing_commands_import_nothing_heavy(home, args):
 
 def test_help_lists_every_command_and_exit_codes(home):
     out = home.run("--help", check=True).stdout
-    for command in ("init", "doctor", "fire", "runs", "schedule"):
+    for command in ("init", "doctor", "fire", "runs", "schedule", "index", "search"):
         assert command in out
     assert "Exit codes" in out
 

@@ -26,7 +26,11 @@ def run(args) -> int:
 
     request = StepRequest.for_agent(config, agent, args.task)
     if args.dry_run:
-        outcome = Runner(config, journal=None).run_step(request, dry_run=True)
+        runner = _dry_runner(config)
+        try:
+            outcome = runner.run_step(request, dry_run=True)
+        finally:
+            runner.close()
         if outcome.error:
             raise outcome.error
         return _print_dry_run(outcome, args.json)
@@ -35,10 +39,11 @@ def run(args) -> int:
 
     interactive = sys.stderr.isatty() and not args.json
     journal = Journal()
+    runner = Runner(config, journal, on_event=_progress(interactive))
     try:
-        runner = Runner(config, journal, on_event=_progress(interactive))
         outcome = runner.run_step(request, stream=interactive)
     finally:
+        runner.close()
         journal.close()
     if args.json:
         print_json(outcome.summary())
@@ -87,7 +92,11 @@ def _fire_block(config, agents, block, args) -> int:
     from routine.runner.step import Runner
 
     if args.dry_run:
-        outcome = run_block(Runner(config, journal=None), block, agents, dry_run=True)
+        runner = _dry_runner(config)
+        try:
+            outcome = run_block(runner, block, agents, dry_run=True)
+        finally:
+            runner.close()
         for step in outcome.steps:
             if step.error:
                 raise step.error
@@ -97,9 +106,11 @@ def _fire_block(config, agents, block, args) -> int:
 
     interactive = sys.stderr.isatty() and not args.json
     journal = Journal()
+    runner = Runner(config, journal, on_event=_progress(interactive))
     try:
-        outcome = run_block(Runner(config, journal, on_event=_progress(interactive)), block, agents, stream=interactive)
+        outcome = run_block(runner, block, agents, stream=interactive)
     finally:
+        runner.close()
         journal.close()
     if args.json:
         print_json({"run": outcome.run_id, "status": outcome.status, "steps": [s.summary() for s in outcome.steps]})
@@ -107,6 +118,15 @@ def _fire_block(config, agents, block, args) -> int:
         for step in outcome.steps:
             _print_outcome(step)
     return 0 if outcome.status == "ok" else EXIT_JOB_FAILED
+
+
+def _dry_runner(config):
+    """A runner for --dry-run: while the daemon runs, searches go to its index (it holds the lock)."""
+    from routine import control
+    from routine.runner.step import Runner
+
+    memory = control.DaemonMemory() if control.daemon_running() else None
+    return Runner(config, journal=None, memory=memory, on_event=_progress(False))  # only indexing progress
 
 
 def _print_outcome(outcome) -> None:
@@ -126,7 +146,14 @@ def _wrote_line(message: str, outcome: str, run_id: str | None) -> str:
 
 
 def _progress(interactive: bool):
+    from routine.cli.progress import ProgressPrinter
+
+    indexing = ProgressPrinter()
+
     def on_event(kind: str, data: dict) -> None:
+        if kind == "indexing":  # the search index catching up before a step's search
+            indexing(data["what"], data["count"], data["total"])
+            return
         if not interactive:
             return
         if kind == "start":

@@ -1,7 +1,7 @@
 """The `routine` command: parse arguments, call one action, turn domain errors into messages.
 
 Nothing heavy is imported here: each action module is imported only when its command runs,
-so `routine --help` and the listing commands start fast and never load litellm or chromadb.
+so `routine --help` and the listing commands start fast and never load litellm, chromadb or torch.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ COMMANDS = {
     "approve": ("approve", "approve (or --reject) a proposal in Drafts/; without NOTE, list those waiting"),
     "models": ("models", "resident models, and the model-load plan for the coming day"),
     "service": ("service", "install the systemd unit (system, or --user) and start it"),
+    "index": ("index", "bring the vault search index up to date (only what changed), or --rebuild it"),
+    "search": ("search", "search the vault: ranked notes with heading and snippet"),
 }
 
 

@@ -77,3 +77,16 @@ def service(p: argparse.ArgumentParser) -> None:
                          help="a user unit in your own service manager (default: the system unit routine@YOU, "
                               "which needs root; without it the commands to run are printed)")
     install.add_argument("--print", action="store_true", help="print the unit and the commands; change nothing")
+
+
+def index(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rebuild", action="store_true",
+                   help="forget the index and embed the whole vault again (otherwise only what changed)")
+    _json(p)
+
+
+def search(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", metavar="QUERY", help="what to look for, in your own words")
+    p.add_argument("--agent", metavar="NAME", help="only notes this agent may read (its `reads:` scopes)")
+    p.add_argument("-k", type=int, default=6, metavar="N", help="how many notes (default 6)")
+    _json(p)

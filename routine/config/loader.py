@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from routine import paths
@@ -13,6 +14,7 @@ from routine.config.model import (
     Config,
     Deployment,
     Layout,
+    MemorySettings,
     ModelAlias,
     WriteSpec,
 )
@@ -91,6 +93,7 @@ def _build_config(path: Path, data: dict) -> Config:
         unload_foreign=ollama.get("unload_foreign", False),
         layout=Layout(**(data.get("layout") or {})),
         metrics_textfile=_metrics_textfile(path, (data.get("metrics") or {}).get("textfile")),
+        memory=_memory_settings(path, data.get("memory") or {}),
     )
 
 
@@ -126,6 +129,15 @@ def _metrics_textfile(config_path: Path, value) -> Path | None:
         return paths.state_dir() / "metrics" / "routine.prom"
     textfile = Path(os.path.expandvars(value)).expanduser()
     return textfile if textfile.is_absolute() else (config_path.parent / textfile).resolve()
+
+
+def _memory_settings(path: Path, data: dict) -> MemorySettings:
+    settings = MemorySettings(**data)
+    model = settings.embedding_model
+    if model.startswith(("/", "~", ".", "$")):
+        folder = Path(os.path.expandvars(model)).expanduser()  # a folder: relative to the config file
+        settings = replace(settings, embedding_model=str(folder if folder.is_absolute() else (path.parent / folder).resolve()))
+    return settings
 
 
 def _config_checks(config: Config, doc: LocatedYaml) -> list[Problem]:

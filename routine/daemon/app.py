@@ -2,12 +2,13 @@
 
 Start-up: config (fatal if invalid) → journal (interrupted runs marked) → model manager →
 work queue → what is owed since last time (catch-up or missed) → timers → preloader →
-config watcher → vault watcher (changes made while down fire first) → control socket →
-first publish (STATUS line, dashboard note, metrics textfile) → ``READY=1`` to systemd →
-watchdog pings (only while healthy, see ``daemon.health``) → publisher thread.
+search index (checked, rebuilt if damaged, brought level with the vault, in the background) →
+config watcher → vault watcher (changes made while down fire first; the index follows it) →
+control socket → first publish (STATUS line, dashboard note, metrics textfile) → ``READY=1``
+to systemd → watchdog pings (only while healthy, see ``daemon.health``) → publisher thread.
 Shutdown (SIGTERM/SIGINT): ``STOPPING=1``, stop the watchdog and publisher, stop timers and
 intake, let the running step finish for a short while, else abandon it without writing,
-record it, unload our models, exit 0.
+record it, unload our models, close the index, exit 0.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from routine.daemon.live import Live
 from routine.daemon.notify import Notifier, Watchdog
 from routine.daemon.publish import Publisher
 from routine.daemon.work import Work, WorkQueue
+from routine.errors import RoutineError
 from routine.journal import Journal
 from routine.journal.slots import Slots
 
@@ -67,6 +69,7 @@ class Daemon:
         self.vault_watcher = None
         self.vault_events = None
         self._states = None
+        self.memory = None  # the vault search index (routine.memory.VaultIndex): this process is its one writer
 
         self.notifier = Notifier.from_environment()  # systemd's notify socket, when it gave one
         self.publisher = Publisher(self)
@@ -99,6 +102,7 @@ class Daemon:
         self.timers.sync(self.live.schedules.blocks)
         self.timers.start()
         self.residency.start()
+        self.memory = self._start_memory(self.live.config)
         from routine.daemon.reload import ConfigWatcher
 
         self.watcher = ConfigWatcher(self.live.watched_paths(), self.reload)
@@ -154,11 +158,34 @@ class Daemon:
             self.residency.stop()
         if self.control:
             self.control.stop()
+        if self.memory:
+            self.memory.close()  # a pass in progress stops after its batch; what it wrote stays
         self.journal.close()
         self.notifier.close()
         return 0
 
+    def _start_memory(self, config):
+        """The search index for ``config``: opened and reconciled in the background (a first
+        build or a rebuild takes minutes; start-up does not wait for it, a search does)."""
+        from routine.memory import VaultIndex
+
+        memory = VaultIndex(config)
+
+        def bring_up() -> None:
+            try:
+                stats = memory.reconcile()
+                log.info("search index ready: %d notes (%d added, %d changed, %d removed) in %.1fs",
+                         stats.notes, stats.added, stats.changed, stats.removed, stats.seconds)
+            except RoutineError as exc:  # stopping mid-pass is no error: the next start goes on from there
+                (log.info if memory.stopping() else log.error)("search index: %s", exc)
+            except Exception:  # the daemon goes on without a current index; a search retries
+                log.exception("the search index could not be brought up to date")
+
+        threading.Thread(target=bring_up, name="memory", daemon=True).start()
+        return memory
+
     def reload(self) -> None:
+        before = self.live.config
         result = self.live.reload()
         if result.problems:
             msg = "\n".join(f"- {p}" for p in result.problems)
@@ -167,6 +194,10 @@ class Daemon:
                         "correct the lines listed; `routine schedule validate` checks them.")
         if result.changed and self.residency:
             self.residency.reconfigure()
+        after = self.live.config
+        if self.memory and (before.vault, before.memory) != (after.vault, after.memory):
+            old, self.memory = self.memory, self._start_memory(after)
+            old.close()  # the new index waits for the old one's lock
         if result.changed and self.timers:
             self.timers.sync(self.live.schedules.blocks)
             log.info("reloaded: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers))
@@ -322,7 +353,8 @@ class Daemon:
             if on_event is not None:
                 on_event(kind, data)
 
-        runner = Runner(self.live.config, journal, models=self.models, on_event=events)
+        runner = Runner(self.live.config, journal, models=self.models, on_event=events,
+                        memory=self.memory)
         runner.write_gate = self._gate
         return runner
 

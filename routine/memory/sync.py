@@ -1,0 +1,187 @@
+"""Bringing the index level with notes on disk: plan each note, embed what is new, write it.
+
+Each batch is written in an order that survives a kill -9 at any point: vectors are made
+first (a failure changes nothing), the manifest records the chunk ids about to be written,
+the vector store takes them, and only then does the manifest record the note as indexed.
+A chunk whose text is already stored (a moved or copied note) reuses that vector.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from routine.errors import SearchIndexError
+from routine.memory.chunks import Chunk, chunk_note
+from routine.memory.vectors import VectorTable
+
+EMBED_BATCH = 256  # chunks embedded and written together
+RACY_NS = 2_000_000_000  # a note changed this recently is hashed again next time (same-mtime edits)
+
+Progress = Callable[[str, int, int], None]  # (what, done, total)
+
+
+@dataclass
+class IndexStats:
+    notes: int = 0  # notes in the index afterwards
+    chunks: int = 0  # chunks in the index afterwards
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0  # looked at (stat or hash) and found as indexed
+    embedded: int = 0  # chunks embedded
+    reused: int = 0  # chunks whose vector was reused (a moved or copied note)
+    seconds: float = 0.0
+    rebuilt: str | None = None  # why the index was rebuilt from the vault before this pass
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class _NotePlan:
+    rel: str
+    mtime_ns: int
+    size: int
+    sha: str
+    new: list[Chunk] = field(default_factory=list)  # to write (embedded or reused)
+    keep: list[Chunk] = field(default_factory=list)  # stored already: metadata refreshed
+    drop: list[str] = field(default_factory=list)  # ids of chunks the note no longer has
+    is_new: bool = False
+
+
+def is_note(name: str) -> bool:
+    return name.lower().endswith(".md") and not name.startswith(".")
+
+
+def scan_vault(vault: Path, under: str = "") -> dict[str, tuple[int, int]]:
+    """rel -> (mtime_ns, size) of every note: hidden folders and symlinks are left out."""
+    found: dict[str, tuple[int, int]] = {}
+    stack = [vault / under if under else vault]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") or entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif is_note(entry.name) and entry.is_file(follow_symlinks=False):
+                st = entry.stat(follow_symlinks=False)
+                found[Path(entry.path).relative_to(vault).as_posix()] = (st.st_mtime_ns, st.st_size)
+    return found
+
+
+
+def apply_changes(ix, candidates: list[str], gone: list[str], known: dict, progress: Progress | None) -> IndexStats:
+    """Index ``candidates`` (new or changed on disk) and remove ``gone``; ``ix`` is the open VaultIndex."""
+    stats = IndexStats()
+    total, done = len(candidates) + len(gone), 0
+    if progress and total:
+        progress("indexing", 0, total)
+    batch: list[_NotePlan] = []
+    pending = 0
+    for rel in candidates:  # additions first: a moved note reuses the vectors of its old self
+        plan = _plan(ix, rel, known.get(rel))
+        if plan is None:
+            stats.unchanged += 1
+        else:
+            batch.append(plan)
+            pending += len(plan.new)
+            if plan.is_new:
+                stats.added += 1
+            elif plan.new or plan.drop:
+                stats.changed += 1
+            else:
+                stats.unchanged += 1
+        done += 1
+        if pending >= EMBED_BATCH or len(batch) >= EMBED_BATCH:
+            _write_batch(ix, batch, stats)
+            batch, pending = [], 0
+            if progress:
+                progress("indexing", done, total)
+            if ix.stopping():
+                raise SearchIndexError("Indexing was interrupted; what was indexed so far is kept.",
+                                       "run `routine index` to finish it.")
+    _write_batch(ix, batch, stats)
+    for start in range(0, len(gone), EMBED_BATCH):
+        part = gone[start:start + EMBED_BATCH]
+        ids = [i for rel in part for i in ix.manifest.chunk_ids(rel)]
+        ix.store.delete(ids)
+        ix.written(VectorTable.empty(), ids)
+        ix.manifest.settle([], ids, [], forgotten=part)
+        stats.removed += len(part)
+    if progress and total:
+        progress("indexing", total, total)
+    return stats
+
+def _plan(ix, rel: str, known: tuple[int, int, str] | None) -> _NotePlan | None:
+    """What changes for one note; None when it vanished meanwhile."""
+    path = ix.vault / rel
+    try:
+        st = path.stat()
+        raw = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        return None
+    sha = hashlib.sha256(raw).hexdigest()
+    plan = _NotePlan(rel, st.st_mtime_ns, st.st_size, sha, is_new=known is None)
+    if known is not None and known[2] == sha:
+        return plan  # touched, not changed: only the stat is recorded
+    chunks = chunk_note(rel, raw.decode("utf-8", errors="replace"), ix.chunk_chars)
+    old = ix.manifest.chunk_ids(rel)
+    wanted = {c.id for c in chunks}
+    plan.keep = [c for c in chunks if old.get(c.id) == 1]
+    plan.new = [c for c in chunks if old.get(c.id) != 1]
+    plan.drop = [i for i in old if i not in wanted]
+    return plan
+
+def _write_batch(ix, batch: list[_NotePlan], stats: IndexStats) -> None:
+    if not batch:
+        return
+    new = [c for plan in batch for c in plan.new]
+    vectors = _vectors_for(ix, new, stats)  # before anything is written: a failure changes nothing
+    ix.manifest.intend([(c.id, c.path, c.sha) for c in new])
+    if new:
+        ix.store.upsert([c.id for c in new], [vectors[c.sha] for c in new], [c.body for c in new],
+                        [_metadata(c, plan.mtime_ns) for plan in batch for c in plan.new])
+    keep = [(c, plan.mtime_ns) for plan in batch for c in plan.keep]
+    if keep:
+        ix.store.update_metadata([c.id for c, _ in keep], [_metadata(c, m) for c, m in keep])
+    drop = [i for plan in batch for i in plan.drop]
+    ix.store.delete(drop)
+    ix.written(VectorTable.of([c.id for c in new], [c.path for c in new], [vectors[c.sha] for c in new]), drop)
+    now = time.time_ns()
+    ix.manifest.settle([c.id for c in new], drop,
+                       [(p.rel, p.mtime_ns, p.size if now - p.mtime_ns > RACY_NS else -1, p.sha) for p in batch])
+
+
+def _vectors_for(ix, chunks: list[Chunk], stats: IndexStats) -> dict[str, list[float]]:
+    """sha -> vector for each chunk: reused from a stored chunk of the same text, else embedded."""
+    shas = list(dict.fromkeys(c.sha for c in chunks))
+    donors = ix.manifest.stored_ids_by_sha(shas)
+    stored = ix.store.vectors_of(list(donors.values()))
+    vectors = {sha: stored[donors[sha]] for sha in shas if donors.get(sha) in stored}
+    stats.reused += sum(1 for c in chunks if c.sha in vectors)
+    todo = [sha for sha in shas if sha not in vectors]
+    texts = {c.sha: c.text for c in chunks}
+    for sha, vector in zip(todo, ix.embedder.embed([texts[sha] for sha in todo])):
+        vectors[sha] = vector
+    stats.embedded += len(todo)
+    return vectors
+
+def _metadata(chunk: Chunk, mtime_ns: int) -> dict:
+    meta = {"path": chunk.path, "heading": chunk.heading or "", "ordinal": chunk.ordinal,
+            "mtime": mtime_ns / 1e9, "sha": chunk.sha}
+    if chunk.tags:  # chromadb takes no empty lists
+        meta["tags"] = list(chunk.tags)
+    if chunk.links:
+        meta["links"] = list(chunk.links)
+    return meta
+
