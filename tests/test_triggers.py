@@ -91,3 +91,32 @@ def test_a_note_that_arrived_while_the_daemon_was_down_fires_at_start(initialise
     with daemon(home, "second.log"):
         runs = wait_for(lambda: [r for r in trigger_runs(home, "Inbox/%") if r[1] != "running"], 20, "the run")
     assert runs[0][0] == "trigger:Inbox/overnight.md"
+
+
+def test_the_daemons_search_index_follows_the_vault_watcher(initialised, ollama):
+    """A note saved in Obsidian becomes searchable without any `routine index`."""
+    home = initialised
+    only_schedule(home, "triggers: []\n")
+    home.config.write_text(home.config.read_text() + "\nmemory: {embedding_model: 'ollama:nomic-embed-text'}\n")
+
+    def found(query):
+        hits = json.loads(home.run("search", query, "--json", check=True).stdout)
+        return [h["path"] for h in hits]
+
+    with daemon(home):
+        note = home.vault / "Projects" / "Kiln.md"
+        note.parent.mkdir(exist_ok=True)
+        text = "# Kiln\nThe kiln controller firmware needs a thermocouple calibration.\n"
+        note.write_text(text)
+        # The stand-in's embeddings hash the exact text, so a query equal to the chunk's text finds it.
+        from routine.memory.chunks import chunk_note
+
+        query = chunk_note("Projects/Kiln.md", text, 1000)[0].text
+        wait_for(lambda: found(query)[:1] == ["Projects/Kiln.md"], 20, "the new note to be searchable")
+        moved = home.vault / "Projects" / "Studio Kiln.md"
+        note.rename(moved)
+        query = chunk_note("Projects/Studio Kiln.md", text, 1000)[0].text  # a chunk carries its note's name
+        wait_for(lambda: found(query)[:1] == ["Projects/Studio Kiln.md"], 20, "the move to reach the index")
+        assert "Projects/Kiln.md" not in found(query)
+        moved.unlink()
+        wait_for(lambda: "Projects/Studio Kiln.md" not in found(query), 20, "the deletion to reach the index")

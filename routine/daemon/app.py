@@ -68,6 +68,7 @@ class Daemon:
         self.residency = None  # routine.daemon.residency: the one model manager of this process
         self.vault_watcher = None
         self.vault_events = None
+        self.index_feed = None
         self._states = None
         self.memory = None  # the vault search index (routine.memory.VaultIndex): this process is its one writer
 
@@ -142,6 +143,7 @@ class Daemon:
             self.watcher.stop()
         if self.vault_watcher:
             self.vault_watcher.stop()  # no new trigger work; a running step's writes still announce
+            self.index_feed.stop()
         finished = self.queue.stop(STOP_GRACE_SECONDS)
         if not finished:
             with self.write_gate:  # after this, no running step can begin a write
@@ -170,6 +172,7 @@ class Daemon:
         from routine.memory import VaultIndex
 
         memory = VaultIndex(config)
+        memory.follows_vault = True  # the vault watcher feeds it (index_feed), so a search need not stat the vault
 
         def bring_up() -> None:
             try:
@@ -240,6 +243,11 @@ class Daemon:
 
         config = self.live.config
         self.vault_events = VaultEvents(self)
+        from routine.daemon.index_feed import IndexFeeder
+
+        self.index_feed = IndexFeeder(self)
+        self.vault_events.listeners.append(self.index_feed.on_change)
+        self.index_feed.start()
         self._states = FileStates()
         self.vault_watcher = VaultWatcher(config.vault, self.vault_events.on_change, self._states,
                                           quiet_for=self.vault_events.quiet_for,

@@ -19,7 +19,7 @@ from routine.watch.watcher import Change
 
 log = logging.getLogger(__name__)
 
-MIN_QUIET = 1.0  # seconds a note must be still before it counts as saved (for proposals, the index)
+MIN_QUIET = 0.4  # seconds a note must be still before it counts as saved (an editor's save is one burst)
 
 
 class VaultEvents:

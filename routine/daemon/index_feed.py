@@ -1,0 +1,56 @@
+"""The search index follows the vault watcher: settled changes are batched and indexed on a
+thread of their own, so the watcher never waits for an embedding model to load."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+log = logging.getLogger(__name__)
+
+BATCH_SECONDS = 0.1  # changes arriving together (a folder moved) are indexed in one pass
+
+
+class IndexFeeder:
+    def __init__(self, daemon):
+        self.daemon = daemon
+        self._pending: set[str] = set()
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="index-feed", daemon=True)
+        self._thread.start()
+
+    def on_change(self, change) -> None:
+        with self._cond:
+            self._pending.add(change.rel)
+            if change.src:
+                self._pending.add(change.src)
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        if self._thread:
+            self._thread.join(timeout=10)
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                self._cond.wait(BATCH_SECONDS)
+                paths, self._pending = sorted(self._pending), set()
+            memory = self.daemon.memory  # looked up each time: a reload may have replaced it
+            if memory is None:
+                continue
+            try:
+                stats = memory.update_paths(paths)
+                log.debug("index followed %d change(s): %s", len(paths), stats)
+            except Exception as exc:  # the next change or the start-up reconcile brings it level
+                log.warning("the search index could not follow %s: %s", ", ".join(paths[:3]), exc)
