@@ -20,7 +20,7 @@ TESTER = textwrap.dedent("""\
     reads: ["Projects/**"]
     writes: ["Projects/**"]
     approval: {approval}
-    tools: [read_note, list_notes, write_note, run_command, date_math, now]
+    tools: [search_notes, read_note, list_notes, write_note, run_command, date_math, now]
     max_iterations: {iterations}
     timeout: {timeout}
     write: {{note: "Projects/Tester log.md", section: "Result"}}
@@ -54,9 +54,18 @@ def transcript(home):
     return row, [e for e in row["log"] if e["type"] == "tool"], home.run("runs", "show", run_id, check=True).stdout
 
 
-def test_an_agent_chains_list_read_and_write_and_the_note_appears(tester, ollama):
+def test_an_agent_chains_search_read_and_write_and_the_note_appears(tester, ollama):
     home = tester()
-    ollama.script(MISTRAL, [call("list_notes", folder="Projects"),
+    home.config.write_text(home.config.read_text() + "memory: {embedding_model: 'ollama:nomic-embed-text'}\n")
+    from routine.memory.chunks import chunk_note
+
+    status = (home.vault / "Projects" / "Battery" / "Status.md").read_text()
+    query = chunk_note("Projects/Battery/Status.md", status, 1000)[0].text
+    # The same words outside the tester's reads scope: the best match of all, and never shown to it.
+    (home.vault / "Plans" / "Status.md").write_text(status)
+    decoy_query = chunk_note("Plans/Status.md", status, 1000)[0].text
+    ollama.script(MISTRAL, [call("search_notes", query=decoy_query),
+                            call("search_notes", query=query),
                             call("read_note", path="Projects/Battery/Status.md"),
                             call("write_note", path="Projects/Battery/Risks.md",
                                  content="- Supplier two weeks late: [[Projects/Battery/Status]]"),
@@ -67,14 +76,15 @@ def test_an_agent_chains_list_read_and_write_and_the_note_appears(tester, ollama
     assert "Supplier two weeks late" in risks and "agent: tester" in risks
     assert "Filed one risk" in (home.vault / "Projects" / "Tester log.md").read_text()
     row, calls, shown = transcript(home)
-    assert [c["name"] for c in calls] == ["list_notes", "read_note", "write_note"]
-    assert "Projects/Battery/Status.md" in calls[0]["result"]
-    assert "supplier is late" in calls[1]["result"]
-    assert "Transcript (4 model turns, 3 tool calls)" in shown
+    assert [c["name"] for c in calls] == ["search_notes", "search_notes", "read_note", "write_note"]
+    assert "Plans/Status" not in calls[0]["result"] and "Plans/Status" not in calls[1]["result"]
+    assert calls[1]["result"].startswith("- [[Projects/Battery/Status#Status]]")
+    assert "supplier is late" in calls[2]["result"]
+    assert "Transcript (5 model turns, 4 tool calls)" in shown
     assert 'read_note(path="Projects/Battery/Status.md")' in shown
     # What the model was told each time is exactly what the tool returned.
     chat = [r for r in ollama.requests if r["_path"] == "/api/chat"][-1]
-    assert [m["role"] for m in chat["messages"]].count("tool") == 3
+    assert [m["role"] for m in chat["messages"]].count("tool") == 4
 
 
 def test_escapes_through_tool_arguments_are_refused_and_the_run_goes_on(tester, ollama, tmp_path):

@@ -126,8 +126,8 @@ def transcript_lines(entries: list[dict]) -> list[str]:
                 lines.append(_indent(_first_lines(said), 6))
         else:
             mark = "REFUSED " if e.get("refused") else ""
-            lines.append(f"     {mark}{e['name']} → " + _first_lines(e.get("error") or e.get("result") or "", 1)
-                         + f"  ({e.get('ms', 0)} ms)")
+            first = (str(e.get("error") or e.get("result") or "").strip().splitlines() or [""])[0]
+            lines.append(f"     {mark}{e['name']} → {first}  ({e.get('ms', 0)} ms)")
             body = e.get("result") or ""
             if body and "\n" in body.strip():
                 lines.append(_indent(_first_lines(body.split("\n", 1)[1], 4), 8))

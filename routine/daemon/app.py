@@ -66,10 +66,7 @@ class Daemon:
         self.watcher = None
         self.started_at = time.time()
         self.residency = None  # routine.daemon.residency: the one model manager of this process
-        self.vault_watcher = None
-        self.vault_events = None
-        self.index_feed = None
-        self._states = None
+        self.vault_events = None  # routine.daemon.vault_events: the watcher, triggers, approvals, the index feed
         self.memory = None  # the vault search index (routine.memory.VaultIndex): this process is its one writer
 
         self.notifier = Notifier.from_environment()  # systemd's notify socket, when it gave one
@@ -108,7 +105,10 @@ class Daemon:
 
         self.watcher = ConfigWatcher(self.live.watched_paths(), self.reload)
         self.watcher.start()
-        self._start_vault_watcher()
+        from routine.daemon.vault_events import VaultEvents
+
+        self.vault_events = VaultEvents(self)
+        self.vault_events.start()
         # Last: once the socket answers, the vault is watched and every timer is set.
         from routine.daemon.control import ControlServer
 
@@ -141,9 +141,8 @@ class Daemon:
             self.timers.stop()
         if self.watcher:
             self.watcher.stop()
-        if self.vault_watcher:
-            self.vault_watcher.stop()  # no new trigger work; a running step's writes still announce
-            self.index_feed.stop()
+        if self.vault_events:
+            self.vault_events.stop_watching()  # no new trigger work; a running step's writes still announce
         finished = self.queue.stop(STOP_GRACE_SECONDS)
         if not finished:
             with self.write_gate:  # after this, no running step can begin a write
@@ -151,11 +150,8 @@ class Daemon:
             for run_id in self.journal.mark_interrupted("stopped by SIGTERM before the step finished; nothing was written"):
                 log.warning("abandoned run %s at shutdown", run_id)
             self.slots.mark_interrupted()
-        if self.vault_watcher:
-            from routine.vault.atomic import remove_write_listener
-
-            remove_write_listener(self.vault_watcher.own_write)
-            self._states.close()
+        if self.vault_events:
+            self.vault_events.close()
         if self.residency:
             self.residency.stop()
         if self.control:
@@ -172,7 +168,7 @@ class Daemon:
         from routine.memory import VaultIndex
 
         memory = VaultIndex(config)
-        memory.follows_vault = True  # the vault watcher feeds it (index_feed), so a search need not stat the vault
+        memory.follows_vault = True  # the vault watcher feeds it (vault_events), so a search need not stat the vault
 
         def bring_up() -> None:
             try:
@@ -234,59 +230,6 @@ class Daemon:
                     model["in_use"] = bool(info and info["in_use"])
             cached = self._resident = (time.monotonic(), found, error)
         return cached[1], cached[2]
-
-    def _start_vault_watcher(self) -> None:
-        from routine.daemon.vault_events import VaultEvents
-        from routine.vault.atomic import add_write_listener
-        from routine.watch.state import FileStates
-        from routine.watch.watcher import VaultWatcher
-
-        config = self.live.config
-        self.vault_events = VaultEvents(self)
-        from routine.daemon.index_feed import IndexFeeder
-
-        self.index_feed = IndexFeeder(self)
-        self.vault_events.listeners.append(self.index_feed.on_change)
-        self.index_feed.start()
-        self._states = FileStates()
-        self.vault_watcher = VaultWatcher(config.vault, self.vault_events.on_change, self._states,
-                                          quiet_for=self.vault_events.quiet_for,
-                                          reconcile_every=config.reconcile_every, inotify=config.watch_inotify)
-        add_write_listener(self.vault_watcher.own_write)
-        caught_up = self.vault_watcher.start()
-        if caught_up:
-            log.info("%d change(s) in the vault while routine was not watching", len(caught_up))
-        if self.vault_watcher.degraded and "limit" in self.vault_watcher.degraded:
-            raise_alert(config, self.now_local(), "vault watch limit",
-                        f"routine cannot watch every folder of the vault: {self.vault_watcher.degraded}. Until then it "
-                        "looks for changes every 30 seconds instead, so triggers fire later than usual.")
-
-    # --- vault work --------------------------------------------------------------------------
-
-    def decide(self, rel: str, by: str, decision: bool | None = None):
-        """Carry out a decision on a proposal (the person's `approved`, or `routine approve`)."""
-        from routine.approval import decide
-
-        journal = Journal()
-        try:
-            return decide(self.live.config, self.live.agents, journal, rel, by, self.now_local(), decision)
-        finally:
-            journal.close()
-
-    def run_trigger(self, trigger, agent_name: str, change, inputs: tuple, details: dict) -> None:
-        from routine.runner.step import StepRequest
-
-        agent = self.live.agents.get(agent_name)
-        if agent is None:
-            return
-        journal = Journal()
-        try:
-            request = StepRequest(agent=agent, task=trigger.task or agent.task, write=trigger.write or agent.write,
-                                  inputs=inputs, trigger=f"trigger:{change.rel}",
-                                  variables={"path": change.rel, "event": change.kind}, details=details)
-            self.make_runner(journal).run_step(request)
-        finally:
-            journal.close()
 
     # --- scheduled work ----------------------------------------------------------------------
 

@@ -156,7 +156,7 @@ def decide(daemon, message: dict, send) -> None:
 
     def work() -> None:
         try:
-            result.update(daemon.decide(message["rel"], "cli", bool(message.get("approved", True))).summary())
+            result.update(daemon.vault_events.decide(message["rel"], "cli", bool(message.get("approved", True))).summary())
         except RoutineError as exc:
             result.update(outcome="failed", message=str(exc))
         finally:

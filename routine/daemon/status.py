@@ -78,7 +78,7 @@ def open_alerts(config) -> list[str]:
 
 
 def _watch_state(daemon) -> dict:
-    watcher = daemon.vault_watcher
+    watcher = daemon.vault_events.watcher if daemon.vault_events else None
     if watcher is None:
         return {"mode": "off"}
     if watcher.degraded:

@@ -26,6 +26,51 @@ class VaultEvents:
     def __init__(self, daemon):
         self.daemon = daemon
         self.listeners: list[Callable[[Change], None]] = []
+        self.watcher = None
+        self._states = None
+        self._feed = None
+
+    # --- life cycle --------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Watch the vault: catch up with what changed while down, then follow every save."""
+        from routine.alerts import raise_alert
+        from routine.daemon.index_feed import IndexFeeder
+        from routine.vault.atomic import add_write_listener
+        from routine.watch.state import FileStates
+        from routine.watch.watcher import VaultWatcher
+
+        config = self.daemon.live.config
+        self._feed = IndexFeeder(self.daemon)
+        self.listeners.append(self._feed.on_change)
+        self._feed.start()
+        self._states = FileStates()
+        self.watcher = VaultWatcher(config.vault, self.on_change, self._states, quiet_for=self.quiet_for,
+                                    reconcile_every=config.reconcile_every, inotify=config.watch_inotify)
+        add_write_listener(self.watcher.own_write)
+        caught_up = self.watcher.start()
+        if caught_up:
+            log.info("%d change(s) in the vault while routine was not watching", len(caught_up))
+        if self.watcher.degraded and "limit" in self.watcher.degraded:
+            raise_alert(config, self.daemon.now_local(), "vault watch limit",
+                        f"routine cannot watch every folder of the vault: {self.watcher.degraded}. Until then it "
+                        "looks for changes every 30 seconds instead, so triggers fire later than usual.")
+
+    def stop_watching(self) -> None:
+        """At shutdown, first: no new changes become work."""
+        if self.watcher:
+            self.watcher.stop()
+        if self._feed:
+            self._feed.stop()
+
+    def close(self) -> None:
+        """At shutdown, after the queue: our writes no longer need announcing."""
+        from routine.vault.atomic import remove_write_listener
+
+        if self.watcher:
+            remove_write_listener(self.watcher.own_write)
+        if self._states:
+            self._states.close()
 
     def quiet_for(self, rel: str) -> float:
         """How long a note must be still before its change settles: the longest debounce of the
@@ -64,7 +109,7 @@ class VaultEvents:
         if proposal is None or proposal.status != "proposed" or proposal.approved is None:
             return
         self.daemon.queue.submit(Work(key=f"proposal:{rel}", label=f"decide {rel}",
-                                      run=partial(self.daemon.decide, rel, "obsidian")), coalesce=True)
+                                      run=partial(self.decide, rel, "obsidian")), coalesce=True)
 
     # --- triggers ----------------------------------------------------------------------------------
 
@@ -94,7 +139,7 @@ class VaultEvents:
         if change.src:
             details["from"] = change.src
         work = Work(key=f"trigger:{trigger.id}:{change.rel}", label=f"trigger {trigger.id} ({change.kind} {change.rel})",
-                    run=partial(self.daemon.run_trigger, trigger, agent.name, change, (change.rel,) if readable else (),
+                    run=partial(self.run_trigger, trigger, agent.name, change, (change.rel,) if readable else (),
                                 details),
                     models=self.daemon.model_keys([agent.name]))
         if self.daemon.queue.submit(work, coalesce=True):
@@ -109,3 +154,33 @@ def _property_matches(value, wanted) -> bool:
     if isinstance(value, list):
         return norm(wanted) in [norm(v) for v in value]
     return norm(value) == norm(wanted)
+
+
+    # --- the work ------------------------------------------------------------------------------------
+
+    def decide(self, rel: str, by: str, decision: bool | None = None):
+        """Carry out a decision on a proposal (the person's `approved`, or `routine approve`)."""
+        from routine.approval import decide
+        from routine.journal import Journal
+
+        live, journal = self.daemon.live, Journal()
+        try:
+            return decide(live.config, live.agents, journal, rel, by, self.daemon.now_local(), decision)
+        finally:
+            journal.close()
+
+    def run_trigger(self, trigger, agent_name: str, change: Change, inputs: tuple, details: dict) -> None:
+        from routine.journal import Journal
+        from routine.runner.step import StepRequest
+
+        agent = self.daemon.live.agents.get(agent_name)
+        if agent is None:
+            return
+        journal = Journal()
+        try:
+            request = StepRequest(agent=agent, task=trigger.task or agent.task, write=trigger.write or agent.write,
+                                  inputs=inputs, trigger=f"trigger:{change.rel}",
+                                  variables={"path": change.rel, "event": change.kind}, details=details)
+            self.daemon.make_runner(journal).run_step(request)
+        finally:
+            journal.close()
