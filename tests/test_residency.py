@@ -26,7 +26,7 @@ MISTRAL, QWEN, CODER = "mistral:7b-instruct-q4_K_M", "qwen2.5:7b-instruct-q4_K_M
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc)
 
 
-def write_config(tmp_path, url, extra_ollama="", extra_models="") -> object:
+def write_config(tmp_path, url, extra_ollama="", extra_models="", extra="") -> object:
     path = tmp_path / "routine.yaml"
     path.write_text(
         f"vault: {tmp_path / 'Vault'}\n"
@@ -36,7 +36,7 @@ def write_config(tmp_path, url, extra_ollama="", extra_models="") -> object:
         f"  analyst: {{model: ollama_chat/{QWEN}, num_ctx: 4096}}\n"
         f"  coder: {{model: ollama_chat/{CODER}, num_ctx: 4096}}\n"
         f"{extra_models}"
-        "retry_backoff: 0.01\nrequest_timeout: 30\n")
+        "retry_backoff: 0.01\nrequest_timeout: 30\n" + extra)
     return load_config(path)
 
 
@@ -262,3 +262,24 @@ def test_next_scheduled_use_agrees_with_the_enumerated_plan(initialised):
         now = start + timedelta(minutes=minutes)
         for key in keys:
             assert next_scheduled_use(config, agents, blocks, key, now, tz) == forecast.next_use(key, now), (key, now)
+
+
+def test_ollama_embeddings_count_toward_the_limit_and_make_way_for_a_step(tmp_path, srv, events):
+    from routine.memory.embedder import OllamaEmbedder
+
+    config = write_config(tmp_path, srv.url, extra="memory: {embedding_model: 'ollama:nomic-embed-text'}\n")
+    clock = Clock()
+    needs = {QWEN: T0 + timedelta(hours=1)}  # the schedule needs the analyst later; nothing needs the embedder
+    manager = ModelManager(config, events=events, forecast=lambda key, now: needs.get(key[1]), clock=clock)
+    for name in ("general", "analyst"):
+        clock.now += timedelta(minutes=1)
+        manager.lease(config.models[name], config.models[name].primary).release()
+    clock.now += timedelta(minutes=1)
+    vectors = OllamaEmbedder(config, "nomic-embed-text", manager=manager).embed(["the kiln", "the battery"])
+    assert len(vectors) == 2 and len(vectors[0]) == 384
+    assert sorted(srv.resident()) == ["nomic-embed-text:latest", QWEN]  # general, not needed again, made way
+    # A step that needs general now: the embedding model (nothing scheduled needs it) goes.
+    clock.now += timedelta(minutes=1)
+    manager.lease(config.models["general"], config.models["general"].primary).release()
+    assert srv.peak_resident == 2 and "nomic-embed-text:latest" not in srv.resident()
+    assert not [e for e in srv.events if e["kind"] == "reload"]

@@ -16,8 +16,12 @@ def is_ollama_model(model: str) -> bool:
 
 
 def ollama_name_of(model: str) -> str:
-    """The model's name as Ollama knows it: the LiteLLM string without its provider prefix."""
-    return model.split("/", 1)[1] if is_ollama_model(model) else model
+    """The model's name as Ollama reports it: the LiteLLM string without its provider prefix,
+    and with ":latest" when no tag is given (`/api/ps` says "mistral:latest" for "mistral")."""
+    if not is_ollama_model(model):
+        return model
+    name = model.split("/", 1)[1]
+    return name if ":" in name.rsplit("/", 1)[-1] else name + ":latest"
 
 
 @dataclass(frozen=True)

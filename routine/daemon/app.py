@@ -167,7 +167,7 @@ class Daemon:
         build or a rebuild takes minutes; start-up does not wait for it, a search does)."""
         from routine.memory import VaultIndex
 
-        memory = VaultIndex(config)
+        memory = VaultIndex(config, models=self.residency.manager if self.residency else None)
         memory.follows_vault = True  # the vault watcher feeds it (vault_events), so a search need not stat the vault
 
         def bring_up() -> None:

@@ -18,7 +18,7 @@ import threading
 import zipfile
 from pathlib import Path
 
-from routine.config.model import Config
+from routine.config.model import Config, Deployment, ModelAlias
 from routine.errors import EmbeddingModelError, ModelMissing, OllamaUnreachable
 
 log = logging.getLogger(__name__)
@@ -114,16 +114,31 @@ class SentenceTransformerEmbedder(Embedder):
 
 
 class OllamaEmbedder(Embedder):
-    """Embeddings from a model served by Ollama (``ollama:nomic-embed-text``)."""
+    """Embeddings from a model served by Ollama (``ollama:nomic-embed-text``).
 
-    def __init__(self, model: str, host: str, unload_after: float, timeout: float):
+    Each batch holds a lease of the model manager, as chat calls do: the embedding model counts
+    toward ``max_resident``, never becomes a third resident model, and is the first to go when a
+    step needs its slot (nothing in the schedule needs it)."""
+
+    NUM_CTX = 2048  # pinned like a chat alias's, so Ollama never reloads it between batches
+
+    def __init__(self, config: Config, model: str, manager=None):
+        unload_after = config.memory.unload_after
         super().__init__(unload_after)
-        self.model, self.host, self.timeout = model, host, timeout
+        self.config, self.model, self.host, self.timeout = config, model, config.ollama_host, config.request_timeout
+        host = self.host
         self.identity = embedder_identity(f"ollama:{model}")
+        self.alias = ModelAlias(name=f"embedding:{model}", model=f"ollama/{model}", num_ctx=self.NUM_CTX,
+                                keep_alive=f"{int(unload_after)}s", deployments=(Deployment(f"ollama/{model}", host),))
+        self.manager = manager
 
     def _load(self):
         import ollama
 
+        if self.manager is None:
+            from routine.models.manager import ModelManager
+
+            self.manager = ModelManager(self.config)
         return ollama.Client(host=self.host, timeout=self.timeout)
 
     def _encode(self, client, texts: list[str]):
@@ -131,8 +146,9 @@ class OllamaEmbedder(Embedder):
         import ollama
 
         try:
-            # Ollama keeps the model resident for as long as we would keep ours.
-            return client.embed(model=self.model, input=texts, keep_alive=f"{int(self.unload_after)}s").embeddings
+            with self.manager.lease(self.alias, self.alias.primary):
+                return client.embed(model=self.model, input=texts, options=self.alias.request_options(),
+                                    keep_alive=self.manager.keep_alive_for(self.alias)).embeddings
         except (httpx.ConnectError, httpx.TimeoutException, ConnectionError) as exc:
             raise OllamaUnreachable(self.host, str(exc)) from None
         except ollama.ResponseError as exc:
@@ -142,12 +158,12 @@ class OllamaEmbedder(Embedder):
                                       f"check that {self.model} is an embedding model (`ollama show {self.model}`).") from None
 
 
-def make_embedder(config: Config, state_dir: Path) -> Embedder:
+def make_embedder(config: Config, state_dir: Path, models=None) -> Embedder:
+    """``models``: the process's model manager (the daemon's), so embeddings share its limit."""
     settings = config.memory
     spec = settings.embedding_model
     if spec.startswith("ollama:"):
-        return OllamaEmbedder(spec.removeprefix("ollama:"), config.ollama_host, settings.unload_after,
-                              config.request_timeout)
+        return OllamaEmbedder(config, spec.removeprefix("ollama:"), manager=models)
     return SentenceTransformerEmbedder(spec, state_dir, settings.unload_after)
 
 

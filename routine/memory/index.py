@@ -41,13 +41,15 @@ FORMAT = 1 * 1000 + CHUNKER_VERSION  # bump the first factor when the stored lay
 
 
 class VaultIndex:
-    def __init__(self, config: Config, state_dir: Path | None = None, embedder: Embedder | None = None):
+    def __init__(self, config: Config, state_dir: Path | None = None, embedder: Embedder | None = None,
+                 models=None):
         state_dir = state_dir or paths.state_dir()
         self.vault = config.vault
         self.folder = state_dir / "index"
         self.lock_path = state_dir / "index.lock"
         self.chunk_chars = config.memory.chunk_chars
-        self.embedder = embedder or make_embedder(config, state_dir)
+        # models: the process's model manager, so Ollama embeddings count toward max_resident.
+        self.embedder = embedder or make_embedder(config, state_dir, models)
         # The vault watcher sets this once it feeds update_paths(): then a search need not
         # reconcile the whole vault first.
         self.follows_vault = False
