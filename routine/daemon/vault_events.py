@@ -146,16 +146,6 @@ class VaultEvents:
             log.info("trigger %s fires %s on %s %s", trigger.id, agent.name, change.kind, change.rel)
 
 
-def _property_matches(value, wanted) -> bool:
-    """`where: {status: inbox}` matches status: inbox; on a list property (tags), membership."""
-    def norm(v):
-        return str(v).strip().lstrip("#").lower() if isinstance(v, str) else v
-
-    if isinstance(value, list):
-        return norm(wanted) in [norm(v) for v in value]
-    return norm(value) == norm(wanted)
-
-
     # --- the work ------------------------------------------------------------------------------------
 
     def decide(self, rel: str, by: str, decision: bool | None = None):
@@ -184,3 +174,14 @@ def _property_matches(value, wanted) -> bool:
             self.daemon.make_runner(journal).run_step(request)
         finally:
             journal.close()
+
+
+def _property_matches(value, wanted) -> bool:
+    """`where: {status: inbox}` matches status: inbox; on a list property (tags), membership."""
+    def norm(v):
+        return str(v).strip().lstrip("#").lower() if isinstance(v, str) else v
+
+    if isinstance(value, list):
+        return norm(wanted) in [norm(v) for v in value]
+    return norm(value) == norm(wanted)
+
