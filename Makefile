@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test bench bench-residency bench-index clean
+.PHONY: setup demo test bench bench-residency bench-index bench-follow clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -23,13 +23,16 @@ test: setup
 	$(BIN)/python -m pytest -q
 
 # Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
-bench: bench-residency bench-index
+bench: bench-residency bench-index bench-follow
 
 bench-residency: setup
 	$(BIN)/python bench/residency.py
 
 bench-index: setup
 	nice $(BIN)/python bench/index.py $(BENCH_ARGS)
+
+bench-follow: setup
+	$(BIN)/python bench/follow.py
 
 clean:
 	rm -rf demo

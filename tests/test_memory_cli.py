@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from test_daemon import daemon
+from test_daemon import daemon, wait_for
 
 AGENTS = {
     "Agents/Projector.md": """\
@@ -235,9 +235,11 @@ def test_with_the_daemon_running_index_and_search_go_through_it(team):
         stats = json.loads(team.run("index", "--json", check=True, timeout=60).stdout)
         assert stats["notes"] >= len(NOTES)
         put(team, "Private/Secret.md", "# Secret\n\nThe supplier code is 1234.\n")
+        # The daemon's index follows the vault watcher: the new note is in it a moment after the save.
+        wait_for(lambda: "Private/Secret.md" in [h["path"] for h in search(team, "supplier code", "--agent", "keeper")],
+                 20, "the daemon's index to follow the new note")
         hits = search(team, "supplier code", "--agent", "projector", "-k", "10")
         assert hits and all(h["path"].startswith("Projects/") for h in hits)
-        assert "Private/Secret.md" in [h["path"] for h in search(team, "supplier code", "--agent", "keeper")]
         (step,) = dry_run_steps(team, "supplier-check")  # the daemon holds the index; a dry run asks it
         assert "Private/Secret.md" not in step["sources"] and "Projects/Van/Plan.md" in step["sources"]
         fired = json.loads(team.run("fire", "supplier-check", "--json", check=True, timeout=120).stdout)
