@@ -46,9 +46,9 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: 
                   decision="approved" if approved else "rejected")
     decisions = Decisions(journal.db)
     if not approved:
+        _clear_pointer(config, proposal)  # first: once the proposal is gone, the target is tidy too
         archived = archive(config.vault, proposal, config.layout.archive, "rejected", by, now)
         decisions.record(outcome="rejected", archived_as=archived, **record)
-        _clear_pointer(config, proposal)
         return Decided("rejected", f"Rejected; the proposal is in {archived}.", archived)
     agent = agents.get(proposal.agent)
     try:
