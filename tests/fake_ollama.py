@@ -144,7 +144,8 @@ class FakeOllama:
                         ("POST", "/api/generate"): lambda h, b: self._complete(h, b, chat=False),
                         ("POST", "/api/embed"): self._embed, ("POST", "/api/embeddings"): self._embed,
                         ("POST", "/api/show"): self._show, ("GET", "/api/ps"): self._ps,
-                        ("GET", "/api/tags"): self._tags, ("GET", "/api/version"): self._version}
+                        ("GET", "/api/tags"): self._tags, ("GET", "/api/version"): self._version,
+                        ("POST", "/v1/chat/completions"): self._openai_chat}
 
     # ----------------------------------------------------------------- lifecycle
     def start(self) -> "FakeOllama":
@@ -425,6 +426,37 @@ class FakeOllama:
         emit(final(""))
         h.wfile.write(b"0\r\n\r\n")
         h.wfile.flush()
+
+    def _openai_chat(self, h, body):
+        """Ollama's OpenAI-compatible endpoint (what an `openai/…` deployment talks to): same models,
+        same residency, OpenAI's response shape; streaming as server-sent events."""
+        model = self._model(body)
+        messages = list(body.get("messages") or [])
+        reply = self._next_reply(model, messages)
+        if "error" in reply:
+            raise OllamaHTTPError(int(reply["error"][0]), str(reply["error"][1]))
+        inst, _ = self._acquire(model, self.default_num_ctx)  # the OpenAI API has no num_ctx
+        try:
+            content = reply.get("content") or ""
+            p_tok, e_tok = count_tokens("\n".join(_text(m.get("content")) for m in messages)), count_tokens(content)
+            base = {"id": "chatcmpl-fake", "created": int(self.clock()), "model": body.get("model")}
+            if not body.get("stream"):
+                return self._send_json(h, 200, {**base, "object": "chat.completion", "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": p_tok, "completion_tokens": e_tok, "total_tokens": p_tok + e_tok}})
+            h.send_response(200)
+            h.send_header("Content-Type", "text/event-stream")
+            h.end_headers()
+            for piece in [content[i:i + 16] for i in range(0, len(content), 16)] or [""]:
+                chunk = {**base, "object": "chat.completion.chunk",
+                         "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                h.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            end = {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+            h.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
+            h.wfile.flush()
+            h.close_connection = True
+        finally:
+            self._release(inst, self.default_keep_alive)
 
     def _embed(self, h, body):
         t0 = time.perf_counter()

@@ -283,3 +283,15 @@ def test_ollama_embeddings_count_toward_the_limit_and_make_way_for_a_step(tmp_pa
     manager.lease(config.models["general"], config.models["general"].primary).release()
     assert srv.peak_resident == 2 and "nomic-embed-text:latest" not in srv.resident()
     assert not [e for e in srv.events if e["kind"] == "reload"]
+
+
+def test_an_openai_compatible_deployment_answers_when_the_ollama_host_is_down(tmp_path, srv):
+    """An alias may also run on an OpenAI-compatible server (here Ollama's own /v1 endpoint)."""
+    config = write_config(tmp_path, "http://127.0.0.1:9", extra_models=(
+        f"  remote: {{model: ollama_chat/{QWEN}, num_ctx: 4096, "
+        f"deployments: [{{model: openai/{QWEN}, api_base: '{srv.url}/v1'}}]}}\n"))
+    srv.script(QWEN, ["- from the OpenAI-compatible server"])
+    answer = ModelClient(config).complete("remote", [{"role": "user", "content": "hi"}])
+    assert answer.text == "- from the OpenAI-compatible server" and answer.model == f"openai/{QWEN}"
+    assert "127.0.0.1:9" in answer.attempts[0] and "not reachable" in answer.attempts[0]
+    assert srv.last_request("/v1/chat/completions")["messages"][-1]["content"] == "hi"

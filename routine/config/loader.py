@@ -59,7 +59,7 @@ def _build_config(path: Path, data: dict) -> Config:
         if isinstance(spec, str):
             spec = {"model": spec}
         primary = Deployment(spec["model"], _base(spec.get("api_base") or host))
-        extra = tuple(Deployment(d.get("model") or spec["model"], _base(d["api_base"]))
+        extra = tuple(Deployment(d.get("model") or spec["model"], _base(d["api_base"]), d.get("api_key_env"))
                       for d in spec.get("deployments") or ())
         models[name] = ModelAlias(
             name=name,

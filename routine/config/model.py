@@ -30,6 +30,7 @@ class Deployment:
 
     model: str     # e.g. "ollama_chat/mistral:7b-instruct-q4_K_M" or "openai/mistral-7b"
     api_base: str  # the Ollama host (or OpenAI-compatible base URL), no trailing slash
+    api_key_env: str | None = None  # an OpenAI-compatible server's key, from this environment variable
 
     @property
     def is_ollama(self) -> bool:

@@ -179,6 +179,9 @@ class ModelClient:
             num_retries=0,  # retries are ours, with backoff and journaled
             max_tokens=alias.num_predict,
         )
+        if not dep.is_ollama:
+            # A local OpenAI-compatible server rarely checks keys, but the client insists on one.
+            kwargs["api_key"] = os.environ.get(dep.api_key_env, "") if dep.api_key_env else "no-key-needed"
         if dep.is_ollama:
             # Identical on every request, so Ollama never reloads the model (see ModelAlias).
             kwargs.update(num_ctx=alias.num_ctx, keep_alive=self.manager.keep_alive_for(alias), **dict(alias.options))
