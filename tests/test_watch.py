@@ -132,3 +132,20 @@ def test_without_inotify_the_reconcile_catches_every_change(watch, vault):
     (vault / "Inbox" / "dropped.md").write_text("the kernel never told us\n")
     (vault / "Daily" / "2026-11-22.md").unlink()
     assert sorted(seen.wait(2)) == [("created", "Inbox/dropped.md", None), ("deleted", "Daily/2026-11-22.md", None)]
+
+
+def test_a_full_watch_limit_is_reported_with_the_fix_and_the_reconcile_takes_over(watch, vault, monkeypatch):
+    # Exhausting the real fs.inotify.max_user_watches would break every other program on the
+    # machine; only the failing call is simulated, the files and the reconcile are real.
+    import errno
+
+    from watchdog.observers import Observer
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    monkeypatch.setattr(Observer, "schedule", full)
+    watcher, seen, _ = watch(reconcile_every=0.5)
+    assert "watch limit" in watcher.degraded and "sysctl fs.inotify.max_user_watches=" in watcher.degraded
+    (vault / "Inbox" / "seen anyway.md").write_text("found by the reconcile\n")
+    assert seen.wait(1) == [("created", "Inbox/seen anyway.md", None)]
