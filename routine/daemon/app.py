@@ -171,6 +171,9 @@ class Daemon:
         memory.follows_vault = True  # the vault watcher feeds it (vault_events), so a search need not stat the vault
 
         def bring_up() -> None:
+            from routine.daemon.index_feed import lower_priority
+
+            lower_priority()  # a first build takes minutes of CPU: model calls go first
             try:
                 stats = memory.reconcile()
                 log.info("search index ready: %d notes (%d added, %d changed, %d removed) in %.1fs",

@@ -4,11 +4,21 @@ thread of their own, so the watcher never waits for an embedding model to load."
 from __future__ import annotations
 
 import logging
+import os
 import threading
 
 log = logging.getLogger(__name__)
 
 BATCH_SECONDS = 0.1  # changes arriving together (a folder moved) are indexed in one pass
+BACKGROUND_NICE = 10  # indexing yields the CPU to model calls and to the person's own programs
+
+
+def lower_priority() -> None:
+    """Make the calling thread (and the embedding threads it starts) a background one."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+    except (AttributeError, OSError):  # not Linux, or not allowed: indexing just runs at normal priority
+        pass
 
 
 class IndexFeeder:
@@ -38,6 +48,7 @@ class IndexFeeder:
             self._thread.join(timeout=10)
 
     def _loop(self) -> None:
+        lower_priority()
         while True:
             with self._cond:
                 while not self._pending and not self._stopping:
