@@ -201,3 +201,16 @@ def test_a_tool_is_checked_when_it_is_defined():
         @tool("typo", "A tool with a broken schema.", {"k": {"type": "integr", "description": "k"}})
         def typo(ctx, k: int = 1):
             return k
+
+
+def test_a_model_failure_halfway_keeps_the_transcript_of_what_was_done(tester, ollama):
+    home = tester()
+    ollama.script(MISTRAL, [call("write_note", path="Projects/Half.md", content="written before the failure")]
+                  + [{"error": (500, "the GPU fell over")}] * 10)
+    ollama.script("qwen2.5:7b-instruct-q4_K_M", [{"error": (500, "the GPU fell over")}] * 10)  # the fallback too
+    proc = home.run("fire", "tester")
+    assert proc.returncode == 1 and "GPU fell over" in proc.stderr
+    row, calls, shown = transcript(home)
+    assert row["status"] == "failed"
+    assert [c["name"] for c in calls] == ["write_note"] and "Created Projects/Half.md" in calls[0]["result"]
+    assert (home.vault / "Projects" / "Half.md").exists()

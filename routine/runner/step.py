@@ -215,13 +215,16 @@ class Runner:
             return self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
                                         prefetch=req.prefetch)
         from routine.tools.base import ToolContext
-        from routine.tools.loop import run_tool_loop
+        from routine.tools.loop import LoopResult, run_tool_loop
 
         ctx = ToolContext(vault=self.config.vault, agent=agent, config=self.config, now=now, run_id=run_id,
                           search=self._search_for_tools, write_gate=self.write_gate)
-        loop = run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
-                             agent.timeout, run_id, beat=runcontext.beat)
-        self.journal.update(run_id, log=loop.log)
+        loop = LoopResult("ok", "", None)
+        try:
+            run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
+                          agent.timeout, run_id, beat=runcontext.beat, out=loop)
+        finally:  # also when a model call fails halfway: the calls made so far are on record
+            self.journal.update(run_id, log=loop.log)
         self.on_event("tools", {"run": run_id, **loop.summary()})
         if loop.status != "ok":
             raise AgentStopped(loop.status, f"{agent.name} {loop.error}; nothing was written.",

@@ -41,11 +41,14 @@ class LoopResult:
 
 
 def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], ctx: ToolContext,
-                  max_iterations: int, timeout: float, run_id: str | None = None, beat=lambda: None) -> LoopResult:
+                  max_iterations: int, timeout: float, run_id: str | None = None, beat=lambda: None,
+                  out: LoopResult | None = None) -> LoopResult:
+    """``out``: filled as the loop goes, so the caller keeps the transcript even when a model
+    call raises halfway (a tool may already have written)."""
     by_name = {t.name: t for t in tools}
     specs = [t.spec() for t in tools]
     messages = list(messages)
-    out = LoopResult("ok", "", None)
+    out = out if out is not None else LoopResult("ok", "", None)
     started = time.monotonic()
     for turn in range(1, max_iterations + 1):
         left = timeout - (time.monotonic() - started)
