@@ -86,7 +86,7 @@ def _ollama_checks(config) -> list[Check]:
     from routine.models import ollama_host
 
     checks = []
-    hosts = sorted({(a.api_base or config.ollama_host) for a in config.models.values() if a.is_ollama})
+    hosts = config.ollama_hosts
     sizes = {}
     for host in hosts:
         try:
@@ -96,11 +96,13 @@ def _ollama_checks(config) -> list[Check]:
             continue
         checks.append(Check(f"ollama {host}", True, f"reachable, {len(pulled)} models pulled"))
         for alias in config.models.values():
-            if alias.is_ollama and (alias.api_base or config.ollama_host) == host:
-                ok = alias.ollama_name in pulled
-                checks.append(Check(f"model {alias.name}", ok, alias.ollama_name + (" is pulled" if ok else " is not pulled"),
-                                    None if ok else f"run `ollama pull {alias.ollama_name}`"))
-                sizes[alias.name] = _size_of(host, alias.ollama_name)
+            for dep in alias.deployments:
+                if not dep.is_ollama or dep.api_base != host:
+                    continue
+                ok = dep.ollama_name in pulled
+                checks.append(Check(f"model {alias.name}", ok, dep.ollama_name + (" is pulled" if ok else " is not pulled"),
+                                    None if ok else f"run `ollama pull {dep.ollama_name}` on {host}"))
+                sizes[alias.name] = _size_of(host, dep.ollama_name)
     checks.append(_memory_budget(config, sizes))
     return checks
 

@@ -17,10 +17,6 @@ def run(args) -> int:
     return _ps(config, args.json)
 
 
-def _hosts(config) -> list[str]:
-    return sorted({d.api_base for a in config.models.values() for d in a.deployments if d.is_ollama})
-
-
 def _ps(config, as_json: bool) -> int:
     from routine.journal import Journal
     from routine.journal.model_events import ModelEvents
@@ -30,7 +26,7 @@ def _ps(config, as_json: bool) -> int:
     try:
         events = ModelEvents(journal.db)
         rows, unreachable = [], []
-        for host in _hosts(config):
+        for host in config.ollama_hosts:
             try:
                 resident = ollama_host.resident(host)
             except RoutineError as exc:
@@ -75,13 +71,12 @@ def _expires(text: str | None) -> str:
 
 
 def _plan(config, hours: int, as_json: bool) -> int:
-    from routine.daemon.app import local_zone_name
     from routine.models.plan import belady_loads, key_label, simulate_ollama, simulate_ours, upcoming_uses
     from routine.schedule.loader import load_schedules
 
     agents, _ = load_agents(config)
     schedules = load_schedules(config, agents)
-    tz = ZoneInfo(local_zone_name(config))
+    tz = ZoneInfo(config.zone_name())
     now = datetime.now(timezone.utc)
     uses = upcoming_uses(config, agents, schedules.blocks.values(), now, now + timedelta(hours=hours), tz)
     slots = config.max_resident

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
@@ -150,6 +152,21 @@ class Config:
     layout: Layout = field(default_factory=Layout)
     metrics_textfile: Path | None = None  # node_exporter textfile; None: not written
     memory: MemorySettings = field(default_factory=MemorySettings)
+
+    @property
+    def ollama_hosts(self) -> list[str]:
+        """Every Ollama server a model alias runs on (its primary and its deployments)."""
+        return sorted({d.api_base for a in self.models.values() for d in a.deployments if d.is_ollama})
+
+    def zone_name(self) -> str:
+        """The IANA time zone schedules and dates use: `timezone:`, else the machine's."""
+        if self.timezone:
+            return self.timezone
+        try:
+            return str(datetime.now().astimezone().tzinfo.key)  # type: ignore[attr-defined]
+        except AttributeError:
+            link = os.path.realpath("/etc/localtime")
+            return link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "UTC"
 
     @property
     def schedules_dir(self) -> Path:

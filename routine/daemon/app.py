@@ -38,18 +38,6 @@ log = logging.getLogger("routine.daemon")
 STOP_GRACE_SECONDS = 20.0
 
 
-def local_zone_name(config) -> str:
-    if config.timezone:
-        return config.timezone
-    try:
-        return str(datetime.now().astimezone().tzinfo.key)  # type: ignore[attr-defined]
-    except AttributeError:
-        import os
-
-        link = os.path.realpath("/etc/localtime")
-        return link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "UTC"
-
-
 class Daemon:
     def __init__(self, config_arg=None, clock: Callable[[], datetime] | None = None, workers: int = 2):
         self.live = Live(config_arg)
@@ -79,7 +67,7 @@ class Daemon:
         return self.residency.client if self.residency else None
 
     def zone_name(self) -> str:
-        return local_zone_name(self.live.config)
+        return self.live.config.zone_name()
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -96,7 +84,7 @@ class Daemon:
             self.on_due(block_id)
         from routine.daemon.timers import Timers
 
-        self.timers = Timers(paths.state_dir(), self.on_due, local_zone_name(self.live.config))
+        self.timers = Timers(paths.state_dir(), self.on_due, self.zone_name())
         self.timers.sync(self.live.schedules.blocks)
         self.timers.start()
         self.residency.start()
@@ -246,7 +234,7 @@ class Daemon:
             if block is None or self.stopping.is_set():
                 return
             now = now or self.clock()
-            owed = due.owed(block, self.slots, now, ZoneInfo(local_zone_name(self.live.config)))
+            owed = due.owed(block, self.slots, now, ZoneInfo(self.zone_name()))
             for slot in owed.missed:
                 self._record_missed(block, slot)
             if owed.missed:
@@ -269,7 +257,7 @@ class Daemon:
     def _alert_missed(self, block, owed: due.Owed) -> None:
         if block.missed == "skip":
             return  # the person chose to skip missed runs: journaled, not alarming
-        times = ", ".join(f"{s.at.astimezone(ZoneInfo(local_zone_name(self.live.config))):%a %d %b %H:%M}" for s in owed.missed[-5:])
+        times = ", ".join(f"{s.at.astimezone(ZoneInfo(self.zone_name())):%a %d %b %H:%M}" for s in owed.missed[-5:])
         extra = f" (and {owed.not_recorded} earlier)" if owed.not_recorded else ""
         raise_alert(self.live.config, self.now_local(), f"{block.id} missed",
                     f"The block {block.id} did not run at {times}{extra}: the daemon was not running then, "

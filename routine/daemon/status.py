@@ -92,9 +92,8 @@ def resident_models(config) -> tuple[list[dict] | None, str | None]:
     from routine.errors import RoutineError
     from routine.models import ollama_host
 
-    hosts = sorted({d.api_base for a in config.models.values() for d in a.deployments if d.is_ollama})
     found: list[dict] = []
-    for host in hosts:
+    for host in config.ollama_hosts:
         try:
             found += [{"name": m.name, "size": m.size, "host": host, "expires_at": m.expires_at}
                       for m in ollama_host.resident(host, timeout=3)]

@@ -26,8 +26,7 @@ class Work:
     key: str
     label: str
     run: Callable[[], None]
-    queued_at: float = field(default_factory=time.time)
-    queued_at_monotonic: float = field(default_factory=time.monotonic)
+    queued_at: float = field(default_factory=time.monotonic)  # monotonic: for waits, not for display
     models: tuple = ()  # residency keys of the models this work will call (for the forecast)
     last_beat: float = 0.0  # monotonic; set when a worker takes it, and at each beat
 
@@ -90,7 +89,7 @@ class WorkQueue:
                     found.append(f"{w.label} has shown no progress for {silent:.0f}s (the most a step may take is {silence_limit:.0f}s)")
             runnable = [w for w in self._items if w.key not in self._running]
             if runnable and len(self._running) < len(self._threads) and now - self.last_progress > stall_limit:
-                found.append(f"{runnable[0].label} has waited {now - runnable[0].queued_at_monotonic:.0f}s while a worker was free")
+                found.append(f"{runnable[0].label} has waited {now - runnable[0].queued_at:.0f}s while a worker was free")
         dead = [t.name for t in self._threads if t.ident is not None and not t.is_alive()]
         if dead:
             found.append(f"worker thread(s) {', '.join(dead)} died")
@@ -133,7 +132,7 @@ class WorkQueue:
                 self._running[work.key] = work
                 self.last_progress = work.last_beat = time.monotonic()
             started = time.monotonic()
-            log.info("started %s (waited %.1fs)", work.label, started - work.queued_at_monotonic)
+            log.info("started %s (waited %.1fs)", work.label, started - work.queued_at)
             try:
                 with runcontext.beating_to(lambda w=work: setattr(w, "last_beat", time.monotonic())):
                     work.run()
