@@ -30,7 +30,7 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: 
     """Carry out the decision on the proposal at ``rel``: ``decision`` from the CLI, else the
     note's own ``approved`` property."""
     from routine.journal.decisions import Decisions
-    from routine.vault.approvals import apply, archive, mark_conflict, read_proposal
+    from routine.vault.approvals import apply, archive, clear_pointer, mark_conflict, read_proposal
 
     proposal = read_proposal(config.vault, rel)
     if proposal is None:
@@ -46,7 +46,7 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: 
                   decision="approved" if approved else "rejected")
     decisions = Decisions(journal.db)
     if not approved:
-        _clear_pointer(config, proposal)  # first: once the proposal is gone, the target is tidy too
+        clear_pointer(config.vault, proposal)  # first: once the proposal is gone, the target is tidy too
         archived = archive(config.vault, proposal, config.layout.archive, "rejected", by, now)
         decisions.record(outcome="rejected", archived_as=archived, **record)
         return Decided("rejected", f"Rejected; the proposal is in {archived}.", archived)
@@ -72,25 +72,3 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: 
     log.info("proposal %s applied: %s", proposal.rel, applied.message)
     return Decided("applied", f"{applied.message} The proposal is in {archived}.", archived)
 
-
-def _clear_pointer(config: Config, proposal) -> None:
-    """A rejected section proposal's pointer line in the target goes too."""
-    if proposal.kind != "section" or not proposal.target_rel:
-        return
-    from routine.vault.atomic import NoteChanged, atomic_write
-    from routine.vault.frontmatter import parse_frontmatter
-    from routine.vault.notes import load_note_text
-    from routine.vault.scope import resolve
-    from routine.vault.sections import clear_pending_proposal, section_key
-
-    path, _ = resolve(config.vault, proposal.target_rel)
-    current = load_note_text(path)
-    if current is None:
-        return
-    split = parse_frontmatter(current.text)
-    cleared = clear_pending_proposal(split.body, section_key(proposal.section))
-    if cleared != split.body:
-        try:
-            atomic_write(path, current.encode_like(split.block + cleared), expected=current.raw)
-        except NoteChanged:
-            pass  # the person is editing it; the stale pointer goes at the section's next run

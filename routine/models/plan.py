@@ -172,11 +172,10 @@ def simulate_ours(uses: list[Use], slots: int, initial: tuple[ModelKey, ...] = (
     seq = [u.model for u in uses]
     resident, last_used, out = list(initial)[:slots], {}, []
     for i, use in enumerate(uses):
-        if idle_unload is not None:
-            idle = [m for m in resident if _idle_unloaded(m, uses, last_used, use.at, idle_unload)]
-            resident = [m for m in resident if m not in idle]
-        decision = Decision(use, warm=use.model in resident, loaded=use.model not in resident,
-                            idle_unloaded=idle if idle_unload is not None else [])
+        idle = [] if idle_unload is None else [m for m in resident
+                                                if _idle_unloaded(m, uses, last_used, use.at, idle_unload)]
+        resident = [m for m in resident if m not in idle]
+        decision = Decision(use, warm=use.model in resident, loaded=use.model not in resident, idle_unloaded=idle)
         if decision.loaded:
             if len(resident) >= slots:
                 decision.evicted = _farthest(resident, seq, i, last_used)

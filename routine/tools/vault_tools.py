@@ -53,6 +53,7 @@ def read_note(ctx: ToolContext, path: str) -> str:
 def list_notes(ctx: ToolContext, folder: str = "", limit: int = 30) -> str:
     from datetime import datetime
 
+    from routine.vault.notes import vault_files
     from routine.vault.scope import in_scope, normalise_rel, resolve
     from routine.watch.filters import is_note
 
@@ -64,13 +65,10 @@ def list_notes(ctx: ToolContext, folder: str = "", limit: int = 30) -> str:
             base = resolve(ctx.vault, prefix)[0]  # a folder linked to outside the vault is refused
         except RoutineError as exc:
             raise _refused(exc) from None
-    found = []
-    for dirpath, dirs, files in os.walk(base):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for name in files:
-            rel = os.path.relpath(os.path.join(dirpath, name), ctx.vault).replace(os.sep, "/")
-            if is_note(rel) and in_scope(list(ctx.agent.reads), rel):
-                found.append((os.path.getmtime(os.path.join(dirpath, name)), rel))
+    inside = os.path.relpath(base, ctx.vault).replace(os.sep, "/")
+    inside = "" if inside == "." else inside + "/"
+    found = [(os.path.getmtime(base / name), inside + name) for name in vault_files(base)
+             if is_note(inside + name) and in_scope(list(ctx.agent.reads), inside + name)]
     if not found:
         return f"No notes you may read in {prefix or 'the vault'}."
     found.sort(reverse=True)

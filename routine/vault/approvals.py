@@ -23,6 +23,7 @@ from routine.vault.proposals import iso_time, note_name
 from routine.vault.scope import checked, resolve
 from routine.vault.sections import (apply_approved, clear_pending_proposal, content_sha, prepare_content, section_key,
                                     section_region)
+from routine.vault.writer import _rewrite
 
 _PROPOSED = re.compile(r"^## Proposed text[ \t]*\n(.*?)(?=^## Changes from your text[ \t]*$|\Z)", re.M | re.S)
 
@@ -190,15 +191,38 @@ def mark_conflict(vault: Path, proposal: Proposal, why: str, now: datetime) -> N
 
     Its ``base`` becomes the target's region as it is now, so approving again means "apply
     over the current text" (which is then kept in the archived proposal)."""
-    path = vault / proposal.rel
-    current = load_note_text(path)
-    split = parse_frontmatter(current.text)
     base = _current_base(vault, proposal)
-    block = update_frontmatter(split, {"status": "conflict", "conflict": why, "approved": None, "base": base})
     callout = (f"> [!warning] routine did not apply this proposal ({now:%Y-%m-%d %H:%M}): {why}, so applying it "
                "would overwrite that edit. Nothing was changed.\n> Copy what you want from it by hand, or set "
                "`status: proposed` and `approved: true` again to apply it over the current text.\n\n")
-    atomic_write(path, current.encode_like(block + callout + split.body.lstrip("\n")), expected=current.raw)
+
+    def marked(current) -> str | None:
+        if current is None:  # the person deleted the proposal meanwhile: nothing to mark
+            return None
+        split = parse_frontmatter(current.text)
+        block = update_frontmatter(split, {"status": "conflict", "conflict": why, "approved": None, "base": base})
+        return block + callout + split.body.lstrip("\n")
+
+    _rewrite(vault / proposal.rel, proposal.rel, marked)
+
+
+def clear_pointer(vault: Path, proposal: Proposal) -> None:
+    """A rejected section proposal's pointer line in its target goes too."""
+    if proposal.kind != "section" or not proposal.target_rel:
+        return
+    path, rel = resolve(vault, proposal.target_rel)
+
+    def cleared(current) -> str | None:
+        if current is None:
+            return None
+        split = parse_frontmatter(current.text)
+        body = clear_pending_proposal(split.body, section_key(proposal.section))
+        return None if body == split.body else split.block + body
+
+    try:
+        _rewrite(path, rel, cleared)
+    except RoutineError:
+        pass  # the person keeps editing it; the stale pointer goes at the section's next run
 
 
 def _current_base(vault: Path, proposal: Proposal) -> str:

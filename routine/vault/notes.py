@@ -160,7 +160,8 @@ def _with_md(target: str) -> str:
     return target if target.lower().endswith(".md") else target + ".md"
 
 
-def _all_files(vault_root: Path) -> list[str]:
+def vault_files(vault_root: Path) -> list[str]:
+    """Every file of the vault outside hidden folders and not hidden itself, vault-relative."""
     found = []
     for folder, subfolders, files in os.walk(vault_root):
         subfolders[:] = [d for d in subfolders if not _skipped_folder(d)]
@@ -185,7 +186,7 @@ def resolve_wikilink(vault_root: Path, target: str) -> str | None:
         tidy = normalise_rel(target)
     except PathEscape:  # a link out of the vault resolves to nothing
         return None
-    files = _all_files(vault_root)
+    files = vault_files(vault_root)
     wanted = {_with_md(tidy).lower(), tidy.lower()}
     if "/" in tidy:
         exact = [rel for rel in files if rel.lower() in wanted]

@@ -238,14 +238,10 @@ class VaultWatcher:
 
     # --- reconcile -----------------------------------------------------------------------------------
 
-    def _walk(self):
-        for folder, subfolders, files in os.walk(self.root):
-            subfolders[:] = [d for d in subfolders if not d.startswith(".")]
-            base = os.path.relpath(folder, self.root)
-            for name in files:
-                rel = name if base == "." else f"{base}/{name}".replace(os.sep, "/")
-                if is_note(rel):
-                    yield rel
+    def _walk(self) -> list[str]:
+        from routine.vault.notes import vault_files
+
+        return [rel for rel in vault_files(self.root) if is_note(rel)]
 
     def _baseline(self) -> list[Change]:
         """First start: remember the vault as it is; nothing in it is a change."""
