@@ -55,6 +55,9 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: 
         if agent is None:
             raise ScopeError(f"The agent {proposal.agent!r} that wrote this proposal no longer exists.",
                              "apply the text by hand, or restore the agent note.")
+        from routine.projects.membership import effective_agent
+
+        agent = effective_agent(config.vault, agent, approving=True)  # its project scopes, others' artifacts excluded
         applied = apply(config.vault, proposal, list(agent.writes), now)
     except RoutineError as exc:
         decisions.record(outcome="refused", detail=exc.message, **record)

@@ -156,3 +156,11 @@ def m007_tool_log(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("007_tool_log", m007_tool_log))
+
+
+def m013_projects(db: sqlite3.Connection) -> None:
+    # The project a run worked for (a project's cadence, a task picked up, a QA run).
+    _script(db, "ALTER TABLE runs ADD COLUMN project TEXT")
+
+
+MIGRATIONS.append(("013_projects", m013_projects))

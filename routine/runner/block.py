@@ -29,6 +29,8 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
     if not dry_run:
         parent = journal.start(agent=None, trigger=trigger, kind="block", block=block.id, slot=slot,
                                run_id=run_id or new_run_id(runner.clock()))
+        if block.project:
+            journal.update(parent, project=block.project)
     runner.on_event("block", {"run": parent, "block": block.id, "steps": len(block.steps)})
     outcome = BlockOutcome(parent, "dry-run" if dry_run else "ok")
     prior: dict[str, str] = {}
@@ -46,7 +48,8 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
         request = StepRequest(agent=agent, task=step.task or agent.task, write=step.write or agent.write,
                               inputs=step.inputs, search=step.search, trigger=trigger, block=block.id,
                               step_index=index, parent=parent, slot=slot, prior=dict(prior),
-                              prefetch=following.model if following else None)
+                              prefetch=following.model if following else None,
+                              details={"project": block.project} if block.project else {})
         result = runner.run_step(request, dry_run=dry_run, stream=stream)
         outcome.steps.append(result)
         if result.error is not None:

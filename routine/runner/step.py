@@ -132,12 +132,17 @@ class Runner:
 
     def run_step(self, req: StepRequest, dry_run: bool = False, stream: bool = False) -> StepOutcome:
         now = self.clock()
+        from routine.projects.runs import for_run
+
+        req, project = for_run(self.config.vault, req, now)  # membership scopes, the project's facts
         alias = self.config.models[req.agent.model]
         if dry_run:
             return self._step(req, None, now, dry_run=True, stream=stream)
         run_id = self.journal.start(agent=req.agent.name, trigger=req.trigger, block=req.block,
                                     step=req.step_index, parent=req.parent, slot=req.slot,
                                     model=alias.model, run_id=new_run_id(now))
+        if project:
+            self.journal.update(run_id, project=project)
         # Every log line of the run carries its id; the daemon's watchdog sees the step move.
         with runcontext.scope(run=run_id, block=req.block, agent=req.agent.name, model=alias.model):
             runcontext.beat()

@@ -21,6 +21,7 @@ class Block:
     missed: str = "catch-up"
     grace: timedelta = timedelta(hours=1)
     enabled: bool = True
+    project: str | None = None  # a project's cadence (derived from its home note, routine.projects.cadence)
 
     @property
     def agents(self) -> list[str]:

@@ -142,8 +142,10 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current, now: datet
             if proposal.base is not None:
                 return Applied(False, f"{link} was deleted after this proposal was written")
             from routine.vault.frontmatter import join_frontmatter
+            from routine.vault.writer import _model_frontmatter
 
-            atomic_create(path, join_frontmatter(_provenance(proposal, {}, now), prepare_content(text)))
+            given, text = _model_frontmatter(text)  # a template's own properties (an artifact's type, owner)
+            atomic_create(path, join_frontmatter({**given, **_provenance(proposal, given, now)}, prepare_content(text)))
             return Applied(True, f"Created {link} from the approved proposal.")
         if proposal.base is None or content_sha(body) != proposal.base:
             return Applied(False, f"{link} changed after this proposal was written")

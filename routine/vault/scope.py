@@ -71,7 +71,15 @@ def glob_match(pattern: str, rel: str) -> bool:
 
 
 def in_scope(globs: list[str], rel: str) -> bool:
-    return any(glob_match(pattern, rel) for pattern in globs)
+    """Matched by a glob and by no ``!glob`` (an exclusion: the runtime adds one for every
+    artifact an agent neither owns nor was assigned, see ``routine.projects.membership``)."""
+    return (any(glob_match(p, rel) for p in globs if not p.startswith("!"))
+            and not excluded(globs, rel))
+
+
+def excluded(globs: list[str], rel: str) -> str | None:
+    """The ``!glob`` that excludes ``rel``, if any."""
+    return next((p for p in globs if p.startswith("!") and glob_match(p[1:], rel)), None)
 
 
 def _escape(rel: str, why: str) -> PathEscape:
@@ -121,7 +129,11 @@ def resolve(vault_root: Path, rel: str) -> tuple[Path, str]:
 
 
 def _refuse(agent: str, verb: str, rel: str, scope: str, globs: list[str]) -> ScopeError:
-    listed = ", ".join(globs) if globs else "none"
+    if excluded(globs, rel.split(" (a link to ")[0]):
+        return ScopeError(f"{agent} may not {verb} {rel}: it is an artifact {agent} neither owns nor was assigned.",
+                          "an artifact is written only by its `owner:` or by the agent a task linking it is "
+                          "assigned to; change the owner or assign the task in the case file.")
+    listed = ", ".join(g for g in globs if not g.startswith("!")) or "none"
     return ScopeError(f"{agent} may not {verb} {rel}: outside its {scope} scope ({listed}).",
                       f"add a matching glob to `{scope}:` in the agent note Agents/{agent}.md, "
                       "or point the step at a path inside its scope.")

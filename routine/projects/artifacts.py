@@ -1,0 +1,138 @@
+"""Artifacts: notes of a case file with `type: artifact`, typed and owned.
+
+Properties (shared conventions): `artifact_type` (cognitive | intellectual |
+information-product), `owner`, `shared_with`, `derived_from`, `status`, `qa` (passed | failed |
+needed | none). routine adds `qa_sha`: the hash of the body that passed QA, so a later edit is
+seen (``stale_after_edit``) and the note goes back to `qa: needed`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from routine.projects.model import PROJECTS, as_list, link_target
+
+
+class ArtifactType(str, Enum):
+    COGNITIVE = "cognitive"
+    INTELLECTUAL = "intellectual"
+    INFORMATION_PRODUCT = "information-product"
+
+
+class QAState(str, Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    NEEDED = "needed"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class Artifact:
+    rel: str
+    artifact_type: ArtifactType
+    owner: str | None
+    shared_with: tuple[str, ...]
+    derived_from: tuple[str, ...]
+    status: str
+    qa: QAState
+    qa_sha: str | None
+
+    @property
+    def name(self) -> str:
+        return self.rel.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def _enum(kind, value, default):
+    try:
+        return kind(str(value).strip().lower())
+    except ValueError:
+        return default
+
+
+def artifact_from(rel: str, props: dict) -> Artifact | None:
+    if str(props.get("type") or "").lower() != "artifact":
+        return None
+    return Artifact(rel=rel, artifact_type=_enum(ArtifactType, props.get("artifact_type") or "cognitive",
+                                                 ArtifactType.COGNITIVE),
+                    owner=link_target(props.get("owner")) or None,
+                    shared_with=tuple(link_target(x) for x in as_list(props.get("shared_with")) if link_target(x)),
+                    derived_from=tuple(link_target(x) for x in as_list(props.get("derived_from")) if link_target(x)),
+                    status=str(props.get("status") or ""), qa=_enum(QAState, props.get("qa") or "none", QAState.NONE),
+                    qa_sha=str(props["qa_sha"]) if props.get("qa_sha") else None)
+
+
+def read_artifact(vault: Path, rel: str) -> Artifact | None:
+    from routine.vault.notes import read_note
+
+    try:
+        note = read_note(vault, rel)
+    except OSError:
+        return None
+    return artifact_from(rel, note.frontmatter)
+
+
+def artifacts_in(vault: Path, folder: str = PROJECTS) -> list[Artifact]:
+    """Every artifact under ``folder`` (all case files by default). Only notes that open with
+    frontmatter are parsed."""
+    from routine.projects.tasks import case_file_notes
+
+    found = []
+    for rel in case_file_notes(vault, folder):
+        path = Path(vault) / rel
+        try:
+            with open(path, "rb") as fh:
+                if not fh.read(4).startswith(b"---"):
+                    continue
+        except OSError:
+            continue
+        artifact = read_artifact(vault, rel)
+        if artifact is not None:
+            found.append(artifact)
+    return found
+
+
+def body_sha(vault: Path, rel: str) -> str | None:
+    from routine.vault.notes import read_note
+    from routine.vault.sections import content_sha
+
+    try:
+        return content_sha(read_note(vault, rel).body)
+    except OSError:
+        return None
+
+
+def stale_after_edit(vault: Path, artifact: Artifact) -> bool:
+    """A promoted (or passed) artifact whose text changed since its QA pass."""
+    if artifact.qa != QAState.PASSED or not artifact.qa_sha:
+        return False
+    return body_sha(vault, artifact.rel) != artifact.qa_sha
+
+
+def set_properties(vault: Path, rel: str, updates: dict) -> None:
+    """Set properties of a note (atomically, only on the bytes read)."""
+    from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
+    from routine.vault.writer import _rewrite
+
+    def change(current):
+        if current is None:
+            return None
+        split = parse_frontmatter(current.text)
+        if not split.readable:
+            return None
+        block = update_frontmatter(split, updates)
+        return None if block == split.block else block + split.body
+
+    _rewrite(Path(vault) / rel, rel, change)
+
+
+def mark_needs_qa(vault: Path, artifact: Artifact) -> bool:
+    """After an edit to a passed artifact: `qa: needed`, and back to intellectual. True if changed."""
+    if not stale_after_edit(vault, artifact):
+        return False
+    updates = {"qa": QAState.NEEDED.value}
+    if artifact.artifact_type == ArtifactType.INFORMATION_PRODUCT:
+        updates["artifact_type"] = ArtifactType.INTELLECTUAL.value
+    set_properties(vault, artifact.rel, updates)
+    return True

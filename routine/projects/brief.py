@@ -1,0 +1,79 @@
+"""A project's facts in a few lines, for its manager's digest and review and for
+`routine project show`: members and what each is doing, open tasks by assignee, blockers,
+artifacts by type and QA state, and what changed in the case file since yesterday."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from routine.projects.artifacts import Artifact, artifacts_in
+from routine.projects.model import Project
+from routine.projects.tasks import Task, case_file_notes, project_tasks
+
+
+@dataclass
+class Facts:
+    project: Project
+    tasks: list[Task]
+    blockers: list[str]
+    artifacts: list[Artifact]
+    changed: list[str] = field(default_factory=list)
+
+    @property
+    def open_by_assignee(self) -> dict[str, list[Task]]:
+        out: dict[str, list[Task]] = {}
+        for task in self.tasks:
+            if task.open:
+                out.setdefault(task.assignee or "(unassigned)", []).append(task)
+        return out
+
+    @property
+    def all_blockers(self) -> list[str]:
+        return [f"{t.text}: {t.blocker}" for t in self.tasks if t.open and t.blocker] + self.blockers
+
+
+def gather(vault: Path, project: Project, now: datetime | None = None) -> Facts:
+    tasks, blockers = project_tasks(vault, project.folder)
+    facts = Facts(project, tasks, blockers, artifacts_in(vault, project.folder))
+    if now is not None:
+        since = (now - timedelta(days=1)).timestamp()
+        facts.changed = [rel for rel in case_file_notes(vault, project.folder)
+                         if (Path(vault) / rel).stat().st_mtime >= since]
+    return facts
+
+
+def _task_line(task: Task) -> str:
+    state = {" ": "open", "/": "in progress", "x": "done", "-": "cancelled"}[task.state.value]
+    extra = [state] + ([f"due {task.due}"] if task.due else []) + ([f"result [[{task.result}]]"] if task.result else [])
+    return f"{task.text} ({', '.join(extra)})"
+
+
+def project_brief(vault: Path, project: Project, now: datetime | None = None) -> str:
+    facts = gather(vault, project, now)
+    lines = [f"Project {project.name} ({project.status.value}); goal: {project.goal or 'not set'}."]
+    if project.key_results:
+        lines.append("Key results: " + ", ".join(project.key_results))
+    lines.append("Team and what each is doing:")
+    by = facts.open_by_assignee
+    done = [t for t in facts.tasks if t.state.value == "x"]
+    for member in project.members:
+        what = member.behaviour.value if member.behaviour else "person"
+        role = f", {member.role}" if member.role else ""
+        mine = by.get(member.name, [])
+        doing = "; ".join(_task_line(t) for t in mine) or "no open task"
+        finished = [t.text for t in done if t.assignee == member.name]
+        lines.append(f"- {member.name} ({what}{role}): {doing}"
+                     + (f"; done: {'; '.join(finished)}" if finished else ""))
+    others = {k: v for k, v in by.items() if project.member(k) is None}
+    for assignee, tasks in others.items():
+        lines.append(f"- {assignee}: " + "; ".join(_task_line(t) for t in tasks))
+    blockers = facts.all_blockers
+    lines.append("Blockers: " + ("; ".join(blockers) if blockers else "none written."))
+    if facts.artifacts:
+        lines.append("Artifacts: " + "; ".join(f"[[{a.name}]] ({a.artifact_type.value}, QA {a.qa.value})"
+                                                for a in facts.artifacts))
+    if now is not None:
+        lines.append("Changed since yesterday: " + (", ".join(f"[[{rel[:-3]}]]" for rel in facts.changed) or "nothing."))
+    return "\n".join(lines)

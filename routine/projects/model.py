@@ -1,0 +1,177 @@
+"""A project as its home note says: `Projects/<Name>/<Name>.md` with the shared properties
+(type, goal, status, key_results, manager, members, cadence, behaviours, roles)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+PROJECTS = "Projects"
+PEOPLE = "People"
+AGENTS = "Agents"
+
+
+class Behaviour(str, Enum):
+    AUTONOMOUS = "autonomous"          # works on the project's cadence, writes within the project
+    SEMI_AUTONOMOUS = "semi-autonomous"  # its writes become proposals
+    REACTIVE = "reactive"              # runs when a task is assigned to it
+    SCHEDULED = "scheduled"            # its own cron (its schedule files)
+
+
+class Status(str, Enum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    DONE = "done"
+
+
+def link_target(link: object) -> str:
+    """'Builder' for '[[Agents/Builder|the builder]]', '[[Builder]]' or 'Builder'."""
+    text = str(link or "").strip().removeprefix("[[").removesuffix("]]")
+    text = text.split("|", 1)[0].split("#", 1)[0].strip()
+    return text.rsplit("/", 1)[-1].removesuffix(".md").strip()
+
+
+def as_list(value) -> list:
+    if value is None or value == "":
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "project"
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str                    # the note's name, as linked ("Builder", "Ada")
+    kind: str                    # person | agent
+    behaviour: Behaviour | None  # agents only
+    role: str = ""
+
+    @property
+    def link(self) -> str:
+        return f"[[{self.name}]]"
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    folder: str                  # "Projects/Acme"
+    goal: str = ""
+    status: Status = Status.ACTIVE
+    key_results: tuple[str, ...] = ()
+    manager: str | None = None   # the PM agent note's name
+    members: tuple[Member, ...] = ()
+    cadence: dict = field(default_factory=dict)
+    problems: tuple[str, ...] = ()  # what the home note says that routine could not use
+
+    @property
+    def home(self) -> str:
+        return f"{self.folder}/{self.name}.md"
+
+    @property
+    def case_file_glob(self) -> str:
+        return f"{self.folder}/**"
+
+    @property
+    def slug(self) -> str:
+        return slug(self.name)
+
+    def member(self, name: str) -> Member | None:
+        key = name.lower()
+        return next((m for m in self.members if m.name.lower() == key), None)
+
+
+def _pairs(values) -> dict[str, str]:
+    """["Builder: reactive", "Ada: client lead"] -> {"builder": "reactive", "ada": "client lead"}."""
+    out = {}
+    for item in as_list(values):
+        name, _, value = str(item).partition(":")
+        if value.strip():
+            out[link_target(name).lower()] = value.strip()
+    return out
+
+
+def member_kind(vault: Path, name: str) -> str:
+    if (vault / AGENTS / f"{name}.md").is_file():
+        return "agent"
+    return "person"
+
+
+def project_from_properties(vault: Path, folder: str, name: str, props: dict) -> Project:
+    problems = []
+    behaviours, roles = _pairs(props.get("behaviours")), _pairs(props.get("roles"))
+    members = []
+    for link in as_list(props.get("members")):
+        member = link_target(link)
+        if not member:
+            continue
+        kind = member_kind(vault, member)
+        behaviour = None
+        if kind == "agent":
+            raw = behaviours.get(member.lower(), Behaviour.REACTIVE.value)
+            try:
+                behaviour = Behaviour(raw.lower())
+            except ValueError:
+                problems.append(f"behaviours: {member!r} has {raw!r}; use one of "
+                                + ", ".join(b.value for b in Behaviour) + ".")
+                behaviour = Behaviour.REACTIVE
+        members.append(Member(member, kind, behaviour, roles.get(member.lower(), "")))
+    try:
+        status = Status(str(props.get("status") or "active").lower())
+    except ValueError:
+        problems.append(f"status: {props.get('status')!r} is not active, paused or done.")
+        status = Status.ACTIVE
+    cadence = props.get("cadence") if isinstance(props.get("cadence"), dict) else {}
+    manager = link_target(props.get("manager")) or None
+    return Project(name=name, folder=folder, goal=str(props.get("goal") or ""), status=status,
+                   key_results=tuple(str(k) for k in as_list(props.get("key_results"))), manager=manager,
+                   members=tuple(members), cadence={str(k): str(v) for k, v in cadence.items()},
+                   problems=tuple(problems))
+
+
+def read_project(vault: Path, folder: Path) -> Project | None:
+    """The project whose case file is ``folder``, or None when it has no home note."""
+    from routine.vault.notes import read_note
+
+    home = folder / f"{folder.name}.md"
+    if not home.is_file():
+        return None
+    rel = home.relative_to(vault).as_posix()
+    note = read_note(vault, rel)
+    kind = str(note.frontmatter.get("type") or "project")
+    if kind != "project":
+        return None
+    project = project_from_properties(vault, folder.relative_to(vault).as_posix(), folder.name, note.frontmatter)
+    if note.frontmatter_error:
+        return Project(project.name, project.folder, problems=(f"{rel}: {note.frontmatter_error}",))
+    return project
+
+
+def list_projects(vault: Path) -> list[Project]:
+    root = Path(vault) / PROJECTS
+    if not root.is_dir():
+        return []
+    found = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        project = read_project(Path(vault), folder)
+        if project is not None:
+            found.append(project)
+    return found
+
+
+def find_project(vault: Path, name: str) -> Project | None:
+    key = name.strip().lower()
+    return next((p for p in list_projects(vault) if p.name.lower() == key or p.slug == slug(name)), None)
+
+
+def is_home_note(rel: str) -> bool:
+    parts = rel.split("/")
+    return len(parts) == 3 and parts[0] == PROJECTS and parts[2] == f"{parts[1]}.md"
+
+
+def project_folder_of(rel: str) -> str | None:
+    parts = rel.split("/")
+    return "/".join(parts[:2]) if len(parts) >= 3 and parts[0] == PROJECTS else None

@@ -1,0 +1,28 @@
+"""The projects hook where a run starts (``runner.step.Runner.run_step``): the agent's
+membership scopes, and for a run made for a project its facts as template variables
+(`project`, `project_brief`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+
+def for_run(vault: Path, req, now: datetime):
+    """(the request with the agent's effective scopes and the project's variables, project name)."""
+    from routine.projects.membership import effective_agent
+
+    project = (req.details or {}).get("project")
+    agent = effective_agent(vault, req.agent, project)
+    variables = dict(req.variables)
+    if project:
+        from routine.projects.brief import project_brief
+        from routine.projects.model import find_project
+
+        found = find_project(vault, project)
+        variables.setdefault("project", project)
+        variables.setdefault("project_brief", project_brief(vault, found, now) if found else "")
+    if agent is req.agent and variables == req.variables:
+        return req, project
+    return replace(req, agent=agent, variables=variables), project

@@ -1,0 +1,195 @@
+"""Tasks: checkbox lines anywhere in a case file, as Obsidian's Tasks and Dataview read them.
+
+    - [ ] Draft the pricing page [assignee:: [[Builder]]] 📅 2026-12-01
+    - [/] … (in progress)   - [x] … [result:: [[Pricing page]]] ✅ 2026-11-22   - [-] cancelled
+
+A blocker is a `[blocker:: …]` field on a task line, or a line under a "Blockers" heading.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from routine.projects.model import link_target
+
+_TASK = re.compile(r"^(?P<indent>[ \t]*)[-*+] \[(?P<mark>.)\] (?P<text>.*?)[ \t]*$")
+_FIELD = re.compile(r"\[(?P<key>[A-Za-z_][\w-]*)::[ \t]*(?P<value>(?:\[\[[^\]]*\]\]|[^\]])*)\]")
+_DUE = re.compile(r"📅\s*(\d{4}-\d{2}-\d{2})")
+_DONE_DATE = re.compile(r"✅\s*\d{4}-\d{2}-\d{2}")
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.*?)[ \t#]*$")
+
+
+class TaskState(str, Enum):
+    OPEN = " "
+    IN_PROGRESS = "/"
+    DONE = "x"
+    CANCELLED = "-"
+
+    @classmethod
+    def of(cls, mark: str) -> "TaskState":
+        return {"X": cls.DONE}.get(mark) or next((s for s in cls if s.value == mark), cls.OPEN)
+
+
+@dataclass(frozen=True)
+class Task:
+    file: str            # vault-relative note holding the line
+    line_no: int         # 0-based
+    line: str
+    state: TaskState
+    text: str            # the description without fields, dates or emoji
+    assignee: str | None
+    result: str | None   # the linked result note's name
+    due: str | None
+    blocker: str | None
+
+    @property
+    def open(self) -> bool:
+        return self.state in (TaskState.OPEN, TaskState.IN_PROGRESS)
+
+    @property
+    def key(self) -> str:
+        """What identifies the task while its status, result or dates change."""
+        return f"{self.file}::{self.text}"
+
+
+def describe(rest: str) -> str:
+    text = _FIELD.sub("", rest)
+    text = _DUE.sub("", text)
+    text = _DONE_DATE.sub("", text)
+    return " ".join(text.split())
+
+
+def parse_line(file: str, line_no: int, line: str) -> Task | None:
+    match = _TASK.match(line)
+    if not match:
+        return None
+    rest = match["text"]
+    fields = {m["key"].lower(): m["value"].strip() for m in _FIELD.finditer(rest)}
+    due = _DUE.search(rest)
+    return Task(file=file, line_no=line_no, line=line, state=TaskState.of(match["mark"]), text=describe(rest),
+                assignee=link_target(fields["assignee"]) if fields.get("assignee") else None,
+                result=link_target(fields["result"]) if fields.get("result") else None,
+                due=due.group(1) if due else None,
+                blocker=fields.get("blocker") or fields.get("blocked") or None)
+
+
+def parse_tasks(file: str, text: str) -> tuple[list[Task], list[str]]:
+    """The tasks of a note's text, and the lines under its "Blockers" heading."""
+    tasks, blockers = [], []
+    in_blockers = False
+    in_fence = False
+    for i, line in enumerate(text.splitlines()):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        if in_fence:
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            in_blockers = heading.group(1).strip().lower() in ("blockers", "blocked", "blocker")
+            continue
+        task = parse_line(file, i, line)
+        if task is not None:
+            tasks.append(task)
+            if in_blockers and task.open and not task.blocker:
+                blockers.append(task.text)
+        elif in_blockers and line.strip().lstrip("-*+ ").strip():
+            blockers.append(line.strip().lstrip("-*+ ").strip())
+    return tasks, blockers
+
+
+def case_file_notes(vault: Path, folder: str) -> list[str]:
+    from routine.watch.filters import is_note
+
+    base = Path(vault) / folder
+    if not base.is_dir():
+        return []
+    out = []
+    for path in sorted(base.rglob("*.md")):
+        rel = path.relative_to(vault).as_posix()
+        if is_note(rel) and not any(part.startswith(".") for part in rel.split("/")):
+            out.append(rel)
+    return out
+
+
+def project_tasks(vault: Path, folder: str) -> tuple[list[Task], list[str]]:
+    """Every task and blocker line in a case file."""
+    tasks, blockers = [], []
+    for rel in case_file_notes(vault, folder):
+        try:
+            text = (Path(vault) / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        found, blocked = parse_tasks(rel, text)
+        tasks += found
+        blockers += blocked
+    return tasks, blockers
+
+
+def with_mark(line: str, state: TaskState) -> str:
+    match = _TASK.match(line)
+    if not match:
+        return line
+    start = match.start("mark")
+    return line[:start] + state.value + line[start + 1:]
+
+
+def with_field(line: str, key: str, value: str) -> str:
+    """The line with `[key:: value]` set (replaced when present, else added before the dates)."""
+    field = f"[{key}:: {value}]"
+    for m in _FIELD.finditer(line):
+        if m["key"].lower() == key:
+            return line[:m.start()] + field + line[m.end():]
+    cut = min([m.start() for m in (_DUE.search(line), _DONE_DATE.search(line)) if m] or [len(line.rstrip())])
+    head = line[:cut].rstrip()
+    tail = line[cut:].strip()
+    return f"{head} {field}" + (f" {tail}" if tail else "")
+
+
+def without_field(line: str, key: str) -> str:
+    out = line
+    for m in reversed(list(_FIELD.finditer(line))):
+        if m["key"].lower() == key:
+            out = out[:m.start()].rstrip() + (" " + out[m.end():].lstrip() if out[m.end():].strip() else "")
+    return out
+
+
+def update_task(vault: Path, task: Task, change) -> bool:
+    """Rewrite the task's line with ``change(line) -> line``; found again by its key if lines
+    moved. False when the task is gone (the person deleted or rewrote it). Atomic, and only on
+    the bytes read (``routine.vault.writer._rewrite``)."""
+    from routine.vault.writer import _rewrite
+
+    path = Path(vault) / task.file
+    found = {}
+
+    def edit(current):
+        if current is None:
+            return None
+        lines = current.text.split("\n")
+        index = _locate(task, lines)
+        if index is None:
+            return None
+        new = change(lines[index])
+        found["ok"] = True
+        if new == lines[index]:
+            return None
+        lines[index] = new
+        return "\n".join(lines)
+
+    _rewrite(path, task.file, edit)
+    return bool(found)
+
+
+def _locate(task: Task, lines: list[str]) -> int | None:
+    if task.line_no < len(lines):
+        same = parse_line(task.file, task.line_no, lines[task.line_no])
+        if same is not None and same.text == task.text:
+            return task.line_no
+    for i, line in enumerate(lines):
+        other = parse_line(task.file, i, line)
+        if other is not None and other.text == task.text:
+            return i
+    return None
