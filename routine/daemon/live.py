@@ -14,7 +14,8 @@ from pathlib import Path
 from routine.config.loader import load_agents, load_config
 from routine.config.model import AgentSpec, Config
 from routine.errors import ConfigError, Problem
-from routine.schedule.loader import FileResult, cross_file_problems, load_file, merge, schedule_files
+from routine.schedule.loader import (FileResult, cross_file_problems, load_file, merge, project_result,
+                                     schedule_files)
 from routine.schedule.model import Schedules
 
 log = logging.getLogger(__name__)
@@ -78,6 +79,9 @@ class Live:
                     fresh[path] = self._files[path]
                 continue
             fresh[path] = result
+        projects = project_result(self.config, self.agents)  # cadences from project home notes
+        out.problems += projects.problems
+        fresh[projects.path] = projects
         clashes = cross_file_problems(list(fresh.values()))
         if clashes:
             out.problems += clashes

@@ -43,6 +43,10 @@ class VaultEvents:
         config = self.daemon.live.config
         self._feed = IndexFeeder(self.daemon)
         self.listeners.append(self._feed.on_change)
+        from routine.daemon.project_events import ProjectEvents
+
+        projects = ProjectEvents(self.daemon)  # case files: cadence reload, task pickup, QA staleness
+        self.listeners.append(projects.on_change)
         self._feed.start()
         self._states = FileStates()
         self.watcher = VaultWatcher(config.vault, self.on_change, self._states, quiet_for=self.quiet_for,
@@ -51,6 +55,7 @@ class VaultEvents:
         caught_up = self.watcher.start()
         if caught_up:
             log.info("%d change(s) in the vault while routine was not watching", len(caught_up))
+        projects.catch_up()  # tasks assigned while down, or interrupted by the last stop
         if self.watcher.degraded and "limit" in self.watcher.degraded:
             raise_alert(config, self.daemon.now_local(), "vault watch limit",
                         f"routine cannot watch every folder of the vault: {self.watcher.degraded}. Until then it "

@@ -14,6 +14,11 @@ def for_run(vault: Path, req, now: datetime):
     from routine.projects.membership import effective_agent
 
     project = (req.details or {}).get("project")
+    if not project:  # a project manager's own run (`routine fire acme-pm`) is for its project
+        from routine.projects.recommend import managed_project
+
+        managed = managed_project(vault, req.agent)
+        project = managed.name if managed else None
     agent = effective_agent(vault, req.agent, project)
     variables = dict(req.variables)
     if project:

@@ -29,7 +29,7 @@ class FileResult:
 
 
 def load_schedules(config: Config, agents: dict[str, AgentSpec]) -> Schedules:
-    results = [load_file(p, config, agents) for p in schedule_files(config)]
+    results = [load_file(p, config, agents) for p in schedule_files(config)] + [project_result(config, agents)]
     problems = [p for r in results for p in r.problems]
     problems += cross_file_problems(results)
     if problems:
@@ -44,6 +44,9 @@ def schedule_files(config: Config) -> list[Path]:
 
 def block_from_files(config: Config, agents: dict[str, AgentSpec], block_id: str) -> Block | None:
     """One block by id, judged with the file it is in only (for `routine fire BLOCK`)."""
+    projects = project_result(config, agents)
+    if block_id in projects.blocks:
+        return projects.blocks[block_id]
     for path in schedule_files(config):
         result = load_file(path, config, agents)
         if block_id in result.blocks:
@@ -51,6 +54,14 @@ def block_from_files(config: Config, agents: dict[str, AgentSpec], block_id: str
         if result.problems and _declares_block(path, block_id):
             raise ConfigError(result.problems)
     return None
+
+
+def project_result(config: Config, agents: dict[str, AgentSpec]) -> FileResult:
+    """The projects' cadences (digest, review) as blocks, derived from their home notes."""
+    from routine.projects.cadence import project_blocks
+
+    blocks, problems = project_blocks(config, agents)
+    return FileResult(config.vault / "Projects", blocks=blocks, problems=problems)
 
 
 def _declares_block(path: Path, block_id: str) -> bool:

@@ -1,0 +1,106 @@
+"""What the daemon does when a case file changes (a listener of ``vault_events``):
+
+- a project's home note changed: reload, so its cadence (digest, review blocks) follows the
+  edit like any schedule, and the manager reacts to the change (`cadence: {react: off}` stops it);
+- a task was assigned to an agent: the agent picks it up (``projects.pickup``);
+- an artifact that passed QA was edited: it goes back to `qa: needed`.
+
+At start-up, tasks assigned while the daemon was down and tasks a stop interrupted are picked up.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+
+from routine.daemon.work import Work
+from routine.projects.model import PROJECTS, find_project, is_home_note, project_folder_of
+
+log = logging.getLogger(__name__)
+
+
+class ProjectEvents:
+    def __init__(self, daemon):
+        self.daemon = daemon
+
+    @property
+    def vault(self):
+        return self.daemon.live.config.vault
+
+    def catch_up(self) -> None:
+        self._submit_pending(None, interrupted=True)
+
+    def on_change(self, change) -> None:
+        rel = change.rel
+        if not rel.startswith(PROJECTS + "/") or not rel.endswith(".md"):
+            return
+        home = is_home_note(rel) or (change.src and is_home_note(change.src))
+        if home:
+            self.daemon.reload()  # the cadence follows the home note
+        folder = project_folder_of(rel)
+        if change.kind == "deleted" or folder is None:
+            return
+        self._stale_qa(rel)
+        self._submit_pending(folder)
+        if home:
+            self._react(folder, rel, change.kind)
+
+    def _stale_qa(self, rel: str) -> None:
+        from routine.projects.artifacts import mark_needs_qa, read_artifact
+
+        artifact = read_artifact(self.vault, rel)
+        if artifact is not None and mark_needs_qa(self.vault, artifact):
+            log.info("%s changed after it passed QA: it needs QA again", rel)
+
+    def _submit_pending(self, folder: str | None, interrupted: bool = False) -> None:
+        from routine.projects.pickup import pending
+
+        for pick in pending(self.vault, self.daemon.live.agents, folder, interrupted=interrupted):
+            work = Work(key=pick.key, label=f"task {pick.task.text!r} for {pick.agent.name}",
+                        run=partial(self._run_pickup, pick), models=self.daemon.model_keys([pick.agent.name]))
+            if self.daemon.queue.submit(work, coalesce=True):
+                log.info("%s picks up the task %r in %s", pick.agent.name, pick.task.text, pick.project.name)
+
+    def _run_pickup(self, pick) -> None:
+        from routine.journal import Journal
+        from routine.projects.pickup import run_pickup
+
+        journal = Journal()
+        try:
+            run_pickup(self.daemon.make_runner(journal), self.vault, pick, self.daemon.now_local())
+        finally:
+            journal.close()
+
+    def _react(self, folder: str, rel: str, kind: str) -> None:
+        from routine.projects.cadence import manager_agent
+
+        project = find_project(self.vault, folder.split("/", 1)[1])
+        if project is None or str(project.cadence.get("react", "on")).lower() in ("off", "false", "no"):
+            return
+        manager = manager_agent(self.vault, project, self.daemon.live.agents)
+        if manager is None:
+            return
+        work = Work(key=f"project-react:{project.slug}", label=f"{manager.name} reacts to {rel}",
+                    run=partial(self._run_react, manager.name, project.name, rel, kind),
+                    models=self.daemon.model_keys([manager.name]))
+        self.daemon.queue.submit(work, coalesce=True)
+
+    def _run_react(self, agent_name: str, project: str, rel: str, kind: str) -> None:
+        from routine.config.model import WriteSpec
+        from routine.journal import Journal
+        from routine.projects.cadence import prompt_text
+        from routine.runner.step import StepRequest
+
+        agent = self.daemon.live.agents.get(agent_name)
+        found = find_project(self.vault, project)
+        if agent is None or found is None:
+            return
+        journal = Journal()
+        try:
+            request = StepRequest(agent=agent, task=prompt_text("project_react.md.j2"),
+                                  write=WriteSpec(note=f"{found.folder}/Digests/{{{{ today }}}}.md", section="Changes"),
+                                  trigger=f"trigger:{rel}", variables={"path": rel, "event": kind},
+                                  details={"project": project, "path": rel, "event": kind})
+            self.daemon.make_runner(journal).run_step(request)
+        finally:
+            journal.close()

@@ -1,0 +1,79 @@
+"""A project's cadence as schedule blocks, derived from its home note (never a YAML file).
+
+`cadence:` in the home note maps `digest` and `review` to a 5-field cron; missing keys take
+the defaults below, `off` turns one off. The daemon re-derives the blocks whenever a home note
+changes (``routine.daemon.project_events``), so an edit in Obsidian is a hot reload. The
+project's manager (`manager:`) runs them; a project without a loaded manager has no cadence.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from importlib import resources
+from pathlib import Path
+
+from routine.config.model import AgentSpec, Config, StepSpec, WriteSpec
+from routine.errors import Problem
+from routine.projects.membership import agent_aliases
+from routine.projects.model import Project, Status, list_projects
+from routine.schedule.cron import Cron, CronError
+from routine.schedule.model import Block
+
+DEFAULT_CADENCE = {"digest": "0 9 * * *", "review": "0 16 * * 5"}
+# kind -> (prompt, note, section)
+KINDS = {
+    "digest": ("project_digest.md.j2", "{folder}/Digests/{{{{ today }}}}.md", "Daily digest"),
+    "review": ("project_review.md.j2", "{folder}/Digests/{{{{ iso_week }}}}.md", "Weekly review"),
+}
+
+
+def prompt_text(name: str) -> str:
+    return resources.files("routine.prompts").joinpath(name).read_text(encoding="utf-8")
+
+
+def manager_agent(vault: Path, project: Project, agents: dict[str, AgentSpec]) -> AgentSpec | None:
+    if not project.manager:
+        return None
+    wanted = project.manager.lower()
+    for agent in agents.values():
+        if wanted in agent_aliases(vault, agent.name, agent.source):
+            return agent
+    return None
+
+
+def block_id(project: Project, kind: str) -> str:
+    return f"{project.slug}-{kind}"
+
+
+def project_blocks(config: Config, agents: dict[str, AgentSpec],
+                   projects: list[Project] | None = None) -> tuple[dict[str, Block], list[Problem]]:
+    """Every active project's digest and review blocks, and what is wrong in a cadence."""
+    blocks: dict[str, Block] = {}
+    problems: list[Problem] = []
+    for project in list_projects(config.vault) if projects is None else projects:
+        if project.status != Status.ACTIVE:
+            continue
+        manager = manager_agent(config.vault, project, agents)
+        if manager is None:
+            if project.manager:
+                problems.append(Problem(project.home, None, "manager",
+                                        f"the manager [[{project.manager}]] is not a loaded agent; the project has no "
+                                        f"cadence until Agents/{project.manager}.md is a valid agent note."))
+            continue
+        cadence = {**DEFAULT_CADENCE, **project.cadence}
+        for kind, (prompt, note, section) in KINDS.items():
+            text = str(cadence.get(kind) or "").strip()
+            if text.lower() in ("off", "none", "false", ""):
+                continue
+            try:
+                cron = Cron.parse(text)
+            except CronError as exc:
+                problems.append(Problem(project.home, None, f"cadence.{kind}",
+                                        f"bad cron {text!r}: {exc}; write five fields such as \"0 9 * * 1-5\"."))
+                continue
+            step = StepSpec(agent=manager.name, task=prompt_text(prompt),
+                            write=WriteSpec(note=note.format(folder=project.folder), section=section))
+            blocks[block_id(project, kind)] = Block(
+                id=block_id(project, kind), file=project.home, cron=cron, timezone=config.timezone, steps=(step,),
+                description=f"{project.name}: {kind}", missed="catch-up", grace=timedelta(hours=2), project=project.name)
+    return blocks, problems

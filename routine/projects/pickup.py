@@ -1,0 +1,137 @@
+"""An agent assigned a task picks it up: it runs with the task, writes the result into the
+case file, and the task line links it and shows progress.
+
+    - [ ] Draft the FAQ [assignee:: [[Builder]]]                       assigned (pending)
+    - [/] Draft the FAQ [assignee:: [[Builder]]] [result:: [[Draft the FAQ]]]   being worked on
+    - [x] Draft the FAQ [assignee:: [[Builder]]] [result:: [[Draft the FAQ]]] ✅ 2026-11-22
+    - [/] … [proposal:: [[Drafts/…]]]      a semi-autonomous member's result waits for approval
+
+The line itself is the state, so a restart loses nothing: a pending task is picked up at
+start, an interrupted one (in progress, no result note, no proposal) again. The journal keeps
+who ran what (the run's agent, `project` and `details.task`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from routine.config.model import AgentSpec, WriteSpec
+from routine.projects.cadence import prompt_text
+from routine.projects.membership import agent_aliases
+from routine.projects.model import Behaviour, Project, Status, list_projects
+from routine.projects.tasks import Task, TaskState, project_tasks, update_task, with_field, with_mark
+
+_UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]%]+')
+
+
+@dataclass(frozen=True)
+class Pickup:
+    project: Project
+    task: Task
+    agent: AgentSpec
+
+    @property
+    def key(self) -> str:
+        return f"task:{self.task.key}"
+
+    @property
+    def result_name(self) -> str:
+        return self.task.result or (_UNSAFE.sub("-", self.task.text).strip(" -.")[:80] or "Task result")
+
+    @property
+    def result_rel(self) -> str:
+        return f"{self.project.folder}/{self.result_name}.md"
+
+
+def _agent_for(vault: Path, name: str, agents: dict[str, AgentSpec]) -> AgentSpec | None:
+    key = name.lower()
+    for agent in agents.values():
+        if key in agent_aliases(vault, agent.name, agent.source):
+            return agent
+    return None
+
+
+def pending(vault: Path, agents: dict[str, AgentSpec], folder: str | None = None,
+            interrupted: bool = False) -> list[Pickup]:
+    """Tasks assigned to an agent and not yet picked up (with ``interrupted``: also those left
+    in progress by a stop, with no result note and no proposal)."""
+    found = []
+    for project in list_projects(vault):
+        if project.status != Status.ACTIVE or (folder and project.folder != folder):
+            continue
+        tasks, _ = project_tasks(vault, project.folder)
+        for task in tasks:
+            if not task.assignee:
+                continue
+            agent = _agent_for(vault, task.assignee, agents)
+            member = project.member(task.assignee)
+            if agent is None or (member is not None and member.behaviour == Behaviour.SCHEDULED):
+                continue
+            pick = Pickup(project, task, agent)
+            if task.state == TaskState.OPEN and not task.result:
+                found.append(pick)
+            elif (interrupted and task.state == TaskState.IN_PROGRESS and "[proposal::" not in task.line
+                  and not (Path(vault) / pick.result_rel).exists()):
+                found.append(pick)
+    return found
+
+
+def start(vault: Path, pick: Pickup) -> bool:
+    """Mark the task in progress and name its result note (so the agent may write it)."""
+    from routine.projects.tasks import parse_line
+
+    name = pick.result_name
+    taken = {}
+
+    def take(line: str) -> str:
+        now = parse_line(pick.task.file, 0, line)
+        if now is None or now.state != pick.task.state or now.assignee != pick.task.assignee:
+            return line  # done, cancelled or reassigned since it was queued: not ours to start
+        taken["ok"] = True
+        return with_field(with_mark(line, TaskState.IN_PROGRESS), "result", f"[[{name}]]")
+
+    return update_task(vault, pick.task, take) and bool(taken)
+
+
+def request(pick: Pickup):
+    from routine.runner.step import StepRequest
+
+    return StepRequest(agent=pick.agent, task=prompt_text("project_task.md.j2"),
+                       write=WriteSpec(note=pick.result_rel), trigger=f"task:{pick.task.file}",
+                       variables={"task_text": pick.task.text, "task_due": pick.task.due or ""},
+                       details={"project": pick.project.name, "task": pick.task.text, "task_file": pick.task.file,
+                                "assignee": pick.task.assignee})
+
+
+def finish(vault: Path, pick: Pickup, outcome, today: datetime) -> None:
+    """Record the outcome on the task line: done with its result, waiting on a proposal, or
+    back to open (the run failed; its alert says why)."""
+    from routine.projects.artifacts import set_properties
+    from routine.projects.tasks import without_field
+
+    wrote = getattr(outcome, "wrote", None)
+    if outcome.status == "ok" and wrote is not None:
+        if wrote.outcome == "created":
+            set_properties(vault, wrote.rel, {"type": "artifact", "artifact_type": "intellectual",
+                                              "owner": f"[[{Path(pick.agent.source).stem}]]",
+                                              "derived_from": [f"[[{pick.project.name}]]"], "status": "draft",
+                                              "qa": "needed"})
+        update_task(vault, pick.task, lambda line: with_mark(line, TaskState.DONE).rstrip()
+                    + f" ✅ {today:%Y-%m-%d}")
+    elif outcome.status == "proposal" and wrote is not None and wrote.proposal_rel:
+        link = f"[[{wrote.proposal_rel[:-3]}]]"
+        update_task(vault, pick.task, lambda line: with_field(line, "proposal", link))
+    else:
+        update_task(vault, pick.task, lambda line: without_field(with_mark(line, TaskState.OPEN), "result"))
+
+
+def run_pickup(runner, vault: Path, pick: Pickup, now: datetime):
+    """Start, run the agent, finish: the whole life of a picked-up task."""
+    if not start(vault, pick):
+        return None  # the person changed or removed the line meanwhile
+    outcome = runner.run_step(request(pick))
+    finish(vault, pick, outcome, now)
+    return outcome

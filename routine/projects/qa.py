@@ -1,0 +1,147 @@
+"""QA: an intellectual artifact becomes an information product only when it passes.
+
+Each reviewer (the Critic and the Guardian by default; `--by` names others) runs as an
+ordinary step, journaled with the project, checking the artifact against a checklist suited
+to it and writing its review to `<case file>/QA/<artifact>.md`. routine — not the reviewers —
+then records the verdict, findings and runs in the artifact: a `QA` section, `qa:`, and on a
+pass `artifact_type: information-product` with `qa_sha`, the hash of the text that passed (an
+edit afterwards sets `qa: needed` again, see ``artifacts.mark_needs_qa``). A reply without a
+clear verdict counts as a fail: nothing unchecked is promoted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+from routine.config.model import AgentSpec, WriteSpec
+from routine.errors import UsageError
+from routine.projects.artifacts import Artifact, ArtifactType, QAState, body_sha, read_artifact, set_properties
+from routine.projects.cadence import prompt_text
+from routine.projects.model import project_folder_of
+
+DEFAULT_REVIEWERS = ("critic", "guardian")
+GENERIC = ["It does what its title and the task that asked for it say", "Every claim is supported by a linked note "
+           "or marked as an assumption", "Nothing essential is missing, and there are no placeholders or TODOs",
+           "It is clear to its reader: structure, length, plain words"]
+# A word in the artifact's name or tags -> the checks that suit that kind of product.
+CHECKLISTS = {
+    "report": ["The question it answers is stated first", "Findings cite their sources", "Conclusions follow from the findings"],
+    "plan": ["Each step has an owner and a date", "Risks and dependencies are named", "It serves a key result"],
+    "blueprint": ["Components and their interfaces are named", "Constraints (hardware, budget) are respected"],
+    "script": ["It runs as written (commands, paths, versions are real)", "Destructive steps carry a warning",
+               "How to test it is stated"],
+    "software": ["It runs as written", "Inputs, outputs and errors are handled", "How to test it is stated"],
+}
+_VERDICT = re.compile(r"^\W*VERDICT\W*:?\s*\**\s*(PASS|FAIL)", re.I | re.M)
+
+
+@dataclass
+class Review:
+    reviewer: str
+    run_id: str | None
+    verdict: str            # pass | fail
+    findings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class QAResult:
+    artifact: str
+    passed: bool
+    reviews: list[Review]
+    promoted: bool
+
+    def summary(self) -> dict:
+        return {"artifact": self.artifact, "verdict": "passed" if self.passed else "failed", "promoted": self.promoted,
+                "reviews": [{"reviewer": r.reviewer, "run": r.run_id, "verdict": r.verdict, "findings": r.findings}
+                            for r in self.reviews]}
+
+
+def checklist_for(artifact: Artifact, tags) -> list[str]:
+    words = (artifact.name + " " + " ".join(str(t) for t in (tags or []))).lower()
+    extra = [item for key, items in CHECKLISTS.items() if key in words for item in items]
+    return GENERIC + extra
+
+
+def parse_review(text: str) -> tuple[str, list[str]]:
+    match = _VERDICT.search(text or "")
+    verdict = match.group(1).lower() if match else "fail"
+    after = text.split("FINDINGS", 1)[1] if "FINDINGS" in text.upper() else text
+    after = after[after.upper().find("FINDINGS") + 8:] if "FINDINGS" in after.upper() else after
+    findings = [line.strip().lstrip("-*• ").strip() for line in after.splitlines()
+                if line.strip().startswith(("-", "*", "•")) and line.strip().lstrip("-*• ").strip()]
+    if not match:
+        findings.insert(0, "the reviewer's answer gave no VERDICT line, so it counts as a fail")
+    return verdict, findings
+
+
+def run_qa(config, agents: dict[str, AgentSpec], runner, rel: str, now: datetime,
+           reviewers: tuple[str, ...] = ()) -> QAResult:
+    vault = Path(config.vault)
+    artifact = read_artifact(vault, rel)
+    if artifact is None:
+        raise UsageError(f"{rel} is not an artifact (it has no `type: artifact`).",
+                         "add `type: artifact` and `artifact_type: intellectual` to its properties.")
+    if artifact.artifact_type == ArtifactType.COGNITIVE:
+        raise UsageError(f"{rel} is a cognitive artifact (a thinking tool); QA promotes intellectual ones.",
+                         "set `artifact_type: intellectual` if it is a product.")
+    folder = project_folder_of(rel) or str(Path(rel).parent.as_posix())
+    from routine.projects.model import find_project
+
+    project = find_project(vault, folder.split("/", 1)[-1])
+    names = reviewers or tuple(r for r in DEFAULT_REVIEWERS if r in agents)
+    if not names:
+        raise UsageError("No reviewer agent is loaded (the Critic and the Guardian are the default).",
+                         "restore Agents/Critic.md, or name reviewers with --by AGENT.")
+    from routine.vault.notes import read_note
+
+    note = read_note(vault, rel)
+    qa_note = f"{folder}/QA/{artifact.name}.md"
+    reviews = [_review(runner, agents, name, artifact, note, qa_note, project) for name in names]
+    passed = all(r.verdict == "pass" for r in reviews)
+    promoted = passed and artifact.artifact_type == ArtifactType.INTELLECTUAL
+    _record(vault, artifact, reviews, passed, qa_note, now)
+    return QAResult(rel, passed, reviews, promoted or (passed and artifact.artifact_type ==
+                                                      ArtifactType.INFORMATION_PRODUCT))
+
+
+def _review(runner, agents, name: str, artifact: Artifact, note, qa_note: str, project) -> Review:
+    from routine.config.loader import agent_named
+    from routine.runner.step import StepRequest
+
+    agent = agent_named(agents, [], name)
+    # The reviewer reads the artifact and writes only its review; it never touches the artifact.
+    reviewer = replace(agent, reads=agent.reads + (artifact.rel,), writes=(qa_note,), approval="none", tools=())
+    request = StepRequest(agent=reviewer, task=prompt_text("qa_review.md.j2"),
+                          write=WriteSpec(note=qa_note, section=Path(agent.source).stem),
+                          trigger=f"qa:{artifact.rel}",
+                          variables={"artifact": artifact.rel[:-3], "artifact_type": artifact.artifact_type.value,
+                                     "checklist": checklist_for(artifact, note.frontmatter.get("tags")),
+                                     "text": note.body.strip()},
+                          details={"qa": artifact.rel, **({"project": project.name} if project else {})})
+    outcome = runner.run_step(request)
+    if outcome.error is not None:
+        return Review(Path(agent.source).stem, outcome.run_id, "fail", [f"the review did not run: {outcome.error}"])
+    verdict, findings = parse_review(outcome.output)
+    return Review(Path(agent.source).stem, outcome.run_id, verdict, findings)
+
+
+def _record(vault: Path, artifact: Artifact, reviews: list[Review], passed: bool, qa_note: str, now: datetime) -> None:
+    from routine.vault import Provenance, WriteTarget, write_output
+
+    lines = [f"**Verdict: {'passed' if passed else 'failed'}** ({now:%Y-%m-%d %H:%M}), reviews in [[{qa_note[:-3]}]]", ""]
+    for review in reviews:
+        lines.append(f"- {review.reviewer}: {review.verdict} (run `{review.run_id}`)")
+        lines += [f"    - {finding}" for finding in review.findings]
+    prov = Provenance(agent="qa", model="", run=",".join(r.run_id or "" for r in reviews), generated=now)
+    write_output(vault, WriteTarget(note=artifact.rel, section="QA"), "\n".join(lines) + "\n", prov, [artifact.rel])
+    updates = {"qa": QAState.PASSED.value if passed else QAState.FAILED.value,
+               "qa_runs": [r.run_id for r in reviews if r.run_id]}
+    if passed:
+        updates["artifact_type"] = ArtifactType.INFORMATION_PRODUCT.value
+        updates["qa_sha"] = body_sha(vault, artifact.rel)
+    elif artifact.artifact_type == ArtifactType.INFORMATION_PRODUCT:
+        updates["artifact_type"] = ArtifactType.INTELLECTUAL.value
+    set_properties(vault, artifact.rel, updates)

@@ -1,0 +1,46 @@
+"""Tools of a project's manager: recommend a cognitive artifact, propose tasks. Both only ever
+write proposals (the person decides), whatever the agent's `approval:` says."""
+
+from __future__ import annotations
+
+from routine.errors import RoutineError
+from routine.tools.base import ToolContext, ToolError, tool
+
+
+@tool("recommend_artifact", "Recommend a thinking tool from the artifact library (e.g. 'Pre-mortem', 'Interview guide', "
+      "'Decision record') for your project; the person approves it and it is added to the case file.",
+      {"template": {"type": "string", "description": "the template's name in Templates/Artifacts, e.g. 'Pre-mortem'"},
+       "reason": {"type": "string", "description": "one sentence: why it helps now"}},
+      required=["template", "reason"])
+def recommend_artifact(ctx: ToolContext, template: str, reason: str) -> str:
+    from routine.projects.recommend import recommend_artifact as recommend
+
+    model = ctx.config.models[ctx.agent.model].model
+    try:
+        with ctx.write_gate():
+            rel = recommend(ctx.vault, ctx.agent, model, ctx.run_id or "", ctx.now, ctx.config.layout.drafts,
+                            template, reason)
+    except RoutineError as exc:
+        raise ToolError(f"{exc.message} {exc.fix or ''}".strip()) from None
+    return f"Recommended {template}; the proposal is {rel} (the person approves it)."
+
+
+@tool("propose_tasks", "Propose tasks for your project, each with an assignee (a member's note name) and an optional "
+      "due date; the person approves them before they join the task list.",
+      {"tasks": {"type": "array", "description": "the tasks, e.g. [{\"text\": \"Draft the FAQ\", \"assignee\": "
+                 "\"Builder\", \"due\": \"2026-12-01\"}]",
+                 "items": {"type": "object", "properties": {"text": {"type": "string"}, "assignee": {"type": "string"},
+                                                            "due": {"type": "string"}}, "required": ["text"]}}},
+      required=["tasks"])
+def propose_tasks(ctx: ToolContext, tasks: list) -> str:
+    from routine.projects.recommend import propose_tasks as propose
+    from routine.vault import Provenance
+
+    prov = Provenance(agent=ctx.agent.name, model=ctx.config.models[ctx.agent.model].model, run=ctx.run_id or "",
+                      generated=ctx.now)
+    try:
+        with ctx.write_gate():
+            rel = propose(ctx.vault, ctx.agent, prov, ctx.config.layout.drafts, tasks)
+    except RoutineError as exc:
+        raise ToolError(f"{exc.message} {exc.fix or ''}".strip()) from None
+    return f"Proposed {len(tasks)} task(s) in {rel}; the person approves them."
