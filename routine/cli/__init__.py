@@ -30,6 +30,8 @@ COMMANDS = {
     "service": ("service", "install the systemd unit (system, or --user) and start it"),
     "index": ("index", "bring the vault search index up to date (only what changed), or --rebuild it"),
     "search": ("search", "search the vault: ranked notes with heading and snippet"),
+    "project": ("project", "projects: new, adopt, list, show, assign and unassign members and tasks"),
+    "artifact": ("artifact", "artifacts: QA (promote to information product), new from the library, templates"),
 }
 
 

@@ -1,0 +1,59 @@
+"""What `routine project list|show` and the dashboard say about a project (pure reading)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from routine.projects.brief import gather
+from routine.projects.model import Project
+
+
+def last_digest(vault: Path, project: Project) -> str | None:
+    folder = Path(vault) / project.folder / "Digests"
+    notes = sorted(folder.glob("*.md"), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
+    return notes[-1].relative_to(vault).as_posix() if notes else None
+
+
+def next_fires(project: Project, blocks: dict, now: datetime, zone: str) -> list[dict]:
+    tz = ZoneInfo(zone)
+    out = []
+    for block in blocks.values():
+        if block.project != project.name:
+            continue
+        at = block.cron.next_after(now, ZoneInfo(block.timezone) if block.timezone else tz)
+        if at is not None:
+            out.append({"block": block.id, "at": at.isoformat()})
+    return sorted(out, key=lambda r: r["at"])
+
+
+def recheck_qa(vault: Path, project: Project) -> None:
+    """An artifact edited after it passed QA needs QA again (the daemon does this on every save;
+    a listing does it too, so the answer is right without a daemon)."""
+    from routine.projects.artifacts import artifacts_in, mark_needs_qa
+
+    for artifact in artifacts_in(vault, project.folder):
+        mark_needs_qa(vault, artifact)
+
+
+def summary(vault: Path, project: Project, blocks: dict, now: datetime, zone: str) -> dict:
+    recheck_qa(vault, project)
+    facts = gather(vault, project)
+    artifacts: dict[str, dict[str, list[str]]] = {}
+    for a in facts.artifacts:
+        artifacts.setdefault(a.artifact_type.value, {}).setdefault(a.qa.value, []).append(a.rel)
+    return {
+        "project": project.name, "folder": project.folder, "goal": project.goal, "status": project.status.value,
+        "key_results": list(project.key_results), "manager": project.manager,
+        "members": [{"name": m.name, "kind": m.kind, "behaviour": m.behaviour.value if m.behaviour else None,
+                     "role": m.role} for m in project.members],
+        "open_tasks": {who: [{"text": t.text, "due": t.due, "state": t.state.name.lower(), "file": t.file,
+                              "result": t.result} for t in tasks]
+                       for who, tasks in facts.open_by_assignee.items()},
+        "blockers": facts.all_blockers,
+        "artifacts": artifacts,
+        "last_digest": last_digest(vault, project),
+        "next_fires": next_fires(project, blocks, now, zone),
+        "problems": list(project.problems),
+    }
