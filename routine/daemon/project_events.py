@@ -70,6 +70,10 @@ class ProjectEvents:
             run_pickup(self.daemon.make_runner(journal), self.vault, pick, self.daemon.now_local())
         finally:
             journal.close()
+        # Our rewrite of the task line may have folded in a save the person made meanwhile (a file
+        # that settles to our bytes is no change to the watcher): look at the project again.
+        if not self.daemon.stopping.is_set():
+            self._submit_pending(pick.project.folder)
 
     def _react(self, folder: str, rel: str, kind: str) -> None:
         from routine.projects.cadence import manager_agent
