@@ -74,6 +74,9 @@ def test_a_project_team_works_through_the_daemon_and_survives_a_restart(initiali
                      "Draft the FAQ", "Waiting on legal to approve the prices", "Launch on 1 December"):
             assert fact in prompt, fact
 
+        # The dashboard has a projects section.
+        wait_for(lambda: f"[[Projects/{PROJECT}/{PROJECT}]]" in home.note("Routine/Dashboard.md"), 20, "the dashboard row")
+
         # The cadence hot-reloads from the home note.
         edit(home, HOME_NOTE, "review: 0 16 * * 5", "review: 30 7 * * 1")
         wait_for(lambda: any(f["block"] == "acme-launch-review" and "T07:30:00" in f["at"]

@@ -29,7 +29,7 @@ def _note(config, text: str) -> str:
 
     vault = str(config.vault).rstrip("/") + "/"
     text = text.strip()
-    rel = resolve_wikilink(config.vault, text[len(vault):] if text.startswith(vault) else text)
+    rel = resolve_wikilink(config.vault, text.removeprefix(vault))
     if rel is None:
         raise UsageError(f"There is no note {text!r} in the vault.", "give its path, e.g. 'Projects/Acme/Report.md'.")
     return rel

@@ -6,11 +6,10 @@ People/ note); a running daemon sees the edit like any other and follows it.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from routine.cli.output import print_json, print_table
 from routine.config.loader import load_config
-from routine.errors import UsageError
 
 
 def run(args) -> int:
@@ -75,7 +74,7 @@ def _list(config, args) -> int:
     from routine.projects.model import list_projects
     from routine.projects.overview import summary
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     blocks = _blocks(config)
     rows = [summary(config.vault, p, blocks, now, config.zone_name()) for p in list_projects(config.vault)]
     if getattr(args, "json", False):
@@ -96,7 +95,7 @@ def _show(config, args) -> int:
     from routine.projects.scaffold import project_named
 
     project = project_named(config.vault, args.name)
-    info = summary(config.vault, project, _blocks(config), datetime.now(timezone.utc), config.zone_name())
+    info = summary(config.vault, project, _blocks(config), datetime.now(UTC), config.zone_name())
     if args.json:
         print_json(info)
         return 0

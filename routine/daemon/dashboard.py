@@ -87,6 +87,17 @@ def render(snap: dict, vault: Path, tz) -> str:
     else:
         lines.append("No runs yet.")
 
+    lines += ["", "## Projects", ""]
+    from routine.projects.overview import dashboard_rows
+
+    projects = dashboard_rows(vault)
+    if projects:
+        lines += ["| project | status | team | open tasks | blockers | last digest |", "| --- | --- | --- | --- | --- | --- |"]
+        lines += [f"| {_link(vault, p['home'])} | {p['status']} | {p['team']} | {p['open']} | {p['blockers']} "
+                  f"| {_link(vault, p['digest'])} |" for p in projects]
+    else:
+        lines.append("None yet: `routine project new NAME`.")
+
     lines += ["", "## Open alerts", ""]
     alerts = snap.get("open_alerts") or []
     lines += [f"- {_link(vault, rel)}" for rel in alerts[:20]] or ["None."]

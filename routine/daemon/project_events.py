@@ -14,7 +14,12 @@ import logging
 from functools import partial
 
 from routine.daemon.work import Work
-from routine.projects.model import PROJECTS, find_project, is_home_note, project_folder_of
+from routine.projects.model import (
+    PROJECTS,
+    find_project,
+    is_home_note,
+    project_folder_of,
+)
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from routine.projects.model import AGENTS, Behaviour, Project, Status, link_target, list_projects
+from routine.projects.model import (
+    AGENTS,
+    Behaviour,
+    Project,
+    Status,
+    link_target,
+    list_projects,
+)
 from routine.projects.tasks import project_tasks
 
 

@@ -57,3 +57,16 @@ def summary(vault: Path, project: Project, blocks: dict, now: datetime, zone: st
         "next_fires": next_fires(project, blocks, now, zone),
         "problems": list(project.problems),
     }
+
+
+def dashboard_rows(vault: Path) -> list[dict]:
+    """One row per project for the dashboard: nothing in it moves with the clock."""
+    from routine.projects.model import list_projects
+
+    rows = []
+    for project in list_projects(vault):
+        facts = gather(vault, project)
+        rows.append({"home": project.home, "status": project.status.value, "team": len(project.members),
+                     "open": sum(len(v) for v in facts.open_by_assignee.values()),
+                     "blockers": len(facts.all_blockers), "digest": last_digest(vault, project)})
+    return rows

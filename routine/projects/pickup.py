@@ -22,7 +22,14 @@ from routine.config.model import AgentSpec, WriteSpec
 from routine.projects.cadence import prompt_text
 from routine.projects.membership import agent_aliases
 from routine.projects.model import Behaviour, Project, Status, list_projects
-from routine.projects.tasks import Task, TaskState, project_tasks, update_task, with_field, with_mark
+from routine.projects.tasks import (
+    Task,
+    TaskState,
+    project_tasks,
+    update_task,
+    with_field,
+    with_mark,
+)
 
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]%]+')
 
@@ -71,9 +78,7 @@ def pending(vault: Path, agents: dict[str, AgentSpec], folder: str | None = None
             if agent is None or (member is not None and member.behaviour == Behaviour.SCHEDULED):
                 continue
             pick = Pickup(project, task, agent)
-            if task.state == TaskState.OPEN and not task.result:
-                found.append(pick)
-            elif (interrupted and task.state == TaskState.IN_PROGRESS and "[proposal::" not in task.line
+            if task.state == TaskState.OPEN and not task.result or (interrupted and task.state == TaskState.IN_PROGRESS and "[proposal::" not in task.line
                   and not (Path(vault) / pick.result_rel).exists()):
                 found.append(pick)
     return found

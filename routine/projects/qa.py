@@ -18,13 +18,20 @@ from pathlib import Path
 
 from routine.config.model import AgentSpec, WriteSpec
 from routine.errors import UsageError
-from routine.projects.artifacts import Artifact, ArtifactType, QAState, body_sha, read_artifact, set_properties
+from routine.projects.artifacts import (
+    Artifact,
+    ArtifactType,
+    QAState,
+    body_sha,
+    read_artifact,
+    set_properties,
+)
 from routine.projects.cadence import prompt_text
 from routine.projects.model import project_folder_of
 
 DEFAULT_REVIEWERS = ("critic", "guardian")
-GENERIC = ["It does what its title and the task that asked for it say", "Every claim is supported by a linked note "
-           "or marked as an assumption", "Nothing essential is missing, and there are no placeholders or TODOs",
+GENERIC = ["It does what its title and the task that asked for it say",
+           "Every claim is supported by a linked note or marked as an assumption", "Nothing essential is missing, and there are no placeholders or TODOs",
            "It is clear to its reader: structure, length, plain words"]
 # A word in the artifact's name or tags -> the checks that suit that kind of product.
 CHECKLISTS = {
@@ -35,7 +42,7 @@ CHECKLISTS = {
                "How to test it is stated"],
     "software": ["It runs as written", "Inputs, outputs and errors are handled", "How to test it is stated"],
 }
-_VERDICT = re.compile(r"^\W*VERDICT\W*:?\s*\**\s*(PASS|FAIL)", re.I | re.M)
+_VERDICT = re.compile(r"^\W*VERDICT\W*:?\s*\**\s*(PASS|FAIL)", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass

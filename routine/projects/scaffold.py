@@ -14,8 +14,18 @@ from pathlib import Path
 from routine import paths
 from routine.errors import NoteExists, UsageError
 from routine.projects.artifacts import set_properties
-from routine.projects.model import (AGENTS, PEOPLE, PROJECTS, Behaviour, Project, as_list, find_project,
-                                    link_target, read_project, slug)
+from routine.projects.model import (
+    AGENTS,
+    PEOPLE,
+    PROJECTS,
+    Behaviour,
+    Project,
+    as_list,
+    find_project,
+    link_target,
+    read_project,
+    slug,
+)
 from routine.projects.tasks import parse_line, with_field, without_field
 from routine.vault.atomic import atomic_create
 from routine.vault.frontmatter import join_frontmatter, parse_frontmatter
@@ -132,9 +142,9 @@ def member_note(vault: Path, member: str, create_person: bool) -> tuple[str, str
     agents = vault / AGENTS
     for note in sorted(agents.glob("*.md")) if agents.is_dir() else ():
         props = parse_frontmatter(note.read_text(encoding="utf-8", errors="replace")).data
-        if note.stem.lower() == wanted.lower() or str(props.get("agent") or "").lower() == wanted.lower():
-            if "agent" in props:
-                return note.stem, "agent"
+        named = note.stem.lower() == wanted.lower() or str(props.get("agent") or "").lower() == wanted.lower()
+        if named and "agent" in props:
+            return note.stem, "agent"
     person = vault / PEOPLE / f"{wanted}.md"
     if not person.exists() and create_person:
         _check_name(wanted)
@@ -220,7 +230,7 @@ def add_or_reassign_task(vault: Path, project: Project, text: str, member: str |
 
 def unassign(vault: Path, name: str, member: str, task: str | None = None) -> dict:
     project = project_named(vault, name)
-    note, kind = member_note(vault, member, create_person=False)
+    note, _ = member_note(vault, member, create_person=False)
     if task:
         line = add_or_reassign_task(vault, project, task, None, None)
         return {"project": project.name, "member": note, "task": line}

@@ -29,7 +29,7 @@ class TaskState(str, Enum):
     CANCELLED = "-"
 
     @classmethod
-    def of(cls, mark: str) -> "TaskState":
+    def of(cls, mark: str) -> TaskState:
         return {"X": cls.DONE}.get(mark) or next((s for s in cls if s.value == mark), cls.OPEN)
 
 
