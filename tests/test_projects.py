@@ -229,3 +229,17 @@ def test_cadence_in_the_home_note_becomes_blocks_and_a_bad_cron_is_one_sentence(
     path.write_text(path.read_text(encoding="utf-8").replace("30 7 * * 1-5", "every morning"), encoding="utf-8")
     code, _, err = cli("schedule", "validate", ok=False)
     assert code == 2 and re.search(r"Acme Launch\.md.*cadence\.digest.*bad cron 'every morning'", err), err
+
+
+def test_autonomous_members_work_on_the_cadence_before_the_managers_digest(cli, ollama):
+    home = cli.home
+    cli("project", "new", PROJECT)
+    cli("project", "assign", PROJECT, "research", "--as", "autonomous")
+    ollama.script(QWEN, ["Compared three competitors' prices."])
+    _, out, _ = cli("fire", "acme-launch-digest", "--json")
+    steps = json.loads(out)["steps"]
+    assert [s["status"] for s in steps] == ["ok", "ok"]
+    digest = next((home.vault / "Projects" / PROJECT / "Digests").glob("*.md")).read_text(encoding="utf-8")
+    assert "Research's work" in digest and "Compared three competitors' prices." in digest and "Daily digest" in digest
+    pm_prompt = json.dumps(ollama.last_request()["messages"])
+    assert "What the autonomous members did today" in pm_prompt and "Compared three competitors" in pm_prompt

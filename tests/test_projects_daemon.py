@@ -101,7 +101,7 @@ def test_a_project_team_works_through_the_daemon_and_survives_a_restart(initiali
         home, "SELECT COUNT(*) FROM runs WHERE block = 'acme-launch-digest' AND kind = 'block' GROUP BY slot"))
 
 
-def test_an_edit_to_an_information_product_puts_it_back_to_needing_qa(initialised):
+def test_an_edit_to_an_information_product_puts_it_back_to_needing_qa_and_a_task_asks_for_qa(initialised, ollama):
     from routine.vault.frontmatter import join_frontmatter
     from routine.vault.sections import content_sha
 
@@ -117,3 +117,10 @@ def test_an_edit_to_an_information_product_puts_it_back_to_needing_qa(initialise
         edit(home, rel, "Final numbers.", "Final numbers, revised.")
         wait_for(lambda: "qa: needed" in home.note(rel), 20, "qa: needed after the edit")
         assert "artifact_type: intellectual" in home.note(rel)
+
+        # A task assigned to the Critic asks for QA: it runs, and the verdict lands in the note and the task.
+        ollama.script("qwen2.5:7b-instruct-q4_K_M", ["VERDICT: PASS\nFINDINGS:\n- The revision is consistent"])
+        edit(home, HOME_NOTE, "## Tasks\n", "## Tasks\n\n- [ ] QA [[Report]] [assignee:: [[Critic]]]\n")
+        wait_for(lambda: "[qa:: passed]" in task_line(home, "QA [[Report]]"), 60, "the QA task")
+        assert "- [x]" in task_line(home, "QA [[Report]]")
+        assert "artifact_type: information-product" in home.note(rel) and "The revision is consistent" in home.note(rel)

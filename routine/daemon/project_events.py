@@ -72,7 +72,8 @@ class ProjectEvents:
 
         journal = Journal()
         try:
-            run_pickup(self.daemon.make_runner(journal), self.vault, pick, self.daemon.now_local())
+            run_pickup(self.daemon.make_runner(journal), self.vault, pick, self.daemon.now_local(),
+                       agents=self.daemon.live.agents)
         finally:
             journal.close()
         # Our rewrite of the task line may have folded in a save the person made meanwhile (a file

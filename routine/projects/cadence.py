@@ -73,7 +73,26 @@ def project_blocks(config: Config, agents: dict[str, AgentSpec],
                 continue
             step = StepSpec(agent=manager.name, task=prompt_text(prompt),
                             write=WriteSpec(note=note.format(folder=project.folder), section=section))
+            work = autonomous_steps(config.vault, project, agents, manager) if kind == "digest" else ()
             blocks[block_id(project, kind)] = Block(
-                id=block_id(project, kind), file=project.home, cron=cron, timezone=config.timezone, steps=(step,),
+                id=block_id(project, kind), file=project.home, cron=cron, timezone=config.timezone, steps=(*work, step),
                 description=f"{project.name}: {kind}", missed="catch-up", grace=timedelta(hours=2), project=project.name)
     return blocks, problems
+
+
+def autonomous_steps(vault: Path, project: Project, agents: dict[str, AgentSpec], manager: AgentSpec) -> tuple:
+    """Autonomous members work on the project's cadence: a step each before the digest, writing
+    their section of the day's digest note (the manager's step sees their output)."""
+    from routine.projects.model import Behaviour
+
+    steps = []
+    for member in project.members:
+        if member.behaviour != Behaviour.AUTONOMOUS:
+            continue
+        agent = next((a for a in agents.values() if member.name.lower() in agent_aliases(vault, a.name, a.source)), None)
+        if agent is None or agent.name == manager.name:
+            continue
+        steps.append(StepSpec(agent=agent.name, task=prompt_text("project_work.md.j2"),
+                              write=WriteSpec(note=f"{project.folder}/Digests/{{{{ today }}}}.md",
+                                              section=f"{member.name}'s work")))
+    return tuple(steps)

@@ -32,6 +32,8 @@ from routine.projects.tasks import (
 )
 
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]%]+')
+_QA_TASK = re.compile(r"^(?:QA|Review)\b", re.I)
+_LINK = re.compile(r"\[\[([^\]|#]+)")
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,15 @@ class Pickup:
         return f"task:{self.task.key}"
 
     @property
+    def qa_target(self) -> str | None:
+        """`- [ ] QA [[Market report]] [assignee:: [[Critic]]]`: a QA of that artifact by the assignee."""
+        link = _LINK.search(self.task.text) if _QA_TASK.match(self.task.text) else None
+        return link.group(1).strip() if link else None
+
+    @property
     def result_name(self) -> str:
+        if self.qa_target:
+            return self.qa_target.rsplit("/", 1)[-1]
         return self.task.result or (_UNSAFE.sub("-", self.task.text).strip(" -.")[:80] or "Task result")
 
     @property
@@ -96,7 +106,8 @@ def start(vault: Path, pick: Pickup) -> bool:
         if now is None or now.state != pick.task.state or now.assignee != pick.task.assignee:
             return line  # done, cancelled or reassigned since it was queued: not ours to start
         taken["ok"] = True
-        return with_field(with_mark(line, TaskState.IN_PROGRESS), "result", f"[[{name}]]")
+        marked = with_mark(line, TaskState.IN_PROGRESS)
+        return marked if pick.qa_target else with_field(marked, "result", f"[[{name}]]")
 
     return update_task(vault, pick.task, take) and bool(taken)
 
@@ -133,10 +144,37 @@ def finish(vault: Path, pick: Pickup, outcome, today: datetime) -> None:
         update_task(vault, pick.task, lambda line: without_field(with_mark(line, TaskState.OPEN), "result"))
 
 
-def run_pickup(runner, vault: Path, pick: Pickup, now: datetime):
+def run_pickup(runner, vault: Path, pick: Pickup, now: datetime, agents: dict | None = None):
     """Start, run the agent, finish: the whole life of a picked-up task."""
     if not start(vault, pick):
         return None  # the person changed or removed the line meanwhile
+    if pick.qa_target and agents is not None:
+        return _run_qa_task(runner, vault, pick, now, agents)
     outcome = runner.run_step(request(pick))
     finish(vault, pick, outcome, now)
     return outcome
+
+
+def _run_qa_task(runner, vault: Path, pick: Pickup, now: datetime, agents: dict):
+    """A task asking for QA runs the QA step with its assignee as the reviewer; the task line
+    records the verdict (`[qa:: passed]`) and is done either way (the QA ran)."""
+    from routine.errors import RoutineError
+    from routine.projects.qa import run_qa
+    from routine.projects.tasks import without_field
+    from routine.vault.notes import resolve_wikilink
+
+    rel = resolve_wikilink(vault, pick.qa_target)
+    try:
+        if rel is None:
+            raise RoutineError(f"The task asks for QA of [[{pick.qa_target}]], which is not a note.", "fix the link.")
+        result = run_qa(runner.config, agents, runner, rel, now, reviewers=(pick.agent.name,))
+    except RoutineError as exc:
+        from routine.alerts import raise_alert
+
+        raise_alert(runner.config, now, f"QA task of {pick.agent.name} failed", exc.message, exc.fix)
+        update_task(vault, pick.task, lambda line: without_field(with_mark(line, TaskState.OPEN), "result"))
+        return None
+    verdict = "passed" if result.passed else "failed"
+    update_task(vault, pick.task, lambda line: with_field(with_mark(line, TaskState.DONE), "qa", verdict).rstrip()
+                + f" ✅ {now:%Y-%m-%d}")
+    return result
