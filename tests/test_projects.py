@@ -243,3 +243,32 @@ def test_autonomous_members_work_on_the_cadence_before_the_managers_digest(cli, 
     assert "Research's work" in digest and "Compared three competitors' prices." in digest and "Daily digest" in digest
     pm_prompt = json.dumps(ollama.last_request()["messages"])
     assert "What the autonomous members did today" in pm_prompt and "Compared three competitors" in pm_prompt
+
+
+def test_case_file_globs_follow_membership_tasks_and_status(cli):
+    from routine.projects.membership import case_file_globs
+
+    home = cli.home
+    cli("project", "new", PROJECT)
+    cli("project", "new", "Garden")
+    cli("project", "assign", PROJECT, "research", "--as", "reactive")
+    cli("project", "assign", "Garden", "Ada", "--task", "Water the tomatoes")
+    with open(home.vault / "Projects" / "Garden" / "Garden.md", "a", encoding="utf-8") as fh:  # in Obsidian: not a member
+        fh.write("- [ ] Review the plan [assignee:: [[Critic]]] [result:: [[Plan review]]]\n")
+    assert case_file_globs(home.vault, "research") == (f"Projects/{PROJECT}/**",)
+    assert case_file_globs(home.vault, "acme-launch-pm") == (f"Projects/{PROJECT}/**",)
+    assert case_file_globs(home.vault, "critic") == ("Projects/Garden/Garden.md", "Projects/Garden/Plan review.md")
+    assert case_file_globs(home.vault, "planner") == ()
+    path = home.vault / HOME_NOTE
+    path.write_text(path.read_text(encoding="utf-8").replace("status: active", "status: paused"), encoding="utf-8")
+    assert case_file_globs(home.vault, "research") == ()
+
+
+def test_an_exclusion_wins_over_any_glob_and_says_why():
+    from routine.errors import ScopeError
+    from routine.vault.scope import check_write, in_scope
+
+    globs = ["Projects/**", "!Projects/A/Report.md"]
+    assert in_scope(globs, "Projects/A/Notes.md") and not in_scope(globs, "Projects/A/Report.md")
+    with pytest.raises(ScopeError, match="an artifact librarian neither owns nor was assigned"):
+        check_write(__import__("pathlib").Path("/tmp"), globs, "Projects/A/Report.md", "librarian")

@@ -74,6 +74,17 @@ def project_brief(vault: Path, project: Project, now: datetime | None = None) ->
     if facts.artifacts:
         lines.append("Artifacts: " + "; ".join(f"[[{a.name}]] ({a.artifact_type.value}, QA {a.qa.value})"
                                                 for a in facts.artifacts))
+    others = _library_agents(vault, project)
+    if others:
+        lines.append("Agents in the library, not on the team: " + ", ".join(others))
     if now is not None:
         lines.append("Changed since yesterday: " + (", ".join(f"[[{rel[:-3]}]]" for rel in facts.changed) or "nothing."))
     return "\n".join(lines)
+
+
+def _library_agents(vault: Path, project: Project) -> list[str]:
+    """The agent notes not on the team (nor the manager): candidates the manager may recommend."""
+    folder = Path(vault) / "Agents"
+    team = {m.name.lower() for m in project.members} | {(project.manager or "").lower()}
+    return [p.stem for p in sorted(folder.glob("*.md")) if p.stem.lower() not in team
+            and not p.stem.endswith(" PM")] if folder.is_dir() else []
