@@ -64,6 +64,10 @@ def test_a_project_team_works_through_the_daemon_and_survives_a_restart(initiali
         proposal = task_line(home, "Draft the FAQ").split("[proposal:: [[", 1)[1].split("]]", 1)[0] + ".md"
         assert f"target: '[[Projects/{PROJECT}/Draft the FAQ]]'" in home.note(proposal)
         assert not (home.vault / "Projects" / PROJECT / "Draft the FAQ.md").exists()
+        # Approving it lands the result in the case file (the member may write there only through approval).
+        approved = home.run("approve", proposal, check=True)
+        assert "Created" in approved.stdout, approved.stdout
+        assert (home.vault / "Projects" / PROJECT / "Draft the FAQ.md").exists()
 
         # The manager's digest, fired by the cadence in the home note, was given everyone's work and the blocker.
         digests = home.vault / "Projects" / PROJECT / "Digests"

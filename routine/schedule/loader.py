@@ -77,7 +77,8 @@ def merge(results: list[FileResult]) -> Schedules:
     for r in results:
         out.blocks.update(r.blocks)
         out.triggers.extend(r.triggers)
-        out.files.append(str(r.path))
+        if r.path.suffix in (".yaml", ".yml"):  # not the projects' cadences (derived from notes)
+            out.files.append(str(r.path))
     return out
 
 
