@@ -272,3 +272,21 @@ def test_an_exclusion_wins_over_any_glob_and_says_why():
     assert in_scope(globs, "Projects/A/Notes.md") and not in_scope(globs, "Projects/A/Report.md")
     with pytest.raises(ScopeError, match="an artifact librarian neither owns nor was assigned"):
         check_write(__import__("pathlib").Path("/tmp"), globs, "Projects/A/Report.md", "librarian")
+
+
+def test_the_managers_task_breakdown_is_a_proposal_and_approving_it_adds_the_task_lines(cli, ollama):
+    home = cli.home
+    cli("project", "new", PROJECT)
+    cli("project", "assign", PROJECT, "research", "--as", "reactive")
+    ollama.script(MISTRAL, [call("propose_tasks", tasks=[{"text": "Interview five customers", "assignee": "Research",
+                                                         "due": "2026-12-02"}, {"text": "Book the venue"}]),
+                            "Proposed a breakdown."])
+    cli("fire", "acme-launch-pm", "--task", "Break the launch down into tasks.")
+    assert "Interview five customers" not in home.note(HOME_NOTE)
+    proposal = next(p for p in (home.vault / "Drafts").glob("*.md") if "Interview five customers" in p.read_text())
+    cli("approve", proposal.relative_to(home.vault).as_posix())
+    _, out, _ = cli("project", "show", PROJECT, "--json")
+    tasks = json.loads(out)["open_tasks"]
+    assert [t["text"] for t in tasks["Research"]] == ["Interview five customers"]
+    assert tasks["Research"][0]["due"] == "2026-12-02"
+    assert [t["text"] for t in tasks["(unassigned)"]] == ["Book the venue"]
