@@ -32,7 +32,7 @@ from routine.projects.tasks import (
 )
 
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]%]+')
-_QA_TASK = re.compile(r"^(?:QA|Review)\b", re.I)
+_QA_TASK = re.compile(r"^(?:QA|Review)\b", re.IGNORECASE)
 _LINK = re.compile(r"\[\[([^\]|#]+)")
 
 
