@@ -8,6 +8,7 @@ seen (``stale_after_edit``) and the note goes back to `qa: needed`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -73,23 +74,34 @@ def read_artifact(vault: Path, rel: str) -> Artifact | None:
     return artifact_from(rel, note.frontmatter)
 
 
+_TYPE_ARTIFACT = re.compile(rb"^type:[ \t]*[\"']?artifact\b", re.M)
+_SEEN: dict[str, tuple[tuple[int, int, int], Artifact | None]] = {}  # path -> ((mtime_ns, size, inode), artifact)
+
+
 def artifacts_in(vault: Path, folder: str = PROJECTS) -> list[Artifact]:
-    """Every artifact under ``folder`` (all case files by default). Only notes that open with
-    frontmatter are parsed."""
+    """Every artifact under ``folder`` (all case files by default).
+
+    Every run asks (ownership is a scope), so it is cheap: a note whose head does not say
+    `type: artifact` is never parsed, and a parsed one is kept until its mtime or size changes.
+    """
     from routine.projects.tasks import case_file_notes
 
     found = []
     for rel in case_file_notes(vault, folder):
         path = Path(vault) / rel
         try:
-            with open(path, "rb") as fh:
-                if not fh.read(4).startswith(b"---"):
-                    continue
+            stat = path.stat()
+            key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+            cached = _SEEN.get(str(path))
+            if cached is None or cached[0] != key:
+                with open(path, "rb") as fh:
+                    head = fh.read(4096)
+                artifact = read_artifact(vault, rel) if head.startswith(b"---") and _TYPE_ARTIFACT.search(head) else None
+                cached = _SEEN[str(path)] = (key, artifact)
         except OSError:
             continue
-        artifact = read_artifact(vault, rel)
-        if artifact is not None:
-            found.append(artifact)
+        if cached[1] is not None:
+            found.append(cached[1])
     return found
 
 

@@ -132,21 +132,34 @@ def project_from_properties(vault: Path, folder: str, name: str, props: dict) ->
                    problems=tuple(problems))
 
 
-def read_project(vault: Path, folder: Path) -> Project | None:
-    """The project whose case file is ``folder``, or None when it has no home note."""
+_SEEN: dict[str, tuple[tuple[int, int, int], dict, str | None]] = {}  # home path -> ((mtime_ns, size, inode), properties, error)
+
+
+def _home_properties(vault: Path, home: Path) -> tuple[dict, str | None]:
+    """A home note's properties, parsed again only when it changed (every run reads them)."""
     from routine.vault.notes import read_note
 
+    stat = home.stat()
+    key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    cached = _SEEN.get(str(home))
+    if cached is None or cached[0] != key:
+        note = read_note(vault, home.relative_to(vault).as_posix())
+        cached = _SEEN[str(home)] = (key, note.frontmatter, note.frontmatter_error)
+    return cached[1], cached[2]
+
+
+def read_project(vault: Path, folder: Path) -> Project | None:
+    """The project whose case file is ``folder``, or None when it has no home note."""
     home = folder / f"{folder.name}.md"
-    if not home.is_file():
+    try:
+        props, error = _home_properties(vault, home)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
-    rel = home.relative_to(vault).as_posix()
-    note = read_note(vault, rel)
-    kind = str(note.frontmatter.get("type") or "project")
-    if kind != "project":
+    if str(props.get("type") or "project") != "project":
         return None
-    project = project_from_properties(vault, folder.relative_to(vault).as_posix(), folder.name, note.frontmatter)
-    if note.frontmatter_error:
-        return Project(project.name, project.folder, problems=(f"{rel}: {note.frontmatter_error}",))
+    project = project_from_properties(vault, folder.relative_to(vault).as_posix(), folder.name, props)
+    if error:
+        return Project(project.name, project.folder, problems=(f"{home.relative_to(vault).as_posix()}: {error}",))
     return project
 
 

@@ -114,15 +114,29 @@ def case_file_notes(vault: Path, folder: str) -> list[str]:
     return out
 
 
+_SEEN: dict[str, tuple[tuple[int, int, int], tuple[list[Task], list[str]]]] = {}  # path -> ((mtime_ns, size, inode), parsed)
+
+
+def note_tasks(vault: Path, rel: str) -> tuple[list[Task], list[str]]:
+    """The tasks and blockers of one note, parsed again only when its mtime or size changed
+    (every run asks: membership comes from task lines)."""
+    path = Path(vault) / rel
+    stat = path.stat()
+    key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    cached = _SEEN.get(str(path))
+    if cached is None or cached[0] != key:
+        cached = _SEEN[str(path)] = (key, parse_tasks(rel, path.read_text(encoding="utf-8", errors="replace")))
+    return cached[1]
+
+
 def project_tasks(vault: Path, folder: str) -> tuple[list[Task], list[str]]:
     """Every task and blocker line in a case file."""
     tasks, blockers = [], []
     for rel in case_file_notes(vault, folder):
         try:
-            text = (Path(vault) / rel).read_text(encoding="utf-8", errors="replace")
+            found, blocked = note_tasks(vault, rel)
         except OSError:
             continue
-        found, blocked = parse_tasks(rel, text)
         tasks += found
         blockers += blocked
     return tasks, blockers
