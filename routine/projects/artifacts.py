@@ -74,7 +74,7 @@ def read_artifact(vault: Path, rel: str) -> Artifact | None:
     return artifact_from(rel, note.frontmatter)
 
 
-_TYPE_ARTIFACT = re.compile(rb"^type:[ \t]*[\"']?artifact\b", re.M)
+_TYPE_ARTIFACT = re.compile(rb"^type:[ \t]*[\"']?artifact\b", re.MULTILINE)
 _SEEN: dict[str, tuple[tuple[int, int, int], Artifact | None]] = {}  # path -> ((mtime_ns, size, inode), artifact)
 
 
