@@ -128,3 +128,9 @@ def test_an_edit_to_an_information_product_puts_it_back_to_needing_qa_and_a_task
         wait_for(lambda: "[qa:: passed]" in task_line(home, "QA [[Report]]"), 60, "the QA task")
         assert "- [x]" in task_line(home, "QA [[Report]]")
         assert "artifact_type: information-product" in home.note(rel) and "The revision is consistent" in home.note(rel)
+
+        # The home note changed (the task list): the manager reacted, in the day's digest note.
+        digests = home.vault / "Projects" / PROJECT / "Digests"
+        wait_for(lambda: digests.is_dir() and any("Changes" in p.read_text(encoding="utf-8") for p in digests.glob("*.md")),
+                 60, "the manager's reaction")
+        assert journal_rows(home, "SELECT project FROM runs WHERE agent = 'acme-launch-pm'") == [(PROJECT,)]

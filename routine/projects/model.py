@@ -100,6 +100,17 @@ def member_kind(vault: Path, name: str) -> str:
     return "person"
 
 
+def _agent_behaviour(vault: Path, name: str) -> str | None:
+    """The agent note's own `behaviour:` (a custom agent's default), when the home note names none."""
+    from routine.vault.frontmatter import split_frontmatter
+
+    try:
+        props = split_frontmatter((vault / AGENTS / f"{name}.md").read_text(encoding="utf-8", errors="replace"))[0]
+    except OSError:
+        return None
+    return str(props["behaviour"]) if props.get("behaviour") else None
+
+
 def project_from_properties(vault: Path, folder: str, name: str, props: dict) -> Project:
     problems = []
     behaviours, roles = _pairs(props.get("behaviours")), _pairs(props.get("roles"))
@@ -111,7 +122,7 @@ def project_from_properties(vault: Path, folder: str, name: str, props: dict) ->
         kind = member_kind(vault, member)
         behaviour = None
         if kind == "agent":
-            raw = behaviours.get(member.lower(), Behaviour.REACTIVE.value)
+            raw = behaviours.get(member.lower()) or _agent_behaviour(vault, member) or Behaviour.REACTIVE.value
             try:
                 behaviour = Behaviour(raw.lower())
             except ValueError:
