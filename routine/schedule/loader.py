@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from routine.config.checks import sample_path
-from routine.config.model import AgentSpec, Config, SearchSpec, StepSpec, WriteSpec
+from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
 from routine.config.schema import SCHEDULE
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml
@@ -177,6 +177,8 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
                 problems.append(doc.problem(here + ("inputs", j), f"{item!r} is outside agent {agent.name}'s reads scope ({', '.join(agent.reads) or 'none'})."))
     if isinstance(s.get("search"), dict) and isinstance(s["search"].get("query"), str):
         _check_template(doc, here + ("search", "query"), s["search"]["query"], earlier, problems)
+    if isinstance(s.get("graph"), dict) and isinstance(s["graph"].get("around"), str):
+        _check_template(doc, here + ("graph", "around"), s["graph"]["around"], earlier, problems)
     raw_write = s.get("write") if isinstance(s.get("write"), dict) else None
     write = WriteSpec.from_dict(raw_write) or agent.write
     if write is None:
@@ -193,7 +195,9 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
     if len(problems) > before:
         return None
     search = SearchSpec(s["search"]["query"], s["search"].get("k", 6)) if isinstance(s.get("search"), dict) else None
-    return StepSpec(agent=agent.name, task=s.get("task"), inputs=tuple(s.get("inputs", ())), search=search, write=write)
+    graph = GraphSpec(s["graph"]["around"], s["graph"].get("depth", 1)) if isinstance(s.get("graph"), dict) else None
+    return StepSpec(agent=agent.name, task=s.get("task"), inputs=tuple(s.get("inputs", ())), search=search, write=write,
+                    graph=graph)
 
 
 def _check_template(doc, path, text: str, earlier: list[str], problems) -> None:
