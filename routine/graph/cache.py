@@ -13,7 +13,7 @@ import os
 import sqlite3
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from routine import paths
@@ -159,7 +159,7 @@ class GraphCache:
     def follow_journal(self, journal, now: datetime | None = None) -> list[str]:
         """Add the read and wrote edges of runs finished since last time; returns the notes those
         runs wrote (routine's own writes do not reach the vault watcher, so read them here)."""
-        now = now or datetime.now(timezone.utc)
+        now = now or datetime.now(UTC)
         since = (now - timedelta(days=RUN_DAYS)).isoformat(timespec="milliseconds")
         rows, cursor = journal.step_io(int(self._meta("journal_cursor") or 0), since)
         wrote_paths = []

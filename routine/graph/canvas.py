@@ -35,7 +35,7 @@ def node_id(graph_id: str) -> str:
 
 
 def _edge_id(u: str, v: str, label: str) -> str:
-    return PREFIX + hashlib.sha1(f"{u}\x00{v}\x00{label}".encode("utf-8")).hexdigest()[:14]
+    return PREFIX + hashlib.sha1(f"{u}\x00{v}\x00{label}".encode()).hexdigest()[:14]
 
 
 def _group_name(kind: NodeType) -> str:

@@ -134,7 +134,7 @@ def _hidden_ranges(body: str) -> list[tuple[int, int]]:
 def _okr_headings(rel: str, body: str, nodes: list, edges: list) -> None:
     """Objectives (headings) and their key results (headings or list items) in the OKRs note,
     named so that ``[[OKRs#KR 1.1]]`` finds them."""
-    note_link = rel[:-3] if rel.endswith(".md") else rel
+    note_link = rel.removesuffix(".md")
     hidden = _hidden_ranges(body)
     found = sorted([(m.start(), NodeType.OBJECTIVE, m) for m in _OBJECTIVE.finditer(body)] +
                    [(m.start(), NodeType.KEY_RESULT, m) for m in _KEY_RESULT.finditer(body)], key=lambda t: t[0])

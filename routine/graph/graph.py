@@ -43,7 +43,7 @@ class KnowledgeGraph:
             new = rel not in self.facts
             inner_before = set() if new else {n.id for n in self.facts[rel].nodes}
             if not new:
-                self._unlink(rel)
+                self._unlink(self.facts[rel])
                 self._forget_links(self.facts[rel])
             self.facts[rel] = facts
             for target in {e.target for e in facts.edges}:
@@ -62,7 +62,7 @@ class KnowledgeGraph:
         with self.lock:
             for facts in many:
                 if facts.rel in self.facts:
-                    self._unlink(facts.rel)
+                    self._unlink(self.facts[facts.rel])
                     self._forget_links(self.facts[facts.rel])
                 else:
                     self._register(facts.rel)
@@ -81,7 +81,7 @@ class KnowledgeGraph:
             facts = self.facts.pop(rel, None)
             if facts is None:
                 return
-            self._unlink(rel)
+            self._unlink(facts)
             self._forget_links(facts)
             if rel in self.g:
                 self.g.remove_node(rel)
@@ -154,9 +154,9 @@ class KnowledgeGraph:
                 self.g.nodes[node.id].clear()  # a property the person removed goes from the node too
             self.g.add_node(node.id, type=node.type.value, label=node.label, note=facts.rel, **node.attrs)
 
-    def _unlink(self, rel: str) -> None:
-        """Remove what ``rel``'s facts put in: its inner nodes, and every edge they made."""
-        facts = self.facts[rel]
+    def _unlink(self, facts: NoteFacts) -> None:
+        """Remove what a note's facts put in: its inner nodes, and every edge they made."""
+        rel = facts.rel
         for node in facts.nodes:
             if node.id == rel:
                 if rel in self.g:

@@ -22,7 +22,7 @@ class NodeType(str, Enum):
     NOTE = "note"
 
     @classmethod
-    def of(cls, value: str | None) -> "NodeType | None":
+    def of(cls, value: str | None) -> NodeType | None:
         try:
             return cls(str(value).strip().lower().replace("-", "_").replace(" ", "_")) if value else None
         except ValueError:
@@ -78,7 +78,7 @@ class NoteFacts:
                 "edges": [{**asdict(e), "type": e.type.value} for e in self.edges]}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "NoteFacts":
+    def from_dict(cls, d: dict) -> NoteFacts:
         return cls(d["rel"], [NodeFact(n["id"], NodeType(n["type"]), n["label"], n.get("attrs") or {})
                               for n in d["nodes"]],
                    [EdgeFact(e["source"], e["target"], EdgeType(e["type"]), e["label"]) for e in d["edges"]])

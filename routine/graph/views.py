@@ -6,9 +6,10 @@ holding note (an agent's read scope): a node it fails is neither returned nor wa
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Callable
 
 from routine.errors import UsageError
 from routine.graph.graph import KnowledgeGraph
@@ -179,8 +180,8 @@ def path(graph: KnowledgeGraph, a: str, b: str, visible: Visible | None = None) 
         except (nx.NetworkXNoPath, nx.NodeNotFound):
             return []
         steps = []
-        for u, v in zip(chain, chain[1:]):
+        for u, v in itertools.pairwise(chain):
             data = g.get_edge_data(u, v) or g.get_edge_data(v, u)
-            label = sorted(d["label"] for d in data.values())[0]
+            label = min(d["label"] for d in data.values())
             steps.append((u, label if g.has_edge(u, v) else f"{label} (from)", v))
         return steps
