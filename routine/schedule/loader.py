@@ -195,7 +195,8 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
     if len(problems) > before:
         return None
     search = SearchSpec(s["search"]["query"], s["search"].get("k", 6)) if isinstance(s.get("search"), dict) else None
-    graph = GraphSpec(s["graph"]["around"], s["graph"].get("depth", 1)) if isinstance(s.get("graph"), dict) else None
+    raw_graph = s.get("graph") if isinstance(s.get("graph"), dict) else {}
+    graph = GraphSpec(raw_graph["around"], raw_graph.get("depth", 1)) if isinstance(raw_graph.get("around"), str) else None
     return StepSpec(agent=agent.name, task=s.get("task"), inputs=tuple(s.get("inputs", ())), search=search, write=write,
                     graph=graph)
 
