@@ -12,6 +12,7 @@ import json
 import os
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -50,6 +51,7 @@ class GraphCache:
         self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA busy_timeout=30000")
+        self.db.execute("PRAGMA synchronous=NORMAL")  # a cache: a power cut costs at most a re-read
         self.db.executescript(
             "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
             "CREATE TABLE IF NOT EXISTS notes (rel TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, facts TEXT);"
@@ -61,6 +63,17 @@ class GraphCache:
 
     def close(self) -> None:
         self.db.close()
+
+    @contextmanager
+    def _batch(self):
+        """One transaction for a pass: a thousand notes are one commit, not a thousand."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     # --- start-up ----------------------------------------------------------------------------------
 
@@ -93,15 +106,16 @@ class GraphCache:
         started, stats = time.monotonic(), SyncStats()
         present = {rel for rel in vault_files(self.vault) if is_note(rel)}
         changed, fresh = [], []
-        for rel in sorted(present):
-            st = _stat(self.vault / rel)
-            if st is None or self._known.get(rel) == st:
-                continue
-            facts = self._read(rel, st)
-            if facts is not None:
-                (fresh if rel not in self.graph.facts else changed).append(facts)
         gone = sorted(set(self._known) - present)
-        with self.graph.lock:
+        with self._batch(), self.graph.lock:
+            for rel in sorted(present):
+                st = _stat(self.vault / rel)
+                if st is None or self._known.get(rel) == st:
+                    continue
+                facts = self._read(rel, st)
+                if facts is not None:
+                    (fresh if rel not in self.graph.facts else changed).append(facts)
+            stats.parsed = len(changed) + len(fresh)
             if fresh and len(fresh) > len(self.graph.facts):
                 self.graph.load(fresh)  # a first build: link everything once, not note by note
             else:
@@ -110,15 +124,21 @@ class GraphCache:
                 self.graph.set_note(facts)
             for rel in gone:
                 self._forget(rel)
-        stats.notes, stats.parsed, stats.removed = len(present), len(changed) + len(fresh), len(gone)
+        stats.notes, stats.removed = len(present), len(gone)
         stats.seconds = time.monotonic() - started
         return stats
 
     def update_paths(self, rels) -> SyncStats:
         """Notes the vault watcher says changed (created, modified, moved away or deleted)."""
+        started, stats = time.monotonic(), SyncStats()
+        with self._batch():
+            self._update(rels, stats)
+        stats.notes, stats.seconds = len(self.graph.facts), time.monotonic() - started
+        return stats
+
+    def _update(self, rels, stats: SyncStats) -> None:
         from routine.watch.filters import is_note
 
-        started, stats = time.monotonic(), SyncStats()
         for rel in sorted(set(rels)):
             if not is_note(rel):
                 continue
@@ -134,8 +154,6 @@ class GraphCache:
             if facts is not None:
                 self.graph.set_note(facts)
                 stats.parsed += 1
-        stats.notes, stats.seconds = len(self.graph.facts), time.monotonic() - started
-        return stats
 
     def _read(self, rel: str, st: tuple[int, int]) -> NoteFacts | None:
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import Enum
 
 
@@ -74,8 +74,10 @@ class NoteFacts:
     edges: list[EdgeFact]
 
     def to_dict(self) -> dict:
-        return {"rel": self.rel, "nodes": [{**asdict(n), "type": n.type.value} for n in self.nodes],
-                "edges": [{**asdict(e), "type": e.type.value} for e in self.edges]}
+        return {"rel": self.rel,
+                "nodes": [{"id": n.id, "type": n.type.value, "label": n.label, "attrs": n.attrs} for n in self.nodes],
+                "edges": [{"source": e.source, "target": e.target, "type": e.type.value, "label": e.label}
+                          for e in self.edges]}
 
     @classmethod
     def from_dict(cls, d: dict) -> NoteFacts:

@@ -91,7 +91,7 @@ class CanvasWriter:
         if existing == doc:
             return False
         try:
-            atomic_write(path, json.dumps(doc, indent="\t", ensure_ascii=False) + "\n", expected=raw)
+            atomic_write(path, json.dumps(doc, ensure_ascii=False) + "\n", expected=raw)  # no indent: C-fast
         except NoteChanged:  # Obsidian saved it just now: the next refresh merges that
             return False
         return True
