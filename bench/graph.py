@@ -107,6 +107,14 @@ def in_process(notes: int) -> None:
         started = time.perf_counter()
         written = writer.refresh(warm.graph)
         print(f"canvases after those changes: {len(written)} rewritten in {time.perf_counter() - started:.2f}s")
+        for what, rel in (("an artifact", "Projects/Project 3/Artifact 3-1.md"), ("a task line", "Projects/Project 4/Tasks.md")):
+            note = vault / rel
+            note.write_text(note.read_text().replace("[[", "[[Person 1]] [[", 1))
+            started = time.perf_counter()
+            warm.update_paths([rel])
+            written = writer.refresh(warm.graph)
+            print(f"one saved note ({what}) to graph and canvases: {(time.perf_counter() - started) * 1000:.0f} ms "
+                  f"({len(written)} canvases rewritten: {', '.join(Path(w).stem for w in written)})")
         warm.close()
 
 

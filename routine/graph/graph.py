@@ -9,6 +9,7 @@ the run journal (``read``, ``wrote``) are kept apart and re-linked as a set.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from routine.graph.model import NodeType, NoteFacts
@@ -19,6 +20,15 @@ JOURNAL = "journal"  # the ``via`` of edges that come from the run journal
 def _stem_key(target: str) -> str:
     base = target.split("#", 1)[0].strip().lower().removesuffix(".md")
     return base.rsplit("/", 1)[-1]
+
+
+@dataclass
+class Touched:
+    """What changed in the graph: nodes added, removed or with new data; edges (from, to, type)
+    added or removed. A view that none of it reaches is unchanged."""
+
+    nodes: set[str] = field(default_factory=set)
+    edges: set[tuple[str, str, str]] = field(default_factory=set)
 
 
 class KnowledgeGraph:
@@ -33,6 +43,9 @@ class KnowledgeGraph:
         self._by_path: dict[str, str] = {}           # lower-case path without .md -> path
         self._naming: dict[str, set[str]] = {}       # lower-case name a link targets -> notes with that link
         self._journal_edges: list[tuple[str, str, str]] = []
+        # What changed since take_touched(): nodes (added, removed, new data) and edges (u, v, type);
+        # None: everything (a load).
+        self._touched: Touched | None = None
 
     # --- changing it ---------------------------------------------------------------------------
 
@@ -42,6 +55,9 @@ class KnowledgeGraph:
             rel = facts.rel
             new = rel not in self.facts
             inner_before = set() if new else {n.id for n in self.facts[rel].nodes}
+            # Links from other notes into this note's headings: kept across the re-read.
+            kept = [(u, v, k, d) for n in inner_before - {rel} if n in self.g
+                    for u, v, k, d in self.g.in_edges(n, keys=True, data=True) if d.get("via") != rel]
             if not new:
                 self._unlink(self.facts[rel])
                 self._forget_links(self.facts[rel])
@@ -51,6 +67,9 @@ class KnowledgeGraph:
             if new:
                 self._register(rel)
             self._link(facts)
+            for u, v, k, d in kept:
+                if u in self.g and v in self.g:
+                    self.g.add_edge(u, v, key=k, **d)
             # Links into this note resolve again: to it (new), or to its new headings and tasks.
             if new or inner_before != {n.id for n in facts.nodes}:
                 self._relink_naming(rel, skip=rel)
@@ -75,6 +94,7 @@ class KnowledgeGraph:
             for facts in self.facts.values():
                 self._add_edges(facts)
             self._link_runs()
+            self._touched = None
 
     def remove_note(self, rel: str) -> None:
         with self.lock:
@@ -84,6 +104,7 @@ class KnowledgeGraph:
             self._unlink(facts)
             self._forget_links(facts)
             if rel in self.g:
+                self._touch_removal(rel)
                 self.g.remove_node(rel)
             self._unregister(rel)
             self._relink_naming(rel, skip=rel)
@@ -148,11 +169,33 @@ class KnowledgeGraph:
         self._put_nodes(facts)
         self._add_edges(facts)
 
+    def _touch_edges(self, edges) -> None:
+        if self._touched is not None:
+            self._touched.edges.update(edges)
+
+    def _touch_removal(self, node: str) -> None:
+        if self._touched is not None:
+            self._touched.nodes.add(node)
+            self._touch_edges((u, v, t) for u, v, t in self.g.in_edges(node, data="type"))
+            self._touch_edges((u, v, t) for u, v, t in self.g.out_edges(node, data="type"))
+
+    def take_touched(self) -> "Touched | None":
+        """What changed since the last call (None: everything, after a load): which views may
+        have changed."""
+        with self.lock:
+            touched, self._touched = self._touched, Touched()
+            return touched
+
     def _put_nodes(self, facts: NoteFacts) -> None:
         for node in facts.nodes:
+            data = {"type": node.type.value, "label": node.label, "note": facts.rel, **node.attrs}
             if node.id in self.g:
+                if self.g.nodes[node.id] == data:
+                    continue
                 self.g.nodes[node.id].clear()  # a property the person removed goes from the node too
-            self.g.add_node(node.id, type=node.type.value, label=node.label, note=facts.rel, **node.attrs)
+            self.g.add_node(node.id, **data)
+            if self._touched is not None:
+                self._touched.nodes.add(node.id)
 
     def _unlink(self, facts: NoteFacts) -> None:
         """Remove what a note's facts put in: its inner nodes, and every edge they made."""
@@ -161,8 +204,10 @@ class KnowledgeGraph:
             if node.id == rel:
                 if rel in self.g:
                     mine = [(u, v, k) for u, v, k, via in self.g.out_edges(rel, keys=True, data="via") if via == rel]
+                    self._touch_edges((u, v, self.g.edges[u, v, k]["type"]) for u, v, k in mine)
                     self.g.remove_edges_from(mine)
             elif node.id in self.g:
+                self._touch_removal(node.id)
                 self.g.remove_node(node.id)
 
     def _relink_naming(self, rel: str, skip: str) -> None:
@@ -175,6 +220,7 @@ class KnowledgeGraph:
         ids = {n.id for n in facts.nodes}
         mine = [(u, v, k) for u, v, k, via in self.g.out_edges(list(ids & set(self.g)), keys=True, data="via")
                 if via == facts.rel]
+        self._touch_edges((u, v, self.g.edges[u, v, k]["type"]) for u, v, k in mine)
         self.g.remove_edges_from(mine)
         self._add_edges(facts)
 
@@ -186,8 +232,10 @@ class KnowledgeGraph:
                 continue
             self.g.add_edge(edge.source, target, key=f"{edge.type.value}:{edge.label}", type=edge.type.value,
                             label=edge.label, via=facts.rel)
+            self._touch_edges([(edge.source, target, edge.type.value)])
 
     def _link_runs(self) -> None:
+        before = set(self._journal_edges)
         self.g.remove_edges_from([e for e in self._journal_edges if self.g.has_edge(*e)])
         self._journal_edges = []
         for (agent, rel, kind), at in sorted(self.runs.items()):
@@ -197,6 +245,7 @@ class KnowledgeGraph:
             key = f"{kind}:{kind}"
             self.g.add_edge(source, rel, key=key, type=kind, label=kind, via=JOURNAL, at=at)
             self._journal_edges.append((source, rel, key))
+        self._touch_edges((u, v, k.split(":", 1)[0]) for u, v, k in before.symmetric_difference(self._journal_edges))
 
     # --- asking it -----------------------------------------------------------------------------
 
