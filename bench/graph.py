@@ -130,8 +130,9 @@ def through_daemon(notes: int, rounds: int) -> None:
         vault = tmp / "Vault"
         generate(vault, notes, random.Random(7))
         canvas = vault / "Routine/Graphs/Project Project 0.canvas"
-        log = open(tmp / "daemon.log", "wb")
-        proc = subprocess.Popen([sys.executable, "-m", "routine", "run"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        with open(tmp / "daemon.log", "wb") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "routine", "run"], env=env, stdout=log,
+                                    stderr=subprocess.STDOUT)
         try:
             started = time.monotonic()
             wait(canvas.exists, 300)
@@ -150,8 +151,12 @@ def through_daemon(notes: int, rounds: int) -> None:
                   f"max {max(latencies):.2f}s over {rounds} saves (the watcher's settle time is 0.4s of it)")
         finally:
             proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=60)
-            log.close()
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                print("the daemon did not stop within 120s; its log ends:\n" +
+                      "\n".join((tmp / "daemon.log").read_text().splitlines()[-15:]))
 
 
 def assigned(canvas: Path, task: str) -> str | None:

@@ -179,7 +179,7 @@ class KnowledgeGraph:
             self._touch_edges((u, v, t) for u, v, t in self.g.in_edges(node, data="type"))
             self._touch_edges((u, v, t) for u, v, t in self.g.out_edges(node, data="type"))
 
-    def take_touched(self) -> "Touched | None":
+    def take_touched(self) -> Touched | None:
         """What changed since the last call (None: everything, after a load): which views may
         have changed."""
         with self.lock:

@@ -61,7 +61,7 @@ def parse_frontmatter(text: str) -> FrontmatterSplit:
     block, body = text[:end], text[end:]
     inner = text[opening.end():closing.start()]
     try:
-        data = yaml.load(inner, Loader=_LOADER)  # noqa: S506 (a safe loader)
+        data = yaml.load(inner, Loader=_LOADER)
     except yaml.YAMLError as exc:
         return FrontmatterSplit(body=body, block=block, readable=False,
                                 error=f"its frontmatter is not valid YAML ({str(exc).splitlines()[0]})")
