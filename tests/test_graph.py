@@ -118,7 +118,9 @@ def test_deleting_the_cache_rebuilds_the_same_graph(vault, tmp_path):
     journal = Journal(tmp_path / "journal.sqlite3")
     run = journal.start(agent="research", trigger="manual")
     journal.finish(run, "ok", sources=["Research/Datasheet.md", "Projects/Beta/Beta.md"],
-                   wrote={"path": "Research/Brief.md", "outcome": "created"})
+                   wrote={"path": "Research/Brief.md", "outcome": "created"},
+                   log=[{"type": "tool", "name": "read_note", "result": "# Projects/Beta/Battery spec.md\nSpec."},
+                        {"type": "tool", "name": "read_note", "refused": True, "error": "Refused: outside"}])
     (vault / "Research/Brief.md").write_text("---\nsources: [\"[[Datasheet]]\"]\n---\nBrief.\n")
     cache = open_graph(vault, state)
     cache.follow_journal(journal)
@@ -131,6 +133,7 @@ def test_deleting_the_cache_rebuilds_the_same_graph(vault, tmp_path):
     followed = cache.graph.snapshot()
     assert ("Agents/Research.md", "Research/Brief.md", "wrote:wrote", "wrote", "wrote") in followed["edges"]
     assert ("Agents/Research.md", "Projects/Beta/Beta.md", "read:read", "read", "read") in followed["edges"]
+    assert ("Agents/Research.md", "Projects/Beta/Battery spec.md", "read:read", "read", "read") in followed["edges"]
     cache.close()
     for leftover in state.iterdir():
         leftover.unlink()

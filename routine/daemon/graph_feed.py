@@ -87,6 +87,10 @@ class GraphFeeder:
                 log.exception("the knowledge graph could not follow %s", ", ".join(paths[:3]) or "the journal")
 
     def _pass(self, paths: list[str], runs: bool) -> None:
+        if self.daemon.live.config.vault != self.cache.vault:  # a reload moved the vault: start over there
+            self.cache.close()
+            self._open()
+            runs = True
         if paths:
             self.cache.update_paths(paths)
         if runs:

@@ -95,6 +95,8 @@ class GraphCache:
             facts.append(NoteFacts.from_dict(json.loads(data)))
         self.graph.load(facts)
         self.graph.set_runs({(a, r, k): at for a, r, k, at in self.db.execute("SELECT agent, rel, kind, at FROM runs")})
+        # This process's own place in the journal (a CLI run beside the daemon keeps its own).
+        self._cursor = int(self._meta("journal_cursor") or 0)
 
     # --- following the vault -----------------------------------------------------------------------
 
@@ -179,11 +181,11 @@ class GraphCache:
         runs wrote (routine's own writes do not reach the vault watcher, so read them here)."""
         now = now or datetime.now(UTC)
         since = (now - timedelta(days=RUN_DAYS)).isoformat(timespec="milliseconds")
-        rows, cursor = journal.step_io(int(self._meta("journal_cursor") or 0), since)
+        rows, self._cursor = journal.step_io(self._cursor, since)
         wrote_paths = []
         for row in rows:
             at = row.get("ended_at") or ""
-            for rel in row.get("sources") or []:
+            for rel in [*(row.get("sources") or []), *_tool_reads(row.get("log"))]:
                 self._run_edge(row["agent"], rel, "read", at)
             wrote = row.get("wrote")
             if isinstance(wrote, dict) and wrote.get("path"):
@@ -191,7 +193,7 @@ class GraphCache:
                 self._run_edge(row["agent"], rel, "wrote", at)
                 wrote_paths.append(rel)
         self.db.execute("DELETE FROM runs WHERE at < ?", (since,))
-        self._set_meta("journal_cursor", cursor)
+        self._set_meta("journal_cursor", self._cursor)
         runs = {(a, r, k): at for a, r, k, at in self.db.execute("SELECT agent, rel, kind, at FROM runs")}
         if rows or runs != self.graph.runs:
             self.update_paths(wrote_paths)
@@ -201,6 +203,17 @@ class GraphCache:
     def _run_edge(self, agent: str, rel: str, kind: str, at: str) -> None:
         self.db.execute("INSERT INTO runs VALUES (?, ?, ?, ?) ON CONFLICT (agent, rel, kind) DO UPDATE SET"
                         " at = max(at, excluded.at)", (agent, rel, kind, at))
+
+
+def _tool_reads(log) -> list[str]:
+    """Notes a tool-using run read with read_note (its transcript says which, first line '# PATH')."""
+    found = []
+    for entry in log if isinstance(log, list) else []:
+        result = entry.get("result") if isinstance(entry, dict) else None
+        if entry.get("name") == "read_note" and not entry.get("refused") and isinstance(result, str) \
+                and result.startswith("# "):
+            found.append(result.split("\n", 1)[0][2:].strip())
+    return found
 
 
 def _stat(path: Path) -> tuple[int, int] | None:

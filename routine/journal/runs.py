@@ -117,7 +117,7 @@ class Journal:
         cursor ``after`` that ended at or after ``since`` (ISO), and the next cursor. A run still
         running holds the cursor before it, so it is read once it has finished."""
         rows = self.db.execute(
-            "SELECT rowid, agent, status, sources, wrote, ended_at FROM runs WHERE kind='step' AND rowid > ?"
+            "SELECT rowid, agent, status, sources, wrote, log, ended_at FROM runs WHERE kind='step' AND rowid > ?"
             " AND agent IS NOT NULL ORDER BY rowid", (after,)).fetchall()
         running = [r["rowid"] for r in rows if r["status"] == "running"]
         done = [_decode(dict(r)) for r in rows if r["status"] != "running" and (r["ended_at"] or "") >= since]
