@@ -4,6 +4,7 @@ within the agent's read scope; and `routine graph` from the command line."""
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 
 from graph_vault import write_case_file
@@ -100,5 +101,10 @@ def test_graph_commands(initialised):
     assert scoped["nodes"] and all(n["note"].startswith(builder_reads) for n in scoped["nodes"])
     way = home.run("graph", "path", "Bo", "Datasheet", check=True).stdout
     assert way.startswith("People/Bo.md") and "Research/Datasheet.md" in way
+    # The graph is a cache: with the state dir gone, the same graph comes back from the vault.
+    workspace = home.run("graph", "show", "workspace", "--json", check=True).stdout
+    shutil.rmtree(home.state)
+    assert home.run("graph", "show", "workspace", "--json", check=True).stdout == workspace
+    assert home.run("graph", "show", "project", "Alpha", "--json", check=True).stdout.strip() == json.dumps(alpha, indent=2, ensure_ascii=False)
     missing = home.run("graph", "show", "project", "Gamma")
     assert missing.returncode == 2 and "no project named 'Gamma'" in missing.stderr and "Traceback" not in missing.stderr

@@ -228,8 +228,8 @@ class KnowledgeGraph:
         for edge in facts.edges:
             # A note's own task and heading nodes are named by id, not by a wikilink.
             target = edge.target if edge.target.startswith(facts.rel + "#") else self.resolve(edge.target)
-            if target is None or target not in self.g or edge.source not in self.g:
-                continue
+            if target is None or target == edge.source or target not in self.g or edge.source not in self.g:
+                continue  # a link to nowhere (yet), or a note's link to itself
             self.g.add_edge(edge.source, target, key=f"{edge.type.value}:{edge.label}", type=edge.type.value,
                             label=edge.label, via=facts.rel)
             self._touch_edges([(edge.source, target, edge.type.value)])
