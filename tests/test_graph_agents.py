@@ -83,6 +83,16 @@ def test_a_steps_graph_key_puts_the_typed_neighbourhood_in_its_context(initialis
         """))
     bad = home.run("schedule", "validate")
     assert bad.returncode == 2 and "graph" in bad.stdout + bad.stderr and "around" in bad.stdout + bad.stderr
+    only_schedule(home, textwrap.dedent("""\
+        blocks:
+          beta-map:
+            cron: "0 9 * * 1"
+            steps:
+              - agent: scout
+                graph: {around: "Projects/Alpha/Alpha.md"}
+        """))
+    outside = home.run("schedule", "validate")
+    assert outside.returncode == 2 and "graph.around" in outside.stderr and "outside agent scout's reads" in outside.stderr
 
 
 def test_graph_commands(initialised):

@@ -178,7 +178,11 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
     if isinstance(s.get("search"), dict) and isinstance(s["search"].get("query"), str):
         _check_template(doc, here + ("search", "query"), s["search"]["query"], earlier, problems)
     if isinstance(s.get("graph"), dict) and isinstance(s["graph"].get("around"), str):
-        _check_template(doc, here + ("graph", "around"), s["graph"]["around"], earlier, problems)
+        around = s["graph"]["around"]
+        _check_template(doc, here + ("graph", "around"), around, earlier, problems)
+        if "/" in around and "{" not in around and not _in_scope(agent.reads, around.removesuffix(".md") + ".md"):
+            problems.append(doc.problem(here + ("graph", "around"), f"{around!r} is outside agent {agent.name}'s reads "
+                                        f"scope ({', '.join(agent.reads) or 'none'}), so its graph would be empty."))
     raw_write = s.get("write") if isinstance(s.get("write"), dict) else None
     write = WriteSpec.from_dict(raw_write) or agent.write
     if write is None:
