@@ -58,39 +58,23 @@ def test_graph_neighbors_tool_shows_only_what_the_agent_may_read(initialised, ol
     assert "assigned_to" not in tasks and "People/Bo" not in tasks  # only has_task links, and Bo is not readable
 
 
+def beta_map(home, graph: str) -> None:
+    """A schedule with one block whose scout step has the given `graph:` key."""
+    only_schedule(home, "blocks:\n  beta-map:\n    cron: \"0 9 * * 1\"\n    steps:\n"
+                        f"      - agent: scout\n        task: Map Beta.\n        graph: {graph}\n")
+
+
 def test_a_steps_graph_key_puts_the_typed_neighbourhood_in_its_context(initialised, ollama):
     home = scout_home(initialised)
-    only_schedule(home, textwrap.dedent("""\
-        blocks:
-          beta-map:
-            cron: "0 9 * * 1"
-            steps:
-              - agent: scout
-                task: Map Beta.
-                graph: {around: "Projects/Beta/Beta.md", depth: 1}
-        """))
+    beta_map(home, '{around: "Projects/Beta/Beta.md", depth: 1}')
     proc = home.run("fire", "beta-map", "--dry-run", check=True)
     assert "Knowledge graph around [[Projects/Beta/Beta]] (typed links)" in proc.stdout
     assert "—has_task→ task [ ] “Compare cell suppliers”" in proc.stdout
     assert "Alpha" not in proc.stdout and "People/Bo" not in proc.stdout
-    only_schedule(home, textwrap.dedent("""\
-        blocks:
-          beta-map:
-            cron: "0 9 * * 1"
-            steps:
-              - agent: scout
-                graph: {depth: 2}
-        """))
+    beta_map(home, "{depth: 2}")
     bad = home.run("schedule", "validate")
-    assert bad.returncode == 2 and "graph" in bad.stdout + bad.stderr and "around" in bad.stdout + bad.stderr
-    only_schedule(home, textwrap.dedent("""\
-        blocks:
-          beta-map:
-            cron: "0 9 * * 1"
-            steps:
-              - agent: scout
-                graph: {around: "Projects/Alpha/Alpha.md"}
-        """))
+    assert bad.returncode == 2 and "graph" in bad.stderr and "missing required key 'around'" in bad.stderr
+    beta_map(home, '{around: "Projects/Alpha/Alpha.md"}')
     outside = home.run("schedule", "validate")
     assert outside.returncode == 2 and "graph.around" in outside.stderr and "outside agent scout's reads" in outside.stderr
 
