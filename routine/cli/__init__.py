@@ -32,6 +32,7 @@ COMMANDS = {
     "search": ("search", "search the vault: ranked notes with heading and snippet"),
     "project": ("project", "projects: new, adopt, list, show, assign and unassign members and tasks"),
     "artifact": ("artifact", "artifacts: QA (promote to information product), new from the library, templates"),
+    "graph": ("graph", "the knowledge graph: a project, agent or workspace view, neighbours, paths"),
 }
 
 

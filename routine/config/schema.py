@@ -9,7 +9,7 @@ from __future__ import annotations
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
 GLOBS = {"type": "array", "items": {"type": "string", "minLength": 1}}
 TOOL_NAMES = ["search_notes", "read_note", "list_notes", "write_note", "now", "date_math", "run_command",
-              "recommend_artifact", "propose_tasks"]
+              "graph_neighbors", "recommend_artifact", "propose_tasks"]
 SIZE = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(B|KiB|MiB|GiB|KB|MB|GB|K|M|G)\s*$"}
 
 WRITE_TARGET = {
@@ -35,6 +35,7 @@ MODEL_ALIAS = {
                 "model": {"type": "string", "minLength": 1},
                 "num_ctx": {"type": "integer", "minimum": 512},
                 "num_predict": {"type": "integer", "minimum": 16},
+                "tokenizer": {"enum": ["mistral", "estimate"]},
                 "fallbacks": {"type": "array", "items": {"type": "string"}},
                 "options": {"type": "object"},
                 "keep_alive": {"type": ["string", "integer"]},
@@ -133,6 +134,7 @@ AGENT = {
         "approval": {"enum": ["none", "required"]},
         "tools": {"type": "array", "items": {"enum": TOOL_NAMES}},
         "grounding": {"type": "array", "items": {"type": "string"}},
+        "inputs": {"type": "array", "items": {"type": "string"}},
         "write": WRITE_TARGET,
         "task": {"type": "string"},
         "locked": {"type": "boolean"},
@@ -160,6 +162,14 @@ STEP = {
             "properties": {"query": {"type": "string"}, "k": {"type": "integer", "minimum": 1}},
         },
         "write": WRITE_TARGET,
+        # issue 15: the knowledge graph's typed links around a note, in the step's context
+        "graph": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["around"],
+            "properties": {"around": {"type": "string", "minLength": 1},
+                           "depth": {"type": "integer", "minimum": 1, "maximum": 3}},
+        },
     },
 }
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from routine.tools.base import Tool
+from routine.tools.graph_tools import graph_neighbors
 from routine.tools.project_tools import propose_tasks, recommend_artifact
 from routine.tools.sandbox import run_command
 from routine.tools.time_tools import date_math, now
 from routine.tools.vault_tools import list_notes, read_note, search_notes, write_note
 
 TOOLS: dict[str, Tool] = {t.name: t for t in (search_notes, read_note, list_notes, write_note, now, date_math,
-                                              run_command, recommend_artifact, propose_tasks)}
+                                              run_command, graph_neighbors, recommend_artifact, propose_tasks)}
 
 
 def tools_for(agent) -> list[Tool]:
