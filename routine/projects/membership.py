@@ -1,0 +1,88 @@
+"""Which case files an agent works in: the projects it is a member or manager of, and the notes
+holding tasks assigned to it (``[assignee:: [[Name]]]`` on a task line).
+
+The agent's effective scopes are widened from ``case_file_globs`` in one place
+(``routine.config.sandbox``). Pure reading: nothing here writes.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+from routine.vault.frontmatter import split_frontmatter
+from routine.vault.notes import vault_files
+
+PROJECTS = "Projects"
+# A Tasks/Dataview task line carrying an assignee: "- [ ] Draft the page [assignee:: [[Builder]]]".
+TASK_ASSIGNEE = re.compile(r"^\s*[-*+] \[[ xX/-]\].*?\[assignee::\s*\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]\s*\]", re.M)
+
+
+def link_names(agent_name: str) -> set[str]:
+    """The wikilink targets that name an agent: its note's name in any case (Builder, builder)."""
+    return {agent_name.lower()}
+
+
+def _names_agent(target: str, agent_name: str) -> bool:
+    stem = PurePosixPath(target.strip().removeprefix("[[").removesuffix("]]").split("|")[0]).name
+    return stem.removesuffix(".md").lower() in link_names(agent_name)
+
+
+def _links(value) -> list[str]:
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else [value]
+    return [str(item) for item in items if item]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def project_homes(vault_root: Path) -> list[tuple[str, dict]]:
+    """(project name, home note properties) for every Projects/<Name>/<Name>.md."""
+    found = []
+    base = vault_root / PROJECTS
+    if not base.is_dir():
+        return found
+    for folder in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        home = folder / f"{folder.name}.md"
+        if home.is_file():
+            found.append((folder.name, split_frontmatter(_read(home))[0]))
+    return found
+
+
+def projects_of(vault_root: Path, agent_name: str) -> list[str]:
+    """The projects where the agent is the manager or a member."""
+    return [name for name, props in project_homes(vault_root)
+            if any(_names_agent(link, agent_name) for link in _links(props.get("manager")) + _links(props.get("members")))]
+
+
+def task_notes_of(vault_root: Path, agent_name: str) -> list[str]:
+    """Vault-relative notes holding a task line assigned to the agent."""
+    found = []
+    for rel in vault_files(vault_root):
+        if not rel.lower().endswith(".md"):
+            continue
+        text = _read(vault_root / rel)
+        if "assignee::" not in text:
+            continue
+        if any(_names_agent(target, agent_name) for target in TASK_ASSIGNEE.findall(text)):
+            found.append(rel)
+    return sorted(found)
+
+
+def _glob_literal(rel: str) -> str:
+    """A path as a scope glob that matches only itself (glob characters put in brackets)."""
+    return re.sub(r"([*?\[])", r"[\1]", rel)
+
+
+def case_file_globs(vault_root: Path, agent_name: str) -> tuple[str, ...]:
+    """The case-file globs of the projects the agent is a member or manager of, plus the notes
+    of the tasks assigned to it."""
+    globs = [f"{PROJECTS}/{_glob_literal(name)}/**" for name in projects_of(vault_root, agent_name)]
+    globs += [_glob_literal(rel) for rel in task_notes_of(vault_root, agent_name)]
+    return tuple(dict.fromkeys(globs))
