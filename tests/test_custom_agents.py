@@ -86,3 +86,59 @@ def test_a_custom_agent_is_grounded_and_sandboxed(artifacts, ollama):
     cli(home, "agent", "unassign", "Pricer", "--task", "Inbox/Todo.md")
     assert "[assignee::" not in home.note("Inbox/Todo.md")
     assert "Inbox/Todo.md" not in json.loads(cli(home, "agent", "show", "pricer", "--json").stdout)["writes"]
+
+
+SNOOP = """\
+---
+agent: snoop
+role: Another agent, reading everything it may
+model: general
+reads: ["Artifacts/**", "Inbox/**"]
+writes: ["Inbox/**"]
+tools: [search_notes, read_note, list_notes]
+write: {note: "Inbox/Snoop.md", section: "Found"}
+task: Find the secret recipe.
+---
+You look around.
+"""
+
+
+def test_a_locked_agents_grounding_is_hidden_from_listings_and_other_agents(artifacts, ollama):
+    home = artifacts
+    home.config.write_text(home.config.read_text() + "memory: {embedding_model: 'ollama:nomic-embed-text'}\n"
+                           f"libraries: {{shared: {home.root / 'Shared library'}}}\n")
+    secret = "The secret sauce is smoked paprika, four grams per litre."
+    put(home, "Artifacts/Recipe.md", f"# Recipe\n{secret}\n")
+    put(home, "Agents/Snoop.md", SNOOP)
+    cli(home, "agent", "new", "Chef", "--from", "Artifacts/Recipe.md", "--locked")
+
+    shown = cli(home, "agent", "show", "chef").stdout
+    assert "[[Artifacts/Recipe]]" in shown and "locked" in shown and "paprika" not in shown
+    assert "paprika" not in cli(home, "agent", "show", "chef", "--json").stdout
+    cli(home, "agent", "publish", "chef", "--to", "shared")
+    listing = cli(home, "library", "show", "shared").stdout + cli(home, "library", "show", "shared", "chef").stdout
+    listing += cli(home, "library", "show", "shared", "chef", "--json").stdout
+    assert "Recipe.md" in listing and "paprika" not in listing
+
+    from routine.memory.chunks import chunk_note
+
+    query = chunk_note("Artifacts/Recipe.md", f"# Recipe\n{secret}\n", 1000)[0].text
+    ollama.script(MISTRAL, [call("read_note", path="Artifacts/Recipe.md"),
+                            call("list_notes", folder="Artifacts"),
+                            call("search_notes", query=query),
+                            "Nothing found."])
+    cli(home, "fire", "snoop")
+    calls = transcript(home)
+    assert "it grounds a locked agent" in calls[0]["error"]
+    assert "Artifacts/Pricing.md" in calls[1]["result"] and "Recipe" not in calls[1]["result"]
+    assert "Recipe" not in calls[2].get("result", "") + calls[2].get("error", "")
+    assert "paprika" not in json.dumps([c.get("result", "") + c.get("error", "") for c in calls])
+    hits = json.loads(cli(home, "search", query, "--agent", "snoop", "--json").stdout)
+    assert hits and all("Recipe" not in h["path"] for h in hits)
+
+    # The locked agent itself still runs with it.
+    ollama.script(MISTRAL, ["## Sauce\nSmoked paprika, 4 g/l ([[Artifacts/Recipe]])."])
+    cli(home, "fire", "chef", "--task", "What goes in the sauce?")
+    chat = ollama.last_request("/api/chat")
+    assert secret in "\n".join(m["content"] for m in chat["messages"])
+    assert "Smoked paprika" in home.note("Agents/Chef/Log.md")
