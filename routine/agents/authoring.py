@@ -22,7 +22,7 @@ NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 DEFAULT_TOOLS = ("read_note", "list_notes", "search_notes")
 BEHAVIOURS = ("autonomous", "semi-autonomous", "reactive", "scheduled")
 
-BODY = """You are **{title}**, a custom agent the person made. You are grounded in the notes under \
+BODY = """You are **{title}**, a small custom agent. You are grounded in the notes under \
 "Context from the vault" that are listed in your grounding: treat them as your knowledge and your \
 method, and say so when they do not cover a question.
 
@@ -108,7 +108,8 @@ def agent_text(config: Config, spec: NewAgent) -> str:
     if spec.locked:
         props["locked"] = True
     props["tags"] = ["routine/agent", "routine/custom-agent"]
-    return join_frontmatter(props, "\n" + BODY.format(title=name, example=grounding[0]))
+    example = "[[" + grounding[0].strip("[]").rsplit("/", 1)[-1] + "]]"
+    return join_frontmatter(props, "\n" + BODY.format(title=name, example=example))
 
 
 def create(config: Config, spec: NewAgent) -> Path:
