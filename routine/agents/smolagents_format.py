@@ -82,8 +82,12 @@ def export(config: Config, agent: AgentSpec, folder: Path) -> list[str]:
                                         "approval", "max_iterations", "timeout", "description") if k in props},
                "tools": list(agent.tools), "grounding": [f"grounding/{PurePosixPath(r).name}" for r in
                                                          (resolve_wikilink(config.vault, g) for g in agent.grounding) if r]}
+    # The model as LiteLLM sees it, with the alias's pinned options (so Ollama does not reload it),
+    # and litellm's MCP bridge skipped as routine does (it would import the optional `mcp` package).
+    model = {"model_id": alias.model, "api_base": alias.primary.api_base, **alias.request_options(),
+             "_skip_mcp_handler": True}
     data = {"class": "ToolCallingAgent", "tools": tools,
-            "model": {"class": "LiteLLMModel", "data": {"model_id": alias.model, "api_base": alias.primary.api_base}},
+            "model": {"class": "LiteLLMModel", "data": model},
             "managed_agents": {}, "prompt_templates": templates, "max_steps": agent.max_iterations,
             "verbosity_level": 1, "planning_interval": None, "name": _python_name(agent.name),
             "description": agent.role, "requirements": ["smolagents[litellm]"], "routine": routine}
@@ -121,7 +125,9 @@ def import_folder(config: Config, folder: Path, name: str | None = None) -> tupl
     wanted = list(routine.get("tools") or data.get("tools") or [])
     tools = [t for t in wanted if t in TOOL_NAMES]
     links = []
-    for file in sorted((folder / "grounding").glob("*.md")) if (folder / "grounding").is_dir() else []:
+    files = sorted((folder / "grounding").glob("*.md")) if (folder / "grounding").is_dir() else []
+    order = {name: i for i, name in enumerate(routine.get("grounding") or [])}
+    for file in sorted(files, key=lambda f: (order.get(f"grounding/{f.name}", len(order)), f.name)):
         dest = config.vault / config.layout.agents / title / file.name
         dest.parent.mkdir(parents=True, exist_ok=True)
         atomic_create(dest, file.read_text(encoding="utf-8"))
