@@ -88,7 +88,7 @@ def test_a_tampered_file_fails_its_checksum_and_nothing_is_installed(two_vaults)
 
 
 def test_the_persons_edited_copy_is_not_overwritten(two_vaults):
-    author, other, shared = two_vaults
+    author, other, _shared = two_vaults
     cli(author, "agent", "publish", "Pricer", "--to", "shared")
     cli(other, "agent", "install", "pricer", "--from", "shared")
     note = other.vault / "Agents" / "Pricer.md"
@@ -109,7 +109,7 @@ def test_the_persons_edited_copy_is_not_overwritten(two_vaults):
     (("custom: true", "custom: true\nreads: ['Daily/**']"), "asks to read or write Daily/**"),
 ])
 def test_an_agent_asking_for_more_than_a_library_may_grant_is_refused(two_vaults, edit, refusal):
-    author, other, shared = two_vaults
+    author, other, _shared = two_vaults
     note = author.vault / "Agents" / "Pricer.md"
     note.write_text(note.read_text().replace(*edit, 1))
     cli(author, "agent", "publish", "Pricer", "--to", "shared")
@@ -126,3 +126,13 @@ def test_the_general_library_ships_agents_that_install_and_load(initialised):
         cli(home, "agent", "install", agent["name"], "--from", "general")
     names = {a["name"] for a in json.loads(cli(home, "agent", "list", "--json").stdout)}
     assert {a["name"] for a in agents} <= names
+
+
+@pytest.mark.parametrize("args", [["agent", "list"], ["agent", "show", "planner"], ["library", "list"],
+                                  ["library", "show", "general"], ["agent", "--help"]])
+def test_agent_and_library_listings_import_nothing_heavy(initialised, args):
+    from test_cli_light import HEAVY, imported_modules
+
+    names = imported_modules(args, initialised.env)
+    assert "routine" in names
+    assert not names & {*HEAVY, "smolagents"}, names & {*HEAVY, "smolagents"}

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
-from routine.agents.library import GROUNDING, NOTE, LibraryError, Version, sha256, verify
+from routine.agents.library import (
+    GROUNDING,
+    NOTE,
+    LibraryError,
+    Version,
+    sha256,
+    verify,
+)
 from routine.config.model import Config
 from routine.errors import UsageError
 from routine.vault.atomic import atomic_write

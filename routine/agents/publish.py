@@ -7,10 +7,19 @@ import json
 import os
 import shutil
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from routine.agents.library import FORMAT, GROUNDING, MANIFEST, NOTE, Version, read_manifest, sha256, versions_in
+from routine.agents.library import (
+    FORMAT,
+    GROUNDING,
+    MANIFEST,
+    NOTE,
+    Version,
+    read_manifest,
+    sha256,
+    versions_in,
+)
 from routine.config.model import AgentSpec, Config, LibrarySource
 from routine.errors import UsageError
 from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
@@ -63,7 +72,7 @@ def manifest_for(agent: AgentSpec, props: dict, number: int, files: dict[str, st
         "model": {"alias": agent.model, "capabilities": ["tools"] if agent.tools else []},
         "scopes": {"reads": props.get("reads") or [], "writes": props.get("writes") or []},
         "grounding": [f"{GROUNDING}/{name}" for name in files if name],
-        "published": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "published": datetime.now(UTC).isoformat(timespec="seconds"),
         "files": files,
     }
 

@@ -24,7 +24,7 @@ from routine.errors import UsageError
 from routine.vault.frontmatter import join_frontmatter, parse_frontmatter
 from routine.vault.notes import read_note, resolve_wikilink
 
-RAW = re.compile(r"\{% raw %\}(.*?)\{% endraw %\}", re.S)
+RAW = re.compile(r"\{% raw %\}(.*?)\{% endraw %\}", re.DOTALL)
 APP = """from smolagents import GradioUI, ToolCallingAgent
 
 agent = ToolCallingAgent.from_folder(".")

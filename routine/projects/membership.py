@@ -15,7 +15,7 @@ from routine.vault.notes import vault_files
 
 PROJECTS = "Projects"
 # A Tasks/Dataview task line carrying an assignee: "- [ ] Draft the page [assignee:: [[Builder]]]".
-TASK_ASSIGNEE = re.compile(r"^\s*[-*+] \[[ xX/-]\].*?\[assignee::\s*\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]\s*\]", re.M)
+TASK_ASSIGNEE = re.compile(r"^\s*[-*+] \[[ xX/-]\].*?\[assignee::\s*\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]\s*\]", re.MULTILINE)
 
 
 def link_names(agent_name: str) -> set[str]:
