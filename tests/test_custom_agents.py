@@ -142,3 +142,52 @@ def test_a_locked_agents_grounding_is_hidden_from_listings_and_other_agents(arti
     chat = ollama.last_request("/api/chat")
     assert secret in "\n".join(m["content"] for m in chat["messages"])
     assert "Smoked paprika" in home.note("Agents/Chef/Log.md")
+
+
+def test_assign_unassign_and_reassign_on_projects_and_tasks(artifacts, ollama):
+    home = artifacts
+    home_note = textwrap.dedent("""\
+        ---
+        type: project
+        goal: Renew Acme  # the person's comment stays
+        status: active
+        members:
+        - "[[People/Ada]]"
+        behaviours:
+        - "Ada: client lead"
+        ---
+        # Launch
+        - [ ] Call Acme [assignee:: [[Ada]]]
+        """)
+    put(home, "Projects/Launch/Launch.md", home_note)
+    cli(home, "agent", "new", "Pricer", "--from", "Artifacts/Pricing.md", "--tools", "write_note")
+    cli(home, "agent", "new", "Closer", "--from", "Artifacts/Customers.md")
+
+    cli(home, "agent", "assign", "Pricer", "--project", "Launch", "--behaviour", "semi-autonomous")
+    note = home.note("Projects/Launch/Launch.md")
+    assert "- '[[Agents/Pricer]]'" in note and "- 'Pricer: semi-autonomous'" in note
+    assert "goal: Renew Acme  # the person's comment stays" in note and note.endswith("[assignee:: [[Ada]]]\n")
+    shown = json.loads(cli(home, "agent", "show", "pricer", "--json").stdout)
+    assert shown["assignments"]["projects"] == ["Launch"] and "Projects/Launch/**" in shown["writes"]
+    ollama.script(MISTRAL, [call("write_note", path="Projects/Launch/Offer.md", content="12 seats at 40 EUR."),
+                            "Offer drafted in [[Projects/Launch/Offer]]."])
+    cli(home, "fire", "pricer", "--task", "Draft the offer.")
+    assert "12 seats at 40 EUR." in home.note("Projects/Launch/Offer.md")
+
+    cli(home, "agent", "reassign", "Pricer", "--to", "Closer", "--project", "Launch")
+    note = home.note("Projects/Launch/Launch.md")
+    assert "Agents/Pricer" not in note and "- '[[Agents/Closer]]'" in note and "Closer: semi-autonomous" in note
+    assert "[[People/Ada]]" in note and "Ada: client lead" in note
+    assert "Projects/Launch/**" not in json.loads(cli(home, "agent", "show", "pricer", "--json").stdout)["writes"]
+    ollama.script(MISTRAL, [call("write_note", path="Projects/Launch/Offer.md", content="again", append=True),
+                            "Could not."])
+    cli(home, "fire", "pricer", "--task", "Draft the offer.")
+    assert "outside its writes scope" in transcript(home)[0]["error"]
+
+    cli(home, "agent", "assign", "Closer", "--task", "Inbox/Todo.md", "--item", "Acme renewal")
+    cli(home, "agent", "reassign", "Closer", "--to", "Pricer", "--task", "Inbox/Todo.md")
+    assert "Draft the Acme renewal offer [assignee:: [[Pricer]]]" in home.note("Inbox/Todo.md")
+    cli(home, "agent", "unassign", "Closer", "--project", "Launch")
+    assert "Closer" not in home.note("Projects/Launch/Launch.md")
+    proc = cli(home, "agent", "unassign", "Closer", "--project", "Launch", check=False)
+    assert proc.returncode == 2 and "is not a member of Launch" in proc.stderr
