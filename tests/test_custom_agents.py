@@ -191,3 +191,35 @@ def test_assign_unassign_and_reassign_on_projects_and_tasks(artifacts, ollama):
     assert "Closer" not in home.note("Projects/Launch/Launch.md")
     proc = cli(home, "agent", "unassign", "Closer", "--project", "Launch", check=False)
     assert proc.returncode == 2 and "is not a member of Launch" in proc.stderr
+
+
+def test_an_assignment_made_in_obsidian_counts_at_the_next_run_of_an_agent_loaded_before(artifacts, ollama,
+                                                                                          monkeypatch):
+    """The daemon loads agents once; the person then types `[assignee:: [[Pricer]]]` in a note.
+    The runner takes the scopes of now, so the next run may write there (and not after removal)."""
+    home = artifacts
+    cli(home, "agent", "new", "Pricer", "--from", "Artifacts/Pricing.md", "--tools", "write_note")
+    for key, value in home.env.items():
+        monkeypatch.setenv(key, value)
+    from routine.config.loader import load_agents, load_config
+    from routine.journal import Journal
+    from routine.runner.step import Runner, StepRequest
+
+    config = load_config()
+    loaded = load_agents(config)[0]["pricer"]  # before the assignment
+    (home.vault / "Inbox" / "Todo.md").write_text("# Todo\n- [ ] Draft the Acme offer [assignee:: [[Pricer]]]\n")
+    journal = Journal()
+    runner = Runner(config, journal)
+    try:
+        ollama.script(MISTRAL, [call("write_note", path="Inbox/Todo.md", content="Offer sent.", section="Done"),
+                                "Done."])
+        assert runner.run_step(StepRequest.for_agent(config, loaded, "Draft it.")).error is None
+        assert "Offer sent." in home.note("Inbox/Todo.md")
+        (home.vault / "Inbox" / "Todo.md").write_text("# Todo\n- [x] Draft the Acme offer\n")
+        ollama.script(MISTRAL, [call("write_note", path="Inbox/Todo.md", content="More.", append=True), "Done."])
+        runner.run_step(StepRequest.for_agent(config, loaded, "Again."))
+    finally:
+        runner.close()
+        journal.close()
+    assert "More." not in home.note("Inbox/Todo.md")
+    assert "outside its writes scope" in transcript(home)[0]["error"]

@@ -63,6 +63,9 @@ def summary(agent: AgentSpec) -> dict:
 def details(config: Config, agent: AgentSpec) -> dict:
     """Everything `agent show` prints. Scopes are the effective ones; locked notes other agents
     may not touch are counted, not named."""
+    from routine.config.sandbox import with_assignments
+
+    agent = with_assignments(agent, config.vault)
     hidden = [g for g in agent.reads if g.startswith(EXCLUDE)]
     return {
         **summary(agent),

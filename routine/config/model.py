@@ -203,6 +203,7 @@ class AgentSpec:
     version: str = ""
     behaviour: str = ""
     description: str = ""
+    assigned: tuple[str, ...] = ()  # case-file globs its assignments add to reads and writes (config/sandbox.py)
     max_iterations: int = 8      # model turns of a tool-using run, at most
     timeout: float = 600.0       # seconds a tool-using run may take, all turns together
 

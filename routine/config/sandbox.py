@@ -3,7 +3,8 @@
 - A custom agent (``custom: true``) is a small sandbox: it reads its grounding, and reads and
   writes its own folder (``Agents/<Name>/``) and the case files it is assigned to.
 - Any agent assigned to a project or task (``routine.projects.membership``) may read and write
-  that case file.
+  that case file: ``with_assignments``, applied by the runner at the start of every step (and by
+  `agent show`), so an assignment made in Obsidian counts at the next run.
 - The grounding of a locked agent (``locked: true``) is taken out of every *other* agent's
   scopes with a ``!`` glob, so their read_note, list_notes, search_notes, inputs and search
   hits never reach it; the locked agent itself keeps it.
@@ -51,20 +52,36 @@ def _literal(rel: str) -> str:
 
 
 def effective_scopes(agents: dict[str, AgentSpec], config: Config) -> dict[str, AgentSpec]:
-    from routine.projects.membership import case_file_globs
-
+    """Grounding and locks, at every agent load. Assignments are added where a run starts
+    (``with_assignments``, from the runner), which reads the vault's task lines: listing
+    commands stay quick on a large vault."""
     vault = config.vault
     locked = {name: [_literal(rel) for rel in grounding_paths(vault, spec)]
               for name, spec in agents.items() if spec.locked}
-    out = {}
-    for name, spec in agents.items():
-        assigned = case_file_globs(vault, name)
-        reads, writes = list(spec.reads), list(spec.writes)
-        if spec.custom:
-            reads += [_literal(rel) for rel in grounding_paths(vault, spec)]
-        reads += assigned
-        writes += assigned
-        hidden = [EXCLUDE + rel for other, rels in locked.items() if other != name for rel in rels]
-        out[name] = replace(spec, reads=tuple(dict.fromkeys(reads + hidden)),
-                            writes=tuple(dict.fromkeys(writes + hidden)))
-    return out
+    return {name: _sandboxed(vault, name, spec, locked) for name, spec in agents.items()}
+
+
+def _sandboxed(vault: Path, name: str, spec: AgentSpec, locked: dict[str, list[str]]) -> AgentSpec:
+    reads = list(spec.reads)
+    if spec.custom:
+        reads += [_literal(rel) for rel in grounding_paths(vault, spec)]
+    hidden = [EXCLUDE + rel for other, rels in locked.items() if other != name for rel in rels]
+    return replace(spec, reads=tuple(dict.fromkeys(reads + hidden)), writes=tuple(dict.fromkeys([*spec.writes, *hidden])))
+
+
+def with_assignments(agent: AgentSpec, vault: Path) -> AgentSpec:
+    """The agent with the case files it is assigned to *now* (a person may assign in Obsidian
+    between the agent's load and its run: the runner calls this at every step)."""
+    from routine.projects.membership import case_file_globs
+
+    assigned = tuple(g for g in case_file_globs(vault, agent.name) if g not in agent.reads or g in agent.assigned)
+    if assigned == agent.assigned:
+        return agent
+
+    def widened(globs: tuple[str, ...]) -> tuple[str, ...]:
+        base = [g for g in globs if g not in agent.assigned]
+        # exclusions stay last: they win whatever is added
+        return tuple(dict.fromkeys([g for g in base if not g.startswith(EXCLUDE)] + list(assigned)
+                                   + [g for g in base if g.startswith(EXCLUDE)]))
+
+    return replace(agent, reads=widened(agent.reads), writes=widened(agent.writes), assigned=assigned)

@@ -7,7 +7,9 @@ The agent's effective scopes are widened from ``case_file_globs`` in one place
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from pathlib import Path, PurePosixPath
 
 from routine.vault.frontmatter import split_frontmatter
@@ -61,18 +63,38 @@ def projects_of(vault_root: Path, agent_name: str) -> list[str]:
             if any(_names_agent(link, agent_name) for link in _links(props.get("manager")) + _links(props.get("members")))]
 
 
+# vault root -> {rel: (mtime_ns, size, assignee link targets)}: a note is read again only when
+# it changed, so the scan at every agent load and step is a walk and a stat per note.
+_SEEN: dict[Path, dict[str, tuple[int, int, tuple[str, ...]]]] = {}
+_LOCK = threading.Lock()
+
+
+def _assignees(vault_root: Path) -> dict[str, tuple[str, ...]]:
+    with _LOCK:
+        before = _SEEN.get(vault_root, {})
+        now, base = {}, str(vault_root)
+        for rel in vault_files(vault_root):
+            if not rel.lower().endswith(".md"):
+                continue
+            try:
+                st = os.stat(os.path.join(base, rel))
+            except OSError:
+                continue
+            known = before.get(rel)
+            if known and known[:2] == (st.st_mtime_ns, st.st_size):
+                now[rel] = known
+                continue
+            text = _read(vault_root / rel)
+            targets = tuple(TASK_ASSIGNEE.findall(text)) if "assignee::" in text else ()
+            now[rel] = (st.st_mtime_ns, st.st_size, targets)
+        _SEEN[vault_root] = now
+        return {rel: entry[2] for rel, entry in now.items() if entry[2]}
+
+
 def task_notes_of(vault_root: Path, agent_name: str) -> list[str]:
     """Vault-relative notes holding a task line assigned to the agent."""
-    found = []
-    for rel in vault_files(vault_root):
-        if not rel.lower().endswith(".md"):
-            continue
-        text = _read(vault_root / rel)
-        if "assignee::" not in text:
-            continue
-        if any(_names_agent(target, agent_name) for target in TASK_ASSIGNEE.findall(text)):
-            found.append(rel)
-    return sorted(found)
+    return sorted(rel for rel, targets in _assignees(vault_root).items()
+                  if any(_names_agent(target, agent_name) for target in targets))
 
 
 def _glob_literal(rel: str) -> str:
