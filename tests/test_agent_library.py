@@ -107,6 +107,8 @@ def test_the_persons_edited_copy_is_not_overwritten(two_vaults):
 @pytest.mark.parametrize("edit, refusal", [
     (("tools:\n- read_note", "tools:\n- run_command\n- read_note"), "asks for the tool run_command"),
     (("custom: true", "custom: true\nreads: ['Daily/**']"), "asks to read or write Daily/**"),
+    (("append: Agents/Pricer/Log.md", "append: Daily/Log.md\nwrites: ['Agents/Pricer/**', 'Daily/Log.md']"),
+     "asks to read or write Daily/Log.md"),
 ])
 def test_an_agent_asking_for_more_than_a_library_may_grant_is_refused(two_vaults, edit, refusal):
     author, other, _shared = two_vaults

@@ -82,6 +82,8 @@ def test_a_custom_agent_is_grounded_and_sandboxed(artifacts, ollama):
     first = next(r for r in ollama.requests if r["_path"] == "/api/chat")
     prompt = "\n".join(m["content"] for m in first["messages"])
     assert "40 EUR per seat per month" in prompt and "Acme runs 12 seats" in prompt
+    runs = json.loads(cli(home, "agent", "show", "pricer", "--json").stdout)["last_runs"]
+    assert runs[0]["status"] == "ok" and runs[0]["wrote"] == "Agents/Pricer/Log.md"
     # Unassigned: the task note is outside its sandbox again.
     cli(home, "agent", "unassign", "Pricer", "--task", "Inbox/Todo.md")
     assert "[assignee::" not in home.note("Inbox/Todo.md")
@@ -223,3 +225,31 @@ def test_an_assignment_made_in_obsidian_counts_at_the_next_run_of_an_agent_loade
         journal.close()
     assert "More." not in home.note("Inbox/Todo.md")
     assert "outside its writes scope" in transcript(home)[0]["error"]
+
+
+def test_an_exclusion_glob_wins_over_every_scope_that_would_include_the_path():
+    from routine.errors import ScopeError
+    from routine.vault.scope import check_read, in_scope
+
+    globs = ["Artifacts/**", "!Artifacts/Recipe.md"]
+    assert in_scope(globs, "Artifacts/Pricing.md") and not in_scope(globs, "Artifacts/Recipe.md")
+    assert not in_scope(["!Artifacts/Recipe.md"], "Artifacts/Pricing.md")  # an exclusion grants nothing
+    with pytest.raises(ScopeError, match="grounds a locked agent"):
+        check_read(__import__("pathlib").Path("/tmp"), globs, "Artifacts/Recipe.md", "snoop")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["agent", "new", "Pricer", "--from", "Nowhere.md"], "There is no note 'Nowhere.md' in the vault"),
+    (["agent", "new", "9lives", "--from", "Artifacts/Pricing.md"], "'9lives' cannot name an agent"),
+    (["agent", "new", "Pricer", "--from", "Artifacts/Pricing.md", "--model", "huge"], "no model alias 'huge'"),
+    (["agent", "show", "nobody"], "There is no agent named 'nobody'"),
+    (["agent", "install", "pricer", "--from", "nowhere"], "There is no library named 'nowhere'"),
+    (["agent", "install", "nobody", "--from", "general"], "The general library"),
+    (["agent", "install", "decider@x", "--from", "general"], "a version is a whole number"),
+    (["agent", "assign", "planner", "--project", "Nope"], "There is no project 'Nope'"),
+    (["agent", "assign", "planner", "--task", "Inbox/Todo.md"], "has 2 open tasks"),
+])
+def test_bad_input_gets_one_sentence_and_the_fix(artifacts, args, message):
+    proc = cli(artifacts, *args, check=False)
+    assert proc.returncode == 2 and message in proc.stderr and "Fix:" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

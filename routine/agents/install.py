@@ -60,6 +60,11 @@ def check_policy(config: Config, found: Version, props: dict, title: str) -> Non
     if wide:
         raise _refuse(found, f"asks to read or write {', '.join(wide)}; an agent from a library gets only its "
                       "grounding, its own folder and what you assign it", "assign it to a project or task instead.")
+    write = props.get("write") or {}
+    target = (write.get("append") or write.get("note") or "") if isinstance(write, dict) else "?"
+    if target and not glob_match(desk, target):
+        raise _refuse(found, f"writes its results to {target}, outside its own folder {desk[:-3]}",
+                      "publish it again with a `write:` target in its own folder.")
     if props.get("approval") not in (None, "none", "required"):
         raise _refuse(found, "has an unknown approval setting", "publish it again.")
 
