@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from routine.config.model import AgentSpec, Config
 from routine.errors import UsageError
-from routine.projects.membership import PROJECTS, TASK_ASSIGNEE, _names_agent
+from routine.projects.assignees import PROJECTS, TASK_ASSIGNEE, names_agent
 from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
 from routine.vault.notes import NoteText, resolve_wikilink
 from routine.vault.writer import _rewrite as rewrite
@@ -40,7 +40,7 @@ def _as_list(value) -> list:
 
 
 def _members_without(members: list, agent: AgentSpec) -> list:
-    return [m for m in members if not _names_agent(str(m), title_of(agent)) and not _names_agent(str(m), agent.name)]
+    return [m for m in members if not names_agent(str(m), title_of(agent)) and not names_agent(str(m), agent.name)]
 
 
 def _behaviours_without(behaviours: list, agent: AgentSpec) -> list:
@@ -94,7 +94,7 @@ def _task_note(config: Config, note: str) -> str:
 
 def _strip_assignee(line: str, agent_name: str) -> str:
     found = TASK_ASSIGNEE.search(line)
-    if found and _names_agent(found.group(1), agent_name):
+    if found and names_agent(found.group(1), agent_name):
         start = line.index("[assignee::")
         end = line.index("]]", start) + 2
         end = line.index("]", end) + 1

@@ -7,7 +7,7 @@ its content is never previewed.
 from __future__ import annotations
 
 from routine.config.model import AgentSpec, Config
-from routine.vault.scope import EXCLUDE
+from routine.config.sandbox import EXCLUDE
 
 PREVIEW_CHARS = 160
 
@@ -33,7 +33,7 @@ def grounding_of(config: Config, agent: AgentSpec) -> list[dict]:
 
 
 def assignments_of(config: Config, agent: AgentSpec) -> dict:
-    from routine.projects.membership import projects_of, task_notes_of
+    from routine.projects.assignees import projects_of, task_notes_of
 
     return {"projects": projects_of(config.vault, agent.name), "tasks": task_notes_of(config.vault, agent.name)}
 

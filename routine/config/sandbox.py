@@ -16,7 +16,8 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from routine.config.model import AgentSpec, Config
-from routine.vault.scope import EXCLUDE
+
+EXCLUDE = "!"  # a scope glob starting with '!' takes paths out (routine.vault.scope.in_scope)
 
 
 def desk_of(agent: AgentSpec) -> str:
@@ -46,9 +47,9 @@ def grounding_paths(vault: Path, agent: AgentSpec) -> list[str]:
 
 
 def _literal(rel: str) -> str:
-    from routine.projects.membership import _glob_literal
+    from routine.projects.assignees import glob_literal
 
-    return _glob_literal(rel)
+    return glob_literal(rel)
 
 
 def effective_scopes(agents: dict[str, AgentSpec], config: Config) -> dict[str, AgentSpec]:

@@ -70,17 +70,16 @@ def glob_match(pattern: str, rel: str) -> bool:
     return _glob_regex(pattern).match(rel) is not None
 
 
-EXCLUDE = "!"  # a glob starting with '!' takes paths out of the scope (a locked agent's grounding)
-
-
 def in_scope(globs: list[str], rel: str) -> bool:
-    """In some glob of ``globs`` and in none of its ``!`` exclusions."""
-    return (any(glob_match(pattern, rel) for pattern in globs if not pattern.startswith(EXCLUDE))
+    """Matched by a glob and by no ``!glob`` (an exclusion: the runtime adds one for every note
+    grounding a locked agent, in every other agent's scopes, see ``routine.config.sandbox``)."""
+    return (any(glob_match(p, rel) for p in globs if not p.startswith("!"))
             and not excluded(globs, rel))
 
 
-def excluded(globs: list[str], rel: str) -> bool:
-    return any(glob_match(pattern[1:], rel) for pattern in globs if pattern.startswith(EXCLUDE))
+def excluded(globs: list[str], rel: str) -> str | None:
+    """The ``!glob`` that excludes ``rel``, if any."""
+    return next((p for p in globs if p.startswith("!") and glob_match(p[1:], rel)), None)
 
 
 def _escape(rel: str, why: str) -> PathEscape:
@@ -133,8 +132,7 @@ def _refuse(agent: str, verb: str, rel: str, scope: str, globs: list[str]) -> Sc
     if excluded(globs, rel.split(" (a link to ")[0]) or excluded(globs, rel.rsplit(" (a link to ", 1)[-1].rstrip(")")):
         return ScopeError(f"{agent} may not {verb} {rel}: it grounds a locked agent, which only that agent may use.",
                           "ask the person for what you need from it, or work without it.")
-    globs = [g for g in globs if not g.startswith(EXCLUDE)]
-    listed = ", ".join(globs) if globs else "none"
+    listed = ", ".join(g for g in globs if not g.startswith("!")) or "none"
     return ScopeError(f"{agent} may not {verb} {rel}: outside its {scope} scope ({listed}).",
                       f"add a matching glob to `{scope}:` in the agent note Agents/{agent}.md, "
                       "or point the step at a path inside its scope.")
