@@ -138,3 +138,10 @@ def test_agent_and_library_listings_import_nothing_heavy(initialised, args):
     names = imported_modules(args, initialised.env)
     assert "routine" in names
     assert not names & {*HEAVY, "smolagents"}, names & {*HEAVY, "smolagents"}
+
+
+def test_a_bad_libraries_entry_is_a_config_error_with_its_line(initialised):
+    home = initialised
+    home.config.write_text(home.config.read_text() + "libraries:\n  shared: {path: /x, tools: [fly]}\n")
+    proc = cli(home, "library", "list", check=False)
+    assert proc.returncode == 2 and "routine.yaml:" in proc.stderr and "libraries.shared" in proc.stderr, proc.stderr

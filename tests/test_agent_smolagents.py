@@ -65,3 +65,39 @@ def test_export_loads_and_runs_in_smolagents_and_imports_back_equivalent(pricer,
     assert home.note("Agents/Pricer2/Pricing.md") == home.note("Artifacts/Pricing.md")
     shown = json.loads(cli(home, "agent", "show", "pricer2", "--json").stdout)
     assert shown["custom"] and [g["exists"] for g in shown["grounding"]] == [True, True]
+
+
+def test_an_agent_saved_by_smolagents_itself_imports_with_the_tools_routine_has(initialised, ollama, tmp_path):
+    from smolagents import LiteLLMModel, ToolCallingAgent, tool
+
+    @tool
+    def read_note(path: str) -> str:
+        """Reads a note.
+
+        Args:
+            path: the note's path
+        """
+        return path
+
+    @tool
+    def web_search(query: str) -> str:
+        """Searches the web.
+
+        Args:
+            query: what to look for
+        """
+        return query
+
+    agent = ToolCallingAgent(tools=[read_note, web_search], model=LiteLLMModel(model_id="ollama_chat/llama3.2:3b"),
+                             name="scout", description="Finds things", max_steps=5)
+    agent.save(tmp_path / "scout")
+    home = initialised
+    out = cli(home, "agent", "import", str(tmp_path / "scout")).stdout
+    assert "Imported Agents/Scout.md" in out and "left out: web_search" in out
+    props, body = split_frontmatter(home.note("Agents/Scout.md"))
+    assert props["tools"] == ["read_note"] and props["role"] == "Finds things" and props["custom"] is True
+    assert body.strip().startswith("{% raw %}") and "tool" in body  # smolagents' own prompt, kept verbatim
+    # It is a working agent note: routine renders its prompt and runs it.
+    ollama.script(MISTRAL, ["## Found\nNothing yet."])
+    cli(home, "fire", "scout", "--task", "Look around.")
+    assert "Nothing yet." in home.note("Agents/Scout/Log.md")
