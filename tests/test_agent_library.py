@@ -51,6 +51,8 @@ def test_publish_install_fire_and_new_versions(two_vaults, ollama):
     assert manifest["name"] == "pricer" and manifest["version"] == 1 and manifest["locked"] is False
     assert manifest["description"] == "Prices offers from our price list"
     assert set(manifest["files"]) == {"agent.md", "grounding/Pricing.md", "grounding/Customers.md"}
+    assert sorted(manifest["grounding"]) == ["grounding/Customers.md", "grounding/Pricing.md"]
+    assert manifest["tools"] == ["read_note", "list_notes", "search_notes"] and manifest["model"]["alias"] == "general"
     listed = json.loads(cli(other, "library", "show", "shared", "--json").stdout)["agents"]
     assert [(a["name"], a["version"]) for a in listed] == [("pricer", 1)]
 

@@ -71,7 +71,7 @@ def manifest_for(agent: AgentSpec, props: dict, number: int, files: dict[str, st
         "tools": list(agent.tools),
         "model": {"alias": agent.model, "capabilities": ["tools"] if agent.tools else []},
         "scopes": {"reads": props.get("reads") or [], "writes": props.get("writes") or []},
-        "grounding": [f"{GROUNDING}/{name}" for name in files if name],
+        "grounding": [rel for rel in files if rel.startswith(GROUNDING + "/")],
         "published": datetime.now(UTC).isoformat(timespec="seconds"),
         "files": files,
     }
