@@ -87,6 +87,13 @@ def _tools(tools: tuple[str, ...]) -> list[str]:
     return list(dict.fromkeys(tools or DEFAULT_TOOLS))
 
 
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no USER and no passwd entry (a container)
+        return ""
+
+
 def agent_text(config: Config, spec: NewAgent) -> str:
     name = check_name(spec.name)
     grounding = _grounding(config, spec.sources)
@@ -98,7 +105,7 @@ def agent_text(config: Config, spec: NewAgent) -> str:
         "role": spec.role or f"Custom agent grounded in {titles}",
         "model": _model(config, spec.model),
         "custom": True,
-        "author": spec.author or getpass.getuser(),
+        "author": spec.author or _user(),
         "behaviour": spec.behaviour or "reactive",
         "tools": _tools(spec.tools),
         "grounding": grounding,

@@ -111,8 +111,10 @@ def verify(found: Version) -> None:
             raise LibraryError(f"{found.label} in the {found.library.name} library failed its checksum: {rel} is not "
                                f"the file that was published (sha256 differs from {MANIFEST}), so nothing was "
                                "installed.", fix)
-    extra = sorted(p.relative_to(found.folder).as_posix() for p in found.folder.rglob("*")
-                   if p.is_file() and p.name != MANIFEST and p.relative_to(found.folder).as_posix() not in listed)
+    # Hidden files (a sync tool's, the desktop's) are never installed, so they may be there.
+    extra = sorted(rel for rel in (p.relative_to(found.folder).as_posix() for p in found.folder.rglob("*")
+                                   if p.is_file() and not p.name.startswith("."))
+                   if rel != MANIFEST and rel not in listed)
     if extra:
         raise LibraryError(f"{found.label} in the {found.library.name} library holds files its manifest does not "
                            f"list ({', '.join(extra)}), so nothing was installed.", fix)
