@@ -100,6 +100,8 @@ def _export(config, agent, folder: Path) -> int:
           f"(load it with ToolCallingAgent.from_folder({str(folder)!r})).")
     if dropped:
         print(f"Not exported (routine-only tools): {', '.join(dropped)}.")
+    if agent.locked:
+        print(f"{agent.name} is locked: the folder holds its grounding in full (grounding/, prompts); share it with care.")
     return 0
 
 
