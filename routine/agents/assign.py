@@ -16,7 +16,7 @@ from routine.errors import UsageError
 from routine.projects.assignees import PROJECTS, TASK_ASSIGNEE, names_agent
 from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
 from routine.vault.notes import NoteText, resolve_wikilink
-from routine.vault.writer import _rewrite as rewrite
+from routine.vault.writer import rewrite_note as rewrite
 
 OPEN_TASK = re.compile(r"^(\s*[-*+] \[ \] )(.*)$")
 
