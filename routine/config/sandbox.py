@@ -81,7 +81,7 @@ def with_assignments(agent: AgentSpec, vault: Path) -> AgentSpec:
 
     def widened(globs: tuple[str, ...]) -> tuple[str, ...]:
         base = [g for g in globs if g not in agent.assigned]
-        # exclusions stay last: they win whatever is added
+        # exclusions are kept (in_scope honours them wherever they stand); listed last for reading
         return tuple(dict.fromkeys([g for g in base if not g.startswith(EXCLUDE)] + list(assigned)
                                    + [g for g in base if g.startswith(EXCLUDE)]))
 
