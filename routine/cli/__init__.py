@@ -32,6 +32,7 @@ COMMANDS = {
     "search": ("search", "search the vault: ranked notes with heading and snippet"),
     "agent": ("agent", "custom agents: new, list, show, assign, publish, install, export, import"),
     "library": ("library", "agent libraries: list them, or show what one holds"),
+    "graph": ("graph", "the knowledge graph: a project, agent or workspace view, neighbours, paths"),
 }
 
 
