@@ -91,7 +91,7 @@ def test_graph_commands(initialised):
     assert {e["target"] for e in near["edges"]} == {"People/Bo.md", "Agents/Research.md"}
     scoped = json.loads(home.run("graph", "neighbors", "Beta", "--depth", "3", "--agent", "builder", "--json",
                                  check=True).stdout)
-    builder_reads = ("Plans/", "Projects/", "Daily/", "Research/", "Builds/", "Drafts/")
+    builder_reads = ("Plans/", "Projects/", "Daily/", "Research/", "Builds/", "Drafts/", "Agents/")
     assert scoped["nodes"] and all(n["note"].startswith(builder_reads) for n in scoped["nodes"])
     way = home.run("graph", "path", "Bo", "Datasheet", check=True).stdout
     assert way.startswith("People/Bo.md") and "Research/Datasheet.md" in way
