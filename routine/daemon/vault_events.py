@@ -29,6 +29,7 @@ class VaultEvents:
         self.watcher = None
         self._states = None
         self._feed = None
+        self.chats = None  # routine.daemon.chat_notes: chat notes answered
 
     # --- life cycle --------------------------------------------------------------------------------
 
@@ -41,8 +42,12 @@ class VaultEvents:
         from routine.watch.watcher import VaultWatcher
 
         config = self.daemon.live.config
+        from routine.daemon.chat_notes import ChatNotes
+
         self._feed = IndexFeeder(self.daemon)
         self.listeners.append(self._feed.on_change)
+        self.chats = ChatNotes(self.daemon)
+        self.listeners.append(self.chats.on_change)
         self._feed.start()
         self._states = FileStates()
         self.watcher = VaultWatcher(config.vault, self.on_change, self._states, quiet_for=self.quiet_for,
@@ -76,6 +81,8 @@ class VaultEvents:
         """How long a note must be still before its change settles: the longest debounce of the
         triggers watching it (so one save, however many events, is one change)."""
         quiet = MIN_QUIET
+        if self.chats is not None:
+            quiet = max(quiet, self.chats.quiet_for(rel) or 0.0)
         for trigger in self.daemon.live.schedules.triggers:
             if glob_match(trigger.path, rel):
                 quiet = max(quiet, trigger.debounce.total_seconds())
