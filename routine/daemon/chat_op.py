@@ -7,9 +7,12 @@ Request: ``{"op": "chat", "agent", "question", "session"?, "continue"?}``; event
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from routine.errors import RoutineError
+
+log = logging.getLogger(__name__)
 
 
 def chat(daemon, message: dict, send) -> None:
@@ -28,12 +31,11 @@ def chat(daemon, message: dict, send) -> None:
                            session=message.get("session"), continue_last=bool(message.get("continue")),
                            on_token=lambda piece: send({"event": "token", "text": piece}))
             result["result"] = answered.as_dict()
+            log.info("%s answered in conversation %s", agent.name, answered.chat)
         except RoutineError as exc:
             result.update(error=exc.message, fix=exc.fix, exit=exc.exit_code)
         except Exception as exc:  # the CLI must hear of it; the log has the traceback
-            import logging
-
-            logging.getLogger(__name__).exception("chat request failed")
+            log.exception("chat request failed")
             result.update(error=f"internal error: {exc}", exit=1)
         finally:
             journal.close()
