@@ -165,7 +165,8 @@ def append_answer(vault: Path, rel: str, question_raw: str, callout: str,
         if before and not before.endswith("\n"):
             before += "\n"
         before = before + ("" if before.endswith("\n\n") or not before else "\n") + callout
-        body = before + ("\n" + after.lstrip("\n") if after.strip() else "")
+        # A blank line after the callout: what the person types next is not read as part of it.
+        body = before + "\n" + (after.lstrip("\n") if after.strip() else "")
         block = split.block
         if summary is not None:
             body = _with_summary(body, summary[0])
