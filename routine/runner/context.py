@@ -99,17 +99,26 @@ class _Gatherer:
     target: Target | None
     items: dict[str, ContextItem] = field(default_factory=dict)  # by source (or label)
     missing: list[str] = field(default_factory=list)
+    counter: int = 0
 
     def note(self, rel: str, priority: Priority, only: str | None = None, label_note: str = "") -> None:
-        """Add a note (or one section of it); a note already there keeps the higher priority and
-        the wider view."""
-        item = self.items.get(rel)
-        if item is not None:
+        """Add a note, or one section of it. A note asked for twice comes once, at the higher
+        priority; a whole note takes the place of sections of it asked for before."""
+        parts = [k for k in self.items if k.startswith(rel + "#")]
+        whole = self.items.get(rel)
+        if whole is not None or (only is not None and f"{rel}#{only}" in self.items):
+            item = whole or self.items[f"{rel}#{only}"]
             item.priority = max(item.priority, priority)
-            if only is None and item.label.endswith(")") and "§" in item.label:
-                self.items[rel] = self._read(rel, item.priority, None, "", item.order)
             return
-        self.items[rel] = self._read(rel, priority, only, label_note, len(self.items))
+        if only is None and parts:
+            priority = max([priority, *(self.items[k].priority for k in parts)])
+            order = min(self.items[k].order for k in parts)
+            for key in parts:
+                del self.items[key]
+            self.items[rel] = self._read(rel, priority, None, label_note, order)
+            return
+        self.items[rel if only is None else f"{rel}#{only}"] = self._read(rel, priority, only, label_note,
+                                                                           self.next_order())
 
     def _read(self, rel: str, priority: Priority, only: str | None, label_note: str, order: int) -> ContextItem:
         note = read_note(self.vault, rel)
@@ -143,7 +152,11 @@ class _Gatherer:
         return kept, removed
 
     def text(self, key: str, label: str, text: str, priority: Priority) -> None:
-        self.items[key] = ContextItem(label, priority, [Section(None, 0, text.strip())], None, len(self.items))
+        self.items[key] = ContextItem(label, priority, [Section(None, 0, text.strip())], None, self.next_order())
+
+    def next_order(self) -> int:
+        self.counter += 1
+        return self.counter
 
 
 def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: dict, where: str,
@@ -165,7 +178,7 @@ def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: di
         g.note(target.note, Priority.TARGET)
     if search is not None and search.query:
         # Notes already given are not offered again; the rest are ranked within the scopes.
-        hits = search.memory.search(search.query, search.k, list(agent.reads), exclude=set(g.items),
+        hits = search.memory.search(search.query, search.k, list(agent.reads), exclude={it.source for it in g.items.values() if it.source},
                                     progress=search.progress)
         for hit in hits:
             g.text(f"search:{hit.path}", f"{hit.link} (found by search)", strip_comments(hit.text), Priority.SEARCH)
