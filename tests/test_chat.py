@@ -220,3 +220,19 @@ def test_a_long_chat_note_gets_a_visible_summary_and_the_answer_after_the_questi
     tokens = MistralTokens()
     assert all(count_request(tokens, r["messages"], r.get("tools")) <= limit
                for r in ollama.requests if r["_path"] == "/api/chat")
+
+
+def test_a_terminal_conversation_can_start_from_a_chat_note(chat_home, ollama, capsys, monkeypatch):
+    import io
+
+    chat_note(chat_home, "Chats/Garden.md", "When should I order the seeds?\n\n"
+                                            "> [!agent] Strategist · 09:00\n> By Friday, for the spring beds.\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO("And the compost?\n/exit\n"))
+    code, out, err = cli(capsys, "chat", "strategist", "--note", "Chats/Garden.md")
+    assert code == 0, err
+    assert "And the compost?" in out  # the stand-in's echo, printed as it streamed
+    sent = chat_requests(ollama)[-1]["messages"]
+    assert [m["role"] for m in sent[1:]] == ["user", "assistant", "user"]
+    assert sent[1]["content"] == "When should I order the seeds?"
+    assert sent[2]["content"] == "By Friday, for the spring beds."
+    assert chat_home.note("Chats/Garden.md").count("[!agent]") == 1  # the note itself is not touched
