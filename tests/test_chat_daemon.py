@@ -56,7 +56,7 @@ def test_a_chat_note_gets_one_answer_per_message_from_the_running_daemon(talk, o
         note.write_text(note.read_text() + "Which key result matters most for pricing?\n")
         text = wait_for(lambda: answers(t := note.read_text()) == 1 and t, 40, "the first answer")
         # Marked (a callout naming the agent), linked (its sources), after the question.
-        assert re.search(r"^> \[!agent\] Strategist · \d\d:\d\d$", text, re.M)
+        assert re.search(r"^> \[!agent\] Strategist · \d\d:\d\d$", text, re.MULTILINE)
         assert "*Sources:* [[Plans/OKRs]]" in text
         assert text.index("Which key result matters most for pricing?") < text.index("> [!agent]")
 

@@ -26,7 +26,13 @@ class Asker:
 
         message = {"op": "chat", "agent": self.agent.name, "question": question, "session": session,
                    "continue": continue_last}
-        final = control.call(message, on_event=lambda e: on_token and e.get("event") == "token" and on_token(e["text"]))
+        def on_event(event: dict) -> None:
+            if event.get("event") == "token" and on_token:
+                on_token(event["text"])
+            elif event.get("event") == "queued":
+                sys.stderr.write(f"(waiting for {event['ahead']} job(s) in the daemon …)\n")
+
+        final = control.call(message, on_event=on_event)
         if final is not None:
             return control.result_of(final)
         from routine.chat.sessions import ask
@@ -36,11 +42,13 @@ class Asker:
 
     def _local(self):
         if self._runner is None:
+            from routine.actions.fire import _progress
             from routine.journal import Journal
             from routine.runner.step import Runner
 
             self._journal = Journal()
-            self._runner = Runner(self.config, self._journal)
+            # Without the daemon, the search index is brought up to date here first: show it.
+            self._runner = Runner(self.config, self._journal, on_event=_progress(False))
         return self._runner, self._journal
 
     def close(self) -> None:

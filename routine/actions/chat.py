@@ -40,6 +40,9 @@ def _converse(asker: Asker, args) -> int:
         except EOFError:
             print()
             break
+        except KeyboardInterrupt:
+            print("\n(/exit or Ctrl-D ends the conversation)")
+            continue
         text = line.strip()
         if not text:
             continue
@@ -59,6 +62,9 @@ def _converse(asker: Asker, args) -> int:
             result = asker.ask(text, session, continue_last, stream_to(sys.stdout))
         except RoutineError as exc:
             print(f"\nroutine: {exc}", file=sys.stderr)
+            continue
+        except KeyboardInterrupt:
+            print("\n(answer interrupted)")
             continue
         print()
         session, continue_last, sources = result["chat"], False, result.get("sources") or []

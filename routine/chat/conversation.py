@@ -18,6 +18,7 @@ any request over ``num_ctx - num_predict`` whatever happens here.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -29,6 +30,8 @@ from routine.models.tokens import count_request
 from routine.runner import context
 from routine.runner.budget import fit
 from routine.templating import date_vars, render
+
+log = logging.getLogger(__name__)
 
 HISTORY_SHARE = 0.6    # of the room beside the system prompt and the message: the most the turns may take
 SEARCH_K = 4           # notes found by meaning for each message
@@ -133,15 +136,17 @@ class Conversation:
         """The agent's grounding and inputs, and what a search for the message finds in its scopes.
         Without a usable search index the conversation goes on without search hits."""
         runner, agent, where = self.runner, self.agent, f"a conversation with {self.agent.name}"
-        search = context.Search(question, SEARCH_K, runner.memory, None) if question.strip() else None
+        wanted = bool(question.strip())
         try:
+            search = context.Search(question, SEARCH_K, runner.memory, runner._indexing) if wanted else None
             return context.gather(runner.config.vault, agent, agent.inputs, variables, where, search,
                                   journal_report=runner._journal_report)
         except ScopeError:
             raise
-        except RoutineError:
-            if search is None:
+        except RoutineError as exc:  # the index is busy, damaged or its embedder missing: no search hits
+            if not wanted:
                 raise
+            log.warning("a conversation with %s goes on without search: %s", agent.name, exc)
             return context.gather(runner.config.vault, agent, agent.inputs, variables, where, None,
                                   journal_report=runner._journal_report)
 

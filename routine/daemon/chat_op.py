@@ -43,6 +43,9 @@ def chat(daemon, message: dict, send) -> None:
 
     daemon.queue.submit(Work(key=f"chat:{agent.name}", label=f"chat with {agent.name}", run=work,
                              models=daemon.model_keys([agent.name])))
+    snapshot = daemon.queue.snapshot()
+    if snapshot["queued"]:
+        send({"event": "queued", "ahead": len(snapshot["running"]) + len(snapshot["queued"]) - 1})
     done.wait()
     if "result" in result:
         send({"done": True, "result": result["result"], "exit": 0})
