@@ -236,3 +236,31 @@ def test_a_terminal_conversation_can_start_from_a_chat_note(chat_home, ollama, c
     assert sent[1]["content"] == "When should I order the seeds?"
     assert sent[2]["content"] == "By Friday, for the spring beds."
     assert chat_home.note("Chats/Garden.md").count("[!agent]") == 1  # the note itself is not touched
+
+
+def test_a_chat_note_is_read_as_the_person_left_it():
+    from routine.vault.chat_notes import parse_chat
+
+    text = ("---\nchat: \"[[Strategist]]\"\nsummary_covers: 2\n---\n%% a hint for the person %%\n\n"
+            "> [!summary] Summary so far\n> - KR 1.1 came first.\n\nWhat next?\n\n"
+            "> [!agent] Strategist · 20:15\n> Do the pricing page. [[Plans/OKRs]]\n>\n> *Sources:* [[Plans/OKRs]]\n\n"
+            "> [!note] my own callout\n> stays mine\n\nAnd after that? %% not for the model %%\n")
+    note = parse_chat("Chats/A.md", text)
+    assert note.agent == "strategist" and note.covers == 2 and note.summary == "- KR 1.1 came first."
+    assert [(t.role, t.text) for t in note.turns] == [
+        ("user", "What next?"), ("assistant", "Do the pricing page. [[Plans/OKRs]]"),
+        ("user", "> [!note] my own callout\n> stays mine\n\nAnd after that?")]
+    assert note.pending() is note.turns[-1]
+    answered = parse_chat("Chats/A.md", text.split("> [!note]")[0])
+    assert answered.pending() is None  # the last word is the agent's: nothing to answer
+
+
+def test_folding_keeps_the_latest_exchange_and_folds_whole_exchanges():
+    from routine.chat.fold import Turn, how_many_to_fold
+    from routine.models.tokens import Estimate
+
+    counter = Estimate(4.0)
+    turns = [Turn("user", "q" * 400), Turn("assistant", "a" * 400)] * 4  # about 110 tokens each
+    assert how_many_to_fold(counter, turns, 2000) == 0
+    assert how_many_to_fold(counter, turns, 700) == 6  # down to the latest exchange, well inside the room
+    assert how_many_to_fold(counter, turns, 150) == 8  # even the latest exchange does not fit: all of it

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from routine.models.tokens import Counter, count_request
 from routine.templating import render
 
-MIN_FOLD = 2  # fold at least one exchange at a time
+MIN_FOLD = 2   # fold at least one exchange at a time
+FOLD_TO = 0.6  # a fold leaves the turns this share of their room: the next few turns need no fold
 
 
 @dataclass(frozen=True)
@@ -30,12 +31,15 @@ def turn_cost(counter: Counter, turns: list[Turn]) -> int:
 
 
 def how_many_to_fold(counter: Counter, turns: list[Turn], room: int) -> int:
-    """The fewest oldest turns to fold so the rest fit ``room`` (0 when they already do)."""
+    """0 while the turns fit ``room``; past it, the fewest oldest turns to fold so the rest take
+    at most ``FOLD_TO`` of it (a fold costs a model call: not one at every turn once full)."""
     if turn_cost(counter, turns) <= room:
         return 0
-    for n in range(MIN_FOLD, len(turns) + 1):
-        if turn_cost(counter, turns[n:]) <= room:
-            return n
+    last = len(turns) - min(2, len(turns))  # the latest exchange stays whenever it fits at all
+    for share in (FOLD_TO, 1.0):
+        for n in range(min(MIN_FOLD, last), last + 1, 2):  # whole exchanges
+            if turn_cost(counter, turns[n:]) <= room * share:
+                return n
     return len(turns)
 
 
