@@ -89,48 +89,48 @@ class Conversation:
         agent, client = self.agent, self.client
         now = self.runner.clock()
         variables = {**date_vars(now), "agent": agent.name, "steps": {}, "path": "", "event": "", "task": question}
-        counter, limit = client.counter(agent.model), client.limit(agent.model)
         tools = tools_for(agent)
-        specs = [t.spec() for t in tools] or None
+        shape = _Shape(self._system_vars(variables), [t.spec() for t in tools] or None,
+                       {"role": "user", "content": f"[{now:%a %Y-%m-%d %H:%M} {variables['timezone']}] {question.strip()}"},
+                       client.counter(agent.model), client.limit(agent.model))
+        summary, covers, turns = self._fold(shape, history, run_id)
+        gathered = self._gather(question, variables)
+        fitted, sent, counted = shape.fitted(summary, turns, gathered)
+        answer = self._answer(sent, tools, now, on_token, run_id)
+        sources = [k.source for k in fitted.kept if k.source] + self._notes_read()
+        return Reply(text=answer.text.strip(), model=answer.model, sources=list(dict.fromkeys(sources)),
+                     summary=summary, covers=covers, folded=covers - min(history.covers, len(history.turns)),
+                     counted=counted, limit=shape.limit, messages=sent, dropped=fitted.dropped,
+                     tokens_in=answer.tokens_in, tokens_out=answer.tokens_out, duration_ms=answer.duration_ms,
+                     tool_log=list(self.tool_log))
+
+    def _system_vars(self, variables: dict) -> dict:
+        agent = self.agent
         agent_prompt = render(agent.system_prompt, variables, f"the prompt of {agent.source}")
-        asked = {"role": "user", "content": f"[{now:%a %Y-%m-%d %H:%M} {variables['timezone']}] {question.strip()}"}
+        return {**variables, "agent_prompt": agent_prompt, "agent": agent.name, "person": self.person,
+                "tools": list(agent.tools), "can_read": "read_note" in agent.tools}
 
-        def messages(summary: str, turns: list[Turn], items=(), dropped=(), missing=()) -> list[dict]:
-            system = render(template("chat.md.j2"), {
-                **variables, "agent_prompt": agent_prompt, "agent": agent.name, "person": self.person,
-                "tools": list(agent.tools), "can_read": "read_note" in agent.tools, "summary": summary,
-                "items": list(items), "dropped": list(dropped), "missing": list(missing)}, "chat.md.j2").strip()
-            return [{"role": "system", "content": system}, *[t.message() for t in turns], asked]
-
+    def _fold(self, shape: _Shape, history: History, run_id: str | None) -> tuple[str, int, list[Turn]]:
+        """The summary, how many turns it covers, and the turns sent whole: the oldest folded
+        until the rest take at most HISTORY_SHARE of the room beside the fixed part."""
         summary, covers = history.summary, min(history.covers, len(history.turns))
-        turns, folded = list(history.turns[covers:]), 0
-        folder = Folder(client, agent.model, agent.name, self.person, min(SUMMARY_MAX, limit // SUMMARY_SHARE))
+        turns = list(history.turns[covers:])
+        folder = Folder(self.client, self.agent.model, self.agent.name, self.person,
+                        min(SUMMARY_MAX, shape.limit // SUMMARY_SHARE))
         while turns:
-            room = int(max(0, limit - count_request(counter, messages(summary, []), specs)) * HISTORY_SHARE)
-            n = how_many_to_fold(counter, turns, room)
+            room = int(max(0, shape.limit - shape.count(summary, [])) * HISTORY_SHARE)
+            n = how_many_to_fold(shape.counter, turns, room)
             if not n:
                 break
             summary = folder.fold(summary, turns[:n], run_id)
-            covers, folded, turns = covers + n, folded + n, turns[n:]
+            covers, turns = covers + n, turns[n:]
+        return summary, covers, turns
 
-        gathered = self._gather(question, variables)
-        fixed = count_request(counter, messages(summary, turns), specs)
-        while True:
-            fitted = fit(gathered.items, fixed, limit, counter)
-            sent = messages(summary, turns, fitted.kept, fitted.dropped, gathered.missing)
-            counted = count_request(counter, sent, specs)
-            if counted <= limit:
-                break
-            fixed += counted - limit + 16  # the list of what was left out costs tokens too
-        sources = [k.source for k in fitted.kept if k.source]
-        answer = self._answer(sent, tools, now, on_token, run_id)
-        sources += [e["arguments"]["path"] for e in self.tool_log
-                    if e.get("type") == "tool" and e.get("name") == "read_note" and not e.get("refused")
-                    and isinstance(e.get("arguments"), dict) and isinstance(e["arguments"].get("path"), str)]
-        return Reply(text=answer.text.strip(), model=answer.model, sources=list(dict.fromkeys(sources)),
-                     summary=summary, covers=covers, folded=folded, counted=counted, limit=limit, messages=sent,
-                     dropped=fitted.dropped, tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
-                     duration_ms=answer.duration_ms, tool_log=list(self.tool_log))
+    def _notes_read(self) -> list[str]:
+        """Notes the agent read with its tools while answering: sources too."""
+        return [e["arguments"]["path"] for e in self.tool_log
+                if e.get("type") == "tool" and e.get("name") == "read_note" and not e.get("refused")
+                and isinstance(e.get("arguments"), dict) and isinstance(e["arguments"].get("path"), str)]
 
     def _gather(self, question: str, variables: dict) -> context.Gathered:
         """The agent's grounding and inputs, and what a search for the message finds in its scopes.
@@ -172,3 +172,35 @@ class Conversation:
             raise AgentStopped(loop.status, f"{agent.name} {loop.error}; there is no answer.",
                                f"ask again, more narrowly; or raise `max_iterations` or `timeout` in {agent.source}.")
         return merge_completions(loop.completions, loop.result)
+
+
+@dataclass
+class _Shape:
+    """How this conversation's request is rendered and counted: the system message's variables,
+    the tool schemas, the new message, the model's counter and limit."""
+
+    variables: dict
+    specs: list[dict] | None
+    asked: dict
+    counter: object
+    limit: int
+
+    def messages(self, summary: str, turns: list[Turn], items=(), dropped=(), missing=()) -> list[dict]:
+        system = render(template("chat.md.j2"), {**self.variables, "summary": summary, "items": list(items),
+                                                 "dropped": list(dropped), "missing": list(missing)},
+                        "chat.md.j2").strip()
+        return [{"role": "system", "content": system}, *[t.message() for t in turns], self.asked]
+
+    def count(self, summary: str, turns: list[Turn]) -> int:
+        return count_request(self.counter, self.messages(summary, turns), self.specs)
+
+    def fitted(self, summary: str, turns: list[Turn], gathered: context.Gathered):
+        """Vault context in what the summary, the turns and the message leave: (fitted, messages, counted)."""
+        fixed = self.count(summary, turns)
+        while True:
+            fitted = fit(gathered.items, fixed, self.limit, self.counter)
+            sent = self.messages(summary, turns, fitted.kept, fitted.dropped, gathered.missing)
+            counted = count_request(self.counter, sent, self.specs)
+            if counted <= self.limit:
+                return fitted, sent, counted
+            fixed += counted - self.limit + 16  # the list of what was left out costs tokens too

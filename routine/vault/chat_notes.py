@@ -82,6 +82,8 @@ def parse_chat(rel: str, text: str) -> ChatNote:
     except (TypeError, ValueError):
         note.covers = 0
     _read_body(split.body, note)
+    if not note.summary:  # the person deleted the summary: the turns it stood for count again
+        note.covers = 0
     return note
 
 
