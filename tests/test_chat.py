@@ -264,3 +264,22 @@ def test_folding_keeps_the_latest_exchange_and_folds_whole_exchanges():
     assert how_many_to_fold(counter, turns, 2000) == 0
     assert how_many_to_fold(counter, turns, 700) == 6  # down to the latest exchange, well inside the room
     assert how_many_to_fold(counter, turns, 150) == 8  # even the latest exchange does not fit: all of it
+
+
+def test_an_answer_goes_after_the_message_it_answers_even_if_the_person_wrote_on(tmp_path):
+    from datetime import datetime
+
+    from routine.vault.chat_notes import answer_callout, append_answer, parse_chat
+
+    note = tmp_path / "Chats" / "A.md"
+    note.parent.mkdir()
+    note.write_text("---\nchat: strategist\n---\nFirst question?\n")
+    asked = parse_chat("Chats/A.md", note.read_text()).pending()
+    note.write_text(note.read_text() + "Oh, and a second thing.\n")  # typed while the model answered
+    # (the person's text grew, so the question read before is now the head of a longer message)
+    append_answer(tmp_path, "Chats/A.md", asked.raw, answer_callout("strategist", datetime(2026, 11, 22, 9, 5),
+                                                                     "First answer.", ["Plans/OKRs.md"]))
+    text = note.read_text()
+    assert text.index("First question?") < text.index("> [!agent] Strategist · 09:05") < text.index("Oh, and a second")
+    again = parse_chat("Chats/A.md", text)
+    assert again.pending().text == "Oh, and a second thing."  # the next message, to be answered next
