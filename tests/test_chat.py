@@ -283,3 +283,24 @@ def test_an_answer_goes_after_the_message_it_answers_even_if_the_person_wrote_on
     assert text.index("First question?") < text.index("> [!agent] Strategist · 09:05") < text.index("Oh, and a second")
     again = parse_chat("Chats/A.md", text)
     assert again.pending().text == "Oh, and a second thing."  # the next message, to be answered next
+
+
+def test_a_garbage_reply_never_lands_in_a_chat_note(chat_home, ollama):
+    from routine.chat.notes import answer_note
+    from routine.errors import ReplyRejected
+
+    garbage = "<|im_end|><|im_start|>" * 20
+    ollama.script(MODEL, [garbage, garbage])                       # the alias, and its one retry
+    ollama.script("qwen2.5:7b-instruct-q4_K_M", [garbage, garbage])  # its fallback, and its retry
+    chat_note(chat_home, "Chats/Bad.md", "What matters today?\n")
+    before = chat_home.note("Chats/Bad.md")
+    runner, journal, agents = runner_for(chat_home)
+    try:
+        with pytest.raises(ReplyRejected):
+            answer_note(runner, journal, agents, "Chats/Bad.md")
+        rows = journal.db.execute("SELECT role, details FROM chat_messages").fetchall()
+    finally:
+        runner.close()
+        journal.close()
+    assert chat_home.note("Chats/Bad.md") == before
+    assert [r[0] for r in rows] == ["user"] and "control tokens" in json.loads(rows[0][1])["error"]

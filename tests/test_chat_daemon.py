@@ -85,6 +85,13 @@ def test_a_chat_note_gets_one_answer_per_message_from_the_running_daemon(talk, o
         time.sleep(3)  # a change from our own append would settle (1 s) and queue within this
         assert len(saves_seen(home)) == 4 and answers(note.read_text()) == 3
         assert len(chat_requests(ollama)) == 3
+
+        # A chat note naming no agent gets no answer, and the person is told where they look.
+        stray = home.vault / "Chats" / "Nobody.md"
+        stray.write_text("---\nchat: nobody\n---\nHello?\n")
+        alerts = wait_for(lambda: list((home.vault / "Alerts").glob("*chat not answered*.md")), 40, "the alert")
+        assert "`nobody`, and there is no such agent" in alerts[0].read_text()
+        assert stray.read_text().endswith("Hello?\n")
     assert proc.returncode == 0
     rows = journal_rows(home, "SELECT m.role FROM chat_messages m JOIN chats c ON c.id=m.chat "
                               "WHERE c.note='Chats/Pricing.md' ORDER BY m.id")
