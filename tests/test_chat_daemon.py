@@ -140,7 +140,7 @@ def test_ask_streams_through_the_daemon_and_c_continues(talk, ollama):
         follow = home.run("ask", "strategist", "-c", "And after that?", check=True)
         assert f"conversation {chat_id}" in follow.stderr
         last = chat_requests(ollama)[-1]["messages"]
-        assert last[1]["content"] == "What comes first?" and last[2]["content"].startswith("Alpha:")
+        assert last[1]["content"].endswith("] What comes first?") and last[2]["content"].startswith("Alpha:")
         assert last[3]["content"].endswith("And after that?")
     log = (home.root / "daemon.log").read_text()
     assert f"strategist answered in conversation {chat_id}" in log  # through the daemon, both times
@@ -173,4 +173,4 @@ def test_routine_chat_in_a_terminal_streams_and_ends_cleanly(talk, ollama):
             os.killpg(proc.pid, signal.SIGKILL)
         os.close(leader)
     second = chat_requests(ollama)[-1]["messages"]
-    assert second[1]["content"] == "What comes first?" and second[2]["content"].startswith("Alpha:")
+    assert second[1]["content"].endswith("] What comes first?") and second[2]["content"].startswith("Alpha:")

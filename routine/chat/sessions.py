@@ -27,11 +27,22 @@ class Answered:
         return dict(self.__dict__)
 
 
-def history_of(store: ChatStore, chat_id: str) -> History:
+def history_of(store: ChatStore, chat_id: str, tz=None) -> History:
+    """The session's turns; with ``tz``, each of the person's messages stamped with when it was
+    sent, in their time zone, as the new one is (so the model can reason about time)."""
     chat = store.get(chat_id)
-    turns = [Turn(m.role.value, m.content) for m in chat.messages if m.role in (Role.USER, Role.ASSISTANT)
-             and not m.details.get("unanswered")]
+    turns = [Turn(m.role.value, _stamped(m, tz)) for m in chat.messages
+             if m.role in (Role.USER, Role.ASSISTANT) and not m.details.get("unanswered")]
     return History(turns, chat.summary, chat.folded)
+
+
+def _stamped(message: ChatMessage, tz) -> str:
+    if tz is None or message.role is not Role.USER or message.details.get("from_note") or not message.at:
+        return message.content
+    from datetime import datetime
+
+    sent = datetime.fromisoformat(message.at).astimezone(tz)
+    return f"[{sent:%a %Y-%m-%d %H:%M} {sent.tzname()}] {message.content.strip()}"
 
 
 def session_for(store: ChatStore, agent: str, session: str | None, continue_last: bool) -> str:
@@ -59,7 +70,8 @@ def ask(runner, journal, agent, question: str, session: str | None = None, conti
     store = ChatStore(journal.db)
     chat_id = session_for(store, agent.name, session, continue_last)
     conversation = Conversation(runner, agent)
-    reply = answer_logged(store, chat_id, conversation, history_of(store, chat_id), question, on_token)
+    history = history_of(store, chat_id, runner.clock().tzinfo)
+    reply = answer_logged(store, chat_id, conversation, history, question, on_token)
     return Answered(chat_id, reply.text, reply.model, reply.sources, reply.folded, reply.tokens_in, reply.tokens_out,
                     reply.duration_ms)
 
