@@ -25,7 +25,7 @@ from routine.config.model import AgentSpec
 from routine.runner import inputs as input_forms
 from routine.runner.relevance import section_scores
 from routine.vault import check_read, in_scope, read_note, resolve_wikilink, wikilink_for
-from routine.vault.outline import Section, compact_properties, find, sections, strip_comments
+from routine.vault.outline import Section, compact_properties, find, readable, sections
 
 
 class Priority(IntEnum):
@@ -122,7 +122,7 @@ class _Gatherer:
 
     def _read(self, rel: str, priority: Priority, only: str | None, label_note: str, order: int) -> ContextItem:
         note = read_note(self.vault, rel)
-        outline = sections(strip_comments(note.body))
+        outline = sections(readable(note.body))
         label = wikilink_for(rel)
         if only is not None:
             part = find(outline, only)
@@ -181,7 +181,7 @@ def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: di
         hits = search.memory.search(search.query, search.k, list(agent.reads), exclude={it.source for it in g.items.values() if it.source},
                                     progress=search.progress)
         for hit in hits:
-            g.text(f"search:{hit.path}", f"{hit.link} (found by search)", strip_comments(hit.text), Priority.SEARCH)
+            g.text(f"search:{hit.path}", f"{hit.link} (found by search)", readable(hit.text), Priority.SEARCH)
             g.items[f"search:{hit.path}"].source = hit.path
     return Gathered(sorted(g.items.values(), key=lambda it: it.order), g.missing)
 
@@ -214,7 +214,7 @@ def _add_links(g: _Gatherer, form: input_forms.Input) -> None:
     if not path.is_file():
         g.missing.append(f"links of {form.path}")
         return
-    outline = sections(strip_comments(read_note(g.vault, form.path).body))
+    outline = sections(readable(read_note(g.vault, form.path).body))
     if form.section:
         outline = find(outline, form.section)
     from routine.vault import wikilinks

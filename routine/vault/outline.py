@@ -37,8 +37,12 @@ def strip_comments(text: str) -> str:
     """Obsidian comments out (hidden in reading view; routine's markers are comments too),
     except inside code fences, where ``%%`` is just text."""
     fences = code_fence_ranges(text)
-    cleaned = _COMMENT.sub(lambda m: m[0] if in_ranges(m.start(), fences) else "", text)
-    return _BLANK_RUNS.sub("\n\n", cleaned)
+    return _COMMENT.sub(lambda m: m[0] if in_ranges(m.start(), fences) else "", text)
+
+
+def readable(text: str) -> str:
+    """Comments out and the blank runs they leave folded: a note's text as a model gets it."""
+    return _BLANK_RUNS.sub("\n\n", strip_comments(text))
 
 
 def sections(body: str) -> list[Section]:
