@@ -37,14 +37,13 @@ class VaultEvents:
     def start(self) -> None:
         """Watch the vault: catch up with what changed while down, then follow every save."""
         from routine.alerts import raise_alert
+        from routine.daemon.chat_notes import ChatNotes
         from routine.daemon.index_feed import IndexFeeder
         from routine.vault.atomic import add_write_listener
         from routine.watch.state import FileStates
         from routine.watch.watcher import VaultWatcher
 
         config = self.daemon.live.config
-        from routine.daemon.chat_notes import ChatNotes
-
         self._feed = IndexFeeder(self.daemon)
         self.listeners.append(self._feed.on_change)
         self.chats = ChatNotes(self.daemon)
