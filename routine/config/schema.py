@@ -90,6 +90,12 @@ CONFIG = {
             "additionalProperties": False,
             "properties": {"inotify": {"type": "boolean"}, "reconcile": DURATION},
         },
+        "chat": {
+            "type": "object",
+            "additionalProperties": False,
+            # quiet: how long a chat note must be still after the person's save before it is answered
+            "properties": {"quiet": DURATION},
+        },
         "request_timeout": {"type": "number", "exclusiveMinimum": 0},
         "retries": {"type": "integer", "minimum": 0, "maximum": 10},
         "retry_backoff": {"type": "number", "minimum": 0},
@@ -98,7 +104,7 @@ CONFIG = {
             "additionalProperties": False,
             "properties": {
                 k: {"type": "string", "minLength": 1}
-                for k in ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard")
+                for k in ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard", "chats")
             },
         },
         "metrics": {
