@@ -35,7 +35,9 @@ def artifacts(initialised):
         Our list price is 40 EUR per seat per month.
         """)
     put(home, "Artifacts/Customers.md", "# Customers\nAcme runs 12 seats since March.\n")
-    put(home, "Inbox/Todo.md", "# Todo\n- [ ] Draft the Acme renewal offer\n- [ ] Book the dentist\n")
+    # Tasks in a project's case file (the projects' conventions; any note with a task line works too).
+    put(home, "Projects/Acme/Acme.md", "---\ntype: project\ngoal: Renew Acme\nstatus: active\n---\n# Acme\n")
+    put(home, "Projects/Acme/Tasks.md", "# Todo\n- [ ] Draft the Acme renewal offer\n- [ ] Book the dentist\n")
     return home
 
 
@@ -53,11 +55,11 @@ def test_a_custom_agent_is_grounded_and_sandboxed(artifacts, ollama):
     note = home.note("Agents/Pricer.md")
     assert "custom: true" in note and "[[Artifacts/Pricing]]" in note and "[[Artifacts/Customers]]" in note
     # Assigned to one task by the CLI: the note holding it joins its sandbox.
-    cli(home, "agent", "assign", "Pricer", "--task", "Inbox/Todo.md", "--item", "Acme renewal")
-    assert "- [ ] Draft the Acme renewal offer [assignee:: [[Pricer]]]" in home.note("Inbox/Todo.md")
-    assert "Book the dentist\n" in home.note("Inbox/Todo.md")
+    cli(home, "agent", "assign", "Pricer", "--task", "Projects/Acme/Tasks.md", "--item", "Acme renewal")
+    assert "- [ ] Draft the Acme renewal offer [assignee:: [[Pricer]]]" in home.note("Projects/Acme/Tasks.md")
+    assert "Book the dentist\n" in home.note("Projects/Acme/Tasks.md")
     shown = json.loads(cli(home, "agent", "show", "pricer", "--json").stdout)
-    assert shown["assignments"]["tasks"] == ["Inbox/Todo.md"] and "Inbox/Todo.md" in shown["writes"]
+    assert shown["assignments"]["tasks"] == ["Projects/Acme/Tasks.md"] and "Projects/Acme/Tasks.md" in shown["writes"]
     assert shown["grounding"][0]["preview"].startswith("# Pricing")
 
     okrs = home.note("Plans/OKRs.md")
@@ -66,7 +68,7 @@ def test_a_custom_agent_is_grounded_and_sandboxed(artifacts, ollama):
                             call("write_note", path="Daily/2026-01-01.md", content="x"),  # outside: refused
                             call("search_notes", query="pricing"),                        # not its tool
                             call("read_note", path="Artifacts/Customers.md"),             # its grounding
-                            call("write_note", path="Inbox/Todo.md", content="Offer: 12 seats at 40 EUR.",
+                            call("write_note", path="Projects/Acme/Tasks.md", content="Offer: 12 seats at 40 EUR.",
                                  section="Offer"),                                        # its task note
                             "## Offer\nAcme: 12 seats at 40 EUR ([[Artifacts/Pricing]])."])
     cli(home, "fire", "pricer", "--task", "Draft the Acme renewal offer.")
@@ -76,7 +78,7 @@ def test_a_custom_agent_is_grounded_and_sandboxed(artifacts, ollama):
     assert "outside its writes scope" in calls[2]["error"] and "search_notes" in calls[3]["error"]
     assert "12 seats" in calls[4]["result"]
     assert home.note("Plans/OKRs.md") == okrs and not (home.vault / "Daily" / "2026-01-01.md").exists()
-    assert "Offer: 12 seats at 40 EUR." in home.note("Inbox/Todo.md")
+    assert "Offer: 12 seats at 40 EUR." in home.note("Projects/Acme/Tasks.md")
     assert "Acme: 12 seats" in home.note("Agents/Pricer/Log.md")
     # Its prompt carried both grounding notes.
     first = next(r for r in ollama.requests if r["_path"] == "/api/chat")
@@ -85,9 +87,9 @@ def test_a_custom_agent_is_grounded_and_sandboxed(artifacts, ollama):
     runs = json.loads(cli(home, "agent", "show", "pricer", "--json").stdout)["last_runs"]
     assert runs[0]["status"] == "ok" and runs[0]["wrote"] == "Agents/Pricer/Log.md"
     # Unassigned: the task note is outside its sandbox again.
-    cli(home, "agent", "unassign", "Pricer", "--task", "Inbox/Todo.md")
-    assert "[assignee::" not in home.note("Inbox/Todo.md")
-    assert "Inbox/Todo.md" not in json.loads(cli(home, "agent", "show", "pricer", "--json").stdout)["writes"]
+    cli(home, "agent", "unassign", "Pricer", "--task", "Projects/Acme/Tasks.md")
+    assert "[assignee::" not in home.note("Projects/Acme/Tasks.md")
+    assert "Projects/Acme/Tasks.md" not in json.loads(cli(home, "agent", "show", "pricer", "--json").stdout)["writes"]
 
 
 SNOOP = """\
@@ -165,9 +167,9 @@ def test_assign_unassign_and_reassign_on_projects_and_tasks(artifacts, ollama):
     cli(home, "agent", "new", "Pricer", "--from", "Artifacts/Pricing.md", "--tools", "write_note")
     cli(home, "agent", "new", "Closer", "--from", "Artifacts/Customers.md")
 
-    cli(home, "agent", "assign", "Pricer", "--project", "Launch", "--behaviour", "semi-autonomous")
+    cli(home, "agent", "assign", "Pricer", "--project", "Launch", "--behaviour", "reactive")
     note = home.note("Projects/Launch/Launch.md")
-    assert "- '[[Agents/Pricer]]'" in note and "- 'Pricer: semi-autonomous'" in note
+    assert "- '[[Agents/Pricer]]'" in note and "- 'Pricer: reactive'" in note
     assert "goal: Renew Acme  # the person's comment stays" in note and note.endswith("[assignee:: [[Ada]]]\n")
     shown = json.loads(cli(home, "agent", "show", "pricer", "--json").stdout)
     assert shown["assignments"]["projects"] == ["Launch"] and "Projects/Launch/**" in shown["writes"]
@@ -178,7 +180,7 @@ def test_assign_unassign_and_reassign_on_projects_and_tasks(artifacts, ollama):
 
     cli(home, "agent", "reassign", "Pricer", "--to", "Closer", "--project", "Launch")
     note = home.note("Projects/Launch/Launch.md")
-    assert "Agents/Pricer" not in note and "- '[[Agents/Closer]]'" in note and "Closer: semi-autonomous" in note
+    assert "Agents/Pricer" not in note and "- '[[Agents/Closer]]'" in note and "Closer: reactive" in note
     assert "[[People/Ada]]" in note and "Ada: client lead" in note
     assert "Projects/Launch/**" not in json.loads(cli(home, "agent", "show", "pricer", "--json").stdout)["writes"]
     ollama.script(MISTRAL, [call("write_note", path="Projects/Launch/Offer.md", content="again", append=True),
@@ -186,9 +188,9 @@ def test_assign_unassign_and_reassign_on_projects_and_tasks(artifacts, ollama):
     cli(home, "fire", "pricer", "--task", "Draft the offer.")
     assert "outside its writes scope" in transcript(home)[0]["error"]
 
-    cli(home, "agent", "assign", "Closer", "--task", "Inbox/Todo.md", "--item", "Acme renewal")
-    cli(home, "agent", "reassign", "Closer", "--to", "Pricer", "--task", "Inbox/Todo.md")
-    assert "Draft the Acme renewal offer [assignee:: [[Pricer]]]" in home.note("Inbox/Todo.md")
+    cli(home, "agent", "assign", "Closer", "--task", "Projects/Acme/Tasks.md", "--item", "Acme renewal")
+    cli(home, "agent", "reassign", "Closer", "--to", "Pricer", "--task", "Projects/Acme/Tasks.md")
+    assert "Draft the Acme renewal offer [assignee:: [[Pricer]]]" in home.note("Projects/Acme/Tasks.md")
     cli(home, "agent", "unassign", "Closer", "--project", "Launch")
     assert "Closer" not in home.note("Projects/Launch/Launch.md")
     proc = cli(home, "agent", "unassign", "Closer", "--project", "Launch", check=False)
@@ -209,21 +211,21 @@ def test_an_assignment_made_in_obsidian_counts_at_the_next_run_of_an_agent_loade
 
     config = load_config()
     loaded = load_agents(config)[0]["pricer"]  # before the assignment
-    (home.vault / "Inbox" / "Todo.md").write_text("# Todo\n- [ ] Draft the Acme offer [assignee:: [[Pricer]]]\n")
+    (home.vault / "Projects" / "Acme" / "Tasks.md").write_text("# Todo\n- [ ] Draft the Acme offer [assignee:: [[Pricer]]]\n")
     journal = Journal()
     runner = Runner(config, journal)
     try:
-        ollama.script(MISTRAL, [call("write_note", path="Inbox/Todo.md", content="Offer sent.", section="Done"),
+        ollama.script(MISTRAL, [call("write_note", path="Projects/Acme/Tasks.md", content="Offer sent.", section="Done"),
                                 "Done."])
         assert runner.run_step(StepRequest.for_agent(config, loaded, "Draft it.")).error is None
-        assert "Offer sent." in home.note("Inbox/Todo.md")
-        (home.vault / "Inbox" / "Todo.md").write_text("# Todo\n- [x] Draft the Acme offer\n")
-        ollama.script(MISTRAL, [call("write_note", path="Inbox/Todo.md", content="More.", append=True), "Done."])
+        assert "Offer sent." in home.note("Projects/Acme/Tasks.md")
+        (home.vault / "Projects" / "Acme" / "Tasks.md").write_text("# Todo\n- [x] Draft the Acme offer\n")
+        ollama.script(MISTRAL, [call("write_note", path="Projects/Acme/Tasks.md", content="More.", append=True), "Done."])
         runner.run_step(StepRequest.for_agent(config, loaded, "Again."))
     finally:
         runner.close()
         journal.close()
-    assert "More." not in home.note("Inbox/Todo.md")
+    assert "More." not in home.note("Projects/Acme/Tasks.md")
     assert "outside its writes scope" in transcript(home)[0]["error"]
 
 
@@ -247,7 +249,7 @@ def test_an_exclusion_glob_wins_over_every_scope_that_would_include_the_path():
     (["agent", "install", "nobody", "--from", "general"], "The general library"),
     (["agent", "install", "decider@x", "--from", "general"], "a version is a whole number"),
     (["agent", "assign", "planner", "--project", "Nope"], "There is no project 'Nope'"),
-    (["agent", "assign", "planner", "--task", "Inbox/Todo.md"], "has 2 open tasks"),
+    (["agent", "assign", "planner", "--task", "Projects/Acme/Tasks.md"], "has 2 open tasks"),
 ])
 def test_bad_input_gets_one_sentence_and_the_fix(artifacts, args, message):
     proc = cli(artifacts, *args, check=False)
