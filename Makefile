@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test bench bench-residency bench-index bench-follow bench-context bench-graph bench-projects clean
+.PHONY: setup demo test bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-projects clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -23,7 +23,7 @@ test: setup
 	$(BIN)/python -m pytest -q
 
 # Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
-bench: bench-residency bench-index bench-follow bench-context bench-graph bench-projects
+bench: bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-projects
 
 bench-residency: setup
 	$(BIN)/python bench/residency.py
@@ -39,6 +39,9 @@ bench-context: setup
 
 bench-graph: setup
 	nice $(BIN)/python bench/graph.py $(BENCH_ARGS)
+
+bench-chat: setup
+	nice $(BIN)/python bench/chat.py
 
 bench-projects: setup
 	$(BIN)/python bench/projects.py

@@ -22,10 +22,12 @@ def imported_modules(args, env) -> set[str]:
 
 @pytest.mark.parametrize("args", [["--help"], ["runs", "list"], ["fire", "--help"], ["schedule", "--help"],
                                   ["index", "--help"], ["search", "--help"], ["schedule", "list"],
-                                  ["graph", "show", "workspace"], ["project", "list"], ["project", "show", "Acme"]])
+                                  ["graph", "show", "workspace"], ["chats", "list"], ["chat", "--help"],
+                                  ["ask", "--help"], ["chat", "new", "strategist", "Light"], ["project", "list"],
+                                  ["project", "show", "Acme"]])
 def test_listing_commands_import_nothing_heavy(home, args):
-    if args in (["runs", "list"], ["schedule", "list"], ["graph", "show", "workspace"], ["project", "list"],
-                ["project", "show", "Acme"]):
+    if args in (["runs", "list"], ["schedule", "list"], ["graph", "show", "workspace"], ["chats", "list"],
+                ["chat", "new", "strategist", "Light"], ["project", "list"], ["project", "show", "Acme"]):
         home.run("init", str(home.vault), check=True)
         home.run("project", "new", "Acme", check=True)
     names = imported_modules(args, home.env)

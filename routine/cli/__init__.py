@@ -32,7 +32,12 @@ COMMANDS = {
     "search": ("search", "search the vault: ranked notes with heading and snippet"),
     "project": ("project", "projects: new, adopt, list, show, assign and unassign members and tasks"),
     "artifact": ("artifact", "artifacts: QA (promote to information product), new from the library, templates"),
+    "agent": ("agent", "custom agents: new, list, show, assign, publish, install, export, import"),
+    "library": ("library", "agent libraries: list them, or show what one holds"),
     "graph": ("graph", "the knowledge graph: a project, agent or workspace view, neighbours, paths"),
+    "chat": ("chat", "talk with an agent in the terminal (answers streamed), or `chat new AGENT` for a chat note"),
+    "ask": ("ask", "ask an agent one question; the answer streams; -c continues the last conversation"),
+    "chats": ("chats", "conversations: every message, tool call and summary, from the journal"),
 }
 
 

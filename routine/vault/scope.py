@@ -71,8 +71,9 @@ def glob_match(pattern: str, rel: str) -> bool:
 
 
 def in_scope(globs: list[str], rel: str) -> bool:
-    """Matched by a glob and by no ``!glob`` (an exclusion: the runtime adds one for every
-    artifact an agent neither owns nor was assigned, see ``routine.projects.membership``)."""
+    """Matched by a glob and by no ``!glob`` (an exclusion: the runtime adds one for every note
+    grounding a locked agent, in every other agent's scopes, see ``routine.config.sandbox``, and
+    for every artifact an agent neither owns nor was assigned, see ``routine.projects.membership``)."""
     return (any(glob_match(p, rel) for p in globs if not p.startswith("!"))
             and not excluded(globs, rel))
 
@@ -129,10 +130,11 @@ def resolve(vault_root: Path, rel: str) -> tuple[Path, str]:
 
 
 def _refuse(agent: str, verb: str, rel: str, scope: str, globs: list[str]) -> ScopeError:
-    if excluded(globs, rel.split(" (a link to ")[0]):
-        return ScopeError(f"{agent} may not {verb} {rel}: it is an artifact {agent} neither owns nor was assigned.",
-                          "an artifact is written only by its `owner:` or by the agent a task linking it is "
-                          "assigned to; change the owner or assign the task in the case file.")
+    if excluded(globs, rel.split(" (a link to ")[0]) or excluded(globs, rel.rsplit(" (a link to ", 1)[-1].rstrip(")")):
+        return ScopeError(f"{agent} may not {verb} {rel}: it is taken out of {agent}'s scope — it grounds a locked "
+                          f"agent, or it is an artifact {agent} neither owns nor was assigned.",
+                          "a locked agent's grounding is that agent's alone; an artifact is written only by its "
+                          "`owner:` or the agent a task linking it is assigned to. Ask the person, or work without it.")
     listed = ", ".join(g for g in globs if not g.startswith("!")) or "none"
     return ScopeError(f"{agent} may not {verb} {rel}: outside its {scope} scope ({listed}).",
                       f"add a matching glob to `{scope}:` in the agent note Agents/{agent}.md, "
