@@ -67,6 +67,24 @@ class UsageError(RoutineError):
     exit_code = EXIT_USAGE
 
 
+class VaultMissing(UsageError):
+    """The config names a vault folder that is not there: the root cause of every 'no agent' after it."""
+
+    def __init__(self, vault, config_path):
+        super().__init__(f"The vault {vault} does not exist (`vault:` in {config_path}).",
+                         f"create it with `routine init {vault}`, or correct `vault:` in {config_path}.")
+
+
+def did_you_mean(name: str, known) -> str:
+    """' Did you mean 'x'?' for the closest of ``known`` to a misspelt ``name``, else ''."""
+    import difflib
+
+    key = name.lower()
+    starts = [k for k in sorted(known) if k.lower().startswith(key)]
+    close = starts if len(starts) == 1 else difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
 class ScopeError(RoutineError):
     """An agent tried to read or write outside its declared scopes."""
 

@@ -15,12 +15,16 @@ def run(args) -> int:
         if code is not None:
             return code
     config = load_config(args.config)
-    agents, problems = load_agents(config)
+    agents, problems = load_agents(config, require_vault=True)
+    blocks = None
     if args.target.lower() not in agents and not agent_note_problems(problems, args.target):
         block = _block_named(config, agents, args.target)
         if block is not None:
             return _fire_block(config, agents, block, args)
-    agent = agent_named(agents, problems, args.target)
+        from routine.schedule.loader import declared_block_ids
+
+        blocks = declared_block_ids(config)
+    agent = agent_named(agents, problems, args.target, blocks)
 
     from routine.runner.step import Runner, StepRequest
 

@@ -34,13 +34,26 @@ def _list(journal: Journal, limit: int, as_json: bool) -> int:
         wrote = r.get("wrote") or {}
         rows.append({**r, "model": (r.get("model") or "").split("/")[-1],
                      "started_at": (r.get("started_at") or "")[:19].replace("T", " "),
-                     "wrote": wrote.get("path") if isinstance(wrote, dict) else wrote,
+                     "wrote": _wrote_cell(wrote),
                      "status": r["status"] if not r.get("error") else f"{r['status']}!"})
     print_table(rows, LIST_COLUMNS)
     return 0
 
 
+def _wrote_cell(wrote) -> str | None:
+    """One note's path, or a block's notes joined: never a Python list's repr."""
+    if isinstance(wrote, dict):
+        return wrote.get("path")
+    if isinstance(wrote, list):
+        return ", ".join(str(w) for w in wrote) or None
+    return wrote
+
+
 def _show(journal: Journal, run_id: str, as_json: bool) -> int:
+    matches = journal.matching(run_id)
+    if len(matches) > 1:
+        raise UsageError(f"{run_id!r} is the start of {len(matches)} run ids ({', '.join(matches[:5])}"
+                         f"{', …' if len(matches) > 5 else ''}).", "type more of the id.")
     run = journal.get(run_id)
     if run is None:
         raise UsageError(f"There is no run {run_id!r}.", "see `routine runs list` for run ids.")

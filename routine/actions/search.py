@@ -36,7 +36,7 @@ def _search(args, progress) -> list[dict]:
     reads = None
     if args.agent:
         config = load_config(args.config)
-        agents, problems = load_agents(config)
+        agents, problems = load_agents(config, require_vault=True)
         reads = list(agent_named(agents, problems, args.agent).reads)
     final = control.call({"op": "search", "query": args.query, "k": args.k, "reads": reads})
     if final is not None:  # the daemon runs: it holds the index

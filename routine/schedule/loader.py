@@ -37,6 +37,21 @@ def load_schedules(config: Config, agents: dict[str, AgentSpec]) -> Schedules:
     return merge(results)
 
 
+def in_force(config: Config, agents: dict[str, AgentSpec]) -> tuple[Schedules, dict[str, list[Problem]]]:
+    """What holds from the files that are sound, and the broken files with their problems.
+
+    One broken file does not hide the rest (`schedule list`/`next` show what is in force); a
+    clash between files counts against the files it names."""
+    results = [load_file(p, config, agents) for p in schedule_files(config)]
+    broken: dict[str, list[Problem]] = {}
+    for r in results:
+        if r.problems:
+            broken[str(r.path)] = list(r.problems)
+    for p in cross_file_problems([r for r in results if not r.problems]):
+        broken.setdefault(p.file, []).append(p)
+    return merge([r for r in results if str(r.path) not in broken]), broken
+
+
 def schedule_files(config: Config) -> list[Path]:
     folder = config.schedules_dir
     return sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) if folder.is_dir() else []
@@ -54,11 +69,21 @@ def block_from_files(config: Config, agents: dict[str, AgentSpec], block_id: str
 
 
 def _declares_block(path: Path, block_id: str) -> bool:
+    return block_id in declared_blocks(path)
+
+
+def declared_block_ids(config: Config) -> list[str]:
+    """Every block id the schedule files name, valid or not (for suggesting a misspelt one)."""
+    return [b for path in schedule_files(config) for b in declared_blocks(path)]
+
+
+def declared_blocks(path: Path) -> list[str]:
     try:
         data = load_yaml(path).data
     except YamlSyntaxError:
-        return False
-    return isinstance(data, dict) and isinstance(data.get("blocks"), dict) and block_id in data["blocks"]
+        return []
+    blocks = data.get("blocks") if isinstance(data, dict) else None
+    return [str(b) for b in blocks] if isinstance(blocks, dict) else []
 
 
 def merge(results: list[FileResult]) -> Schedules:
