@@ -15,9 +15,11 @@ EXIT_USAGE = 2
 
 
 class RoutineError(Exception):
-    """Base of all errors a person may see. ``exit_code`` is what the CLI returns."""
+    """Base of all errors a person may see. ``exit_code`` is what the CLI returns; ``transient``:
+    the same step may well succeed if tried again later (a block's `retry:` policy)."""
 
     exit_code = EXIT_JOB_FAILED
+    transient = False
 
     def __init__(self, message: str, fix: str | None = None):
         super().__init__(message)
@@ -100,6 +102,8 @@ class NoteExists(RoutineError):
 class ModelError(RoutineError):
     """A model call failed in a way the person must know about."""
 
+    transient = True  # Ollama away, busy or slow: a block's `retry:` may try again
+
 
 class OllamaUnreachable(ModelError):
     def __init__(self, host: str, detail: str = ""):
@@ -112,6 +116,8 @@ class OllamaUnreachable(ModelError):
 
 
 class ModelMissing(ModelError):
+    transient = False  # waiting does not pull a model
+
     def __init__(self, model: str, host: str):
         super().__init__(
             f"The model {model} is not pulled on the Ollama at {host}.",

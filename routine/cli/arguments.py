@@ -41,13 +41,17 @@ def fire(p: argparse.ArgumentParser) -> None:
 
 
 def runs(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="runs_command", metavar="list|show")
+    sub = p.add_subparsers(dest="runs_command", metavar="list|show|retry")
     ls = sub.add_parser("list", help="recent runs, newest first")
     ls.add_argument("-n", "--limit", type=_limit, default=20, help="how many (default 20)")
     _json(ls)
     show = sub.add_parser("show", help="one run in full: prompt, sources, output, timings, errors")
     show.add_argument("run_id", metavar="ID", help="a run id, or a unique prefix of one")
     _json(show)
+    retry = sub.add_parser("retry", help="resume a failed or interrupted block run from its failed step, "
+                                         "reusing the earlier steps' outputs")
+    retry.add_argument("run_id", metavar="ID", help="the block run (or one of its steps): an id or a unique prefix")
+    _json(retry)
     _json(p, parent=True)
 
 

@@ -180,6 +180,15 @@ SCHEDULE = {
                     "missed": {"enum": ["catch-up", "skip"]},
                     "grace": DURATION,
                     "enabled": {"type": "boolean"},
+                    "retry": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "description": "retry a step that failed for a passing reason (Ollama away or busy, "
+                                       "a timeout): `attempts` in all (default 1, no retry), waiting `backoff` "
+                                       "(default 30s) before the second, doubling after",
+                        "properties": {"attempts": {"type": "integer", "minimum": 1, "maximum": 10},
+                                       "backoff": DURATION},
+                    },
                     "steps": {"type": "array", "minItems": 1, "items": STEP},
                 },
             },

@@ -298,6 +298,7 @@ class Daemon:
         runner = Runner(self.live.config, journal, models=self.models, on_event=events,
                         memory=self.memory)
         runner.write_gate = self._gate
+        runner.pause = lambda seconds: not self.stopping.wait(seconds)  # a retry's wait ends at a stop
         return runner
 
     def _gate(self):

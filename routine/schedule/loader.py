@@ -16,7 +16,7 @@ from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml
 from routine.errors import ConfigError, Problem
 from routine.schedule.cron import Cron, CronError
-from routine.schedule.model import Block, Schedules, Trigger, parse_duration
+from routine.schedule.model import Block, RetryPolicy, Schedules, Trigger, parse_duration
 from routine.templating import unknown_variables
 
 
@@ -177,7 +177,13 @@ def _block(doc: LocatedYaml, block_id: str, raw: dict, tz, agents, problems: lis
         return None
     return Block(id=block_id, file=doc.file, cron=cron, timezone=tz, steps=tuple(steps),
                  description=raw.get("description", ""), missed=raw.get("missed", "catch-up"),
-                 grace=_duration(raw.get("grace", "1h")), enabled=raw.get("enabled", True))
+                 grace=_duration(raw.get("grace", "1h")), enabled=raw.get("enabled", True),
+                 retry=_retry(raw.get("retry")))
+
+
+def _retry(raw: dict | None) -> RetryPolicy:
+    raw = raw or {}
+    return RetryPolicy(attempts=raw.get("attempts", 1), backoff=_duration(raw.get("backoff", "30s")))
 
 
 def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec | None:
