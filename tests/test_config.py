@@ -21,6 +21,9 @@ def test_config_errors_all_reported_with_line_and_path(initialised):
     err = proc.stderr
     assert "routine.yaml:3: At 'ollama.max_resident'" in err
     assert "routine.yaml:4: At 'ollama': unknown key 'colour'" in err
+    assert "routine.yaml:8: At 'models.general.fallbacks': fallback 'ghost'" in err
+    assert "routine.yaml:9: At 'timezone'" in err and "Mars/Olympus" in err
+    assert err.startswith("routine: 4 problems in ")  # every one of them, at once
     assert "Traceback" not in err
 
 

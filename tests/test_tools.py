@@ -180,6 +180,16 @@ def test_the_timeout_ends_a_slow_loop_with_a_clear_status(tester, ollama):
     assert transcript(home)[0]["status"] == "timeout"
 
 
+def test_an_answer_that_arrives_after_the_timeout_is_not_written(tester, ollama):
+    home = tester(timeout="2s")
+    # The first call outlives the run's time; the client's retry then answers at once, too late.
+    ollama.script(MISTRAL, [{"content": "slow", "delay": 3}, "quick, but after the time was up"])
+    proc = home.run("fire", "tester")
+    assert proc.returncode == 1 and "stopped after 2s" in proc.stderr
+    assert transcript(home)[0]["status"] == "timeout"
+    assert not (home.vault / "Projects" / "Tester log.md").exists()
+
+
 def test_small_model_quirks_json_in_text_broken_arguments(tester, ollama):
     home = tester()
     ollama.script(MISTRAL, [

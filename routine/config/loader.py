@@ -40,10 +40,12 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
     except YamlSyntaxError as exc:
         raise ConfigError([exc.problem]) from None
     problems = schema_problems(doc, CONFIG)
+    # Checked on the raw data, so a schema problem elsewhere does not hide them: all at once.
+    problems += _reference_problems(doc, doc.data if isinstance(doc.data, dict) else {})
     if problems:
-        raise ConfigError(problems)
+        raise ConfigError(sorted(problems, key=lambda p: p.line or 0))
     config = _build_config(path, doc.data)
-    problems = _config_checks(config, doc)
+    problems = _pinning_conflicts(config, doc)
     if problems:
         raise ConfigError(problems)
     return config
@@ -141,15 +143,19 @@ def _memory_settings(path: Path, data: dict) -> MemorySettings:
     return settings
 
 
-def _config_checks(config: Config, doc: LocatedYaml) -> list[Problem]:
-    problems = _pinning_conflicts(config, doc)
-    for alias in config.models.values():
-        for fb in alias.fallbacks:
-            if fb not in config.models:
-                problems.append(doc.problem(("models", alias.name, "fallbacks"),
+def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
+    """Names that must resolve: each fallback to a model alias, the time zone to an IANA zone."""
+    problems = []
+    models = data.get("models") if isinstance(data.get("models"), dict) else {}
+    for name, spec in models.items():
+        fallbacks = spec.get("fallbacks") if isinstance(spec, dict) else None
+        for fb in fallbacks if isinstance(fallbacks, list) else ():
+            if isinstance(fb, str) and fb not in models:
+                problems.append(doc.problem(("models", name, "fallbacks"),
                                             f"fallback {fb!r} is not a model alias defined under 'models'."))
-    if config.timezone and not valid_timezone(config.timezone):
-        problems.append(doc.problem(("timezone",), f"unknown time zone {config.timezone!r}; write an IANA name such as Europe/Berlin."))
+    zone = data.get("timezone")
+    if isinstance(zone, str) and zone and not valid_timezone(zone):
+        problems.append(doc.problem(("timezone",), f"unknown time zone {zone!r}; write an IANA name such as Europe/Berlin."))
     return problems
 
 
