@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test bench bench-residency bench-index bench-follow clean
+.PHONY: setup demo test lint bench bench-residency bench-index bench-follow clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -21,6 +21,11 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+# ruff and mypy, both clean (settings in pyproject.toml); CI runs this before the tests.
+lint: setup
+	$(BIN)/ruff check routine tests bench
+	$(BIN)/mypy
 
 # Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
 bench: bench-residency bench-index bench-follow

@@ -134,3 +134,45 @@ def initialised(home) -> Home:
     # Short backoff so failure tests do not wait for production delays.
     home.config.write_text(text + "\nretry_backoff: 0.05\n")
     return home
+
+
+# --- real-daemon tests: marked, and their time budgeted ------------------------------------------
+# A test that starts `routine run` (test_daemon.daemon) is marked `daemon` at collection, so a
+# quick local pass can leave them out (`pytest -m "not daemon"`). Each has a budget (default
+# DAEMON_BUDGET seconds, or @pytest.mark.daemon(budget=N)); the ones over it are listed at the
+# end of the run, with the total, beside --durations. A budget is a figure to watch, not a test.
+DAEMON_BUDGET = 90.0
+_daemon_times: dict[str, tuple[float, float]] = {}
+
+
+def pytest_collection_modifyitems(config, items):
+    import inspect
+
+    for item in items:
+        fn = getattr(item, "function", None)
+        try:
+            source = inspect.getsource(fn) if fn is not None else ""
+        except (OSError, TypeError):
+            source = ""
+        if "with daemon(" in source and not item.get_closest_marker("daemon"):
+            item.add_marker(pytest.mark.daemon)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    marker = item.get_closest_marker("daemon")
+    if marker is not None and call.when == "call":
+        budget = float(marker.kwargs.get("budget", DAEMON_BUDGET))
+        _daemon_times[item.nodeid] = (outcome.get_result().duration, budget)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _daemon_times:
+        return
+    total = sum(d for d, _ in _daemon_times.values())
+    over = [(n, d, b) for n, (d, b) in _daemon_times.items() if d > b]
+    terminalreporter.write_line(f"real-daemon tests: {len(_daemon_times)}, {total:.0f} s in all; "
+                                f"{len(over)} over their budget")
+    for nodeid, duration, budget in sorted(over, key=lambda x: -x[1]):
+        terminalreporter.write_line(f"  {duration:6.1f} s (budget {budget:.0f} s)  {nodeid}")

@@ -63,7 +63,7 @@ def test_agent_note_error_points_at_its_line(initialised):
     agent = home.vault / "Agents" / "Planner.md"
     text = agent.read_text()
     agent.write_text(text.replace("approval: none", "approval: sometimes", 1))
-    line = next(i for i, l in enumerate(agent.read_text().splitlines(), 1) if l.startswith("approval:"))
+    line = next(i for i, text in enumerate(agent.read_text().splitlines(), 1) if text.startswith("approval:"))
     proc = home.run("fire", "planner")
     assert proc.returncode == 2
     assert f"Agents/Planner.md:{line}: At 'approval': 'sometimes' is not one of 'none', 'required'" in proc.stderr
