@@ -6,6 +6,10 @@ schema cannot say (unknown agent, bad cron, scopes). Both report every problem a
 
 from __future__ import annotations
 
+from dataclasses import fields
+
+from routine.config.model import Layout
+
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
 GLOBS = {"type": "array", "items": {"type": "string", "minLength": 1}}
 TOOL_NAMES = ["search_notes", "read_note", "list_notes", "write_note", "now", "date_math", "run_command"]
@@ -94,9 +98,8 @@ CONFIG = {
         "layout": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {
-                k: {"type": "string", "minLength": 1}
-                for k in ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard")
+            "properties": {  # one source of truth: the Layout dataclass's fields and defaults
+                f.name: {"type": "string", "minLength": 1, "default": f.default} for f in fields(Layout)
             },
         },
         "metrics": {
