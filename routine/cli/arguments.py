@@ -106,5 +106,5 @@ def index(p: argparse.ArgumentParser) -> None:
 def search(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", metavar="QUERY", help="what to look for, in your own words")
     p.add_argument("--agent", metavar="NAME", help="only notes this agent may read (its `reads:` scopes)")
-    p.add_argument("-k", type=_limit, default=6, metavar="N", help="how many notes (default 6)")
+    p.add_argument("-k", type=int, default=6, metavar="N", help="how many notes (default 6)")
     _json(p, parent=True)

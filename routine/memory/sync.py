@@ -156,7 +156,8 @@ def _write_batch(ix, batch: list[_NotePlan], stats: IndexStats) -> None:
         ix.store.update_metadata([c.id for c, _ in keep], [_metadata(c, m) for c, m in keep])
     drop = [i for plan in batch for i in plan.drop]
     ix.store.delete(drop)
-    ix.written(VectorTable.of([c.id for c in new], [c.path for c in new], [vectors[c.sha] for c in new]), drop)
+    ix.written(VectorTable.of([c.id for c in new], [c.path for c in new], [vectors[c.sha] for c in new],
+                              [c.body for c in new]), drop)
     now = time.time_ns()
     ix.manifest.settle([c.id for c in new], drop,
                        [(p.rel, p.mtime_ns, p.size if now - p.mtime_ns > RACY_NS else -1, p.sha) for p in batch])
