@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test lint bench bench-residency bench-index bench-follow clean
+.PHONY: setup demo test lint bench bench-residency bench-index bench-follow bench-context clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -28,7 +28,7 @@ lint: setup
 	$(BIN)/mypy
 
 # Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
-bench: bench-residency bench-index bench-follow
+bench: bench-residency bench-index bench-follow bench-context
 
 bench-residency: setup
 	$(BIN)/python bench/residency.py
@@ -38,6 +38,9 @@ bench-index: setup
 
 bench-follow: setup
 	$(BIN)/python bench/follow.py
+
+bench-context: setup
+	$(BIN)/python bench/context.py $(BENCH_ARGS)
 
 clean:
 	rm -rf demo

@@ -52,7 +52,10 @@ class ModelAlias:
     name: str
     model: str  # LiteLLM model string, e.g. "ollama_chat/mistral:7b-instruct-q4_K_M"
     num_ctx: int = DEFAULT_NUM_CTX
-    num_predict: int = 1024
+    num_predict: int = 1024  # the answer's reserve: no prompt may leave less than this in num_ctx
+    # How prompts are counted: "mistral" (Mistral's tokenizer, exact, from mistral-common) or an
+    # estimate calibrated from what the server reports (routine.models.tokens).
+    tokenizer: str = "estimate"
     fallbacks: tuple[str, ...] = ()
     # Load-affecting options are pinned here so every request is identical and Ollama
     # never reloads a resident model for a changed option.
@@ -188,6 +191,8 @@ class AgentSpec:
     system_prompt: str  # the note's body (a jinja template)
     source: str  # vault-relative path of the agent note
     locked: bool = False
+    # What a bare `routine fire AGENT` reads besides its grounding (same forms as a step's inputs).
+    inputs: tuple[str, ...] = ()
     max_iterations: int = 8      # model turns of a tool-using run, at most
     timeout: float = 600.0       # seconds a tool-using run may take, all turns together
 

@@ -156,3 +156,21 @@ def m007_tool_log(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("007_tool_log", m007_tool_log))
+
+
+def m012_token_samples(db: sqlite3.Connection) -> None:
+    # What the server said it evaluated for a request we counted: calibrates the token estimate.
+    _script(db, """
+        CREATE TABLE token_samples (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            model TEXT NOT NULL,      -- the LiteLLM model string
+            chars INTEGER NOT NULL,   -- characters counted by the ratio (not digits, not non-ASCII)
+            fixed INTEGER NOT NULL,   -- tokens counted one each, plus the template overhead
+            reported INTEGER NOT NULL -- prompt_eval_count / prompt_tokens
+        );
+        CREATE INDEX token_samples_model ON token_samples (model, id)
+    """)
+
+
+MIGRATIONS.append(("012_token_samples", m012_token_samples))

@@ -55,6 +55,7 @@ def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], c
         if left <= 0:
             return _stop(out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout) without a final answer")
         beat()
+        _fit_transcript(client, alias, messages, specs, out)
         answer = client.complete(alias, messages, run_id=run_id, tools=specs, timeout=left)
         out.completions.append(answer)
         out.turns = turn
@@ -79,6 +80,21 @@ def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], c
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content})
     return _stop(out, "max-iterations",
                  f"stopped after {max_iterations} model turns without a final answer (max_iterations in the agent note)")
+
+
+ELIDED = "[This tool result was left out for length; call the tool again if you still need it.]"
+
+
+def _fit_transcript(client, alias: str, messages: list[dict], specs: list[dict], out: LoopResult) -> None:
+    """Keep the next request inside the window: the oldest tool results give way first (the
+    model can ask again). If nothing is left to shrink, the client refuses to send."""
+    limit = client.limit(alias)
+    while client.count(alias, messages, specs) > limit:
+        oldest = next((m for m in messages if m.get("role") == "tool" and m["content"] != ELIDED), None)
+        if oldest is None:
+            return
+        oldest["content"] = ELIDED
+        out.log.append({"type": "elided", "tool": oldest.get("name"), "reason": "left out of later turns for length"})
 
 
 def _stop(out: LoopResult, status: str, error: str) -> LoopResult:
