@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test lint bench bench-residency bench-index bench-follow bench-context clean
+.PHONY: setup demo test lint bench bench-residency bench-index bench-follow bench-context bench-idle clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -28,7 +28,7 @@ lint: setup
 	$(BIN)/mypy
 
 # Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
-bench: bench-residency bench-index bench-follow bench-context
+bench: bench-residency bench-index bench-follow bench-context bench-idle
 
 bench-residency: setup
 	$(BIN)/python bench/residency.py
@@ -44,3 +44,6 @@ bench-context: setup
 
 clean:
 	rm -rf demo
+
+bench-idle: setup
+	nice $(BIN)/python bench/idle.py $(BENCH_ARGS)
