@@ -74,3 +74,16 @@ def test_search_without_the_daemon_says_the_model_is_loading(initialised):
     proc = home.run("search", "Supplier call notes", check=True)
     assert "no daemon is running, so the search model (ollama:nomic-embed-text) loads here first" in proc.stderr
     assert proc.stdout.startswith("1. [[Inbox/Supplier call notes]]")
+
+
+def test_sync_conflict_copies_and_editor_backups_are_not_indexed(setup):  # noqa: F811
+    """One rule for what is a note: what the watcher ignores, the index leaves out too."""
+    config, state, vault, ollama = setup
+    copy = write(vault, "Projects/Alpha.sync-conflict-20261122-101010-ABCDEFG.md", "# Alpha\n\nThe old budget.\n")
+    write(vault, "Projects/Alpha (conflicted copy 2026-11-22).md", "# Alpha\n\nAnother old budget.\n")
+    with VaultIndex(config, state) as index:
+        index.reconcile()
+        found = top(index, "Alpha old budget", k=10)
+        assert not [p for p in found if "conflict" in p], found
+        index.update_paths([copy.relative_to(vault).as_posix()])  # a watch event for it changes nothing
+        assert not [p for p in top(index, "Alpha old budget", k=10) if "conflict" in p]

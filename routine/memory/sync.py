@@ -18,6 +18,7 @@ from typing import Callable
 from routine.errors import SearchIndexError
 from routine.memory.chunks import Chunk, chunk_note
 from routine.memory.vectors import VectorTable
+from routine.watch.filters import is_note  # the one rule: what the watcher ignores, the index does too
 
 EMBED_BATCH = 256  # chunks embedded and written together
 RACY_NS = 2_000_000_000  # a note changed this recently is hashed again next time (same-mtime edits)
@@ -52,10 +53,6 @@ class _NotePlan:
     keep: list[Chunk] = field(default_factory=list)  # stored already: metadata refreshed
     drop: list[str] = field(default_factory=list)  # ids of chunks the note no longer has
     is_new: bool = False
-
-
-def is_note(name: str) -> bool:
-    return name.lower().endswith(".md") and not name.startswith(".")
 
 
 def scan_vault(vault: Path, under: str = "") -> dict[str, tuple[int, int]]:
