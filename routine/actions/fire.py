@@ -7,6 +7,7 @@ import sys
 from routine.cli.output import print_json
 from routine.config.loader import agent_named, agent_note_problems, load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, UsageError
+from routine.journal.status import succeeded
 
 
 def run(args) -> int:
@@ -53,7 +54,7 @@ def run(args) -> int:
         print_json(outcome.summary())
     else:
         _print_outcome(outcome)
-    return 0 if outcome.error is None else EXIT_JOB_FAILED
+    return 0 if succeeded(outcome.status) else EXIT_JOB_FAILED
 
 
 def through_daemon(args, resume: str | None = None) -> int | None:
@@ -123,7 +124,7 @@ def fire_block(config, agents, block, args, resume=None, trigger: str = "manual"
     else:
         for step in outcome.steps:
             _print_outcome(step)
-    return 0 if outcome.status == "ok" else EXIT_JOB_FAILED
+    return 0 if succeeded(outcome.status) else EXIT_JOB_FAILED
 
 
 def _dry_runner(config):

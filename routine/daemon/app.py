@@ -27,6 +27,7 @@ from routine.alerts import raise_alert
 from routine.daemon import due, health
 from routine.daemon.live import Live
 from routine.daemon.notify import Notifier, Watchdog
+from routine.journal.status import succeeded
 from routine.daemon.publish import Publisher
 from routine.daemon.work import Work, WorkQueue
 from routine.errors import RoutineError
@@ -279,7 +280,7 @@ class Daemon:
         finally:
             journal.close()
         if not self.abandon.is_set():
-            self.slots.set(block_id, slot.key, "done" if outcome.status == "ok" else "failed", run_id=outcome.run_id)
+            self.slots.set(block_id, slot.key, "done" if succeeded(outcome.status) else "failed", run_id=outcome.run_id)
 
     def model_keys(self, agent_names) -> tuple:
         return self.residency.keys_for_agents(agent_names) if self.residency else ()

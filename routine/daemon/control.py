@@ -14,6 +14,7 @@ import threading
 
 from routine.control import socket_path
 from routine.errors import RoutineError, UsageError
+from routine.journal.status import succeeded
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +150,7 @@ def fire(daemon, message: dict, send) -> None:
     if snapshot["queued"]:
         send({"event": "queued", "ahead": len(snapshot["running"]) + len(snapshot["queued"]) - 1})
     done.wait()
-    failed = result.get("status") not in ("ok", "proposal")
+    failed = not succeeded(result.get("status"))
     send({"done": True, "result": result, "exit": 1 if failed else 0})
 
 

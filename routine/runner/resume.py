@@ -9,11 +9,11 @@ from __future__ import annotations
 from routine.errors import UsageError
 from routine.journal import Journal
 from routine.journal.runs import Run
+from routine.journal.status import RunStatus, succeeded
 from routine.runner.block import Resume
 from routine.schedule.model import Block
 
-RESUMABLE = ("failed", "interrupted")
-GOOD = ("ok", "proposal")
+RESUMABLE = (RunStatus.FAILED, RunStatus.INTERRUPTED)
 
 
 def block_run_of(journal: Journal, run: Run) -> Run:
@@ -33,7 +33,7 @@ def block_run_of(journal: Journal, run: Run) -> Run:
 
 def resume_point(journal: Journal, run: Run, block: Block) -> Resume:
     """The first step to run again, and what the steps before it gave."""
-    good = {c.step: c for c in journal.children(run.id) if c.status in GOOD}
+    good = {c.step: c for c in journal.children(run.id) if succeeded(c.status)}
     start = next((i for i in range(len(block.steps)) if i not in good), len(block.steps))
     for i in range(start):
         if good[i].agent != block.steps[i].agent:
