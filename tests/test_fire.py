@@ -168,7 +168,7 @@ def test_fallback_alias_answers_when_first_model_is_missing(initialised, ollama)
     assert proc.returncode == 0
 
 
-def test_write_outside_scope_is_refused_and_journaled(initialised):
+def test_write_outside_scope_is_refused_before_anything_runs(initialised):
     home = initialised
     agent = home.vault / "Agents" / "Strategist.md"
     text = agent.read_text()
@@ -178,9 +178,10 @@ def test_write_outside_scope_is_refused_and_journaled(initialised):
     assert proc.returncode == 2
     assert "outside" in proc.stderr and "Strategist.md" in proc.stderr
     assert not (home.vault / "Plans" / "Hijack.md").exists()
-    runs = json.loads(home.run("runs", "list", "--json", check=True).stdout)
-    assert runs[0]["agent"] == "strategist" and runs[0]["status"] == "refused"  # journaled, as the name says
-    assert "Plans/Hijack.md" in runs[0]["error"]
+    # The agent note itself is refused (a config error with its file and line): no run starts.
+    assert "Plans/Hijack.md" in proc.stderr and re.search(r"Strategist\.md:\d+", proc.stderr)
+    assert json.loads(home.run("runs", "list", "--json", check=True).stdout) == []
+    assert not (home.vault / "Daily").exists() or not list((home.vault / "Daily").glob("*.md"))
 
 
 def test_path_escape_in_task_input_is_refused_and_journaled(initialised, tmp_path):
