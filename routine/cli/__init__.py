@@ -30,6 +30,7 @@ COMMANDS = {
     "service": ("service", "install the systemd unit (system, or --user) and start it"),
     "index": ("index", "bring the vault search index up to date (only what changed), or --rebuild it"),
     "search": ("search", "search the vault: ranked notes with heading and snippet"),
+    "graph": ("graph", "the knowledge graph: a project, agent or workspace view, neighbours, paths"),
 }
 
 

@@ -108,3 +108,24 @@ def search(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", metavar="NAME", help="only notes this agent may read (its `reads:` scopes)")
     p.add_argument("-k", type=int, default=6, metavar="N", help="how many notes (default 6)")
     _json(p, parent=True)
+
+
+def graph(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="graph_command", metavar="show|neighbors|path")
+    show = sub.add_parser("show", help="a view of the knowledge graph: a project, an agent, or the workspace")
+    show.add_argument("kind", choices=["project", "agent", "workspace"], help="which kind of view")
+    show.add_argument("name", nargs="?", default="", metavar="NAME", help="the project or agent (not for workspace)")
+    _json(show)
+    near = sub.add_parser("neighbors", help="what is linked to a note, by typed links, within --depth")
+    near.add_argument("note", metavar="NOTE", help="a note's path or name ([[Alpha]], Projects/Alpha/Alpha.md)")
+    near.add_argument("--depth", type=int, default=1, help="how many links away (default 1)")
+    near.add_argument("--type", action="append", metavar="T",
+                      help="only links of this type (members, assigned_to, derived_from…); repeatable")
+    near.add_argument("--agent", metavar="NAME", help="only what this agent may read (its `reads:` scopes)")
+    _json(near)
+    way = sub.add_parser("path", help="the shortest chain of links between two notes")
+    way.add_argument("a", metavar="A", help="a note's path or name")
+    way.add_argument("b", metavar="B", help="another note's path or name")
+    way.add_argument("--agent", metavar="NAME", help="only through notes this agent may read")
+    _json(way)
+    _json(p, parent=True)

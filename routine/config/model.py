@@ -204,9 +204,18 @@ class SearchSpec:
 
 
 @dataclass(frozen=True)
+class GraphSpec:
+    """A step's `graph: {around: NOTE, depth: N}`: typed links around a note (a template)."""
+
+    around: str
+    depth: int = 1
+
+
+@dataclass(frozen=True)
 class StepSpec:
     agent: str
     task: str | None = None
     inputs: tuple[str, ...] = ()
     search: SearchSpec | None = None
     write: WriteSpec | None = None
+    graph: GraphSpec | None = None

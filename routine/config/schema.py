@@ -12,7 +12,8 @@ from routine.config.model import Layout
 
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
 GLOBS = {"type": "array", "items": {"type": "string", "minLength": 1}}
-TOOL_NAMES = ["search_notes", "read_note", "list_notes", "write_note", "now", "date_math", "run_command"]
+TOOL_NAMES = ["search_notes", "read_note", "list_notes", "write_note", "now", "date_math", "run_command",
+              "graph_neighbors"]
 SIZE = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(B|KiB|MiB|GiB|KB|MB|GB|K|M|G)\s*$"}
 
 WRITE_TARGET = {
@@ -164,6 +165,14 @@ STEP = {
             "properties": {"query": {"type": "string"}, "k": {"type": "integer", "minimum": 1}},
         },
         "write": WRITE_TARGET,
+        # issue 15: the knowledge graph's typed links around a note, in the step's context
+        "graph": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["around"],
+            "properties": {"around": {"type": "string", "minLength": 1},
+                           "depth": {"type": "integer", "minimum": 1, "maximum": 3}},
+        },
     },
 }
 

@@ -4,7 +4,7 @@ The vault watcher (``routine.watch``) reports settled changes; here they become 
 one queue, so trigger runs share the model manager and the journal with scheduled ones:
 - a proposal in Drafts/ whose ``approved`` property the person set is decided;
 - every trigger whose ``on``, ``path`` glob and ``where`` match runs its agent on the note;
-- other listeners (the search index) hear of every change.
+- other listeners (the search index, the knowledge graph) hear of every change.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ class VaultEvents:
         self.watcher = None
         self._states = None
         self._feed = None
+        self.graph_feed = None
 
     # --- life cycle --------------------------------------------------------------------------------
 
@@ -44,6 +45,11 @@ class VaultEvents:
         self._feed = IndexFeeder(self.daemon)
         self.listeners.append(self._feed.on_change)
         self._feed.start()
+        from routine.daemon.graph_feed import GraphFeeder  # issue 15: the knowledge graph follows too
+
+        self.graph_feed = GraphFeeder(self.daemon)
+        self.listeners.append(self.graph_feed.on_change)
+        self.graph_feed.start()
         self._states = FileStates()
         self.watcher = VaultWatcher(config.vault, self.on_change, self._states, quiet_for=self.quiet_for,
                                     reconcile_every=config.reconcile_every, inotify=config.watch_inotify)
@@ -62,6 +68,8 @@ class VaultEvents:
             self.watcher.stop()
         if self._feed:
             self._feed.stop()
+        if self.graph_feed:
+            self.graph_feed.stop()
 
     def close(self) -> None:
         """At shutdown, after the queue: our writes no longer need announcing."""

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from routine import runcontext, sysmetrics
 from routine.alerts import raise_alert
-from routine.config.model import AgentSpec, Config, SearchSpec, WriteSpec
+from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, WriteSpec
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, new_run_id
 from routine.runner import context, prompt
@@ -34,6 +34,7 @@ class StepRequest:
     write: WriteSpec
     inputs: tuple[str, ...] = ()
     search: SearchSpec | None = None  # notes found by meaning, within the agent's reads scopes
+    graph: GraphSpec | None = None    # typed links around a note (issue 15), within the agent's reads scopes
     trigger: str = "manual"
     block: str | None = None
     step_index: int | None = None
@@ -187,6 +188,10 @@ class Runner:
             gathered = context.gather(self.config.vault, agent, req.inputs, variables, where, search,
                                       target=context.Target(target.append or target.note, target.section),
                                       prior=req.prior, journal_report=self._journal_report)
+            if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
+                from routine.graph.context import graph_items
+
+                gathered.items += graph_items(self.config, agent, req.graph, variables, where, 1000 + len(gathered.items))
             kind = "append" if target.append else ("section" if target.section else "note")
             instructions = prompt.output_instructions(kind, target.append or target.note, target.section)
             built = prompt.build(agent, alias, task, gathered, variables, instructions,

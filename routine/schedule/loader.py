@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from routine.config.checks import sample_path
-from routine.config.model import AgentSpec, Config, SearchSpec, StepSpec, WriteSpec
+from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
 from routine.config.schema import SCHEDULE
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml
@@ -209,6 +209,12 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
                 problems.append(doc.problem(here + ("inputs", j), f"{item!r} is outside agent {agent.name}'s reads scope ({', '.join(agent.reads) or 'none'})."))
     if isinstance(s.get("search"), dict) and isinstance(s["search"].get("query"), str):
         _check_template(doc, here + ("search", "query"), s["search"]["query"], earlier, problems)
+    if isinstance(s.get("graph"), dict) and isinstance(s["graph"].get("around"), str):
+        around = s["graph"]["around"]
+        _check_template(doc, here + ("graph", "around"), around, earlier, problems)
+        if "/" in around and "{" not in around and not _in_scope(agent.reads, around.removesuffix(".md") + ".md"):
+            problems.append(doc.problem(here + ("graph", "around"), f"{around!r} is outside agent {agent.name}'s reads "
+                                        f"scope ({', '.join(agent.reads) or 'none'}), so its graph would be empty."))
     raw_write = s.get("write") if isinstance(s.get("write"), dict) else None
     write = WriteSpec.from_dict(raw_write) or agent.write
     if write is None:
@@ -225,7 +231,10 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
     if len(problems) > before:
         return None
     search = SearchSpec(s["search"]["query"], s["search"].get("k", 6)) if isinstance(s.get("search"), dict) else None
-    return StepSpec(agent=agent.name, task=s.get("task"), inputs=tuple(s.get("inputs", ())), search=search, write=write)
+    raw_graph = s.get("graph") if isinstance(s.get("graph"), dict) else {}
+    graph = GraphSpec(raw_graph["around"], raw_graph.get("depth", 1)) if isinstance(raw_graph.get("around"), str) else None
+    return StepSpec(agent=agent.name, task=s.get("task"), inputs=tuple(s.get("inputs", ())), search=search, write=write,
+                    graph=graph)
 
 
 def _input_path(item: str) -> str:
