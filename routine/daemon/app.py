@@ -49,7 +49,7 @@ class Daemon:
         self.stopping = threading.Event()
         self.abandon = threading.Event()  # set at shutdown: no step may write after this
         self.write_gate = threading.Lock()
-        self._due_lock = threading.Lock()
+        self.due_lock = threading.Lock()  # held while due slots are decided (health probes it)
         self.timers = None
         self.control = None
         self.watcher = None
@@ -230,7 +230,7 @@ class Daemon:
 
     def on_due(self, block_id: str, now: datetime | None = None) -> None:
         """A block may owe runs: run what is on time or within grace; record every other slot."""
-        with self._due_lock:
+        with self.due_lock:
             block = self.live.schedules.blocks.get(block_id)
             if block is None or self.stopping.is_set():
                 return
