@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test lint bench bench-residency bench-index bench-follow bench-context bench-graph bench-idle clean
+.PHONY: setup demo test lint bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -28,7 +28,7 @@ lint: setup
 	$(BIN)/mypy
 
 # Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
-bench: bench-residency bench-index bench-follow bench-context bench-graph bench-idle
+bench: bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle
 
 bench-residency: setup
 	$(BIN)/python bench/residency.py
@@ -44,6 +44,9 @@ bench-context: setup
 
 bench-graph: setup
 	nice $(BIN)/python bench/graph.py $(BENCH_ARGS)
+
+bench-chat: setup
+	nice $(BIN)/python bench/chat.py
 
 clean:
 	rm -rf demo

@@ -129,3 +129,31 @@ def graph(p: argparse.ArgumentParser) -> None:
     way.add_argument("--agent", metavar="NAME", help="only through notes this agent may read")
     _json(way)
     _json(p, parent=True)
+
+
+def chat(p: argparse.ArgumentParser) -> None:
+    p.add_argument("agent", metavar="AGENT|new", help="the agent to talk with; `new AGENT [TITLE]` creates a chat note")
+    p.add_argument("words", nargs="*", metavar="AGENT TITLE", help="after `new`: the agent, then the note's title")
+    p.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                   help="continue your last conversation with this agent")
+    p.add_argument("--note", metavar="NOTE", help="begin with the conversation in this chat note")
+
+
+def ask(p: argparse.ArgumentParser) -> None:
+    p.add_argument("agent", metavar="AGENT", help="the agent to ask, e.g. strategist")
+    p.add_argument("question", metavar="QUESTION", help="your question, in quotes")
+    p.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                   help="continue your last conversation with this agent")
+    p.add_argument("--session", metavar="ID", help="continue this conversation (see `routine chats list`)")
+    _json(p, parent=True)
+
+
+def chats(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="chats_command", metavar="list|show")
+    ls = sub.add_parser("list", help="recent conversations, newest first")
+    ls.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
+    _json(ls)
+    show = sub.add_parser("show", help="one conversation: every message, tool call and summary, in order")
+    show.add_argument("chat_id", metavar="ID", help="a conversation id, or a unique prefix of one")
+    _json(show)
+    _json(p, parent=True)

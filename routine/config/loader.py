@@ -90,6 +90,7 @@ def _build_config(path: Path, data: dict) -> Config:
         **_sandbox(data.get("sandbox") or {}),
         watch_inotify=(data.get("watch") or {}).get("inotify", True),
         reconcile_every=parse_duration((data.get("watch") or {}).get("reconcile", "5m")).total_seconds(),
+        chat_quiet=parse_duration((data.get("chat") or {}).get("quiet", "3s")).total_seconds(),
         models=models,
         request_timeout=float(data.get("request_timeout", 600)),
         retries=data.get("retries", 2),

@@ -113,6 +113,7 @@ class Layout:
     archive: str = "Archive"
     agents: str = "Agents"
     dashboard: str = "Routine/Dashboard.md"
+    chats: str = "Chats"
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,7 @@ class Config:
     sandbox_output: int = 64 * 1024
     watch_inotify: bool = True
     reconcile_every: float = 300.0
+    chat_quiet: float = 3.0  # seconds a chat note must be still after a save before it is answered
     layout: Layout = field(default_factory=Layout)
     metrics_textfile: Path | None = None  # node_exporter textfile; None: not written
     memory: MemorySettings = field(default_factory=MemorySettings)

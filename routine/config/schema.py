@@ -94,6 +94,12 @@ CONFIG = {
             "additionalProperties": False,
             "properties": {"inotify": {"type": "boolean"}, "reconcile": DURATION},
         },
+        "chat": {
+            "type": "object",
+            "additionalProperties": False,
+            # quiet: how long a chat note must be still after the person's save before it is answered
+            "properties": {"quiet": DURATION},
+        },
         "request_timeout": {"type": "number", "exclusiveMinimum": 0},
         "retries": {"type": "integer", "minimum": 0, "maximum": 10},
         "retry_backoff": {"type": "number", "minimum": 0},

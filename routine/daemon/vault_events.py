@@ -29,6 +29,7 @@ class VaultEvents:
         self.watcher = None
         self._states = None
         self._feed = None
+        self.chats = None  # routine.daemon.chat_notes: chat notes answered
         self.graph_feed = None
 
     # --- life cycle --------------------------------------------------------------------------------
@@ -36,6 +37,7 @@ class VaultEvents:
     def start(self) -> None:
         """Watch the vault: catch up with what changed while down, then follow every save."""
         from routine.alerts import raise_alert
+        from routine.daemon.chat_notes import ChatNotes
         from routine.daemon.index_feed import IndexFeeder
         from routine.vault.atomic import add_write_listener
         from routine.watch.state import FileStates
@@ -44,6 +46,8 @@ class VaultEvents:
         config = self.daemon.live.config
         self._feed = IndexFeeder(self.daemon)
         self.listeners.append(self._feed.on_change)
+        self.chats = ChatNotes(self.daemon)
+        self.listeners.append(self.chats.on_change)
         self._feed.start()
         from routine.daemon.graph_feed import GraphFeeder  # issue 15: the knowledge graph follows too
 
@@ -84,6 +88,8 @@ class VaultEvents:
         """How long a note must be still before its change settles: the longest debounce of the
         triggers watching it (so one save, however many events, is one change)."""
         quiet = MIN_QUIET
+        if self.chats is not None:
+            quiet = max(quiet, self.chats.quiet_for(rel) or 0.0)
         for trigger in self.daemon.live.schedules.triggers:
             if glob_match(trigger.path, rel):
                 quiet = max(quiet, trigger.debounce.total_seconds())

@@ -104,9 +104,9 @@ class ModelClient:
         """Answer with the alias, else each fallback in order. Raises the first alias's error.
 
         ``prefetch``: the alias the next step will need; it is preloaded while this call runs
-        when that delays nothing. ``tools``: function specs; the turn is then not streamed.
+        when that delays nothing. ``tools``: function specs (a streamed turn still carries its calls).
         ``timeout``: at most this long for the call (never longer than request_timeout)."""
-        call = _Call(messages, None if tools else on_token, run_id, prefetch, tools, timeout)
+        call = _Call(messages, on_token, run_id, prefetch, tools, timeout)
         chain = [alias_name] + [fb for fb in self.config.models[alias_name].fallbacks if fb != alias_name]
         attempts: list[str] = []
         first_error: RoutineError | None = None
@@ -248,15 +248,31 @@ class ModelClient:
         try:
             if on_token is None:
                 return litellm.completion(stream=False, **kwargs)
-            chunks = []
+            chunks, calls = [], []
             for chunk in litellm.completion(stream=True, **kwargs):
                 chunks.append(chunk)
-                piece = chunk.choices[0].delta.content if chunk.choices else None
-                if piece:
-                    on_token(piece)
-            return litellm.stream_chunk_builder(chunks, messages=messages)
+                delta = chunk.choices[0].delta if chunk.choices else None
+                calls.extend(getattr(delta, "tool_calls", None) or [])
+                if delta is not None and delta.content:
+                    on_token(delta.content)
+            return _with_streamed_calls(litellm.stream_chunk_builder(chunks, messages=messages), calls)
         except Exception as exc:
             raise _translate_litellm(exc, dep) from None
+
+
+def _with_streamed_calls(response, calls: list):
+    """litellm's chunk builder loses Ollama's streamed tool calls (they come without an id): put
+    them back, so a streamed turn of a tool loop still acts."""
+    message = response.choices[0].message
+    if not calls or getattr(message, "tool_calls", None):
+        return response
+    from litellm.types.utils import ChatCompletionMessageToolCall, Function
+
+    message.tool_calls = [ChatCompletionMessageToolCall(
+        id=c.id or f"call_{i}", type="function",
+        function=Function(name=c.function.name, arguments=c.function.arguments or "{}"))
+        for i, c in enumerate(calls) if getattr(c, "function", None) and c.function.name]
+    return response
 
 
 PROMPT_CUT_MARGIN = 16  # a prompt this close to num_ctx was cut by the server to fit
