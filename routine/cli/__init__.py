@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not hasattr(args, "json"):  # a subcommand's --json has no default (so `CMD --json SUB` holds)
+        args.json = False
     if not args.command:
         parser.print_help()
         return EXIT_USAGE
