@@ -43,7 +43,7 @@ def in_force(config: Config, agents: dict[str, AgentSpec]) -> tuple[Schedules, d
 
     One broken file does not hide the rest (`schedule list`/`next` show what is in force); a
     clash between files counts against the files it names."""
-    results = [load_file(p, config, agents) for p in schedule_files(config)]
+    results = [load_file(p, config, agents) for p in schedule_files(config)] + [project_result(config, agents)]
     broken: dict[str, list[Problem]] = {}
     for r in results:
         if r.problems:
