@@ -66,8 +66,8 @@ def project_brief(vault: Path, project: Project, now: datetime | None = None) ->
         finished = [t.text for t in done if t.assignee == member.name]
         lines.append(f"- {member.name} ({what}{role}): {doing}"
                      + (f"; done: {'; '.join(finished)}" if finished else ""))
-    others = {k: v for k, v in by.items() if project.member(k) is None}
-    for assignee, tasks in others.items():
+    not_members = {k: v for k, v in by.items() if project.member(k) is None}
+    for assignee, tasks in not_members.items():
         lines.append(f"- {assignee}: " + "; ".join(_task_line(t) for t in tasks))
     blockers = facts.all_blockers
     lines.append("Blockers: " + ("; ".join(blockers) if blockers else "none written."))

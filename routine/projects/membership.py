@@ -70,7 +70,9 @@ def scopes(vault: Path, agent_name: str, source: str | None = None,
     vault = Path(vault)
     names = agent_aliases(vault, agent_name, source)
     projects = list_projects(vault) if projects is None else projects
-    reads, writes, proposal = [], [], []
+    reads: list[str] = []
+    writes: list[str] = []
+    proposal: list[str] = []
     assigned_links: set[str] = set()
     for project in projects:
         tasks, _ = project_tasks(vault, project.folder)

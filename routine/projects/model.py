@@ -135,7 +135,8 @@ def project_from_properties(vault: Path, folder: str, name: str, props: dict) ->
     except ValueError:
         problems.append(f"status: {props.get('status')!r} is not active, paused or done.")
         status = Status.ACTIVE
-    cadence = props.get("cadence") if isinstance(props.get("cadence"), dict) else {}
+    raw_cadence = props.get("cadence")
+    cadence: dict = raw_cadence if isinstance(raw_cadence, dict) else {}
     manager = link_target(props.get("manager")) or None
     return Project(name=name, folder=folder, goal=str(props.get("goal") or ""), status=status,
                    key_results=tuple(str(k) for k in as_list(props.get("key_results"))), manager=manager,

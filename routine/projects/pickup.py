@@ -163,7 +163,7 @@ def _run_qa_task(runner, vault: Path, pick: Pickup, now: datetime, agents: dict)
     from routine.projects.tasks import without_field
     from routine.vault.notes import resolve_wikilink
 
-    rel = resolve_wikilink(vault, pick.qa_target)
+    rel = resolve_wikilink(vault, pick.qa_target or "")
     try:
         if rel is None:
             raise RoutineError(f"The task asks for QA of [[{pick.qa_target}]], which is not a note.", "fix the link.")

@@ -144,7 +144,7 @@ def _record(vault: Path, artifact: Artifact, reviews: list[Review], passed: bool
         lines += [f"    - {finding}" for finding in review.findings]
     prov = Provenance(agent="qa", model="", run=",".join(r.run_id or "" for r in reviews), generated=now)
     write_output(vault, WriteTarget(note=artifact.rel, section="QA"), "\n".join(lines) + "\n", prov, [artifact.rel])
-    updates = {"qa": QAState.PASSED.value if passed else QAState.FAILED.value,
+    updates: dict[str, object] = {"qa": QAState.PASSED.value if passed else QAState.FAILED.value,
                "qa_runs": [r.run_id for r in reviews if r.run_id]}
     if passed:
         updates["artifact_type"] = ArtifactType.INFORMATION_PRODUCT.value

@@ -114,9 +114,9 @@ def adopt_project(vault: Path, name: str) -> dict:
         if not split.readable:
             raise UsageError(f"Projects/{name}/{name}.md has properties routine cannot read ({split.error}).",
                              "fix its YAML frontmatter in Obsidian, then adopt again.")
-        manager = link_target(split.data.get("manager")) or None
+        manager = link_target(split.data.get("manager"))
         made_pm = False
-        if manager is None:
+        if not manager:
             manager, made_pm = ensure_manager(vault, name)
         missing = {k: v for k, v in home_properties(name, "", manager).items() if k not in split.data}
         if missing:

@@ -15,11 +15,12 @@ from routine.tools.base import ToolContext, ToolError, tool
 def recommend_artifact(ctx: ToolContext, template: str, reason: str) -> str:
     from routine.projects.recommend import recommend_artifact as recommend
 
-    model = ctx.config.models[ctx.agent.model].model
+    config, agent = ctx.config, ctx.agent
+    model = config.models[agent.model].model  # type: ignore[attr-defined]
     try:
         with ctx.write_gate():
-            rel = recommend(ctx.vault, ctx.agent, model, ctx.run_id or "", ctx.now, ctx.config.layout.drafts,
-                            template, reason)
+            rel = recommend(ctx.vault, agent, model, ctx.run_id or "", ctx.now,
+                            config.layout.drafts, template, reason)  # type: ignore[attr-defined]
     except RoutineError as exc:
         raise ToolError(f"{exc.message} {exc.fix or ''}".strip()) from None
     return f"Recommended {template}; the proposal is {rel} (the person approves it)."
@@ -36,11 +37,12 @@ def propose_tasks(ctx: ToolContext, tasks: list) -> str:
     from routine.projects.recommend import propose_tasks as propose
     from routine.vault import Provenance
 
-    prov = Provenance(agent=ctx.agent.name, model=ctx.config.models[ctx.agent.model].model, run=ctx.run_id or "",
-                      generated=ctx.now)
+    config, agent = ctx.config, ctx.agent
+    prov = Provenance(agent=agent.name, model=config.models[agent.model].model,  # type: ignore[attr-defined]
+                      run=ctx.run_id or "", generated=ctx.now)
     try:
         with ctx.write_gate():
-            rel = propose(ctx.vault, ctx.agent, prov, ctx.config.layout.drafts, tasks)
+            rel = propose(ctx.vault, agent, prov, config.layout.drafts, tasks)  # type: ignore[attr-defined]
     except RoutineError as exc:
         raise ToolError(f"{exc.message} {exc.fix or ''}".strip()) from None
     return f"Proposed {len(tasks)} task(s) in {rel}; the person approves them."
