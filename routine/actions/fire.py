@@ -160,6 +160,8 @@ def _progress(interactive: bool):
             sys.stderr.write(f"{data['agent']} on {data['model']} …\n")
         elif kind == "queued":
             sys.stderr.write(f"queued behind {data['ahead']} job(s) in the daemon …\n")
+        elif kind == "phase":  # what the step waits on: loading MODEL, generating, writing
+            sys.stderr.write(f"{'' if data['phase'] != 'writing' else chr(10)}  {data['phase']} …\n")
         elif kind == "token":
             sys.stderr.write(data["text"])
         elif kind in ("wrote", "failed"):

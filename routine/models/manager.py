@@ -97,8 +97,9 @@ class ModelManager:
     # --- leases --------------------------------------------------------------------------------
 
     def lease(self, alias: ModelAlias, dep: Deployment, run_id: str | None = None,
-              timeout: float | None = None) -> Lease:
-        """Hold ``dep``'s model for one call, loading it (and evicting) if needed."""
+              timeout: float | None = None, on_load: Callable[[], None] | None = None) -> Lease:
+        """Hold ``dep``'s model for one call, loading it (and evicting) if needed (``on_load`` is
+        told just before a load begins: a progress phase for the person)."""
         host, name = dep.api_base, dep.ollama_name
         deadline = time.monotonic() + (timeout if timeout is not None else self.config.request_timeout)
         while True:
@@ -122,6 +123,8 @@ class ModelManager:
                         continue
                     st.unloading.add(victim)
                 st.loading.add(name)
+            if on_load is not None:
+                on_load()
             return self._swap_in(alias, dep, victim, "on-demand", run_id, lease=True)
 
     def preload(self, alias: ModelAlias, dep: Deployment, needed_at: datetime, run_id: str | None = None,

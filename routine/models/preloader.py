@@ -92,8 +92,9 @@ class Preloader:
     # --- the thread ----------------------------------------------------------------------------
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="preloader", daemon=True)
-        self._thread.start()
+        from routine import supervise
+
+        self._thread = supervise.start("preloader", self._loop, self._stop).thread
 
     def poke(self) -> None:
         """Something changed (a reload, a lease ended): decide again now."""

@@ -15,8 +15,9 @@ from zoneinfo import ZoneInfo
 
 from routine import runcontext, sysmetrics
 from routine.alerts import raise_alert
+from routine.causes import cause_of
 from routine.config.model import AgentSpec, Config, SearchSpec, WriteSpec
-from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
+from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError, VaultUnwritable
 from routine.journal import Journal, new_run_id
 from routine.runner import context, prompt
 from routine.templating import date_vars, render
@@ -184,6 +185,7 @@ class Runner:
         try:
             on_token = (lambda piece: self.on_event("token", {"run": run_id, "text": piece})) if stream else None
             answer = self._answer(req, built, run_id, now, on_token)
+            self._phase(run_id, "writing")
             with self.write_gate():
                 result = self._write(agent, target, answer, run_id, now, built.sources)
         except Abandoned as exc:
@@ -213,7 +215,7 @@ class Runner:
         tools = tools_for(agent)
         if not tools:
             return self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
-                                        prefetch=req.prefetch)
+                                        prefetch=req.prefetch, on_phase=lambda p: self._phase(run_id, p))
         from routine.tools.base import ToolContext
         from routine.tools.loop import LoopResult, run_tool_loop
 
@@ -222,7 +224,8 @@ class Runner:
         loop = LoopResult("ok", "", None)
         try:
             run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
-                          agent.timeout, run_id, beat=runcontext.beat, out=loop)
+                          agent.timeout, run_id, beat=runcontext.beat, out=loop,
+                          on_phase=lambda p: self._phase(run_id, p))
         finally:  # also when a model call fails halfway: the calls made so far are on record
             self.journal.update(run_id, log=loop.log)
         self.on_event("tools", {"run": run_id, **loop.summary()})
@@ -232,6 +235,10 @@ class Runner:
                                f"`timeout` in {agent.source} if the task really needs more.")
         return merge_completions(loop.completions, loop.result)
 
+    def _phase(self, run_id: str | None, phase: str) -> None:
+        """What the step waits on now (loading MODEL, generating, writing), for the person."""
+        self.on_event("phase", {"run": run_id, "phase": phase})
+
     def _render_target(self, spec: WriteSpec, variables: dict, where: str) -> WriteSpec:
         def r(value):
             return render(value, variables, f"the write target of {where}").strip() if value else value
@@ -239,9 +246,17 @@ class Runner:
         return WriteSpec(note=r(spec.note), section=r(spec.section), append=r(spec.append))
 
     def _write(self, agent: AgentSpec, target: WriteSpec, answer, run_id: str, now: datetime, sources: list[str]):
-        from routine.vault import Provenance, WriteTarget, write_output
+        from routine.vault import Provenance
 
         prov = Provenance(agent=agent.name, model=answer.model, run=run_id, generated=now, sources=sources)
+        try:
+            return self._write_output(agent, target, answer, prov)
+        except OSError as exc:  # read-only vault, wrong owner, disk full: one clear sentence, not a traceback
+            raise VaultUnwritable(target.append or target.note, exc) from None
+
+    def _write_output(self, agent: AgentSpec, target: WriteSpec, answer, prov):
+        from routine.vault import WriteTarget, write_output
+
         return write_output(self.config.vault, WriteTarget(note=target.note, section=target.section, append=target.append),
                             _clean_output(answer.text), prov, list(agent.writes),
                             drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required")
@@ -251,8 +266,11 @@ class Runner:
         alert = None
         if run_id is not None:
             self.journal.finish(run_id, status, str(exc), **({"task": task} if task else {}))
-            alert = raise_alert(self.config, now, f"{req.agent.name} {status}", exc.message, exc.fix,
-                                run_id=run_id, agent=req.agent.name)
+            cause = cause_of(exc)  # failures of one cause (Ollama down…) share one alert note
+            alert = raise_alert(self.config, now, cause.title if cause else f"{req.agent.name} {status}",
+                                exc.message, exc.fix, run_id=run_id, agent=req.agent.name,
+                                cause=cause.key if cause else None,
+                                affected=f"{req.block} ({req.agent.name})" if req.block else req.agent.name)
         self.on_event("failed", {"run": run_id, "status": status, "error": str(exc), "alert": alert})
         return StepOutcome(run_id, status, error=exc, alert=alert)
 

@@ -42,7 +42,7 @@ class LoopResult:
 
 def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], ctx: ToolContext,
                   max_iterations: int, timeout: float, run_id: str | None = None, beat=lambda: None,
-                  out: LoopResult | None = None) -> LoopResult:
+                  out: LoopResult | None = None, on_phase=None) -> LoopResult:
     """``out``: filled as the loop goes, so the caller keeps the transcript even when a model
     call raises halfway (a tool may already have written)."""
     by_name = {t.name: t for t in tools}
@@ -55,7 +55,7 @@ def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], c
         if left <= 0:
             return _stop(out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout) without a final answer")
         beat()
-        answer = client.complete(alias, messages, run_id=run_id, tools=specs, timeout=left)
+        answer = client.complete(alias, messages, run_id=run_id, tools=specs, timeout=left, on_phase=on_phase)
         out.completions.append(answer)
         out.turns = turn
         calls = native_calls(answer.tool_calls) or calls_in_text(answer.text, set(by_name))
