@@ -53,7 +53,7 @@ def resolve_alerts(config: Config, now: datetime, cause_prefix: str, why: str) -
         note = _load(config, rel)
         if note is None or not str(note[0].get("cause", "")).startswith(cause_prefix):
             continue
-        data, body, raw = note
+        _, body, raw = note
         stamp = f"{now:%a %d %b %H:%M}"
         try:
             _rewrite(config, rel, raw, {"status": "resolved", "resolved": now.isoformat(timespec="seconds")},
@@ -170,8 +170,8 @@ def _create(config: Config, now: datetime, title: str, message: str, fix: str | 
     if run_id:
         lines += [f"Details: `routine runs show {run_id}`", ""]
     if cause:
-        lines += ["This note resolves itself when the cause is gone; more failures of the same cause are "
-                  "counted here. Set `status: resolved` to close it yourself."]
+        lines += [("This note resolves itself when the cause is gone; more failures of the same cause are "
+                   "counted here. Set `status: resolved` to close it yourself.")]
     else:
         lines += ["Set `status: resolved` (or delete this note) once it is handled."]
     body = "\n".join(lines) + "\n"

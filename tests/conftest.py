@@ -78,3 +78,14 @@ def initialised(home) -> Home:
     # Short backoff so failure tests do not wait for production delays.
     home.config.write_text(text + "\nretry_backoff: 0.05\n")
     return home
+
+
+@pytest.fixture
+def slots(tmp_path):
+    """Real slot records (routine.journal.slots) in a fresh journal."""
+    from routine.journal import Journal
+    from routine.journal.slots import Slots
+
+    journal = Journal(tmp_path / "journal.sqlite3")
+    yield Slots(journal.db)
+    journal.close()

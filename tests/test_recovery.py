@@ -6,7 +6,6 @@ from __future__ import annotations
 import errno
 import json
 import subprocess
-import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -146,3 +145,41 @@ def test_status_exits_3_when_the_daemon_is_not_running(initialised):
     assert proc.returncode == 3 and "daemon: not running" in proc.stdout
     assert initialised.run("status", "--json").returncode == 3
     assert json.loads(initialised.run("status", "--json").stdout)["state"] == "not running"
+
+
+def test_a_read_only_vault_is_reported_not_healthy_ok(initialised, ollama):
+    home = initialised
+    only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
+    with daemon(home):
+        assert status(home)["health"]["state"] == "ok"
+        bound = subprocess.run(["mount", "--bind", str(home.vault), str(home.vault)], capture_output=True)
+        if bound.returncode != 0:
+            pytest.skip("cannot bind-mount here (needs root or CAP_SYS_ADMIN)")
+        try:
+            subprocess.run(["mount", "-o", "remount,ro,bind", str(home.vault)], check=True, capture_output=True)
+            fired = home.run("fire", "strategist")
+            assert fired.returncode == 1 and "Traceback" not in fired.stderr
+            assert "Could not write Daily/" in fired.stderr and "read-only file system" in fired.stderr
+            health = wait_for(lambda: (h := status(home)["health"])["state"] == "degraded" and h, 30,
+                              "health to say the vault is not writable")
+            assert any("vault" in p and "not writable" in p for p in health["problems"]), health
+            assert "not writable" in home.run("status").stdout
+        finally:
+            subprocess.run(["umount", "-l", str(home.vault)], capture_output=True)
+        wait_for(lambda: status(home)["health"]["state"] == "ok", 30, "health back to ok once writable")
+
+
+def test_the_dashboard_says_as_of_when_and_a_stop_says_stopped(initialised):
+    import signal
+
+    home = initialised
+    home.config.write_text(home.config.read_text() + FAKE_EMBEDDINGS)
+    only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
+    dashboard = home.vault / "Routine" / "Dashboard.md"
+    with daemon(home) as proc:
+        live = wait_for(lambda: "running since" in dashboard.read_text() and dashboard.read_text(), 30, "the dashboard")
+        assert ": healthy (as of " in live, live
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    text = dashboard.read_text()
+    assert "running since" not in text and " stopped at " in text and "nothing runs until it starts again" in text

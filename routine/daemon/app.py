@@ -178,8 +178,9 @@ class Daemon:
                          stats.notes, stats.added, stats.changed, stats.removed, stats.seconds)
             except RoutineError as exc:  # stopping mid-pass is no error: the next start goes on from there
                 (log.info if memory.stopping() else log.error)("search index: %s", exc)
-            except Exception:  # the daemon goes on without a current index; a search retries
-                log.exception("the search index could not be brought up to date")
+            except Exception as exc:  # the daemon goes on without a current index; a search retries
+                log.error("the search index could not be brought up to date: %s", exc,
+                          exc_info=not is_disk_full(exc))  # a full disk is said in one line (and an alert)
 
         threading.Thread(target=bring_up, name="memory", daemon=True).start()
         return memory
@@ -366,6 +367,8 @@ class Daemon:
         def events(kind: str, data: dict) -> None:
             if work is not None and kind == "step":
                 work.models = self.model_keys(data["after"])
+            if kind == "failed":
+                self.monitor.poke()  # a dependency may be down: check now, not in a minute
             if on_event is not None:
                 on_event(kind, data)
 

@@ -26,6 +26,7 @@ class Publisher:
         self.dashboard_checked: str | None = None
         self.dashboard_updated: str | None = None
         self._dashboard_memo: dict = {}
+        self._metrics_error: str | None = None
 
     def start(self) -> None:
         from routine import supervise
@@ -112,5 +113,9 @@ class Publisher:
             finally:
                 journal.close()
             promfile.write(path, promfile.render(snap, totals))
-        except Exception as exc:
-            log.warning("could not write the metrics textfile %s: %s", path, exc)
+        except Exception as exc:  # said once per distinct error, not at every refresh
+            if str(exc) != self._metrics_error:
+                log.warning("could not write the metrics textfile %s: %s", path, exc)
+            self._metrics_error = str(exc)
+            return
+        self._metrics_error = None

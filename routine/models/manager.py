@@ -19,6 +19,7 @@ alone unless ``ollama.unload_foreign`` is set. Every load and unload is journale
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections import Counter
@@ -313,8 +314,11 @@ class ModelManager:
         if self.events is None:
             return
         with self._events_lock:
-            self.events.record(host=host, model=name, event=event, reason=reason, alias=alias,
-                               load_duration_ms=load_ms, run_id=run_id, at=self.clock())
+            try:
+                self.events.record(host=host, model=name, event=event, reason=reason, alias=alias,
+                                   load_duration_ms=load_ms, run_id=run_id, at=self.clock())
+            except sqlite3.Error as exc:  # a full state disk: the history misses a line, residency goes on
+                log.warning("could not journal the %s of %s on %s: %s", event, name, host, exc)
 
     def refresh(self, host: str) -> None:
         """Look at the host's /api/ps now (before choosing between deployments)."""

@@ -17,7 +17,7 @@ from routine import runcontext, sysmetrics
 from routine.alerts import raise_alert
 from routine.causes import cause_of
 from routine.config.model import AgentSpec, Config, SearchSpec, WriteSpec
-from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError, VaultUnwritable
+from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, new_run_id
 from routine.runner import context, prompt
 from routine.templating import date_vars, render
@@ -246,17 +246,9 @@ class Runner:
         return WriteSpec(note=r(spec.note), section=r(spec.section), append=r(spec.append))
 
     def _write(self, agent: AgentSpec, target: WriteSpec, answer, run_id: str, now: datetime, sources: list[str]):
-        from routine.vault import Provenance
+        from routine.vault import Provenance, WriteTarget, write_output
 
         prov = Provenance(agent=agent.name, model=answer.model, run=run_id, generated=now, sources=sources)
-        try:
-            return self._write_output(agent, target, answer, prov)
-        except OSError as exc:  # read-only vault, wrong owner, disk full: one clear sentence, not a traceback
-            raise VaultUnwritable(target.append or target.note, exc) from None
-
-    def _write_output(self, agent: AgentSpec, target: WriteSpec, answer, prov):
-        from routine.vault import WriteTarget, write_output
-
         return write_output(self.config.vault, WriteTarget(note=target.note, section=target.section, append=target.append),
                             _clean_output(answer.text), prov, list(agent.writes),
                             drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required")

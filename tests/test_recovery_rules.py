@@ -1,0 +1,132 @@
+"""The recovery rules with an injected clock and real SQLite: a slot that failed because a
+dependency was down is retried once, only within grace and only if it is still the block's last
+slot; a full state disk's slots are recorded later with that reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+from routine.config.model import StepSpec, WriteSpec
+from routine.daemon.due import Slot, owed
+from routine.daemon.recovery import STATE_FULL, Recovery
+from routine.errors import OllamaUnreachable
+from routine.journal.slots import Slots
+from routine.schedule.cron import Cron, slot_key
+from routine.schedule.model import Block
+
+UTC = ZoneInfo("UTC")
+STEP = (StepSpec(agent="librarian", task="x", write=WriteSpec(note="Daily/x.md", section="A")),)
+HOST = "http://127.0.0.1:11434"
+T0 = datetime(2026, 11, 22, 7, 0, tzinfo=timezone.utc)
+
+
+@dataclass
+class StepFailed:
+    error: Exception
+
+
+@dataclass
+class Failed:
+    steps: list = field(default_factory=list)
+
+
+class FakeMonitor:
+    def __init__(self):
+        self.failures = []
+
+    def note_failure(self, cause, message, fix, affected=None, alert=True):
+        self.failures.append(cause.key)
+
+
+class DaemonParts:
+    """The daemon's parts Recovery uses: real slot records, an injected clock, submissions kept."""
+
+    def __init__(self, slots: Slots, block: Block, now: datetime):
+        self.slots, self.now, self.submitted = slots, now, []
+        self.monitor = FakeMonitor()
+        self.live = type("Live", (), {"schedules": type("S", (), {"blocks": {block.id: block}})()})()
+        self.state_dir = "/state"
+
+    def clock(self):
+        return self.now
+
+    def submit_slot(self, block, slot, trigger):
+        self.submitted.append((block.id, slot.key, trigger))
+
+
+def minutely(grace=timedelta(minutes=10), missed="catch-up") -> Block:
+    return Block(id="every-minute", file="t.yaml", cron=Cron.parse("* * * * *"), timezone="UTC", steps=STEP,
+                 missed=missed, grace=grace)
+
+
+def fail_slot(slots, recovery, block, at) -> Slot:
+    slot = Slot(block.id, at, slot_key(at), "on time")
+    slots.claim(block.id, slot.key)
+    slots.set(block.id, slot.key, "failed", run_id=f"run-{slot.key}")
+    recovery.failed(block.id, slot, Failed([StepFailed(OllamaUnreachable(HOST, "ConnectionError"))]), "schedule")
+    return slot
+
+
+def test_the_last_slot_failed_on_ollama_is_retried_once_within_grace(slots):
+    block = minutely()
+    parts = DaemonParts(slots, block, T0)
+    recovery = Recovery(parts)
+    for i in range(3):
+        fail_slot(slots, recovery, block, T0 + timedelta(minutes=i))
+    assert parts.monitor.failures == [f"ollama:{HOST}"] * 3
+    parts.now = T0 + timedelta(minutes=2, seconds=40)
+    recovery.recovered(f"ollama:{HOST}")
+    assert parts.submitted == [("every-minute", "2026-11-22T07:02Z", "retry")]
+    assert slots.state(block.id, "2026-11-22T07:02Z") == "claimed"
+    assert slots.state(block.id, "2026-11-22T07:00Z") == "failed"
+    recovery.recovered(f"ollama:{HOST}")  # once
+    assert len(parts.submitted) == 1
+
+
+def test_a_retry_that_fails_again_is_not_retried_again(slots):
+    block = minutely()
+    parts = DaemonParts(slots, block, T0)
+    recovery = Recovery(parts)
+    slot = fail_slot(slots, recovery, block, T0)
+    recovery.failed(block.id, slot, Failed([StepFailed(OllamaUnreachable(HOST))]), "retry")
+    assert recovery.retry[block.id][0] == slot  # the schedule's failure is still the one retried
+
+
+def test_beyond_grace_the_slot_stays_failed_with_the_reason(slots):
+    block = minutely(grace=timedelta(minutes=5))
+    parts = DaemonParts(slots, block, T0)
+    recovery = Recovery(parts)
+    fail_slot(slots, recovery, block, T0)
+    parts.now = T0 + timedelta(minutes=30)
+    recovery.recovered(f"ollama:{HOST}")
+    assert parts.submitted == []
+    row = slots.history(block.id)[0]
+    assert row["state"] == "failed" and row["run_id"] == "run-2026-11-22T07:00Z"
+    assert "not retried" in row["reason"] and "beyond grace" in row["reason"]
+
+
+def test_not_retried_when_a_later_slot_ran_or_the_cause_differs(slots):
+    block = minutely()
+    parts = DaemonParts(slots, block, T0)
+    recovery = Recovery(parts)
+    fail_slot(slots, recovery, block, T0)
+    recovery.recovered("vault-unwritable")  # another cause came back: not this one
+    assert parts.submitted == []
+    slots.claim(block.id, slot_key(T0 + timedelta(minutes=1)))
+    slots.set(block.id, slot_key(T0 + timedelta(minutes=1)), "done")
+    parts.now = T0 + timedelta(minutes=1, seconds=30)
+    recovery.recovered(f"ollama:{HOST}")
+    assert parts.submitted == []
+    assert "a later slot of the block ran since" in slots.history(block.id)[1]["reason"]
+
+
+def test_slots_a_full_state_disk_could_not_record_are_missed_with_that_reason(slots):
+    block = minutely(grace=timedelta(minutes=2))
+    slots.seen_since(block.id, T0)
+    now = T0 + timedelta(minutes=5, seconds=10)
+    due = owed(block, slots, now, UTC, absent=STATE_FULL)
+    assert [s.key for s in due.run] == ["2026-11-22T07:05Z"]
+    assert [s.key for s in due.missed] == [f"2026-11-22T07:0{i}Z" for i in range(1, 5)]
+    assert all("was due while the state disk was full" in s.reason for s in due.missed)
