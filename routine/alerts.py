@@ -144,7 +144,10 @@ def _seen_line(body: str, count: int, raised, now: datetime, names: list[str], r
     line += f"; affected: {', '.join(names)}." if names else "."
     if run_id:
         line += f" Latest: `routine runs show {run_id}`"
-    kept = [ln for ln in body.split("\n") if not ln.startswith("**Seen ")]
+    lines = body.split("\n")
+    drop = {i for i, ln in enumerate(lines) if ln.startswith("**Seen ")}
+    drop |= {i + 1 for i in drop if i + 1 < len(lines) and not lines[i + 1]}  # and the blank line after it
+    kept = [ln for i, ln in enumerate(lines) if i not in drop]
     # The line goes just before the closing hint, replacing the previous count.
     at = next((i for i, ln in enumerate(kept) if ln.startswith(("This note resolves", "Set `status"))), len(kept))
     return "\n".join(kept[:at] + [line, ""] + kept[at:])

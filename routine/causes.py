@@ -34,6 +34,13 @@ def disk_full(where: str) -> Cause:
 VAULT_UNWRITABLE = Cause("vault-unwritable", "vault not writable")
 
 
+def describe(key: str) -> str:
+    """What a cause key is about, for a sentence: "Ollama at http://…", "the vault"."""
+    kind, _, rest = key.partition(":")
+    return {"ollama": f"Ollama at {rest}", "model": f"the model {rest}", "vault-unwritable": "the vault",
+            "disk-full": f"space on the {rest} disk"}.get(kind, key)
+
+
 def cause_of(exc: BaseException) -> Cause | None:
     """The shared cause of a failure, or None for one that is the run's own (a bad reply…)."""
     if isinstance(exc, OllamaUnreachable):

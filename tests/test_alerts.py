@@ -34,6 +34,7 @@ def test_failures_of_one_cause_share_one_note_that_counts_them(config):
     assert p["affected"] == ["block-0 (librarian)", "block-1 (librarian)"] and p["run"] == "run4"
     text = (config.vault / rels[0]).read_text()
     assert text.count("**Seen ") == 1 and "**Seen 5 times** since 2026-11-22 07:30" in text
+    assert "\n\n\n" not in text
     assert "routine runs show run4" in text
     # Another cause gets its own note.
     other = raise_alert(config, T0, "vault not writable", "Read-only.", cause="vault-unwritable")

@@ -16,7 +16,7 @@ import threading
 
 from routine import supervise
 from routine.alerts import open_causes, raise_alert, resolve_alerts
-from routine.causes import Cause
+from routine.causes import Cause, describe
 from routine.daemon import dependencies
 from routine.daemon.dependencies import Check
 
@@ -110,7 +110,7 @@ class Monitor:
             with self._lock:
                 self.failing.discard(cause)
             now = self.daemon.now_local()
-            resolve_alerts(self.daemon.live.config, now, cause, f"the check passed at {now:%H:%M}.")
+            resolve_alerts(self.daemon.live.config, now, cause, f"{describe(cause)} is back (checked at {now:%H:%M}).")
             self.daemon.recovered(cause)
 
     def _threads(self) -> list[Check]:

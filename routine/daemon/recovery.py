@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from routine.causes import cause_of, disk_full
+from routine.causes import cause_of, describe, disk_full
 from routine.daemon.due import Slot
 from routine.durations import human
 
@@ -83,7 +83,7 @@ class Recovery:
         if block is None:
             return
         late = daemon.clock() - slot.at
-        what = _what(cause_key)
+        what = describe(cause_key)
         if block.missed == "catch-up" and late <= block.grace and daemon.slots.last_slot(block_id) == slot.key:
             if daemon.slots.retake_failed(block_id, slot.key):
                 log.warning("block %s slot %s: %s is back, retrying it (%s late, within grace %s)",
@@ -98,10 +98,4 @@ class Recovery:
             why = "a later slot of the block ran since"
         daemon.slots.set(block_id, slot.key, "failed", reason=f"failed: {what} was down; not retried: {why}")
         log.info("block %s slot %s stays failed: %s", block_id, slot.key, why)
-
-
-def _what(cause_key: str) -> str:
-    kind, _, rest = cause_key.partition(":")
-    return {"ollama": f"Ollama at {rest}", "model": f"the model {rest}", "vault-unwritable": "the vault",
-            "disk-full": f"space on the {rest} disk"}.get(kind, cause_key)
 
