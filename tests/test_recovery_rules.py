@@ -130,3 +130,22 @@ def test_slots_a_full_state_disk_could_not_record_are_missed_with_that_reason(sl
     assert [s.key for s in due.run] == ["2026-11-22T07:05Z"]
     assert [s.key for s in due.missed] == [f"2026-11-22T07:0{i}Z" for i in range(1, 5)]
     assert all("was due while the state disk was full" in s.reason for s in due.missed)
+
+
+def test_the_checks_say_which_causes_are_gone(tmp_path, monkeypatch):
+    from routine.daemon import dependencies
+    from routine.daemon.dependencies import Check, clears
+
+    checks = [Check("ollama", HOST, True, cause=f"ollama:{HOST}", models={"mistral:7b"}),
+              Check("vault", "/v", False, "not writable", cause="vault-unwritable")]
+    assert clears(checks, f"ollama:{HOST}") is True
+    assert clears(checks, f"model:mistral:7b@{HOST}") is True
+    assert clears(checks, f"model:qwen2.5:7b@{HOST}") is False  # reachable, but still not pulled
+    assert clears(checks, "vault-unwritable") is False
+    assert clears(checks, "disk-full:state") is None  # not checked: left as it is
+    assert dependencies.free_space("state disk", tmp_path, "disk-full:state").ok
+    monkeypatch.setattr(dependencies, "MIN_FREE_BYTES", 1 << 62)
+    low = dependencies.free_space("state disk", tmp_path, "disk-full:state")
+    assert not low.ok and low.detail.startswith("full: ") and low.cause == "disk-full:state"
+    assert dependencies.vault(tmp_path).ok
+    assert dependencies.vault(tmp_path / "missing").detail.startswith("not readable")

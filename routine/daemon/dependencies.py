@@ -14,7 +14,6 @@ from pathlib import Path
 
 MIN_FREE_BYTES = 32 * 2**20  # below this a disk counts as full: SQLite and atomic writes need room
 OLLAMA_TIMEOUT = 3.0
-PROBE_NAME = ".routine-write-probe"  # hidden: the watcher, the index and Obsidian ignore it
 
 
 @dataclass
@@ -46,20 +45,21 @@ def ollama(host: str) -> Check:
 
 
 def vault(root: Path) -> Check:
-    """Readable (listed) and writable (a hidden probe file created and removed)."""
+    """Readable (listed) and writable (access(2): permissions and a read-only mount). No probe
+    file is written: a file created every minute would churn sync tools and the watcher."""
     from routine.causes import VAULT_UNWRITABLE
 
     try:
         os.listdir(root)
     except OSError as exc:
         return Check("vault", str(root), False, f"not readable: {exc.strerror or exc}", VAULT_UNWRITABLE.key)
-    probe = root / PROBE_NAME
-    try:
-        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        return Check("vault", str(root), False, f"not writable: {exc.strerror or exc}", VAULT_UNWRITABLE.key)
+    if not os.access(root, os.W_OK | os.X_OK):
+        try:
+            read_only = bool(os.statvfs(root).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only = False
+        why = "its file system is mounted read-only" if read_only else "permission denied"
+        return Check("vault", str(root), False, f"not writable: {why}", VAULT_UNWRITABLE.key)
     return Check("vault", str(root), True, cause=VAULT_UNWRITABLE.key)
 
 
