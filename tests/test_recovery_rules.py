@@ -149,3 +149,28 @@ def test_the_checks_say_which_causes_are_gone(tmp_path, monkeypatch):
     assert not low.ok and low.detail.startswith("full: ") and low.cause == "disk-full:state"
     assert dependencies.vault(tmp_path).ok
     assert dependencies.vault(tmp_path / "missing").detail.startswith("not readable")
+
+
+def test_a_dead_scheduler_is_started_again_by_the_health_monitor(initialised, monkeypatch):
+    """The scheduler's thread dies (as it did when its job store hit a full disk): the monitor's
+    next round starts it again, no daemon restart."""
+    from test_daemon import MINUTELY, only_schedule
+
+    from routine.daemon.app import Daemon
+
+    home = initialised
+    only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
+    for key, value in home.env.items():
+        if key.startswith(("ROUTINE_", "OLLAMA_")):
+            monkeypatch.setenv(key, value)
+    d = Daemon()
+    try:
+        d.restart_timers()
+        d.timers.scheduler.shutdown(wait=False)  # the thread is gone
+        assert not d.timers_alive()
+        d.monitor.round()
+        assert d.timers_alive() and list(d.timers.next_fires()) == ["every-minute"]
+        assert any(c.name == "scheduler" and c.ok for c in d.monitor.checks)
+    finally:
+        d.timers.stop()
+        d.journal.close()

@@ -207,7 +207,8 @@ class Daemon:
     # --- state for systemd, the dashboard and `routine status` -------------------------------
 
     def timers_alive(self) -> bool:
-        return self.timers is None or self.timers.alive()
+        """The scheduler thread runs (or is not meant to: not started yet, or stopping)."""
+        return self.timers is None or self.stopping.is_set() or self.timers.alive()
 
     def restart_timers(self) -> None:
         """Start the timers, or start them again after their thread died (no restart needed)."""
@@ -335,7 +336,7 @@ class Daemon:
         except (OSError, sqlite3.Error) as exc:
             if not is_disk_full(exc):
                 raise
-            self._slot_lost_to_full_disk(block_id, slot, exc)
+            self.recovery.run_not_recorded(block_id, slot, exc)
             return
         finally:
             if journal is not None:
@@ -344,17 +345,6 @@ class Daemon:
             self.slots.set(block_id, slot.key, "done" if outcome.status == "ok" else "failed", run_id=outcome.run_id)
             if outcome.status == "failed":
                 self.recovery.failed(block_id, slot, outcome, trigger)
-
-    def _slot_lost_to_full_disk(self, block_id: str, slot: due.Slot, exc: BaseException) -> None:
-        """The run could not be journaled: mark the slot interrupted, so the next look at the
-        block (once there is room) runs it again within grace or records it as missed."""
-        from routine.daemon.recovery import STATE_FULL
-
-        self.recovery.could_not_record(block_id, exc)
-        try:
-            self.slots.set(block_id, slot.key, "interrupted", reason=STATE_FULL)
-        except (OSError, sqlite3.Error) as again:
-            log.error("block %s slot %s could not be recorded either: %s", block_id, slot.key, again)
 
     def model_keys(self, agent_names) -> tuple:
         return self.residency.keys_for_agents(agent_names) if self.residency else ()

@@ -83,6 +83,8 @@ class Monitor:
     def round(self) -> None:
         daemon = self.daemon
         config = daemon.live.config
+        if not daemon.timers_alive():  # its thread died: start it again (logged), then check
+            daemon.restart_timers()
         checks = dependencies.check_all(config, daemon.state_dir) + self._threads()
         before = {(c.name, c.target): c.ok for c in self.checks}
         self.checks = checks
@@ -95,8 +97,6 @@ class Monitor:
                 if check.name in _ALERTED_BY_CHECK and check.cause:
                     self.note_failure(Cause(check.cause, _ALERTED_BY_CHECK[check.name]),
                                       f"The {check.name} check failed: {check.detail}.", _FIX[check.name])
-        if not daemon.timers_alive():
-            daemon.restart_timers()
         self._resolve(checks)
         if changed:
             daemon.changed()

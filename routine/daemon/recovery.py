@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 
 from routine.causes import cause_of, describe, disk_full
@@ -44,6 +45,15 @@ class Recovery:
                    f"({self.daemon.state_dir}) is full. Nothing runs on schedule until it has room.",
             "free space on that disk; the slots of the meantime are then recorded (and the latest run if "
             "within its grace) without a restart.", affected=block_id)
+
+    def run_not_recorded(self, block_id: str, slot: Slot, exc: BaseException) -> None:
+        """A claimed slot's run could not be journaled: mark it interrupted, so the next look at
+        the block (once there is room) runs it again within grace or records it as missed."""
+        self.could_not_record(block_id, exc)
+        try:
+            self.daemon.slots.set(block_id, slot.key, "interrupted", reason=STATE_FULL)
+        except (OSError, sqlite3.Error) as again:
+            log.error("block %s slot %s could not be recorded either: %s", block_id, slot.key, again)
 
     def absent_reason(self, block_id: str) -> str | None:
         with self._lock:
