@@ -37,7 +37,8 @@ VAULT_UNWRITABLE = Cause("vault-unwritable", "vault not writable")
 def describe(key: str) -> str:
     """What a cause key is about, for a sentence: "Ollama at http://…", "the vault"."""
     kind, _, rest = key.partition(":")
-    return {"ollama": f"Ollama at {rest}", "model": f"the model {rest}", "vault-unwritable": "the vault",
+    model, _, host = rest.rpartition("@")
+    return {"ollama": f"Ollama at {rest}", "model": f"the model {model} at {host}", "vault-unwritable": "the vault",
             "disk-full": f"space on the {rest} disk"}.get(kind, key)
 
 

@@ -69,7 +69,10 @@ class Monitor:
 
     def degraded(self) -> list[str]:
         """A sentence for each dependency that is down and each thread that crashed recently."""
-        return [c.sentence() for c in self.checks if not c.ok] + supervise.restarting()
+        with self._lock:
+            models = sorted(c for c in self.failing if c.startswith("model:"))
+        missing = [f"{describe(c)} is not pulled (runs that need it fail)" for c in models]
+        return [c.sentence() for c in self.checks if not c.ok] + missing + supervise.restarting()
 
     def summary(self) -> list[dict]:
         return [c.as_dict() for c in self.checks]
