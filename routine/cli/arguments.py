@@ -90,3 +90,52 @@ def search(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", metavar="NAME", help="only notes this agent may read (its `reads:` scopes)")
     p.add_argument("-k", type=int, default=6, metavar="N", help="how many notes (default 6)")
     _json(p)
+
+
+def graph(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="graph_command", metavar="show|neighbors|path")
+    show = sub.add_parser("show", help="a view of the knowledge graph: a project, an agent, or the workspace")
+    show.add_argument("kind", choices=["project", "agent", "workspace"], help="which kind of view")
+    show.add_argument("name", nargs="?", default="", metavar="NAME", help="the project or agent (not for workspace)")
+    _json(show)
+    near = sub.add_parser("neighbors", help="what is linked to a note, by typed links, within --depth")
+    near.add_argument("note", metavar="NOTE", help="a note's path or name ([[Alpha]], Projects/Alpha/Alpha.md)")
+    near.add_argument("--depth", type=int, default=1, help="how many links away (default 1)")
+    near.add_argument("--type", action="append", metavar="T",
+                      help="only links of this type (members, assigned_to, derived_from…); repeatable")
+    near.add_argument("--agent", metavar="NAME", help="only what this agent may read (its `reads:` scopes)")
+    _json(near)
+    way = sub.add_parser("path", help="the shortest chain of links between two notes")
+    way.add_argument("a", metavar="A", help="a note's path or name")
+    way.add_argument("b", metavar="B", help="another note's path or name")
+    way.add_argument("--agent", metavar="NAME", help="only through notes this agent may read")
+    _json(way)
+    _json(p)
+
+
+def chat(p: argparse.ArgumentParser) -> None:
+    p.add_argument("agent", metavar="AGENT|new", help="the agent to talk with; `new AGENT [TITLE]` creates a chat note")
+    p.add_argument("words", nargs="*", metavar="AGENT TITLE", help="after `new`: the agent, then the note's title")
+    p.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                   help="continue your last conversation with this agent")
+    p.add_argument("--note", metavar="NOTE", help="begin with the conversation in this chat note")
+
+
+def ask(p: argparse.ArgumentParser) -> None:
+    p.add_argument("agent", metavar="AGENT", help="the agent to ask, e.g. strategist")
+    p.add_argument("question", metavar="QUESTION", help="your question, in quotes")
+    p.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                   help="continue your last conversation with this agent")
+    p.add_argument("--session", metavar="ID", help="continue this conversation (see `routine chats list`)")
+    _json(p)
+
+
+def chats(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="chats_command", metavar="list|show")
+    ls = sub.add_parser("list", help="recent conversations, newest first")
+    ls.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
+    _json(ls)
+    show = sub.add_parser("show", help="one conversation: every message, tool call and summary, in order")
+    show.add_argument("chat_id", metavar="ID", help="a conversation id, or a unique prefix of one")
+    _json(show)
+    _json(p)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
 GLOBS = {"type": "array", "items": {"type": "string", "minLength": 1}}
-TOOL_NAMES = ["search_notes", "read_note", "list_notes", "write_note", "now", "date_math", "run_command"]
+TOOL_NAMES = ["search_notes", "read_note", "list_notes", "write_note", "now", "date_math", "run_command",
+              "graph_neighbors"]
 SIZE = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(B|KiB|MiB|GiB|KB|MB|GB|K|M|G)\s*$"}
 
 WRITE_TARGET = {
@@ -34,6 +35,7 @@ MODEL_ALIAS = {
                 "model": {"type": "string", "minLength": 1},
                 "num_ctx": {"type": "integer", "minimum": 512},
                 "num_predict": {"type": "integer", "minimum": 16},
+                "tokenizer": {"enum": ["mistral", "estimate"]},
                 "fallbacks": {"type": "array", "items": {"type": "string"}},
                 "options": {"type": "object"},
                 "keep_alive": {"type": ["string", "integer"]},
@@ -88,6 +90,12 @@ CONFIG = {
             "additionalProperties": False,
             "properties": {"inotify": {"type": "boolean"}, "reconcile": DURATION},
         },
+        "chat": {
+            "type": "object",
+            "additionalProperties": False,
+            # quiet: how long a chat note must be still after the person's save before it is answered
+            "properties": {"quiet": DURATION},
+        },
         "request_timeout": {"type": "number", "exclusiveMinimum": 0},
         "retries": {"type": "integer", "minimum": 0, "maximum": 10},
         "retry_backoff": {"type": "number", "minimum": 0},
@@ -96,7 +104,7 @@ CONFIG = {
             "additionalProperties": False,
             "properties": {
                 k: {"type": "string", "minLength": 1}
-                for k in ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard")
+                for k in ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard", "chats")
             },
         },
         "metrics": {
@@ -132,6 +140,7 @@ AGENT = {
         "approval": {"enum": ["none", "required"]},
         "tools": {"type": "array", "items": {"enum": TOOL_NAMES}},
         "grounding": {"type": "array", "items": {"type": "string"}},
+        "inputs": {"type": "array", "items": {"type": "string"}},
         "write": WRITE_TARGET,
         "task": {"type": "string"},
         "locked": {"type": "boolean"},
@@ -159,6 +168,14 @@ STEP = {
             "properties": {"query": {"type": "string"}, "k": {"type": "integer", "minimum": 1}},
         },
         "write": WRITE_TARGET,
+        # issue 15: the knowledge graph's typed links around a note, in the step's context
+        "graph": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["around"],
+            "properties": {"around": {"type": "string", "minLength": 1},
+                           "depth": {"type": "integer", "minimum": 1, "maximum": 3}},
+        },
     },
 }
 

@@ -359,6 +359,8 @@ class Daemon:
                 work.models = self.model_keys(data["after"])
             if kind == "failed":
                 self.monitor.poke()  # a dependency may be down: check now, not in a minute
+            if kind in ("wrote", "failed") and self.vault_events and self.vault_events.graph_feed:
+                self.vault_events.graph_feed.runs_finished()  # the graph reads what the run read and wrote
             if on_event is not None:
                 on_event(kind, data)
 
