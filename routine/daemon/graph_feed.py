@@ -26,8 +26,9 @@ class GraphFeeder:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="graph-feed", daemon=True)
-        self._thread.start()
+        from routine import supervise
+
+        self._thread = supervise.start("graph-feed", self._loop).thread
 
     def on_change(self, change) -> None:
         with self._cond:
