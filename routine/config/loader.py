@@ -96,7 +96,24 @@ def _build_config(path: Path, data: dict) -> Config:
         layout=Layout(**(data.get("layout") or {})),
         metrics_textfile=_metrics_textfile(path, (data.get("metrics") or {}).get("textfile")),
         memory=_memory_settings(path, data.get("memory") or {}),
+        libraries=_libraries(path, data.get("libraries") or {}),
     )
+
+
+# Tools an agent from a library may have unless routine.yaml allows more for that library.
+LIBRARY_TOOLS = ("search_notes", "read_note", "list_notes", "write_note", "now", "date_math")
+
+
+def _libraries(config_path: Path, data: dict) -> dict:
+    from routine.config.model import LibrarySource
+
+    out = {"general": LibrarySource("general", paths.shipped("library"), LIBRARY_TOOLS)}
+    for name, spec in data.items():
+        spec = {"path": spec} if isinstance(spec, str) else spec
+        folder = Path(os.path.expandvars(spec["path"])).expanduser()
+        folder = folder if folder.is_absolute() else (config_path.parent / folder).resolve()
+        out[name] = LibrarySource(name, folder, tuple(spec.get("tools", LIBRARY_TOOLS)))
+    return out
 
 
 def parse_size(text: str) -> int:
@@ -207,7 +224,9 @@ def load_agents(config: Config) -> tuple[dict[str, AgentSpec], list[Problem]]:
         problems.extend(note_problems)
         if not note_problems:
             agents[spec.name] = spec
-    return agents, problems
+    from routine.config.sandbox import effective_scopes
+
+    return effective_scopes(agents, config), problems
 
 
 def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | None, list[Problem]]:
@@ -236,9 +255,17 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
         system_prompt=text[match.end():].strip(),
         source=rel,
         locked=bool(d.get("locked", False)),
+        custom=bool(d.get("custom", False)),
+        author=str(d.get("author") or ""),
+        version=str(d.get("version") or ""),
+        behaviour=d.get("behaviour") or "",
+        description=d.get("description") or "",
         max_iterations=d.get("max_iterations", 8),
         timeout=parse_duration(d["timeout"]).total_seconds() if d.get("timeout") else 600.0,
     )
+    from routine.config.sandbox import custom_scopes
+
+    spec = custom_scopes(spec)
     if spec.model not in config.models:
         problems.append(doc.problem(("model",), f"model alias {spec.model!r} is not defined in {config.path.name} (defined: {', '.join(config.models)})."))
     if spec.write:

@@ -128,6 +128,15 @@ class MemorySettings:
 
 
 @dataclass(frozen=True)
+class LibrarySource:
+    """An agent library named in routine.yaml (``libraries:``), or the general one routine ships."""
+
+    name: str
+    path: Path
+    tools: tuple[str, ...]  # the tools an agent installed from it may have
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     vault: Path
@@ -157,6 +166,7 @@ class Config:
     layout: Layout = field(default_factory=Layout)
     metrics_textfile: Path | None = None  # node_exporter textfile; None: not written
     memory: MemorySettings = field(default_factory=MemorySettings)
+    libraries: dict[str, LibrarySource] = field(default_factory=dict)
 
     @property
     def ollama_hosts(self) -> list[str]:
@@ -193,6 +203,12 @@ class AgentSpec:
     system_prompt: str  # the note's body (a jinja template)
     source: str  # vault-relative path of the agent note
     locked: bool = False
+    custom: bool = False         # made by the person: sandboxed to grounding, own folder, assignments
+    author: str = ""
+    version: str = ""
+    behaviour: str = ""
+    description: str = ""
+    assigned: tuple[str, ...] = ()  # case-file globs its assignments add to reads and writes (config/sandbox.py)
     # What a bare `routine fire AGENT` reads besides its grounding (same forms as a step's inputs).
     inputs: tuple[str, ...] = ()
     max_iterations: int = 8      # model turns of a tool-using run, at most

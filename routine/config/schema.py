@@ -115,6 +115,20 @@ CONFIG = {
                 "textfile": {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]},
             },
         },
+        # Agent libraries by name: a folder (shared: a synced or git folder a team uses), or
+        # {path, tools}: the tools an agent installed from it may have (default: all but run_command).
+        "libraries": {
+            "type": "object",
+            "propertyNames": {"pattern": r"^[A-Za-z0-9][A-Za-z0-9_-]*$"},
+            "additionalProperties": {
+                "oneOf": [
+                    {"type": "string", "minLength": 1},
+                    {"type": "object", "additionalProperties": False, "required": ["path"],
+                     "properties": {"path": {"type": "string", "minLength": 1},
+                                    "tools": {"type": "array", "items": {"enum": TOOL_NAMES}}}},
+                ]
+            },
+        },
         "memory": {
             "type": "object",
             "additionalProperties": False,
@@ -144,6 +158,13 @@ AGENT = {
         "write": WRITE_TARGET,
         "task": {"type": "string"},
         "locked": {"type": "boolean"},
+        # A custom agent (made by the person, `routine agent new`): its sandbox is its grounding,
+        # its own folder Agents/<Name>/ and the case files it is assigned to.
+        "custom": {"type": "boolean"},
+        "author": {"type": "string"},
+        "version": {"type": ["string", "integer"]},
+        "behaviour": {"enum": ["autonomous", "semi-autonomous", "reactive", "scheduled"]},
+        "description": {"type": "string"},
         "max_iterations": {"type": "integer", "minimum": 1, "maximum": 50},
         "timeout": DURATION,
         # Obsidian properties a person may add to any note; harmless here.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Callable
 from zoneinfo import ZoneInfo
@@ -17,6 +17,7 @@ from routine import runcontext, sysmetrics
 from routine.alerts import raise_alert
 from routine.causes import cause_of
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, WriteSpec
+from routine.config.sandbox import with_assignments
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, new_run_id
 from routine.runner import context, prompt
@@ -142,6 +143,8 @@ class Runner:
 
     def run_step(self, req: StepRequest, dry_run: bool = False, stream: bool = False) -> StepOutcome:
         now = self.clock()
+        # Assignments change in the vault (a task line, a project's members): the scopes of now.
+        req = replace(req, agent=with_assignments(req.agent, self.config.vault))
         alias = self.config.models[req.agent.model]
         if dry_run:
             return self._step(req, None, now, dry_run=True, stream=stream)
