@@ -31,6 +31,7 @@ def failed_slots(home) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.daemon(budget=300)
 def test_ollama_outage_one_counted_alert_degraded_then_resolved_and_last_slot_retried(initialised, ollama):
     home = initialised
     home.config.write_text(home.config.read_text() + FAKE_EMBEDDINGS)
@@ -96,6 +97,7 @@ def _slot_keys(start: datetime, end: datetime) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.daemon(budget=300)
 def test_full_state_disk_alerts_accounts_for_every_slot_and_resumes_without_restart(initialised, ollama):
     home = initialised
     if not _mount_tmpfs(home.state, "48m"):

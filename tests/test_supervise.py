@@ -71,7 +71,7 @@ def test_health_reports_a_thread_left_down(initialised):
     class Idle:  # the daemon's parts the check reads, idle
         stopping = threading.Event()
         timers = control = None
-        _due_lock = threading.Lock()
+        due_lock = threading.Lock()
 
         class queue:
             @staticmethod

@@ -29,6 +29,7 @@ from routine.causes import is_disk_full
 from routine.daemon import due, health
 from routine.daemon.live import Live
 from routine.daemon.notify import Notifier, Watchdog
+from routine.journal.status import succeeded
 from routine.daemon.publish import Publisher
 from routine.daemon.work import Work, WorkQueue
 from routine.errors import RoutineError
@@ -50,7 +51,7 @@ class Daemon:
         self.stopping = threading.Event()
         self.abandon = threading.Event()  # set at shutdown: no step may write after this
         self.write_gate = threading.Lock()
-        self._due_lock = threading.Lock()
+        self.due_lock = threading.Lock()  # held while due slots are decided (health probes it)
         self.timers = None
         self.state_dir = paths.state_dir()
         self.control = None
@@ -272,7 +273,7 @@ class Daemon:
         """A block may owe runs: run what is on time or within grace; record every other slot.
         When the state disk is full nothing can be recorded: the block is accounted for once
         it has room again (``daemon.recovery``)."""
-        with self._due_lock:
+        with self.due_lock:
             block = self.live.schedules.blocks.get(block_id)
             if block is None or self.stopping.is_set():
                 return
@@ -342,8 +343,8 @@ class Daemon:
             if journal is not None:
                 journal.close()
         if not self.abandon.is_set():
-            self.slots.set(block_id, slot.key, "done" if outcome.status == "ok" else "failed", run_id=outcome.run_id)
-            if outcome.status == "failed":
+            self.slots.set(block_id, slot.key, "done" if succeeded(outcome.status) else "failed", run_id=outcome.run_id)
+            if not succeeded(outcome.status):
                 self.recovery.failed(block_id, slot, outcome, trigger)
 
     def model_keys(self, agent_names) -> tuple:
@@ -367,6 +368,7 @@ class Daemon:
         runner = Runner(self.live.config, journal, models=self.models, on_event=events,
                         memory=self.memory)
         runner.write_gate = self._gate
+        runner.pause = lambda seconds: not self.stopping.wait(seconds)  # a retry's wait ends at a stop
         return runner
 
     def _gate(self):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Callable
@@ -45,6 +46,7 @@ class StepRequest:
     prefetch: str | None = None  # the model alias the block's next step needs (preloaded meanwhile)
     variables: dict = field(default_factory=dict)  # more template variables (a trigger's path, event)
     details: dict = field(default_factory=dict)    # journaled with the run (a trigger's id, event, path)
+    retries_left: int = 0  # a transient failure will be tried again: no alert for this attempt
 
     @classmethod
     def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual") -> "StepRequest":
@@ -100,6 +102,9 @@ class Runner:
         self.on_event = on_event or (lambda kind, data: None)
         # The daemon replaces this with a gate that refuses writes once shutdown abandoned the run.
         self.write_gate = contextlib.nullcontext
+        # Waits between a block's retries; False when the wait was cut short (the daemon replaces
+        # it with one that its stop ends).
+        self.pause: Callable[[float], bool] = _sleep
 
     @property
     def models(self):
@@ -278,6 +283,7 @@ class Runner:
         alert = None
         if run_id is not None:
             self.journal.finish(run_id, status, str(exc), **({"task": task} if task else {}))
+        if run_id is not None and not (req.retries_left > 0 and exc.transient):  # the last attempt alerts
             cause = cause_of(exc)  # failures of one cause (Ollama down…) share one alert note
             alert = raise_alert(self.config, now, cause.title if cause else f"{req.agent.name} {status}",
                                 exc.message, exc.fix, run_id=run_id, agent=req.agent.name,
@@ -285,6 +291,11 @@ class Runner:
                                 affected=f"{req.block} ({req.agent.name})" if req.block else req.agent.name)
         self.on_event("failed", {"run": run_id, "status": status, "error": str(exc), "alert": alert})
         return StepOutcome(run_id, status, error=exc, alert=alert)
+
+
+def _sleep(seconds: float) -> bool:
+    time.sleep(seconds)
+    return True
 
 
 def _clean_output(text: str) -> str:
