@@ -158,8 +158,8 @@ def _create(config: Config, now: datetime, title: str, message: str, fix: str | 
     from routine.vault import atomic_create, join_frontmatter
 
     safe_title = re.sub(r'[\\/:*?"<>|#^\[\]]+', "-", title).strip(" -.")[:80]
-    frontmatter = {"type": "alert", "status": OPEN, "raised": now.isoformat(timespec="seconds"),
-                   "tags": ["routine/alert"]}
+    frontmatter: dict[str, object] = {"type": "alert", "status": OPEN, "raised": now.isoformat(timespec="seconds"),
+                                      "tags": ["routine/alert"]}
     if cause:
         frontmatter.update(cause=cause, count=1, last_seen=frontmatter["raised"],
                            affected=[affected] if affected else [])
