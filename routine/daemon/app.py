@@ -72,6 +72,7 @@ class Daemon:
     # --- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> None:
+        self._sweep_temp_files()
         interrupted = self.journal.mark_interrupted("the daemon stopped during this run")
         self.slots.mark_interrupted()
         if interrupted:
@@ -111,6 +112,14 @@ class Daemon:
         log.info("routine daemon ready: %d blocks, %d triggers%s", len(self.live.schedules.blocks),
                  len(self.live.schedules.triggers),
                  f"; watchdog every {self.watchdog.interval:.1f}s" if self.watchdog.running else "")
+
+    def _sweep_temp_files(self) -> None:
+        from routine.vault.atomic import sweep_temp_files
+
+        vault = self.live.config.vault
+        removed = sweep_temp_files(vault) if vault.is_dir() else []
+        if removed:
+            log.warning("removed %d temp file(s) left by an interrupted write: %s", len(removed), ", ".join(removed))
 
     def serve_forever(self) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):

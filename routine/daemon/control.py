@@ -156,7 +156,8 @@ def decide(daemon, message: dict, send) -> None:
 
     def work() -> None:
         try:
-            result.update(daemon.vault_events.decide(message["rel"], "cli", bool(message.get("approved", True))).summary())
+            result.update(daemon.vault_events.decide(message["rel"], "cli", bool(message.get("approved", True)),
+                                                    bool(message.get("force"))).summary())
         except RoutineError as exc:
             result.update(outcome="failed", message=str(exc))
         finally:

@@ -148,14 +148,14 @@ class VaultEvents:
 
     # --- the work ------------------------------------------------------------------------------------
 
-    def decide(self, rel: str, by: str, decision: bool | None = None):
+    def decide(self, rel: str, by: str, decision: bool | None = None, force: bool = False):
         """Carry out a decision on a proposal (the person's `approved`, or `routine approve`)."""
         from routine.approval import decide
         from routine.journal import Journal
 
         live, journal = self.daemon.live, Journal()
         try:
-            return decide(live.config, live.agents, journal, rel, by, self.daemon.now_local(), decision)
+            return decide(live.config, live.agents, journal, rel, by, self.daemon.now_local(), decision, force)
         finally:
             journal.close()
 

@@ -240,11 +240,13 @@ class Runner:
 
     def _write(self, agent: AgentSpec, target: WriteSpec, answer, run_id: str, now: datetime, sources: list[str]):
         from routine.vault import Provenance, WriteTarget, write_output
+        from routine.vault.guard import Guard
 
         prov = Provenance(agent=agent.name, model=answer.model, run=run_id, generated=now, sources=sources)
         return write_output(self.config.vault, WriteTarget(note=target.note, section=target.section, append=target.append),
                             _clean_output(answer.text), prov, list(agent.writes),
-                            drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required")
+                            drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required",
+                            guard=Guard.of(self.config))
 
     def _fail(self, run_id, req: StepRequest, exc: RoutineError, now: datetime, status: str, task=None) -> StepOutcome:
         log.error("%s %s: %s", req.agent.name, status, exc)

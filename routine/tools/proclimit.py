@@ -13,8 +13,8 @@ import contextlib
 import itertools
 import os
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from routine.tools.base import ToolError
 

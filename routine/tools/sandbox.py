@@ -142,7 +142,11 @@ def workdir_for(ctx: ToolContext) -> tuple[Path, bool]:
         if not in_scope(list(ctx.agent.reads), probe) and not in_scope(list(ctx.agent.writes), probe):
             raise ToolError(f"The sandbox's work folder {rel}/ is outside your scopes, so no command can run.")
         # Writing from the sandbox would bypass approval: only an agent that may write there directly gets rw.
-        writable = in_scope(list(ctx.agent.writes), probe) and ctx.agent.approval != "required"
+        # Nor may a mount reach notes no agent writes directly (agent definitions, routine's own).
+        from routine.vault.guard import Guard
+
+        writable = (in_scope(list(ctx.agent.writes), probe) and ctx.agent.approval != "required"
+                    and not Guard.of(config).covers_folder(ctx.vault, rel))
     path.mkdir(parents=True, exist_ok=True)
     return path, writable
 

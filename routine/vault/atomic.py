@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import stat
+import time
 from pathlib import Path
 
 from routine.errors import NoteExists
@@ -53,9 +55,47 @@ def _encode(text: str) -> bytes:
 
 
 def _temp_name(path: Path) -> str:
-    # Keep the whole name under the 255-byte limit of most file systems.
+    # Keep the whole name under the 255-byte limit of most file systems. The writer's pid is in
+    # the name, so a sweep can tell a leftover (its process is gone) from a write under way.
     stem = path.name.encode("utf-8", errors="surrogateescape")[:150].decode("utf-8", errors="ignore")
-    return f".{stem}{TEMP_MARKER}{secrets.token_hex(4)}"
+    return f".{stem}{TEMP_MARKER}{os.getpid()}-{secrets.token_hex(4)}"
+
+
+_LEFTOVER = re.compile(re.escape(TEMP_MARKER) + r"(?:(\d+)-)?[0-9a-f]{8}\Z")
+STALE_SECONDS = 3600.0  # a temp file this old is a leftover whatever its pid says (pids are reused)
+
+
+def _is_leftover(path: Path, pid: str | None) -> bool:
+    try:
+        age = time.time() - os.lstat(path).st_mtime
+    except OSError:
+        return False
+    if age > STALE_SECONDS or (pid is None and age > 60):
+        return True
+    if pid is None:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False
+    return False
+
+
+def sweep_temp_files(vault_root: Path) -> list[str]:
+    """Remove temp files left by a routine process that died mid-write (kill -9, power cut):
+    hidden, but sync tools see them. Returns the vault-relative paths removed."""
+    removed = []
+    for folder, subfolders, files in os.walk(vault_root):
+        subfolders[:] = [d for d in subfolders if d not in (".git", ".obsidian", ".trash")]
+        for name in files:
+            match = _LEFTOVER.search(name) if name.startswith(".") else None
+            path = Path(folder, name)
+            if match and _is_leftover(path, match.group(1)):
+                _remove_quietly(path)
+                removed.append(path.relative_to(vault_root).as_posix())
+    return removed
 
 
 def _write_temp(path: Path, data: bytes) -> Path:

@@ -19,6 +19,7 @@ from typing import Callable
 from routine.errors import NoteExists, RoutineError
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write
 from routine.vault.frontmatter import FrontmatterSplit, join_frontmatter, parse_frontmatter, update_frontmatter
+from routine.vault.guard import Guard
 from routine.vault.notes import NoteText, load_note_text, wikilink_for
 from routine.vault.proposals import iso_time, source_links, write_proposal
 from routine.vault.scope import checked
@@ -122,13 +123,19 @@ def _rewrite(path: Path, rel: str, change: Callable[[NoteText | None], str | Non
 
 
 def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Provenance, writes: list[str],
-                 drafts_dir: str = "Drafts", approval_required: bool = False) -> WriteResult:
-    """Write an agent's output to ``target``, or to a proposal when it may not go there."""
+                 drafts_dir: str = "Drafts", approval_required: bool = False, guard: Guard | None = None) -> WriteResult:
+    """Write an agent's output to ``target``, or to a proposal when it may not go there.
+
+    ``guard`` (default: the default layout) names the notes no agent writes directly."""
     _check_target(target)
     vault_root = Path(vault_root)
+    guard = guard or Guard(drafts=drafts_dir)
     path, rel = checked(vault_root, list(writes), target.note or target.append, prov.agent, "write")
     writer = _Writer(vault_root, path, rel, target, content, prov, drafts_dir)
     try:
+        protected = guard.why(vault_root, rel)
+        if protected:
+            return writer.for_approval(f"{rel} {protected}, which no agent changes directly.")
         if approval_required:
             return writer.for_approval()
         if target.append:
@@ -164,8 +171,8 @@ class _Writer:
     def _result(self, outcome: str, message: str, proposal_rel: str | None = None) -> WriteResult:
         return WriteResult(self.rel, outcome, proposal_rel, message)
 
-    def for_approval(self) -> WriteResult:
-        """Approval required: the target is not touched, whatever its state."""
+    def for_approval(self, why: str | None = None) -> WriteResult:
+        """Approval required (or a protected target): the target is not touched, whatever its state."""
         split = _split(load_note_text(self.path))
         current = None
         if self.target.section:
@@ -174,9 +181,10 @@ class _Writer:
         elif self.target.note and self.path.exists():
             current = split.body
         who = self.prov.agent[:1].upper() + self.prov.agent[1:]
-        proposal = self._proposal(f"{who}'s writes need your approval.", current)
-        return self._result("proposal", f"{who}'s writes need your approval; the text for {self.rel} "
-                                        f"is in {wikilink_for(proposal)}.", proposal)
+        reason = why or f"{who}'s writes need your approval."
+        proposal = self._proposal(reason, current)
+        return self._result("proposal", f"{reason.removesuffix('.')}; the text for {self.rel} "
+                                        f"is in {wikilink_for(proposal)} for the person to approve.", proposal)
 
     def new_note(self) -> WriteResult:
         given, body = _model_frontmatter(self.content)
