@@ -20,7 +20,7 @@ def killed_mid_write(home, rel: str) -> None:
         _write_temp(Path({str(home.vault / rel)!r}), b"half of a new version")
         os.kill(os.getpid(), signal.SIGKILL)
         """)
-    proc = subprocess.run([sys.executable, "-c", code], env=home.env)
+    proc = subprocess.run([sys.executable, "-c", code], env=home.env, check=False)
     assert proc.returncode == -signal.SIGKILL
 
 
@@ -41,3 +41,51 @@ def test_temp_files_left_by_a_killed_write_are_removed_when_the_daemon_starts(in
         assert leftovers(home) == []
     assert (home.vault / "Daily" / "Mine.md").read_text() == "My words.\n"
     assert "removed 4 temp file(s)" in (home.root / "daemon.log").read_text()
+
+
+EDITOR = textwrap.dedent("""\
+    import sys, time
+    path, stop = sys.argv[1], sys.argv[2]
+    import os
+    i = 0
+    while not os.path.exists(stop):
+        i += 1
+        with open(path, "a") as note:   # an editor's save: open, a moment, write, close
+            time.sleep(0.001)
+            note.write(f"person line {i}\\n")
+        time.sleep(0.005)
+    print(i)
+    """)
+
+
+def test_a_note_hammered_by_the_persons_editor_while_routine_writes_loses_no_line(tmp_path):
+    """A second process appends a line every few milliseconds while routine rewrites a
+    generated section of the same note again and again: every line of the person's is there."""
+    from datetime import datetime
+
+    from routine.errors import RoutineError
+    from routine.vault import Provenance, WriteTarget, write_output
+
+    vault = tmp_path / "Vault"
+    (vault / "Daily").mkdir(parents=True)
+    note = vault / "Daily" / "Today.md"
+    note.write_text("# Today\n")
+    stop = tmp_path / "stop"
+    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(note), str(stop)], stdout=subprocess.PIPE, text=True)
+    landed = 0
+    try:
+        for n in range(200):
+            prov = Provenance(agent="planner", model="m", run=f"r{n}", generated=datetime(2026, 11, 22, 8, 30))
+            try:
+                write_output(vault, WriteTarget(note="Daily/Today.md", section="Plan"), f"Plan version {n}", prov,
+                             ["Daily/**"])
+                landed += 1
+            except RoutineError:
+                pass  # the note kept changing three times over: nothing written, nothing lost
+    finally:
+        stop.touch()
+        written = int(editor.communicate(timeout=30)[0])
+    text = note.read_text()
+    missing = [i for i in range(1, written + 1) if f"person line {i}\n" not in text]
+    assert written > 100 and landed > 150  # routine still gets its writes in
+    assert missing == [], f"{len(missing)} of {written} lines lost"

@@ -244,8 +244,9 @@ def test_an_edit_saved_while_routine_writes_is_not_lost(vault, monkeypatch):
 
     def load_then_person_saves(path):
         current = real_load(path)
-        if not calls:  # the person saves just after routine read the note
-            path.write_text(path.read_text() + "typed meanwhile\n")
+        if not calls:  # the person saves just after routine read the note (an edit at the top:
+            # an addition at the end would be carried over without reading again)
+            path.write_text("typed meanwhile\n" + path.read_text())
         calls.append(path)
         return current
 
