@@ -75,6 +75,10 @@ class PathEscape(ScopeError):
     """A path leaves the vault: absolute, with '..', or through a symlink."""
 
 
+class VaultMissing(RoutineError):
+    """The vault folder is missing or empty: nothing is written until it is back."""
+
+
 class NoteExists(RoutineError):
     """A write of a whole new note found a note already there; notes are never replaced."""
 

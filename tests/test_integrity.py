@@ -89,3 +89,34 @@ def test_a_note_hammered_by_the_persons_editor_while_routine_writes_loses_no_lin
     missing = [i for i in range(1, written + 1) if f"person line {i}\n" not in text]
     assert written > 100 and landed > 150  # routine still gets its writes in
     assert missing == [], f"{len(missing)} of {written} lines lost"
+
+
+def test_an_unmounted_vault_is_waited_out_not_written_into_and_nothing_is_handled_twice(initialised, ollama):
+    import json
+
+    from test_daemon import wait_for
+    from test_triggers import INBOX_TRIGGER, trigger_runs
+
+    home = initialised
+    only_schedule(home, INBOX_TRIGGER.split('  - "on": modified')[0])
+    home.config.write_text(home.config.read_text() + "watch: {reconcile: 1s}\n")
+    with daemon(home) as first:
+        (home.vault / "Inbox" / "Call with Sam.md").write_text("Sam wants the battery report by Friday.\n")
+        wait_for(lambda: [r for r in trigger_runs(home) if r[1] != "running"], 30, "the librarian run")
+    wait_for(lambda: first.poll() is not None, 30, "the first daemon to exit")
+    away = home.root / "Vault.away"
+    home.vault.rename(away)
+    home.vault.mkdir()  # the empty mount point of a disk that is not mounted
+    with daemon(home, "daemon2.log"):
+        status = json.loads(home.run("status", "--json", check=True).stdout)
+        assert not status["health"]["ok"] and any("is empty" in p for p in status["health"]["problems"])
+        assert list(home.vault.iterdir()) == []  # no dashboard, no alert, nothing written into it
+        home.vault.rmdir()
+        status = json.loads(home.run("status", "--json", check=True).stdout)
+        assert any("does not exist" in p for p in status["health"]["problems"])
+        assert not home.vault.exists()
+        away.rename(home.vault)  # the disk is mounted again
+        alert = wait_for(lambda: list((home.vault / "Alerts").glob("*vault was missing*")), 30, "the alert")
+        assert "wrote nothing into it" in alert[0].read_text()
+        wait_for(lambda: json.loads(home.run("status", "--json", check=True).stdout)["health"]["ok"], 30, "health")
+    assert len(trigger_runs(home)) == 1  # the note handled before the outage is not handled again

@@ -68,6 +68,9 @@ class Publisher:
             if snap["health"]["ok"]:  # while unhealthy, STATUS= says why (the watchdog sets it)
                 daemon.notifier.status(status_line(snap, tz))
             try:
+                from routine.vault.presence import require_vault
+
+                require_vault(config.vault, empty_is_missing=True)  # never write into an empty mount point
                 outcome = dashboard.update(config, snap, tz)
                 # Milliseconds: two refreshes within one second are still told apart.
                 now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")

@@ -165,7 +165,9 @@ class Runner:
             variables["task"] = task
             target = self._render_target(req.write, variables, where)
             from routine.vault import check_write
+            from routine.vault.presence import require_vault
 
+            require_vault(self.config.vault, empty_is_missing=True)  # an unmounted vault: no run writes into it
             check_write(self.config.vault, list(agent.writes), target.append or target.note, agent.name)
             search = None
             if req.search is not None:
