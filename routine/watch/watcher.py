@@ -83,8 +83,9 @@ class VaultWatcher:
             self._start_observer()
         else:
             self.degraded = "inotify is off in routine.yaml (watch.inotify: false)"
-        caught_up = self.reconcile() if len(self.states) else self._baseline()
-        self._baselined = bool(len(self.states)) or self.missing is None
+        self._baselined = bool(len(self.states))
+        caught_up = self.reconcile() if self._baselined else self._baseline()
+        self._baselined = self._baselined or self.missing is None  # else the vault's first look is one
         for target, name in ((self._settle_loop, "vault-settle"), (self._reconcile_loop, "vault-reconcile")):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
