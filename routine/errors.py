@@ -125,7 +125,10 @@ class DaemonError(RoutineError):
 class Abandoned(RoutineError):
     """The daemon is stopping: a running step was abandoned before it wrote anything."""
 
-    def __init__(self):
+    def __init__(self, message: str | None = None):
+        if message:  # called off by the person (Ctrl-C on `routine fire`)
+            super().__init__(message, "run `routine fire` again when you want it.")
+            return
         super().__init__("The daemon stopped before this step could write; nothing was written.",
                          "nothing to do: the slot is handled by its `missed` policy at the next start.")
 

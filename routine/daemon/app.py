@@ -293,7 +293,8 @@ class Daemon:
     def model_keys(self, agent_names) -> tuple:
         return self.residency.keys_for_agents(agent_names) if self.residency else ()
 
-    def make_runner(self, journal: Journal, on_event=None, work: Work | None = None):
+    def make_runner(self, journal: Journal, on_event=None, work: Work | None = None,
+                    cancel: threading.Event | None = None):
         """A runner on the shared model manager. With ``work``, the job's model set follows its
         block: the steps still to come are what the forecast counts as needed now."""
         from routine.runner.step import Runner
@@ -306,21 +307,22 @@ class Daemon:
 
         runner = Runner(self.live.config, journal, models=self.models, on_event=events,
                         memory=self.memory)
-        runner.write_gate = self._gate
+        runner.write_gate = partial(self._gate, cancel)
         return runner
 
-    def _gate(self):
-        """Held by a step while it writes; refuses once shutdown has abandoned running steps."""
-        return _Gate(self.write_gate, self.abandon)
+    def _gate(self, cancel: threading.Event | None = None):
+        """Held by a step while it writes; refuses once shutdown has abandoned running steps, or
+        the person called this run off (``cancel``)."""
+        return _Gate(self.write_gate, self.abandon, cancel)
 
 
 class _Gate:
-    def __init__(self, lock: threading.Lock, abandon: threading.Event):
-        self.lock, self.abandon = lock, abandon
+    def __init__(self, lock: threading.Lock, abandon: threading.Event, cancel: threading.Event | None = None):
+        self.lock, self.abandon, self.cancel = lock, abandon, cancel
 
     def __enter__(self):
         self.lock.acquire()
-        if self.abandon.is_set():
+        if self.abandon.is_set() or (self.cancel is not None and self.cancel.is_set()):
             self.lock.release()
             from routine.errors import Abandoned
 

@@ -46,8 +46,17 @@ class ControlServer:
                         except (BrokenPipeError, ConnectionResetError):
                             pass  # the CLI went away; the run goes on and is journaled
 
+                gone = threading.Event()  # the CLI went away (Ctrl-C): what it asked for is called off
+
+                def watch_client(rfile=self.rfile) -> None:
+                    try:
+                        rfile.read(1)  # the CLI sends nothing more: this returns when it closes
+                    except (OSError, ValueError):
+                        pass
+                    gone.set()
+                threading.Thread(target=watch_client, name="control-client", daemon=True).start()
                 try:
-                    handle_request(daemon, json.loads(line), send)
+                    handle_request(daemon, json.loads(line), send, gone)
                 except RoutineError as exc:
                     send({"done": True, "error": exc.message, "fix": exc.fix, "exit": exc.exit_code})
                 except Exception as exc:  # never kill the server thread
@@ -78,14 +87,14 @@ class ControlServer:
             pass
 
 
-def handle_request(daemon, message: dict, send) -> None:
+def handle_request(daemon, message: dict, send, gone: threading.Event | None = None) -> None:
     op = message.get("op")
     if op == "status":
         from routine.daemon.status import snapshot
 
         send({"done": True, "status": snapshot(daemon)})
     elif op == "fire":
-        fire(daemon, message, send)
+        fire(daemon, message, send, gone or threading.Event())
     elif op == "decide":
         decide(daemon, message, send)
     elif op == "index":
@@ -96,7 +105,9 @@ def handle_request(daemon, message: dict, send) -> None:
         send({"done": True, "error": f"unknown request {op!r}", "exit": 2})
 
 
-def fire(daemon, message: dict, send) -> None:
+def fire(daemon, message: dict, send, gone: threading.Event) -> None:
+    """Run an agent or a block through the queue; if the CLI goes away (Ctrl-C), the run stops
+    at its next token or write and is journaled as interrupted."""
     from routine.config.loader import agent_named
     from routine.daemon.work import Work
     from routine.journal import Journal
@@ -109,6 +120,10 @@ def fire(daemon, message: dict, send) -> None:
     result: dict = {}
 
     def on_event(kind: str, data: dict) -> None:
+        if gone.is_set():
+            from routine.errors import Abandoned
+
+            raise Abandoned("the person interrupted `routine fire` (Ctrl-C), so this run stopped and wrote nothing.")
         send({"event": kind, **data})
 
     block = live.schedules.blocks.get(target)
@@ -117,7 +132,7 @@ def fire(daemon, message: dict, send) -> None:
         def work() -> None:
             journal = Journal()
             try:
-                outcome = run_block(daemon.make_runner(journal, on_event, job), block, live.agents, trigger="manual",
+                outcome = run_block(daemon.make_runner(journal, on_event, job, gone), block, live.agents, trigger="manual",
                                     stream=True)
                 result.update(status=outcome.status, run=outcome.run_id,
                               steps=[s.summary() for s in outcome.steps])
@@ -132,7 +147,7 @@ def fire(daemon, message: dict, send) -> None:
         def work() -> None:
             journal = Journal()
             try:
-                outcome = daemon.make_runner(journal, on_event).run_step(request, stream=True)
+                outcome = daemon.make_runner(journal, on_event, cancel=gone).run_step(request, stream=True)
                 result.update(outcome.summary())
             finally:
                 journal.close()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from routine.config.model import Config, Deployment, ModelAlias
-from routine.errors import ModelBusy, ModelError, ModelMissing, OllamaUnreachable
+from routine.errors import Abandoned, ModelBusy, ModelError, ModelMissing, OllamaUnreachable
 
 log = logging.getLogger(__name__)
 
@@ -199,6 +199,8 @@ class ModelClient:
                 if piece:
                     on_token(piece)
             return litellm.stream_chunk_builder(chunks, messages=messages)
+        except Abandoned:  # the step was called off (shutdown, the person's Ctrl-C): no retry
+            raise
         except Exception as exc:
             raise _translate_litellm(exc, dep) from None
 

@@ -143,7 +143,11 @@ class Runner:
             runcontext.beat()
             started = sysmetrics.begin()
             log.info("%s started on %s (%s)", req.agent.name, alias.model, req.block or req.trigger)
-            outcome = self._step(req, run_id, now, dry_run=False, stream=stream)
+            try:
+                outcome = self._step(req, run_id, now, dry_run=False, stream=stream)
+            except KeyboardInterrupt:  # Ctrl-C on `routine fire`: the run ends here, and says so
+                self.journal.finish(run_id, "interrupted", "interrupted (Ctrl-C) before it finished")
+                raise
             metrics = sysmetrics.finish(started, outcome.completion)
             self.journal.update(run_id, metrics=metrics)
             log.info("%s %s in %.1fs%s", req.agent.name, outcome.status, metrics["duration_s"],
