@@ -120,3 +120,22 @@ def test_an_unmounted_vault_is_waited_out_not_written_into_and_nothing_is_handle
         assert "wrote nothing into it" in alert[0].read_text()
         wait_for(lambda: json.loads(home.run("status", "--json", check=True).stdout)["health"]["ok"], 30, "health")
     assert len(trigger_runs(home)) == 1  # the note handled before the outage is not handled again
+
+
+def test_a_daily_note_written_by_several_agents_names_them_all(initialised, ollama):
+    import json
+    import re
+
+    import yaml
+
+    home = initialised
+    for agent in ("strategist", "planner", "guardian", "strategist"):
+        home.run("fire", agent, check=True)
+    note = next((home.vault / "Daily").glob("*.md")).read_text()
+    props = yaml.safe_load(note.split("---\n")[1])
+    runs = {r["agent"]: r["id"] for r in reversed(json.loads(home.run("runs", "list", "--json", check=True).stdout))}
+    assert props["agent"] == ["strategist", "planner", "guardian"]
+    assert props["run"] == [runs["strategist"], runs["planner"], runs["guardian"]]  # each agent's latest run
+    # Each section's marker says who wrote it, in which run.
+    for key, agent in (("alignment", "strategist"), ("plan", "planner"), ("risks", "guardian")):
+        assert re.search(rf"%% routine:begin {key} agent={agent} sha=\w+ run={runs[agent]} %%", note)

@@ -83,7 +83,8 @@ def test_section_replaced_changes_only_that_section(vault):
     assert after[:new.start] == before[:old.start]     # the person's text before: byte-identical
     assert after[new.end:] == before[old.end:]         # the Plan section and their evening notes too
     assert after.endswith("09:00 deep work\n%% routine:end plan %%\n" + PERSON_AFTER)
-    assert data["run"] == "run-2" and data["mood"] == "calm"
+    # The note's provenance is true for the whole note: both agents, each with its latest run.
+    assert data["agent"] == ["strategist", "planner"] and data["run"] == ["run-2", "run-1"] and data["mood"] == "calm"
     assert data["tags"] == ["daily", "routine/strategist", "routine/planner"]
 
 

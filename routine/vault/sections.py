@@ -138,20 +138,22 @@ def prepare_content(content: str) -> str:
     return text + "\n" if text else ""
 
 
-def _begin_line(key: str, agent: str, sha: str) -> str:
+def _begin_line(key: str, agent: str, sha: str, run: str | None = None) -> str:
     agent = re.sub(r"[\s%]+", "-", agent.strip()) or "routine"
-    return f"%% routine:begin {key} agent={agent} sha={sha} %%"
+    run = re.sub(r"[\s%]+", "-", run.strip()) if run else ""
+    # The section's own provenance: who wrote it, in which run (the note's properties list all).
+    return f"%% routine:begin {key} agent={agent} sha={sha}{f' run={run}' if run else ''} %%"
 
 
 def _end_line(key: str) -> str:
     return f"%% routine:end {key} %%"
 
 
-def upsert_section(body: str, title: str, content: str, agent: str) -> SectionUpdate:
+def upsert_section(body: str, title: str, content: str, agent: str, run: str | None = None) -> SectionUpdate:
     """Put ``content`` in the section ``title`` of ``body`` unless the person owns it now."""
     key = section_key(title)
     text = prepare_content(content)
-    block = f"{_begin_line(key, agent, content_sha(text))}\n{text}{_end_line(key)}"
+    block = f"{_begin_line(key, agent, content_sha(text), run)}\n{text}{_end_line(key)}"
     span = find_section(body, key)
     if span is None:
         heading = _own_heading(body, key)

@@ -81,10 +81,35 @@ def _tags_with(existing, tag: str):
     return [*existing, tag]
 
 
+def _listed(value) -> list[str]:
+    if value is None or value == "":
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+MAX_SOURCES = 50
+
+
 def provenance_properties(prov: Provenance, existing: dict) -> dict:
-    """The frontmatter keys routine owns, for a note that already has ``existing``."""
-    updates = {"agent": prov.agent, "model": prov.model, "run": prov.run,
-               "generated": iso_time(prov.generated), "sources": source_links(prov.sources)}
+    """The frontmatter keys routine owns, for a note that already has ``existing``.
+
+    True for the whole note: ``agent``, ``model`` and ``run`` list every agent that wrote into
+    it, each with the model and run of its latest write, index for index (one agent: plain
+    values); ``sources`` gathers the sources of all of them; ``generated`` is the latest write.
+    Each section's own agent and run are in its begin marker."""
+    agents, models, runs = (_listed(existing.get(k)) for k in ("agent", "model", "run"))
+    if not (len(agents) == len(models) == len(runs)):  # not ours, or edited by hand: start afresh
+        agents, models, runs = [], [], []
+    if prov.agent in agents:
+        at = agents.index(prov.agent)
+        models[at], runs[at] = prov.model, prov.run
+    else:
+        agents, models, runs = [*agents, prov.agent], [*models, prov.model], [*runs, prov.run]
+    single = len(agents) == 1
+    sources = source_links([*(_listed(existing.get("sources")) if not single else []), *prov.sources])
+    updates = {"agent": agents[0] if single else agents, "model": models[0] if single else models,
+               "run": runs[0] if single else runs, "generated": iso_time(prov.generated),
+               "sources": sources[-MAX_SOURCES:]}
     tags = _tags_with(existing.get("tags"), f"routine/{prov.agent}")
     if tags is not None:
         updates["tags"] = tags
@@ -222,7 +247,7 @@ class _Writer:
 
         def put_section(current: NoteText | None) -> str | None:
             split = _split(current)
-            update = upsert_section(split.body, title, self.content, self.prov.agent)
+            update = upsert_section(split.body, title, self.content, self.prov.agent, self.prov.run)
             outcome["update"] = update
             if update.outcome in (CREATED, REPLACED):
                 return _stamped(split, clear_pending_proposal(update.body, update.key), self.prov)
