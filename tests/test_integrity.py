@@ -138,4 +138,23 @@ def test_a_daily_note_written_by_several_agents_names_them_all(initialised, olla
     assert props["run"] == [runs["strategist"], runs["planner"], runs["guardian"]]  # each agent's latest run
     # Each section's marker says who wrote it, in which run.
     for key, agent in (("alignment", "strategist"), ("plan", "planner"), ("risks", "guardian")):
-        assert re.search(rf"%% routine:begin {key} agent={agent} sha=\w+ run={runs[agent]} %%", note)
+        assert re.search(rf"%% routine:begin {key} agent={agent} sha=\w+ run={runs[agent]}( after=\w+)? %%", note)
+
+
+def test_a_section_the_person_deleted_comes_back_where_it_was(initialised, ollama):
+    import re
+
+    home = initialised
+    for agent in ("strategist", "planner", "guardian"):
+        home.run("fire", agent, check=True)
+    note = next((home.vault / "Daily").glob("*.md"))
+    text = note.read_text() + "\n## Evening\nMy own notes for tonight.\n"
+    # The person deletes the whole Alignment section, heading and all, so the agent writes it afresh.
+    text = re.sub(r"## Alignment\n%% routine:begin alignment .*?%% routine:end alignment %%\n\n?", "", text,
+                  flags=re.S)
+    note.write_text(text)
+    assert "## Alignment" not in note.read_text()
+    home.run("fire", "strategist", check=True)
+    headings = re.findall(r"(?m)^## (\w+)", note.read_text())
+    assert headings == ["Alignment", "Plan", "Risks", "Evening"]  # back in its place, not below the person's text
+    assert note.read_text().endswith("## Evening\nMy own notes for tonight.\n")
