@@ -158,3 +158,24 @@ def test_a_section_the_person_deleted_comes_back_where_it_was(initialised, ollam
     headings = re.findall(r"(?m)^## (\w+)", note.read_text())
     assert headings == ["Alignment", "Plan", "Risks", "Evening"]  # back in its place, not below the person's text
     assert note.read_text().endswith("## Evening\nMy own notes for tonight.\n")
+
+
+def test_a_reload_that_points_the_vault_at_a_wrong_path_is_unhealthy_and_writes_nothing_there(initialised, ollama):
+    import json
+    import re
+
+    from test_daemon import wait_for
+
+    home = initialised
+    only_schedule(home, "triggers: []\n")
+    wrong = home.root / "Vualt"
+    with daemon(home):
+        text = home.config.read_text()
+        home.config.write_text(re.sub(r"(?m)^vault:.*$", f"vault: {wrong}", text, count=1))
+
+        def problems():
+            return json.loads(home.run("status", "--json", check=True).stdout)["health"]["problems"]
+        found = wait_for(lambda: [p for p in problems() if "does not exist" in p], 30, "the reload")
+        assert str(wrong) in found[0]
+        home.run("fire", "strategist")  # a run in the meantime writes nothing anywhere
+        assert not wrong.exists()
