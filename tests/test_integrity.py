@@ -151,7 +151,7 @@ def test_a_section_the_person_deleted_comes_back_where_it_was(initialised, ollam
     text = note.read_text() + "\n## Evening\nMy own notes for tonight.\n"
     # The person deletes the whole Alignment section, heading and all, so the agent writes it afresh.
     text = re.sub(r"## Alignment\n%% routine:begin alignment .*?%% routine:end alignment %%\n\n?", "", text,
-                  flags=re.S)
+                  flags=re.DOTALL)
     note.write_text(text)
     assert "## Alignment" not in note.read_text()
     home.run("fire", "strategist", check=True)

@@ -226,8 +226,8 @@ def test_run_command_as_root_gets_no_capabilities_no_fork_bomb_and_a_bounded_tmp
     commands = ["grep CapEff /proc/self/status",
                 f"mount -o remount,bind,rw /work; touch /work/got-in; mount -o remount,bind,rw /usr; touch {evil}",
                 # count the children really started ($! changes), with builtins only: no fork is left for ls
-                "i=0; n=0; last=; while [ $i -lt 300 ]; do sleep 5 & [ \"$!\" != \"$last\" ] && n=$((n+1)) && last=$!; "
-                "i=$((i+1)); echo $n; done",
+                ("i=0; n=0; last=; while [ $i -lt 300 ]; do sleep 5 & [ \"$!\" != \"$last\" ] && n=$((n+1)) && last=$!; "
+                 "i=$((i+1)); echo $n; done"),
                 "dd if=/dev/zero of=/tmp/big bs=1M count=200"]
     ollama.script(MISTRAL, [call("run_command", command=c) for c in commands] + ["Tried."])
     home.run("fire", "tester", check=True)

@@ -18,7 +18,6 @@ RUN_FIELDS = ("id", "kind", "status", "block", "agent", "trigger", "model", "sta
 def snapshot(daemon, health_problems: list[str] | None = None) -> dict:
     from routine import sysmetrics
     from routine.daemon import health
-
     from routine.vault.presence import vault_problem
 
     problems = health.problems(daemon) if health_problems is None else health_problems
