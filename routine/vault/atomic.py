@@ -16,7 +16,7 @@ import stat
 import time
 from pathlib import Path
 
-from routine.errors import NoteExists
+from routine.errors import NoteExists, RoutineError
 
 TEMP_MARKER = ".routine-tmp-"
 
@@ -43,6 +43,10 @@ def _announce(path: Path, data: bytes | None) -> None:
             import logging
 
             logging.getLogger(__name__).exception("write listener failed")
+
+
+class NotARegularFile(RoutineError):
+    """Something other than a regular file sits where a note should be."""
 
 
 class NoteChanged(Exception):
@@ -169,8 +173,13 @@ def _replace(path: Path, data: bytes, expected: bytes | None, check: bool = True
     old = None
     try:
         try:
-            old = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
-            os.chmod(temp, stat.S_IMODE(os.fstat(old).st_mode))
+            # O_NONBLOCK: a named pipe at the note's path must not hang the write (it is refused).
+            old = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+            st = os.fstat(old)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotARegularFile(f"{path} is not a regular file (a pipe, a device?), so routine did not replace it.",
+                                      "remove it, or point the step at a note.")
+            os.chmod(temp, stat.S_IMODE(st.st_mode))
         except FileNotFoundError:
             pass
         if expected is not None and check:
