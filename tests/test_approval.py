@@ -55,7 +55,7 @@ def test_ticking_approved_in_obsidian_applies_the_proposal_and_keeps_the_replace
         wait_for(lambda: not proposal.exists() and archived(home), 20, "the proposal to be applied and archived")
         note = daily(home).read_text()
         assert MY_EDIT not in note and "newer version" not in note
-        assert re.search(r"%% routine:begin alignment agent=strategist sha=\w+ run=[\w-]+ %%\n- Summary of:", note)
+        assert re.search(r"%% routine:begin alignment agent=strategist sha=\w+( run=[\w-]+)?( after=\w+)? %%\n- Summary of:", note)
         kept = archived(home)[0].read_text()
         assert "status: applied" in kept and "decided_by: obsidian" in kept
         assert "## Replaced text" in kept and MY_EDIT in kept  # the person's words are not lost

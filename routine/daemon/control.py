@@ -6,9 +6,11 @@ and its progress streams back to the CLI as JSON lines (protocol: ``routine.cont
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import socket
 import socketserver
 import threading
 
@@ -47,14 +49,17 @@ class ControlServer:
                             pass  # the CLI went away; the run goes on and is journaled
 
                 gone = threading.Event()  # the CLI went away (Ctrl-C): what it asked for is called off
+                peer = self.connection.dup()  # its own descriptor: never contends with rfile's lock
 
-                def watch_client(rfile=self.rfile) -> None:
+                def watch_client() -> None:
                     try:
-                        rfile.read(1)  # the CLI sends nothing more: this returns when it closes
-                    except (OSError, ValueError):
+                        while peer.recv(64):  # the CLI sends nothing more: empty when it closes
+                            pass
+                    except OSError:
                         pass
                     gone.set()
-                threading.Thread(target=watch_client, name="control-client", daemon=True).start()
+                watcher = threading.Thread(target=watch_client, name="control-client", daemon=True)
+                watcher.start()
                 try:
                     handle_request(daemon, json.loads(line), send, gone)
                 except RoutineError as exc:
@@ -62,6 +67,11 @@ class ControlServer:
                 except Exception as exc:  # never kill the server thread
                     log.exception("control request failed")
                     send({"done": True, "error": f"internal error: {exc}", "exit": 1})
+                finally:
+                    with contextlib.suppress(OSError):
+                        peer.shutdown(socket.SHUT_RD)  # the answer is sent: end the watch now
+                    watcher.join(1)
+                    peer.close()
 
         class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             daemon_threads = True
