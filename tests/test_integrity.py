@@ -129,13 +129,13 @@ def test_a_daily_note_written_by_several_agents_names_them_all(initialised, olla
     import yaml
 
     home = initialised
-    for agent in ("strategist", "planner", "guardian", "strategist"):
+    for agent in ("strategist", "planner", "guardian"):
         home.run("fire", agent, check=True)
     note = next((home.vault / "Daily").glob("*.md")).read_text()
     props = yaml.safe_load(note.split("---\n")[1])
     runs = {r["agent"]: r["id"] for r in reversed(json.loads(home.run("runs", "list", "--json", check=True).stdout))}
     assert props["agent"] == ["strategist", "planner", "guardian"]
-    assert props["run"] == [runs["strategist"], runs["planner"], runs["guardian"]]  # each agent's latest run
+    assert props["run"] == [runs["strategist"], runs["planner"], runs["guardian"]]  # each agent's run
     # Each section's marker says who wrote it, in which run.
     for key, agent in (("alignment", "strategist"), ("plan", "planner"), ("risks", "guardian")):
         assert re.search(rf"%% routine:begin {key} agent={agent} sha=\w+ run={runs[agent]}( after=\w+)? %%", note)

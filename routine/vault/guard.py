@@ -47,13 +47,19 @@ class Guard:
         return cls(agents=layout.agents, alerts=layout.alerts, drafts=layout.drafts, archive=layout.archive,
                    dashboard=layout.dashboard, config_rels=_inside(config.vault, [config.path, config.schedules_dir]))
 
-    def why(self, vault: Path, rel: str) -> str | None:
-        """Why an agent may not write ``rel`` directly (a phrase); None when it may."""
+    def why(self, vault: Path, rel: str, agent: str | None = None) -> str | None:
+        """Why ``agent`` may not write ``rel`` directly (a phrase); None when it may.
+
+        An agent's own folder (``Agents/<Name>/``: its log, its working notes) is its desk; the
+        agent notes themselves and every other agent's folder are not."""
         def under(folder: str) -> bool:
             return glob_match(f"{folder.strip('/')}/**", rel)
 
         if under(self.agents):
-            return "is an agent definition"
+            parts = rel.split("/")
+            own_desk = agent is not None and len(parts) > 2 and parts[1].lower() == agent.lower()
+            if not own_desk:
+                return "is an agent definition" if len(parts) == 2 else "is in another agent's folder"
         if any(rel == c or rel.startswith(c + "/") for c in self.config_rels):
             return "is routine's configuration"
         if rel == self.dashboard.strip("/"):

@@ -164,7 +164,7 @@ def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Prov
     path, rel = checked(vault_root, list(writes), target.note or target.append, prov.agent, "write")
     writer = _Writer(vault_root, path, rel, target, content, prov, drafts_dir)
     try:
-        protected = guard.why(vault_root, rel)
+        protected = guard.why(vault_root, rel, prov.agent)
         if protected:
             return writer.for_approval(f"{rel} {protected}, which no agent changes directly.")
         if approval_required:
