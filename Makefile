@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat clean
+.PHONY: setup demo test lint bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -22,8 +22,13 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -q
 
+# ruff and mypy, both clean (settings in pyproject.toml); CI runs this before the tests.
+lint: setup
+	$(BIN)/ruff check routine tests bench
+	$(BIN)/mypy
+
 # Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
-bench: bench-residency bench-index bench-follow bench-context bench-graph bench-chat
+bench: bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle
 
 bench-residency: setup
 	$(BIN)/python bench/residency.py
@@ -45,3 +50,6 @@ bench-chat: setup
 
 clean:
 	rm -rf demo
+
+bench-idle: setup
+	nice $(BIN)/python bench/idle.py $(BENCH_ARGS)

@@ -15,7 +15,8 @@ import socketserver
 import threading
 
 from routine.control import socket_path
-from routine.errors import RoutineError
+from routine.errors import RoutineError, UsageError
+from routine.journal.status import succeeded
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +82,9 @@ class ControlServer:
             self._server = Server(str(self.path), Handler)
         finally:
             os.umask(old)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="control", daemon=True)
-        self._thread.start()
+        from routine import supervise
+
+        self._thread = supervise.start("control", self._server.serve_forever).thread
 
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
@@ -141,13 +143,18 @@ def fire(daemon, message: dict, send, gone: threading.Event) -> None:
         send({"event": kind, **data})
 
     block = live.schedules.blocks.get(target)
+    if message.get("resume") and block is None:
+        raise UsageError(f"Block {target} of run {message['resume']} is no longer in the schedules.",
+                         "restore it in its schedule file, or fire its agents one by one.")
     job = Work(key="", label=f"fire {target}", run=None)
     if block is not None and target.lower() not in live.agents:
+        resume = _resume(message.get("resume"), block)  # refused here, before anything is queued
+
         def work() -> None:
             journal = Journal()
             try:
-                outcome = run_block(daemon.make_runner(journal, on_event, job, gone), block, live.agents, trigger="manual",
-                                    stream=True)
+                outcome = run_block(daemon.make_runner(journal, on_event, job, gone), block, live.agents,
+                                    trigger="retry" if resume else "manual", stream=True, resume=resume)
                 result.update(status=outcome.status, run=outcome.run_id,
                               steps=[s.summary() for s in outcome.steps])
             finally:
@@ -173,8 +180,23 @@ def fire(daemon, message: dict, send, gone: threading.Event) -> None:
     if snapshot["queued"]:
         send({"event": "queued", "ahead": len(snapshot["running"]) + len(snapshot["queued"]) - 1})
     done.wait()
-    failed = result.get("status") not in ("ok", "proposal")
+    failed = not succeeded(result.get("status"))
     send({"done": True, "result": result, "exit": 1 if failed else 0})
+
+
+def _resume(run_id: str | None, block):
+    """Where `routine runs retry` picks the block up (None for a plain fire)."""
+    if not run_id:
+        return None
+    from routine.journal import Journal
+    from routine.runner.resume import block_run_of, resume_point
+
+    journal = Journal()
+    try:
+        run = journal.get(run_id)
+        return resume_point(journal, block_run_of(journal, run), block) if run is not None else None
+    finally:
+        journal.close()
 
 
 def decide(daemon, message: dict, send) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Callable
@@ -15,6 +16,7 @@ from zoneinfo import ZoneInfo
 
 from routine import runcontext, sysmetrics
 from routine.alerts import raise_alert
+from routine.causes import cause_of
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, WriteSpec
 from routine.config.sandbox import with_assignments
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
@@ -44,6 +46,7 @@ class StepRequest:
     prefetch: str | None = None  # the model alias the block's next step needs (preloaded meanwhile)
     variables: dict = field(default_factory=dict)  # more template variables (a trigger's path, event)
     details: dict = field(default_factory=dict)    # journaled with the run (a trigger's id, event, path)
+    retries_left: int = 0  # a transient failure will be tried again: no alert for this attempt
 
     @classmethod
     def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual") -> "StepRequest":
@@ -99,6 +102,9 @@ class Runner:
         self.on_event = on_event or (lambda kind, data: None)
         # The daemon replaces this with a gate that refuses writes once shutdown abandoned the run.
         self.write_gate = contextlib.nullcontext
+        # Waits between a block's retries; False when the wait was cut short (the daemon replaces
+        # it with one that its stop ends).
+        self.pause: Callable[[float], bool] = _sleep
 
     @property
     def models(self):
@@ -210,6 +216,7 @@ class Runner:
         try:
             on_token = (lambda piece: self.on_event("token", {"run": run_id, "text": piece})) if stream else None
             answer = self._answer(req, built, run_id, now, on_token)
+            self._phase(run_id, "writing")
             with self.write_gate():
                 result = self._write(agent, target, answer, run_id, now, built.sources)
         except Abandoned as exc:
@@ -239,7 +246,7 @@ class Runner:
         tools = tools_for(agent)
         if not tools:
             return self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
-                                        prefetch=req.prefetch)
+                                        prefetch=req.prefetch, on_phase=lambda p: self._phase(run_id, p))
         from routine.tools.base import ToolContext
         from routine.tools.loop import LoopResult, run_tool_loop
 
@@ -248,7 +255,8 @@ class Runner:
         loop = LoopResult("ok", "", None)
         try:
             run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
-                          agent.timeout, run_id, beat=runcontext.beat, out=loop)
+                          agent.timeout, run_id, beat=runcontext.beat, out=loop,
+                          on_phase=lambda p: self._phase(run_id, p))
         finally:  # also when a model call fails halfway: the calls made so far are on record
             self.journal.update(run_id, log=loop.log)
         self.on_event("tools", {"run": run_id, **loop.summary()})
@@ -257,6 +265,10 @@ class Runner:
                                f"see the transcript with `routine runs show {run_id}`; raise `max_iterations` or "
                                f"`timeout` in {agent.source} if the task really needs more.")
         return merge_completions(loop.completions, loop.result)
+
+    def _phase(self, run_id: str | None, phase: str) -> None:
+        """What the step waits on now (loading MODEL, generating, writing), for the person."""
+        self.on_event("phase", {"run": run_id, "phase": phase})
 
     def _render_target(self, spec: WriteSpec, variables: dict, where: str) -> WriteSpec:
         def r(value):
@@ -279,10 +291,19 @@ class Runner:
         alert = None
         if run_id is not None:
             self.journal.finish(run_id, status, str(exc), **({"task": task} if task else {}))
-            alert = raise_alert(self.config, now, f"{req.agent.name} {status}", exc.message, exc.fix,
-                                run_id=run_id, agent=req.agent.name)
+        if run_id is not None and not (req.retries_left > 0 and exc.transient):  # the last attempt alerts
+            cause = cause_of(exc)  # failures of one cause (Ollama down…) share one alert note
+            alert = raise_alert(self.config, now, cause.title if cause else f"{req.agent.name} {status}",
+                                exc.message, exc.fix, run_id=run_id, agent=req.agent.name,
+                                cause=cause.key if cause else None,
+                                affected=f"{req.block} ({req.agent.name})" if req.block else req.agent.name)
         self.on_event("failed", {"run": run_id, "status": status, "error": str(exc), "alert": alert})
         return StepOutcome(run_id, status, error=exc, alert=alert)
+
+
+def _sleep(seconds: float) -> bool:
+    time.sleep(seconds)
+    return True
 
 
 def _clean_output(text: str) -> str:
