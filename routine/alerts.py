@@ -179,6 +179,11 @@ def _create(config: Config, now: datetime, title: str, message: str, fix: str | 
         lines += ["Set `status: resolved` (or delete this note) once it is handled."]
     body = "\n".join(lines) + "\n"
     stamp = now.strftime("%Y-%m-%d %H%M")
+    from routine.vault.presence import vault_problem
+
+    if vault_problem(config.vault):  # never create the vault to hold an alert; raised again once it is back
+        log.error("alert not written (%s): %s: %s", vault_problem(config.vault), title, message)
+        return None
     for n in range(1, 50):
         rel = f"{config.layout.alerts}/{stamp} {safe_title}{'' if n == 1 else f' {n}'}.md"
         try:

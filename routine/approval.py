@@ -26,11 +26,17 @@ class Decided:
 
 
 def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: str, now: datetime,
-           decision: bool | None = None) -> Decided:
+           decision: bool | None = None, force: bool = False) -> Decided:
     """Carry out the decision on the proposal at ``rel``: ``decision`` from the CLI, else the
-    note's own ``approved`` property."""
+    note's own ``approved`` property.
+
+    A proposal in conflict stays one: approving it again from the CLI needs ``force`` (it then
+    replaces the target's text as it is now, which the archive keeps); in Obsidian the person
+    sets `status: proposed` and `approved: true` again, which applies only if the region is
+    unchanged since the conflict was recorded."""
     from routine.journal.decisions import Decisions
     from routine.vault.approvals import apply, archive, clear_pointer, mark_conflict, read_proposal
+    from routine.vault.guard import Guard
 
     proposal = read_proposal(config.vault, rel)
     if proposal is None:
@@ -50,15 +56,23 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: 
         archived = archive(config.vault, proposal, config.layout.archive, "rejected", by, now)
         decisions.record(outcome="rejected", archived_as=archived, **record)
         return Decided("rejected", f"Rejected; the proposal is in {archived}.", archived)
+    if approved and proposal.status == "conflict" and decision is not None and not force:
+        why = proposal.properties.get("conflict") or "the target changed"
+        return Decided("conflict", f"{rel} is in conflict ({why}), so nothing was applied. To apply it over the "
+                                   f"text there now, run `routine approve {rel} --force` (the replaced text is kept "
+                                   f"in the archived proposal).")
     agent = agents.get(proposal.agent)
     try:
+        if not proposal.made_by_routine:
+            raise ScopeError(f"{rel} is not a proposal routine made (it has no valid seal: an agent or a copy wrote it), "
+                             "so it was not applied.", "copy what you want from it by hand, or reject it.")
         if agent is None:
             raise ScopeError(f"The agent {proposal.agent!r} that wrote this proposal no longer exists.",
                              "apply the text by hand, or restore the agent note.")
         from routine.projects.membership import effective_agent
 
         agent = effective_agent(config.vault, agent, approving=True)  # its project scopes, others' artifacts excluded
-        applied = apply(config.vault, proposal, list(agent.writes), now)
+        applied = apply(config.vault, proposal, list(agent.writes), now, Guard.of(config), force=force)
     except RoutineError as exc:
         decisions.record(outcome="refused", detail=exc.message, **record)
         alert = raise_alert(config, now, "proposal not applied", f"{proposal.rel}: {exc.message}", exc.fix)
@@ -68,10 +82,15 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: 
         mark_conflict(config.vault, proposal, applied.message, now)
         decisions.record(outcome="conflict", detail=applied.message, **record)
         log.info("proposal %s not applied: %s", proposal.rel, applied.message)
-        return Decided("conflict", f"Not applied: {applied.message}. The proposal says so and stays in "
-                                   f"{config.layout.drafts}/.")
+        return Decided("conflict", f"Not applied: {applied.message}. The proposal is marked as a conflict and stays "
+                                   f"in {config.layout.drafts}/; to apply it over the text there now, run "
+                                   f"`routine approve {proposal.rel} --force`.")
     archived = archive(config.vault, proposal, config.layout.archive, "applied", by, now, applied.replaced)
     decisions.record(outcome="applied", archived_as=archived, detail=applied.message, **record)
     log.info("proposal %s applied: %s", proposal.rel, applied.message)
-    return Decided("applied", f"{applied.message} The proposal is in {archived}.", archived)
+    replaced = ""
+    if force and applied.replaced:
+        first = applied.replaced.strip().splitlines()[0][:80]
+        replaced = f" Forced: it replaced {len(applied.replaced.strip().splitlines())} line(s) starting {first!r}."
+    return Decided("applied", f"{applied.message}{replaced} The proposal is in {archived}.", archived)
 

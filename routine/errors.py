@@ -69,7 +69,7 @@ class UsageError(RoutineError):
     exit_code = EXIT_USAGE
 
 
-class VaultMissing(UsageError):
+class VaultNotConfigured(UsageError):
     """The config names a vault folder that is not there: the root cause of every 'no agent' after it."""
 
     def __init__(self, vault, config_path):
@@ -93,6 +93,11 @@ class ScopeError(RoutineError):
 
 class PathEscape(ScopeError):
     """A path leaves the vault: absolute, with '..', or through a symlink."""
+
+
+class VaultMissing(RoutineError):
+    """The vault folder is missing or empty while routine runs (an unmounted disk, a sync not done):
+    nothing is written until it is back."""
 
 
 class NoteExists(RoutineError):
@@ -161,7 +166,10 @@ class DaemonError(RoutineError):
 class Abandoned(RoutineError):
     """The daemon is stopping: a running step was abandoned before it wrote anything."""
 
-    def __init__(self):
+    def __init__(self, message: str | None = None):
+        if message:  # called off by the person (Ctrl-C on `routine fire`)
+            super().__init__(message, "run `routine fire` again when you want it.")
+            return
         super().__init__("The daemon stopped before this step could write; nothing was written.",
                          "nothing to do: the slot is handled by its `missed` policy at the next start.")
 

@@ -143,6 +143,7 @@ class FakeOllama:
                  port=0, default_keep_alive=300.0, default_num_ctx=4096, reply_fn=None, embed_dim=384,
                  tokenizer=None):
         self.max_loaded, self.load_delay, self.clock = max_loaded, load_delay, clock
+        self.ps_delay = 0.0  # seconds /api/ps takes to answer (after taking its snapshot)
         self.host, self.port, self.embed_dim = host, port, embed_dim
         self.default_keep_alive, self.default_num_ctx = default_keep_alive, default_num_ctx
         self.reply_fn = reply_fn  # reply_fn(model, messages) -> reply | None (None = default reply)
@@ -549,6 +550,7 @@ class FakeOllama:
                             "digest": hashlib.sha256(i.name.encode()).hexdigest(), "details": self._details(i.name),
                             "expires_at": forever if math.isinf(i.expires_at) else _iso(i.expires_at),
                             "context_length": i.num_ctx})
+        time.sleep(self.ps_delay)  # a busy host answers late: what it says may be out of date
         self._send_json(h, 200, {"models": out})
 
     def _tags(self, h, body):

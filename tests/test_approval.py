@@ -55,7 +55,7 @@ def test_ticking_approved_in_obsidian_applies_the_proposal_and_keeps_the_replace
         wait_for(lambda: not proposal.exists() and archived(home), 20, "the proposal to be applied and archived")
         note = daily(home).read_text()
         assert MY_EDIT not in note and "newer version" not in note
-        assert re.search(r"%% routine:begin alignment agent=strategist sha=\w+ %%\n- Summary of:", note)
+        assert re.search(r"%% routine:begin alignment agent=strategist sha=\w+( run=[\w-]+)?( after=\w+)? %%\n- Summary of:", note)
         kept = archived(home)[0].read_text()
         assert "status: applied" in kept and "decided_by: obsidian" in kept
         assert "## Replaced text" in kept and MY_EDIT in kept  # the person's words are not lost
@@ -116,3 +116,23 @@ def test_an_agent_that_needs_approval_lands_only_when_approved_from_the_cli(init
     assert len(built) == 1 and "agent: builder" in built[0].read_text()
     assert home.run("approve", check=True).stdout.startswith("No proposals are waiting")
     assert journal_rows(home, "SELECT by, outcome FROM decisions") == [("cli", "applied")]
+
+
+def test_a_conflict_stays_a_conflict_until_the_person_forces_it_from_the_cli(initialised, ollama):
+    home = initialised
+    only_schedule(home, "triggers: []\n")
+    proposal = proposal_after_edit(home)
+    second_edit = "Changed my mind: the supplier call comes first."
+    edit_section(home, second_edit)
+    rel = str(proposal.relative_to(home.vault))
+    for _ in range(2):  # running the same command again must not apply it over the newer edit
+        proc = home.run("approve", rel)
+        assert proc.returncode == 1 and "conflict" in proc.stdout, proc.stdout + proc.stderr
+        assert second_edit in daily(home).read_text() and proposal.exists()
+    assert "--force" in proc.stdout
+    forced = home.run("approve", rel, "--force", check=True).stdout
+    assert "Forced: it replaced" in forced and second_edit[:30] in forced
+    assert second_edit not in daily(home).read_text()
+    assert second_edit in archived(home)[0].read_text()
+    outcomes = [r[0] for r in journal_rows(home, "SELECT outcome FROM decisions ORDER BY id")]
+    assert outcomes == ["conflict", "applied"]

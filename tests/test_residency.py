@@ -295,3 +295,47 @@ def test_an_openai_compatible_deployment_answers_when_the_ollama_host_is_down(tm
     assert answer.text == "- from the OpenAI-compatible server" and answer.model == f"openai/{QWEN}"
     assert "127.0.0.1:9" in answer.attempts[0] and "not reachable" in answer.attempts[0]
     assert srv.last_request("/v1/chat/completions")["messages"][-1]["content"] == "hi"
+
+
+def test_many_parallel_steps_and_embeddings_never_make_three_resident(tmp_path, srv, events):
+    """30 fires and a stream of Inbox notes to embed, in parallel: a view of /api/ps taken just
+    before another thread's load finished must not make that model look gone (a third load)."""
+    import time as _time
+
+    from routine.memory.embedder import OllamaEmbedder
+
+    config = write_config(tmp_path, srv.url, extra="memory: {embedding_model: 'ollama:nomic-embed-text'}\n")
+    manager = ModelManager(config, events=events)
+    embedder = OllamaEmbedder(config, "nomic-embed-text", manager=manager)
+    srv.ps_delay = 0.03  # a busy Jetson answers /api/ps late
+    errors = []
+    stop = _time.monotonic() + 4
+
+    def step(alias):
+        while _time.monotonic() < stop:
+            try:
+                with manager.lease(config.models[alias], config.models[alias].primary):
+                    _time.sleep(0.01)
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+            _time.sleep(0.01)
+
+    def embed():
+        while _time.monotonic() < stop:
+            try:
+                embedder.embed(["a note from the Inbox"])
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+            _time.sleep(0.01)
+
+    threads = [threading.Thread(target=step, args=(a,)) for a in ("general", "analyst", "coder") * 4]
+    threads += [threading.Thread(target=embed) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors[:3]
+    assert len([e for e in srv.events if e["kind"] == "load"]) > 5  # it really swapped, many times
+    assert srv.peak_resident <= 2
+    # No model routine had just loaded was taken for gone (then a third load would begin).
+    assert not [e for e in events.recent(limit=100_000) if e["event"] == "gone"]

@@ -83,7 +83,8 @@ def test_section_replaced_changes_only_that_section(vault):
     assert after[:new.start] == before[:old.start]     # the person's text before: byte-identical
     assert after[new.end:] == before[old.end:]         # the Plan section and their evening notes too
     assert after.endswith("09:00 deep work\n%% routine:end plan %%\n" + PERSON_AFTER)
-    assert data["run"] == "run-2" and data["mood"] == "calm"
+    # The note's provenance is true for the whole note: both agents, each with its latest run.
+    assert data["agent"] == ["strategist", "planner"] and data["run"] == ["run-2", "run-1"] and data["mood"] == "calm"
     assert data["tags"] == ["daily", "routine/strategist", "routine/planner"]
 
 
@@ -244,8 +245,9 @@ def test_an_edit_saved_while_routine_writes_is_not_lost(vault, monkeypatch):
 
     def load_then_person_saves(path):
         current = real_load(path)
-        if not calls:  # the person saves just after routine read the note
-            path.write_text(path.read_text() + "typed meanwhile\n")
+        if not calls:  # the person saves just after routine read the note (an edit at the top:
+            # an addition at the end would be carried over without reading again)
+            path.write_text("typed meanwhile\n" + path.read_text())
         calls.append(path)
         return current
 

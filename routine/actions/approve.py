@@ -21,14 +21,15 @@ def run(args) -> int:
     decision = not args.reject
     from routine import control
 
-    final = control.call({"op": "decide", "rel": rel, "approved": decision})
+    force = bool(getattr(args, "force", False))
+    final = control.call({"op": "decide", "rel": rel, "approved": decision, "force": force})
     if final is not None:
         if final.get("error"):
             print(f"routine: {final['error']}" + (f" Fix: {final['fix']}" if final.get("fix") else ""), file=sys.stderr)
             return final.get("exit", EXIT_JOB_FAILED)
         result = final["result"]
     else:
-        result = _decide_here(config, rel, decision)
+        result = _decide_here(config, rel, decision, force)
     if args.json:
         print_json(result)
     else:
@@ -36,7 +37,7 @@ def run(args) -> int:
     return 0 if result["outcome"] in ("applied", "rejected") else EXIT_JOB_FAILED
 
 
-def _decide_here(config, rel: str, decision: bool) -> dict:
+def _decide_here(config, rel: str, decision: bool, force: bool = False) -> dict:
     from datetime import datetime
 
     from routine.approval import decide
@@ -46,7 +47,8 @@ def _decide_here(config, rel: str, decision: bool) -> dict:
     agents, _ = load_agents(config, require_vault=True)
     journal = Journal()
     try:
-        return decide(config, agents, journal, rel, "cli", datetime.now().astimezone(), decision).summary()
+        return decide(config, agents, journal, rel, "cli", datetime.now().astimezone(), decision,
+                      force).summary()
     finally:
         journal.close()
 

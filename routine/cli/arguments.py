@@ -85,6 +85,8 @@ def models(p: argparse.ArgumentParser) -> None:
 def approve(p: argparse.ArgumentParser) -> None:
     p.add_argument("note", nargs="?", metavar="NOTE", help="the proposal (path or name); without it, list those waiting")
     p.add_argument("--reject", action="store_true", help="reject it instead (it is archived, nothing is applied)")
+    p.add_argument("--force", action="store_true",
+                   help="apply a proposal in conflict over the text there now (that text is kept in the archive)")
     _json(p, parent=True)
 
 

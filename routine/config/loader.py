@@ -23,7 +23,7 @@ from routine.config.schema import AGENT, CONFIG
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml, parse_yaml
 from routine.durations import parse_duration
-from routine.errors import ConfigError, Problem, UsageError, VaultMissing, did_you_mean
+from routine.errors import ConfigError, Problem, UsageError, VaultNotConfigured, did_you_mean
 
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 
@@ -215,7 +215,7 @@ def load_agents(config: Config, require_vault: bool = False) -> tuple[dict[str, 
     ``require_vault``: a missing vault folder is the error (for commands a person runs), not
     an empty team that makes every later message about a missing agent."""
     if require_vault and not config.vault.is_dir():
-        raise VaultMissing(config.vault, config.path)
+        raise VaultNotConfigured(config.vault, config.path)
     folder = config.vault / config.layout.agents
     agents: dict[str, AgentSpec] = {}
     problems: list[Problem] = []

@@ -81,6 +81,7 @@ class Daemon:
     # --- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> None:
+        self._sweep_temp_files()
         interrupted = self.journal.mark_interrupted("the daemon stopped during this run")
         self.slots.mark_interrupted()
         if interrupted:
@@ -120,6 +121,14 @@ class Daemon:
         log.info("routine daemon ready: %d blocks, %d triggers%s", len(self.live.schedules.blocks),
                  len(self.live.schedules.triggers),
                  f"; watchdog every {self.watchdog.interval:.1f}s" if self.watchdog.running else "")
+
+    def _sweep_temp_files(self) -> None:
+        from routine.vault.atomic import sweep_temp_files
+
+        vault = self.live.config.vault
+        removed = sweep_temp_files(vault) if vault.is_dir() else []
+        if removed:
+            log.warning("removed %d temp file(s) left by an interrupted write: %s", len(removed), ", ".join(removed))
 
     def serve_forever(self) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -350,7 +359,8 @@ class Daemon:
     def model_keys(self, agent_names) -> tuple:
         return self.residency.keys_for_agents(agent_names) if self.residency else ()
 
-    def make_runner(self, journal: Journal, on_event=None, work: Work | None = None):
+    def make_runner(self, journal: Journal, on_event=None, work: Work | None = None,
+                    cancel: threading.Event | None = None):
         """A runner on the shared model manager. With ``work``, the job's model set follows its
         block: the steps still to come are what the forecast counts as needed now."""
         from routine.runner.step import Runner
@@ -367,22 +377,23 @@ class Daemon:
 
         runner = Runner(self.live.config, journal, models=self.models, on_event=events,
                         memory=self.memory)
-        runner.write_gate = self._gate
+        runner.write_gate = partial(self._gate, cancel)
         runner.pause = lambda seconds: not self.stopping.wait(seconds)  # a retry's wait ends at a stop
         return runner
 
-    def _gate(self):
-        """Held by a step while it writes; refuses once shutdown has abandoned running steps."""
-        return _Gate(self.write_gate, self.abandon)
+    def _gate(self, cancel: threading.Event | None = None):
+        """Held by a step while it writes; refuses once shutdown has abandoned running steps, or
+        the person called this run off (``cancel``)."""
+        return _Gate(self.write_gate, self.abandon, cancel)
 
 
 class _Gate:
-    def __init__(self, lock: threading.Lock, abandon: threading.Event):
-        self.lock, self.abandon = lock, abandon
+    def __init__(self, lock: threading.Lock, abandon: threading.Event, cancel: threading.Event | None = None):
+        self.lock, self.abandon, self.cancel = lock, abandon, cancel
 
     def __enter__(self):
         self.lock.acquire()
-        if self.abandon.is_set():
+        if self.abandon.is_set() or (self.cancel is not None and self.cancel.is_set()):
             self.lock.release()
             from routine.errors import Abandoned
 

@@ -6,9 +6,11 @@ and its progress streams back to the CLI as JSON lines (protocol: ``routine.cont
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import socket
 import socketserver
 import threading
 
@@ -47,13 +49,30 @@ class ControlServer:
                         except (BrokenPipeError, ConnectionResetError):
                             pass  # the CLI went away; the run goes on and is journaled
 
+                gone = threading.Event()  # the CLI went away (Ctrl-C): what it asked for is called off
+                peer = self.connection.dup()  # its own descriptor: never contends with rfile's lock
+
+                def watch_client() -> None:
+                    try:
+                        while peer.recv(64):  # the CLI sends nothing more: empty when it closes
+                            pass
+                    except OSError:
+                        pass
+                    gone.set()
+                watcher = threading.Thread(target=watch_client, name="control-client", daemon=True)
+                watcher.start()
                 try:
-                    handle_request(daemon, json.loads(line), send)
+                    handle_request(daemon, json.loads(line), send, gone)
                 except RoutineError as exc:
                     send({"done": True, "error": exc.message, "fix": exc.fix, "exit": exc.exit_code})
                 except Exception as exc:  # never kill the server thread
                     log.exception("control request failed")
                     send({"done": True, "error": f"internal error: {exc}", "exit": 1})
+                finally:
+                    with contextlib.suppress(OSError):
+                        peer.shutdown(socket.SHUT_RD)  # the answer is sent: end the watch now
+                    watcher.join(1)
+                    peer.close()
 
         class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             daemon_threads = True
@@ -80,14 +99,14 @@ class ControlServer:
             pass
 
 
-def handle_request(daemon, message: dict, send) -> None:
+def handle_request(daemon, message: dict, send, gone: threading.Event | None = None) -> None:
     op = message.get("op")
     if op == "status":
         from routine.daemon.status import snapshot
 
         send({"done": True, "status": snapshot(daemon)})
     elif op == "fire":
-        fire(daemon, message, send)
+        fire(daemon, message, send, gone or threading.Event())
     elif op == "decide":
         decide(daemon, message, send)
     elif op == "index":
@@ -102,7 +121,9 @@ def handle_request(daemon, message: dict, send) -> None:
         send({"done": True, "error": f"unknown request {op!r}", "exit": 2})
 
 
-def fire(daemon, message: dict, send) -> None:
+def fire(daemon, message: dict, send, gone: threading.Event) -> None:
+    """Run an agent or a block through the queue; if the CLI goes away (Ctrl-C), the run stops
+    at its next token or write and is journaled as interrupted."""
     from routine.config.loader import agent_named
     from routine.daemon.work import Work
     from routine.journal import Journal
@@ -115,6 +136,10 @@ def fire(daemon, message: dict, send) -> None:
     result: dict = {}
 
     def on_event(kind: str, data: dict) -> None:
+        if gone.is_set():
+            from routine.errors import Abandoned
+
+            raise Abandoned("the person interrupted `routine fire` (Ctrl-C), so this run stopped and wrote nothing.")
         send({"event": kind, **data})
 
     block = live.schedules.blocks.get(target)
@@ -128,7 +153,7 @@ def fire(daemon, message: dict, send) -> None:
         def work() -> None:
             journal = Journal()
             try:
-                outcome = run_block(daemon.make_runner(journal, on_event, job), block, live.agents,
+                outcome = run_block(daemon.make_runner(journal, on_event, job, gone), block, live.agents,
                                     trigger="retry" if resume else "manual", stream=True, resume=resume)
                 result.update(status=outcome.status, run=outcome.run_id,
                               steps=[s.summary() for s in outcome.steps])
@@ -143,7 +168,7 @@ def fire(daemon, message: dict, send) -> None:
         def work() -> None:
             journal = Journal()
             try:
-                outcome = daemon.make_runner(journal, on_event).run_step(request, stream=True)
+                outcome = daemon.make_runner(journal, on_event, cancel=gone).run_step(request, stream=True)
                 result.update(outcome.summary())
             finally:
                 journal.close()
@@ -182,7 +207,8 @@ def decide(daemon, message: dict, send) -> None:
 
     def work() -> None:
         try:
-            result.update(daemon.vault_events.decide(message["rel"], "cli", bool(message.get("approved", True))).summary())
+            result.update(daemon.vault_events.decide(message["rel"], "cli", bool(message.get("approved", True)),
+                                                    bool(message.get("force"))).summary())
         except RoutineError as exc:
             result.update(outcome="failed", message=str(exc))
         finally:

@@ -91,6 +91,9 @@ class Publisher:
         from routine.daemon import dashboard
 
         try:
+            from routine.vault.presence import require_vault
+
+            require_vault(config.vault, empty_is_missing=True)  # never write into an empty mount point
             at = datetime.now(timezone.utc)
             outcome = dashboard.update(config, snap, tz, at, self._dashboard_memo)
             # Milliseconds: two refreshes within one second are still told apart.

@@ -18,10 +18,13 @@ RUN_FIELDS = ("id", "kind", "status", "block", "agent", "trigger", "model", "sta
 def snapshot(daemon, health_problems: list[str] | None = None) -> dict:
     from routine import sysmetrics
     from routine.daemon import health
+    from routine.vault.presence import vault_problem
 
     problems = health.problems(daemon) if health_problems is None else health_problems
     resident, models_error = daemon.resident_models()
     config = daemon.live.config
+    missing = vault_problem(config.vault)  # not healthy, but no watchdog restart: waiting is the cure
+    problems = [*problems, missing] if missing else problems
     return {
         "state": "stopping" if daemon.stopping.is_set() else "running",
         "pid": os.getpid(),

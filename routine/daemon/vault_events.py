@@ -24,6 +24,7 @@ MIN_QUIET = 0.4  # seconds a note must be still before it counts as saved (an ed
 
 class VaultEvents:
     def __init__(self, daemon):
+        self._missing_since = None  # (when, why) while the vault is missing
         self.daemon = daemon
         self.listeners: list[Callable[[Change], None]] = []
         self.watcher = None
@@ -60,7 +61,8 @@ class VaultEvents:
         self.graph_feed.start()
         self._states = FileStates()
         self.watcher = VaultWatcher(config.vault, self.on_change, self._states, quiet_for=self.quiet_for,
-                                    reconcile_every=config.reconcile_every, inotify=config.watch_inotify)
+                                    reconcile_every=config.reconcile_every, inotify=config.watch_inotify,
+                                    on_presence=self.on_presence)
         add_write_listener(self.watcher.own_write)
         caught_up = self.watcher.start()
         if caught_up:
@@ -70,6 +72,23 @@ class VaultEvents:
             raise_alert(config, self.daemon.now_local(), "vault watch limit",
                         f"routine cannot watch every folder of the vault: {self.watcher.degraded}. Until then it "
                         "looks for changes every 30 seconds instead, so triggers fire later than usual.")
+
+    def on_presence(self, missing: str | None) -> None:
+        """The vault went missing (``missing`` says why) or came back (None): status and the
+        dashboard say so; once it is back (and can hold one), an alert tells what happened."""
+        from routine.alerts import raise_alert
+
+        now = self.daemon.now_local()
+        if missing:
+            self._missing_since = (now, missing)
+        elif getattr(self, "_missing_since", None):
+            since, why = self._missing_since
+            self._missing_since = None
+            raise_alert(self.daemon.live.config, now, "vault was missing",
+                        f"From {since:%Y-%m-%d %H:%M} to {now:%H:%M} {why}. Meanwhile routine wrote nothing into "
+                        "it and kept its search index; notes it had already handled were not handled again.",
+                        "if it happens often, check the disk's mount (or the sync) that holds the vault.")
+        self.daemon._changed()
 
     def stop_watching(self) -> None:
         """At shutdown, first: no new changes become work."""
@@ -167,14 +186,14 @@ class VaultEvents:
 
     # --- the work ------------------------------------------------------------------------------------
 
-    def decide(self, rel: str, by: str, decision: bool | None = None):
+    def decide(self, rel: str, by: str, decision: bool | None = None, force: bool = False):
         """Carry out a decision on a proposal (the person's `approved`, or `routine approve`)."""
         from routine.approval import decide
         from routine.journal import Journal
 
         live, journal = self.daemon.live, Journal()
         try:
-            return decide(live.config, live.agents, journal, rel, by, self.daemon.now_local(), decision)
+            return decide(live.config, live.agents, journal, rel, by, self.daemon.now_local(), decision, force)
         finally:
             journal.close()
 

@@ -92,6 +92,10 @@ class CanvasWriter:
     def refresh(self, graph: KnowledgeGraph) -> list[str]:
         """Write every canvas whose view changed since the last refresh; returns those written.
         Only views the changed nodes may touch are cut again (one note saved: a few views)."""
+        from routine.vault.presence import vault_problem
+
+        if vault_problem(self.vault):  # an unmounted (missing or empty) vault: nothing is written into it
+            return []
         touched = graph.take_touched()
         written = []
         for item in canvases(graph):

@@ -233,8 +233,11 @@ class VaultIndex:
         self.open()
         with self._write:
             started = time.monotonic()
-            if not self.vault.is_dir():  # an unmounted vault must not empty the index
-                raise SearchIndexError(f"The vault folder {self.vault} is not there, so the search index was left as it is.",
+            from routine.vault.presence import vault_problem
+
+            missing = vault_problem(self.vault)
+            if missing:  # an unmounted (or empty) vault must not empty the index
+                raise SearchIndexError(f"{missing[:1].upper()}{missing[1:]}, so the search index was left as it is.",
                                        "mount or restore the vault, or correct `vault:` in routine.yaml.")
             on_disk = scan_vault(self.vault)
             known = self.manifest.notes()

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from routine.config.model import Config, Deployment, ModelAlias
-from routine.errors import ContextOverflow, RoutineError, ModelBusy, ModelError, ModelMissing, OllamaUnreachable, ReplyRejected
+from routine.errors import (Abandoned, ContextOverflow, ModelBusy, ModelError, ModelMissing, OllamaUnreachable,
+                            ReplyRejected, RoutineError)
 from routine.models import reply as replies
 from routine.models.tokens import Calibration, Counter, count_request
 
@@ -260,6 +261,8 @@ class ModelClient:
                 if delta is not None and delta.content:
                     on_token(delta.content)
             return _with_streamed_calls(litellm.stream_chunk_builder(chunks, messages=messages), calls)
+        except Abandoned:  # the step was called off (shutdown, the person's Ctrl-C): no retry
+            raise
         except Exception as exc:
             raise _translate_litellm(exc, dep) from None
 

@@ -53,6 +53,9 @@ class _Host:
     loading: set[str] = field(default_factory=set)
     unloading: set[str] = field(default_factory=set)
     leases: Counter = field(default_factory=Counter)
+    # Bumped whenever one of our loads or unloads completes: a /api/ps answer fetched before
+    # that knows nothing of it, and must not make a model just loaded look gone.
+    generation: int = 0
 
 
 @dataclass
@@ -104,9 +107,9 @@ class ModelManager:
         host, name = dep.api_base, dep.ollama_name
         deadline = time.monotonic() + (timeout if timeout is not None else self.config.request_timeout)
         while True:
-            ps = ollama_host.resident(host)
+            gen, ps = self._ps(host)
             with self._cond:
-                st = self._sync(host, ps)
+                st = self._sync(host, ps, gen)
                 r = st.resident.get(name)
                 busy = name in st.loading or name in st.unloading
                 if r is not None and not busy and r.context in (None, alias.num_ctx):
@@ -135,9 +138,9 @@ class ModelManager:
         if not dep.is_ollama:
             return False
         host, name = dep.api_base, dep.ollama_name
-        ps = ollama_host.resident(host)
+        gen, ps = self._ps(host)
         with self._cond:
-            st = self._sync(host, ps)
+            st = self._sync(host, ps, gen)
             if name in st.resident or name in st.loading or name in st.unloading:
                 return False
             victim = None
@@ -179,6 +182,7 @@ class ModelManager:
         log.info("loaded %s on %s in %d ms (%s)", name, host, load_ms, reason)
         with self._cond:
             st.loading.discard(name)
+            st.generation += 1
             st.resident[name] = _Resident(True, self.clock(), alias.num_ctx, alias.name)
             if lease:
                 st.leases[name] += 1
@@ -239,6 +243,7 @@ class ModelManager:
             st = self._hosts[host]
             alias = st.resident.pop(name, _Resident(False, self.clock())).alias
             st.unloading.discard(name)
+            st.generation += 1
             self._cond.notify_all()
         self._record(host, name, "unload", reason, alias, None, run_id)
         log.info("unloaded %s on %s (%s)", name, host, reason)
@@ -285,9 +290,18 @@ class ModelManager:
 
     # --- bookkeeping ---------------------------------------------------------------------------
 
-    def _sync(self, host: str, ps) -> _Host:
-        """Bring our view of ``host`` in line with /api/ps (lock held)."""
+    def _ps(self, host: str) -> tuple[int, list]:
+        """/api/ps, with the generation of our view it was asked at."""
+        with self._cond:
+            gen = self._hosts.setdefault(host, _Host()).generation
+        return gen, ollama_host.resident(host)
+
+    def _sync(self, host: str, ps, gen: int | None = None) -> _Host:
+        """Bring our view of ``host`` in line with /api/ps (lock held), unless one of our loads
+        or unloads completed since ``ps`` was asked (generation ``gen``): our view is newer."""
         st = self._hosts.setdefault(host, _Host())
+        if gen is not None and gen != st.generation:
+            return st
         now, seen = self.clock(), {r.name: r for r in ps}
         for name in [n for n in st.resident if n not in seen and n not in st.unloading and n not in st.loading]:
             gone = st.resident.pop(name)
@@ -322,9 +336,9 @@ class ModelManager:
 
     def refresh(self, host: str) -> None:
         """Look at the host's /api/ps now (before choosing between deployments)."""
-        ps = ollama_host.resident(host)
+        gen, ps = self._ps(host)
         with self._cond:
-            self._sync(host, ps)
+            self._sync(host, ps, gen)
 
     def is_resident(self, dep: Deployment) -> bool:
         with self._cond:

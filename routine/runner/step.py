@@ -166,7 +166,11 @@ class Runner:
             runcontext.beat()
             started = sysmetrics.begin()
             log.info("%s started on %s (%s)", req.agent.name, alias.model, req.block or req.trigger)
-            outcome = self._step(req, run_id, now, dry_run=False, stream=stream)
+            try:
+                outcome = self._step(req, run_id, now, dry_run=False, stream=stream)
+            except KeyboardInterrupt:  # Ctrl-C on `routine fire`: the run ends here, and says so
+                self.journal.finish(run_id, "interrupted", "interrupted (Ctrl-C) before it finished")
+                raise
             metrics = sysmetrics.finish(started, outcome.completion)
             self.journal.update(run_id, metrics=metrics)
             log.info("%s %s in %.1fs%s", req.agent.name, outcome.status, metrics["duration_s"],
@@ -188,7 +192,9 @@ class Runner:
             variables["task"] = task
             target = self._render_target(req.write, variables, where)
             from routine.vault import check_write
+            from routine.vault.presence import require_vault
 
+            require_vault(self.config.vault, empty_is_missing=True)  # an unmounted vault: no run writes into it
             check_write(self.config.vault, list(agent.writes), target.append or target.note, agent.name)
             search = None
             if req.search is not None:
@@ -277,11 +283,13 @@ class Runner:
 
     def _write(self, agent: AgentSpec, target: WriteSpec, answer, run_id: str, now: datetime, sources: list[str]):
         from routine.vault import Provenance, WriteTarget, write_output
+        from routine.vault.guard import Guard
 
         prov = Provenance(agent=agent.name, model=answer.model, run=run_id, generated=now, sources=sources)
         return write_output(self.config.vault, WriteTarget(note=target.note, section=target.section, append=target.append),
                             _clean_output(answer.text), prov, list(agent.writes),
-                            drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required")
+                            drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required",
+                            guard=Guard.of(self.config))
 
     def _fail(self, run_id, req: StepRequest, exc: RoutineError, now: datetime, status: str, task=None) -> StepOutcome:
         log.error("%s %s: %s", req.agent.name, status, exc)

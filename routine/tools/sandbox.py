@@ -1,10 +1,12 @@
 """`run_command`: a shell command in a bubblewrap sandbox, for the Builder and agents granted it.
 
-Inside: the system's programs read-only, a private /tmp, no network (its own empty network
-namespace), no view of the host's processes, and one work folder at /work — read-write only
-when the agent may write there without approval, read-only otherwise. Outside it the command
-sees nothing of the vault or the home folder. Time, memory and output are limited, stdin is
-empty, and programs that wait for a person (editors, pagers, bare REPLs) are refused up front.
+Inside: the system's programs read-only, a private size-bounded /tmp, no network (its own
+empty network namespace), no view of the host's processes, and one work folder at /work —
+read-write only when the agent may write there without approval, read-only otherwise. Outside
+it the command sees nothing of the vault or the home folder. Always its own user namespace with
+every capability dropped, also when routine runs as root (else root inside could remount /work
+or /usr read-write). Time, memory, processes and output are limited, stdin is empty, and
+programs that wait for a person (editors, pagers, bare REPLs) are refused up front.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routine.tools.base import ToolContext, ToolError, tool
+from routine.tools.proclimit import process_cap
 
 INTERACTIVE = {"vi", "vim", "nvim", "view", "nano", "pico", "emacs", "ed", "less", "more", "most", "pg", "top",
                "htop", "btop", "man", "info", "ssh", "telnet", "ftp", "sftp", "watch", "tmux", "screen", "mc",
@@ -34,6 +37,8 @@ class Limits:
     timeout: float = 60.0
     memory: int = 1 << 30
     output: int = 64 * 1024
+    processes: int = 64        # a fork bomb ends here (RLIMIT_NPROC inside; a pids cgroup as root)
+    tmp_size: int = 64 << 20   # /tmp and /home are tmpfs of at most this many bytes each
 
 
 def _refuse_interactive(command: str) -> None:
@@ -49,9 +54,13 @@ def _refuse_interactive(command: str) -> None:
                         "finishes on its own (for a file, use cat or sed -n; for Python, python3 -c '...' or a script).")
 
 
-def sandbox_argv(workdir: Path, writable: bool) -> list[str]:
-    argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev",
-            "--tmpfs", "/tmp", "--tmpfs", "/home", "--dir", "/work"]
+def sandbox_argv(workdir: Path, writable: bool, limits: Limits = Limits()) -> list[str]:
+    # --unshare-user and --cap-drop ALL: as root, bwrap would otherwise keep every capability.
+    argv = ["bwrap", "--unshare-all", "--unshare-user", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
+            "--proc", "/proc", "--dev", "/dev"]
+    for folder in ("/tmp", "/home"):
+        argv += ["--size", str(limits.tmp_size), "--tmpfs", folder]
+    argv += ["--dir", "/work"]
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
             argv += ["--symlink", os.readlink(path), path]
@@ -61,6 +70,9 @@ def sandbox_argv(workdir: Path, writable: bool) -> list[str]:
     argv += ["--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/work",
              "--setenv", "LANG", "C.UTF-8", "--setenv", "TERM", "dumb", "--setenv", "PAGER", "cat",
              "--setenv", "GIT_PAGER", "cat", "--setenv", "EDITOR", "false"]
+    # The process limit is set inside the user namespace, where it counts only the sandbox's own
+    # processes (set outside, it would count every process of routine's user).
+    argv += ["--", "prlimit", f"--nproc={limits.processes}:{limits.processes}", "--"]
     return argv
 
 
@@ -70,14 +82,20 @@ def run_sandboxed(command: str, workdir: Path, writable: bool, limits: Limits) -
     _refuse_interactive(command)
     if shutil.which("bwrap") is None:
         raise ToolError("run_command needs bubblewrap, which is not installed (apt install bubblewrap).")
+    with process_cap(limits.processes) as join:
+        def limit() -> None:  # in the child, before bwrap starts: inherited by everything inside
+            join()
+            resource.setrlimit(resource.RLIMIT_AS, (limits.memory, limits.memory))
+            cpu = int(limits.timeout) + 5
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
 
-    def limit() -> None:  # in the child, before bwrap starts: inherited by everything inside
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory, limits.memory))
-        cpu = int(limits.timeout) + 5
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+        proc = subprocess.Popen(sandbox_argv(workdir, writable, limits) + ["/bin/sh", "-c", command],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=limit, start_new_session=True)
+        return _collect(proc, limits)
 
-    proc = subprocess.Popen(sandbox_argv(workdir, writable) + ["/bin/sh", "-c", command], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=limit, start_new_session=True)
+
+def _collect(proc: subprocess.Popen, limits: Limits) -> dict:
     kept = {"out": bytearray(), "err": bytearray()}
     dropped = {"out": 0, "err": 0}
 
@@ -124,7 +142,11 @@ def workdir_for(ctx: ToolContext) -> tuple[Path, bool]:
         if not in_scope(list(ctx.agent.reads), probe) and not in_scope(list(ctx.agent.writes), probe):
             raise ToolError(f"The sandbox's work folder {rel}/ is outside your scopes, so no command can run.")
         # Writing from the sandbox would bypass approval: only an agent that may write there directly gets rw.
-        writable = in_scope(list(ctx.agent.writes), probe) and ctx.agent.approval != "required"
+        # Nor may a mount reach notes no agent writes directly (agent definitions, routine's own).
+        from routine.vault.guard import Guard
+
+        writable = (in_scope(list(ctx.agent.writes), probe) and ctx.agent.approval != "required"
+                    and not Guard.of(config).covers_folder(ctx.vault, rel))
     path.mkdir(parents=True, exist_ok=True)
     return path, writable
 

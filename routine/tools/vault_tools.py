@@ -105,6 +105,7 @@ def search_notes(ctx: ToolContext, query: str, k: int = 5) -> str:
       required=["path", "content"])
 def write_note(ctx: ToolContext, path: str, content: str, section: str = "", append: bool = False) -> str:
     from routine.vault import Provenance, WriteTarget, write_output
+    from routine.vault.guard import Guard
 
     rel = path.strip().removeprefix("[[").removesuffix("]]")
     if not rel.lower().endswith(".md"):
@@ -119,7 +120,8 @@ def write_note(ctx: ToolContext, path: str, content: str, section: str = "", app
     try:
         with ctx.write_gate():
             result = write_output(ctx.vault, target, content, prov, list(ctx.agent.writes),
-                                  drafts_dir=ctx.config.layout.drafts, approval_required=ctx.agent.approval == "required")
+                                  drafts_dir=ctx.config.layout.drafts, approval_required=ctx.agent.approval == "required",
+                                  guard=Guard.of(ctx.config))
     except RoutineError as exc:
         raise _refused(exc) from None
     ctx.wrote.append(result)

@@ -11,13 +11,14 @@ conflict`` and why. Decided proposals move to ``Archive/Proposals/``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
 from routine.errors import NoteExists, RoutineError
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write, remove_note
 from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
+from routine.vault.guard import Guard, seal, sealed_by_routine
 from routine.vault.notes import load_note_text, wikilink_for
 from routine.vault.proposals import iso_time, note_name
 from routine.vault.scope import checked, resolve
@@ -71,6 +72,11 @@ class Proposal:
     def agent(self) -> str:
         return str(self.properties.get("agent") or "")
 
+    @property
+    def made_by_routine(self) -> bool:
+        """Its seal is valid: routine wrote it here, not an agent through a note in Drafts/."""
+        return sealed_by_routine(self.rel, self.properties)
+
 
 def read_proposal(vault: Path, rel: str) -> Proposal | None:
     """The proposal at ``rel``; None when the note is not one of routine's proposals."""
@@ -93,16 +99,24 @@ class Applied:
     replaced: str | None = None  # the text the approval replaced, kept in the archived proposal
 
 
-def apply(vault: Path, proposal: Proposal, writes: list[str], now: datetime) -> Applied:
-    """Apply an approved proposal to its target, within the proposing agent's write scope."""
+def apply(vault: Path, proposal: Proposal, writes: list[str], now: datetime, guard: Guard | None = None,
+          force: bool = False) -> Applied:
+    """Apply an approved proposal to its target, within the proposing agent's write scope.
+
+    A protected target (an agent note, routine's own notes) gets the text the person approved
+    but no provenance properties: ``agent:`` there would rename the agent. ``force``: apply over
+    the target's region as it is now (the person said so, knowing of the conflict)."""
     target = proposal.target_rel
     if not target:
         return Applied(False, "the proposal names no target note")
     path, target = checked(vault, writes, target, proposal.agent or "the agent", "write")
+    stamp = (guard or Guard()).why(vault, target) is None
     for _ in range(3):
         current = load_note_text(path)
+        if force:
+            proposal = replace(proposal, properties={**proposal.properties, "base": _current_base(vault, proposal)})
         try:
-            return _apply_once(path, target, proposal, current, now)
+            return _apply_once(path, target, proposal, current, now, stamp)
         except (NoteChanged, NoteExists):
             continue  # the person saved the target meanwhile: look again
     raise RoutineError(f"{target} kept changing while routine applied a proposal to it; nothing was written.",
@@ -118,7 +132,7 @@ def _provenance(proposal: Proposal, existing: dict, now: datetime) -> dict:
     return provenance_properties(prov, existing)
 
 
-def _apply_once(path: Path, target: str, proposal: Proposal, current, now: datetime) -> Applied:
+def _apply_once(path: Path, target: str, proposal: Proposal, current, now: datetime, stamp: bool = True) -> Applied:
     split = parse_frontmatter(current.text) if current is not None else None
     body = split.body if split is not None else ""
     kind, text = proposal.kind, proposal.text
@@ -145,7 +159,8 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current, now: datet
             from routine.vault.writer import _model_frontmatter
 
             given, text = _model_frontmatter(text)  # a template's own properties (an artifact's type, owner)
-            atomic_create(path, join_frontmatter({**given, **_provenance(proposal, given, now)}, prepare_content(text)))
+            stamped = {**given, **_provenance(proposal, given, now)} if stamp else given
+            atomic_create(path, join_frontmatter(stamped, prepare_content(text)))
             return Applied(True, f"Created {link} from the approved proposal.")
         if proposal.base is None or content_sha(body) != proposal.base:
             return Applied(False, f"{link} changed after this proposal was written")
@@ -154,9 +169,10 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current, now: datet
     if current is None:
         from routine.vault.frontmatter import join_frontmatter
 
-        atomic_create(path, join_frontmatter(_provenance(proposal, {}, now), new_body))
+        atomic_create(path, join_frontmatter(_provenance(proposal, {}, now) if stamp else {}, new_body))
     else:
-        block = update_frontmatter(split, _provenance(proposal, split.data, now)) if split.readable else split.block
+        stamped = split.readable and stamp
+        block = update_frontmatter(split, _provenance(proposal, split.data, now)) if stamped else split.block
         atomic_write(path, current.encode_like(block + new_body), expected=current.raw)
     return Applied(True, message, replaced=replaced if replaced and replaced.strip() else None)
 
@@ -202,7 +218,9 @@ def mark_conflict(vault: Path, proposal: Proposal, why: str, now: datetime) -> N
         if current is None:  # the person deleted the proposal meanwhile: nothing to mark
             return None
         split = parse_frontmatter(current.text)
-        block = update_frontmatter(split, {"status": "conflict", "conflict": why, "approved": None, "base": base})
+        props = {**split.data, "base": base}
+        block = update_frontmatter(split, {"status": "conflict", "conflict": why, "approved": None, "base": base,
+                                           "seal": seal(proposal.rel, props)})
         return block + callout + split.body.lstrip("\n")
 
     _rewrite(vault / proposal.rel, proposal.rel, marked)

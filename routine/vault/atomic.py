@@ -8,12 +8,15 @@ the folder is fsynced so the rename survives a power cut (a Jetson on a desk doe
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
+import re
 import secrets
 import stat
+import time
 from pathlib import Path
 
-from routine.errors import NoteExists
+from routine.errors import NoteExists, RoutineError
 
 TEMP_MARKER = ".routine-tmp-"
 
@@ -42,6 +45,10 @@ def _announce(path: Path, data: bytes | None) -> None:
             logging.getLogger(__name__).exception("write listener failed")
 
 
+class NotARegularFile(RoutineError):
+    """Something other than a regular file sits where a note should be."""
+
+
 class NoteChanged(Exception):
     """The note's bytes changed between routine reading it and replacing it (the person was
     typing). The caller reads again and redoes its change; nothing was written."""
@@ -53,9 +60,47 @@ def _encode(text: str) -> bytes:
 
 
 def _temp_name(path: Path) -> str:
-    # Keep the whole name under the 255-byte limit of most file systems.
+    # Keep the whole name under the 255-byte limit of most file systems. The writer's pid is in
+    # the name, so a sweep can tell a leftover (its process is gone) from a write under way.
     stem = path.name.encode("utf-8", errors="surrogateescape")[:150].decode("utf-8", errors="ignore")
-    return f".{stem}{TEMP_MARKER}{secrets.token_hex(4)}"
+    return f".{stem}{TEMP_MARKER}{os.getpid()}-{secrets.token_hex(4)}"
+
+
+_LEFTOVER = re.compile(re.escape(TEMP_MARKER) + r"(?:(\d+)-)?[0-9a-f]{8}\Z")
+STALE_SECONDS = 3600.0  # a temp file this old is a leftover whatever its pid says (pids are reused)
+
+
+def _is_leftover(path: Path, pid: str | None) -> bool:
+    try:
+        age = time.time() - os.lstat(path).st_mtime
+    except OSError:
+        return False
+    if age > STALE_SECONDS or (pid is None and age > 60):
+        return True
+    if pid is None:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False
+    return False
+
+
+def sweep_temp_files(vault_root: Path) -> list[str]:
+    """Remove temp files left by a routine process that died mid-write (kill -9, power cut):
+    hidden, but sync tools see them. Returns the vault-relative paths removed."""
+    removed = []
+    for folder, subfolders, files in os.walk(vault_root):
+        subfolders[:] = [d for d in subfolders if d not in (".git", ".obsidian", ".trash")]
+        for name in files:
+            match = _LEFTOVER.search(name) if name.startswith(".") else None
+            path = Path(folder, name)
+            if match and _is_leftover(path, match.group(1)):
+                _remove_quietly(path)
+                removed.append(path.relative_to(vault_root).as_posix())
+    return removed
 
 
 def _write_temp(path: Path, data: bytes) -> Path:
@@ -104,35 +149,149 @@ def _real_target(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
-def atomic_write(path: Path, text: str, *, expected: bytes | None = None) -> None:
+def atomic_write(path: Path, text: str | bytes, *, expected: bytes | None = None) -> None:
     """Replace (or create) the file at ``path`` with ``text``, atomically.
 
     ``expected``: the bytes the caller read; if the file no longer holds exactly them when
-    the rename is due, nothing is written and NoteChanged is raised.
+    the rename is due, nothing is written and NoteChanged is raised. A save that lands on the
+    old file after that check (the editor opened it just before the rename) is not lost: once
+    nobody holds the old file open for writing, its bytes are read, and the person's edit is
+    carried onto the new version (``vault/merge.py``).
     """
     path = _real_target(Path(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = _write_temp(path, _encode(text))
+    data = text if isinstance(text, bytes) else _encode(text)
+    late = _replace(path, data, expected)
+    if late is not None and expected is not None:
+        _carry_over(path, expected, data, late)
+
+
+def _replace(path: Path, data: bytes, expected: bytes | None, check: bool = True) -> bytes | None:
+    """One rename, checked first against ``expected`` (unless ``check`` is off); returns the old
+    file's bytes when they are not ``expected`` after the rename (a save landed on it)."""
+    temp = _write_temp(path, data)
+    old = None
     try:
         try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
+            # O_NONBLOCK: a named pipe at the note's path must not hang the write (it is refused).
+            old = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+            st = os.fstat(old)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotARegularFile(f"{path} is not a regular file (a pipe, a device?), so routine did not replace it.",
+                                      "remove it, or point the step at a note.")
+            os.chmod(temp, stat.S_IMODE(st.st_mode))
         except FileNotFoundError:
-            mode = None
-        if mode is not None:
-            os.chmod(temp, mode)
-        if expected is not None:
-            try:
-                current = path.read_bytes()
-            except FileNotFoundError:
-                current = None
-            if current != expected:
+            pass
+        if expected is not None and check:
+            current = _read_fd(old) if old is not None else None
+            # Text the person added at the end meanwhile is carried over after the rename;
+            # any other edit means the change must be worked out again from their text.
+            if current is None or not current.startswith(expected):
                 raise NoteChanged(str(path))
-        _announce(path, _encode(text))
+        _announce(path, data)
         os.replace(temp, path)
     except BaseException:
         _remove_quietly(temp)
+        if old is not None:
+            os.close(old)
         raise
     fsync_dir(path.parent)
+    if old is None:
+        return None
+    if expected is None:
+        os.close(old)
+        return None
+    try:
+        _wait_for_writers(old)
+        late = _read_fd(old)
+    finally:
+        os.close(old)
+    return late if late != expected else None
+
+
+def _read_fd(fd: int) -> bytes:
+    chunks, offset = [], 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _wait_for_writers(fd: int, limit: float = 2.0) -> None:
+    """Until no process holds the replaced file open for writing (a read lease is granted only
+    then; it is dropped at once). Nobody can open it anew: its name now holds the new file."""
+    try:
+        if os.fstat(fd).st_nlink != 0:  # still reachable by another hard link: no lease games
+            return
+    except OSError:
+        return
+    deadline = time.monotonic() + limit
+    pause = 0.0005
+    while True:
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+            return
+        except OSError as exc:
+            if exc.errno != errno.EAGAIN or time.monotonic() > deadline:
+                return  # leases unsupported here (network file system, not the owner): read now
+        time.sleep(pause)  # an editor is between its open and its close: a few milliseconds
+        pause = min(pause * 2, 0.02)
+
+
+def _carry_over(path: Path, base: bytes, ours: bytes, theirs: bytes) -> None:
+    """The person's save (``base`` → ``theirs``) landed on the replaced file: put their edit into
+    the note, which now holds ``ours`` plus whatever they saved since. No compare before this
+    rename (an editor saving every few milliseconds would win every time): what lands on the
+    file it replaces is carried over in the next round, which only grows shorter."""
+    from routine.vault.merge import merge3
+
+    for _ in range(100):
+        if theirs.startswith(base):  # they appended (a log, a quick capture): append it here too
+            _append_in_place(path, theirs[len(base):])
+            return
+        wanted = merge3(base, ours, theirs)
+        if wanted is None:
+            wanted = theirs  # the same lines changed on both sides: the person's words win
+        disk = _read_or_none(path)
+        if disk is None:
+            disk = b""
+        if disk != ours:
+            wanted = merge3(ours, wanted, disk) or disk + b"\n" + wanted
+        late = _replace(path, wanted, disk, check=False)
+        if late is None:
+            return
+        base, ours, theirs = disk, wanted, late
+    import logging
+
+    logging.getLogger(__name__).error("%s: a save landing while routine wrote could not be carried over", path)
+
+
+def _append_in_place(path: Path, data: bytes) -> None:
+    """Add the person's appended bytes at the end of the note, as their editor would have: an
+    O_APPEND write interleaves safely with their next appends, where a rename would race them."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    try:
+        if os.fstat(fd).st_size and not _ends_with_newline(path) and not data.startswith(b"\n"):
+            data = b"\n" + data
+        while data:
+            data = data[os.write(fd, data):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 def atomic_create(path: Path, text: str) -> None:

@@ -15,8 +15,9 @@ from pathlib import Path, PurePosixPath
 from routine.errors import NoteExists, RoutineError
 from routine.vault.atomic import atomic_create
 from routine.vault.frontmatter import join_frontmatter
-from routine.vault.scope import resolve
+from routine.vault.guard import seal
 from routine.vault.notes import wikilink_for
+from routine.vault.scope import resolve
 from routine.vault.sections import content_sha
 
 MAX_SAME_NAME = 100
@@ -84,14 +85,14 @@ def write_proposal(vault_root: Path, drafts_dir: str, *, target_rel: str, sectio
         "sources": source_links(sources), "tags": ["routine/proposal"],
         "approved": None,  # the person sets true or false
     })
-    text = join_frontmatter(frontmatter, proposal_body(reason, proposed, current))
+    body = proposal_body(reason, proposed, current)
     stem = _UNSAFE_NAME.sub("-", f"{generated:%Y-%m-%d %H%M} {agent} proposal for {note_name(target_rel)}").strip(" -.")
     folder = drafts_dir.strip().strip("/") or "Drafts"
     for n in range(1, MAX_SAME_NAME + 1):
         rel = f"{folder}/{stem}{'' if n == 1 else f'-{n}'}.md"
         path, rel = resolve(vault_root, rel)  # the drafts folder comes from config: check it too
         try:
-            atomic_create(path, text)
+            atomic_create(path, join_frontmatter({**frontmatter, "seal": seal(rel, frontmatter)}, body))
             return rel
         except NoteExists:
             continue

@@ -120,6 +120,10 @@ def resolve(vault_root: Path, rel: str) -> tuple[Path, str]:
     so a write through a symlinked note updates the note it points to and keeps the link.
     """
     tidy = normalise_rel(rel)
+    if not os.path.isdir(vault_root):
+        from routine.vault.presence import require_vault
+
+        require_vault(Path(vault_root))
     root_abs = os.path.abspath(vault_root)
     root_real = os.path.realpath(vault_root)
     real = os.path.realpath(os.path.join(root_abs, *tidy.split("/")))

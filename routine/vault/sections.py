@@ -138,26 +138,62 @@ def prepare_content(content: str) -> str:
     return text + "\n" if text else ""
 
 
-def _begin_line(key: str, agent: str, sha: str) -> str:
+def _begin_line(key: str, agent: str, sha: str, run: str | None = None, after: str | None = None) -> str:
     agent = re.sub(r"[\s%]+", "-", agent.strip()) or "routine"
-    return f"%% routine:begin {key} agent={agent} sha={sha} %%"
+    run = re.sub(r"[\s%]+", "-", run.strip()) if run else ""
+    # The section's own provenance: who wrote it, in which run (the note's properties list all);
+    # ``after``: the generated section just above it, so a deleted neighbour goes back in place.
+    return (f"%% routine:begin {key} agent={agent} sha={sha}{f' run={run}' if run else ''}"
+            f"{f' after={after}' if after else ''} %%")
+
+
+def _begins(body: str) -> list[tuple[str, re.Match, dict]]:
+    """Every generated section's begin marker, in order: (key, match, attributes)."""
+    fences = code_fence_ranges(body)
+    return [(key, m, attrs) for m in _BEGIN.finditer(body) if not in_ranges(m.start(), fences)
+            for key, attrs in [_begin_key(m)]]
+
+
+def _key_above(body: str, pos: int, key: str) -> str | None:
+    """The generated section nearest above ``pos`` (other than ``key``)."""
+    above = [k for k, m, _ in _begins(body) if m.start() < pos and k != key]
+    return above[-1] if above else None
+
+
+def _place_for(body: str, key: str) -> int | None:
+    """Where a missing section ``key`` belongs: just above the section that was written below
+    it (its marker says ``after=key``), heading included; None when nothing says."""
+    for _, m, attrs in _begins(body):
+        if attrs.get("after", "").lower() == key:
+            start = m.start()
+            line_start = body.rfind("\n", 0, max(start - 1, 0)) + 1 if start else 0
+            line = body[line_start:start].rstrip("\n")
+            return line_start if start and _HEADING.fullmatch(line) else start
+    return None
 
 
 def _end_line(key: str) -> str:
     return f"%% routine:end {key} %%"
 
 
-def upsert_section(body: str, title: str, content: str, agent: str) -> SectionUpdate:
-    """Put ``content`` in the section ``title`` of ``body`` unless the person owns it now."""
+def upsert_section(body: str, title: str, content: str, agent: str, run: str | None = None) -> SectionUpdate:
+    """Put ``content`` in the section ``title`` of ``body`` unless the person owns it now.
+
+    A new section goes where it was before, if the section written below it remembers
+    (``after=``: the person deleted it so the agent would write it afresh), else at the end."""
     key = section_key(title)
     text = prepare_content(content)
-    block = f"{_begin_line(key, agent, content_sha(text))}\n{text}{_end_line(key)}"
     span = find_section(body, key)
+    place = _place_for(body, key) if span is None else None
+    after = _key_above(body, span.start if span else len(body) if place is None else place, key)
+    block = f"{_begin_line(key, agent, content_sha(text), run, after)}\n{text}{_end_line(key)}"
     if span is None:
         heading = _own_heading(body, key)
         if heading is not None:  # the person wrote this heading; what is under it is theirs
             return SectionUpdate(body, PERSON_EDITED, key, "own-heading", _text_under_heading(body, heading))
         heading_line = f"## {' '.join(title.split())}"
+        if place is not None:
+            return SectionUpdate(f"{body[:place]}{heading_line}\n{block}\n\n{body[place:]}", CREATED, key)
         if not body:
             return SectionUpdate(f"{heading_line}\n{block}\n", CREATED, key)
         joiner = "\n" if body.endswith("\n") else "\n\n"

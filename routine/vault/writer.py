@@ -19,6 +19,7 @@ from typing import Callable
 from routine.errors import NoteExists, RoutineError, VaultUnwritable
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write
 from routine.vault.frontmatter import FrontmatterSplit, join_frontmatter, parse_frontmatter, update_frontmatter
+from routine.vault.guard import Guard
 from routine.vault.notes import NoteText, load_note_text, wikilink_for
 from routine.vault.proposals import iso_time, source_links, write_proposal
 from routine.vault.scope import checked
@@ -80,10 +81,35 @@ def _tags_with(existing, tag: str):
     return [*existing, tag]
 
 
+def _listed(value) -> list[str]:
+    if value is None or value == "":
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+MAX_SOURCES = 50
+
+
 def provenance_properties(prov: Provenance, existing: dict) -> dict:
-    """The frontmatter keys routine owns, for a note that already has ``existing``."""
-    updates = {"agent": prov.agent, "model": prov.model, "run": prov.run,
-               "generated": iso_time(prov.generated), "sources": source_links(prov.sources)}
+    """The frontmatter keys routine owns, for a note that already has ``existing``.
+
+    True for the whole note: ``agent``, ``model`` and ``run`` list every agent that wrote into
+    it, each with the model and run of its latest write, index for index (one agent: plain
+    values); ``sources`` gathers the sources of all of them; ``generated`` is the latest write.
+    Each section's own agent and run are in its begin marker."""
+    agents, models, runs = (_listed(existing.get(k)) for k in ("agent", "model", "run"))
+    if not (len(agents) == len(models) == len(runs)):  # not ours, or edited by hand: start afresh
+        agents, models, runs = [], [], []
+    if prov.agent in agents:
+        at = agents.index(prov.agent)
+        models[at], runs[at] = prov.model, prov.run
+    else:
+        agents, models, runs = [*agents, prov.agent], [*models, prov.model], [*runs, prov.run]
+    single = len(agents) == 1
+    sources = source_links([*(_listed(existing.get("sources")) if not single else []), *prov.sources])
+    updates = {"agent": agents[0] if single else agents, "model": models[0] if single else models,
+               "run": runs[0] if single else runs, "generated": iso_time(prov.generated),
+               "sources": sources[-MAX_SOURCES:]}
     tags = _tags_with(existing.get("tags"), f"routine/{prov.agent}")
     if tags is not None:
         updates["tags"] = tags
@@ -128,13 +154,19 @@ def rewrite_note(path: Path, rel: str, change: Callable[[NoteText | None], str |
 
 
 def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Provenance, writes: list[str],
-                 drafts_dir: str = "Drafts", approval_required: bool = False) -> WriteResult:
-    """Write an agent's output to ``target``, or to a proposal when it may not go there."""
+                 drafts_dir: str = "Drafts", approval_required: bool = False, guard: Guard | None = None) -> WriteResult:
+    """Write an agent's output to ``target``, or to a proposal when it may not go there.
+
+    ``guard`` (default: the default layout) names the notes no agent writes directly."""
     _check_target(target)
     vault_root = Path(vault_root)
+    guard = guard or Guard(drafts=drafts_dir)
     path, rel = checked(vault_root, list(writes), target.note or target.append, prov.agent, "write")
     writer = _Writer(vault_root, path, rel, target, content, prov, drafts_dir)
     try:
+        protected = guard.why(vault_root, rel, prov.agent)
+        if protected:
+            return writer.for_approval(f"{rel} {protected}, which no agent changes directly.")
         if approval_required:
             return writer.for_approval()
         if target.append:
@@ -169,8 +201,8 @@ class _Writer:
     def _result(self, outcome: str, message: str, proposal_rel: str | None = None) -> WriteResult:
         return WriteResult(self.rel, outcome, proposal_rel, message)
 
-    def for_approval(self) -> WriteResult:
-        """Approval required: the target is not touched, whatever its state."""
+    def for_approval(self, why: str | None = None) -> WriteResult:
+        """Approval required (or a protected target): the target is not touched, whatever its state."""
         split = _split(load_note_text(self.path))
         current = None
         if self.target.section:
@@ -179,9 +211,10 @@ class _Writer:
         elif self.target.note and self.path.exists():
             current = split.body
         who = self.prov.agent[:1].upper() + self.prov.agent[1:]
-        proposal = self._proposal(f"{who}'s writes need your approval.", current)
-        return self._result("proposal", f"{who}'s writes need your approval; the text for {self.rel} "
-                                        f"is in {wikilink_for(proposal)}.", proposal)
+        reason = why or f"{who}'s writes need your approval."
+        proposal = self._proposal(reason, current)
+        return self._result("proposal", f"{reason.removesuffix('.')}; the text for {self.rel} "
+                                        f"is in {wikilink_for(proposal)} for the person to approve.", proposal)
 
     def new_note(self) -> WriteResult:
         given, body = _model_frontmatter(self.content)
@@ -219,7 +252,7 @@ class _Writer:
 
         def put_section(current: NoteText | None) -> str | None:
             split = _split(current)
-            update = upsert_section(split.body, title, self.content, self.prov.agent)
+            update = upsert_section(split.body, title, self.content, self.prov.agent, self.prov.run)
             outcome["update"] = update
             if update.outcome in (CREATED, REPLACED):
                 return _stamped(split, clear_pending_proposal(update.body, update.key), self.prov)

@@ -51,7 +51,7 @@ def _sha(data: bytes) -> str:
 class VaultWatcher:
     def __init__(self, vault: Path, on_change: Callable[[Change], None], states: FileStates,
                  quiet_for: Callable[[str], float] = lambda rel: 1.0, reconcile_every: float = 300.0,
-                 inotify: bool = True):
+                 inotify: bool = True, on_presence: Callable[[str | None], None] | None = None):
         self.root = Path(os.path.abspath(vault))
         self._real_root = Path(os.path.realpath(vault))
         self.on_change = on_change
@@ -60,6 +60,9 @@ class VaultWatcher:
         self.reconcile_every = reconcile_every
         self.inotify = inotify
         self.degraded: str | None = None  # why inotify is not in use, for the person
+        self.missing: str | None = None   # why the vault cannot be used now (unmounted, empty)
+        self.on_presence = on_presence    # told when the vault goes missing (why) and comes back (None)
+        self._baselined = False
         self._cond = threading.Condition()
         self._pending: dict[str, float] = {}   # rel -> monotonic time it may settle
         self._moves: dict[str, str] = {}       # dest rel -> src rel, for a move in flight
@@ -81,7 +84,9 @@ class VaultWatcher:
             self._start_observer()
         else:
             self.degraded = "inotify is off in routine.yaml (watch.inotify: false)"
-        caught_up = self.reconcile() if len(self.states) else self._baseline()
+        self._baselined = bool(len(self.states))
+        caught_up = self.reconcile() if self._baselined else self._baseline()
+        self._baselined = self._baselined or self.missing is None  # else the vault's first look is one
         for target, name in ((self._settle_loop, "vault-settle"), (self._reconcile_loop, "vault-reconcile")):
             self._threads.append(supervise.start(name, target, self._stop).thread)
         return caught_up
@@ -246,8 +251,30 @@ class VaultWatcher:
 
         return [rel for rel in vault_files(self.root) if is_note(rel)]
 
+    def _present(self) -> bool:
+        """False while the vault is missing or empty: then nothing is compared, nothing known is
+        forgotten, so notes already handled are not new when it is back."""
+        from routine.vault.presence import vault_problem
+
+        missing = vault_problem(self.root)
+        if missing == self.missing:
+            return missing is None
+        self.missing = missing
+        if missing:
+            log.error("vault watcher: %s; waiting for it, nothing is compared or forgotten", missing)
+        else:
+            log.warning("vault watcher: the vault is back at %s", self.root)
+            if self.inotify and self._observer is None:
+                self.degraded = None
+                self._start_observer()
+        if self.on_presence:
+            self.on_presence(missing)
+        return missing is None
+
     def _baseline(self) -> list[Change]:
         """First start: remember the vault as it is; nothing in it is a change."""
+        if not self._present():
+            return []
         states = {}
         with self._cond:
             pending = set(self._pending)
@@ -263,6 +290,11 @@ class VaultWatcher:
 
     def reconcile(self) -> list[Change]:
         """Compare the vault with what is known (mtime and size, then hash); emit each change."""
+        if not self._present():
+            return []
+        if not self._baselined:  # the first start found no vault: its first look is the baseline
+            self._baselined = True
+            return self._baseline()
         changes: list[Change] = []
         seen = set()
         with self._cond:
@@ -296,7 +328,7 @@ class VaultWatcher:
 
     def _reconcile_loop(self) -> None:
         while not self._stop.is_set():
-            every = DEGRADED_RECONCILE if self.degraded else self.reconcile_every
+            every = DEGRADED_RECONCILE if self.degraded or self.missing else self.reconcile_every
             self._reconcile_now.wait(min(every, self.reconcile_every))
             self._reconcile_now.clear()
             if self._stop.is_set():
