@@ -136,3 +136,8 @@ class AgentStopped(RoutineError):
     def __init__(self, status: str, message: str, fix: str):
         super().__init__(message, fix)
         self.status = status  # max-iterations | timeout
+
+
+class NoteUnreadable(RoutineError):
+    """A path in the vault is not something routine reads: a pipe, a device, a folder, a symlink
+    loop, or a file past the size cap."""

@@ -43,6 +43,11 @@ def _env():
     return jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
 
 
+@lru_cache(maxsize=1024)
+def _compiled(text: str):
+    return _env().from_string(text)
+
+
 def render(text: str, variables: dict, where: str) -> str:
     """Render ``text``; ``where`` names the source for the error sentence (e.g. "task of step planner")."""
     if "{" not in text:
@@ -50,19 +55,35 @@ def render(text: str, variables: dict, where: str) -> str:
     import jinja2
 
     try:
-        return _env().from_string(text).render(**variables)
+        return _compiled(text).render(**variables)
     except jinja2.UndefinedError as exc:
         raise TemplateProblem(f"Unknown template variable in {where}: {exc.message}.",
                               f"use one of: {', '.join(sorted(KNOWN_VARIABLES))}.") from None
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateProblem(f"Template syntax error in {where}: {exc.message}.",
                               "check the {{ }} braces.") from None
+    except Exception as exc:  # {{ 1/0 }}, a filter on the wrong type: the person's template, not our bug
+        raise TemplateProblem(f"The template in {where} failed: {type(exc).__name__}: {exc}.",
+                              "write plain text and variables such as {{ today }}, without arithmetic.") from None
 
 
-def unknown_variables(text: str) -> set[str]:
+def template_error(text: str, variables: dict) -> str | None:
+    """Why ``text`` cannot be rendered with ``variables`` (a sample day), or None: used by
+    validation so a template that would fail at fire time is refused when it is saved."""
+    try:
+        render(text, variables, "template")
+        return None
+    except TemplateProblem as exc:
+        return exc.message.replace("Template syntax error in template: ", "template syntax error: ") \
+            .replace("The template in template failed: ", "this template fails when rendered: ")
+
+
+@lru_cache(maxsize=1024)
+def unknown_variables(text: str) -> frozenset[str]:
     """Top-level names a template uses that routine does not provide (for validation)."""
     if "{" not in text:
-        return set()
+        return frozenset()
     from jinja2 import meta
 
-    return meta.find_undeclared_variables(_env().parse(text)) - KNOWN_VARIABLES
+    # A syntax error propagates (jinja2.TemplateSyntaxError): validation reports it with the line.
+    return frozenset(meta.find_undeclared_variables(_env().parse(text)) - KNOWN_VARIABLES)

@@ -9,15 +9,19 @@ A chunk whose text is already stored (a moved or copied note) reuses that vector
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from routine.errors import SearchIndexError
+from routine.errors import NoteUnreadable, SearchIndexError
 from routine.memory.chunks import Chunk, chunk_note
 from routine.memory.vectors import VectorTable
+from routine.vault.files import read_regular, skip_undecodable
+
+log = logging.getLogger(__name__)
 
 EMBED_BATCH = 256  # chunks embedded and written together
 RACY_NS = 2_000_000_000  # a note changed this recently is hashed again next time (same-mtime edits)
@@ -69,13 +73,14 @@ def scan_vault(vault: Path, under: str = "") -> dict[str, tuple[int, int]]:
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             continue
         for entry in entries:
-            if entry.name.startswith(".") or entry.is_symlink():
+            rel = Path(entry.path).relative_to(vault).as_posix()
+            if entry.name.startswith(".") or entry.is_symlink() or skip_undecodable(rel):
                 continue
             if entry.is_dir(follow_symlinks=False):
                 stack.append(Path(entry.path))
             elif is_note(entry.name) and entry.is_file(follow_symlinks=False):
                 st = entry.stat(follow_symlinks=False)
-                found[Path(entry.path).relative_to(vault).as_posix()] = (st.st_mtime_ns, st.st_size)
+                found[rel] = (st.st_mtime_ns, st.st_size)
     return found
 
 
@@ -127,8 +132,11 @@ def _plan(ix, rel: str, known: tuple[int, int, str] | None) -> _NotePlan | None:
     path = ix.vault / rel
     try:
         st = path.stat()
-        raw = path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raw = read_regular(path, label=rel)
+    except NoteUnreadable as exc:
+        log.warning("not indexed: %s", exc.message)
+        return None
+    except OSError:  # gone meanwhile, or not ours to read
         return None
     sha = hashlib.sha256(raw).hexdigest()
     plan = _NotePlan(rel, st.st_mtime_ns, st.st_size, sha, is_new=known is None)
