@@ -74,7 +74,7 @@ def _declares_block(path: Path, block_id: str) -> bool:
             text = read_regular(path, CONFIG_MAX_BYTES).decode("utf-8", "replace")
         except (OSError, RoutineError):
             return False
-        return re.search(rf"^\s*['\"]?{re.escape(block_id)}['\"]?\s*:", text, re.M) is not None
+        return XX is not None
     return isinstance(data, dict) and isinstance(data.get("blocks"), dict) and block_id in data["blocks"]
 
 
