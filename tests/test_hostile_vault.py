@@ -8,7 +8,9 @@ import json
 import os
 import subprocess
 import sys
+import signal
 import textwrap
+import time
 
 from test_daemon import daemon, only_schedule, status, wait_for
 from test_tools import MISTRAL, call, transcript, tester  # noqa: F401 (fixture)
@@ -29,7 +31,7 @@ BAD_NAME = os.fsdecode(b"caf\xe9.md")  # Latin-1 bytes from an old archive or a 
 
 def still_fires(home, name: str) -> None:
     (home.vault / "Inbox" / f"{name}.md").write_text("A fresh note for the librarian.\n")
-    wait_for(lambda: [r for r in trigger_runs(home, f"Inbox/{name}.md") if r[1] == "ok"], 40,
+    wait_for(lambda: [r for r in trigger_runs(home, f"Inbox/{name}.md") if r[1] == "ok"], 90,
              f"the trigger run for Inbox/{name}.md")
 
 
@@ -114,3 +116,29 @@ def test_a_pipe_at_the_output_note_is_refused_at_once(initialised, ollama):
     assert "is a named pipe, not a regular file" in proc.stderr + proc.stdout
     runs = json.loads(home.run("runs", "list", "--json", check=True).stdout)
     assert runs[0]["status"] == "failed"
+
+
+def test_sigterm_during_the_first_index_build_of_a_vault_with_a_50_mb_note(initialised, ollama):
+    home = initialised
+    only_schedule(home, INBOX)
+    home.config.write_text(home.config.read_text() + "memory: {embedding_model: 'ollama:nomic-embed-text'}\n")
+    line = "The supplier called about the battery cells again; nothing new was agreed. " * 4 + "\n"
+    with open(home.vault / "Inbox" / "Export.md", "w") as big:  # a 50 MB export pasted into the vault
+        for i in range(50 * (1 << 20) // (len(line) * 40)):
+            big.write(f"## Entry {i}\n" + line * 40)
+    for i in range(300):
+        (home.vault / "Inbox" / f"note {i}.md").write_text(f"# Note {i}\nCall {i} about the battery order.\n")
+    with daemon(home) as proc:
+        wait_for(lambda: "building it from the vault" in (home.root / "daemon.log").read_text(), 60, "the first build")
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0  # the unit's TimeoutStopSec
+        took = time.monotonic() - started
+    log = (home.root / "daemon.log").read_text()
+    assert "Export.md is 50.0 MB, over routine's limit" in log or took < 20, log[-2000:]
+    with daemon(home, "second.log"):
+        wait_for(lambda: "search index ready" in (home.root / "second.log").read_text(), 120, "the index")
+        still_fires(home, "after the stop")
+    second = (home.root / "second.log").read_text()
+    assert "building it from the vault" not in second and "rebuilding" not in second, second[-2000:]
+    print(f"stop during the first index build took {took:.1f}s")

@@ -123,6 +123,8 @@ class Daemon:
     def shutdown(self) -> int:
         log.info("stopping: no new work; waiting up to %.0fs for the running step", STOP_GRACE_SECONDS)
         self.notifier.stopping()
+        if self.memory:
+            self.memory.interrupt()  # an index pass (the first build, say) stops after its current batch
         self.watchdog.stop()
         self.publisher.stop()
         if self.timers:
@@ -140,12 +142,12 @@ class Daemon:
             self.slots.mark_interrupted()
         if self.vault_events:
             self.vault_events.close()
+        if self.memory:
+            self.memory.close()  # a pass in progress stops after its batch; what it wrote stays
         if self.residency:
             self.residency.stop()
         if self.control:
             self.control.stop()
-        if self.memory:
-            self.memory.close()  # a pass in progress stops after its batch; what it wrote stays
         self.journal.close()
         self.notifier.close()
         return 0

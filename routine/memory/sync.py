@@ -94,6 +94,7 @@ def apply_changes(ix, candidates: list[str], gone: list[str], known: dict, progr
     batch: list[_NotePlan] = []
     pending = 0
     for rel in candidates:  # additions first: a moved note reuses the vectors of its old self
+        _interrupted_if_stopping(ix)
         plan = _plan(ix, rel, known.get(rel))
         if plan is None:
             stats.unchanged += 1
@@ -112,9 +113,7 @@ def apply_changes(ix, candidates: list[str], gone: list[str], known: dict, progr
             batch, pending = [], 0
             if progress:
                 progress("indexing", done, total)
-            if ix.stopping():
-                raise SearchIndexError("Indexing was interrupted; what was indexed so far is kept.",
-                                       "run `routine index` to finish it.")
+            _interrupted_if_stopping(ix)
     _write_batch(ix, batch, stats)
     for start in range(0, len(gone), EMBED_BATCH):
         part = gone[start:start + EMBED_BATCH]
@@ -126,6 +125,12 @@ def apply_changes(ix, candidates: list[str], gone: list[str], known: dict, progr
     if progress and total:
         progress("indexing", total, total)
     return stats
+
+def _interrupted_if_stopping(ix) -> None:
+    if ix.stopping():
+        raise SearchIndexError("Indexing was interrupted; what was indexed so far is kept.",
+                               "run `routine index` to finish it.")
+
 
 def _plan(ix, rel: str, known: tuple[int, int, str] | None) -> _NotePlan | None:
     """What changes for one note; None when it vanished meanwhile."""
@@ -179,8 +184,11 @@ def _vectors_for(ix, chunks: list[Chunk], stats: IndexStats) -> dict[str, list[f
     stats.reused += sum(1 for c in chunks if c.sha in vectors)
     todo = [sha for sha in shas if sha not in vectors]
     texts = {c.sha: c.text for c in chunks}
-    for sha, vector in zip(todo, ix.embedder.embed([texts[sha] for sha in todo])):
-        vectors[sha] = vector
+    for start in range(0, len(todo), EMBED_BATCH):  # one large note is many batches: a stop is heard between
+        _interrupted_if_stopping(ix)
+        part = todo[start:start + EMBED_BATCH]
+        for sha, vector in zip(part, ix.embedder.embed([texts[sha] for sha in part])):
+            vectors[sha] = vector
     stats.embedded += len(todo)
     return vectors
 
