@@ -74,7 +74,8 @@ def _declares_block(path: Path, block_id: str) -> bool:
             text = read_regular(path, CONFIG_MAX_BYTES).decode("utf-8", "replace")
         except (OSError, RoutineError):
             return False
-        return XX is not None
+        pattern = rf"^\s*['\"]?{re.escape(block_id)}['\"]?\s*:"
+        return re.search(pattern, text, re.MULTILINE) is not None
     return isinstance(data, dict) and isinstance(data.get("blocks"), dict) and block_id in data["blocks"]
 
 
