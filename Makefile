@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test bench bench-residency bench-index bench-follow clean
+.PHONY: setup demo test bench bench-residency bench-index bench-follow bench-validate clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -23,7 +23,7 @@ test: setup
 	$(BIN)/python -m pytest -q
 
 # Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
-bench: bench-residency bench-index bench-follow
+bench: bench-residency bench-index bench-follow bench-validate
 
 bench-residency: setup
 	$(BIN)/python bench/residency.py
@@ -33,6 +33,9 @@ bench-index: setup
 
 bench-follow: setup
 	$(BIN)/python bench/follow.py
+
+bench-validate: setup
+	nice $(BIN)/python bench/validate.py
 
 clean:
 	rm -rf demo

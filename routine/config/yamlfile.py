@@ -99,7 +99,7 @@ class _TooBig(Exception):
 def parse_yaml(text: str, file: str, line_offset: int = 0) -> LocatedYaml:
     """Parse YAML text. A syntax error raises ``YamlSyntaxError`` carrying a located Problem."""
     try:
-        loader = yaml.SafeLoader(text)
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)  # libyaml when installed: ~10x faster
         try:
             node = loader.get_single_node()
             if node is not None:

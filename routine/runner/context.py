@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from routine.config.model import AgentSpec
+from routine.errors import NoteUnreadable
 from routine.templating import render
 from routine.vault import check_read, glob_match, read_note, resolve_wikilink, wikilink_for
 
@@ -60,7 +61,11 @@ def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: di
         if rel in seen:
             return
         seen.add(rel)
-        note = read_note(vault, rel)
+        try:
+            note = read_note(vault, rel)
+        except NoteUnreadable as exc:  # a pipe, a loop, past the size cap: said, never a hang
+            missing.append(f"{rel} ({exc.message})")
+            return
         items.append(ContextItem(wikilink_for(rel), note.body.strip(), priority, rel, len(items)))
 
     for link in agent.grounding:
@@ -106,13 +111,16 @@ def _step_label(raw: str) -> str:
 
 def _expand_glob(vault: Path, pattern: str, agent: AgentSpec) -> list[str]:
     """Notes matching a glob, newest first, only those the agent may read."""
+    import os
+
     from routine.vault import in_scope
+    from routine.vault.files import vault_files
 
     hits = []
-    for path in vault.rglob("*.md"):
-        rel = path.relative_to(vault).as_posix()
-        if rel.startswith(".") or "/." in rel:
-            continue
-        if glob_match(pattern, rel) and in_scope(list(agent.reads), rel):
-            hits.append((path.stat().st_mtime, rel))
+    for rel in vault_files(vault):  # UTF-8 names, regular files, no hidden folders, no loops
+        if rel.lower().endswith(".md") and glob_match(pattern, rel) and in_scope(list(agent.reads), rel):
+            try:
+                hits.append((os.stat(vault / rel).st_mtime, rel))
+            except OSError:
+                continue
     return [rel for _, rel in sorted(hits, reverse=True)]
