@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import ollama as ollama_client
-
 from test_daemon import MINUTELY, daemon, journal_rows, only_schedule, status, wait_for
 
 FOREIGN = "llama3.2:3b"

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
-import signal
 import textwrap
 import time
 
 from test_daemon import daemon, only_schedule, status, wait_for
-from test_tools import MISTRAL, call, transcript, tester  # noqa: F401 (fixture)
+from test_tools import MISTRAL, call, tester, transcript  # noqa: F401 (fixture)
 from test_triggers import trigger_runs
 
 INBOX = textwrap.dedent("""\
@@ -79,7 +79,7 @@ def test_hostile_vault_content_never_crashes_hangs_or_blinds_the_daemon(initiali
     assert "caf\\xe9.md: its name is not valid UTF-8" in log
 
 
-def test_tools_refuse_pipes_devices_and_loops_and_list_around_them(tester, ollama):
+def test_tools_refuse_pipes_devices_and_loops_and_list_around_them(tester, ollama):  # noqa: F811
     home = tester(iterations=12)
     project = home.vault / "Projects" / "Battery"
     os.mkfifo(project / "pipe.md")
@@ -94,7 +94,7 @@ def test_tools_refuse_pipes_devices_and_loops_and_list_around_them(tester, ollam
                             "Listed and read what could be read."])
     proc = home.run("fire", "tester", timeout=60)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
-    row, calls, shown = transcript(home)
+    _, calls, _ = transcript(home)
     listing = calls[0]["result"]
     assert "Projects/Battery/Status.md" in listing and "loop-a" not in listing and "pipe" not in listing
     assert "caf" not in listing

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from routine.config.model import AgentSpec, WriteSpec
-from routine.templating import date_vars, render, unknown_variables, TemplateProblem
+from routine.templating import TemplateProblem, date_vars, render, unknown_variables
 
 # A fixed sample day to render path templates for scope checks.
 _SAMPLE = date_vars(datetime(2026, 3, 2, 7, 30).astimezone())
@@ -37,9 +37,9 @@ def scope_glob_problem(glob: str) -> str | None:
 
 
 def write_scope_problem(write: WriteSpec, agent: AgentSpec) -> str | None:
-    from routine.vault.scope import in_scope
-
     import jinja2
+
+    from routine.vault.scope import in_scope
 
     target = write.append or write.note or ""
     try:

@@ -6,11 +6,13 @@ and its progress streams back to the CLI as JSON lines (protocol: ``routine.cont
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
 import socketserver
 import threading
+import time
 
 from routine.control import socket_path
 from routine.errors import RoutineError
@@ -90,6 +92,15 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             super().process_request_thread(request, client_address)
         finally:
             self.slots.release()
+
+    def get_request(self):
+        try:
+            return super().get_request()
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE):  # out of file handles: do not spin on accept
+                log.error("control socket: out of file handles (%s); pausing new connections for a second", exc)
+                time.sleep(1.0)
+            raise
 
     def handle_error(self, request, client_address):
         log.exception("control connection failed")

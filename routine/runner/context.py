@@ -15,7 +15,13 @@ from typing import Any, Callable
 from routine.config.model import AgentSpec
 from routine.errors import NoteUnreadable
 from routine.templating import render
-from routine.vault import check_read, glob_match, read_note, resolve_wikilink, wikilink_for
+from routine.vault import (
+    check_read,
+    glob_match,
+    read_note,
+    resolve_wikilink,
+    wikilink_for,
+)
 
 # Drop order under the token budget: lowest priority goes first.
 PRIORITY_SEARCH = 1

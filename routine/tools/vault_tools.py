@@ -25,7 +25,8 @@ def _refused(exc: RoutineError) -> ToolError:
       {"path": {"type": "string", "description": "the note's path from the vault root, e.g. 'Daily/2026-11-22.md'"}},
       required=["path"])
 def read_note(ctx: ToolContext, path: str) -> str:
-    from routine.vault.notes import read_note as read, resolve_wikilink
+    from routine.vault.notes import read_note as read
+    from routine.vault.notes import resolve_wikilink
     from routine.vault.scope import check_read
 
     rel = path.strip().removeprefix("[[").removesuffix("]]")

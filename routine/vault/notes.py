@@ -8,7 +8,11 @@ from pathlib import Path, PurePosixPath
 
 from routine.errors import PathEscape
 from routine.vault.files import read_regular, vault_files
-from routine.vault.frontmatter import join_frontmatter, parse_frontmatter, split_frontmatter
+from routine.vault.frontmatter import (
+    join_frontmatter,
+    parse_frontmatter,
+    split_frontmatter,
+)
 from routine.vault.scope import normalise_rel, resolve
 
 __all__ = [
