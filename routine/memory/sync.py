@@ -22,6 +22,7 @@ from routine.memory.vectors import VectorTable
 from routine.vault.files import read_regular, skip_undecodable
 
 log = logging.getLogger(__name__)
+_told: set = set()  # (note, why) already logged as not indexed
 
 EMBED_BATCH = 256  # chunks embedded and written together
 RACY_NS = 2_000_000_000  # a note changed this recently is hashed again next time (same-mtime edits)
@@ -139,7 +140,9 @@ def _plan(ix, rel: str, known: tuple[int, int, str] | None) -> _NotePlan | None:
         st = path.stat()
         raw = read_regular(path, label=rel)
     except NoteUnreadable as exc:
-        log.warning("not indexed: %s", exc.message)
+        if (rel, exc.message) not in _told:  # once, not at every reconcile
+            _told.add((rel, exc.message))
+            log.warning("not indexed: %s", exc.message)
         return None
     except OSError:  # gone meanwhile, or not ours to read
         return None
