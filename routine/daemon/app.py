@@ -36,6 +36,7 @@ from routine.journal.slots import Slots
 log = logging.getLogger("routine.daemon")
 
 STOP_GRACE_SECONDS = 20.0
+INDEX_STOP_SECONDS = 10.0  # STOP_GRACE + this stays well inside TimeoutStopSec=60s
 
 
 class Daemon:
@@ -143,7 +144,9 @@ class Daemon:
         if self.vault_events:
             self.vault_events.close()
         if self.memory:
-            self.memory.close()  # a pass in progress stops after its batch; what it wrote stays
+            # A pass in progress stops after its batch, what it wrote stays; one that cannot stop
+            # (loading the embedding model) is left, so the stop stays within the unit's timeout.
+            self.memory.close(timeout=INDEX_STOP_SECONDS)
         if self.residency:
             self.residency.stop()
         if self.control:
