@@ -18,6 +18,7 @@ alone unless ``ollama.unload_foreign`` is set. Every load and unload is journale
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -44,6 +45,7 @@ class _Resident:
     last_used: datetime
     context: int | None = None
     alias: str | None = None
+    stamp: int = 0  # _stamp() when it entered our view: a /api/ps read earlier cannot drop it
 
 
 @dataclass
@@ -52,6 +54,7 @@ class _Host:
     loading: set[str] = field(default_factory=set)
     unloading: set[str] = field(default_factory=set)
     leases: Counter = field(default_factory=Counter)
+    gone: dict[str, int] = field(default_factory=dict)  # model -> _stamp() of our confirmed unload
 
 
 @dataclass
@@ -88,6 +91,7 @@ class ModelManager:
         self.managed = managed
         self.on_release: Callable[[], None] = lambda: None
         self._cond = threading.Condition()
+        self._stamps = itertools.count(1)  # orders our own changes against /api/ps reads
         self._hosts: dict[str, _Host] = {}
         self._events_lock = threading.Lock()
 
@@ -102,9 +106,10 @@ class ModelManager:
         host, name = dep.api_base, dep.ollama_name
         deadline = time.monotonic() + (timeout if timeout is not None else self.config.request_timeout)
         while True:
+            seen_at = self._stamp()
             ps = ollama_host.resident(host)
             with self._cond:
-                st = self._sync(host, ps)
+                st = self._sync(host, ps, seen_at)
                 r = st.resident.get(name)
                 busy = name in st.loading or name in st.unloading
                 if r is not None and not busy and r.context in (None, alias.num_ctx):
@@ -131,9 +136,10 @@ class ModelManager:
         if not dep.is_ollama:
             return False
         host, name = dep.api_base, dep.ollama_name
+        seen_at = self._stamp()
         ps = ollama_host.resident(host)
         with self._cond:
-            st = self._sync(host, ps)
+            st = self._sync(host, ps, seen_at)
             if name in st.resident or name in st.loading or name in st.unloading:
                 return False
             victim = None
@@ -175,7 +181,7 @@ class ModelManager:
         log.info("loaded %s on %s in %d ms (%s)", name, host, load_ms, reason)
         with self._cond:
             st.loading.discard(name)
-            st.resident[name] = _Resident(True, self.clock(), alias.num_ctx, alias.name)
+            st.resident[name] = _Resident(True, self.clock(), alias.num_ctx, alias.name, self._stamp())
             if lease:
                 st.leases[name] += 1
             self._cond.notify_all()
@@ -235,6 +241,7 @@ class ModelManager:
             st = self._hosts[host]
             alias = st.resident.pop(name, _Resident(False, self.clock())).alias
             st.unloading.discard(name)
+            st.gone[name] = self._stamp()
             self._cond.notify_all()
         self._record(host, name, "unload", reason, alias, None, run_id)
         log.info("unloaded %s on %s (%s)", name, host, reason)
@@ -281,22 +288,31 @@ class ModelManager:
 
     # --- bookkeeping ---------------------------------------------------------------------------
 
-    def _sync(self, host: str, ps) -> _Host:
-        """Bring our view of ``host`` in line with /api/ps (lock held)."""
+    def _stamp(self) -> int:
+        return next(self._stamps)
+
+    def _sync(self, host: str, ps, seen_at: int | None = None) -> _Host:
+        """Bring our view of ``host`` in line with /api/ps (lock held). ``seen_at``: the stamp
+        taken just before /api/ps was read; a change of ours after it is newer than that read
+        (another thread's load that ps did not list yet, an unload it still listed)."""
         st = self._hosts.setdefault(host, _Host())
         now, seen = self.clock(), {r.name: r for r in ps}
-        for name in [n for n in st.resident if n not in seen and n not in st.unloading and n not in st.loading]:
+        newer = (lambda stamp: stamp > seen_at) if seen_at is not None else (lambda stamp: False)
+        for name in [n for n in st.resident if n not in seen and n not in st.unloading and n not in st.loading
+                     and not newer(st.resident[n].stamp)]:
             gone = st.resident.pop(name)
             if gone.ours:
                 self._record(host, name, "gone", "unloaded by Ollama or another client", gone.alias, None, None)
                 log.warning("%s on %s was unloaded behind routine's back", name, host)
         for name, r in seen.items():
-            if name in st.loading:
+            if name in st.loading or name in st.unloading:
                 continue
             known = st.resident.get(name)
+            if known is None and newer(st.gone.get(name, 0)):
+                continue  # we unloaded it after this /api/ps was read
             if known is None:
                 ours = self._loaded_by_us(host, name)
-                st.resident[name] = known = _Resident(ours, now, r.context_length)
+                st.resident[name] = known = _Resident(ours, now, r.context_length, stamp=self._stamp())
             known.context = r.context_length or known.context
         return st
 
@@ -315,9 +331,10 @@ class ModelManager:
 
     def refresh(self, host: str) -> None:
         """Look at the host's /api/ps now (before choosing between deployments)."""
+        seen_at = self._stamp()
         ps = ollama_host.resident(host)
         with self._cond:
-            self._sync(host, ps)
+            self._sync(host, ps, seen_at)
 
     def is_resident(self, dep: Deployment) -> bool:
         with self._cond:
