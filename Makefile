@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test bench bench-residency bench-index bench-follow bench-validate clean
+.PHONY: setup demo test bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-validate clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -23,7 +23,7 @@ test: setup
 	$(BIN)/python -m pytest -q
 
 # Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
-bench: bench-residency bench-index bench-follow bench-validate
+bench: bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-validate
 
 bench-residency: setup
 	$(BIN)/python bench/residency.py
@@ -33,6 +33,15 @@ bench-index: setup
 
 bench-follow: setup
 	$(BIN)/python bench/follow.py
+
+bench-context: setup
+	$(BIN)/python bench/context.py $(BENCH_ARGS)
+
+bench-graph: setup
+	nice $(BIN)/python bench/graph.py $(BENCH_ARGS)
+
+bench-chat: setup
+	nice $(BIN)/python bench/chat.py
 
 bench-validate: setup
 	nice $(BIN)/python bench/validate.py

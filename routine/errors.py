@@ -141,3 +141,23 @@ class AgentStopped(RoutineError):
 class NoteUnreadable(RoutineError):
     """A path in the vault is not something routine reads: a pipe, a device, a folder, a symlink
     loop, or a file past the size cap."""
+
+
+class ContextOverflow(RoutineError):
+    """A request would not fit the model's window with room for the answer (never sent)."""
+
+    def __init__(self, alias: str, counted: int, limit: int, num_ctx: int):
+        super().__init__(
+            f"The request to {alias} counts {counted} tokens, over the {limit} its window of {num_ctx} "
+            f"leaves after the answer's reserve; it was not sent.",
+            f"raise `num_ctx` for the alias {alias} in routine.yaml, or give the step fewer inputs.",
+        )
+
+
+class ReplyRejected(ModelError):
+    """The model answered, but the answer is not fit to be written (cut off, empty, garbage)."""
+
+    def __init__(self, model: str, problem: str, excerpt: str, fix: str):
+        shown = f' It began: "{excerpt}".' if excerpt else ""
+        super().__init__(f"The reply of {model} was {problem}, so nothing was written.{shown}", fix)
+        self.problem = problem

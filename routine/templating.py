@@ -18,20 +18,37 @@ class TemplateProblem(RoutineError):
 
 
 def date_vars(now: datetime) -> dict:
-    """The date grounding every prompt and path can use. ``now`` must be timezone-aware."""
+    """The date grounding every prompt and path can use. ``now`` must be timezone-aware.
+
+    ``last_workday`` is the weekday before today (Friday, on a Monday); ``week_so_far`` the
+    dates of this ISO week before today and ``last_week`` the seven of the week before, in
+    date order: in an input path each makes one input per date (``routine.runner.inputs``).
+    """
     today = now.date()
     iso = today.isocalendar()
+    monday = today - timedelta(days=today.weekday())
+    last_monday = monday - timedelta(days=7)
+    workday = today - timedelta(days=1)
+    while workday.weekday() >= 5:
+        workday -= timedelta(days=1)
+    last_iso = last_monday.isocalendar()
     return {
         "now": now.strftime("%Y-%m-%d %H:%M"),
         "today": today.isoformat(),
         "yesterday": (today - timedelta(days=1)).isoformat(),
         "tomorrow": (today + timedelta(days=1)).isoformat(),
+        "last_workday": workday.isoformat(),
         "weekday": now.strftime("%A"),
         "iso_week": f"{iso.year}-W{iso.week:02d}",
+        "last_iso_week": f"{last_iso.year}-W{last_iso.week:02d}",
+        "week_so_far": [(monday + timedelta(days=i)).isoformat() for i in range(today.weekday())],
+        "last_week": [(last_monday + timedelta(days=i)).isoformat() for i in range(7)],
         "timezone": now.tzname() or "local",
     }
 
 
+# Date lists: in an input path, one input per date.
+LIST_VARIABLES = frozenset({"week_so_far", "last_week"})
 # Names a schedule may use; `steps` and `task` are filled in by the runner.
 KNOWN_VARIABLES = frozenset(date_vars(datetime(2026, 1, 1).astimezone())) | {"steps", "task", "agent", "path", "event"}
 

@@ -93,6 +93,25 @@ def count_tokens(text: str) -> int:
     return (len(text or "") + 3) // 4
 
 
+def model_of(body) -> str:
+    return normalize(body.get("model") or "")
+
+
+def num_ctx_of(body, default: int) -> int:
+    return int((body.get("options") or {}).get("num_ctx") or default)
+
+
+def mistral_tokenizer():
+    """Mistral's real tokenizer (mistral-common), as a count function; None if not installed."""
+    try:
+        from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+        raw = MistralTokenizer.v3().instruct_tokenizer.tokenizer
+    except Exception:
+        return None
+    return lambda text: len(raw.encode(text, bos=False, eos=False)) if text else 0
+
+
 def embedding(model: str, text: str, dim: int = 384) -> list:
     """Deterministic unit-length vector seeded by sha256(model, text)."""
     rng = random.Random(hashlib.sha256(f"{normalize(model)}\0{text}".encode()).digest())
@@ -121,11 +140,15 @@ class FakeOllama:
     VERSION = "0.12.6"
 
     def __init__(self, max_loaded=3, load_delay=0.05, models=None, clock=time.time, *, host="127.0.0.1",
-                 port=0, default_keep_alive=300.0, default_num_ctx=4096, reply_fn=None, embed_dim=384):
+                 port=0, default_keep_alive=300.0, default_num_ctx=4096, reply_fn=None, embed_dim=384,
+                 tokenizer=None):
         self.max_loaded, self.load_delay, self.clock = max_loaded, load_delay, clock
         self.host, self.port, self.embed_dim = host, port, embed_dim
         self.default_keep_alive, self.default_num_ctx = default_keep_alive, default_num_ctx
         self.reply_fn = reply_fn  # reply_fn(model, messages) -> reply | None (None = default reply)
+        # tokenizer(text) -> int behind prompt_eval_count / eval_count (default: ceil(chars / 4)).
+        self.count = tokenizer or count_tokens
+        self.truncated: list = []  # (model, prompt tokens, num_ctx) of every prompt cut to fit, as Ollama does
         models = DEFAULT_MODELS if models is None else models  # names, or {name: metadata tuple}
         models = models if isinstance(models, dict) else dict.fromkeys(models)
         self.catalog = {normalize(n): tuple(m or DEFAULT_MODELS.get(n) or _GENERIC) for n, m in models.items()}
@@ -386,8 +409,9 @@ class FakeOllama:
                  for c in reply.get("tool_calls") or []]
         if calls and not (chat and body.get("tools")):  # no tools offered: the model "says" the call
             content, calls = content or json.dumps([c["function"] for c in calls]), []
-        p_tok = count_tokens("\n".join(_text(m.get("content")) for m in messages))
-        e_tok = count_tokens(content + (json.dumps(calls) if calls else ""))
+        p_tok = self._prompt_tokens(model_of(body), messages, body.get("tools"), num_ctx_of(body, self.default_num_ctx))
+        content, done_reason = self._limit(content, (body.get("options") or {}).get("num_predict"), reply)
+        e_tok = self.count(content + (json.dumps(calls) if calls else ""))
         stats = {"load_duration": load_ns, "prompt_eval_count": p_tok, "prompt_eval_duration": p_tok * 100_000,
                  "eval_count": e_tok, "eval_duration": e_tok * 20_000_000 + int(delay * 1e9)}
 
@@ -398,7 +422,7 @@ class FakeOllama:
         def final(text, tool_calls=None):
             total = max(int((time.perf_counter() - t0) * 1e9),
                         load_ns + stats["prompt_eval_duration"] + stats["eval_duration"])
-            return {**base, **piece(text, tool_calls), "done": True, "done_reason": "stop",
+            return {**base, **piece(text, tool_calls), "done": True, "done_reason": done_reason,
                     "total_duration": total, **stats}
 
         if body.get("stream", True) is False:
@@ -427,6 +451,29 @@ class FakeOllama:
         h.wfile.write(b"0\r\n\r\n")
         h.wfile.flush()
 
+    def _prompt_tokens(self, model, messages, tools, num_ctx) -> int:
+        """What the prompt counts; one over the window is cut to fit it, as Ollama does (and says so
+        only in prompt_eval_count)."""
+        text = "\n".join(_text(m.get("content")) for m in messages) + (json.dumps(tools) if tools else "")
+        tokens = self.count(text)
+        if tokens > num_ctx:
+            with self._cond:
+                self.truncated.append((model, tokens, num_ctx))
+            return num_ctx
+        return tokens
+
+    def _limit(self, content: str, num_predict, reply: dict) -> tuple:
+        """The reply cut at num_predict tokens ("length"), or as scripted (``done_reason``)."""
+        if reply.get("done_reason"):
+            return content, reply["done_reason"]
+        if not num_predict or int(num_predict) < 0 or self.count(content) <= int(num_predict):
+            return content, "stop"
+        lo, hi = 0, len(content)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if self.count(content[:mid]) <= int(num_predict) else (lo, mid - 1)
+        return content[:lo], "length"
+
     def _openai_chat(self, h, body):
         """Ollama's OpenAI-compatible endpoint (what an `openai/…` deployment talks to): same models,
         same residency, OpenAI's response shape; streaming as server-sent events."""
@@ -437,12 +484,13 @@ class FakeOllama:
             raise OllamaHTTPError(int(reply["error"][0]), str(reply["error"][1]))
         inst, _ = self._acquire(model, self.default_num_ctx)  # the OpenAI API has no num_ctx
         try:
-            content = reply.get("content") or ""
-            p_tok, e_tok = count_tokens("\n".join(_text(m.get("content")) for m in messages)), count_tokens(content)
+            p_tok = self._prompt_tokens(model, messages, body.get("tools"), self.default_num_ctx)
+            content, finish = self._limit(reply.get("content") or "", body.get("max_tokens"), reply)
+            e_tok = self.count(content)
             base = {"id": "chatcmpl-fake", "created": int(self.clock()), "model": body.get("model")}
             if not body.get("stream"):
                 return self._send_json(h, 200, {**base, "object": "chat.completion", "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
                     "usage": {"prompt_tokens": p_tok, "completion_tokens": e_tok, "total_tokens": p_tok + e_tok}})
             h.send_response(200)
             h.send_header("Content-Type", "text/event-stream")
@@ -451,7 +499,8 @@ class FakeOllama:
                 chunk = {**base, "object": "chat.completion.chunk",
                          "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
                 h.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            end = {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+            end = {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+                   "usage": {"prompt_tokens": p_tok, "completion_tokens": e_tok, "total_tokens": p_tok + e_tok}}
             h.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
             h.wfile.flush()
             h.close_connection = True

@@ -21,9 +21,12 @@ def imported_modules(args, env) -> set[str]:
 
 
 @pytest.mark.parametrize("args", [["--help"], ["runs", "list"], ["fire", "--help"], ["schedule", "--help"],
-                                  ["index", "--help"], ["search", "--help"], ["schedule", "list"]])
+                                  ["index", "--help"], ["search", "--help"], ["schedule", "list"],
+                                  ["graph", "show", "workspace"], ["chats", "list"], ["chat", "--help"],
+                                  ["ask", "--help"], ["chat", "new", "strategist", "Light"]])
 def test_listing_commands_import_nothing_heavy(home, args):
-    if args in (["runs", "list"], ["schedule", "list"]):
+    if args in (["runs", "list"], ["schedule", "list"], ["graph", "show", "workspace"], ["chats", "list"],
+                ["chat", "new", "strategist", "Light"]):
         home.run("init", str(home.vault), check=True)
     names = imported_modules(args, home.env)
     assert "routine" in names  # the measurement works

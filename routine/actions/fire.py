@@ -173,13 +173,15 @@ def _print_dry_run(outcome, as_json: bool) -> int:
     p = outcome.prompt
     if as_json:
         print_json({"model": outcome.model, "messages": p.messages, "sources": p.sources,
-                    "dropped": p.dropped, "missing": p.missing, "tools": p.tools})
+                    "dropped": p.dropped, "missing": p.missing, "tools": p.tools,
+                    "tokens": {"counted": p.counted, "limit": p.limit}})
         return 0
     print(f"# Dry run: nothing sent to {outcome.model}, nothing written.\n")
     for message in p.messages:
         print(f"----- {message['role']} -----")
         print(message["content"])
         print()
+    print(f"----- {p.counted} tokens counted, of {p.limit} the window leaves beside the answer -----")
     print("----- sources -----")
     for source in p.sources or ["(none)"]:
         print(f"  {source}")

@@ -124,6 +124,8 @@ def transcript_lines(entries: list[dict]) -> list[str]:
             lines.append(f"  {e['turn']}. model: " + (f"calls {asked}" if asked else f"answers ({len(said)} characters)"))
             if said and asked:
                 lines.append(_indent(_first_lines(said), 6))
+        elif e["type"] == "elided":
+            lines.append(f"     (an earlier {e.get('tool')} result {e.get('reason', 'was left out')})")
         else:
             mark = "REFUSED " if e.get("refused") else ""
             first = (str(e.get("error") or e.get("result") or "").strip().splitlines() or [""])[0]

@@ -30,6 +30,12 @@ COMMANDS = {
     "service": ("service", "install the systemd unit (system, or --user) and start it"),
     "index": ("index", "bring the vault search index up to date (only what changed), or --rebuild it"),
     "search": ("search", "search the vault: ranked notes with heading and snippet"),
+    "agent": ("agent", "custom agents: new, list, show, assign, publish, install, export, import"),
+    "library": ("library", "agent libraries: list them, or show what one holds"),
+    "graph": ("graph", "the knowledge graph: a project, agent or workspace view, neighbours, paths"),
+    "chat": ("chat", "talk with an agent in the terminal (answers streamed), or `chat new AGENT` for a chat note"),
+    "ask": ("ask", "ask an agent one question; the answer streams; -c continues the last conversation"),
+    "chats": ("chats", "conversations: every message, tool call and summary, from the journal"),
 }
 
 

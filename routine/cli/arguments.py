@@ -90,3 +90,115 @@ def search(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", metavar="NAME", help="only notes this agent may read (its `reads:` scopes)")
     p.add_argument("-k", type=int, default=6, metavar="N", help="how many notes (default 6)")
     _json(p)
+
+
+def _assignment(p: argparse.ArgumentParser) -> None:
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--project", metavar="P", help="a project (Projects/P/P.md): its members and behaviours")
+    where.add_argument("--task", metavar="NOTE", help="a note holding the task line(s)")
+
+
+def agent(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="agent_command", metavar="new|list|show|assign|unassign|reassign|publish|install|"
+                           "export|import")
+    new = sub.add_parser("new", help="a custom agent grounded in notes (artifacts)")
+    new.add_argument("name", metavar="NAME", help="its name, also its note's: Agents/NAME.md")
+    new.add_argument("--from", dest="sources", nargs="+", required=True, metavar="NOTE",
+                     help="the notes that ground it (paths or note names)")
+    new.add_argument("--model", metavar="ALIAS", help="a model alias from routine.yaml (default: general)")
+    new.add_argument("--tools", nargs="+", default=[], metavar="TOOL",
+                     help="the tools it may use (default: read_note list_notes search_notes)")
+    new.add_argument("--behaviour", choices=["autonomous", "semi-autonomous", "reactive", "scheduled"])
+    new.add_argument("--role", help="one line: what it is for")
+    new.add_argument("--locked", action="store_true", help="hide its grounding's content from listings and other agents")
+    _json(sub.add_parser("list", help="every agent: role, model, tools, custom or built in, locked"))
+    show = sub.add_parser("show", help="one agent: role, model, scopes, tools, grounding, assignments, last runs")
+    show.add_argument("name", metavar="NAME")
+    _json(show)
+    for verb, text in (("assign", "assign it to a project or a task"), ("unassign", "take it off a project or task")):
+        a = sub.add_parser(verb, help=text)
+        a.add_argument("name", metavar="NAME")
+        _assignment(a)
+        if verb == "assign":
+            a.add_argument("--item", metavar="TEXT", help="which task line (words of it); added when none matches")
+            a.add_argument("--behaviour", choices=["autonomous", "semi-autonomous", "reactive", "scheduled"])
+    re_ = sub.add_parser("reassign", help="hand its place in a project or task to another agent")
+    re_.add_argument("name", metavar="NAME")
+    re_.add_argument("--to", required=True, metavar="OTHER", help="the agent taking over")
+    _assignment(re_)
+    pub = sub.add_parser("publish", help="publish it to a library (a new version each time)")
+    pub.add_argument("name", metavar="NAME")
+    pub.add_argument("--to", required=True, metavar="LIBRARY", help="a library named in routine.yaml, or a folder")
+    _json(pub)
+    ins = sub.add_parser("install", help="install an agent from a library (checksums verified)")
+    ins.add_argument("name", metavar="NAME[@VERSION]")
+    ins.add_argument("--from", dest="library", required=True, metavar="LIBRARY",
+                     help="a library named in routine.yaml (or general), or a folder")
+    ins.add_argument("--force", action="store_true", help="replace your edited copy (kept in Archive/Agents/ first)")
+    _json(ins)
+    exp = sub.add_parser("export", help="write it in smolagents' folder format")
+    exp.add_argument("name", metavar="NAME")
+    exp.add_argument("--format", choices=["smolagents"], default="smolagents")
+    exp.add_argument("dir", metavar="DIR")
+    imp = sub.add_parser("import", help="bring a smolagents agent folder back as an agent note")
+    imp.add_argument("dir", metavar="DIR")
+    imp.add_argument("--name", metavar="NEW", help="the note's name (default: the agent's own)")
+    _json(p)
+
+
+def library(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="library_command", metavar="list|show")
+    _json(sub.add_parser("list", help="the libraries routine.yaml names (and general) with their agents"))
+    show = sub.add_parser("show", help="one library's agents, or one agent's versions and grounding")
+    show.add_argument("library", metavar="LIBRARY")
+    show.add_argument("agent", nargs="?", metavar="AGENT[@VERSION]")
+    _json(show)
+
+
+def graph(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="graph_command", metavar="show|neighbors|path")
+    show = sub.add_parser("show", help="a view of the knowledge graph: a project, an agent, or the workspace")
+    show.add_argument("kind", choices=["project", "agent", "workspace"], help="which kind of view")
+    show.add_argument("name", nargs="?", default="", metavar="NAME", help="the project or agent (not for workspace)")
+    _json(show)
+    near = sub.add_parser("neighbors", help="what is linked to a note, by typed links, within --depth")
+    near.add_argument("note", metavar="NOTE", help="a note's path or name ([[Alpha]], Projects/Alpha/Alpha.md)")
+    near.add_argument("--depth", type=int, default=1, help="how many links away (default 1)")
+    near.add_argument("--type", action="append", metavar="T",
+                      help="only links of this type (members, assigned_to, derived_from…); repeatable")
+    near.add_argument("--agent", metavar="NAME", help="only what this agent may read (its `reads:` scopes)")
+    _json(near)
+    way = sub.add_parser("path", help="the shortest chain of links between two notes")
+    way.add_argument("a", metavar="A", help="a note's path or name")
+    way.add_argument("b", metavar="B", help="another note's path or name")
+    way.add_argument("--agent", metavar="NAME", help="only through notes this agent may read")
+    _json(way)
+    _json(p)
+
+
+def chat(p: argparse.ArgumentParser) -> None:
+    p.add_argument("agent", metavar="AGENT|new", help="the agent to talk with; `new AGENT [TITLE]` creates a chat note")
+    p.add_argument("words", nargs="*", metavar="AGENT TITLE", help="after `new`: the agent, then the note's title")
+    p.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                   help="continue your last conversation with this agent")
+    p.add_argument("--note", metavar="NOTE", help="begin with the conversation in this chat note")
+
+
+def ask(p: argparse.ArgumentParser) -> None:
+    p.add_argument("agent", metavar="AGENT", help="the agent to ask, e.g. strategist")
+    p.add_argument("question", metavar="QUESTION", help="your question, in quotes")
+    p.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                   help="continue your last conversation with this agent")
+    p.add_argument("--session", metavar="ID", help="continue this conversation (see `routine chats list`)")
+    _json(p)
+
+
+def chats(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="chats_command", metavar="list|show")
+    ls = sub.add_parser("list", help="recent conversations, newest first")
+    ls.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
+    _json(ls)
+    show = sub.add_parser("show", help="one conversation: every message, tool call and summary, in order")
+    show.add_argument("chat_id", metavar="ID", help="a conversation id, or a unique prefix of one")
+    _json(show)
+    _json(p)

@@ -66,6 +66,7 @@ def _build_config(path: Path, data: dict) -> Config:
             model=spec["model"],
             num_ctx=spec.get("num_ctx", 8192),
             num_predict=spec.get("num_predict", 1024),
+            tokenizer=spec.get("tokenizer", "estimate"),
             fallbacks=tuple(spec.get("fallbacks", ())),
             options=tuple(sorted((spec.get("options") or {}).items())),
             keep_alive=spec.get("keep_alive", "10m"),
@@ -86,6 +87,7 @@ def _build_config(path: Path, data: dict) -> Config:
         **_sandbox(data.get("sandbox") or {}),
         watch_inotify=(data.get("watch") or {}).get("inotify", True),
         reconcile_every=parse_duration((data.get("watch") or {}).get("reconcile", "5m")).total_seconds(),
+        chat_quiet=parse_duration((data.get("chat") or {}).get("quiet", "3s")).total_seconds(),
         models=models,
         request_timeout=float(data.get("request_timeout", 600)),
         retries=data.get("retries", 2),
@@ -94,7 +96,24 @@ def _build_config(path: Path, data: dict) -> Config:
         layout=Layout(**(data.get("layout") or {})),
         metrics_textfile=_metrics_textfile(path, (data.get("metrics") or {}).get("textfile")),
         memory=_memory_settings(path, data.get("memory") or {}),
+        libraries=_libraries(path, data.get("libraries") or {}),
     )
+
+
+# Tools an agent from a library may have unless routine.yaml allows more for that library.
+LIBRARY_TOOLS = ("search_notes", "read_note", "list_notes", "write_note", "now", "date_math")
+
+
+def _libraries(config_path: Path, data: dict) -> dict:
+    from routine.config.model import LibrarySource
+
+    out = {"general": LibrarySource("general", paths.shipped("library"), LIBRARY_TOOLS)}
+    for name, spec in data.items():
+        spec = {"path": spec} if isinstance(spec, str) else spec
+        folder = Path(os.path.expandvars(spec["path"])).expanduser()
+        folder = folder if folder.is_absolute() else (config_path.parent / folder).resolve()
+        out[name] = LibrarySource(name, folder, tuple(spec.get("tools", LIBRARY_TOOLS)))
+    return out
 
 
 def parse_size(text: str) -> int:
@@ -205,7 +224,9 @@ def load_agents(config: Config) -> tuple[dict[str, AgentSpec], list[Problem]]:
         problems.extend(note_problems)
         if not note_problems:
             agents[spec.name] = spec
-    return agents, problems
+    from routine.config.sandbox import effective_scopes
+
+    return effective_scopes(agents, config), problems
 
 
 def read_agent_note(vault: Path, rel: str) -> str:
@@ -254,11 +275,17 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
         approval=d.get("approval", "none"),
         tools=tuple(d.get("tools", ())),
         grounding=tuple(d.get("grounding", ())),
+        inputs=tuple(d.get("inputs", ())),
         write=WriteSpec.from_dict(d.get("write")),
         task=(d.get("task") or "").strip(),
         system_prompt=text[match.end():].strip(),
         source=rel,
         locked=bool(d.get("locked", False)),
+        custom=bool(d.get("custom", False)),
+        author=str(d.get("author") or ""),
+        version=str(d.get("version") or ""),
+        behaviour=d.get("behaviour") or "",
+        description=d.get("description") or "",
         max_iterations=d.get("max_iterations", 8),
         timeout=parse_duration(d["timeout"]).total_seconds() if d.get("timeout") else 600.0,
     )
@@ -269,6 +296,9 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
             msg = scope_glob_problem(glob)
             if msg:
                 problems.append(doc.problem((key, i), msg))
+    from routine.config.sandbox import custom_scopes
+
+    spec = custom_scopes(spec)
     if spec.model not in config.models:
         problems.append(doc.problem(("model",), f"model alias {spec.model!r} is not defined in {config.path.name} (defined: {', '.join(config.models)})."))
     if spec.write:

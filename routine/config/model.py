@@ -52,7 +52,10 @@ class ModelAlias:
     name: str
     model: str  # LiteLLM model string, e.g. "ollama_chat/mistral:7b-instruct-q4_K_M"
     num_ctx: int = DEFAULT_NUM_CTX
-    num_predict: int = 1024
+    num_predict: int = 1024  # the answer's reserve: no prompt may leave less than this in num_ctx
+    # How prompts are counted: "mistral" (Mistral's tokenizer, exact, from mistral-common) or an
+    # estimate calibrated from what the server reports (routine.models.tokens).
+    tokenizer: str = "estimate"
     fallbacks: tuple[str, ...] = ()
     # Load-affecting options are pinned here so every request is identical and Ollama
     # never reloads a resident model for a changed option.
@@ -110,6 +113,7 @@ class Layout:
     archive: str = "Archive"
     agents: str = "Agents"
     dashboard: str = "Routine/Dashboard.md"
+    chats: str = "Chats"
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,15 @@ class MemorySettings:
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     unload_after: float = 600.0  # seconds idle before the embedding model is released
     chunk_chars: int = 1000  # longest chunk (MiniLM reads about 1,000 characters); cut along headings first
+
+
+@dataclass(frozen=True)
+class LibrarySource:
+    """An agent library named in routine.yaml (``libraries:``), or the general one routine ships."""
+
+    name: str
+    path: Path
+    tools: tuple[str, ...]  # the tools an agent installed from it may have
 
 
 @dataclass(frozen=True)
@@ -149,9 +162,11 @@ class Config:
     sandbox_output: int = 64 * 1024
     watch_inotify: bool = True
     reconcile_every: float = 300.0
+    chat_quiet: float = 3.0  # seconds a chat note must be still after a save before it is answered
     layout: Layout = field(default_factory=Layout)
     metrics_textfile: Path | None = None  # node_exporter textfile; None: not written
     memory: MemorySettings = field(default_factory=MemorySettings)
+    libraries: dict[str, LibrarySource] = field(default_factory=dict)
 
     @property
     def ollama_hosts(self) -> list[str]:
@@ -188,6 +203,14 @@ class AgentSpec:
     system_prompt: str  # the note's body (a jinja template)
     source: str  # vault-relative path of the agent note
     locked: bool = False
+    custom: bool = False         # made by the person: sandboxed to grounding, own folder, assignments
+    author: str = ""
+    version: str = ""
+    behaviour: str = ""
+    description: str = ""
+    assigned: tuple[str, ...] = ()  # case-file globs its assignments add to reads and writes (config/sandbox.py)
+    # What a bare `routine fire AGENT` reads besides its grounding (same forms as a step's inputs).
+    inputs: tuple[str, ...] = ()
     max_iterations: int = 8      # model turns of a tool-using run, at most
     timeout: float = 600.0       # seconds a tool-using run may take, all turns together
 
@@ -199,9 +222,18 @@ class SearchSpec:
 
 
 @dataclass(frozen=True)
+class GraphSpec:
+    """A step's `graph: {around: NOTE, depth: N}`: typed links around a note (a template)."""
+
+    around: str
+    depth: int = 1
+
+
+@dataclass(frozen=True)
 class StepSpec:
     agent: str
     task: str | None = None
     inputs: tuple[str, ...] = ()
     search: SearchSpec | None = None
     write: WriteSpec | None = None
+    graph: GraphSpec | None = None

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
 GLOBS = {"type": "array", "items": {"type": "string", "minLength": 1}}
-TOOL_NAMES = ["search_notes", "read_note", "list_notes", "write_note", "now", "date_math", "run_command"]
+TOOL_NAMES = ["search_notes", "read_note", "list_notes", "write_note", "now", "date_math", "run_command",
+              "graph_neighbors"]
 SIZE = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(B|KiB|MiB|GiB|KB|MB|GB|K|M|G)\s*$"}
 
 WRITE_TARGET = {
@@ -34,6 +35,7 @@ MODEL_ALIAS = {
                 "model": {"type": "string", "minLength": 1},
                 "num_ctx": {"type": "integer", "minimum": 512},
                 "num_predict": {"type": "integer", "minimum": 16},
+                "tokenizer": {"enum": ["mistral", "estimate"]},
                 "fallbacks": {"type": "array", "items": {"type": "string"}},
                 "options": {"type": "object"},
                 "keep_alive": {"type": ["string", "integer"]},
@@ -88,6 +90,12 @@ CONFIG = {
             "additionalProperties": False,
             "properties": {"inotify": {"type": "boolean"}, "reconcile": DURATION},
         },
+        "chat": {
+            "type": "object",
+            "additionalProperties": False,
+            # quiet: how long a chat note must be still after the person's save before it is answered
+            "properties": {"quiet": DURATION},
+        },
         "request_timeout": {"type": "number", "exclusiveMinimum": 0},
         "retries": {"type": "integer", "minimum": 0, "maximum": 10},
         "retry_backoff": {"type": "number", "minimum": 0},
@@ -96,7 +104,7 @@ CONFIG = {
             "additionalProperties": False,
             "properties": {
                 k: {"type": "string", "minLength": 1}
-                for k in ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard")
+                for k in ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard", "chats")
             },
         },
         "metrics": {
@@ -105,6 +113,20 @@ CONFIG = {
             "properties": {
                 # node_exporter textfile (a path; false turns it off). Default: <state>/metrics/routine.prom
                 "textfile": {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]},
+            },
+        },
+        # Agent libraries by name: a folder (shared: a synced or git folder a team uses), or
+        # {path, tools}: the tools an agent installed from it may have (default: all but run_command).
+        "libraries": {
+            "type": "object",
+            "propertyNames": {"pattern": r"^[A-Za-z0-9][A-Za-z0-9_-]*$"},
+            "additionalProperties": {
+                "oneOf": [
+                    {"type": "string", "minLength": 1},
+                    {"type": "object", "additionalProperties": False, "required": ["path"],
+                     "properties": {"path": {"type": "string", "minLength": 1},
+                                    "tools": {"type": "array", "items": {"enum": TOOL_NAMES}}}},
+                ]
             },
         },
         "memory": {
@@ -132,9 +154,17 @@ AGENT = {
         "approval": {"enum": ["none", "required"]},
         "tools": {"type": "array", "items": {"enum": TOOL_NAMES}},
         "grounding": {"type": "array", "items": {"type": "string"}},
+        "inputs": {"type": "array", "items": {"type": "string"}},
         "write": WRITE_TARGET,
         "task": {"type": "string"},
         "locked": {"type": "boolean"},
+        # A custom agent (made by the person, `routine agent new`): its sandbox is its grounding,
+        # its own folder Agents/<Name>/ and the case files it is assigned to.
+        "custom": {"type": "boolean"},
+        "author": {"type": "string"},
+        "version": {"type": ["string", "integer"]},
+        "behaviour": {"enum": ["autonomous", "semi-autonomous", "reactive", "scheduled"]},
+        "description": {"type": "string"},
         "max_iterations": {"type": "integer", "minimum": 1, "maximum": 50},
         "timeout": DURATION,
         # Obsidian properties a person may add to any note; harmless here.
@@ -159,6 +189,14 @@ STEP = {
             "properties": {"query": {"type": "string"}, "k": {"type": "integer", "minimum": 1}},
         },
         "write": WRITE_TARGET,
+        # issue 15: the knowledge graph's typed links around a note, in the step's context
+        "graph": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["around"],
+            "properties": {"around": {"type": "string", "minLength": 1},
+                           "depth": {"type": "integer", "minimum": 1, "maximum": 3}},
+        },
     },
 }
 

@@ -297,6 +297,8 @@ class Daemon:
         def events(kind: str, data: dict) -> None:
             if work is not None and kind == "step":
                 work.models = self.model_keys(data["after"])
+            if kind in ("wrote", "failed") and self.vault_events and self.vault_events.graph_feed:
+                self.vault_events.graph_feed.runs_finished()  # the graph reads what the run read and wrote
             if on_event is not None:
                 on_event(kind, data)
 

@@ -183,6 +183,10 @@ def handle_request(daemon, message: dict, send) -> None:
         index(daemon, message, send)
     elif op == "search":
         search(daemon, message, send)
+    elif op == "chat":
+        from routine.daemon.chat_op import chat
+
+        chat(daemon, message, send)
     else:
         send({"done": True, "error": f"unknown request {op!r}", "exit": 2})
 

@@ -4,7 +4,7 @@ The vault watcher (``routine.watch``) reports settled changes; here they become 
 one queue, so trigger runs share the model manager and the journal with scheduled ones:
 - a proposal in Drafts/ whose ``approved`` property the person set is decided;
 - every trigger whose ``on``, ``path`` glob and ``where`` match runs its agent on the note;
-- other listeners (the search index) hear of every change.
+- other listeners (the search index, the knowledge graph) hear of every change.
 """
 
 from __future__ import annotations
@@ -30,12 +30,15 @@ class VaultEvents:
         self.watcher = None
         self._states = None
         self._feed = None
+        self.chats = None  # routine.daemon.chat_notes: chat notes answered
+        self.graph_feed = None
 
     # --- life cycle --------------------------------------------------------------------------------
 
     def start(self) -> None:
         """Watch the vault: catch up with what changed while down, then follow every save."""
         from routine.alerts import raise_alert
+        from routine.daemon.chat_notes import ChatNotes
         from routine.daemon.index_feed import IndexFeeder
         from routine.vault.atomic import add_write_listener
         from routine.watch.state import FileStates
@@ -44,7 +47,14 @@ class VaultEvents:
         config = self.daemon.live.config
         self._feed = IndexFeeder(self.daemon)
         self.listeners.append(self._feed.on_change)
+        self.chats = ChatNotes(self.daemon)
+        self.listeners.append(self.chats.on_change)
         self._feed.start()
+        from routine.daemon.graph_feed import GraphFeeder  # issue 15: the knowledge graph follows too
+
+        self.graph_feed = GraphFeeder(self.daemon)
+        self.listeners.append(self.graph_feed.on_change)
+        self.graph_feed.start()
         self._states = FileStates()
         self.watcher = VaultWatcher(config.vault, self.on_change, self._states, quiet_for=self.quiet_for,
                                     reconcile_every=config.reconcile_every, inotify=config.watch_inotify)
@@ -63,6 +73,8 @@ class VaultEvents:
             self.watcher.stop()
         if self._feed:
             self._feed.stop()
+        if self.graph_feed:
+            self.graph_feed.stop()
 
     def close(self) -> None:
         """At shutdown, after the queue: our writes no longer need announcing."""
@@ -77,6 +89,8 @@ class VaultEvents:
         """How long a note must be still before its change settles: the longest debounce of the
         triggers watching it (so one save, however many events, is one change)."""
         quiet = MIN_QUIET
+        if self.chats is not None:
+            quiet = max(quiet, self.chats.quiet_for(rel) or 0.0)
         for trigger in self.daemon.live.schedules.triggers:
             if glob_match(trigger.path, rel):
                 quiet = max(quiet, trigger.debounce.total_seconds())

@@ -156,3 +156,60 @@ def m007_tool_log(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("007_tool_log", m007_tool_log))
+
+
+def m012_token_samples(db: sqlite3.Connection) -> None:
+    # What the server said it evaluated for a request we counted: calibrates the token estimate.
+    _script(db, """
+        CREATE TABLE token_samples (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            model TEXT NOT NULL,      -- the LiteLLM model string
+            chars INTEGER NOT NULL,   -- characters counted by the ratio (not digits, not non-ASCII)
+            fixed INTEGER NOT NULL,   -- tokens counted one each, plus the template overhead
+            reported INTEGER NOT NULL -- prompt_eval_count / prompt_tokens
+        );
+        CREATE INDEX token_samples_model ON token_samples (model, id)
+    """)
+
+
+MIGRATIONS.append(("012_token_samples", m012_token_samples))
+
+
+def m016_chats(db: sqlite3.Connection) -> None:
+    # Conversations with an agent (terminal sessions and chat notes) and every message of them.
+    _script(db, """
+        CREATE TABLE chats (
+            id TEXT PRIMARY KEY,
+            agent TEXT NOT NULL,
+            origin TEXT NOT NULL,        -- terminal | note
+            title TEXT,
+            note TEXT,                   -- vault path of a chat note
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            summary TEXT NOT NULL DEFAULT '',  -- the running summary of folded turns
+            folded INTEGER NOT NULL DEFAULT 0  -- how many of the conversation's messages it covers
+        );
+        CREATE INDEX chats_note ON chats (note);
+        CREATE INDEX chats_agent ON chats (agent, origin, updated_at);
+        CREATE TABLE chat_messages (
+            id INTEGER PRIMARY KEY,
+            chat TEXT NOT NULL REFERENCES chats(id),
+            at TEXT NOT NULL,
+            role TEXT NOT NULL,          -- user | assistant | tool | summary
+            content TEXT NOT NULL DEFAULT '',
+            tokens INTEGER,              -- the content's tokens by the model's counter
+            model TEXT,
+            duration_ms INTEGER,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            tool TEXT,                   -- a tool call: the tool's name
+            arguments TEXT,              -- JSON
+            result TEXT,
+            details TEXT                 -- JSON: sources, counted/limit, errors
+        );
+        CREATE INDEX chat_messages_chat ON chat_messages (chat, id)
+    """)
+
+
+MIGRATIONS.append(("016_chats", m016_chats))

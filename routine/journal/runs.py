@@ -112,6 +112,18 @@ class Journal:
             " ORDER BY kind, name, status")
         return [dict(r) for r in rows]
 
+    def step_io(self, after: int, since: str) -> tuple[list[dict], int]:
+        """What finished step runs read and wrote (for the knowledge graph): rows after the
+        cursor ``after`` that ended at or after ``since`` (ISO), and the next cursor. A run still
+        running holds the cursor before it, so it is read once it has finished."""
+        rows = self.db.execute(
+            "SELECT rowid, agent, status, sources, wrote, log, ended_at FROM runs WHERE kind='step' AND rowid > ?"
+            " AND agent IS NOT NULL ORDER BY rowid", (after,)).fetchall()
+        running = [r["rowid"] for r in rows if r["status"] == "running"]
+        done = [_decode(dict(r)) for r in rows if r["status"] != "running" and (r["ended_at"] or "") >= since]
+        cursor = (min(running) - 1) if running else (rows[-1]["rowid"] if rows else after)
+        return done, cursor
+
     def children(self, run_id: str) -> list[Run]:
         rows = self.db.execute("SELECT * FROM runs WHERE parent=? ORDER BY step, started_at", (run_id,))
         return [Run(_decode(dict(r))) for r in rows]

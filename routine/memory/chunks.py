@@ -15,13 +15,12 @@ from pathlib import PurePosixPath
 
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import code_fence_ranges, in_ranges, wikilinks
+from routine.vault.outline import strip_comments
 
 # Bump when the chunking changes: an index made by another version is rebuilt.
 CHUNKER_VERSION = 1
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
-# Obsidian comments (%% … %%, hidden in reading view) hold guidance and routine's markers, not content.
-_COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
 # Obsidian's tag: '#' then letters, digits, _ - /, with at least one non-digit.
 _TAG = re.compile(r"(?<![\w/#&])#([\w/-]*[^\W\d][\w/-]*)")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
@@ -47,11 +46,6 @@ def note_title(rel: str) -> str:
 
 def clean_text(raw: str) -> str:
     return raw.removeprefix("\ufeff").replace("\r\n", "\n")
-
-
-def strip_comments(text: str) -> str:
-    fences = code_fence_ranges(text)
-    return _COMMENT.sub(lambda m: m[0] if in_ranges(m.start(), fences) else "", text)
 
 
 def frontmatter_tags(data: dict) -> list[str]:

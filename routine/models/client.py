@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from routine.config.model import Config, Deployment, ModelAlias
-from routine.errors import ModelBusy, ModelError, ModelMissing, OllamaUnreachable
+from routine.errors import ContextOverflow, RoutineError, ModelBusy, ModelError, ModelMissing, OllamaUnreachable, ReplyRejected
+from routine.models import reply as replies
+from routine.models.tokens import Calibration, Counter, count_request
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,8 @@ class Completion:
     attempts: list[str] = field(default_factory=list)  # what failed before this answer, for the journal
     warm: bool | None = None  # the model was resident when the call began (None: no residency to speak of)
     tool_calls: list[dict] = field(default_factory=list)  # {"id", "name", "arguments"} the model asked for
+    finish_reason: str | None = None  # stop | length | tool_calls, as the server said
+    counted: int | None = None  # the prompt tokens we counted before sending
 
 
 def _litellm(default_host: str):
@@ -65,12 +69,34 @@ class ModelClient:
     request then carries the alias's pinned options, so Ollama never reloads a model.
     """
 
-    def __init__(self, config: Config, manager=None, sleep: Callable[[float], None] = time.sleep):
+    def __init__(self, config: Config, manager=None, sleep: Callable[[float], None] = time.sleep,
+                 calibration: Calibration | None = None):
         from routine.models.manager import ModelManager
 
         self.config = config
         self.manager = manager or ModelManager(config)
         self.sleep = sleep
+        if calibration is None:  # the journal the manager records in also keeps the token samples
+            events = getattr(self.manager, "events", None)
+            store = None
+            if events is not None:
+                from routine.journal.token_samples import TokenSamples
+
+                store = TokenSamples(events.db)
+            calibration = Calibration(store)
+        self.calibration = calibration
+
+    def counter(self, alias_name: str) -> Counter:
+        alias = self.config.models[alias_name]
+        return self.calibration.counter(alias.model, alias.tokenizer)
+
+    def count(self, alias_name: str, messages: list[dict], tools: list[dict] | None = None) -> int:
+        return count_request(self.counter(alias_name), messages, tools)
+
+    def limit(self, alias_name: str) -> int:
+        """The most prompt tokens a request to this alias may carry: its window less the answer's reserve."""
+        alias = self.config.models[alias_name]
+        return alias.num_ctx - alias.num_predict
 
     def complete(self, alias_name: str, messages: list[dict], on_token: Callable[[str], None] | None = None,
                  run_id: str | None = None, prefetch: str | None = None, tools: list[dict] | None = None,
@@ -78,26 +104,54 @@ class ModelClient:
         """Answer with the alias, else each fallback in order. Raises the first alias's error.
 
         ``prefetch``: the alias the next step will need; it is preloaded while this call runs
-        when that delays nothing. ``tools``: function specs; the turn is then not streamed.
+        when that delays nothing. ``tools``: function specs (a streamed turn still carries its calls).
         ``timeout``: at most this long for the call (never longer than request_timeout)."""
-        call = _Call(messages, None if tools else on_token, run_id, prefetch, tools, timeout)
+        call = _Call(messages, on_token, run_id, prefetch, tools, timeout)
         chain = [alias_name] + [fb for fb in self.config.models[alias_name].fallbacks if fb != alias_name]
         attempts: list[str] = []
-        first_error: Exception | None = None
+        first_error: RoutineError | None = None
         for name in chain:
             alias = self.config.models[name]
+            counted = self.count(name, messages, tools)
+            if counted > self.limit(name):
+                exc: RoutineError = ContextOverflow(name, counted, self.limit(name), alias.num_ctx)
+                attempts.append(f"{name}: {exc.message}")
+                first_error = first_error or exc
+                continue
             for dep in self._deployments(alias):
                 try:
-                    result = self._with_retries(alias, dep, call)
+                    result = self._checked(alias, dep, call)
                 except ModelError as exc:
                     attempts.append(f"{name} ({dep.label}): {exc.message}")
                     first_error = first_error or exc
                     log.warning("model %s at %s failed: %s", name, dep.api_base, exc.message)
                     continue
                 result.attempts = attempts
+                result.counted = counted
                 return result
         assert first_error is not None
         raise first_error
+
+    def _checked(self, alias: ModelAlias, dep: Deployment, call: "_Call") -> Completion:
+        """One answer that is fit to write, else ReplyRejected. A bad reply is tried once more
+        (sampling differs; a cut-off one is asked to be shorter)."""
+        result = self._with_retries(alias, dep, call)
+        problem = self._problem(alias, result)
+        if problem is not None and problem.retry_helps:
+            log.warning("reply of %s was %s; asking once more", alias.name, problem.value)
+            result = self._with_retries(alias, dep, _retry_call(call, problem))
+            problem = self._problem(alias, result)
+        if problem is not None:
+            raise ReplyRejected(dep.model, problem.value, " ".join(result.text.split())[:80], _FIX[problem])
+        result.text = replies.strip_trailing_control(result.text) if not result.tool_calls else result.text
+        return result
+
+    def _problem(self, alias: ModelAlias, result: Completion) -> "replies.ReplyProblem | None":
+        if result.tokens_in is not None and result.tokens_in >= alias.num_ctx - PROMPT_CUT_MARGIN:
+            return replies.ReplyProblem.PROMPT_CUT
+        if result.tool_calls:
+            return None
+        return replies.problem_with(result.text, result.finish_reason)
 
     def _deployments(self, alias: ModelAlias) -> list[Deployment]:
         """Where to try first: a host that has the model resident, then one with a free slot,
@@ -141,6 +195,7 @@ class ModelClient:
         message = response.choices[0].message
         text = message.content or ""
         usage = getattr(response, "usage", None)
+        self.calibration.record(dep.model, call.messages, call.tools, getattr(usage, "prompt_tokens", None))
         tool_calls = [{"id": tc.id, "name": tc.function.name, "arguments": tc.function.arguments}
                       for tc in (getattr(message, "tool_calls", None) or [])]
         return Completion(
@@ -153,6 +208,7 @@ class ModelClient:
             duration_ms=int((time.monotonic() - started) * 1000),
             warm=lease.warm if lease is not None else None,
             tool_calls=tool_calls,
+            finish_reason=response.choices[0].finish_reason,
         )
 
     def _prefetch(self, alias_name: str, run_id: str | None) -> None:
@@ -192,15 +248,55 @@ class ModelClient:
         try:
             if on_token is None:
                 return litellm.completion(stream=False, **kwargs)
-            chunks = []
+            chunks, calls = [], []
             for chunk in litellm.completion(stream=True, **kwargs):
                 chunks.append(chunk)
-                piece = chunk.choices[0].delta.content if chunk.choices else None
-                if piece:
-                    on_token(piece)
-            return litellm.stream_chunk_builder(chunks, messages=messages)
+                delta = chunk.choices[0].delta if chunk.choices else None
+                calls.extend(getattr(delta, "tool_calls", None) or [])
+                if delta is not None and delta.content:
+                    on_token(delta.content)
+            return _with_streamed_calls(litellm.stream_chunk_builder(chunks, messages=messages), calls)
         except Exception as exc:
             raise _translate_litellm(exc, dep) from None
+
+
+def _with_streamed_calls(response, calls: list):
+    """litellm's chunk builder loses Ollama's streamed tool calls (they come without an id): put
+    them back, so a streamed turn of a tool loop still acts."""
+    message = response.choices[0].message
+    if not calls or getattr(message, "tool_calls", None):
+        return response
+    from litellm.types.utils import ChatCompletionMessageToolCall, Function
+
+    message.tool_calls = [ChatCompletionMessageToolCall(
+        id=c.id or f"call_{i}", type="function",
+        function=Function(name=c.function.name, arguments=c.function.arguments or "{}"))
+        for i, c in enumerate(calls) if getattr(c, "function", None) and c.function.name]
+    return response
+
+
+PROMPT_CUT_MARGIN = 16  # a prompt this close to num_ctx was cut by the server to fit
+
+_FIX = {
+    replies.ReplyProblem.CUT_OFF: "raise `num_predict` for the model alias in routine.yaml, or ask for a shorter answer.",
+    replies.ReplyProblem.EMPTY: "try again with `routine fire`; if it persists, check the model with `ollama run`.",
+    replies.ReplyProblem.CONTROL_TOKENS: "the model's chat template does not match its server; check the model "
+                                         "(`ollama show --modelfile`) or the OpenAI-compatible server's template.",
+    replies.ReplyProblem.REPETITION: "try again; if it persists, use a larger model or set a repeat_penalty in "
+                                     "the alias's options.",
+    replies.ReplyProblem.PROMPT_CUT: "raise `num_ctx` for the model alias in routine.yaml (the prompt was counted "
+                                     "too low: see `routine runs show`).",
+}
+
+
+def _retry_call(call: "_Call", problem: "replies.ReplyProblem") -> "_Call":
+    if problem is not replies.ReplyProblem.CUT_OFF:
+        return call
+    from dataclasses import replace
+
+    nudge = {"role": "user", "content": "Your previous answer was too long and was cut off. Answer again, "
+                                        "complete but much shorter."}
+    return replace(call, messages=[*call.messages, nudge])
 
 
 def _translate_litellm(exc: Exception, dep: Deployment) -> ModelError:

@@ -44,7 +44,7 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
                                  "after": [s.agent for s in block.steps[index + 1:]]})
         following = agents.get(block.steps[index + 1].agent) if index + 1 < len(block.steps) else None
         request = StepRequest(agent=agent, task=step.task or agent.task, write=step.write or agent.write,
-                              inputs=step.inputs, search=step.search, trigger=trigger, block=block.id,
+                              inputs=step.inputs, search=step.search, graph=step.graph, trigger=trigger, block=block.id,
                               step_index=index, parent=parent, slot=slot, prior=dict(prior),
                               prefetch=following.model if following else None)
         result = runner.run_step(request, dry_run=dry_run, stream=stream)

@@ -1,61 +1,116 @@
-"""Fitting context into the model's pinned context window, dropping the least important first.
+"""Fitting context into the model's window: by priority, then by section, never over the limit.
 
-No tokenizer is loaded (edge-frugal); we estimate conservatively at 3.5 characters a token,
-which over-counts English and markdown for Llama/Mistral/Qwen tokenizers.
+The limit is the alias's ``num_ctx`` less the answer's reserve (``num_predict``). Items are
+taken most important first (``context.Priority``). An item that does not fit whole gives its
+most relevant sections that do (``relevance``), shown in document order; only a piece with no
+sections to choose from (a step's output, a note without headings) is cut, at a paragraph.
+What was left out is listed for the model with how to fetch it, and journaled.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from routine.errors import ContextTooSmall
+from routine.models.tokens import Counter
 from routine.runner.context import ContextItem
 
-CHARS_PER_TOKEN = 3.5
-MESSAGE_OVERHEAD = 8  # role markers and template tokens per message
-MIN_USEFUL_TOKENS = 200  # below this, a truncated note is noise: drop it whole
+ITEM_OVERHEAD = 6        # "## label", blank lines around an item
+MIN_USEFUL_TOKENS = 120  # below this, a cut piece is noise: leave it out whole
 
 
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD
+@dataclass(frozen=True)
+class Kept:
+    """One piece of context as the model sees it."""
+
+    label: str
+    text: str
+    source: str | None
+    order: int
 
 
 @dataclass
 class Fitted:
-    kept: list[ContextItem]
-    dropped: list[dict]  # {"label", "source", "reason"}
+    kept: list[Kept]
+    dropped: list[dict] = field(default_factory=list)  # {"label", "source", "reason"}
 
 
-def fit(items: list[ContextItem], fixed_text: str, num_ctx: int, reserve_output: int) -> Fitted:
-    """Keep items while they fit beside ``fixed_text`` (system prompt, task, instructions).
-
-    The fixed part is never cut: if it alone does not fit, that is an error the person must
-    see, not a silently truncated task.
-    """
-    budget = num_ctx - reserve_output - estimate_tokens(fixed_text)
+def fit(items: list[ContextItem], fixed_tokens: int, limit: int, counter: Counter) -> Fitted:
+    """Keep what fits in ``limit`` beside ``fixed_tokens`` (system prompt, task, instructions,
+    tool schemas). The fixed part is never cut: if it alone does not fit, that is an error the
+    person must see, not a silently truncated task."""
+    budget = limit - fixed_tokens
     if budget < 0:
         raise ContextTooSmall(
-            f"The system prompt and task need about {estimate_tokens(fixed_text)} tokens, "
-            f"more than the {num_ctx - reserve_output} the model's context leaves after its answer.",
+            f"The system prompt, task and tools need about {fixed_tokens} tokens, more than the {limit} "
+            f"the model's window leaves after its answer.",
             "shorten the agent's prompt or the task, or raise `num_ctx` for the model alias in routine.yaml.",
         )
-    # Most important first; within a priority, earlier declared first.
-    ranked = sorted(items, key=lambda it: (-it.priority, it.order))
-    kept, dropped = [], []
-    for item in ranked:
-        cost = estimate_tokens(item.label) + estimate_tokens(item.text)
-        if cost <= budget:
-            kept.append(item)
-            budget -= cost
-        elif budget >= MIN_USEFUL_TOKENS:
-            keep_chars = int((budget - estimate_tokens(item.label) - 16) * CHARS_PER_TOKEN)
-            cut = len(item.text) - keep_chars
-            item.text = item.text[:keep_chars].rstrip() + f"\n\n[… {cut} characters left out for length]"
-            kept.append(item)
-            dropped.append({"label": item.label, "source": item.source, "reason": f"truncated: last {cut} characters left out"})
-            budget = 0
+    out = Fitted([])
+    for item in sorted(items, key=lambda it: (-it.priority, it.order)):
+        budget -= _take(item, budget, counter, out)
+    out.kept.sort(key=lambda k: k.order)
+    return out
+
+
+def _take(item: ContextItem, budget: int, counter: Counter, out: Fitted) -> int:
+    """Add ``item`` (or what of it fits) to ``out``; returns the tokens it used."""
+    label_cost = counter.text(item.label) + ITEM_OVERHEAD
+    whole = item.render()
+    if not whole:
+        return 0
+    cost = label_cost + counter.text(whole)
+    if cost <= budget:
+        out.kept.append(Kept(item.label, whole, item.source, item.order))
+        return cost
+    room = budget - label_cost - counter.text(item.properties)
+    if len(item.sections) > 1 and room > 0:
+        keep = _best_sections(item, room, counter)
+        if keep:
+            text = item.render(keep)
+            left = [s.heading or "(top)" for i, s in enumerate(item.sections) if i not in keep]
+            out.kept.append(Kept(item.label, text, item.source, item.order))
+            out.dropped.append(_dropped(item, "sections left out for length: " + ", ".join(left)))
+            return label_cost + counter.text(text)
+    if room >= MIN_USEFUL_TOKENS:
+        text = _cut(whole, room, counter)
+        out.kept.append(Kept(item.label, text, item.source, item.order))
+        out.dropped.append(_dropped(item, f"cut: the last {len(whole) - len(text)} characters left out for length"))
+        return label_cost + counter.text(text)
+    out.dropped.append(_dropped(item, "left out: no room in the context window"))
+    return 0
+
+
+def _best_sections(item: ContextItem, room: int, counter: Counter) -> list[int]:
+    ranked = sorted(range(len(item.sections)), key=lambda i: -item.scores[i] if item.scores else i)
+    keep, used = [], 0
+    for i in ranked:
+        cost = counter.text(item.sections[i].render()) + 2
+        if used + cost <= room:
+            keep.append(i)
+            used += cost
+    return keep
+
+
+def _cut(text: str, room: int, counter: Counter) -> str:
+    """The head of ``text`` that fits ``room`` tokens, ended at a paragraph or line if one is near."""
+    note = "\n\n[… the rest left out for length]"
+    room -= counter.text(note)
+    lo, hi = 0, len(text)
+    while lo < hi:  # the longest prefix that fits
+        mid = (lo + hi + 1) // 2
+        if counter.text(text[:mid]) <= room:
+            lo = mid
         else:
-            dropped.append({"label": item.label, "source": item.source, "reason": "left out: no room in the context window"})
-    kept.sort(key=lambda it: it.order)
-    return Fitted(kept, dropped)
+            hi = mid - 1
+    head = text[:lo]
+    for sep in ("\n\n", "\n"):
+        at = head.rfind(sep)
+        if at > len(head) * 0.6:
+            head = head[:at]
+            break
+    return head.rstrip() + note
+
+
+def _dropped(item: ContextItem, reason: str) -> dict:
+    return {"label": item.label, "source": item.source, "reason": reason}

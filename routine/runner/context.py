@@ -1,5 +1,13 @@
-"""Gathering what goes into a step's prompt: grounding notes, declared inputs, earlier steps,
-and the notes a step's `search:` finds.
+"""Gathering what goes into a step's prompt, each piece with its priority and its sections.
+
+What a step sees, most important first (``Priority``): the earlier steps' outputs, the note
+it is writing (its current draft), the agent's grounding, the step's declared inputs, notes
+those inputs link to or match by glob, and last what its ``search:`` finds. Notes are read as
+outlines (``routine.vault.outline``): comments and routine's markers out, properties on one
+line, text in sections, so a long note can give its relevant sections instead of a cut-off
+head (``routine.runner.budget``). Nothing is included twice: a note asked for twice comes
+once, at its higher priority, and a section that holds an earlier step's output (which the
+prompt already carries) is left out of the note.
 
 Every read goes through the agent's `reads` scope (``routine.vault.scope.check_read``): the
 runtime enforces permissions, whatever a schedule or model asks for. Search hits come from
@@ -8,37 +16,55 @@ the index already filtered to those scopes (``routine.memory.retrieve``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import IntEnum
 from pathlib import Path
 from typing import Any, Callable
 
 from routine.config.model import AgentSpec
 from routine.errors import NoteUnreadable
-from routine.templating import render
-from routine.vault import (
-    check_read,
-    glob_match,
-    read_note,
-    resolve_wikilink,
-    wikilink_for,
-)
+from routine.runner import inputs as input_forms
+from routine.runner.relevance import section_scores
+from routine.vault import check_read, in_scope, read_note, resolve_wikilink, wikilink_for
+from routine.vault.outline import Section, compact_properties, find, readable, sections
 
-# Drop order under the token budget: lowest priority goes first.
-PRIORITY_SEARCH = 1
-PRIORITY_INPUT = 2
-PRIORITY_GROUNDING = 3
-PRIORITY_STEP = 4
+
+class Priority(IntEnum):
+    """Drop order under the token budget: the lowest goes first."""
+
+    SEARCH = 1     # found by meaning
+    OLDER = 2      # notes a glob matched or an input links to
+    INPUT = 3      # the step's declared inputs
+    GROUNDING = 4  # the agent's always-there notes (OKRs, Project Map)
+    TARGET = 5     # the note being written: its current draft
+    STEP = 6       # earlier steps' outputs in this block: the handoff
+
 
 MAX_GLOB_NOTES = 20
+MAX_LINKED_NOTES = 8
 
 
 @dataclass
 class ContextItem:
     label: str  # shown to the model as the heading of this piece of context
-    text: str
-    priority: int
+    priority: Priority
+    sections: list[Section]
     source: str | None = None  # vault-relative path, for provenance and citations
     order: int = 0
+    properties: str = ""
+    scores: list[float] = field(default_factory=list)  # per section: higher is kept first
+    removed: list[str] = field(default_factory=list)   # sections left out as duplicates, said to the model
+
+    def render(self, keep: list[int] | None = None) -> str:
+        """The text the model sees: properties, then the kept sections in document order."""
+        chosen = [s for i, s in enumerate(self.sections) if keep is None or i in keep]
+        parts = [f"Properties: {self.properties}"] if self.properties else []
+        parts += [s.render() for s in chosen if s.render()]
+        return "\n\n".join(parts).strip()
+
+    @property
+    def text(self) -> str:
+        return self.render()
 
 
 @dataclass
@@ -51,82 +77,166 @@ class Search:
     progress: Callable[[str, int, int], None] | None = None
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where the step writes: the note (vault-relative) and the section, if any."""
+
+    note: str
+    section: str | None = None
+
+
 @dataclass
 class Gathered:
     items: list[ContextItem]
     missing: list[str]  # declared inputs that do not exist (yet): said to the model and journaled
 
 
-def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: dict, where: str,
-           search: Search | None = None) -> Gathered:
-    items: list[ContextItem] = []
-    missing: list[str] = []
-    seen: set[str] = set()
+@dataclass
+class _Gatherer:
+    vault: Path
+    agent: AgentSpec
+    task: str
+    prior: dict[str, str]
+    target: Target | None
+    items: dict[str, ContextItem] = field(default_factory=dict)  # by source (or label)
+    missing: list[str] = field(default_factory=list)
+    counter: int = 0
 
-    def add_note(rel: str, priority: int) -> None:
-        if rel in seen:
-            return
-        seen.add(rel)
+    def note(self, rel: str, priority: Priority, only: str | None = None, label_note: str = "") -> None:
+        """Add a note, or one section of it. A note asked for twice comes once, at the higher
+        priority; a whole note takes the place of sections of it asked for before. A note that
+        cannot be read (a pipe, a symlink loop, past the size cap) is named as missing, with why."""
         try:
-            note = read_note(vault, rel)
-        except NoteUnreadable as exc:  # a pipe, a loop, past the size cap: said, never a hang
-            missing.append(f"{rel} ({exc.message})")
-            return
-        items.append(ContextItem(wikilink_for(rel), note.body.strip(), priority, rel, len(items)))
+            self._note(rel, priority, only, label_note)
+        except NoteUnreadable as exc:
+            self.missing.append(f"{rel} ({exc.message})")
 
+    def _note(self, rel: str, priority: Priority, only: str | None, label_note: str) -> None:
+        parts = [k for k in self.items if k.startswith(rel + "#")]
+        whole = self.items.get(rel)
+        if whole is not None or (only is not None and f"{rel}#{only}" in self.items):
+            item = whole or self.items[f"{rel}#{only}"]
+            item.priority = max(item.priority, priority)
+            return
+        if only is None and parts:
+            priority = max([priority, *(self.items[k].priority for k in parts)])
+            order = min(self.items[k].order for k in parts)
+            for key in parts:
+                del self.items[key]
+            self.items[rel] = self._read(rel, priority, None, label_note, order)
+            return
+        self.items[rel if only is None else f"{rel}#{only}"] = self._read(rel, priority, only, label_note,
+                                                                           self.next_order())
+
+    def _read(self, rel: str, priority: Priority, only: str | None, label_note: str, order: int) -> ContextItem:
+        note = read_note(self.vault, rel)
+        outline = sections(readable(note.body))
+        label = wikilink_for(rel)
+        if only is not None:
+            part = find(outline, only)
+            if part:
+                outline, label = part, f"{label} (§ {only})"
+            else:
+                label_note = f"(no section {only!r}: the whole note)"
+        outline, removed = self._without_handoffs(outline)
+        target_section = self.target.section if self.target and self.target.note == rel else None
+        return ContextItem(f"{label} {label_note}".strip(), priority, outline, rel, order,
+                           compact_properties(note.frontmatter),
+                           section_scores(outline, self.task, target_section, is_target=priority == Priority.TARGET),
+                           removed)
+
+    def _without_handoffs(self, outline: list[Section]) -> tuple[list[Section], list[str]]:
+        """Sections that repeat an earlier step's output (it is in the prompt already)."""
+        outputs = [" ".join(text.split()) for text in self.prior.values() if len(text.strip()) >= 40]
+        if not outputs:
+            return outline, []
+        kept, removed = [], []
+        for sec in outline:
+            flat = " ".join(sec.text.split())
+            if flat and any(out in flat or (len(flat) >= 40 and flat in out) for out in outputs):
+                removed.append(sec.heading or "(top)")
+            else:
+                kept.append(sec)
+        return kept, removed
+
+    def text(self, key: str, label: str, text: str, priority: Priority) -> None:
+        self.items[key] = ContextItem(label, priority, [Section(None, 0, text.strip())], None, self.next_order())
+
+    def next_order(self) -> int:
+        self.counter += 1
+        return self.counter
+
+
+def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: dict, where: str,
+           search: Search | None = None, target: Target | None = None, prior: dict[str, str] | None = None,
+           journal_report: Callable[[int], str] | None = None) -> Gathered:
+    g = _Gatherer(vault, agent, str(variables.get("task", "")), prior or {}, target)
     for link in agent.grounding:
-        target = link.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
-        rel = resolve_wikilink(vault, target)
+        name = link.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
+        rel = resolve_wikilink(vault, name)
         if rel is None:
-            missing.append(link)
+            g.missing.append(link)
             continue
         check_read(vault, list(agent.reads), rel, agent.name)
-        add_note(rel, PRIORITY_GROUNDING)
-
+        g.note(rel, Priority.GROUNDING)
     for i, raw in enumerate(inputs):
-        text = render(raw, variables, f"{where}, inputs[{i}]")
-        if "steps." in raw:  # an earlier step's output, not a path
-            if text.strip():
-                items.append(ContextItem(_step_label(raw), text.strip(), PRIORITY_STEP, None, len(items)))
-            continue
-        rel = text.strip()
-        if any(ch in rel for ch in "*?["):
-            for match in _expand_glob(vault, rel, agent)[:MAX_GLOB_NOTES]:
-                add_note(match, PRIORITY_INPUT)
-            continue
-        path = check_read(vault, list(agent.reads), rel, agent.name)
-        if not path.is_file():
-            missing.append(rel)
-            continue
-        add_note(rel, PRIORITY_INPUT)
-
+        for form in input_forms.expand(raw, variables, f"{where}, inputs[{i}]"):
+            _add_input(g, form, journal_report)
+    if target is not None and _readable(vault, agent, target.note):
+        g.note(target.note, Priority.TARGET)
     if search is not None and search.query:
-        # Notes already given whole are not offered again; the rest are ranked within the scopes.
-        hits = search.memory.search(search.query, search.k, list(agent.reads), exclude=set(seen),
+        # Notes already given are not offered again; the rest are ranked within the scopes.
+        hits = search.memory.search(search.query, search.k, list(agent.reads), exclude={it.source for it in g.items.values() if it.source},
                                     progress=search.progress)
         for hit in hits:
-            items.append(ContextItem(f"{hit.link} (found by search)", hit.text.strip(), PRIORITY_SEARCH,
-                                     hit.path, len(items)))
-    return Gathered(items, missing)
+            g.text(f"search:{hit.path}", f"{hit.link} (found by search)", readable(hit.text), Priority.SEARCH)
+            g.items[f"search:{hit.path}"].source = hit.path
+    return Gathered(sorted(g.items.values(), key=lambda it: it.order), g.missing)
 
 
-def _step_label(raw: str) -> str:
-    name = raw.split("steps.", 1)[1].split(".", 1)[0]
-    return f"Output of the {name} step, just now"
+def _add_input(g: _Gatherer, form: input_forms.Input, journal_report) -> None:
+    vault, agent = g.vault, g.agent
+    if form.kind is input_forms.Kind.STEP:
+        if form.text.strip():
+            g.text(f"step:{form.name}", f"Output of the {form.name} step, just now", form.text, Priority.STEP)
+    elif form.kind is input_forms.Kind.JOURNAL:
+        if journal_report is not None:
+            g.text(f"journal:{form.days}", f"routine's own journal, the last {form.days} days",
+                   journal_report(form.days), Priority.INPUT)
+    elif form.kind is input_forms.Kind.GLOB:
+        for rel in input_forms.glob_notes(vault, form.path, list(agent.reads), form.today)[:MAX_GLOB_NOTES]:
+            g.note(rel, Priority.OLDER)
+    elif form.kind is input_forms.Kind.LINKS:
+        _add_links(g, form)
+    else:
+        path = check_read(vault, list(agent.reads), form.path, agent.name)
+        if not path.is_file():
+            g.missing.append(form.path + (f"#{form.section}" if form.section else ""))
+            return
+        g.note(form.path, Priority.INPUT, only=form.section)
 
 
-def _expand_glob(vault: Path, pattern: str, agent: AgentSpec) -> list[str]:
-    """Notes matching a glob, newest first, only those the agent may read."""
-    import os
+def _add_links(g: _Gatherer, form: input_forms.Input) -> None:
+    """The notes a note (or one of its sections) links to, in link order, those the agent may read."""
+    path = check_read(g.vault, list(g.agent.reads), form.path, g.agent.name)
+    if not path.is_file():
+        g.missing.append(f"links of {form.path}")
+        return
+    outline = sections(readable(read_note(g.vault, form.path).body))
+    if form.section:
+        outline = find(outline, form.section)
+    from routine.vault import wikilinks
 
-    from routine.vault import in_scope
-    from routine.vault.files import vault_files
+    seen = 0
+    for link in wikilinks("\n".join(s.text for s in outline)):
+        rel = resolve_wikilink(g.vault, link)
+        if rel is None or rel == form.path or not in_scope(list(g.agent.reads), rel):
+            continue
+        g.note(rel, Priority.OLDER)
+        seen += 1
+        if seen >= MAX_LINKED_NOTES:
+            break
 
-    hits = []
-    for rel in vault_files(vault):  # UTF-8 names, regular files, no hidden folders, no loops
-        if rel.lower().endswith(".md") and glob_match(pattern, rel) and in_scope(list(agent.reads), rel):
-            try:
-                hits.append((os.stat(vault / rel).st_mtime, rel))
-            except OSError:
-                continue
-    return [rel for _, rel in sorted(hits, reverse=True)]
+
+def _readable(vault: Path, agent: AgentSpec, rel: str) -> bool:
+    return in_scope(list(agent.reads), rel) and (vault / rel).is_file()

@@ -7,7 +7,8 @@ from functools import lru_cache
 from importlib import resources
 
 from routine.config.model import AgentSpec, ModelAlias
-from routine.runner.budget import fit
+from routine.models.tokens import Counter, count_request
+from routine.runner.budget import Fitted, fit
 from routine.runner.context import Gathered
 from routine.templating import render
 
@@ -34,6 +35,8 @@ class Prompt:
     dropped: list[dict]
     missing: list[str]
     tools: list[str] = field(default_factory=list)
+    counted: int = 0  # prompt tokens as counted before sending (messages and tool schemas)
+    limit: int = 0    # the most the window allows beside the answer's reserve
 
 
 def output_instructions(kind: str, note: str, section: str | None) -> str:
@@ -41,21 +44,32 @@ def output_instructions(kind: str, note: str, section: str | None) -> str:
 
 
 def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, variables: dict,
-          instructions: str, person: str = "the person") -> Prompt:
+          instructions: str, counter: Counter, person: str = "the person") -> Prompt:
+    """The messages of a step, fitted so that the whole request (tool schemas included) counts
+    at most ``num_ctx - num_predict`` tokens by ``counter``."""
+    from routine.tools.registry import tools_for
+
     agent_prompt = render(agent.system_prompt, {**variables, "agent": agent.name}, f"the prompt of {agent.source}")
     system = render(_template("system.md.j2"),
                     {**variables, "agent_prompt": agent_prompt, "agent": agent.name, "person": person},
                     "system.md.j2").strip()
     base = {**variables, "task": task, "output_instructions": instructions, "missing": gathered.missing,
-            "tools": list(agent.tools)}
-    fixed = system + render(_template("step.md.j2"), {**base, "items": [], "dropped": []}, "step.md.j2")
-    fitted = fit(gathered.items, fixed, alias.num_ctx, alias.num_predict)
-    user = render(_template("step.md.j2"), {**base, "items": fitted.kept, "dropped": fitted.dropped}, "step.md.j2")
-    sources = [it.source for it in fitted.kept if it.source]
-    return Prompt(
-        messages=[{"role": "system", "content": system}, {"role": "user", "content": user.strip()}],
-        sources=sources,
-        dropped=fitted.dropped,
-        missing=gathered.missing,
-        tools=list(agent.tools),
-    )
+            "tools": list(agent.tools), "can_read": "read_note" in agent.tools}
+    specs = [t.spec() for t in tools_for(agent)] or None
+    limit = alias.num_ctx - alias.num_predict
+
+    def messages_with(fitted: Fitted) -> list[dict]:
+        user = render(_template("step.md.j2"), {**base, "items": fitted.kept, "dropped": fitted.dropped}, "step.md.j2")
+        return [{"role": "system", "content": system}, {"role": "user", "content": user.strip()}]
+
+    fixed = count_request(counter, messages_with(Fitted([])), specs)
+    fitted = fit(gathered.items, fixed, limit, counter)
+    messages = messages_with(fitted)
+    counted = count_request(counter, messages, specs)
+    while counted > limit:  # the list of what was left out costs tokens too: fit again, tighter
+        fixed += counted - limit + 16
+        fitted = fit(gathered.items, fixed, limit, counter)
+        messages = messages_with(fitted)
+        counted = count_request(counter, messages, specs)
+    return Prompt(messages=messages, sources=[k.source for k in fitted.kept if k.source], dropped=fitted.dropped,
+                  missing=gathered.missing, tools=list(agent.tools), counted=counted, limit=limit)

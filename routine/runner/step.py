@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Callable
 from zoneinfo import ZoneInfo
 
 from routine import runcontext, sysmetrics
 from routine.alerts import raise_alert
-from routine.config.model import AgentSpec, Config, SearchSpec, WriteSpec
+from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, WriteSpec
+from routine.config.sandbox import with_assignments
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, new_run_id
 from routine.runner import context, prompt
@@ -33,6 +34,7 @@ class StepRequest:
     write: WriteSpec
     inputs: tuple[str, ...] = ()
     search: SearchSpec | None = None  # notes found by meaning, within the agent's reads scopes
+    graph: GraphSpec | None = None    # typed links around a note (issue 15), within the agent's reads scopes
     trigger: str = "manual"
     block: str | None = None
     step_index: int | None = None
@@ -51,7 +53,7 @@ class StepRequest:
             raise UsageError(f"Agent {agent.name} has no default task.",
                              f"pass --task TEXT, or add `task:` to {agent.source}.")
         write = agent.write or WriteSpec(note=f"{config.layout.daily}/{{{{ today }}}}.md", section=agent.name.title())
-        return cls(agent=agent, task=task, write=write, trigger=trigger)
+        return cls(agent=agent, task=task, write=write, inputs=agent.inputs, trigger=trigger)
 
 
 @dataclass
@@ -123,6 +125,14 @@ class Runner:
             self._own_memory.close()
             self._own_memory = self._memory = None
 
+    def _journal_report(self, days: int) -> str:
+        """routine's own journal of the last ``days`` days, for an input `journal: 7d` (the Watcher)."""
+        from routine.journal.report import team_report
+
+        if self.journal is None:
+            return "(no journal in a dry run without state)"
+        return team_report(self.journal.db, self.clock(), days)
+
     def _search_for_tools(self, query: str, k: int, reads: list[str]) -> list[dict]:
         """The search_notes tool's search: the same index and scope filter as a step's `search:`."""
         return [hit.as_dict() for hit in self.memory.search(query, k, reads=reads, progress=self._indexing)]
@@ -132,6 +142,8 @@ class Runner:
 
     def run_step(self, req: StepRequest, dry_run: bool = False, stream: bool = False) -> StepOutcome:
         now = self.clock()
+        # Assignments change in the vault (a task line, a project's members): the scopes of now.
+        req = replace(req, agent=with_assignments(req.agent, self.config.vault))
         alias = self.config.models[req.agent.model]
         if dry_run:
             return self._step(req, None, now, dry_run=True, stream=stream)
@@ -171,16 +183,24 @@ class Runner:
             if req.search is not None:
                 search = context.Search(render(req.search.query, variables, f"the search query of {where}").strip(),
                                         req.search.k, self.memory, self._indexing)
-            gathered = context.gather(self.config.vault, agent, req.inputs, variables, where, search)
+            gathered = context.gather(self.config.vault, agent, req.inputs, variables, where, search,
+                                      target=context.Target(target.append or target.note, target.section),
+                                      prior=req.prior, journal_report=self._journal_report)
+            if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
+                from routine.graph.context import graph_items
+
+                gathered.items += graph_items(self.config, agent, req.graph, variables, where, 1000 + len(gathered.items))
             kind = "append" if target.append else ("section" if target.section else "note")
             instructions = prompt.output_instructions(kind, target.append or target.note, target.section)
-            built = prompt.build(agent, alias, task, gathered, variables, instructions)
+            built = prompt.build(agent, alias, task, gathered, variables, instructions,
+                                 counter=self.models.counter(agent.model))
         except RoutineError as exc:
             return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed", task=req.task)
         if dry_run:
             return StepOutcome(None, "dry-run", prompt=built, model=alias.model)
 
-        self.journal.update(run_id, task=task, prompt=built.messages, sources=built.sources, dropped=built.dropped)
+        self.journal.update(run_id, task=task, prompt=built.messages, sources=built.sources, dropped=built.dropped,
+                            details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit})
         try:
             on_token = (lambda piece: self.on_event("token", {"run": run_id, "text": piece})) if stream else None
             answer = self._answer(req, built, run_id, now, on_token)
@@ -199,8 +219,8 @@ class Runner:
                                    "message": result.message},
                             tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
                             load_duration_ms=answer.load_duration_ms, warm=answer.warm,
-                            details={**req.details, **({"fallback_attempts": answer.attempts} if answer.attempts else {})}
-                            or None)
+                            details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit,
+                                     **({"fallback_attempts": answer.attempts} if answer.attempts else {})})
         self.on_event("wrote", {"run": run_id, "path": result.rel, "outcome": result.outcome, "message": result.message})
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)

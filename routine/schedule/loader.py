@@ -6,18 +6,19 @@ while another is being fixed; `load_schedules` raises with the problems of all f
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from routine.config.checks import sample_error, sample_path
-from routine.config.model import AgentSpec, Config, SearchSpec, StepSpec, WriteSpec
+from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
 from routine.config.schema import SCHEDULE
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml
 from routine.errors import ConfigError, Problem, RoutineError
 from routine.schedule.cron import Cron, CronError
 from routine.schedule.model import Block, Schedules, Trigger, parse_duration
-from routine.templating import unknown_variables
+from routine.templating import KNOWN_VARIABLES, LIST_VARIABLES, unknown_variables
 
 
 @dataclass
@@ -189,12 +190,18 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
         if not isinstance(item, str):
             continue
         _check_template(doc, here + ("inputs", j), item, earlier, problems)
-        if "steps." not in item and not any(c in item for c in "*?["):
-            rel = sample_path(item)
+        if "steps." not in item and not any(c in item for c in "*?[") and not item.startswith("journal:"):
+            rel = sample_path(_input_path(item))
             if rel is not None and not _in_scope(agent.reads, rel):
                 problems.append(doc.problem(here + ("inputs", j), f"{item!r} is outside agent {agent.name}'s reads scope ({', '.join(agent.reads) or 'none'})."))
     if isinstance(s.get("search"), dict) and isinstance(s["search"].get("query"), str):
         _check_template(doc, here + ("search", "query"), s["search"]["query"], earlier, problems)
+    if isinstance(s.get("graph"), dict) and isinstance(s["graph"].get("around"), str):
+        around = s["graph"]["around"]
+        _check_template(doc, here + ("graph", "around"), around, earlier, problems)
+        if "/" in around and "{" not in around and not _in_scope(agent.reads, around.removesuffix(".md") + ".md"):
+            problems.append(doc.problem(here + ("graph", "around"), f"{around!r} is outside agent {agent.name}'s reads "
+                                        f"scope ({', '.join(agent.reads) or 'none'}), so its graph would be empty."))
     raw_write = s.get("write") if isinstance(s.get("write"), dict) else None
     write = WriteSpec.from_dict(raw_write) or agent.write
     if write is None:
@@ -211,7 +218,16 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
     if len(problems) > before:
         return None
     search = SearchSpec(s["search"]["query"], s["search"].get("k", 6)) if isinstance(s.get("search"), dict) else None
-    return StepSpec(agent=agent.name, task=s.get("task"), inputs=tuple(s.get("inputs", ())), search=search, write=write)
+    raw_graph = s.get("graph") if isinstance(s.get("graph"), dict) else {}
+    graph = GraphSpec(raw_graph["around"], raw_graph.get("depth", 1)) if isinstance(raw_graph.get("around"), str) else None
+    return StepSpec(agent=agent.name, task=s.get("task"), inputs=tuple(s.get("inputs", ())), search=search, write=write,
+                    graph=graph)
+
+
+def _input_path(item: str) -> str:
+    """The note an input names: no `links:` prefix, no `#Section`, a list variable as one date."""
+    text = item.removeprefix("links:").strip().split("#", 1)[0]
+    return re.sub(r"\{\{\s*(" + "|".join(LIST_VARIABLES) + r")\s*\}\}", "2026-01-05", text)
 
 
 def _check_template(doc, path, text: str, earlier: list[str], problems) -> None:
@@ -224,7 +240,7 @@ def _check_template(doc, path, text: str, earlier: list[str], problems) -> None:
         return
     if bad:
         problems.append(doc.problem(path, f"unknown template variable {', '.join(sorted(bad))}; "
-                                          "use today, yesterday, tomorrow, now, weekday, iso_week, timezone, task or steps.AGENT.output."))
+                                          f"use {', '.join(sorted(KNOWN_VARIABLES - {'steps'}))} or steps.AGENT.output."))
         return
     failure = sample_error(text, earlier)
     if failure and all(name in earlier for name in _step_refs(text)):

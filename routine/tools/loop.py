@@ -42,9 +42,10 @@ class LoopResult:
 
 def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], ctx: ToolContext,
                   max_iterations: int, timeout: float, run_id: str | None = None, beat=lambda: None,
-                  out: LoopResult | None = None) -> LoopResult:
+                  out: LoopResult | None = None, on_token=None) -> LoopResult:
     """``out``: filled as the loop goes, so the caller keeps the transcript even when a model
-    call raises halfway (a tool may already have written)."""
+    call raises halfway (a tool may already have written). ``on_token``: each turn streamed
+    (a conversation shows its answer as it comes)."""
     by_name = {t.name: t for t in tools}
     specs = [t.spec() for t in tools]
     messages = list(messages)
@@ -55,7 +56,8 @@ def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], c
         if left <= 0:
             return _stop(out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout) without a final answer")
         beat()
-        answer = client.complete(alias, messages, run_id=run_id, tools=specs, timeout=left)
+        _fit_transcript(client, alias, messages, specs, out)
+        answer = client.complete(alias, messages, run_id=run_id, tools=specs, timeout=left, on_token=on_token)
         out.completions.append(answer)
         out.turns = turn
         calls = native_calls(answer.tool_calls) or calls_in_text(answer.text, set(by_name))
@@ -77,6 +79,21 @@ def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], c
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content})
     return _stop(out, "max-iterations",
                  f"stopped after {max_iterations} model turns without a final answer (max_iterations in the agent note)")
+
+
+ELIDED = "[This tool result was left out for length; call the tool again if you still need it.]"
+
+
+def _fit_transcript(client, alias: str, messages: list[dict], specs: list[dict], out: LoopResult) -> None:
+    """Keep the next request inside the window: the oldest tool results give way first (the
+    model can ask again). If nothing is left to shrink, the client refuses to send."""
+    limit = client.limit(alias)
+    while client.count(alias, messages, specs) > limit:
+        oldest = next((m for m in messages if m.get("role") == "tool" and m["content"] != ELIDED), None)
+        if oldest is None:
+            return
+        oldest["content"] = ELIDED
+        out.log.append({"type": "elided", "tool": oldest.get("name"), "reason": "left out of later turns for length"})
 
 
 def _stop(out: LoopResult, status: str, error: str) -> LoopResult:

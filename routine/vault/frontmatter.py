@@ -21,6 +21,11 @@ _CLOSING = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
 _TOP_KEY = re.compile(r"""^(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:,\[\]{}&*!|>%@`][^:#]*?))[ \t]*:(?:[ \t\r\n]|$)""")
 
 
+# libyaml's loader where PyYAML has it: the same safe types, several times faster (the knowledge
+# graph reads every note's properties on a first build).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class _Dumper(yaml.SafeDumper):
     """safe_dump, except an empty value is written as `key:` (Obsidian's empty property)."""
 
@@ -56,7 +61,7 @@ def parse_frontmatter(text: str) -> FrontmatterSplit:
     block, body = text[:end], text[end:]
     inner = text[opening.end():closing.start()]
     try:
-        data = yaml.safe_load(inner)
+        data = yaml.load(inner, Loader=_LOADER)
     except yaml.YAMLError as exc:
         return FrontmatterSplit(body=body, block=block, readable=False,
                                 error=f"its frontmatter is not valid YAML ({str(exc).splitlines()[0]})")

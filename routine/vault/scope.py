@@ -71,7 +71,15 @@ def glob_match(pattern: str, rel: str) -> bool:
 
 
 def in_scope(globs: list[str], rel: str) -> bool:
-    return any(glob_match(pattern, rel) for pattern in globs)
+    """Matched by a glob and by no ``!glob`` (an exclusion: the runtime adds one for every note
+    grounding a locked agent, in every other agent's scopes, see ``routine.config.sandbox``)."""
+    return (any(glob_match(p, rel) for p in globs if not p.startswith("!"))
+            and not excluded(globs, rel))
+
+
+def excluded(globs: list[str], rel: str) -> str | None:
+    """The ``!glob`` that excludes ``rel``, if any."""
+    return next((p for p in globs if p.startswith("!") and glob_match(p[1:], rel)), None)
 
 
 def _escape(rel: str, why: str) -> PathEscape:
@@ -121,7 +129,10 @@ def resolve(vault_root: Path, rel: str) -> tuple[Path, str]:
 
 
 def _refuse(agent: str, verb: str, rel: str, scope: str, globs: list[str]) -> ScopeError:
-    listed = ", ".join(globs) if globs else "none"
+    if excluded(globs, rel.split(" (a link to ")[0]) or excluded(globs, rel.rsplit(" (a link to ", 1)[-1].rstrip(")")):
+        return ScopeError(f"{agent} may not {verb} {rel}: it grounds a locked agent, which only that agent may use.",
+                          "ask the person for what you need from it, or work without it.")
+    listed = ", ".join(g for g in globs if not g.startswith("!")) or "none"
     return ScopeError(f"{agent} may not {verb} {rel}: outside its {scope} scope ({listed}).",
                       f"add a matching glob to `{scope}:` in the agent note Agents/{agent}.md, "
                       "or point the step at a path inside its scope.")

@@ -121,6 +121,12 @@ def _rewrite(path: Path, rel: str, change: Callable[[NoteText | None], str | Non
                        "run the step again once the note is no longer being edited or synced.")
 
 
+def rewrite_note(path: Path, rel: str, change: Callable[[NoteText | None], str | None]) -> None:
+    """A person-style edit of a note (a property, a task line) that lands only on the bytes it
+    was computed from, retried if the note changes meanwhile: for commands that edit notes."""
+    _rewrite(path, rel, change)
+
+
 def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Provenance, writes: list[str],
                  drafts_dir: str = "Drafts", approval_required: bool = False) -> WriteResult:
     """Write an agent's output to ``target``, or to a proposal when it may not go there."""

@@ -1,0 +1,89 @@
+"""Benchmark: what every agent was sent over a simulated week of the shipped schedules.
+
+A realistic vault (tests/weekvault.py: OKRs with numbers, a Project Map, three projects, nine
+earlier daily notes, Inbox, research) and every shipped block at its time, Monday to the next
+Monday morning, through the real runner and the stand-in Ollama (whose token counts are
+Mistral's, from mistral-common). Per request: the tokens routine counted, the tokens Mistral's
+tokenizer counts in what was really sent, the limit (num_ctx less the answer's reserve), what
+was left out, and whether each handoff arrived. Figures, not a test (tests/test_context_week.py
+asserts the same promises).
+
+    make bench-context        # or: .venv/bin/python bench/context.py [--days 8] [--quiet]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from fake_ollama import FakeOllama, mistral_tokenizer  # noqa: E402
+from weekvault import make_vault, mistral_count, model_reply, problems_of, simulate  # noqa: E402
+
+MONDAY = date(2026, 11, 23)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--days", type=int, default=8)
+    ap.add_argument("--quiet", action="store_true", help="only the summary")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        server = FakeOllama(max_loaded=3, load_delay=0, tokenizer=mistral_tokenizer(), reply_fn=model_reply).start()
+        for key, sub in (("ROUTINE_CONFIG", "config/routine.yaml"), ("ROUTINE_STATE_DIR", "state"),
+                         ("ROUTINE_RUNTIME_DIR", "run")):
+            os.environ[key] = str(tmp / sub)
+        os.environ["OLLAMA_HOST"] = server.url
+        from routine.cli import main as routine_main
+
+        routine_main(["init", str(tmp / "Vault")])
+        config_file = tmp / "config" / "routine.yaml"
+        config_file.write_text(config_file.read_text() + "\ntimezone: Europe/Berlin\n")
+        make_vault(tmp / "Vault", MONDAY)
+        from routine.config.loader import load_config
+
+        started = time.monotonic()
+        seen = simulate(load_config(), server, [MONDAY + timedelta(days=i) for i in range(args.days)])
+        elapsed = time.monotonic() - started
+        server.stop()
+    report(seen, args.quiet, elapsed)
+    return 0
+
+
+def report(seen, quiet: bool, elapsed: float) -> None:
+    over = dropped_handoffs = requests = partial = left_out = 0
+    worst = 0.0
+    if not quiet:
+        print(f"{'when':<10} {'block/agent':<38} {'mistral':>7} {'limit':>6} {'use':>5}  left out")
+    for step in seen:
+        problems = problems_of(step)
+        over += sum("over the" in p for p in problems)
+        dropped_handoffs += sum("dropped" in p or "did not arrive" in p for p in problems)
+        partial += sum(d.get("reason", "").startswith(("sections", "cut")) for d in step.dropped)
+        left_out += sum("no room" in d.get("reason", "") for d in step.dropped)
+        for body in step.requests:
+            requests += 1
+            opts = body.get("options") or {}
+            limit = int(opts.get("num_ctx", 8192)) - int(opts.get("num_predict", 1024))
+            count = mistral_count(body["messages"], body.get("tools"))
+            worst = max(worst, count / limit)
+            if not quiet:
+                gone = "; ".join(f"{d['label']} ({d['reason'][:40]})" for d in step.dropped) or "-"
+                print(f"{step.when:%a %H:%M}  {step.block + '/' + step.agent:<38} {count:>7} {limit:>6} "
+                      f"{count / limit:>5.0%}  {gone[:110]}{'  !! ' + '; '.join(problems) if problems else ''}")
+    print(f"\n{len(seen)} steps, {requests} requests in {elapsed:.0f}s: {over} over the window by Mistral's "
+          f"tokenizer, {dropped_handoffs} handoffs dropped; fullest request {worst:.0%} of its limit; "
+          f"{partial} notes given by section or cut, {left_out} left out whole (search hits and older notes).")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,118 @@
+"""`routine agent new|list|show|assign|unassign|reassign|publish|install|export|import`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from routine.cli.output import print_json, print_table
+from routine.config.loader import agent_named, load_agents, load_config
+from routine.errors import UsageError
+
+
+def run(args) -> int:
+    command = getattr(args, "agent_command", None) or "list"
+    config = load_config(args.config)
+    if command == "new":
+        return _new(config, args)
+    if command == "import":
+        return _import(config, args)
+    if command == "install":
+        from routine.actions.agent_library import install
+
+        return install(config, args)
+    agents, problems = load_agents(config)
+    if command == "list":
+        return _list(agents, args.json)
+    agent = agent_named(agents, problems, args.name)
+    if command == "show":
+        return _show(config, agent, args.json)
+    if command == "publish":
+        from routine.actions.agent_library import publish
+
+        return publish(config, agent, args)
+    if command == "export":
+        return _export(config, agent, Path(args.dir))
+    from routine.actions.agent_assign import assignment
+
+    return assignment(config, agents, problems, agent, command, args)
+
+
+def _new(config, args) -> int:
+    from routine.agents.authoring import NewAgent, create
+
+    path = create(config, NewAgent(args.name, tuple(args.sources), args.model, tuple(args.tools), args.behaviour,
+                                   args.role, args.locked))
+    print(f"Made {path.relative_to(config.vault)}; its sandbox is its grounding, "
+          f"{config.layout.agents}/{args.name}/ and what you assign it. "
+          f"Try `routine agent show {args.name}`.")
+    return 0
+
+
+def _list(agents, as_json: bool) -> int:
+    from routine.agents.describe import summary
+
+    rows = [summary(a) for a in sorted(agents.values(), key=lambda a: a.name)]
+    if as_json:
+        print_json(rows)
+        return 0
+    for row in rows:
+        row["kind"] = ("custom" if row["custom"] else "built-in") + (", locked" if row["locked"] else "")
+        row["tools"] = ", ".join(row["tools"]) or "-"
+    print_table(rows, ["name", "kind", "model", "role", "tools"])
+    return 0
+
+
+def _show(config, agent, as_json: bool) -> int:
+    from routine.agents.describe import details
+
+    data = details(config, agent)
+    if as_json:
+        print_json(data)
+        return 0
+    kind = "custom agent" if agent.custom else "agent"
+    print(f"{agent.name} ({kind}{', locked' if agent.locked else ''}) — {agent.role}")
+    for key in ("model", "behaviour", "author", "version", "approval", "note"):
+        if data.get(key):
+            print(f"  {key}: {data[key]}")
+    print(f"  tools: {', '.join(agent.tools) or 'none'}")
+    print(f"  reads: {', '.join(data['reads']) or 'none'}")
+    print(f"  writes: {', '.join(data['writes']) or 'none'}")
+    print("  grounding:" + ("" if data["grounding"] else " none")
+          + (" (locked: content hidden)" if agent.locked and data["grounding"] else ""))
+    for item in data["grounding"]:
+        state = "" if item["exists"] else " (missing)"
+        print(f"    {item['link']}{state}" + (f": {item['preview']}" if item.get("preview") else ""))
+    assigned = data["assignments"]
+    print(f"  projects: {', '.join(assigned['projects']) or 'none'}")
+    print(f"  tasks in: {', '.join(assigned['tasks']) or 'none'}")
+    runs = data["last_runs"]
+    print("  last runs:" + ("" if runs else " none"))
+    for r in runs:
+        print(f"    {r['id']}  {r['status']}  {(r['started_at'] or '')[:19]}  {r['wrote'] or ''}")
+    return 0
+
+
+def _export(config, agent, folder: Path) -> int:
+    from routine.agents.smolagents_format import export
+
+    dropped = export(config, agent, folder)
+    print(f"Wrote {agent.name} to {folder} in smolagents' folder format "
+          f"(load it with ToolCallingAgent.from_folder({str(folder)!r})).")
+    if dropped:
+        print(f"Not exported (routine-only tools): {', '.join(dropped)}.")
+    if agent.locked:
+        print(f"{agent.name} is locked: the folder holds its grounding in full (grounding/, prompts); share it with care.")
+    return 0
+
+
+def _import(config, args) -> int:
+    from routine.agents.smolagents_format import import_folder
+
+    folder = Path(args.dir)
+    if not folder.is_dir():
+        raise UsageError(f"There is no folder {folder}.", "point at a folder an agent was saved or exported to.")
+    note, dropped = import_folder(config, folder, args.name)
+    print(f"Imported {note.relative_to(config.vault)}.")
+    if dropped:
+        print(f"Tools routine does not have were left out: {', '.join(dropped)}.")
+    return 0

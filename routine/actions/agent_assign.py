@@ -1,0 +1,25 @@
+"""`routine agent assign|unassign|reassign NAME --project P | --task NOTE`."""
+
+from __future__ import annotations
+
+from routine.agents import assign as edits
+from routine.config.loader import agent_named
+
+
+def assignment(config, agents, problems, agent, command: str, args) -> int:
+    if command == "assign":
+        if args.project:
+            rel = edits.assign_project(config, agent, args.project, args.behaviour)
+        else:
+            rel = edits.assign_task(config, agent, args.task, args.item)
+        print(f"Assigned {agent.name} in {rel}; it may now read and write that case file.")
+    elif command == "unassign":
+        rel = (edits.unassign_project(config, agent, args.project) if args.project
+               else edits.unassign_task(config, agent, args.task))
+        print(f"Took {agent.name} off {rel}.")
+    else:
+        to = agent_named(agents, problems, args.to)
+        rel = (edits.reassign_project(config, agent, to, args.project) if args.project
+               else edits.unassign_task(config, agent, args.task, to=to))
+        print(f"Handed {agent.name}'s place in {rel} to {to.name}.")
+    return 0

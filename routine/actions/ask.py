@@ -1,0 +1,82 @@
+"""`routine ask AGENT "question" [-c]`: one message to an agent, its answer streamed.
+
+Through the running daemon when there is one (its one model manager and index, the control
+socket's ``chat`` request), in this process otherwise. ``Asker`` is shared with `routine chat`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from routine.cli.output import print_json
+from routine.config.loader import agent_named, load_agents, load_config
+
+
+class Asker:
+    """Sends messages of one conversation: to the daemon if it runs, else answered here."""
+
+    def __init__(self, config_arg, agent_name: str):
+        self.config = load_config(config_arg)
+        agents, problems = load_agents(self.config)
+        self.agent = agent_named(agents, problems, agent_name)
+        self._runner = self._journal = None
+
+    def ask(self, question: str, session: str | None, continue_last: bool, on_token=None) -> dict:
+        from routine import control
+
+        message = {"op": "chat", "agent": self.agent.name, "question": question, "session": session,
+                   "continue": continue_last}
+        def on_event(event: dict) -> None:
+            if event.get("event") == "token" and on_token:
+                on_token(event["text"])
+            elif event.get("event") == "queued":
+                sys.stderr.write(f"(waiting for {event['ahead']} job(s) in the daemon …)\n")
+
+        final = control.call(message, on_event=on_event)
+        if final is not None:
+            return control.result_of(final)
+        from routine.chat.sessions import ask
+
+        runner, journal = self._local()
+        return ask(runner, journal, self.agent, question, session, continue_last, on_token).as_dict()
+
+    def _local(self):
+        if self._runner is None:
+            from routine.actions.fire import _progress
+            from routine.journal import Journal
+            from routine.runner.step import Runner
+
+            self._journal = Journal()
+            # Without the daemon, the search index is brought up to date here first: show it.
+            self._runner = Runner(self.config, self._journal, on_event=_progress(False))
+        return self._runner, self._journal
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+            self._journal.close()
+            self._runner = self._journal = None
+
+
+def stream_to(out):
+    def write(piece: str) -> None:
+        out.write(piece)
+        out.flush()
+
+    return write
+
+
+def run(args) -> int:
+    asker = Asker(args.config, args.agent)
+    try:
+        result = asker.ask(args.question, args.session, args.continue_, None if args.json else stream_to(sys.stdout))
+    finally:
+        asker.close()
+    if args.json:
+        print_json(result)
+        return 0
+    sys.stdout.write("\n")
+    if result.get("sources"):
+        sys.stderr.write("Sources: " + " · ".join(result["sources"]) + "\n")
+    sys.stderr.write(f"(conversation {result['chat']}; continue it with `routine ask {asker.agent.name} -c \"…\"`)\n")
+    return 0

@@ -1,0 +1,81 @@
+"""What `routine agent list|show` tells: role, model, scopes, tools, grounding, assignments, last runs.
+
+A locked agent's grounding is named (anyone may see which artifacts an agent is made of) but
+its content is never previewed.
+"""
+
+from __future__ import annotations
+
+from routine.config.model import AgentSpec, Config
+from routine.config.sandbox import EXCLUDE
+
+PREVIEW_CHARS = 160
+
+
+def _preview(config: Config, rel: str) -> str:
+    from routine.vault.notes import read_note
+
+    text = " ".join(read_note(config.vault, rel).body.split())
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
+
+
+def grounding_of(config: Config, agent: AgentSpec) -> list[dict]:
+    from routine.vault.notes import resolve_wikilink
+
+    items = []
+    for link in agent.grounding:
+        rel = resolve_wikilink(config.vault, link)
+        item = {"link": link, "path": rel, "exists": rel is not None}
+        if rel is not None and not agent.locked:
+            item["preview"] = _preview(config, rel)
+        items.append(item)
+    return items
+
+
+def assignments_of(config: Config, agent: AgentSpec) -> dict:
+    from routine.projects.assignees import projects_of, task_notes_of
+
+    return {"projects": projects_of(config.vault, agent.name), "tasks": task_notes_of(config.vault, agent.name)}
+
+
+def last_runs(agent: AgentSpec, limit: int = 5) -> list[dict]:
+    from routine.journal import Journal
+    from routine.paths import journal_file
+
+    if not journal_file().exists():
+        return []
+    journal = Journal()
+    try:
+        rows = [r.row for r in journal.recent(200) if r.row.get("agent") == agent.name][:limit]
+    finally:
+        journal.close()
+    return [{"id": r["id"], "status": r["status"], "started_at": r.get("started_at"),
+             "wrote": (r.get("wrote") or {}).get("path") if isinstance(r.get("wrote"), dict) else r.get("wrote")}
+            for r in rows]
+
+
+def summary(agent: AgentSpec) -> dict:
+    return {"name": agent.name, "role": agent.role, "model": agent.model, "custom": agent.custom,
+            "locked": agent.locked, "behaviour": agent.behaviour or None, "tools": list(agent.tools),
+            "grounding": list(agent.grounding), "note": agent.source}
+
+
+def details(config: Config, agent: AgentSpec) -> dict:
+    """Everything `agent show` prints. Scopes are the effective ones; locked notes other agents
+    may not touch are counted, not named."""
+    from routine.config.sandbox import with_assignments
+
+    agent = with_assignments(agent, config.vault)
+    hidden = [g for g in agent.reads if g.startswith(EXCLUDE)]
+    return {
+        **summary(agent),
+        "author": agent.author or None,
+        "version": agent.version or None,
+        "approval": agent.approval,
+        "reads": [g for g in agent.reads if not g.startswith(EXCLUDE)],
+        "writes": [g for g in agent.writes if not g.startswith(EXCLUDE)],
+        "hidden_locked_notes": len(hidden),
+        "grounding": grounding_of(config, agent),
+        "assignments": assignments_of(config, agent),
+        "last_runs": last_runs(agent),
+    }

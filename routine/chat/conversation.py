@@ -1,0 +1,206 @@
+"""One answer in a conversation: grounded, fitted to the window, with a rolling summary.
+
+Every request is built the same way, whichever the conversation's home (terminal or note):
+
+- the system message: the agent's own prompt, the chat instructions with the date, time and
+  time zone, the running summary of folded turns, and context from the vault: the agent's
+  grounding and inputs as in its scheduled runs, and what a search for the message finds
+  within the agent's `reads` scopes (``routine.runner.context``);
+- the turns not yet folded, oldest first;
+- the new message, stamped with the time it was sent.
+
+Room is shared in that order of importance: the system prompt, the summary and the new
+message are never cut; the history may take ``HISTORY_SHARE`` of what is left, and when it
+needs more its oldest turns are folded into the summary (``routine.chat.fold``); vault context
+gets the rest, by priority and section (``routine.runner.budget``). The model client refuses
+any request over ``num_ctx - num_predict`` whatever happens here.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+from routine import runcontext
+from routine.chat.fold import Folder, Turn, how_many_to_fold
+from routine.errors import AgentStopped, RoutineError, ScopeError
+from routine.models.tokens import count_request
+from routine.runner import context
+from routine.runner.budget import fit
+from routine.templating import date_vars, render
+
+log = logging.getLogger(__name__)
+
+HISTORY_SHARE = 0.6    # of the room beside the system prompt and the message: the most the turns may take
+SEARCH_K = 4           # notes found by meaning for each message
+SUMMARY_SHARE = 8      # the summary is held to a 1/8 of the window (at most SUMMARY_MAX tokens)
+SUMMARY_MAX = 600
+
+
+@cache
+def template(name: str) -> str:
+    return resources.files("routine.prompts").joinpath(name).read_text(encoding="utf-8")
+
+
+@dataclass
+class History:
+    """What came before the new message: the turns, and the summary standing for the first ``covers``."""
+
+    turns: list[Turn] = field(default_factory=list)
+    summary: str = ""
+    covers: int = 0
+
+
+@dataclass
+class Reply:
+    text: str
+    model: str
+    sources: list[str]
+    summary: str
+    covers: int
+    folded: int            # turns folded into the summary for this answer
+    counted: int           # the first request's tokens, as counted before sending
+    limit: int
+    messages: list[dict]   # the first request, as sent
+    dropped: list[dict]
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    duration_ms: int = 0
+    tool_log: list[dict] = field(default_factory=list)
+
+
+class Conversation:
+    """Answers messages to ``agent`` through ``runner`` (its model client, search index, clock,
+    write gate: the daemon's when it runs, this process's otherwise)."""
+
+    def __init__(self, runner, agent, person: str = "the person"):
+        self.runner, self.agent, self.person = runner, agent, person
+        self.tool_log: list[dict] = []  # the last answer's tool transcript, kept even when it failed
+
+    @property
+    def client(self):
+        return self.runner.models
+
+    def reply(self, history: History, question: str, on_token=None, run_id: str | None = None) -> Reply:
+        from routine.tools.registry import tools_for
+
+        agent, client = self.agent, self.client
+        now = self.runner.clock()
+        variables = {**date_vars(now), "agent": agent.name, "steps": {}, "path": "", "event": "", "task": question}
+        tools = tools_for(agent)
+        shape = _Shape(self._system_vars(variables), [t.spec() for t in tools] or None,
+                       {"role": "user", "content": f"[{now:%a %Y-%m-%d %H:%M} {variables['timezone']}] {question.strip()}"},
+                       client.counter(agent.model), client.limit(agent.model))
+        summary, covers, turns = self._fold(shape, history, run_id)
+        gathered = self._gather(question, variables)
+        fitted, sent, counted = shape.fitted(summary, turns, gathered)
+        answer = self._answer(sent, tools, now, on_token, run_id)
+        sources = [k.source for k in fitted.kept if k.source] + self._notes_read()
+        return Reply(text=answer.text.strip(), model=answer.model, sources=list(dict.fromkeys(sources)),
+                     summary=summary, covers=covers, folded=covers - min(history.covers, len(history.turns)),
+                     counted=counted, limit=shape.limit, messages=sent, dropped=fitted.dropped,
+                     tokens_in=answer.tokens_in, tokens_out=answer.tokens_out, duration_ms=answer.duration_ms,
+                     tool_log=list(self.tool_log))
+
+    def _system_vars(self, variables: dict) -> dict:
+        agent = self.agent
+        agent_prompt = render(agent.system_prompt, variables, f"the prompt of {agent.source}")
+        return {**variables, "agent_prompt": agent_prompt, "agent": agent.name, "person": self.person,
+                "tools": list(agent.tools), "can_read": "read_note" in agent.tools}
+
+    def _fold(self, shape: _Shape, history: History, run_id: str | None) -> tuple[str, int, list[Turn]]:
+        """The summary, how many turns it covers, and the turns sent whole: the oldest folded
+        until the rest take at most HISTORY_SHARE of the room beside the fixed part."""
+        summary, covers = history.summary, min(history.covers, len(history.turns))
+        turns = list(history.turns[covers:])
+        folder = Folder(self.client, self.agent.model, self.agent.name, self.person,
+                        min(SUMMARY_MAX, shape.limit // SUMMARY_SHARE))
+        while turns:
+            room = int(max(0, shape.limit - shape.count(summary, [])) * HISTORY_SHARE)
+            n = how_many_to_fold(shape.counter, turns, room)
+            if not n:
+                break
+            summary = folder.fold(summary, turns[:n], run_id)
+            covers, turns = covers + n, turns[n:]
+        return summary, covers, turns
+
+    def _notes_read(self) -> list[str]:
+        """Notes the agent read with its tools while answering: sources too."""
+        return [e["arguments"]["path"] for e in self.tool_log
+                if e.get("type") == "tool" and e.get("name") == "read_note" and not e.get("refused")
+                and isinstance(e.get("arguments"), dict) and isinstance(e["arguments"].get("path"), str)]
+
+    def _gather(self, question: str, variables: dict) -> context.Gathered:
+        """The agent's grounding and inputs, and what a search for the message finds in its scopes.
+        Without a usable search index the conversation goes on without search hits."""
+        runner, agent, where = self.runner, self.agent, f"a conversation with {self.agent.name}"
+        wanted = bool(question.strip())
+        try:
+            search = context.Search(question, SEARCH_K, runner.memory, runner._indexing) if wanted else None
+            return context.gather(runner.config.vault, agent, agent.inputs, variables, where, search,
+                                  journal_report=runner._journal_report)
+        except ScopeError:
+            raise
+        except RoutineError as exc:  # the index is busy, damaged or its embedder missing: no search hits
+            if not wanted:
+                raise
+            log.warning("a conversation with %s goes on without search: %s", agent.name, exc)
+            return context.gather(runner.config.vault, agent, agent.inputs, variables, where, None,
+                                  journal_report=runner._journal_report)
+
+    def _answer(self, messages: list[dict], tools, now, on_token, run_id):
+        agent, client = self.agent, self.client
+        self.tool_log = []
+        if not tools:
+            return client.complete(agent.model, messages, on_token=on_token, run_id=run_id)
+        from routine.runner.step import merge_completions
+        from routine.tools.base import ToolContext
+        from routine.tools.loop import LoopResult, run_tool_loop
+
+        runner = self.runner
+        ctx = ToolContext(vault=runner.config.vault, agent=agent, config=runner.config, now=now, run_id=run_id,
+                          search=runner._search_for_tools, write_gate=runner.write_gate)
+        loop = LoopResult("ok", "", None)
+        try:
+            run_tool_loop(client, agent.model, messages, tools, ctx, agent.max_iterations, agent.timeout, run_id,
+                          beat=runcontext.beat, out=loop, on_token=on_token)
+        finally:
+            self.tool_log = loop.log
+        if loop.status != "ok":
+            raise AgentStopped(loop.status, f"{agent.name} {loop.error}; there is no answer.",
+                               f"ask again, more narrowly; or raise `max_iterations` or `timeout` in {agent.source}.")
+        return merge_completions(loop.completions, loop.result)
+
+
+@dataclass
+class _Shape:
+    """How this conversation's request is rendered and counted: the system message's variables,
+    the tool schemas, the new message, the model's counter and limit."""
+
+    variables: dict
+    specs: list[dict] | None
+    asked: dict
+    counter: object
+    limit: int
+
+    def messages(self, summary: str, turns: list[Turn], items=(), dropped=(), missing=()) -> list[dict]:
+        system = render(template("chat.md.j2"), {**self.variables, "summary": summary, "items": list(items),
+                                                 "dropped": list(dropped), "missing": list(missing)},
+                        "chat.md.j2").strip()
+        return [{"role": "system", "content": system}, *[t.message() for t in turns], self.asked]
+
+    def count(self, summary: str, turns: list[Turn]) -> int:
+        return count_request(self.counter, self.messages(summary, turns), self.specs)
+
+    def fitted(self, summary: str, turns: list[Turn], gathered: context.Gathered):
+        """Vault context in what the summary, the turns and the message leave: (fitted, messages, counted)."""
+        fixed = self.count(summary, turns)
+        while True:
+            fitted = fit(gathered.items, fixed, self.limit, self.counter)
+            sent = self.messages(summary, turns, fitted.kept, fitted.dropped, gathered.missing)
+            counted = count_request(self.counter, sent, self.specs)
+            if counted <= self.limit:
+                return fitted, sent, counted
+            fixed += counted - self.limit + 16  # the list of what was left out costs tokens too

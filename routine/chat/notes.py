@@ -1,0 +1,57 @@
+"""A chat note answered: the person's last message, read as the note now stands, gets one answer.
+
+Called by the daemon when a chat note settles after a save (``routine.daemon.chat_notes``). The
+conversation is what the note says: its turns (edited or deleted ones as they are now), its
+summary callout and ``summary_covers``. The answer goes in through the vault layer
+(``routine.vault.chat_notes.append_answer``): atomic, and redone if the person saved meanwhile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from routine.chat.conversation import Conversation, History
+from routine.chat.fold import Turn
+from routine.chat.sessions import answer_logged
+from routine.errors import UsageError
+from routine.journal.chats import ChatStore, Origin
+from routine.vault.chat_notes import ChatNote, answer_callout, append_answer, parse_chat
+from routine.vault.notes import load_note_text
+
+
+@dataclass(frozen=True)
+class NoteAnswer:
+    chat: str
+    rel: str
+    agent: str
+    sources: list[str]
+    folded: int
+
+
+def read_chat(vault, rel: str) -> ChatNote | None:
+    current = load_note_text(vault / rel)
+    return None if current is None else parse_chat(rel, current.text)
+
+
+def answer_note(runner, journal, agents: dict, rel: str) -> NoteAnswer | None:
+    """Answer the chat note's pending message; None when it has none (or is no chat note)."""
+    vault = runner.config.vault
+    note = read_chat(vault, rel)
+    if note is None or note.agent is None:
+        return None
+    pending = note.pending()
+    if pending is None:
+        return None
+    agent = agents.get(note.agent)
+    if agent is None:
+        raise UsageError(f"The chat note {rel} talks to `{note.agent}`, and there is no such agent.",
+                         f"set its `chat:` property to one of: {', '.join(sorted(agents))}.")
+    store = ChatStore(journal.db)
+    chat_id = store.for_note(rel) or store.create(agent.name, Origin.NOTE, note.title, rel)
+    history = History([Turn(t.role, t.text) for t in note.turns[:-1]], note.summary, note.covers)
+    conversation = Conversation(runner, agent)
+    reply = answer_logged(store, chat_id, conversation, history, pending.text)
+    callout = answer_callout(agent.name, runner.clock(), reply.text, reply.sources)
+    with runner.write_gate():
+        append_answer(vault, rel, pending.raw, callout, (reply.summary, reply.covers) if reply.folded else None)
+    return NoteAnswer(chat_id, rel, agent.name, reply.sources, reply.folded)

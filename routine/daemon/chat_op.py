@@ -1,0 +1,53 @@
+"""The control socket's ``chat`` request: one message of a terminal conversation, answered by
+the daemon (its one model manager and search index), the answer's tokens streamed back.
+
+Request: ``{"op": "chat", "agent", "question", "session"?, "continue"?}``; events
+``{"event": "token", "text"}``; the end ``{"done": true, "result": Answered.as_dict()}``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from routine.errors import RoutineError
+
+log = logging.getLogger(__name__)
+
+
+def chat(daemon, message: dict, send) -> None:
+    from routine.chat.sessions import ask
+    from routine.config.loader import agent_named
+    from routine.daemon.work import Work
+    from routine.journal import Journal
+
+    agent = agent_named(daemon.live.agents, [], str(message.get("agent") or ""))
+    done, result = threading.Event(), {}
+
+    def work() -> None:
+        journal = Journal()
+        try:
+            answered = ask(daemon.make_runner(journal), journal, agent, str(message.get("question") or ""),
+                           session=message.get("session"), continue_last=bool(message.get("continue")),
+                           on_token=lambda piece: send({"event": "token", "text": piece}))
+            result["result"] = answered.as_dict()
+            log.info("%s answered in conversation %s", agent.name, answered.chat)
+        except RoutineError as exc:
+            result.update(error=exc.message, fix=exc.fix, exit=exc.exit_code)
+        except Exception as exc:  # the CLI must hear of it; the log has the traceback
+            log.exception("chat request failed")
+            result.update(error=f"internal error: {exc}", exit=1)
+        finally:
+            journal.close()
+            done.set()
+
+    daemon.queue.submit(Work(key=f"chat:{agent.name}", label=f"chat with {agent.name}", run=work,
+                             models=daemon.model_keys([agent.name])))
+    snapshot = daemon.queue.snapshot()
+    if snapshot["queued"]:
+        send({"event": "queued", "ahead": len(snapshot["running"]) + len(snapshot["queued"]) - 1})
+    done.wait()
+    if "result" in result:
+        send({"done": True, "result": result["result"], "exit": 0})
+    else:
+        send({"done": True, **result})

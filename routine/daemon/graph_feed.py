@@ -1,0 +1,107 @@
+"""The knowledge graph follows the vault watcher and finished runs: settled changes are batched
+and applied one note at a time on a thread of its own, then the canvases that changed are
+written. Routine's own note writes reach it through the run journal (the watcher keeps quiet
+about them), and so do what each run read and wrote."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from routine.daemon.index_feed import BATCH_SECONDS, lower_priority
+
+log = logging.getLogger(__name__)
+
+
+class GraphFeeder:
+    def __init__(self, daemon):
+        self.daemon = daemon
+        self.cache = None      # routine.graph.cache.GraphCache, once started
+        self.writer = None     # routine.graph.publish.CanvasWriter
+        self.refreshes = 0     # passes that brought graph and canvases up to date (status, tests)
+        self._pending: set[str] = set()
+        self._runs = True      # read the journal on the first pass
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="graph-feed", daemon=True)
+        self._thread.start()
+
+    def on_change(self, change) -> None:
+        with self._cond:
+            self._pending.add(change.rel)
+            if change.src:
+                self._pending.add(change.src)
+            self._cond.notify()
+
+    def runs_finished(self) -> None:
+        with self._cond:
+            self._runs = True
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        if self._thread:
+            self._thread.join(timeout=10)
+        from routine.graph import service
+
+        service.set_live(None)
+        if self.cache is not None:
+            self.cache.close()
+
+    def _open(self) -> None:
+        from routine.graph import service
+        from routine.graph.cache import GraphCache
+        from routine.graph.publish import CanvasWriter
+
+        vault = self.daemon.live.config.vault
+        self.cache = GraphCache(vault)
+        stats = self.cache.reconcile()
+        self.writer = CanvasWriter(vault)
+        service.set_live(self.cache)
+        log.info("knowledge graph ready: %d notes (%d read) in %.2fs", stats.notes, stats.parsed, stats.seconds)
+
+    def _loop(self) -> None:
+        lower_priority()
+        try:
+            self._open()
+        except Exception:
+            log.exception("the knowledge graph could not be opened; canvases are not kept current")
+            return
+        while True:
+            with self._cond:
+                while not self._pending and not self._runs and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                self._cond.wait(BATCH_SECONDS)
+                paths, self._pending = sorted(self._pending), set()
+                runs, self._runs = self._runs, False
+            try:
+                self._pass(paths, runs)
+            except Exception:  # the next change or the next start brings it level
+                log.exception("the knowledge graph could not follow %s", ", ".join(paths[:3]) or "the journal")
+
+    def _pass(self, paths: list[str], runs: bool) -> None:
+        if self.daemon.live.config.vault != self.cache.vault:  # a reload moved the vault: start over there
+            self.cache.close()
+            self._open()
+            runs = True
+        if paths:
+            self.cache.update_paths(paths)
+        if runs:
+            from routine.journal import Journal
+
+            journal = Journal()
+            try:
+                self.cache.follow_journal(journal)
+            finally:
+                journal.close()
+        written = self.writer.refresh(self.cache.graph)
+        self.refreshes += 1
+        if written:
+            log.info("graph canvases updated: %s", ", ".join(written))

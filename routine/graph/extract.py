@@ -1,0 +1,164 @@
+"""One note → its facts: its type, its task lines, its OKR headings and every link out, typed by
+where the link stands (pure: text in, ``NoteFacts`` out; nothing is resolved here).
+
+Types follow the shared vault conventions: the ``type:`` property where present, else the
+folder (``Agents/`` agent, ``People/`` person, ``Daily/`` daily, ``Weekly/`` weekly,
+``Projects/<Name>/<Name>.md`` project, ``Plans/OKRs.md`` okrs, ``Chats/`` or a ``chat:``
+property chat). A link in a property is an edge named after the property; a task's
+``[assignee:: [[X]]]`` is ``assigned_to`` and ``[result:: [[Y]]]`` is ``result``; any other
+body link is ``links_to``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from routine.graph.model import EdgeFact, EdgeType, NodeFact, NodeType, NoteFacts
+from routine.vault.frontmatter import parse_frontmatter
+from routine.vault.notes import code_fence_ranges, in_ranges, wikilinks
+
+_FOLDER_TYPES = {"Agents": NodeType.AGENT, "People": NodeType.PERSON, "Daily": NodeType.DAILY,
+                 "Weekly": NodeType.WEEKLY, "Chats": NodeType.CHAT}
+_PROPERTY_EDGES = {e.value: e for e in (EdgeType.MANAGER, EdgeType.MEMBERS, EdgeType.OWNER, EdgeType.SHARED_WITH,
+                                        EdgeType.DERIVED_FROM, EdgeType.GROUNDING, EdgeType.SOURCES,
+                                        EdgeType.KEY_RESULTS, EdgeType.RESULT)}
+_NODE_ATTRS = ("status", "artifact_type", "qa", "goal", "role", "behaviour", "agent")
+_TASK = re.compile(r"^[ \t]*[-*+][ \t]+\[([ xX/\-])\][ \t]+(.*)$", re.MULTILINE)
+_FIELD_LINKS = re.compile(r"([A-Za-z_][\w-]*)::[ \t]*((?:!?\[\[[^\[\]\n]+\]\][ \t,]*)+)")
+_FIELD = re.compile(r"[\[(][ \t]*[A-Za-z_][\w-]*::[^\[\]()\n]*(?:\[\[[^\[\]\n]*\]\][^\[\]()\n]*)*[\])]")
+_LINK_TARGET = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
+_DUE = re.compile(r"📅\s*(\d{4}-\d{2}-\d{2})")
+_COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
+# "## Objective 1: Ship it" (a heading) and "- KR 1.1: five users…" (a heading or a list item).
+_OBJECTIVE = re.compile(r"^#{1,6}[ \t]+(Objective(?:[ \t]*\d+(?:\.\d+)?)?|O[ \t]*\d+)\b[ \t]*:?[ \t]*(.*)$", re.MULTILINE)
+_KEY_RESULT = re.compile(r"^(?:[ \t]*[-*+][ \t]+|#{1,6}[ \t]+)(KR[ \t]*\d+(?:\.\d+)*)[ \t]*:?[ \t]*(.*)$",
+                         re.MULTILINE | re.IGNORECASE)
+
+
+def note_type(rel: str, properties: dict) -> NodeType:
+    declared = NodeType.of(properties.get("type")) if isinstance(properties.get("type"), str) else None
+    if declared is not None:
+        return declared
+    parts = PurePosixPath(rel).parts
+    stem = PurePosixPath(rel).stem
+    if len(parts) == 3 and parts[0] == "Projects" and parts[1] == stem:
+        return NodeType.PROJECT
+    if rel == "Plans/OKRs.md":
+        return NodeType.OKRS
+    if properties.get("chat"):
+        return NodeType.CHAT
+    return _FOLDER_TYPES.get(parts[0], NodeType.NOTE) if len(parts) > 1 else NodeType.NOTE
+
+
+def link_targets(text: str) -> list[str]:
+    """Wikilink targets in ``text`` as written, headings kept ("OKRs#KR 1.1"), aliases dropped."""
+    found = []
+    for match in _LINK_TARGET.finditer(text):
+        target = re.split(r"\\?\|", match[1], maxsplit=1)[0].strip()
+        if target and target not in found:
+            found.append(target)
+    return found
+
+
+def _property_links(value) -> list[str]:
+    if isinstance(value, list):
+        return [t for item in value for t in _property_links(item)]
+    if isinstance(value, str):
+        return link_targets(value)
+    return []
+
+
+def extract(rel: str, text: str) -> NoteFacts:
+    split = parse_frontmatter(text.removeprefix("\ufeff").replace("\r\n", "\n"))
+    props, body = split.data, split.body
+    kind = note_type(rel, props)
+    attrs = {k: str(props[k]) for k in _NODE_ATTRS if isinstance(props.get(k), (str, int, float)) and props.get(k) != ""}
+    if props.get("custom") is True:
+        attrs["custom"] = "true"
+    for scope in ("reads", "writes"):  # an agent's scopes, shown on its view
+        if kind is NodeType.AGENT and isinstance(props.get(scope), list):
+            attrs[scope] = ", ".join(str(g) for g in props[scope])
+    nodes = [NodeFact(rel, kind, PurePosixPath(rel).stem, attrs)]
+    edges: list[EdgeFact] = []
+    for key, value in props.items():
+        if key == "type":
+            continue
+        edge = _PROPERTY_EDGES.get(str(key), EdgeType.PROPERTY)
+        edges += [EdgeFact(rel, target, edge, str(key)) for target in _property_links(value)]
+    prose = _tasks(rel, body, nodes, edges)
+    if kind is NodeType.OKRS:
+        _okr_headings(rel, body, nodes, edges)
+    edges += [EdgeFact(rel, target, EdgeType.LINKS_TO, EdgeType.LINKS_TO.value) for target in wikilinks(prose)]
+    return NoteFacts(rel, nodes, _unique(edges))
+
+
+def _tasks(rel: str, body: str, nodes: list, edges: list) -> str:
+    """Task lines become task nodes with their own edges; returns the body without them."""
+    hidden = _hidden_ranges(body)
+    kept, last, count = [], 0, 0
+    for match in _TASK.finditer(body):
+        if in_ranges(match.start(), hidden):
+            continue
+        count += 1
+        task_id = f"{rel}#task-{count}"
+        line = match[2]
+        label = re.sub(r"\s+", " ", _DUE.sub(" ", _FIELD.sub(" ", line))).strip()
+        task_attrs = {"done": "true" if match[1] in "xX" else "false", "text": label,
+                      "line": str(body.count("\n", 0, match.start()) + 1)}
+        if _DUE.search(line):
+            task_attrs["due"] = _DUE.search(line)[1]
+        nodes.append(NodeFact(task_id, NodeType.TASK, label[:80] or f"task {count}", task_attrs))
+        edges.append(EdgeFact(rel, task_id, EdgeType.HAS_TASK, EdgeType.HAS_TASK.value))
+        in_fields = set()
+        for field_match in _FIELD_LINKS.finditer(line):
+            name = field_match[1].lower()
+            edge = EdgeType.ASSIGNED_TO if name == "assignee" else _PROPERTY_EDGES.get(name, EdgeType.PROPERTY)
+            label_name = edge.value if edge is EdgeType.ASSIGNED_TO else name
+            for target in link_targets(field_match[2]):
+                in_fields.add(target)
+                edges.append(EdgeFact(task_id, target, edge, label_name))
+        edges += [EdgeFact(task_id, t, EdgeType.LINKS_TO, EdgeType.LINKS_TO.value)
+                  for t in link_targets(line) if t not in in_fields]
+        kept.append(body[last:match.start()])
+        last = match.end()
+    kept.append(body[last:])
+    return "".join(kept)
+
+
+def _hidden_ranges(body: str) -> list[tuple[int, int]]:
+    """Code blocks and %% comments: what Obsidian does not show as tasks or headings."""
+    return code_fence_ranges(body) + [(m.start(), m.end()) for m in _COMMENT.finditer(body)]
+
+
+def _okr_headings(rel: str, body: str, nodes: list, edges: list) -> None:
+    """Objectives (headings) and their key results (headings or list items) in the OKRs note,
+    named so that ``[[OKRs#KR 1.1]]`` finds them."""
+    note_link = rel.removesuffix(".md")
+    hidden = _hidden_ranges(body)
+    found = sorted([(m.start(), NodeType.OBJECTIVE, m) for m in _OBJECTIVE.finditer(body)] +
+                   [(m.start(), NodeType.KEY_RESULT, m) for m in _KEY_RESULT.finditer(body)], key=lambda t: t[0])
+    objective = None
+    for start, kind, match in found:
+        if in_ranges(start, hidden):
+            continue
+        name = re.sub(r"\s+", " ", match[1]).strip()
+        label = f"{name}: {match[2].strip()}" if match[2].strip() else name
+        node_id = f"{rel}#{name}"
+        if any(n.id == node_id for n in nodes):
+            continue
+        parent = note_link if kind is NodeType.OBJECTIVE or objective is None else f"{note_link}#{objective}"
+        if kind is NodeType.OBJECTIVE:
+            objective = name
+        nodes.append(NodeFact(node_id, kind, label[:80], {}))
+        edges.append(EdgeFact(node_id, parent, EdgeType.PART_OF, EdgeType.PART_OF.value))
+
+
+def _unique(edges: list[EdgeFact]) -> list[EdgeFact]:
+    seen, out = set(), []
+    for edge in edges:
+        key = (edge.source, edge.target, edge.type, edge.label)
+        if key not in seen:
+            seen.add(key)
+            out.append(edge)
+    return out

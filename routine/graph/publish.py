@@ -1,0 +1,148 @@
+"""Writing the views into the vault as canvases (``Routine/Graphs/*.canvas``).
+
+A canvas is written only when its content changed, atomically through the vault layer (whose
+own-write announcement keeps the vault watcher from taking it for the person's edit), and never
+over a canvas without our header node (the person's). Where each of our nodes was last put is
+kept in the state dir, so a node the person moved is told from one we laid out.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from routine import paths
+from routine.graph import canvas
+from routine.graph.graph import KnowledgeGraph, Touched
+from routine.graph.model import NodeType
+from routine.graph.views import View, ViewKind, agent_view, project_view, workspace_view
+
+log = logging.getLogger(__name__)
+
+GRAPHS_DIR = "Routine/Graphs"
+WORKSPACE_LINKS = ("assigned_to", "manager", "members", "has_task")
+HEADER = ("Made by routine from your notes and its run journal; refreshed when they change. Move or "
+          "resize nodes freely: they keep their place. Colours: purple projects, green tasks, cyan agents, "
+          "yellow people, orange artifacts, red key results.")
+
+
+def canvas_rel(kind: str, label: str) -> str:
+    safe = "".join(ch for ch in label if ch not in '\\/:*?"<>|#^[]').strip() or "unnamed"
+    return f"{GRAPHS_DIR}/Workspace.canvas" if kind == ViewKind.WORKSPACE else f"{GRAPHS_DIR}/{kind.title()} {safe}.canvas"
+
+
+@dataclass(frozen=True)
+class Canvas:
+    """One canvas to keep: where it goes and which view it shows (the view is cut when needed)."""
+
+    rel: str
+    kind: str
+    node: str | None  # the project or agent note; None for the workspace
+    header: str
+
+    def view(self, graph: KnowledgeGraph) -> View:
+        if self.kind == ViewKind.PROJECT:
+            return project_view(graph, self.node)
+        return agent_view(graph, self.node) if self.kind == ViewKind.AGENT else workspace_view(graph)
+
+    def may_have_changed(self, graph: KnowledgeGraph, shown: set[str], touched: Touched) -> bool:
+        """Could what changed alter this view? A node of it changed; a link between two of its
+        nodes, or one that brings a node in (by the rules of its kind), came or went."""
+        if shown & touched.nodes or any(u in shown and v in shown for u, v, _ in touched.edges):
+            return True
+        g = graph.g
+        if self.kind == ViewKind.AGENT:
+            return any(self.node in (u, v) for u, v, _ in touched.edges)
+        if self.kind == ViewKind.PROJECT:
+            folder = self.node.rsplit("/", 1)[0] + "/"
+            return (any(u in shown or v == self.node for u, v, _ in touched.edges)
+                    or any(str(g.nodes[n]["note"] if n in g else n).startswith(folder) for n in touched.nodes))
+        kinds = (NodeType.TASK.value, NodeType.PROJECT.value)  # the workspace: tasks and projects, and who does them
+        return (any(t in WORKSPACE_LINKS and u in shown for u, _, t in touched.edges)
+                or any(n in g and g.nodes[n].get("type") in kinds for n in touched.nodes))
+
+
+def canvases(graph: KnowledgeGraph) -> list[Canvas]:
+    """The workspace, every project and every agent."""
+    out = [Canvas(canvas_rel(ViewKind.WORKSPACE, ""), ViewKind.WORKSPACE, None, HEADER)]
+    with graph.lock:
+        nodes = sorted(graph.g.nodes(data=True))
+    for node, data in nodes:
+        if data.get("type") == NodeType.PROJECT.value:
+            out.append(Canvas(canvas_rel(ViewKind.PROJECT, data["label"]), ViewKind.PROJECT, node, HEADER))
+        elif data.get("type") == NodeType.AGENT.value:
+            scopes = "".join(f"\n**{k}:** {data[k]}" for k in ("reads", "writes") if data.get(k))
+            out.append(Canvas(canvas_rel(ViewKind.AGENT, data["label"]), ViewKind.AGENT, node, HEADER + scopes))
+    return out
+
+
+class CanvasWriter:
+    def __init__(self, vault: Path, registry: Path | None = None):
+        self.vault = Path(vault)
+        self.registry_path = registry or paths.state_dir() / "graph-canvases.json"
+        try:
+            self.registry: dict[str, dict] = json.loads(self.registry_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.registry = {}  # unknown: places on disk are all taken as the person's
+        self.refused: set[str] = set()
+        self._shown: dict[str, set[str]] = {}  # canvas -> the nodes its view had last time
+
+    def refresh(self, graph: KnowledgeGraph) -> list[str]:
+        """Write every canvas whose view changed since the last refresh; returns those written.
+        Only views the changed nodes may touch are cut again (one note saved: a few views)."""
+        touched = graph.take_touched()
+        written = []
+        for item in canvases(graph):
+            shown = self._shown.get(item.rel)
+            if shown is not None and touched is not None and not item.may_have_changed(graph, shown, touched):
+                continue
+            with graph.lock:
+                view = item.view(graph)
+            self._shown[item.rel] = set(view.nodes)
+            if self.write(item.rel, view, item.header):
+                written.append(item.rel)
+        self._save_registry()
+        return written
+
+    def write(self, rel: str, view: View, header: str = HEADER) -> bool:
+        from routine.vault.atomic import NoteChanged, atomic_write
+
+        path = self.vault / rel
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raw = None
+        existing = None
+        if raw is not None:
+            try:
+                existing = json.loads(raw.decode("utf-8"))
+            except ValueError:
+                existing = None
+            if not isinstance(existing, dict) or not canvas.is_ours(existing):
+                if rel not in self.refused:
+                    log.warning("%s is a canvas of yours (no routine header node): the graph view is not written "
+                                "there; rename yours to get routine's back.", rel)
+                    self.refused.add(rel)
+                return False
+        doc = canvas.merge(canvas.build(view, header), existing, self.registry.get(rel) if existing else {})
+        moved = doc.pop("moved")
+        wrong = canvas.problems(doc)
+        if wrong:  # a bug of ours; never hand Obsidian a canvas it cannot open
+            log.error("the canvas %s was not written: %s", rel, "; ".join(wrong[:3]))
+            return False
+        self.registry[rel] = canvas.placements(doc, moved)
+        if existing == doc:
+            return False
+        try:
+            atomic_write(path, json.dumps(doc, ensure_ascii=False) + "\n", expected=raw)  # no indent: C-fast
+        except NoteChanged:  # Obsidian saved it just now: the next refresh merges that
+            return False
+        return True
+
+    def _save_registry(self) -> None:
+        from routine.atomicfile import replace_if_changed
+
+        self.registry_path.parent.mkdir(parents=True, exist_ok=True)
+        replace_if_changed(self.registry_path, json.dumps(self.registry, sort_keys=True), mode=0o600)

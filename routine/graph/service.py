@@ -1,0 +1,25 @@
+"""Where a step or a tool gets the graph: the daemon's live one when this process is the daemon,
+else the cache brought level with the vault and the journal now."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_live = None  # the daemon's GraphCache (routine.daemon.graph_feed sets it)
+
+
+def set_live(cache) -> None:
+    global _live
+    _live = cache
+
+
+def graph_for(config):
+    """The KnowledgeGraph of ``config``'s vault."""
+    live = _live
+    if live is not None and Path(live.vault) == Path(config.vault):
+        return live.graph
+    from routine.graph.cache import open_current
+
+    cache = open_current(config)
+    cache.close()
+    return cache.graph

@@ -1,0 +1,86 @@
+"""routine's own journal as a short report: what the Watcher (the Guardian's team-health block)
+reads to tell the person how the team is doing.
+
+Failures and their reasons, runs that lost context for length, replies that were rejected,
+proposals (a section the person had rewritten, or an approval asked for) and how they were
+decided, and speed per model. Markdown, compact: it goes into a prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+
+MAX_LISTED = 8
+
+
+def team_report(db: sqlite3.Connection, now: datetime, days: int) -> str:
+    since = (now - timedelta(days=days)).astimezone(timezone.utc).isoformat(timespec="milliseconds")
+    runs = [dict(r) for r in db.execute(
+        "SELECT id, agent, block, status, error, dropped, tokens_out, duration_ms, load_duration_ms, model, details"
+        " FROM runs WHERE kind='step' AND started_at >= ? ORDER BY started_at", (since,))]
+    if not runs:
+        return f"No runs in the last {days} days."
+    parts = [_totals(runs, days), _failures(runs), _dropped(runs), _proposals(db, runs, since), _speed(runs)]
+    return "\n\n".join(p for p in parts if p)
+
+
+def _totals(runs: list[dict], days: int) -> str:
+    by_status = Counter(r["status"] for r in runs)
+    line = ", ".join(f"{n} {status}" for status, n in by_status.most_common())
+    agents = Counter(r["agent"] for r in runs)
+    return (f"**Runs, last {days} days**: {len(runs)} ({line}).\n"
+            f"By agent: {', '.join(f'{a} {n}' for a, n in agents.most_common())}.")
+
+
+def _failures(runs: list[dict]) -> str:
+    failed = [r for r in runs if r["status"] in ("failed", "refused", "interrupted", "max-iterations", "timeout")]
+    if not failed:
+        return "**Failures**: none."
+    reasons = Counter(f"{r['agent']}: {(r['error'] or '').split(' Fix:')[0][:160]}" for r in failed)
+    lines = [f"- {reason} (×{n})" if n > 1 else f"- {reason}" for reason, n in reasons.most_common(MAX_LISTED)]
+    rejected = sum(1 for r in failed if "so nothing was written" in (r["error"] or ""))
+    head = f"**Failures**: {len(failed)}" + (f", of which {rejected} rejected replies (cut off, empty or garbage)"
+                                             if rejected else "")
+    return head + "\n" + "\n".join(lines)
+
+
+def _dropped(runs: list[dict]) -> str:
+    lost = []
+    for r in runs:
+        try:
+            dropped = json.loads(r["dropped"] or "[]")
+        except ValueError:
+            continue
+        if dropped:
+            lost.append((r, dropped))
+    if not lost:
+        return "**Context**: every run got all of its context."
+    labels = Counter(d.get("label", "?") for _, dropped in lost for d in dropped)
+    worst = ", ".join(f"{label} (×{n})" for label, n in labels.most_common(5))
+    return f"**Context left out for length** in {len(lost)} runs; most often: {worst}."
+
+
+def _proposals(db: sqlite3.Connection, runs: list[dict], since: str) -> str:
+    made = sum(1 for r in runs if r["status"] == "proposal")
+    decided = Counter(f"{d['decision']} → {d['outcome']}" for d in db.execute(
+        "SELECT decision, outcome FROM decisions WHERE at >= ?", (since,)))
+    if not made and not decided:
+        return "**Proposals**: none."
+    tail = "; decided: " + ", ".join(f"{k} {n}" for k, n in decided.most_common()) if decided else ""
+    return (f"**Proposals**: {made} runs wrote a proposal instead of the note (a section the person had "
+            f"rewritten, or approval required){tail}.")
+
+
+def _speed(runs: list[dict]) -> str:
+    per_model: dict[str, list[float]] = {}
+    for r in runs:
+        if r["tokens_out"] and r["duration_ms"]:
+            gen_ms = max(1, r["duration_ms"] - (r["load_duration_ms"] or 0))
+            per_model.setdefault(r["model"] or "?", []).append(r["tokens_out"] * 1000 / gen_ms)
+    if not per_model:
+        return ""
+    lines = [f"- {model}: {sorted(v)[len(v) // 2]:.1f} tokens/s (median of {len(v)})" for model, v in per_model.items()]
+    return "**Speed**:\n" + "\n".join(lines)

@@ -1,0 +1,96 @@
+"""The forms a step's `inputs:` entry can take, rendered and expanded.
+
+- ``"Plans/OKRs.md"``: a note; ``"Daily/{{ yesterday }}.md#Evening Log"``: one section of it.
+- ``"Daily/*.md"``: the notes a glob matches, newest first (dated notes by their date, none
+  dated after today).
+- ``"Daily/{{ week_so_far }}.md#Digest"``: a list variable makes one input per date, in date
+  order (``week_so_far``: this ISO week's days before today; ``last_week``: the seven days of
+  the week before).
+- ``"links: Daily/{{ today }}.md#Plan"``: the notes that note (or section) links to.
+- ``"journal: 7d"``: routine's own journal of the last 7 days, as a report (the Watcher's view).
+- ``"{{ steps.planner.output }}"``: an earlier step's output.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from enum import Enum
+from pathlib import Path
+
+from routine.templating import LIST_VARIABLES, render
+from routine.vault import glob_match, in_scope
+
+_LIST_VAR = re.compile(r"\{\{\s*(" + "|".join(sorted(LIST_VARIABLES)) + r")\s*\}\}")
+_STEP_REF = re.compile(r"steps\.([A-Za-z0-9_-]+)\.output")
+_JOURNAL = re.compile(r"^journal:\s*(\d+)\s*d?\s*$")
+_DATED = re.compile(r"(\d{4}-\d{2}-\d{2})")
+
+
+class Kind(Enum):
+    NOTE = "note"
+    GLOB = "glob"
+    LINKS = "links"
+    STEP = "step"
+    JOURNAL = "journal"
+
+
+@dataclass(frozen=True)
+class Input:
+    kind: Kind
+    path: str = ""
+    section: str | None = None
+    name: str = ""        # a step's agent
+    text: str = ""        # a step's output
+    days: int = 0         # journal
+    today: str = ""       # for globs: dated notes after today are left out
+
+
+def expand(raw: str, variables: dict, where: str) -> list[Input]:
+    """One entry of `inputs:` as the inputs it stands for, rendered."""
+    lists = _LIST_VAR.findall(raw)
+    if lists:
+        name = lists[0]
+        return [form for day in variables.get(name, [])
+                for form in expand(_LIST_VAR.sub(day, raw, count=1), variables, where)]
+    step = _STEP_REF.search(raw)
+    text = render(raw, variables, where)
+    if step:
+        return [Input(Kind.STEP, name=step[1], text=text)]
+    text = text.strip()
+    journal = _JOURNAL.match(text)
+    if journal:
+        return [Input(Kind.JOURNAL, days=int(journal[1]))]
+    kind = Kind.NOTE
+    if text.startswith("links:"):
+        kind, text = Kind.LINKS, text.removeprefix("links:").strip()
+    path, _, section = text.partition("#")
+    if kind is Kind.NOTE and any(ch in path for ch in "*?["):
+        return [Input(Kind.GLOB, path=path, today=str(variables.get("today", "")))]
+    return [Input(kind, path=path.strip(), section=section.strip() or None)]
+
+
+def glob_notes(vault: Path, pattern: str, reads: list[str], today: str) -> list[str]:
+    """Notes matching a glob that the agent may read, newest first: dated notes (a date in the
+    name) by that date, none after today; others by modification time, after the dated ones."""
+    dated, undated = [], []
+    for path in vault.rglob("*.md"):
+        rel = path.relative_to(vault).as_posix()
+        if rel.startswith(".") or "/." in rel or not glob_match(pattern, rel) or not in_scope(reads, rel):
+            continue
+        match = _DATED.search(path.stem)
+        if match and _is_date(match[1]):
+            if not today or match[1] <= today:
+                dated.append((match[1], rel))
+        else:
+            undated.append((path.stat().st_mtime, rel))
+    return [rel for _, rel in sorted(dated, reverse=True)] + [rel for _, rel in sorted(undated, reverse=True)]
+
+
+def _is_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True

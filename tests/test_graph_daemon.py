@@ -1,0 +1,62 @@
+"""The knowledge graph in the running daemon: a saved note reaches the graph and its canvas
+within seconds, and a finished run's writes show on the agent's canvas."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from graph_vault import write_case_file
+from test_daemon import daemon, only_schedule, wait_for
+
+ALPHA = "Routine/Graphs/Project Alpha.canvas"
+
+
+def assignees(home, task_text: str) -> set[str]:
+    """The notes a task points at with `assigned_to` on the project canvas (empty if unreadable)."""
+    try:
+        doc = json.loads((home.vault / ALPHA).read_text())
+    except (OSError, ValueError):
+        return set()
+    by_id = {n["id"]: n for n in doc["nodes"]}
+    return {by_id[e["toNode"]].get("file") for e in doc["edges"] if e.get("label") == "assigned_to"
+            and task_text in by_id[e["fromNode"]].get("text", "")}
+
+
+def test_editing_a_task_assignee_updates_graph_and_canvas_through_the_daemon(initialised, ollama):
+    home = initialised
+    only_schedule(home, "blocks: {}\n")
+    write_case_file(home.vault, agents=False)  # the shipped agents: Builder, Research, Planner…
+    with daemon(home):
+        wait_for(lambda: assignees(home, "Draft the pricing page") == {"Agents/Builder.md"}, 30, "the first canvas")
+        tasks = home.vault / "Projects/Alpha/Tasks.md"
+        started = time.monotonic()
+        tasks.write_text(tasks.read_text().replace("[assignee:: [[Builder]]]", "[assignee:: [[Research]]]"))
+        wait_for(lambda: assignees(home, "Draft the pricing page") == {"Agents/Research.md"}, 20,
+                 "the canvas to show the new assignee")
+        took = time.monotonic() - started
+        # the graph the CLI reads agrees (and it is the cache the daemon keeps)
+        near = json.loads(home.run("graph", "neighbors", "Projects/Alpha/Tasks.md#task-1", "--json", check=True).stdout)
+        assert {(e["type"], e["target"]) for e in near["edges"]} >= {("assigned_to", "Agents/Research.md")}
+        assert not any(e["target"] == "Agents/Builder.md" for e in near["edges"])
+    assert took < 10, took
+    log = (home.root / "daemon.log").read_text()
+    assert "knowledge graph ready" in log and "Traceback" not in log
+
+
+def test_a_finished_run_shows_what_the_agent_read_and_wrote(initialised, ollama):
+    home = initialised
+    only_schedule(home, "blocks: {}\n")
+    write_case_file(home.vault, agents=False)
+    canvas = home.vault / "Routine/Graphs/Agent Research.canvas"
+    with daemon(home):
+        wait_for(canvas.exists, 30, "the agent canvas")
+        home.run("fire", "research", "--task", "Brief me on [[Datasheet]].", check=True)
+
+        def wrote():
+            doc = json.loads(canvas.read_text())
+            by_id = {n["id"]: n for n in doc["nodes"]}
+            return [by_id[e["toNode"]].get("file") for e in doc["edges"] if e.get("label") == "wrote"]
+
+        written = wait_for(wrote, 20, "a wrote edge on the Research canvas")
+    assert written[0].startswith("Research/") and (home.vault / written[0]).is_file()
