@@ -91,7 +91,10 @@ def _unreachable(pid: str, wait: float):
 
 
 def request(sock: socket.socket, message: dict) -> Iterator[dict]:
-    sock.sendall((json.dumps(message) + "\n").encode())
+    try:
+        sock.sendall((json.dumps(message) + "\n").encode())
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # a busy daemon answered and closed before our request: its answer is still to read
     with sock.makefile("r", encoding="utf-8") as stream:
         for line in stream:
             if line.strip():
@@ -111,14 +114,22 @@ def call(message: dict, on_event: Callable[[dict], None] | None = None, wait: fl
         sock = connect(wait=max(0.0, deadline - time.monotonic()))
         if sock is None:
             return None
+        event = {"busy": True}  # what a connection closed before any answer counts as
         with sock:
-            for event in request(sock, message):
-                if event.get("done"):
-                    break
-                if on_event:
-                    on_event(event)
-            else:
-                return {"done": True, "error": "the daemon closed the connection"}
+            try:
+                for event in request(sock, message):
+                    if event.get("done"):
+                        break
+                    if on_event:
+                        on_event(event)
+                else:
+                    if event.get("busy"):  # closed before it answered: let go as busy
+                        event = {"busy": True}
+                    else:
+                        return {"done": True, "error": "the daemon closed the connection"}
+            except (ConnectionResetError, BrokenPipeError):
+                if not event.get("busy"):  # it had begun answering: the job may have run
+                    return {"done": True, "error": "the daemon closed the connection"}
         if not event.get("busy"):
             return event
         if time.monotonic() >= deadline:
