@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-validate clean
+.PHONY: setup demo test lint bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-validate clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -22,8 +22,13 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -q
 
+# ruff and mypy, both clean (settings in pyproject.toml); CI runs this before the tests.
+lint: setup
+	$(BIN)/ruff check routine tests bench
+	$(BIN)/mypy
+
 # Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
-bench: bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-validate
+bench: bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-validate
 
 bench-residency: setup
 	$(BIN)/python bench/residency.py
@@ -48,3 +53,6 @@ bench-validate: setup
 
 clean:
 	rm -rf demo
+
+bench-idle: setup
+	nice $(BIN)/python bench/idle.py $(BENCH_ARGS)

@@ -15,9 +15,11 @@ EXIT_USAGE = 2
 
 
 class RoutineError(Exception):
-    """Base of all errors a person may see. ``exit_code`` is what the CLI returns."""
+    """Base of all errors a person may see. ``exit_code`` is what the CLI returns; ``transient``:
+    the same step may well succeed if tried again later (a block's `retry:` policy)."""
 
     exit_code = EXIT_JOB_FAILED
+    transient = False
 
     def __init__(self, message: str, fix: str | None = None):
         super().__init__(message)
@@ -67,6 +69,24 @@ class UsageError(RoutineError):
     exit_code = EXIT_USAGE
 
 
+class VaultMissing(UsageError):
+    """The config names a vault folder that is not there: the root cause of every 'no agent' after it."""
+
+    def __init__(self, vault, config_path):
+        super().__init__(f"The vault {vault} does not exist (`vault:` in {config_path}).",
+                         f"create it with `routine init {vault}`, or correct `vault:` in {config_path}.")
+
+
+def did_you_mean(name: str, known) -> str:
+    """' Did you mean 'x'?' for the closest of ``known`` to a misspelt ``name``, else ''."""
+    import difflib
+
+    key = name.lower()
+    starts = [k for k in sorted(known) if k.lower().startswith(key)]
+    close = starts if len(starts) == 1 else difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
 class ScopeError(RoutineError):
     """An agent tried to read or write outside its declared scopes."""
 
@@ -82,6 +102,8 @@ class NoteExists(RoutineError):
 class ModelError(RoutineError):
     """A model call failed in a way the person must know about."""
 
+    transient = True  # Ollama away, busy or slow: a block's `retry:` may try again
+
 
 class OllamaUnreachable(ModelError):
     def __init__(self, host: str, detail: str = ""):
@@ -94,6 +116,8 @@ class OllamaUnreachable(ModelError):
 
 
 class ModelMissing(ModelError):
+    transient = False  # waiting does not pull a model
+
     def __init__(self, model: str, host: str):
         super().__init__(
             f"The model {model} is not pulled on the Ollama at {host}.",

@@ -52,6 +52,14 @@ class PlainFormatter(logging.Formatter):
         return text
 
 
+class RunLinesToTheJournal(logging.Filter):
+    """For one-shot commands: a run's own log lines stay off the terminal, because the command
+    prints the run's outcome once (and `routine runs show ID` has the rest); other lines pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return getattr(record, "run", None) is None or record.levelno >= logging.CRITICAL
+
+
 def journal_socket_path() -> str:
     # Overridable so tests (and containers with a relocated journal) can point elsewhere.
     return os.environ.get("ROUTINE_JOURNAL_SOCKET") or JOURNAL_SOCKET

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import contextlib
 from contextvars import ContextVar
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Callable, Iterator
 
 FIELDS = ("run", "block", "agent", "model")
 
-_fields: ContextVar[dict] = ContextVar("routine_run_fields", default={})
+_fields: ContextVar[Mapping[str, object]] = ContextVar("routine_run_fields", default=MappingProxyType({}))
 _beat: ContextVar[Callable[[], None] | None] = ContextVar("routine_beat", default=None)
 
 
@@ -36,7 +38,7 @@ def scope(**fields: str | None) -> Iterator[dict]:
         _fields.reset(token)
 
 
-def current() -> dict:
+def current() -> Mapping[str, object]:
     """The fields in force in this thread: {} outside any run."""
     return _fields.get()
 

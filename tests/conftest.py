@@ -1,26 +1,36 @@
 """Shared fixtures: an isolated home for routine (config, state, vault) and a stand-in Ollama.
 
-The CLI is run as a person runs it: a subprocess of `python -m routine` with the environment
-variables a person would set. Only the Ollama server is a stand-in (tests/fake_ollama.py), and
-it is reached through the real `ollama` and `litellm` clients.
+`home.run(ARGS)` runs the real entry point (`routine.cli.main`) with the environment variables
+a person would set, its own working directory, stdin, stdout and stderr: in this process by
+default (as simonw/llm's tests do: no interpreter start, no litellm import per call), or as a
+real `python -m routine` subprocess with `process=True` where the process boundary is the
+point (the daemon, signals, what a fresh process imports). `ROUTINE_TEST_SUBPROCESS=1` runs
+every call as a subprocess. Only the Ollama server is a stand-in (tests/fake_ollama.py),
+reached through the real `ollama` and `litellm` clients.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import os
 import subprocess
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(REPO))  # in-process runs use this worktree's routine, like PYTHONPATH does
 
 from fake_ollama import FakeOllama  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
+ALWAYS_SUBPROCESS = os.environ.get("ROUTINE_TEST_SUBPROCESS") == "1"
 
 
 @pytest.fixture
@@ -41,17 +51,63 @@ class Home:
     env: dict
 
     def run(self, *args: str, check: bool = False, timeout: float = 120, input: str | None = None,
-            env_extra: dict | None = None):
-        """Run `routine ARGS` as a subprocess, as a person would."""
+            env_extra: dict | None = None, process: bool = False):
+        """Run `routine ARGS` as a person would; in this process unless ``process`` (then
+        ``timeout`` applies). `routine run`, the daemon, is always a real process."""
         env = {**self.env, **(env_extra or {})}
-        proc = subprocess.run([sys.executable, "-m", "routine", *args], env=env, cwd=self.root,
-                              capture_output=True, text=True, timeout=timeout, input=input)
+        if process or ALWAYS_SUBPROCESS or (args and args[0] == "run"):
+            proc = subprocess.run([sys.executable, "-m", "routine", *args], env=env, cwd=self.root,
+                                  capture_output=True, text=True, timeout=timeout, input=input)
+        else:
+            proc = run_in_process(list(args), env, self.root, input)
         if check and proc.returncode != 0:
             raise AssertionError(f"routine {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
         return proc
 
     def note(self, rel: str) -> str:
         return (self.vault / rel).read_text(encoding="utf-8")
+
+
+def run_in_process(args: list[str], env: dict, cwd: Path, stdin: str | None) -> subprocess.CompletedProcess:
+    """`routine.cli.main(args)` with this environment, directory and streams, all put back after.
+    An uncaught exception becomes a traceback on stderr and exit 1, as in a real process."""
+    from routine.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    saved_levels = {name: logging.getLogger(name).level for name in logging.root.manager.loggerDict}
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin or ""), out, err
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse's usage errors, --help, --version
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if isinstance(exc.code, str):
+            err.write(exc.code + "\n")
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        traceback.print_exc(file=err)
+        code = 1
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        for handler in root.handlers:
+            if handler not in saved_handlers:
+                with contextlib.suppress(Exception):
+                    handler.close()
+        root.handlers[:] = saved_handlers
+        root.setLevel(saved_level)
+        for name, level in saved_levels.items():
+            logging.getLogger(name).setLevel(level)
+    return subprocess.CompletedProcess(["routine", *args], code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture
@@ -78,3 +134,45 @@ def initialised(home) -> Home:
     # Short backoff so failure tests do not wait for production delays.
     home.config.write_text(text + "\nretry_backoff: 0.05\n")
     return home
+
+
+# --- real-daemon tests: marked, and their time budgeted ------------------------------------------
+# A test that starts `routine run` (test_daemon.daemon) is marked `daemon` at collection, so a
+# quick local pass can leave them out (`pytest -m "not daemon"`). Each has a budget (default
+# DAEMON_BUDGET seconds, or @pytest.mark.daemon(budget=N)); the ones over it are listed at the
+# end of the run, with the total, beside --durations. A budget is a figure to watch, not a test.
+DAEMON_BUDGET = 90.0
+_daemon_times: dict[str, tuple[float, float]] = {}
+
+
+def pytest_collection_modifyitems(config, items):
+    import inspect
+
+    for item in items:
+        fn = getattr(item, "function", None)
+        try:
+            source = inspect.getsource(fn) if fn is not None else ""
+        except (OSError, TypeError):
+            source = ""
+        if "with daemon(" in source and not item.get_closest_marker("daemon"):
+            item.add_marker(pytest.mark.daemon)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    marker = item.get_closest_marker("daemon")
+    if marker is not None and call.when == "call":
+        budget = float(marker.kwargs.get("budget", DAEMON_BUDGET))
+        _daemon_times[item.nodeid] = (outcome.get_result().duration, budget)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _daemon_times:
+        return
+    total = sum(d for d, _ in _daemon_times.values())
+    over = [(n, d, b) for n, (d, b) in _daemon_times.items() if d > b]
+    terminalreporter.write_line(f"real-daemon tests: {len(_daemon_times)}, {total:.0f} s in all; "
+                                f"{len(over)} over their budget")
+    for nodeid, duration, budget in sorted(over, key=lambda x: -x[1]):
+        terminalreporter.write_line(f"  {duration:6.1f} s (budget {budget:.0f} s)  {nodeid}")

@@ -21,6 +21,9 @@ def test_config_errors_all_reported_with_line_and_path(initialised):
     err = proc.stderr
     assert "routine.yaml:3: At 'ollama.max_resident'" in err
     assert "routine.yaml:4: At 'ollama': unknown key 'colour'" in err
+    assert "routine.yaml:8: At 'models.general.fallbacks': fallback 'ghost'" in err
+    assert "routine.yaml:9: At 'timezone'" in err and "Mars/Olympus" in err
+    assert err.startswith("routine: 4 problems in ")  # every one of them, at once
     assert "Traceback" not in err
 
 
@@ -60,7 +63,7 @@ def test_agent_note_error_points_at_its_line(initialised):
     agent = home.vault / "Agents" / "Planner.md"
     text = agent.read_text()
     agent.write_text(text.replace("approval: none", "approval: sometimes", 1))
-    line = next(i for i, l in enumerate(agent.read_text().splitlines(), 1) if l.startswith("approval:"))
+    line = next(i for i, text in enumerate(agent.read_text().splitlines(), 1) if text.startswith("approval:"))
     proc = home.run("fire", "planner")
     assert proc.returncode == 2
     assert f"Agents/Planner.md:{line}: At 'approval': 'sometimes' is not one of 'none', 'required'" in proc.stderr

@@ -74,7 +74,7 @@ def test_bad_cron_says_what_is_wrong(expr, words):
 @pytest.mark.parametrize("zone", ["Europe/Berlin", "America/New_York"])
 def test_next_after_matches_a_plain_scan_across_both_dst_days(expr, zone):
     """The binary search in next_after must agree with trying every time of day in order."""
-    from datetime import time as dtime, timezone as dtz
+    from datetime import timezone as dtz
 
     from routine.schedule.cron import wall_to_instant
 

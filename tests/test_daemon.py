@@ -87,7 +87,9 @@ def test_fire_goes_through_running_daemon_and_status_reports_it(initialised, oll
         assert runs[0]["agent"] == "strategist" and runs[0]["status"] == "ok"
         assert any(r["id"] == runs[0]["id"] for r in status(home)["recent_runs"])
     assert proc.returncode == 0
-    assert "fire strategist" in (home.root / "daemon.log").read_text()
+    log = (home.root / "daemon.log").read_text()
+    assert "fire strategist" in log
+    assert "apscheduler" not in log and "Adding job" not in log  # no scheduler chatter at start
 
 
 def test_hot_reload_valid_and_invalid_edits(initialised, ollama):
@@ -102,6 +104,9 @@ def test_hot_reload_valid_and_invalid_edits(initialised, ollama):
         alert = wait_for(lambda: [a for a in (home.vault / "Alerts").glob("*config rejected*.md")], 15, "an alert")
         assert "hour 99 is out of range" in alert[0].read_text()
         assert [f["block"] for f in status(home)["next_fires"]] == ["renamed-block"]  # last good stays
+        shown = home.run("schedule", "next", "3")  # the broken file's last good version, named as such
+        assert shown.returncode == 2 and "renamed-block" in shown.stdout and "last good version" in shown.stdout
+        assert f"{path} is broken, so the running daemon keeps its last good version (renamed-block)" in shown.stderr
 
 
 def test_sigterm_when_idle_exits_zero(initialised):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date, timedelta
 import textwrap
 
 BAD = textwrap.dedent("""\
@@ -69,9 +70,20 @@ def test_next_shows_local_times_and_dst_shift(initialised):
                 task: Tidy.
                 write: {note: "Daily/{{ today }}.md", section: "Night"}
         """))
+    for other in (home.config.parent / "schedules").glob("*.yaml"):
+        if other.name != "night.yaml":
+            other.unlink()  # else 400 fires of every block end within weeks, before any DST change
     rows = json.loads(home.run("schedule", "next", "400", "--json", check=True).stdout)
-    night = [r for r in rows if r["block"] == "night-owl"]
-    assert night and all(r["at"][11:16] in ("02:30", "03:00") for r in night)
+    assert {r["block"] for r in rows} == {"night-owl"} and len(rows) == 400  # 400 days: a spring change
+    def last_sunday_of(month: int, r) -> bool:
+        day = date.fromisoformat(r["at"][:10])
+        return day.month == month and day.weekday() == 6 and (day + timedelta(days=7)).month != month
+
+    moved = [r for r in rows if r["at"][11:16] == "03:00"]  # 02:30 does not exist on a spring-forward night
+    assert moved and all(last_sunday_of(3, r) and "does not exist" in r["dst_shift"] for r in moved)
+    repeated = [r for r in rows if r["dst_shift"] and r not in moved]  # 02:30 happens twice in autumn: once
+    assert repeated and all(last_sunday_of(10, r) and "repeated hour" in r["dst_shift"] for r in repeated)
+    assert all(r["at"][11:16] == "02:30" for r in rows if r not in moved)
 
 
 def test_two_blocks_writing_one_section_at_one_minute_is_an_error(initialised):

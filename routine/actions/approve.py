@@ -43,7 +43,7 @@ def _decide_here(config, rel: str, decision: bool) -> dict:
     from routine.config.loader import load_agents
     from routine.journal import Journal
 
-    agents, _ = load_agents(config)
+    agents, _ = load_agents(config, require_vault=True)
     journal = Journal()
     try:
         return decide(config, agents, journal, rel, "cli", datetime.now().astimezone(), decision).summary()

@@ -20,6 +20,7 @@ class Check:
     ok: bool
     detail: str
     fix: str | None = None
+    warn: bool = False  # a missing extra: said clearly, but routine works without it (exit stays 0)
 
 
 def run(args) -> int:
@@ -32,18 +33,20 @@ def run(args) -> int:
         return _report(checks, args.json)
 
     checks.append(_vault_writable(config.vault))
-    agents, problems = load_agents(config)
-    checks.append(Check("agents", not problems, f"{len(agents)} valid agent notes" if not problems else
-                        "\n".join(map(str, problems)), None if not problems else "correct the lines listed"))
-    checks.extend(_schedule_checks(config, agents))
-    checks.extend(_sandbox_checks(agents))
+    if config.vault.is_dir():  # else the vault is the one root cause: no cascade of agent errors after it
+        agents, problems = load_agents(config)
+        checks.append(Check("agents", not problems, f"{len(agents)} valid agent notes" if not problems else
+                            "\n".join(map(str, problems)), None if not problems else "correct the lines listed"))
+        checks.extend(_schedule_checks(config, agents))
+        checks.extend(_sandbox_checks(agents))
     checks.extend(_ollama_checks(config))
     return _report(checks, args.json)
 
 
 def _vault_writable(vault) -> Check:
     if not vault.is_dir():
-        return Check("vault", False, f"{vault} does not exist", f"run `routine init {vault}`")
+        return Check("vault", False, f"{vault} does not exist (agents and schedules are checked once it does)",
+                     f"run `routine init {vault}`, or correct `vault:` in the config")
     try:
         with tempfile.NamedTemporaryFile(dir=vault, prefix=".routine-doctor-"):
             pass
@@ -74,8 +77,8 @@ def _sandbox_checks(agents) -> list[Check]:
 
     who = ", ".join(users)
     if shutil.which("bwrap") is None:
-        return [Check("sandbox", False, f"bubblewrap is not installed, and {who} may run commands",
-                      "install it: `sudo apt install bubblewrap`")]
+        return [Check("sandbox", False, f"bubblewrap is not installed: run_command refuses every command of {who}; "
+                      "everything else works", "install it: `sudo apt install bubblewrap`", warn=True)]
     probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--", "true"], capture_output=True,
                            text=True, timeout=30)
     if probe.returncode != 0:
@@ -146,12 +149,12 @@ def _report(checks: list[Check], as_json: bool) -> int:
         print_json([c.__dict__ for c in checks])
     else:
         for c in checks:
-            mark = "ok  " if c.ok else "FAIL"
+            mark = "ok  " if c.ok else "WARN" if c.warn else "FAIL"
             first, *rest = c.detail.splitlines() or [""]
             print(f"{mark} {c.name}: {first}")
             for line in rest:
                 print(f"       {line}")
             if c.fix and not c.ok:
                 print(f"       fix: {c.fix}")
-    failed = {c.name for c in checks if not c.ok}
+    failed = {c.name for c in checks if not (c.ok or c.warn)}
     return EXIT_USAGE if failed & CONFIG_CHECKS else EXIT_JOB_FAILED if failed else 0

@@ -7,20 +7,25 @@ import sys
 from routine.cli.output import print_json
 from routine.config.loader import agent_named, agent_note_problems, load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, UsageError
+from routine.journal.status import succeeded
 
 
 def run(args) -> int:
     if not args.dry_run:
-        code = _through_daemon(args)
+        code = through_daemon(args)
         if code is not None:
             return code
     config = load_config(args.config)
-    agents, problems = load_agents(config)
+    agents, problems = load_agents(config, require_vault=True)
+    blocks = None
     if args.target.lower() not in agents and not agent_note_problems(problems, args.target):
         block = _block_named(config, agents, args.target)
         if block is not None:
-            return _fire_block(config, agents, block, args)
-    agent = agent_named(agents, problems, args.target)
+            return fire_block(config, agents, block, args)
+        from routine.schedule.loader import declared_block_ids
+
+        blocks = declared_block_ids(config)
+    agent = agent_named(agents, problems, args.target, blocks)
 
     from routine.runner.step import Runner, StepRequest
 
@@ -49,17 +54,18 @@ def run(args) -> int:
         print_json(outcome.summary())
     else:
         _print_outcome(outcome)
-    return 0 if outcome.error is None else EXIT_JOB_FAILED
+    return 0 if succeeded(outcome.status) else EXIT_JOB_FAILED
 
 
-def _through_daemon(args) -> int | None:
-    """When the daemon runs, the job goes through it: one model manager, one index writer."""
+def through_daemon(args, resume: str | None = None) -> int | None:
+    """When the daemon runs, the job goes through it: one model manager, one index writer.
+    ``resume``: a failed block run to pick up (`routine runs retry`)."""
     from routine import control
 
     interactive = sys.stderr.isatty() and not args.json
     progress = _progress(interactive)
-    final = control.call({"op": "fire", "target": args.target, "task": args.task},
-                         on_event=lambda e: progress(e.get("event", ""), e))
+    message = {"op": "fire", "target": args.target, "task": args.task, **({"resume": resume} if resume else {})}
+    final = control.call(message, on_event=lambda e: progress(e.get("event", ""), e))
     if final is None:
         return None
     if final.get("error") and "result" not in final:
@@ -85,7 +91,8 @@ def _block_named(config, agents, name: str):
     return block_from_files(config, agents, name)
 
 
-def _fire_block(config, agents, block, args) -> int:
+def fire_block(config, agents, block, args, resume=None, trigger: str = "manual") -> int:
+    """Run ``block`` in this process (no daemon), or pick up a failed run of it (``resume``)."""
     if args.task:
         raise UsageError("--task applies to one agent, not a block.", f"fire one of the block's agents ({', '.join(block.agents)}) with --task.")
     from routine.runner.block import run_block
@@ -108,7 +115,7 @@ def _fire_block(config, agents, block, args) -> int:
     journal = Journal()
     runner = Runner(config, journal, on_event=_progress(interactive))
     try:
-        outcome = run_block(runner, block, agents, stream=interactive)
+        outcome = run_block(runner, block, agents, trigger=trigger, stream=interactive, resume=resume)
     finally:
         runner.close()
         journal.close()
@@ -117,7 +124,7 @@ def _fire_block(config, agents, block, args) -> int:
     else:
         for step in outcome.steps:
             _print_outcome(step)
-    return 0 if outcome.status == "ok" else EXIT_JOB_FAILED
+    return 0 if succeeded(outcome.status) else EXIT_JOB_FAILED
 
 
 def _dry_runner(config):
@@ -158,6 +165,9 @@ def _progress(interactive: bool):
             return
         if kind == "start":
             sys.stderr.write(f"{data['agent']} on {data['model']} …\n")
+        elif kind == "retry":
+            sys.stderr.write(f"{data['agent']}: {data['error']} Trying again in {data['wait_s']:g} s "
+                             f"(attempt {data['attempt']} of {data['attempts']}) …\n")
         elif kind == "queued":
             sys.stderr.write(f"queued behind {data['ahead']} job(s) in the daemon …\n")
         elif kind == "token":

@@ -21,6 +21,7 @@ def run(args) -> int:
     created, kept = [], []
 
     if config_path.exists():
+        _same_vault_or_say_so(vault, config_path)
         kept.append(str(config_path))
     else:
         config_path.parent.mkdir(parents=True, exist_ok=True)
@@ -53,6 +54,18 @@ def run(args) -> int:
         print(f"  kept {len(kept)} existing file{'s' if len(kept) != 1 else ''} as they were")
     print("Next: `routine doctor`, then `routine fire strategist`.")
     return 0
+
+
+def _same_vault_or_say_so(vault: Path, config_path: Path) -> None:
+    """A config that already names another vault is kept, and a person asking for a new one is told."""
+    from routine.config.loader import load_config
+
+    configured = load_config(config_path).vault
+    if configured.expanduser().resolve() != vault.expanduser().resolve():
+        raise UsageError(
+            f"{config_path} already uses the vault {configured}; nothing was created in {vault}.",
+            f"to switch, set `vault: {vault}` in {config_path} and run `routine init` again; "
+            f"for a second setup, `routine --config OTHER.yaml init {vault}`.")
 
 
 def _vault_from(arg: str | None, config_path: Path) -> Path:

@@ -74,7 +74,7 @@ def _plan(config, hours: int, as_json: bool) -> int:
     from routine.models.plan import belady_loads, key_label, simulate_ollama, simulate_ours, upcoming_uses
     from routine.schedule.loader import load_schedules
 
-    agents, _ = load_agents(config)
+    agents, _ = load_agents(config, require_vault=True)
     schedules = load_schedules(config, agents)
     tz = ZoneInfo(config.zone_name())
     now = datetime.now(timezone.utc)

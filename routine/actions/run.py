@@ -21,6 +21,7 @@ def run(args) -> int:
     held = hold()  # until this process ends
     if not args.debug and "ROUTINE_LOG_LEVEL" not in os.environ:
         logging.getLogger().setLevel(logging.INFO)  # the daemon's journal says what it does
+        logging.getLogger("apscheduler").setLevel(logging.WARNING)  # not its per-job chatter at every start
     # A hang that the watchdog ends (SIGABRT) leaves every thread's stack in the journal.
     faulthandler.enable()
     from routine.daemon.app import Daemon

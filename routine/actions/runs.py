@@ -16,6 +16,10 @@ def run(args) -> int:
     try:
         if getattr(args, "runs_command", None) == "show":
             return _show(journal, args.run_id, args.json)
+        if getattr(args, "runs_command", None) == "retry":
+            from routine.actions.retry import retry
+
+            return retry(args, journal, find_run(journal, args.run_id))
         return _list(journal, getattr(args, "limit", 20), args.json)
     finally:
         journal.close()
@@ -34,17 +38,35 @@ def _list(journal: Journal, limit: int, as_json: bool) -> int:
         wrote = r.get("wrote") or {}
         rows.append({**r, "model": (r.get("model") or "").split("/")[-1],
                      "started_at": (r.get("started_at") or "")[:19].replace("T", " "),
-                     "wrote": wrote.get("path") if isinstance(wrote, dict) else wrote,
+                     "wrote": _wrote_cell(wrote),
                      "status": r["status"] if not r.get("error") else f"{r['status']}!"})
     print_table(rows, LIST_COLUMNS)
     return 0
 
 
-def _show(journal: Journal, run_id: str, as_json: bool) -> int:
+def _wrote_cell(wrote) -> str | None:
+    """One note's path, or a block's notes joined: never a Python list's repr."""
+    if isinstance(wrote, dict):
+        return wrote.get("path")
+    if isinstance(wrote, list):
+        return ", ".join(str(w) for w in wrote) or None
+    return wrote
+
+
+def find_run(journal: Journal, run_id: str):
+    """The run with this id or unique prefix; an ambiguous prefix or no match is a usage error."""
+    matches = journal.matching(run_id)
+    if len(matches) > 1:
+        raise UsageError(f"{run_id!r} is the start of {len(matches)} run ids ({', '.join(matches[:5])}"
+                         f"{', …' if len(matches) > 5 else ''}).", "type more of the id.")
     run = journal.get(run_id)
     if run is None:
         raise UsageError(f"There is no run {run_id!r}.", "see `routine runs list` for run ids.")
-    row = run.row
+    return run
+
+
+def _show(journal: Journal, run_id: str, as_json: bool) -> int:
+    row = find_run(journal, run_id).row
     if as_json:
         print_json({**row, "steps": [c.row for c in journal.children(row["id"])]})
         return 0
@@ -78,7 +100,8 @@ def _show(journal: Journal, run_id: str, as_json: bool) -> int:
     if row.get("details"):
         print(f"\nDetails:\n{_indent(json.dumps(row['details'], indent=2, ensure_ascii=False))}")
     for child in journal.children(row["id"]):
-        print(f"\nStep {child.step}: {child.agent} {child.status} ({child.id})")
+        attempt = (child.details or {}).get("attempt") if isinstance(child.details, dict) else None
+        print(f"\nStep {child.step}: {child.agent} {child.status} ({child.id})" + (f", attempt {attempt}" if attempt else ""))
     return 0
 
 

@@ -5,22 +5,61 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+import sys
+
 from routine.cli.output import print_json, print_table
 from routine.config.loader import load_agents, load_config
 from routine.errors import ConfigError
-from routine.schedule.loader import load_schedules
+from routine.schedule.loader import declared_blocks, in_force, load_schedules
 
 
 def run(args) -> int:
     command = getattr(args, "schedule_command", None) or "list"
     config = load_config(args.config)
-    agents, agent_problems = load_agents(config)
+    agents, agent_problems = load_agents(config, require_vault=True)
     if command == "validate":
         return _validate(config, agents, agent_problems, args.json)
-    schedules = load_schedules(config, agents)
+    schedules, broken = in_force(config, agents)
+    kept = _kept_by_daemon(broken)
     if command == "next":
-        return _next(config, schedules, args.n, args.json)
-    return _list(schedules, args.json)
+        _next(config, schedules, args.n, args.json, kept)
+    else:
+        _list(schedules, args.json)
+    return _say_broken(broken, kept)
+
+
+def _kept_by_daemon(broken: dict) -> dict[str, list[dict]]:
+    """For each broken file, the running daemon's next fires of its blocks: the last good
+    version it keeps in force (nothing when no daemon runs)."""
+    if not broken:
+        return {}
+    from pathlib import Path
+
+    from routine import control
+
+    final = control.call({"op": "status"})
+    if final is None or "status" not in final:
+        return {}
+    fires = final["status"].get("next_fires") or []
+    kept = {}
+    for file in broken:
+        ids = set(declared_blocks(Path(file)))
+        rows = [f for f in fires if f.get("block") in ids]
+        if rows:
+            kept[file] = rows
+    return kept
+
+
+def _say_broken(broken: dict, kept: dict) -> int:
+    """Name each broken file after what is in force; exit 2 so scripts notice."""
+    for file, problems in broken.items():
+        held = kept.get(file)
+        keeps = (f"the running daemon keeps its last good version ({', '.join(sorted({r['block'] for r in held}))})"
+                 if held else "its blocks are not in force")
+        print(f"routine: {file} is broken, so {keeps}; shown above is the rest. "
+              f"{len(problems)} problem{'s' * (len(problems) != 1)}, first: {problems[0]} "
+              "Fix: correct it; `routine schedule validate` lists every problem.", file=sys.stderr)
+    return ConfigError.exit_code if broken else 0
 
 
 def _validate(config, agents, agent_problems, as_json: bool) -> int:
@@ -71,8 +110,12 @@ def _dst_note(block, fire: datetime) -> str | None:
     return None
 
 
-def _next(config, schedules, n: int, as_json: bool) -> int:
+def _next(config, schedules, n: int, as_json: bool, kept: dict | None = None) -> int:
     rows = upcoming(config, schedules, n)
+    for held in (kept or {}).values():  # the daemon's last good version of a broken file
+        rows += [{"block": f["block"], "at": datetime.fromisoformat(f["at"]).astimezone(), "agents": f.get("agents") or [],
+                  "dst_shift": "last good version (the file is broken)"} for f in held]
+    rows = sorted(rows, key=lambda r: r["at"])[:n]
     if as_json:
         print_json([{**r, "at": r["at"].isoformat()} for r in rows])
         return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from routine import control
 from routine.cli.output import print_json
 from routine.cli.progress import ProgressPrinter
@@ -36,12 +38,16 @@ def _search(args, progress) -> list[dict]:
     reads = None
     if args.agent:
         config = load_config(args.config)
-        agents, problems = load_agents(config)
+        agents, problems = load_agents(config, require_vault=True)
         reads = list(agent_named(agents, problems, args.agent).reads)
     final = control.call({"op": "search", "query": args.query, "k": args.k, "reads": reads})
     if final is not None:  # the daemon runs: it holds the index
         return control.result_of(final)
     from routine.memory import VaultIndex
 
-    with VaultIndex(config or load_config(args.config)) as index:
+    config = config or load_config(args.config)
+    # No daemon holds the model warm: say why the first answer takes a while.
+    print(f"routine: no daemon is running, so the search model ({config.memory.embedding_model or 'the shipped MiniLM'}) "
+          "loads here first; this can take 10–20 s (with the daemon running, searches are quick).", file=sys.stderr, flush=True)
+    with VaultIndex(config) as index:
         return [hit.as_dict() for hit in index.search(args.query, args.k, reads, progress=progress)]

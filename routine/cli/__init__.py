@@ -60,10 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not hasattr(args, "json"):  # a subcommand's --json has no default (so `CMD --json SUB` holds)
+        args.json = False
     if not args.command:
         parser.print_help()
         return EXIT_USAGE
-    _setup_logging(args.debug)
+    _setup_logging(args.debug, one_shot=args.command != "run")
     try:
         action = importlib.import_module(f"routine.actions.{args._module}")
         return action.run(args) or 0
@@ -81,11 +83,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-def _setup_logging(debug: bool) -> None:
+def _setup_logging(debug: bool, one_shot: bool) -> None:
     from routine import logs
 
     level = logging.DEBUG if debug else getattr(logging, os.environ.get("ROUTINE_LOG_LEVEL", "WARNING").upper(), logging.WARNING)
-    logs.setup(level)
+    handler = logs.setup(level)
+    if one_shot and not debug:  # the command says how its run ended, once
+        handler.addFilter(logs.RunLinesToTheJournal())
     if not debug:
         for noisy in ("LiteLLM", "litellm", "httpx", "httpcore"):
             logging.getLogger(noisy).setLevel(logging.WARNING if level <= logging.WARNING else level)

@@ -5,8 +5,22 @@ from __future__ import annotations
 import argparse
 
 
-def _json(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+def _json(p: argparse.ArgumentParser, parent: bool = False) -> None:
+    """`--json`, accepted anywhere on its command line: `runs --json list` and `runs list --json` alike.
+
+    A subcommand's own `--json` has no default, so it never overwrites the parent's."""
+    p.add_argument("--json", action="store_true", default=False if parent else argparse.SUPPRESS,
+                   help="print JSON instead of a table")
+
+
+def _limit(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} is too few: give 1 or more")
+    return n
 
 
 def init(p: argparse.ArgumentParser) -> None:
@@ -15,7 +29,7 @@ def init(p: argparse.ArgumentParser) -> None:
 
 
 def doctor(p: argparse.ArgumentParser) -> None:
-    _json(p)
+    _json(p, parent=True)
 
 
 def fire(p: argparse.ArgumentParser) -> None:
@@ -23,28 +37,32 @@ def fire(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", help="what to do this time, instead of the agent's default task")
     p.add_argument("--dry-run", action="store_true",
                    help="print the exact messages and their sources; call no model, write nothing")
-    _json(p)
+    _json(p, parent=True)
 
 
 def runs(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="runs_command", metavar="list|show")
+    sub = p.add_subparsers(dest="runs_command", metavar="list|show|retry")
     ls = sub.add_parser("list", help="recent runs, newest first")
-    ls.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
+    ls.add_argument("-n", "--limit", type=_limit, default=20, help="how many (default 20)")
     _json(ls)
     show = sub.add_parser("show", help="one run in full: prompt, sources, output, timings, errors")
     show.add_argument("run_id", metavar="ID", help="a run id, or a unique prefix of one")
     _json(show)
-    _json(p)
+    retry = sub.add_parser("retry", help="resume a failed or interrupted block run from its failed step, "
+                                         "reusing the earlier steps' outputs")
+    retry.add_argument("run_id", metavar="ID", help="the block run (or one of its steps): an id or a unique prefix")
+    _json(retry)
+    _json(p, parent=True)
 
 
 def schedule(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="schedule_command", metavar="list|next|validate")
     _json(sub.add_parser("list", help="the blocks and triggers of every schedule file"))
     nxt = sub.add_parser("next", help="the next N fire times, in local time, DST shifts marked")
-    nxt.add_argument("n", nargs="?", type=int, default=10, metavar="N", help="how many (default 10)")
+    nxt.add_argument("n", nargs="?", type=_limit, default=10, metavar="N", help="how many (default 10)")
     _json(nxt)
     _json(sub.add_parser("validate", help="check every schedule file; print every error at once"))
-    _json(p)
+    _json(p, parent=True)
 
 
 def run(p: argparse.ArgumentParser) -> None:
@@ -52,7 +70,7 @@ def run(p: argparse.ArgumentParser) -> None:
 
 
 def status(p: argparse.ArgumentParser) -> None:
-    _json(p)
+    _json(p, parent=True)
 
 
 def models(p: argparse.ArgumentParser) -> None:
@@ -61,13 +79,13 @@ def models(p: argparse.ArgumentParser) -> None:
     plan = sub.add_parser("plan", help="the coming day's model loads: routine's plan against Ollama alone")
     plan.add_argument("--hours", type=int, default=24, help="how far ahead (default 24)")
     _json(plan)
-    _json(p)
+    _json(p, parent=True)
 
 
 def approve(p: argparse.ArgumentParser) -> None:
     p.add_argument("note", nargs="?", metavar="NOTE", help="the proposal (path or name); without it, list those waiting")
     p.add_argument("--reject", action="store_true", help="reject it instead (it is archived, nothing is applied)")
-    _json(p)
+    _json(p, parent=True)
 
 
 def service(p: argparse.ArgumentParser) -> None:
@@ -82,14 +100,14 @@ def service(p: argparse.ArgumentParser) -> None:
 def index(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rebuild", action="store_true",
                    help="forget the index and embed the whole vault again (otherwise only what changed)")
-    _json(p)
+    _json(p, parent=True)
 
 
 def search(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", metavar="QUERY", help="what to look for, in your own words")
     p.add_argument("--agent", metavar="NAME", help="only notes this agent may read (its `reads:` scopes)")
     p.add_argument("-k", type=int, default=6, metavar="N", help="how many notes (default 6)")
-    _json(p)
+    _json(p, parent=True)
 
 
 def _assignment(p: argparse.ArgumentParser) -> None:
@@ -173,7 +191,7 @@ def graph(p: argparse.ArgumentParser) -> None:
     way.add_argument("b", metavar="B", help="another note's path or name")
     way.add_argument("--agent", metavar="NAME", help="only through notes this agent may read")
     _json(way)
-    _json(p)
+    _json(p, parent=True)
 
 
 def chat(p: argparse.ArgumentParser) -> None:
@@ -190,7 +208,7 @@ def ask(p: argparse.ArgumentParser) -> None:
     p.add_argument("-c", "--continue", dest="continue_", action="store_true",
                    help="continue your last conversation with this agent")
     p.add_argument("--session", metavar="ID", help="continue this conversation (see `routine chats list`)")
-    _json(p)
+    _json(p, parent=True)
 
 
 def chats(p: argparse.ArgumentParser) -> None:
@@ -201,4 +219,4 @@ def chats(p: argparse.ArgumentParser) -> None:
     show = sub.add_parser("show", help="one conversation: every message, tool call and summary, in order")
     show.add_argument("chat_id", metavar="ID", help="a conversation id, or a unique prefix of one")
     _json(show)
-    _json(p)
+    _json(p, parent=True)

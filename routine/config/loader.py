@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from routine.config.schema import AGENT, CONFIG
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml, parse_yaml
 from routine.durations import parse_duration
-from routine.errors import ConfigError, Problem, RoutineError, UsageError
+from routine.errors import ConfigError, Problem, RoutineError, UsageError, VaultMissing, did_you_mean
 
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 
@@ -39,10 +40,12 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
     except YamlSyntaxError as exc:
         raise ConfigError([exc.problem]) from None
     problems = schema_problems(doc, CONFIG)
+    # Checked on the raw data, so a schema problem elsewhere does not hide them: all at once.
+    problems += _reference_problems(doc, doc.data if isinstance(doc.data, dict) else {})
     if problems:
-        raise ConfigError(problems)
+        raise ConfigError(sorted(problems, key=lambda p: p.line or 0))
     config = _build_config(path, doc.data)
-    problems = _config_checks(config, doc)
+    problems = _pinning_conflicts(config, doc)
     if problems:
         raise ConfigError(problems)
     return config
@@ -159,15 +162,19 @@ def _memory_settings(path: Path, data: dict) -> MemorySettings:
     return settings
 
 
-def _config_checks(config: Config, doc: LocatedYaml) -> list[Problem]:
-    problems = _pinning_conflicts(config, doc)
-    for alias in config.models.values():
-        for fb in alias.fallbacks:
-            if fb not in config.models:
-                problems.append(doc.problem(("models", alias.name, "fallbacks"),
+def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
+    """Names that must resolve: each fallback to a model alias, the time zone to an IANA zone."""
+    problems = []
+    models = data.get("models") if isinstance(data.get("models"), dict) else {}
+    for name, spec in models.items():
+        fallbacks = spec.get("fallbacks") if isinstance(spec, dict) else None
+        for fb in fallbacks if isinstance(fallbacks, list) else ():
+            if isinstance(fb, str) and fb not in models:
+                problems.append(doc.problem(("models", name, "fallbacks"),
                                             f"fallback {fb!r} is not a model alias defined under 'models'."))
-    if config.timezone and not valid_timezone(config.timezone):
-        problems.append(doc.problem(("timezone",), f"unknown time zone {config.timezone!r}; write an IANA name such as Europe/Berlin."))
+    zone = data.get("timezone")
+    if isinstance(zone, str) and zone and not valid_timezone(zone):
+        problems.append(doc.problem(("timezone",), f"unknown time zone {zone!r}; write an IANA name such as Europe/Berlin."))
     return problems
 
 
@@ -202,8 +209,13 @@ def valid_timezone(name: str) -> bool:
 # --- agents -------------------------------------------------------------------------------
 
 
-def load_agents(config: Config) -> tuple[dict[str, AgentSpec], list[Problem]]:
-    """Every agent note in the vault's Agents/ folder. A broken note does not hide the others."""
+def load_agents(config: Config, require_vault: bool = False) -> tuple[dict[str, AgentSpec], list[Problem]]:
+    """Every agent note in the vault's Agents/ folder. A broken note does not hide the others.
+
+    ``require_vault``: a missing vault folder is the error (for commands a person runs), not
+    an empty team that makes every later message about a missing agent."""
+    if require_vault and not config.vault.is_dir():
+        raise VaultMissing(config.vault, config.path)
     folder = config.vault / config.layout.agents
     agents: dict[str, AgentSpec] = {}
     problems: list[Problem] = []
@@ -315,14 +327,19 @@ def agent_note_problems(problems: list[Problem], name: str) -> list[Problem]:
     return [p for p in problems if Path(p.file).stem.lower() == name.lower()]
 
 
-def agent_named(agents: dict[str, AgentSpec], problems: list[Problem], name: str) -> AgentSpec:
+def agent_named(agents: dict[str, AgentSpec], problems: list[Problem], name: str,
+                blocks: Iterable[str] | None = None) -> AgentSpec:
+    """The agent called ``name``; else its note's problems, else a suggestion among the agents
+    (and the schedule ``blocks``, for `routine fire`, which takes either)."""
     key = name.lower()
     if key in agents:
         return agents[key]
     own = agent_note_problems(problems, key)
     if own:
         raise ConfigError(own)
+    nor = "" if blocks is None else " and no block of that name"
+    listing = f" (agents: {', '.join(sorted(agents))})" if agents else ""
     raise UsageError(
-        f"There is no agent named {name!r}" + (f" (agents: {', '.join(sorted(agents))})." if agents else "."),
+        f"There is no agent named {name!r}{nor}{listing}.{did_you_mean(name, [*agents, *(blocks or ())])}",
         "check the name, or add an agent note in the vault's Agents/ folder.",
     )

@@ -6,6 +6,10 @@ schema cannot say (unknown agent, bad cron, scopes). Both report every problem a
 
 from __future__ import annotations
 
+from dataclasses import fields
+
+from routine.config.model import Layout
+
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
 GLOBS = {"type": "array", "items": {"type": "string", "minLength": 1}}
 TOOL_NAMES = ["search_notes", "read_note", "list_notes", "write_note", "now", "date_math", "run_command",
@@ -102,9 +106,8 @@ CONFIG = {
         "layout": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {
-                k: {"type": "string", "minLength": 1}
-                for k in ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard", "chats")
+            "properties": {  # one source of truth: the Layout dataclass's fields and defaults
+                f.name: {"type": "string", "minLength": 1, "default": f.default} for f in fields(Layout)
             },
         },
         "metrics": {
@@ -218,6 +221,15 @@ SCHEDULE = {
                     "missed": {"enum": ["catch-up", "skip"]},
                     "grace": DURATION,
                     "enabled": {"type": "boolean"},
+                    "retry": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "description": "retry a step that failed for a passing reason (Ollama away or busy, "
+                                       "a timeout): `attempts` in all (default 1, no retry), waiting `backoff` "
+                                       "(default 30s) before the second, doubling after",
+                        "properties": {"attempts": {"type": "integer", "minimum": 1, "maximum": 10},
+                                       "backoff": DURATION},
+                    },
                     "steps": {"type": "array", "minItems": 1, "items": STEP},
                 },
             },

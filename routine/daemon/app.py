@@ -27,6 +27,7 @@ from routine.alerts import raise_alert
 from routine.daemon import due, health
 from routine.daemon.live import Live
 from routine.daemon.notify import Notifier, Watchdog
+from routine.journal.status import succeeded
 from routine.daemon.publish import Publisher
 from routine.daemon.work import Work, WorkQueue
 from routine.errors import RoutineError
@@ -49,7 +50,7 @@ class Daemon:
         self.stopping = threading.Event()
         self.abandon = threading.Event()  # set at shutdown: no step may write after this
         self.write_gate = threading.Lock()
-        self._due_lock = threading.Lock()
+        self.due_lock = threading.Lock()  # held while due slots are decided (health probes it)
         self.timers = None
         self.control = None
         self.watcher = None
@@ -234,7 +235,7 @@ class Daemon:
 
     def on_due(self, block_id: str, now: datetime | None = None) -> None:
         """A block may owe runs: run what is on time or within grace; record every other slot."""
-        with self._due_lock:
+        with self.due_lock:
             block = self.live.schedules.blocks.get(block_id)
             if block is None or self.stopping.is_set():
                 return
@@ -284,7 +285,7 @@ class Daemon:
         finally:
             journal.close()
         if not self.abandon.is_set():
-            self.slots.set(block_id, slot.key, "done" if outcome.status == "ok" else "failed", run_id=outcome.run_id)
+            self.slots.set(block_id, slot.key, "done" if succeeded(outcome.status) else "failed", run_id=outcome.run_id)
 
     def model_keys(self, agent_names) -> tuple:
         return self.residency.keys_for_agents(agent_names) if self.residency else ()
@@ -305,6 +306,7 @@ class Daemon:
         runner = Runner(self.live.config, journal, models=self.models, on_event=events,
                         memory=self.memory)
         runner.write_gate = self._gate
+        runner.pause = lambda seconds: not self.stopping.wait(seconds)  # a retry's wait ends at a stop
         return runner
 
     def _gate(self):

@@ -15,7 +15,8 @@ import threading
 import time
 
 from routine.control import socket_path
-from routine.errors import RoutineError
+from routine.errors import RoutineError, UsageError
+from routine.journal.status import succeeded
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +147,7 @@ def _handler(daemon):
     return Handler
 
 
-OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "search": ()}
+OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "search": (), "chat": ()}
 
 
 def parse_request(line: bytes) -> dict:
@@ -207,13 +208,18 @@ def fire(daemon, message: dict, send) -> None:
         send({"event": kind, **data})
 
     block = live.schedules.blocks.get(target)
+    if message.get("resume") and block is None:
+        raise UsageError(f"Block {target} of run {message['resume']} is no longer in the schedules.",
+                         "restore it in its schedule file, or fire its agents one by one.")
     job = Work(key="", label=f"fire {target}", run=None)
     if block is not None and target.lower() not in live.agents:
+        resume = _resume(message.get("resume"), block)  # refused here, before anything is queued
+
         def work() -> None:
             journal = Journal()
             try:
-                outcome = run_block(daemon.make_runner(journal, on_event, job), block, live.agents, trigger="manual",
-                                    stream=True)
+                outcome = run_block(daemon.make_runner(journal, on_event, job), block, live.agents,
+                                    trigger="retry" if resume else "manual", stream=True, resume=resume)
                 result.update(status=outcome.status, run=outcome.run_id,
                               steps=[s.summary() for s in outcome.steps])
             finally:
@@ -239,8 +245,23 @@ def fire(daemon, message: dict, send) -> None:
     if snapshot["queued"]:
         send({"event": "queued", "ahead": len(snapshot["running"]) + len(snapshot["queued"]) - 1})
     done.wait()
-    failed = result.get("status") not in ("ok", "proposal")
+    failed = not succeeded(result.get("status"))
     send({"done": True, "result": result, "exit": 1 if failed else 0})
+
+
+def _resume(run_id: str | None, block):
+    """Where `routine runs retry` picks the block up (None for a plain fire)."""
+    if not run_id:
+        return None
+    from routine.journal import Journal
+    from routine.runner.resume import block_run_of, resume_point
+
+    journal = Journal()
+    try:
+        run = journal.get(run_id)
+        return resume_point(journal, block_run_of(journal, run), block) if run is not None else None
+    finally:
+        journal.close()
 
 
 def decide(daemon, message: dict, send) -> None:

@@ -46,7 +46,7 @@ def problems(daemon) -> list[str]:
     control = daemon.control
     if control is not None and not control.alive():
         found.append("the control socket is not served")
-    if not _acquirable(daemon._due_lock):
+    if not _acquirable(daemon.due_lock):
         found.append(f"the scheduling lock has been held for more than {LOCK_PROBE:.0f}s")
     return found
 

@@ -89,7 +89,7 @@ def project_view(graph: KnowledgeGraph, name: str) -> View:
             for _, target, kind in g.out_edges(node, data="type"):
                 if kind != EdgeType.LINKS_TO.value or node == center:
                     ids.add(target)
-        for source, _, kind in g.in_edges(center, data="type"):  # tasks and artifacts elsewhere naming it
+        for source, _, _kind in g.in_edges(center, data="type"):  # tasks and artifacts elsewhere naming it
             if g.nodes[source].get("type") in (NodeType.TASK.value, NodeType.ARTIFACT.value):
                 ids.add(source)
         _follow(g, ids, {EdgeType.DERIVED_FROM.value, EdgeType.PART_OF.value, EdgeType.ASSIGNED_TO.value}, hops=2)

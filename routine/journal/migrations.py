@@ -16,7 +16,7 @@ def _script(db: sqlite3.Connection, sql: str) -> None:
 
 
 def m001_runs(db: sqlite3.Connection) -> None:
-    _script(db, 
+    _script(db,
         """
         CREATE TABLE runs (
             id TEXT PRIMARY KEY,

@@ -98,9 +98,18 @@ class Journal:
         row = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
             # Let a person type a unique prefix, as with git hashes.
-            rows = self.db.execute("SELECT * FROM runs WHERE id LIKE ? LIMIT 2", (run_id + "%",)).fetchall()
+            rows = self.db.execute("SELECT * FROM runs WHERE id LIKE ? ESCAPE '\\' LIMIT 2",
+                                   (_like_prefix(run_id),)).fetchall()
             row = rows[0] if len(rows) == 1 else None
         return Run(_decode(dict(row))) if row else None
+
+    def matching(self, prefix: str, limit: int = 6) -> list[str]:
+        """Run ids that are ``prefix`` or start with it (an exact id alone when there is one)."""
+        if self.db.execute("SELECT 1 FROM runs WHERE id=?", (prefix,)).fetchone():
+            return [prefix]
+        rows = self.db.execute("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+                               (_like_prefix(prefix), limit))
+        return [r["id"] for r in rows]
 
     def totals(self) -> list[dict]:
         """Finished runs summed by kind, agent (or block) and status: for the metrics textfile."""
@@ -139,3 +148,6 @@ def _decode(row: dict) -> dict:
     return row
 
 
+def _like_prefix(prefix: str) -> str:
+    """A LIKE pattern for ids starting with ``prefix`` (its own % and _ taken literally)."""
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

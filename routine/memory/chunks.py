@@ -18,7 +18,8 @@ from routine.vault.notes import code_fence_ranges, in_ranges, wikilinks
 from routine.vault.outline import strip_comments
 
 # Bump when the chunking changes: an index made by another version is rebuilt.
-CHUNKER_VERSION = 1
+# 2: a note's properties (frontmatter) are embedded with its first chunk.
+CHUNKER_VERSION = 2
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 # Obsidian's tag: '#' then letters, digits, _ - /, with at least one non-digit.
@@ -57,6 +58,19 @@ def frontmatter_tags(data: dict) -> list[str]:
     return [str(tag).strip().lstrip("#") for tag in value if tag is not None and str(tag).strip().lstrip("#")]
 
 
+def property_line(data) -> str:
+    """A note's properties as one line of text ("status: active; owner: [[Ada]]"), for the index."""
+    if not isinstance(data, dict):
+        return ""
+    parts = []
+    for key, value in data.items():
+        if value in (None, "", [], {}):
+            continue
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        parts.append(f"{key}: {shown}")
+    return "; ".join(parts)[:500]
+
+
 def inline_tags(text: str) -> list[str]:
     fences = code_fence_ranges(text)
     return [m[1] for m in _TAG.finditer(text) if not in_ranges(m.start(), fences)]
@@ -80,8 +94,10 @@ def chunk_note(rel: str, raw: str, max_chars: int) -> list[Chunk]:
 
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
+    properties = property_line(split.data)
     for ordinal, (heading, trail, part) in enumerate(pieces):
-        embedded = f"{title}\n{trail}\n\n{part}" if trail else f"{title}\n\n{part}"
+        head = f"{title}\n{properties}" if ordinal == 0 and properties else title  # found by its properties too
+        embedded = f"{head}\n{trail}\n\n{part}" if trail else f"{head}\n\n{part}"
         sha = hashlib.sha256(embedded.encode("utf-8", "surrogatepass")).hexdigest()
         occurrence = seen.get(sha, 0)
         seen[sha] = occurrence + 1

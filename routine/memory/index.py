@@ -48,6 +48,8 @@ class VaultIndex:
         self.folder = state_dir / "index"
         self.lock_path = state_dir / "index.lock"
         self.chunk_chars = config.memory.chunk_chars
+        # routine's own folders: agents' searches leave them out unless their reads name them.
+        self.own_folders = (config.layout.archive, config.layout.agents)
         # models: the process's model manager, so Ollama embeddings count toward max_resident.
         self.embedder = embedder or make_embedder(config, state_dir, models)
         # The vault watcher sets this once it feeds update_paths(): then a search need not

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+from routine.memory.chunks import note_title
+from routine.memory.keywords import exact_word, keyword_score, words
 from routine.memory.store import DamagedStore
 from routine.vault.scope import in_scope
 
@@ -21,7 +23,7 @@ SNIPPET_CHARS = 200
 class Hit:
     path: str  # vault-relative, e.g. "Projects/Alpha.md"
     heading: str | None  # the section the text comes from; None for text before any heading
-    score: float  # cosine similarity, 1 = same direction
+    score: float  # cosine similarity (1 = same direction) plus keyword points (keywords.py)
     text: str  # the chunk's text
 
     @property
@@ -44,23 +46,51 @@ class Hit:
 
 
 def ranked_hits(index, query: str, k: int, reads: list[str] | None, exclude: set[str]) -> list[Hit]:
-    """``index`` is an open VaultIndex; ``reads`` None means the whole vault (the person's own search)."""
+    """``index`` is an open VaultIndex; ``reads`` None means the whole vault (the person's own search).
+
+    Hybrid: the vector ranking's candidates, and every note whose title shares a word with the
+    query, are scored by cosine similarity plus keyword points (``keywords.py``). An agent's
+    search (``reads`` given) leaves out routine's own folders (archived proposals, agent notes)
+    unless its reads name them, and notes with no text: agents do not feed on routine's output."""
     if k < 1 or not query.strip():
         return []
     indexed = index.manifest.indexed_paths()
     allowed = {p for p in indexed if p not in exclude and (reads is None or in_scope(reads, p))}
+    if reads is not None:
+        allowed = {p for p in allowed if not _own_folder(p, index.own_folders, reads)}
     if not allowed:
         return []
+    query_words = words(query)
     vector = index.embedder.embed([query])[0]
     table = index.vectors()
-    spare = 3  # a few more, for notes deleted since they were indexed
-    best = table.best_per_note(vector, k + spare, None if len(allowed) == len(indexed) else allowed)
-    details = index.store.details([chunk_id for chunk_id, _, _ in best])
+    spare = 3  # a few more, for notes deleted since they were indexed (and empty ones, for agents)
+    narrowed = None if len(allowed) == len(indexed) else allowed
+    best = {path: (chunk_id, score) for chunk_id, path, score in table.best_per_note(vector, 4 * k + spare, narrowed)}
+    # Keyword candidates the vectors may have missed: a title word in common, or every exact word
+    # (a date, a number, a name) in one chunk's text.
+    titled = {p for p in allowed if set(query_words) & set(words(note_title(p)))}
+    titled |= table.containing([w for w in query_words if exact_word(w)], allowed)
+    titled -= set(best)
+    if titled:
+        best.update({path: (chunk_id, score) for chunk_id, path, score in table.best_per_note(vector, len(titled), titled)})
+    details = index.store.details([chunk_id for chunk_id, _ in best.values()])
     if len(details) < len(best):
         raise DamagedStore(f"holds {len(details)} of the {len(best)} chunks it ranked")
     hits = []
-    for chunk_id, path, score in best:
+    for path, (chunk_id, score) in best.items():
         body, meta = details[chunk_id]
+        if reads is not None and not body.strip():
+            continue
         if path in allowed and (reads is None or in_scope(reads, path)) and (index.vault / path).is_file():
-            hits.append(Hit(path, meta.get("heading") or None, score, body))
+            hybrid = score + keyword_score(query_words, note_title(path), body)
+            hits.append(Hit(path, meta.get("heading") or None, hybrid, body))
+    hits.sort(key=lambda h: -h.score)
     return hits[:k]
+
+
+def _own_folder(path: str, folders, reads: list[str]) -> bool:
+    """In routine's own folders (Archive/, Agents/), which the agent's reads do not name."""
+    for folder in folders:
+        if path.startswith(folder.rstrip("/") + "/") and not any(r.startswith(folder.rstrip("/") + "/") for r in reads):
+            return True
+    return False

@@ -80,20 +80,22 @@ class ChromaStore:
         return {i: [float(x) for x in v] for i, v in zip(got["ids"], got["embeddings"])}
 
     def all_vectors(self, page: int = 2000):
-        """(ids, paths, float32 matrix) of every chunk, read a page at a time to keep memory low."""
+        """(ids, paths, float32 matrix, texts) of every chunk, read a page at a time to keep memory low."""
         import numpy as np
 
         ids: list[str] = []
         paths: list[str] = []
+        texts: list[str] = []
         blocks = []
         col = self.collection
         for offset in range(0, col.count(), page):
-            got = col.get(include=["metadatas", "embeddings"], limit=page, offset=offset)
+            got = col.get(include=["metadatas", "embeddings", "documents"], limit=page, offset=offset)
             ids += got["ids"]
             paths += [(m or {}).get("path", "") for m in got["metadatas"]]
+            texts += [d or "" for d in got["documents"]]
             if len(got["ids"]):
                 blocks.append(np.asarray(got["embeddings"], dtype=np.float32))
-        return ids, paths, (np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32))
+        return ids, paths, (np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)), texts
 
     def details(self, ids: list[str]) -> dict[str, tuple[str, dict]]:
         """id -> (text, metadata) of the chunks asked for that are stored."""

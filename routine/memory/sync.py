@@ -19,6 +19,7 @@ from typing import Callable
 from routine.errors import NoteUnreadable, SearchIndexError
 from routine.memory.chunks import Chunk, chunk_note
 from routine.memory.vectors import VectorTable
+from routine.watch.filters import is_note  # the one rule: what the watcher ignores, the index does too
 from routine.vault.files import read_regular, skip_undecodable
 
 log = logging.getLogger(__name__)
@@ -57,10 +58,6 @@ class _NotePlan:
     keep: list[Chunk] = field(default_factory=list)  # stored already: metadata refreshed
     drop: list[str] = field(default_factory=list)  # ids of chunks the note no longer has
     is_new: bool = False
-
-
-def is_note(name: str) -> bool:
-    return name.lower().endswith(".md") and not name.startswith(".")
 
 
 def scan_vault(vault: Path, under: str = "") -> dict[str, tuple[int, int]]:
@@ -172,7 +169,8 @@ def _write_batch(ix, batch: list[_NotePlan], stats: IndexStats) -> None:
         ix.store.update_metadata([c.id for c, _ in keep], [_metadata(c, m) for c, m in keep])
     drop = [i for plan in batch for i in plan.drop]
     ix.store.delete(drop)
-    ix.written(VectorTable.of([c.id for c in new], [c.path for c in new], [vectors[c.sha] for c in new]), drop)
+    ix.written(VectorTable.of([c.id for c in new], [c.path for c in new], [vectors[c.sha] for c in new],
+                              [c.body for c in new]), drop)
     now = time.time_ns()
     ix.manifest.settle([c.id for c in new], drop,
                        [(p.rel, p.mtime_ns, p.size if now - p.mtime_ns > RACY_NS else -1, p.sha) for p in batch])

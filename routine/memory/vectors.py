@@ -24,16 +24,27 @@ class VectorTable:
     ids: np.ndarray  # chunk ids (object array)
     paths: np.ndarray  # the note each chunk comes from (object array)
     matrix: np.ndarray  # float32, one unit-length row per chunk
+    texts: np.ndarray  # each chunk's text, lowercased (object array): the keyword half of the ranking
 
     @classmethod
     def empty(cls) -> "VectorTable":
-        return cls(np.array([], dtype=object), np.array([], dtype=object), np.zeros((0, 0), dtype=np.float32))
+        return cls(np.array([], dtype=object), np.array([], dtype=object), np.zeros((0, 0), dtype=np.float32),
+                   np.array([], dtype=object))
 
     @classmethod
-    def of(cls, ids: list[str], paths: list[str], vectors) -> "VectorTable":
+    def of(cls, ids: list[str], paths: list[str], vectors, texts: list[str] | None = None) -> "VectorTable":
         if not ids:
             return cls.empty()
-        return cls(np.array(ids, dtype=object), np.array(paths, dtype=object), _unit(np.asarray(vectors, dtype=np.float32)))
+        lowered = [t.lower() for t in texts] if texts is not None else [""] * len(ids)
+        return cls(np.array(ids, dtype=object), np.array(paths, dtype=object), _unit(np.asarray(vectors, dtype=np.float32)),
+                   np.array(lowered, dtype=object))
+
+    def containing(self, exact_words: list[str], allowed: set[str] | None) -> set[str]:
+        """The notes (among ``allowed``) with a chunk holding every one of ``exact_words``."""
+        if not exact_words:
+            return set()
+        return {p for p, t in zip(self.paths, self.texts)
+                if (allowed is None or p in allowed) and all(w in t for w in exact_words)}
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -42,12 +53,13 @@ class VectorTable:
         """A new table without ``removed`` and without the old rows of ``added``'s ids, plus ``added``."""
         gone = removed | set(added.ids.tolist())
         keep = np.fromiter((i not in gone for i in self.ids), dtype=bool, count=len(self.ids)) if gone else None
-        parts = [self if keep is None else VectorTable(self.ids[keep], self.paths[keep], self.matrix[keep]), added]
+        parts = [self if keep is None else VectorTable(self.ids[keep], self.paths[keep], self.matrix[keep], self.texts[keep]),
+                 added]
         parts = [p for p in parts if len(p)]
         if not parts:
             return VectorTable.empty()
         return VectorTable(np.concatenate([p.ids for p in parts]), np.concatenate([p.paths for p in parts]),
-                           np.concatenate([p.matrix for p in parts]))
+                           np.concatenate([p.matrix for p in parts]), np.concatenate([p.texts for p in parts]))
 
     def best_per_note(self, vector, k: int, allowed: set[str] | None) -> list[tuple[str, str, float]]:
         """(chunk id, path, cosine similarity) of the best chunk of each of the ``k`` best notes,

@@ -36,7 +36,7 @@ def strip_trailing_control(text: str) -> str:
     stripped = text.rstrip()
     while True:
         last = None
-        for last in CONTROL_TOKEN.finditer(stripped):
+        for last in CONTROL_TOKEN.finditer(stripped):  # noqa: B007  (the last match is kept)
             pass
         if last is None or last.end() != len(stripped):
             return stripped

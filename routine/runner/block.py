@@ -1,17 +1,20 @@
 """A schedule block: its steps in order, each seeing the earlier outputs.
 
 A failed step stops the block; the steps after it are journaled as skipped, with the reason,
-so every step of every slot is explained in the journal.
+so every step of every slot is explained in the journal. A step that failed for a passing
+reason (``RoutineError.transient``) is tried again per the block's ``retry:`` policy, each
+attempt a step run under the same block run; `routine runs retry ID` resumes a failed block
+from its failed step (``Resume``), the earlier steps' outputs reused.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from routine.config.model import AgentSpec
 from routine.journal import new_run_id
 from routine.runner.step import Runner, StepOutcome, StepRequest
-from routine.schedule.model import Block
+from routine.schedule.model import Block, RetryPolicy
 
 
 @dataclass
@@ -21,20 +24,36 @@ class BlockOutcome:
     steps: list[StepOutcome] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Resume:
+    """Where a failed or interrupted block run picks up (see ``routine.runner.resume``)."""
+
+    parent: str  # the block run, which the new step runs join
+    start: int  # the first step to run again
+    prior: dict[str, str]  # the earlier steps' outputs, by agent name
+    wrote: tuple[str, ...] = ()  # what the earlier steps wrote
+
+
 def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigger: str = "manual",
               slot: str | None = None, dry_run: bool = False, stream: bool = False,
-              run_id: str | None = None) -> BlockOutcome:
+              run_id: str | None = None, resume: Resume | None = None) -> BlockOutcome:
     journal = runner.journal
     parent = None
-    if not dry_run:
+    if resume is not None:
+        parent = resume.parent
+        journal.update(parent, status="running", error=None, ended_at=None)
+    elif not dry_run:
         parent = journal.start(agent=None, trigger=trigger, kind="block", block=block.id, slot=slot,
                                run_id=run_id or new_run_id(runner.clock()))
     runner.on_event("block", {"run": parent, "block": block.id, "steps": len(block.steps)})
     outcome = BlockOutcome(parent, "dry-run" if dry_run else "ok")
-    prior: dict[str, str] = {}
+    prior: dict[str, str] = dict(resume.prior) if resume else {}
+    failed_at: int | None = None
     for index, step in enumerate(block.steps):
+        if resume is not None and index < resume.start:
+            continue
         agent = agents[step.agent]
-        if outcome.status == "failed":
+        if failed_at is not None:
             journal.record(agent=agent.name, trigger=trigger, status="skipped", block=block.id, step=index,
                            parent=parent, slot=slot,
                            error=f"skipped: step {failed_at} ({block.steps[failed_at].agent}) failed before it")
@@ -47,7 +66,7 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
                               inputs=step.inputs, search=step.search, graph=step.graph, trigger=trigger, block=block.id,
                               step_index=index, parent=parent, slot=slot, prior=dict(prior),
                               prefetch=following.model if following else None)
-        result = runner.run_step(request, dry_run=dry_run, stream=stream)
+        result = run_with_retries(runner, block.retry, request, dry_run, stream)
         outcome.steps.append(result)
         if result.error is not None:
             outcome.status = "failed"
@@ -57,6 +76,26 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
         prior[agent.name] = result.output if not dry_run else f"(output of the {agent.name} step)"
     if parent is not None:
         failed = [s for s in outcome.steps if s.error is not None]
-        journal.finish(parent, outcome.status, str(failed[0].error) if failed else None,
-                       wrote=[s.wrote.rel for s in outcome.steps if s.wrote is not None])
+        wrote = [*(resume.wrote if resume else ()), *(s.wrote.rel for s in outcome.steps if s.wrote is not None)]
+        journal.finish(parent, outcome.status, str(failed[0].error) if failed else None, wrote=wrote)
     return outcome
+
+
+def run_with_retries(runner: Runner, policy: RetryPolicy, request: StepRequest, dry_run: bool,
+                     stream: bool) -> StepOutcome:
+    """One step, tried again after a transient failure while the policy allows; each attempt is
+    its own step run (``details.attempt``), and only the last failure raises an alert."""
+    attempt = 1
+    while True:
+        left = 0 if dry_run else policy.attempts - attempt
+        attempt_request = replace(request, retries_left=left,
+                                  details={**request.details, "attempt": attempt} if attempt > 1 else request.details)
+        result = runner.run_step(attempt_request, dry_run=dry_run, stream=stream)
+        if result.error is None or left <= 0 or not result.error.transient:
+            return result
+        attempt += 1
+        wait = policy.wait_before(attempt)
+        runner.on_event("retry", {"run": request.parent, "agent": request.agent.name, "attempt": attempt,
+                                  "attempts": policy.attempts, "wait_s": wait, "error": str(result.error)})
+        if not runner.pause(wait):  # the daemon is stopping: the slot is run again at the next start
+            return result

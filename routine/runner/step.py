@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Callable
@@ -44,6 +45,7 @@ class StepRequest:
     prefetch: str | None = None  # the model alias the block's next step needs (preloaded meanwhile)
     variables: dict = field(default_factory=dict)  # more template variables (a trigger's path, event)
     details: dict = field(default_factory=dict)    # journaled with the run (a trigger's id, event, path)
+    retries_left: int = 0  # a transient failure will be tried again: no alert for this attempt
 
     @classmethod
     def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual") -> "StepRequest":
@@ -99,6 +101,9 @@ class Runner:
         self.on_event = on_event or (lambda kind, data: None)
         # The daemon replaces this with a gate that refuses writes once shutdown abandoned the run.
         self.write_gate = contextlib.nullcontext
+        # Waits between a block's retries; False when the wait was cut short (the daemon replaces
+        # it with one that its stop ends).
+        self.pause: Callable[[float], bool] = _sleep
 
     @property
     def models(self):
@@ -271,10 +276,16 @@ class Runner:
         alert = None
         if run_id is not None:
             self.journal.finish(run_id, status, str(exc), **({"task": task} if task else {}))
+        if run_id is not None and not (req.retries_left > 0 and exc.transient):  # the last attempt alerts
             alert = raise_alert(self.config, now, f"{req.agent.name} {status}", exc.message, exc.fix,
                                 run_id=run_id, agent=req.agent.name)
         self.on_event("failed", {"run": run_id, "status": status, "error": str(exc), "alert": alert})
         return StepOutcome(run_id, status, error=exc, alert=alert)
+
+
+def _sleep(seconds: float) -> bool:
+    time.sleep(seconds)
+    return True
 
 
 def _clean_output(text: str) -> str:

@@ -17,7 +17,7 @@ from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml
 from routine.errors import ConfigError, Problem, RoutineError
 from routine.schedule.cron import Cron, CronError
-from routine.schedule.model import Block, Schedules, Trigger, parse_duration
+from routine.schedule.model import Block, RetryPolicy, Schedules, Trigger, parse_duration
 from routine.templating import KNOWN_VARIABLES, LIST_VARIABLES, unknown_variables
 
 
@@ -36,6 +36,21 @@ def load_schedules(config: Config, agents: dict[str, AgentSpec]) -> Schedules:
     if problems:
         raise ConfigError(problems)
     return merge(results)
+
+
+def in_force(config: Config, agents: dict[str, AgentSpec]) -> tuple[Schedules, dict[str, list[Problem]]]:
+    """What holds from the files that are sound, and the broken files with their problems.
+
+    One broken file does not hide the rest (`schedule list`/`next` show what is in force); a
+    clash between files counts against the files it names."""
+    results = [load_file(p, config, agents) for p in schedule_files(config)]
+    broken: dict[str, list[Problem]] = {}
+    for r in results:
+        if r.problems:
+            broken[str(r.path)] = list(r.problems)
+    for p in cross_file_problems([r for r in results if not r.problems]):
+        broken.setdefault(p.file, []).append(p)
+    return merge([r for r in results if str(r.path) not in broken]), broken
 
 
 def schedule_files(config: Config) -> list[Path]:
@@ -64,20 +79,34 @@ def block_from_files(config: Config, agents: dict[str, AgentSpec], block_id: str
 
 
 def _declares_block(path: Path, block_id: str) -> bool:
+    return block_id in declared_blocks(path) or _named_in_text(path, block_id)
+
+
+def _named_in_text(path: Path, block_id: str) -> bool:
+    """A file that does not parse as YAML: does its text name the block?"""
+    import re
+
+    from routine.vault.files import CONFIG_MAX_BYTES, read_regular
+
+    try:
+        text = read_regular(path, CONFIG_MAX_BYTES).decode("utf-8", "replace")
+    except (OSError, RoutineError):
+        return False
+    return re.search(rf"^\s*['\"]?{re.escape(block_id)}['\"]?\s*:", text, re.MULTILINE) is not None
+
+
+def declared_block_ids(config: Config) -> list[str]:
+    """Every block id the schedule files name, valid or not (for suggesting a misspelt one)."""
+    return [b for path in schedule_files(config) for b in declared_blocks(path)]
+
+
+def declared_blocks(path: Path) -> list[str]:
     try:
         data = load_yaml(path).data
-    except YamlSyntaxError:  # unreadable as YAML: does its text name the block?
-        import re
-
-        from routine.vault.files import CONFIG_MAX_BYTES, read_regular
-
-        try:
-            text = read_regular(path, CONFIG_MAX_BYTES).decode("utf-8", "replace")
-        except (OSError, RoutineError):
-            return False
-        pattern = rf"^\s*['\"]?{re.escape(block_id)}['\"]?\s*:"
-        return re.search(pattern, text, re.MULTILINE) is not None
-    return isinstance(data, dict) and isinstance(data.get("blocks"), dict) and block_id in data["blocks"]
+    except YamlSyntaxError:
+        return []
+    blocks = data.get("blocks") if isinstance(data, dict) else None
+    return [str(b) for b in blocks] if isinstance(blocks, dict) else []
 
 
 def merge(results: list[FileResult]) -> Schedules:
@@ -171,7 +200,13 @@ def _block(doc: LocatedYaml, block_id: str, raw: dict, tz, agents, problems: lis
         return None
     return Block(id=block_id, file=doc.file, cron=cron, timezone=tz, steps=tuple(steps),
                  description=raw.get("description", ""), missed=raw.get("missed", "catch-up"),
-                 grace=_duration(raw.get("grace", "1h")), enabled=raw.get("enabled", True))
+                 grace=_duration(raw.get("grace", "1h")), enabled=raw.get("enabled", True),
+                 retry=_retry(raw.get("retry")))
+
+
+def _retry(raw: dict | None) -> RetryPolicy:
+    raw = raw or {}
+    return RetryPolicy(attempts=raw.get("attempts", 1), backoff=_duration(raw.get("backoff", "30s")))
 
 
 def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec | None:

@@ -11,6 +11,18 @@ from routine.schedule.cron import Cron
 
 
 @dataclass(frozen=True)
+class RetryPolicy:
+    """How often a block retries a step that failed for a passing reason, and how long it waits."""
+
+    attempts: int = 1  # in all: 1 means no retry
+    backoff: timedelta = timedelta(seconds=30)  # before the second attempt; doubled after each
+
+    def wait_before(self, attempt: int) -> float:
+        """Seconds to wait before ``attempt`` (2, 3, …)."""
+        return self.backoff.total_seconds() * 2 ** (attempt - 2)
+
+
+@dataclass(frozen=True)
 class Block:
     id: str
     file: str
@@ -21,6 +33,7 @@ class Block:
     missed: str = "catch-up"
     grace: timedelta = timedelta(hours=1)
     enabled: bool = True
+    retry: RetryPolicy = RetryPolicy()
 
     @property
     def agents(self) -> list[str]:

@@ -60,6 +60,8 @@ def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], c
         answer = client.complete(alias, messages, run_id=run_id, tools=specs, timeout=left, on_token=on_token)
         out.completions.append(answer)
         out.turns = turn
+        if time.monotonic() - started > timeout:  # a retry's answer, say, that came after the time was up
+            return _stop(out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout); the last answer came too late")
         calls = native_calls(answer.tool_calls) or calls_in_text(answer.text, set(by_name))
         out.log.append({"type": "model", "turn": turn, "content": answer.text,
                         "calls": [{"name": c.name, "arguments": c.arguments if c.arguments is not None else c.raw,

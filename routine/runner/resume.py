@@ -1,0 +1,48 @@
+"""`routine runs retry ID`: where a failed or interrupted block run picks up.
+
+The steps that ended ok keep their outputs (from the journal) and are not run again; the
+first step without a good ending runs next, under the same block run.
+"""
+
+from __future__ import annotations
+
+from routine.errors import UsageError
+from routine.journal import Journal
+from routine.journal.runs import Run
+from routine.journal.status import RunStatus, succeeded
+from routine.runner.block import Resume
+from routine.schedule.model import Block
+
+RESUMABLE = (RunStatus.FAILED, RunStatus.INTERRUPTED)
+
+
+def block_run_of(journal: Journal, run: Run) -> Run:
+    """The block run itself, given it or one of its steps; a one-off agent run is refused."""
+    if run.kind == "step" and run.parent:
+        parent = journal.get(run.parent)
+        if parent is not None:
+            run = parent
+    if run.kind != "block":
+        raise UsageError(f"Run {run.id} is a one-off run of {run.agent}, not a block; there is nothing to resume.",
+                         f"run it again with `routine fire {run.agent}`.")
+    if run.status not in RESUMABLE:
+        raise UsageError(f"Block run {run.id} ({run.block}) is {run.status}; only a failed or interrupted one is resumed.",
+                         f"to run the block anew, `routine fire {run.block}`.")
+    return run
+
+
+def resume_point(journal: Journal, run: Run, block: Block) -> Resume:
+    """The first step to run again, and what the steps before it gave."""
+    good = {c.step: c for c in journal.children(run.id) if succeeded(c.status)}
+    start = next((i for i in range(len(block.steps)) if i not in good), len(block.steps))
+    for i in range(start):
+        if good[i].agent != block.steps[i].agent:
+            raise UsageError(f"Block {block.id} changed since run {run.id}: its step {i} is now "
+                             f"{block.steps[i].agent}, then it was {good[i].agent}.",
+                             f"run the block anew with `routine fire {block.id}`.")
+    if start == len(block.steps):
+        raise UsageError(f"Every step of block run {run.id} ended well; there is nothing to resume.",
+                         f"to run the block anew, `routine fire {block.id}`.")
+    prior = {good[i].agent: good[i].output or "" for i in range(start)}
+    wrote = tuple(good[i].wrote["path"] for i in range(start) if isinstance(good[i].wrote, dict))
+    return Resume(parent=run.id, start=start, prior=prior, wrote=wrote)
