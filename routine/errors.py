@@ -124,6 +124,22 @@ class ModelMissing(ModelError):
             f"run `ollama pull {model}`.",
         )
         self.model = model
+        self.host = host
+
+
+class VaultUnwritable(RoutineError):
+    """A note could not be written: the vault is read-only, not ours, or its disk is full."""
+
+    def __init__(self, rel: str, exc: OSError):
+        import errno
+
+        self.disk_full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        why = "its disk is full" if self.disk_full else (exc.strerror or str(exc)).lower()
+        super().__init__(f"Could not write {rel} in the vault: {why}; nothing was written.",
+                         "free space on the vault's disk; the run is retried once it is back."
+                         if self.disk_full else
+                         "make the vault folder writable by the user routine runs as (check the mount and "
+                         "permissions); the run is retried once it is.")
 
 
 class EmbeddingModelError(RoutineError):

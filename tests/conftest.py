@@ -136,6 +136,17 @@ def initialised(home) -> Home:
     return home
 
 
+@pytest.fixture
+def slots(tmp_path):
+    """Real slot records (routine.journal.slots) in a fresh journal."""
+    from routine.journal import Journal
+    from routine.journal.slots import Slots
+
+    journal = Journal(tmp_path / "journal.sqlite3")
+    yield Slots(journal.db)
+    journal.close()
+
+
 # --- real-daemon tests: marked, and their time budgeted ------------------------------------------
 # A test that starts `routine run` (test_daemon.daemon) is marked `daemon` at collection, so a
 # quick local pass can leave them out (`pytest -m "not daemon"`). Each has a budget (default

@@ -9,8 +9,6 @@ import pytest
 
 from routine.config.model import StepSpec, WriteSpec
 from routine.daemon.due import owed
-from routine.journal import Journal
-from routine.journal.slots import Slots
 from routine.schedule.cron import Cron, slot_key
 from routine.schedule.model import Block
 
@@ -21,13 +19,6 @@ STEP = (StepSpec(agent="strategist", task="x", write=WriteSpec(note="Daily/x.md"
 def block(cron="30 7 * * *", missed="catch-up", grace=timedelta(hours=2), id="morning") -> Block:
     return Block(id=id, file="daily.yaml", cron=Cron.parse(cron), timezone="Europe/Berlin", steps=STEP,
                  missed=missed, grace=grace)
-
-
-@pytest.fixture
-def slots(tmp_path):
-    journal = Journal(tmp_path / "journal.sqlite3")
-    yield Slots(journal.db)
-    journal.close()
 
 
 def at(day, hh, mm=0, tz=BERLIN) -> datetime:

@@ -170,6 +170,8 @@ def _progress(interactive: bool):
                              f"(attempt {data['attempt']} of {data['attempts']}) …\n")
         elif kind == "queued":
             sys.stderr.write(f"queued behind {data['ahead']} job(s) in the daemon …\n")
+        elif kind == "phase":  # what the step waits on: loading MODEL, generating, writing
+            sys.stderr.write(f"{'' if data['phase'] != 'writing' else chr(10)}  {data['phase']} …\n")
         elif kind == "token":
             sys.stderr.write(data["text"])
         elif kind in ("wrote", "failed"):

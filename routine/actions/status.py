@@ -6,6 +6,8 @@ from datetime import datetime
 
 from routine.cli.output import print_json, print_table
 
+EXIT_NOT_RUNNING = 3  # systemctl's (and LSB's) convention: "program is not running"
+
 
 def run(args) -> int:
     from routine import control
@@ -17,11 +19,12 @@ def run(args) -> int:
         status = {"state": "not answering", "error": final.get("error")}
     else:
         status = final["status"]
+    code = EXIT_NOT_RUNNING if status["state"] == "not running" else 0
     if args.json:
         print_json(status)
-        return 0
+        return code
     _print(status)
-    return 0
+    return code
 
 
 def _print(status: dict) -> None:
@@ -32,7 +35,9 @@ def _print(status: dict) -> None:
     print(line)
     health = status.get("health")
     if health is not None:
-        print("health: ok" if health["ok"] else "health: NOT OK\n" + "".join(f"  {p}\n" for p in health["problems"]).rstrip())
+        state = health.get("state") or ("ok" if health["ok"] else "unhealthy")
+        said = {"ok": "ok", "degraded": "DEGRADED", "unhealthy": "NOT OK"}.get(state, state)
+        print(f"health: {said}" + "".join(f"\n  {p}" for p in health["problems"]))
     queue = status.get("queue") or {}
     if queue:
         print(f"queue: {len(queue.get('running', []))} running, {len(queue.get('queued', []))} waiting"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import sqlite3
 import threading
 import time
 from datetime import datetime, timezone
@@ -24,6 +25,7 @@ from zoneinfo import ZoneInfo
 
 from routine import paths
 from routine.alerts import raise_alert
+from routine.causes import is_disk_full
 from routine.daemon import due, health
 from routine.daemon.live import Live
 from routine.daemon.notify import Notifier, Watchdog
@@ -52,6 +54,7 @@ class Daemon:
         self.write_gate = threading.Lock()
         self.due_lock = threading.Lock()  # held while due slots are decided (health probes it)
         self.timers = None
+        self.state_dir = paths.state_dir()
         self.control = None
         self.watcher = None
         self.started_at = time.time()
@@ -61,6 +64,11 @@ class Daemon:
 
         self.notifier = Notifier.from_environment()  # systemd's notify socket, when it gave one
         self.publisher = Publisher(self)
+        from routine.daemon.monitor import Monitor
+        from routine.daemon.recovery import Recovery
+
+        self.monitor = Monitor(self)      # what the daemon depends on, checked; alerts resolved
+        self.recovery = Recovery(self)    # slots owed after a full disk or an outage
         self.watchdog = Watchdog(self.notifier, lambda: health.problems(self), on_change=self._changed)
         self._resident: tuple[float, list | None, str | None] | None = None
 
@@ -84,11 +92,7 @@ class Daemon:
         self.queue.start()
         for block_id in list(self.live.schedules.blocks):
             self.on_due(block_id)
-        from routine.daemon.timers import Timers
-
-        self.timers = Timers(paths.state_dir(), self.on_due, self.zone_name())
-        self.timers.sync(self.live.schedules.blocks)
-        self.timers.start()
+        self.restart_timers()
         self.residency.start()
         self.memory = self._start_memory(self.live.config)
         from routine.daemon.reload import ConfigWatcher
@@ -104,6 +108,10 @@ class Daemon:
 
         self.control = ControlServer(self)
         self.control.start()
+        self.monitor.start()
+        from routine import supervise
+
+        supervise.on_crash(self._changed)
         snap = self.publisher.publish()
         from routine.daemon.status import status_line
 
@@ -128,6 +136,7 @@ class Daemon:
         if self.memory:
             self.memory.interrupt()  # an index pass (the first build, say) stops after its current batch
         self.watchdog.stop()
+        self.monitor.stop()
         self.publisher.stop()
         if self.timers:
             self.timers.stop()
@@ -152,6 +161,7 @@ class Daemon:
             self.residency.stop()
         if self.control:
             self.control.stop()
+        self.publisher.stopped("stopped")  # the dashboard says so: it is no longer live
         self.journal.close()
         self.notifier.close()
         return 0
@@ -174,8 +184,9 @@ class Daemon:
                          stats.notes, stats.added, stats.changed, stats.removed, stats.seconds)
             except RoutineError as exc:  # stopping mid-pass is no error: the next start goes on from there
                 (log.info if memory.stopping() else log.error)("search index: %s", exc)
-            except Exception:  # the daemon goes on without a current index; a search retries
-                log.exception("the search index could not be brought up to date")
+            except Exception as exc:  # the daemon goes on without a current index; a search retries
+                log.error("the search index could not be brought up to date: %s", exc,
+                          exc_info=not is_disk_full(exc))  # a full disk is said in one line (and an alert)
 
         threading.Thread(target=bring_up, name="memory", daemon=True).start()
         return memory
@@ -200,6 +211,36 @@ class Daemon:
         self._changed()
 
     # --- state for systemd, the dashboard and `routine status` -------------------------------
+
+    def timers_alive(self) -> bool:
+        """The scheduler thread runs (or is not meant to: not started yet, or stopping)."""
+        return self.timers is None or self.stopping.is_set() or self.timers.alive()
+
+    def restart_timers(self) -> None:
+        """Start the timers, or start them again after their thread died (no restart needed)."""
+        from routine.daemon.timers import Timers
+
+        restarting = self.timers is not None
+        if restarting:
+            log.error("the scheduler thread is not running; starting it again")
+            try:
+                self.timers.stop()
+            except Exception as exc:  # it is dead already; we only want its replacement
+                log.warning("stopping the dead scheduler: %s", exc)
+        self.timers = Timers(self.on_due, self.zone_name())
+        self.timers.sync(self.live.schedules.blocks)
+        self.timers.start()
+        if restarting:
+            for block_id in list(self.live.schedules.blocks):  # what came due while it was down
+                self.on_due(block_id)
+
+    def recovered(self, cause_key: str) -> None:
+        """The monitor saw a cause gone: account for and retry what it stopped."""
+        self.recovery.recovered(cause_key)
+        self._changed()
+
+    def changed(self) -> None:
+        self._changed()
 
     def _changed(self) -> None:
         """Something the person can see changed (work queued or done, a reload, health)."""
@@ -234,24 +275,39 @@ class Daemon:
         return self.clock().astimezone(ZoneInfo(self.zone_name()))
 
     def on_due(self, block_id: str, now: datetime | None = None) -> None:
-        """A block may owe runs: run what is on time or within grace; record every other slot."""
+        """A block may owe runs: run what is on time or within grace; record every other slot.
+        When the state disk is full nothing can be recorded: the block is accounted for once
+        it has room again (``daemon.recovery``)."""
         with self.due_lock:
             block = self.live.schedules.blocks.get(block_id)
             if block is None or self.stopping.is_set():
                 return
-            now = now or self.clock()
-            owed = due.owed(block, self.slots, now, ZoneInfo(self.zone_name()))
-            for slot in owed.missed:
-                self._record_missed(block, slot)
-            if owed.missed:
-                self._alert_missed(block, owed)
-            for slot in owed.run:
-                if self.slots.claim(block.id, slot.key):
-                    trigger = "schedule" if slot.reason == "on time" else "catch-up"
-                    work = Work(key=f"block:{block.id}", label=f"{block.id} @ {slot.key}", run=None,
-                                models=self.model_keys(block.agents))
-                    work.run = partial(self._run_block, block.id, slot, trigger, work)
-                    self.queue.submit(work)
+            try:
+                self._owe(block, now or self.clock())
+            except (OSError, sqlite3.Error) as exc:
+                if not is_disk_full(exc):
+                    raise
+                self.recovery.could_not_record(block_id, exc)
+
+    def _owe(self, block, now: datetime) -> None:
+        absent = self.recovery.absent_reason(block.id)
+        owed = due.owed(block, self.slots, now, ZoneInfo(self.zone_name()),
+                        **({"absent": absent} if absent else {}))
+        for slot in owed.missed:
+            self._record_missed(block, slot)
+        if owed.missed:
+            self._alert_missed(block, owed, absent)
+        for slot in owed.run:
+            if self.slots.claim(block.id, slot.key):
+                self.submit_slot(block, slot, "schedule" if slot.reason == "on time" else "catch-up")
+        self.recovery.accounted(block.id)
+
+    def submit_slot(self, block, slot: due.Slot, trigger: str) -> None:
+        """Queue a claimed slot's run."""
+        work = Work(key=f"block:{block.id}", label=f"{block.id} @ {slot.key}", run=None,
+                    models=self.model_keys(block.agents))
+        work.run = partial(self._run_block, block.id, slot, trigger, work)
+        self.queue.submit(work)
 
     def _record_missed(self, block, slot: due.Slot) -> None:
         state = "skipped" if block.missed == "skip" else "missed"
@@ -260,13 +316,13 @@ class Daemon:
         self.slots.set(block.id, slot.key, state, run_id=run_id, reason=slot.reason)
         log.warning("block %s slot %s %s", block.id, slot.key, slot.reason)
 
-    def _alert_missed(self, block, owed: due.Owed) -> None:
+    def _alert_missed(self, block, owed: due.Owed, absent: str | None = None) -> None:
         if block.missed == "skip":
             return  # the person chose to skip missed runs: journaled, not alarming
         times = ", ".join(f"{s.at.astimezone(ZoneInfo(self.zone_name())):%a %d %b %H:%M}" for s in owed.missed[-5:])
         extra = f" (and {owed.not_recorded} earlier)" if owed.not_recorded else ""
         raise_alert(self.live.config, self.now_local(), f"{block.id} missed",
-                    f"The block {block.id} did not run at {times}{extra}: the daemon was not running then, "
+                    f"The block {block.id} did not run at {times}{extra}: {absent or 'the daemon was not running'} then, "
                     f"and those times are beyond the block's grace of {block.grace}.",
                     "nothing to do unless this keeps happening; `routine fire " + block.id + "` runs it now.")
 
@@ -277,15 +333,24 @@ class Daemon:
         if block is None:  # removed by a reload while it waited
             self.slots.set(block_id, slot.key, "skipped", reason="the block was removed from the schedule")
             return
-        self.slots.set(block_id, slot.key, "running")
-        journal = Journal()
+        journal = None
         try:
+            self.slots.set(block_id, slot.key, "running")
+            journal = Journal()
             runner = self.make_runner(journal, work=work)
             outcome = run_block(runner, block, self.live.agents, trigger=trigger, slot=slot.key)
+        except (OSError, sqlite3.Error) as exc:
+            if not is_disk_full(exc):
+                raise
+            self.recovery.run_not_recorded(block_id, slot, exc)
+            return
         finally:
-            journal.close()
+            if journal is not None:
+                journal.close()
         if not self.abandon.is_set():
             self.slots.set(block_id, slot.key, "done" if succeeded(outcome.status) else "failed", run_id=outcome.run_id)
+            if not succeeded(outcome.status):
+                self.recovery.failed(block_id, slot, outcome, trigger)
 
     def model_keys(self, agent_names) -> tuple:
         return self.residency.keys_for_agents(agent_names) if self.residency else ()
@@ -298,6 +363,8 @@ class Daemon:
         def events(kind: str, data: dict) -> None:
             if work is not None and kind == "step":
                 work.models = self.model_keys(data["after"])
+            if kind == "failed":
+                self.monitor.poke()  # a dependency may be down: check now, not in a minute
             if kind in ("wrote", "failed") and self.vault_events and self.vault_events.graph_feed:
                 self.vault_events.graph_feed.runs_finished()  # the graph reads what the run read and wrote
             if on_event is not None:

@@ -50,8 +50,9 @@ class ControlServer:
             self._server = _Server(str(self.path), _handler(self.daemon))
         finally:
             os.umask(old)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="control", daemon=True)
-        self._thread.start()
+        from routine import supervise
+
+        self._thread = supervise.start("control", self._server.serve_forever).thread
 
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()

@@ -1,15 +1,15 @@
 """`Routine/Dashboard.md`: the daemon's state where the person already looks, in Obsidian.
 
-Rendered from the status snapshot and written through the vault layer only when its text
-changes: nothing in it moves with the clock (no "updated at", no uptime), so an idle daemon
-never rewrites it. Links are wikilinks to the notes runs wrote and to open alerts, only to
+Rendered from the status snapshot and written through the vault layer only when what it
+shows changes, or at least every ``AS_OF_EVERY`` so its "as of" time says how fresh it is (a
+dashboard left behind by a crash shows an old "as of"); a clean stop writes "stopped at". Links are wikilinks to the notes runs wrote and to open alerts, only to
 notes that exist, so every link in it resolves.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from routine.vault import update_live_block, wikilink_for
@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 BLOCK = "dashboard"
 NEXT_FIRES = 8
 LAST_RUNS = 10
+AS_OF_EVERY = timedelta(hours=1)
 
 
 def _when(iso: str | None, tz) -> str:
@@ -49,12 +50,23 @@ def _wrote(vault: Path, run: dict) -> str:
     return "-"
 
 
-def render(snap: dict, vault: Path, tz) -> str:
-    lines: list[str] = []
+def _headline(snap: dict, tz, as_of: datetime | None) -> str:
     version = f"routine {snap.get('version')}" + (f" ({snap['commit']})" if snap.get("commit") else "")
+    when = f" (as of {as_of.astimezone(tz):%a %d %b %H:%M})" if as_of else ""
+    if snap.get("state") == "stopped":
+        at = f" at {as_of.astimezone(tz):%a %d %b %H:%M}" if as_of else ""
+        return (f"**{version}** stopped{at}: nothing runs until it starts again "
+                "(`systemctl --user start routine` or `routine run`).")
     health = snap.get("health") or {}
-    state = "healthy" if health.get("ok", True) else "not healthy: " + "; ".join(health.get("problems") or [])
-    lines += [f"**{version}**, running since {_when(snap.get('started_at'), tz)}: {state}.", ""]
+    state = health.get("state") or ("ok" if health.get("ok", True) else "unhealthy")
+    said = {"ok": "healthy", "degraded": "degraded", "unhealthy": "not healthy"}.get(state, state)
+    if health.get("problems"):
+        said += ": " + "; ".join(health["problems"])
+    return f"**{version}**, running since {_when(snap.get('started_at'), tz)}: {said}{when}."
+
+
+def render(snap: dict, vault: Path, tz, as_of: datetime | None = None) -> str:
+    lines: list[str] = [_headline(snap, tz, as_of), ""]
 
     lines += ["## Next", ""]
     fires = (snap.get("next_fires") or [])[:NEXT_FIRES]
@@ -95,6 +107,13 @@ def render(snap: dict, vault: Path, tz) -> str:
     return "\n".join(lines) + "\n"
 
 
-def update(config, snap: dict, tz) -> str:
-    """Rewrite the dashboard note if its text changed; created | replaced | unchanged."""
-    return update_live_block(config.vault, config.layout.dashboard, BLOCK, render(snap, config.vault, tz), "Dashboard")
+def update(config, snap: dict, tz, now: datetime, memo: dict) -> str:
+    """Rewrite the dashboard note if what it shows changed, or its "as of" is older than
+    ``AS_OF_EVERY``; created | replaced | unchanged. ``memo`` is the caller's, kept between calls."""
+    shown = render(snap, config.vault, tz)
+    if memo.get("shown") == shown and memo.get("vault") == config.vault and now - memo["at"] < AS_OF_EVERY:
+        return "unchanged"
+    outcome = update_live_block(config.vault, config.layout.dashboard, BLOCK,
+                                render(snap, config.vault, tz, as_of=now), "Dashboard")
+    memo.update(shown=shown, vault=config.vault, at=now)
+    return outcome

@@ -44,7 +44,9 @@ def key_to_time(key: str) -> datetime:
     return datetime.strptime(key, "%Y-%m-%dT%H:%MZ").replace(tzinfo=timezone.utc)
 
 
-def owed(block: Block, slots: Slots, now: datetime, default_tz: ZoneInfo) -> Owed:
+def owed(block: Block, slots: Slots, now: datetime, default_tz: ZoneInfo,
+         absent: str = "the daemon was not running") -> Owed:
+    """``absent``: why slots went unrecorded (said in each missed row's reason)."""
     tz = ZoneInfo(block.timezone) if block.timezone else default_tz
     last = slots.last_slot(block.id)
     since = key_to_time(last) if last else datetime.fromisoformat(slots.seen_since(block.id, now))
@@ -64,13 +66,13 @@ def owed(block: Block, slots: Slots, now: datetime, default_tz: ZoneInfo) -> Owe
     else:
         older.append((latest, why))
     for at, why in older[-MAX_MISSED_ROWS:]:
-        result.missed.append(Slot(block.id, at, slot_key(at), _miss_reason(block, at, now, why, bool(result.run))))
+        result.missed.append(Slot(block.id, at, slot_key(at), _miss_reason(block, at, now, why, bool(result.run), absent)))
     result.not_recorded = max(0, len(older) - MAX_MISSED_ROWS)
     return result
 
 
-def _miss_reason(block: Block, at: datetime, now: datetime, why: str, later_runs: bool) -> str:
-    what = "was interrupted by a crash or stop" if why == "interrupted" else "was due while the daemon was not running"
+def _miss_reason(block: Block, at: datetime, now: datetime, why: str, later_runs: bool, absent: str) -> str:
+    what = "was interrupted by a crash or stop" if why == "interrupted" else f"was due while {absent}"
     if block.missed == "skip":
         return f"skipped: {what}, and the block's policy is `missed: skip`"
     if later_runs:

@@ -8,7 +8,10 @@ from __future__ import annotations
 import logging
 import threading
 
+from routine.causes import is_disk_full
 from routine.daemon.index_feed import BATCH_SECONDS, lower_priority
+
+FULL_RETRY = 60.0  # seconds between attempts to open the graph cache while the state disk is full
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +29,9 @@ class GraphFeeder:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="graph-feed", daemon=True)
-        self._thread.start()
+        from routine import supervise
+
+        self._thread = supervise.start("graph-feed", self._loop).thread
 
     def on_change(self, change) -> None:
         with self._cond:
@@ -67,11 +71,21 @@ class GraphFeeder:
 
     def _loop(self) -> None:
         lower_priority()
-        try:
-            self._open()
-        except Exception:
-            log.exception("the knowledge graph could not be opened; canvases are not kept current")
-            return
+        while True:
+            try:
+                self._open()
+                break
+            except Exception as exc:
+                if not is_disk_full(exc):
+                    log.exception("the knowledge graph could not be opened; canvases are not kept current")
+                    return
+                # A full state disk: said in one line (the monitor raises the alert); try again later.
+                log.error("the knowledge graph could not be opened: %s; trying again in %.0fs", exc, FULL_RETRY)
+            with self._cond:
+                if not self._stopping:
+                    self._cond.wait(FULL_RETRY)
+                if self._stopping:
+                    return
         while True:
             with self._cond:
                 while not self._pending and not self._runs and not self._stopping:
@@ -83,8 +97,9 @@ class GraphFeeder:
                 runs, self._runs = self._runs, False
             try:
                 self._pass(paths, runs)
-            except Exception:  # the next change or the next start brings it level
-                log.exception("the knowledge graph could not follow %s", ", ".join(paths[:3]) or "the journal")
+            except Exception as exc:  # the next change or the next start brings it level
+                log.error("the knowledge graph could not follow %s: %s", ", ".join(paths[:3]) or "the journal", exc,
+                          exc_info=not is_disk_full(exc))
 
     def _pass(self, paths: list[str], runs: bool) -> None:
         if self.daemon.live.config.vault != self.cache.vault:  # a reload moved the vault: start over there

@@ -1,6 +1,6 @@
 """Is the daemon healthy? What the watchdog asks before each ping.
 
-Healthy means: the scheduler thread runs, the control socket is served, no lock of the
+Healthy means: the scheduler thread runs, no supervised thread was left down, the control socket is served, no lock of the
 scheduling path is stuck, and the work queue is not wedged. A worker legitimately spends
 minutes in one model call, so "wedged" is measured against the longest a step may take
 (``step_limit``, derived from the config): the model call with every retry and fallback,
@@ -48,7 +48,20 @@ def problems(daemon) -> list[str]:
         found.append("the control socket is not served")
     if not _acquirable(daemon.due_lock):
         found.append(f"the scheduling lock has been held for more than {LOCK_PROBE:.0f}s")
+    from routine import supervise
+
+    found += supervise.problems()  # a background thread that kept failing and was left down
     return found
+
+
+def summary(daemon, problems: list[str]) -> dict:
+    """Health for status, STATUS=, the dashboard and the metrics: ``unhealthy`` (the watchdog
+    stops pinging: a restart may help), ``degraded`` (a dependency is down: routine waits for it
+    and recovers by itself), or ``ok``."""
+    degraded = daemon.monitor.degraded() if daemon.monitor else []
+    state = "unhealthy" if problems else "degraded" if degraded else "ok"
+    checks = daemon.monitor.summary() if daemon.monitor else []
+    return {"ok": state == "ok", "state": state, "problems": problems + degraded, "checks": checks}
 
 
 def _acquirable(lock: threading.Lock) -> bool:

@@ -30,8 +30,9 @@ class IndexFeeder:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="index-feed", daemon=True)
-        self._thread.start()
+        from routine import supervise
+
+        self._thread = supervise.start("index-feed", self._loop).thread
 
     def on_change(self, change) -> None:
         with self._cond:

@@ -61,7 +61,12 @@ def render(snapshot: dict, totals: list[dict]) -> str:
         f.add("routine_start_time_seconds", "gauge", "When the daemon started (Unix time).", [({}, round(started))])
     health = snapshot.get("health") or {}
     f.add("routine_healthy", "gauge", "1 while the health check passes (the systemd watchdog is fed), else 0.",
-          [({}, 1 if health.get("ok", True) else 0)])
+          [({}, 0 if health.get("state", "ok" if health.get("ok", True) else "unhealthy") == "unhealthy" else 1)])
+    f.add("routine_degraded", "gauge", "1 while a dependency is down or a thread was restarted recently, else 0.",
+          [({}, 1 if health.get("state") == "degraded" else 0)])
+    f.add("routine_dependency_up", "gauge", "1 while a dependency check passes (Ollama per host, the vault, "
+          "free space, the scheduler, the watcher), else 0.",
+          [({"check": c["name"], "target": c["target"]}, 1 if c["ok"] else 0) for c in health.get("checks") or []])
     queue = snapshot.get("queue") or {}
     f.add("routine_queue_depth", "gauge", "Jobs in the work queue, running and waiting.",
           [({"state": "running"}, len(queue.get("running", []))), ({"state": "waiting"}, len(queue.get("queued", [])))])

@@ -25,10 +25,13 @@ class Publisher:
         self._lock = threading.Lock()
         self.dashboard_checked: str | None = None
         self.dashboard_updated: str | None = None
+        self._dashboard_memo: dict = {}
+        self._metrics_error: str | None = None
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="publisher", daemon=True)
-        self._thread.start()
+        from routine import supervise
+
+        self._thread = supervise.start("publisher", self._loop, self._stop).thread
 
     def poke(self) -> None:
         self._wake.set()
@@ -53,7 +56,6 @@ class Publisher:
 
     def publish(self) -> dict | None:
         """Compute the snapshot once and bring every output up to date with it."""
-        from routine.daemon import dashboard
         from routine.daemon.status import snapshot, status_line
 
         with self._lock:
@@ -65,21 +67,40 @@ class Publisher:
                 return None
             config = daemon.live.config
             tz = daemon.now_local().tzinfo
-            if snap["health"]["ok"]:  # while unhealthy, STATUS= says why (the watchdog sets it)
+            if snap["health"]["state"] != "unhealthy":  # while unhealthy, STATUS= says why (the watchdog sets it)
                 daemon.notifier.status(status_line(snap, tz))
-            try:
-                outcome = dashboard.update(config, snap, tz)
-                # Milliseconds: two refreshes within one second are still told apart.
-                now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-                self.dashboard_checked = now
-                if outcome != "unchanged":
-                    self.dashboard_updated = now
-                    log.info("dashboard %s: %s", outcome, config.layout.dashboard)
-            except Exception as exc:  # the vault may be unwritable for a while; the rest goes on
-                log.warning("could not update the dashboard %s: %s", config.layout.dashboard, exc)
+            self._write_dashboard(config, snap, tz)
             if config.metrics_textfile:
                 self._write_metrics(config.metrics_textfile, snap)
             return snap
+
+    def stopped(self, state: str) -> None:
+        """At a clean stop: the dashboard says the daemon stopped, and when."""
+        from routine.daemon.status import snapshot
+
+        with self._lock:
+            try:
+                snap = {**snapshot(self.daemon, health_problems=[]), "state": state}
+            except Exception as exc:
+                log.warning("could not gather the daemon's state at stop: %s", exc)
+                return
+            self._dashboard_memo.clear()
+            self._write_dashboard(self.daemon.live.config, snap, self.daemon.now_local().tzinfo)
+
+    def _write_dashboard(self, config, snap: dict, tz) -> None:
+        from routine.daemon import dashboard
+
+        try:
+            at = datetime.now(timezone.utc)
+            outcome = dashboard.update(config, snap, tz, at, self._dashboard_memo)
+            # Milliseconds: two refreshes within one second are still told apart.
+            now = at.isoformat(timespec="milliseconds")
+            self.dashboard_checked = now
+            if outcome != "unchanged":
+                self.dashboard_updated = now
+                log.info("dashboard %s: %s", outcome, config.layout.dashboard)
+        except Exception as exc:  # the vault may be unwritable for a while; the rest goes on
+            log.warning("could not update the dashboard %s: %s", config.layout.dashboard, exc)
 
     def _write_metrics(self, path, snap: dict) -> None:
         from routine.daemon import promfile
@@ -92,5 +113,9 @@ class Publisher:
             finally:
                 journal.close()
             promfile.write(path, promfile.render(snap, totals))
-        except Exception as exc:
-            log.warning("could not write the metrics textfile %s: %s", path, exc)
+        except Exception as exc:  # said once per distinct error, not at every refresh
+            if str(exc) != self._metrics_error:
+                log.warning("could not write the metrics textfile %s: %s", path, exc)
+            self._metrics_error = str(exc)
+            return
+        self._metrics_error = None

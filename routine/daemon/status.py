@@ -32,7 +32,7 @@ def snapshot(daemon, health_problems: list[str] | None = None) -> dict:
         "commit": sysmetrics.commit(),
         "config": str(config.path),
         "vault": str(config.vault),
-        "health": {"ok": not problems, "problems": problems},
+        "health": health.summary(daemon, problems),
         "queue": daemon.queue.snapshot(),
         "next_fires": next_fires(daemon),
         "resident_models": resident,
@@ -106,6 +106,9 @@ def resident_models(config) -> tuple[list[dict] | None, str | None]:
 def status_line(snap: dict, tz=None) -> str:
     """The one line `systemctl status` shows (STATUS=): next fire, resident models, queue."""
     parts = []
+    health = snap.get("health") or {}
+    if health.get("state") == "degraded":
+        parts.append("degraded: " + "; ".join(health.get("problems") or []))
     fires = snap.get("next_fires") or []
     if fires:
         at = datetime.fromisoformat(fires[0]["at"]).astimezone(tz)

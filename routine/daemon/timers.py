@@ -1,4 +1,4 @@
-"""APScheduler 3 as the timer: one persistent job per block, waking the daemon at its slots.
+"""APScheduler 3 as the timer: one in-memory job per block, waking the daemon at its slots.
 
 APScheduler only says "block X may be due now". What is owed (run, catch up, or record as
 missed) is decided by ``routine.daemon.due`` from the slot records, so a timer firing twice,
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from pathlib import Path
 from typing import Callable
 from zoneinfo import ZoneInfo
 
@@ -25,7 +24,7 @@ _on_due: Callable[[str], None] | None = None  # set by the running daemon; jobs 
 
 
 def block_due(block_id: str) -> None:
-    """The persisted job's target (kept importable by name for the SQLAlchemy job store)."""
+    """The job's target (referenced by name, so a timer never holds the daemon itself)."""
     if _on_due is not None:
         _on_due(block_id)
 
@@ -52,15 +51,14 @@ class CronSlotTrigger(BaseTrigger):
 
 
 class Timers:
-    def __init__(self, state_dir: Path, on_due: Callable[[str], None], local_tz: str):
+    """The jobs live in memory: what a block owes after a restart comes from the slot records
+    (``daemon.due``), so the timers keep nothing on disk and a full state disk cannot stop them."""
+
+    def __init__(self, on_due: Callable[[str], None], local_tz: str):
         global _on_due
         _on_due = on_due
-        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
-
-        state_dir.mkdir(parents=True, exist_ok=True)
         self.local_tz = local_tz
         self.scheduler = BackgroundScheduler(
-            jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{state_dir / 'jobs.sqlite3'}")},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
             timezone=ZoneInfo(local_tz),
         )
@@ -69,7 +67,7 @@ class Timers:
         self.scheduler.start()
 
     def sync(self, blocks: dict[str, Block]) -> None:
-        """Make the persisted jobs match the blocks in force: add, update, remove."""
+        """Make the jobs match the blocks in force: add, update, remove."""
         wanted = {f"block:{b.id}": b for b in blocks.values() if b.enabled}
         for job in self.scheduler.get_jobs():
             if job.id not in wanted:

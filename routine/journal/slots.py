@@ -27,6 +27,12 @@ class Slots:
                                   (_now(), block, slot))
             return cur.rowcount == 1
 
+    def retake_failed(self, block: str, slot: str) -> bool:
+        """True if a failed slot is now claimed again (its one retry after an outage)."""
+        cur = self.db.execute("UPDATE slots SET state='claimed', updated_at=? WHERE block=? AND slot=? AND state='failed'",
+                              (_now(), block, slot))
+        return cur.rowcount == 1
+
     def set(self, block: str, slot: str, state: str, run_id: str | None = None, reason: str | None = None) -> None:
         self.db.execute(
             "INSERT INTO slots (block, slot, state, run_id, reason, updated_at) VALUES (?,?,?,?,?,?) "

@@ -60,6 +60,7 @@ class _Call:
     prefetch: str | None
     tools: list[dict] | None
     timeout: float | None
+    on_phase: Callable[[str], None] | None = None  # "loading MODEL", "generating": what the call waits on
 
 
 class ModelClient:
@@ -100,13 +101,13 @@ class ModelClient:
 
     def complete(self, alias_name: str, messages: list[dict], on_token: Callable[[str], None] | None = None,
                  run_id: str | None = None, prefetch: str | None = None, tools: list[dict] | None = None,
-                 timeout: float | None = None) -> Completion:
+                 timeout: float | None = None, on_phase: Callable[[str], None] | None = None) -> Completion:
         """Answer with the alias, else each fallback in order. Raises the first alias's error.
 
         ``prefetch``: the alias the next step will need; it is preloaded while this call runs
         when that delays nothing. ``tools``: function specs (a streamed turn still carries its calls).
         ``timeout``: at most this long for the call (never longer than request_timeout)."""
-        call = _Call(messages, on_token, run_id, prefetch, tools, timeout)
+        call = _Call(messages, on_token, run_id, prefetch, tools, timeout, on_phase)
         chain = [alias_name] + [fb for fb in self.config.models[alias_name].fallbacks if fb != alias_name]
         attempts: list[str] = []
         first_error: RoutineError | None = None
@@ -184,7 +185,10 @@ class ModelClient:
 
     def _once(self, alias: ModelAlias, dep: Deployment, call: "_Call") -> Completion:
         started = time.monotonic()
-        lease = self.manager.lease(alias, dep, call.run_id) if dep.is_ollama else None
+        phase = call.on_phase or (lambda _: None)
+        lease = (self.manager.lease(alias, dep, call.run_id, on_load=lambda: phase(f"loading {dep.ollama_name}"))
+                 if dep.is_ollama else None)
+        phase("generating")
         try:
             if call.prefetch and call.prefetch != alias.name:
                 self._prefetch(call.prefetch, call.run_id)

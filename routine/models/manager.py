@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import sqlite3
 import threading
 import time
 from collections import Counter
@@ -101,8 +102,9 @@ class ModelManager:
     # --- leases --------------------------------------------------------------------------------
 
     def lease(self, alias: ModelAlias, dep: Deployment, run_id: str | None = None,
-              timeout: float | None = None) -> Lease:
-        """Hold ``dep``'s model for one call, loading it (and evicting) if needed."""
+              timeout: float | None = None, on_load: Callable[[], None] | None = None) -> Lease:
+        """Hold ``dep``'s model for one call, loading it (and evicting) if needed (``on_load`` is
+        told just before a load begins: a progress phase for the person)."""
         host, name = dep.api_base, dep.ollama_name
         deadline = time.monotonic() + (timeout if timeout is not None else self.config.request_timeout)
         while True:
@@ -127,6 +129,8 @@ class ModelManager:
                         continue
                     st.unloading.add(victim)
                 st.loading.add(name)
+            if on_load is not None:
+                on_load()
             return self._swap_in(alias, dep, victim, "on-demand", run_id, lease=True)
 
     def preload(self, alias: ModelAlias, dep: Deployment, needed_at: datetime, run_id: str | None = None,
@@ -326,8 +330,11 @@ class ModelManager:
         if self.events is None:
             return
         with self._events_lock:
-            self.events.record(host=host, model=name, event=event, reason=reason, alias=alias,
-                               load_duration_ms=load_ms, run_id=run_id, at=self.clock())
+            try:
+                self.events.record(host=host, model=name, event=event, reason=reason, alias=alias,
+                                   load_duration_ms=load_ms, run_id=run_id, at=self.clock())
+            except sqlite3.Error as exc:  # a full state disk: the history misses a line, residency goes on
+                log.warning("could not journal the %s of %s on %s: %s", event, name, host, exc)
 
     def refresh(self, host: str) -> None:
         """Look at the host's /api/ps now (before choosing between deployments)."""

@@ -18,6 +18,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
+from routine.causes import is_disk_full
 from routine.errors import ModelError
 from routine.models.plan import ModelKey, Use
 
@@ -92,8 +93,9 @@ class Preloader:
     # --- the thread ----------------------------------------------------------------------------
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="preloader", daemon=True)
-        self._thread.start()
+        from routine import supervise
+
+        self._thread = supervise.start("preloader", self._loop, self._stop).thread
 
     def poke(self) -> None:
         """Something changed (a reload, a lease ended): decide again now."""
@@ -110,8 +112,8 @@ class Preloader:
             now = self.clock()
             try:
                 wake = self.run_due(now)
-            except Exception:  # a bad moment talking to Ollama must not end preloading for good
-                log.exception("preloader round failed")
+            except Exception as exc:  # a bad moment talking to Ollama must not end preloading for good
+                log.error("preloader round failed: %s", exc, exc_info=not is_disk_full(exc))
                 wake = now + RETRY
             self._wake.wait(timeout=max(1.0, (wake - self.clock()).total_seconds()))
             self._wake.clear()

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 
 from routine import runcontext, sysmetrics
 from routine.alerts import raise_alert
+from routine.causes import cause_of
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, WriteSpec
 from routine.config.sandbox import with_assignments
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
@@ -209,6 +210,7 @@ class Runner:
         try:
             on_token = (lambda piece: self.on_event("token", {"run": run_id, "text": piece})) if stream else None
             answer = self._answer(req, built, run_id, now, on_token)
+            self._phase(run_id, "writing")
             with self.write_gate():
                 result = self._write(agent, target, answer, run_id, now, built.sources)
         except Abandoned as exc:
@@ -238,7 +240,7 @@ class Runner:
         tools = tools_for(agent)
         if not tools:
             return self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
-                                        prefetch=req.prefetch)
+                                        prefetch=req.prefetch, on_phase=lambda p: self._phase(run_id, p))
         from routine.tools.base import ToolContext
         from routine.tools.loop import LoopResult, run_tool_loop
 
@@ -247,7 +249,8 @@ class Runner:
         loop = LoopResult("ok", "", None)
         try:
             run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
-                          agent.timeout, run_id, beat=runcontext.beat, out=loop)
+                          agent.timeout, run_id, beat=runcontext.beat, out=loop,
+                          on_phase=lambda p: self._phase(run_id, p))
         finally:  # also when a model call fails halfway: the calls made so far are on record
             self.journal.update(run_id, log=loop.log)
         self.on_event("tools", {"run": run_id, **loop.summary()})
@@ -256,6 +259,10 @@ class Runner:
                                f"see the transcript with `routine runs show {run_id}`; raise `max_iterations` or "
                                f"`timeout` in {agent.source} if the task really needs more.")
         return merge_completions(loop.completions, loop.result)
+
+    def _phase(self, run_id: str | None, phase: str) -> None:
+        """What the step waits on now (loading MODEL, generating, writing), for the person."""
+        self.on_event("phase", {"run": run_id, "phase": phase})
 
     def _render_target(self, spec: WriteSpec, variables: dict, where: str) -> WriteSpec:
         def r(value):
@@ -277,8 +284,11 @@ class Runner:
         if run_id is not None:
             self.journal.finish(run_id, status, str(exc), **({"task": task} if task else {}))
         if run_id is not None and not (req.retries_left > 0 and exc.transient):  # the last attempt alerts
-            alert = raise_alert(self.config, now, f"{req.agent.name} {status}", exc.message, exc.fix,
-                                run_id=run_id, agent=req.agent.name)
+            cause = cause_of(exc)  # failures of one cause (Ollama down…) share one alert note
+            alert = raise_alert(self.config, now, cause.title if cause else f"{req.agent.name} {status}",
+                                exc.message, exc.fix, run_id=run_id, agent=req.agent.name,
+                                cause=cause.key if cause else None,
+                                affected=f"{req.block} ({req.agent.name})" if req.block else req.agent.name)
         self.on_event("failed", {"run": run_id, "status": status, "error": str(exc), "alert": alert})
         return StepOutcome(run_id, status, error=exc, alert=alert)
 

@@ -42,7 +42,7 @@ class LoopResult:
 
 def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], ctx: ToolContext,
                   max_iterations: int, timeout: float, run_id: str | None = None, beat=lambda: None,
-                  out: LoopResult | None = None, on_token=None) -> LoopResult:
+                  out: LoopResult | None = None, on_token=None, on_phase=None) -> LoopResult:
     """``out``: filled as the loop goes, so the caller keeps the transcript even when a model
     call raises halfway (a tool may already have written). ``on_token``: each turn streamed
     (a conversation shows its answer as it comes)."""
@@ -57,7 +57,8 @@ def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], c
             return _stop(out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout) without a final answer")
         beat()
         _fit_transcript(client, alias, messages, specs, out)
-        answer = client.complete(alias, messages, run_id=run_id, tools=specs, timeout=left, on_token=on_token)
+        answer = client.complete(alias, messages, run_id=run_id, tools=specs, timeout=left, on_token=on_token,
+                                 on_phase=on_phase)
         out.completions.append(answer)
         out.turns = turn
         if time.monotonic() - started > timeout:  # a retry's answer, say, that came after the time was up

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
-from routine.errors import NoteExists, RoutineError
+from routine.errors import NoteExists, RoutineError, VaultUnwritable
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write
 from routine.vault.frontmatter import FrontmatterSplit, join_frontmatter, parse_frontmatter, update_frontmatter
 from routine.vault.notes import NoteText, load_note_text, wikilink_for
@@ -145,9 +145,8 @@ def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Prov
     except IsADirectoryError:
         raise RoutineError(f"{rel} is a folder, not a note, so routine wrote nothing there.",
                            "point the step's `write:` at a .md file.") from None
-    except OSError as exc:
-        raise RoutineError(f"Could not write {rel}: {exc.strerror or exc}.",
-                           "check that the vault folder exists and is writable by routine.") from None
+    except OSError as exc:  # read-only, not ours, disk full: one sentence; a shared alert (routine.causes)
+        raise VaultUnwritable(rel, exc) from None
 
 
 @dataclass

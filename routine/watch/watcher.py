@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from routine import supervise
 from routine.errors import NoteUnreadable
 from routine.vault.files import read_regular, skip_undecodable, vault_files
 from routine.watch.filters import ignored, is_note
@@ -84,9 +85,7 @@ class VaultWatcher:
             self.degraded = "inotify is off in routine.yaml (watch.inotify: false)"
         caught_up = self.reconcile() if len(self.states) else self._baseline()
         for target, name in ((self._settle_loop, "vault-settle"), (self._reconcile_loop, "vault-reconcile")):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
+            self._threads.append(supervise.start(name, target, self._stop).thread)
         return caught_up
 
     def _start_observer(self) -> None:
@@ -112,6 +111,10 @@ class VaultWatcher:
             log.error("vault watcher: %s; falling back to a reconcile every %.0fs", self.degraded, DEGRADED_RECONCILE)
             return
         self._observer = observer
+
+    def alive(self) -> bool:
+        """Its loops run (they are supervised: a crash restarts them, see routine.supervise)."""
+        return not self._stop.is_set() and all(t.is_alive() for t in self._threads)
 
     def stop(self) -> None:
         self._stop.set()

@@ -1,0 +1,126 @@
+"""The health monitor: one supervised thread that checks what the daemon depends on
+(``daemon.dependencies``) and acts on what changed.
+
+Every ``HEALTHY_EVERY`` seconds, or every ``DEGRADED_EVERY`` while something is down, or at
+once when a run reports a shared cause (``note_failure``): check, publish when the picture
+changed, raise one alert when a disk fills or the vault becomes unwritable, and when a cause is
+gone resolve its alert and tell the daemon (``recovered``: account for slots a full state disk
+could not record, retry the last slot that failed on it, restart a dead scheduler).
+Idle, the thread sleeps on an Event between rounds: no polling loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from routine import supervise
+from routine.alerts import open_causes, raise_alert, resolve_alerts
+from routine.causes import Cause, describe
+from routine.daemon import dependencies
+from routine.daemon.dependencies import Check
+
+log = logging.getLogger(__name__)
+
+HEALTHY_EVERY = 60.0
+DEGRADED_EVERY = 10.0
+
+# Causes the monitor raises an alert for itself: no run may be there to raise it.
+_ALERTED_BY_CHECK = {"vault": "vault not writable", "state disk": "state disk full", "vault disk": "vault disk full"}
+_FIX = {"vault": "make the vault folder readable and writable by the user routine runs as (mount, permissions).",
+        "state disk": "free space on the disk of routine's state dir; routine records the slots it could not and "
+                      "resumes by itself.",
+        "vault disk": "free space on the vault's disk; runs that failed on it are retried once."}
+
+
+class Monitor:
+    def __init__(self, daemon):
+        self.daemon = daemon
+        self.checks: list[Check] = []
+        self.failing: set[str] = set()  # cause keys known to be failing (checks, runs, open alerts)
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self) -> None:
+        try:
+            self.failing.update(open_causes(self.daemon.live.config))  # alerts left open by the last run
+        except OSError:
+            pass
+        self._thread = supervise.start("health", self._loop, self._stop)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    def poke(self) -> None:
+        self._wake.set()
+
+    def note_failure(self, cause: Cause, message: str, fix: str, affected: str | None = None,
+                     alert: bool = True) -> None:
+        """A failure of ``cause`` happened (a run, a slot that could not be recorded)."""
+        with self._lock:
+            self.failing.add(cause.key)
+        if alert:
+            raise_alert(self.daemon.live.config, self.daemon.now_local(), cause.title, message, fix,
+                        cause=cause.key, affected=affected)
+        self.poke()
+
+    def degraded(self) -> list[str]:
+        """A sentence for each dependency that is down and each thread that crashed recently."""
+        with self._lock:
+            models = sorted(c for c in self.failing if c.startswith("model:"))
+        missing = [f"{describe(c)} is not pulled (runs that need it fail)" for c in models]
+        return [c.sentence() for c in self.checks if not c.ok] + missing + supervise.restarting()
+
+    def summary(self) -> list[dict]:
+        return [c.as_dict() for c in self.checks]
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.round()
+            self._wake.wait(DEGRADED_EVERY if self.degraded() or self.failing else HEALTHY_EVERY)
+            self._wake.clear()
+
+    def round(self) -> None:
+        daemon = self.daemon
+        config = daemon.live.config
+        if not daemon.timers_alive():  # its thread died: start it again (logged), then check
+            daemon.restart_timers()
+        checks = dependencies.check_all(config, daemon.state_dir) + self._threads()
+        before = {(c.name, c.target): c.ok for c in self.checks}
+        self.checks = checks
+        changed = [c for c in checks if before.get((c.name, c.target), True) != c.ok]
+        for check in changed:
+            if check.ok:
+                log.warning("%s (%s) is back", check.name, check.target)
+            else:
+                log.error("degraded: %s", check.sentence())
+                if check.name in _ALERTED_BY_CHECK and check.cause:
+                    self.note_failure(Cause(check.cause, _ALERTED_BY_CHECK[check.name]),
+                                      f"The {check.name} check failed: {check.detail}.", _FIX[check.name])
+        self._resolve(checks)
+        if changed:
+            daemon.changed()
+
+    def _resolve(self, checks: list[Check]) -> None:
+        with self._lock:
+            failing = sorted(self.failing)
+        for cause in failing:
+            if dependencies.clears(checks, cause) is not True:
+                continue
+            with self._lock:
+                self.failing.discard(cause)
+            now = self.daemon.now_local()
+            resolve_alerts(self.daemon.live.config, now, cause, f"{describe(cause)} is back (checked at {now:%H:%M}).")
+            self.daemon.recovered(cause)
+
+    def _threads(self) -> list[Check]:
+        daemon = self.daemon
+        out = [Check("scheduler", "timers", daemon.timers_alive(), "" if daemon.timers_alive() else "not running")]
+        watcher = daemon.vault_events.watcher if daemon.vault_events else None
+        if watcher is not None:
+            alive = watcher.alive()
+            out.append(Check("watcher", str(daemon.live.config.vault), alive, "" if alive else "not running"))
+        return out

@@ -1,0 +1,111 @@
+"""Recovering by itself after a dependency was down.
+
+- A full state disk: a block's due slots cannot be recorded (the journal cannot grow). The
+  block is remembered; once the state disk has room again every slot of the period gets its
+  row (run within grace, else ``missed`` with "the state disk was full"), without a restart.
+- A slot that failed because a dependency was down (``routine.causes``: Ollama, a model, the
+  vault) is retried once when the monitor sees the cause gone, if it is still the block's last
+  slot and within the block's ``grace``; otherwise its reason says why it stays failed.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+
+from routine.causes import cause_of, describe, disk_full
+from routine.daemon.due import Slot
+from routine.durations import human
+
+log = logging.getLogger(__name__)
+
+STATE_FULL = "the state disk was full"
+
+
+class Recovery:
+    def __init__(self, daemon):
+        self.daemon = daemon
+        self._lock = threading.Lock()
+        self.unaccounted: dict[str, str] = {}           # block id -> why its slots have no row yet
+        self.retry: dict[str, tuple[Slot, str]] = {}    # block id -> (its last failed slot, cause key)
+
+    # --- reported by the daemon -------------------------------------------------------------
+
+    def could_not_record(self, block_id: str, exc: BaseException) -> None:
+        """``on_due`` could not write the block's slots (disk full): account for them later."""
+        with self._lock:
+            first = not self.unaccounted
+            self.unaccounted[block_id] = STATE_FULL
+        if first:
+            log.error("the state disk is full (%s): slots are recorded once it has room again", exc)
+        cause = cause_of(exc) or disk_full("state")
+        self.daemon.monitor.note_failure(
+            cause, f"routine could not record the schedule's slots: the disk of its state dir "
+                   f"({self.daemon.state_dir}) is full. Nothing runs on schedule until it has room.",
+            "free space on that disk; the slots of the meantime are then recorded (and the latest run if "
+            "within its grace) without a restart.", affected=block_id)
+
+    def run_not_recorded(self, block_id: str, slot: Slot, exc: BaseException) -> None:
+        """A claimed slot's run could not be journaled: mark it interrupted, so the next look at
+        the block (once there is room) runs it again within grace or records it as missed."""
+        self.could_not_record(block_id, exc)
+        try:
+            self.daemon.slots.set(block_id, slot.key, "interrupted", reason=STATE_FULL)
+        except (OSError, sqlite3.Error) as again:
+            log.error("block %s slot %s could not be recorded either: %s", block_id, slot.key, again)
+
+    def absent_reason(self, block_id: str) -> str | None:
+        with self._lock:
+            return self.unaccounted.get(block_id)
+
+    def accounted(self, block_id: str) -> None:
+        with self._lock:
+            self.unaccounted.pop(block_id, None)
+
+    def failed(self, block_id: str, slot: Slot, outcome, trigger: str) -> None:
+        """A scheduled run ended failed: if a dependency was down, retry it when it is back."""
+        cause = next((c for s in outcome.steps if s.error is not None and (c := cause_of(s.error))), None)
+        if cause is None or trigger == "retry":  # a retry is made once
+            return
+        with self._lock:
+            self.retry[block_id] = (slot, cause.key)
+        self.daemon.monitor.note_failure(cause, "", "", alert=False)  # the step already counted it
+
+    # --- told by the monitor -----------------------------------------------------------------
+
+    def recovered(self, cause_key: str) -> None:
+        if cause_key == disk_full("state").key:
+            with self._lock:
+                blocks = list(self.unaccounted)
+            for block_id in blocks:
+                self.daemon.on_due(block_id)
+        with self._lock:
+            due = [(b, s) for b, (s, k) in self.retry.items() if k == cause_key]
+            for block_id, _ in due:
+                del self.retry[block_id]
+        for block_id, slot in due:
+            self._retry(block_id, slot, cause_key)
+
+    def _retry(self, block_id: str, slot: Slot, cause_key: str) -> None:
+        daemon = self.daemon
+        block = daemon.live.schedules.blocks.get(block_id)
+        if block is None:
+            return
+        late = daemon.clock() - slot.at
+        what = describe(cause_key)
+        if block.missed == "catch-up" and late <= block.grace and daemon.slots.last_slot(block_id) == slot.key:
+            if daemon.slots.retake_failed(block_id, slot.key):
+                log.warning("block %s slot %s: %s is back, retrying it (%s late, within grace %s)",
+                            block_id, slot.key, what, human(late), human(block.grace))
+                daemon.submit_slot(block, Slot(block_id, slot.at, slot.key, f"retry: {what} is back"), "retry")
+            return
+        if block.missed != "catch-up":
+            why = "the block's policy is `missed: skip`"
+        elif late > block.grace:
+            why = f"it was back {human(late)} after the slot, beyond grace {human(block.grace)}"
+        else:
+            why = "a later slot of the block ran since"
+        daemon.slots.set(block_id, slot.key, "failed", reason=f"failed: {what} was down; not retried: {why}")
+        log.info("block %s slot %s stays failed: %s", block_id, slot.key, why)
+

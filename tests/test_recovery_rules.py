@@ -1,0 +1,184 @@
+"""The recovery rules with an injected clock and real SQLite: a slot that failed because a
+dependency was down is retried once, only within grace and only if it is still the block's last
+slot; a full state disk's slots are recorded later with that reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+from routine.config.model import StepSpec, WriteSpec
+from routine.daemon.due import Slot, owed
+from routine.daemon.recovery import STATE_FULL, Recovery
+from routine.errors import OllamaUnreachable
+from routine.journal.slots import Slots
+from routine.schedule.cron import Cron, slot_key
+from routine.schedule.model import Block
+
+UTC = ZoneInfo("UTC")
+STEP = (StepSpec(agent="librarian", task="x", write=WriteSpec(note="Daily/x.md", section="A")),)
+HOST = "http://127.0.0.1:11434"
+T0 = datetime(2026, 11, 22, 7, 0, tzinfo=timezone.utc)
+
+
+@dataclass
+class StepFailed:
+    error: Exception
+
+
+@dataclass
+class Failed:
+    steps: list = field(default_factory=list)
+
+
+class FakeMonitor:
+    def __init__(self):
+        self.failures = []
+
+    def note_failure(self, cause, message, fix, affected=None, alert=True):
+        self.failures.append(cause.key)
+
+
+class DaemonParts:
+    """The daemon's parts Recovery uses: real slot records, an injected clock, submissions kept."""
+
+    def __init__(self, slots: Slots, block: Block, now: datetime):
+        self.slots, self.now, self.submitted = slots, now, []
+        self.monitor = FakeMonitor()
+        self.live = type("Live", (), {"schedules": type("S", (), {"blocks": {block.id: block}})()})()
+        self.state_dir = "/state"
+
+    def clock(self):
+        return self.now
+
+    def submit_slot(self, block, slot, trigger):
+        self.submitted.append((block.id, slot.key, trigger))
+
+
+def minutely(grace=timedelta(minutes=10), missed="catch-up") -> Block:
+    return Block(id="every-minute", file="t.yaml", cron=Cron.parse("* * * * *"), timezone="UTC", steps=STEP,
+                 missed=missed, grace=grace)
+
+
+def fail_slot(slots, recovery, block, at) -> Slot:
+    slot = Slot(block.id, at, slot_key(at), "on time")
+    slots.claim(block.id, slot.key)
+    slots.set(block.id, slot.key, "failed", run_id=f"run-{slot.key}")
+    recovery.failed(block.id, slot, Failed([StepFailed(OllamaUnreachable(HOST, "ConnectionError"))]), "schedule")
+    return slot
+
+
+def test_the_last_slot_failed_on_ollama_is_retried_once_within_grace(slots):
+    block = minutely()
+    parts = DaemonParts(slots, block, T0)
+    recovery = Recovery(parts)
+    for i in range(3):
+        fail_slot(slots, recovery, block, T0 + timedelta(minutes=i))
+    assert parts.monitor.failures == [f"ollama:{HOST}"] * 3
+    parts.now = T0 + timedelta(minutes=2, seconds=40)
+    recovery.recovered(f"ollama:{HOST}")
+    assert parts.submitted == [("every-minute", "2026-11-22T07:02Z", "retry")]
+    assert slots.state(block.id, "2026-11-22T07:02Z") == "claimed"
+    assert slots.state(block.id, "2026-11-22T07:00Z") == "failed"
+    recovery.recovered(f"ollama:{HOST}")  # once
+    assert len(parts.submitted) == 1
+
+
+def test_a_retry_that_fails_again_is_not_retried_again(slots):
+    block = minutely()
+    parts = DaemonParts(slots, block, T0)
+    recovery = Recovery(parts)
+    slot = fail_slot(slots, recovery, block, T0)
+    recovery.failed(block.id, slot, Failed([StepFailed(OllamaUnreachable(HOST))]), "retry")
+    assert recovery.retry[block.id][0] == slot  # the schedule's failure is still the one retried
+
+
+def test_beyond_grace_the_slot_stays_failed_with_the_reason(slots):
+    block = minutely(grace=timedelta(minutes=5))
+    parts = DaemonParts(slots, block, T0)
+    recovery = Recovery(parts)
+    fail_slot(slots, recovery, block, T0)
+    parts.now = T0 + timedelta(minutes=30)
+    recovery.recovered(f"ollama:{HOST}")
+    assert parts.submitted == []
+    row = slots.history(block.id)[0]
+    assert row["state"] == "failed" and row["run_id"] == "run-2026-11-22T07:00Z"
+    assert "not retried" in row["reason"] and "beyond grace" in row["reason"]
+
+
+def test_not_retried_when_a_later_slot_ran_or_the_cause_differs(slots):
+    block = minutely()
+    parts = DaemonParts(slots, block, T0)
+    recovery = Recovery(parts)
+    fail_slot(slots, recovery, block, T0)
+    recovery.recovered("vault-unwritable")  # another cause came back: not this one
+    assert parts.submitted == []
+    slots.claim(block.id, slot_key(T0 + timedelta(minutes=1)))
+    slots.set(block.id, slot_key(T0 + timedelta(minutes=1)), "done")
+    parts.now = T0 + timedelta(minutes=1, seconds=30)
+    recovery.recovered(f"ollama:{HOST}")
+    assert parts.submitted == []
+    assert "a later slot of the block ran since" in slots.history(block.id)[1]["reason"]
+
+
+def test_slots_a_full_state_disk_could_not_record_are_missed_with_that_reason(slots):
+    block = minutely(grace=timedelta(minutes=2))
+    slots.seen_since(block.id, T0)
+    now = T0 + timedelta(minutes=5, seconds=10)
+    due = owed(block, slots, now, UTC, absent=STATE_FULL)
+    assert [s.key for s in due.run] == ["2026-11-22T07:05Z"]
+    assert [s.key for s in due.missed] == [f"2026-11-22T07:0{i}Z" for i in range(1, 5)]
+    assert all("was due while the state disk was full" in s.reason for s in due.missed)
+
+
+def test_the_checks_say_which_causes_are_gone(tmp_path, monkeypatch):
+    from routine.daemon import dependencies
+    from routine.daemon.dependencies import Check, clears
+
+    checks = [Check("ollama", HOST, True, cause=f"ollama:{HOST}", models={"mistral:7b"}),
+              Check("vault", "/v", False, "not writable", cause="vault-unwritable")]
+    assert clears(checks, f"ollama:{HOST}") is True
+    assert clears(checks, f"model:mistral:7b@{HOST}") is True
+    assert clears(checks, f"model:qwen2.5:7b@{HOST}") is False  # reachable, but still not pulled
+    assert clears(checks, "vault-unwritable") is False
+    assert clears(checks, "disk-full:state") is None  # not checked: left as it is
+    assert dependencies.free_space("state disk", tmp_path, "disk-full:state").ok
+    monkeypatch.setattr(dependencies, "MIN_FREE_BYTES", 1 << 62)
+    low = dependencies.free_space("state disk", tmp_path, "disk-full:state")
+    assert not low.ok and low.detail.startswith("full: ") and low.cause == "disk-full:state"
+    assert dependencies.vault(tmp_path).ok
+    assert dependencies.vault(tmp_path / "missing").detail.startswith("not readable")
+
+
+def test_a_dead_scheduler_is_started_again_by_the_health_monitor(initialised, monkeypatch):
+    """The scheduler's thread dies (as it did when its job store hit a full disk): the monitor's
+    next round starts it again, no daemon restart."""
+    from test_daemon import MINUTELY, only_schedule
+
+    from routine.daemon.app import Daemon
+
+    home = initialised
+    only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
+    for key, value in home.env.items():
+        if key.startswith(("ROUTINE_", "OLLAMA_")):
+            monkeypatch.setenv(key, value)
+    d = Daemon()
+    try:
+        d.restart_timers()
+        d.timers.scheduler.shutdown(wait=False)  # the thread is gone
+        assert not d.timers_alive()
+        d.monitor.round()
+        assert d.timers_alive() and list(d.timers.next_fires()) == ["every-minute"]
+        assert any(c.name == "scheduler" and c.ok for c in d.monitor.checks)
+    finally:
+        d.timers.stop()
+        d.journal.close()
+
+
+def test_a_missing_model_shows_as_degraded_until_it_is_pulled():
+    from routine.daemon.monitor import Monitor
+
+    monitor = Monitor(daemon=None)
+    monitor.failing.add(f"model:qwen2.5:7b@{HOST}")
+    assert monitor.degraded()[0] == f"the model qwen2.5:7b at {HOST} is not pulled (runs that need it fail)"
