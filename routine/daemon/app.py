@@ -14,6 +14,7 @@ record it, unload our models, close the index, exit 0.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sqlite3
 import threading
@@ -153,10 +154,11 @@ class Daemon:
             self.slots.mark_interrupted()
         if self.vault_events:
             self.vault_events.close()
+        left_running = False
         if self.memory:
             # A pass in progress stops after its batch, what it wrote stays; one that cannot stop
             # (loading the embedding model) is left, so the stop stays within the unit's timeout.
-            self.memory.close(timeout=INDEX_STOP_SECONDS)
+            left_running = not self.memory.close(timeout=INDEX_STOP_SECONDS)
         if self.residency:
             self.residency.stop()
         if self.control:
@@ -164,6 +166,11 @@ class Daemon:
         self.publisher.stopped("stopped")  # the dashboard says so: it is no longer live
         self.journal.close()
         self.notifier.close()
+        if left_running:
+            # Finalizing the interpreter under a thread inside torch aborts (SIGABRT): end here,
+            # everything of ours is closed; the pass's writes are crash-safe, as after a kill.
+            logging.shutdown()
+            os._exit(0)
         return 0
 
     def _start_memory(self, config):
