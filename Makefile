@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test lint bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-projects clean
+.PHONY: setup demo test lint bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-projects bench-validate clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -28,7 +28,7 @@ lint: setup
 	$(BIN)/mypy
 
 # Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
-bench: bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-projects
+bench: bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-projects bench-validate
 
 bench-residency: setup
 	$(BIN)/python bench/residency.py
@@ -50,6 +50,9 @@ bench-chat: setup
 
 bench-projects: setup
 	$(BIN)/python bench/projects.py
+
+bench-validate: setup
+	nice $(BIN)/python bench/validate.py
 
 clean:
 	rm -rf demo

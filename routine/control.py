@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -28,8 +29,14 @@ def socket_paths() -> list[Path]:
     return list(dict.fromkeys([socket_path(), paths.system_runtime_dir() / SOCKET_NAME]))
 
 
-def connect(timeout: float | None = 2.0) -> socket.socket | None:
-    """A connection to the running daemon, or None when no daemon answers."""
+
+
+def default_wait() -> float:
+    """How long a client waits for a daemon that runs but cannot answer yet (busy, starting)."""
+    return float(os.environ.get("ROUTINE_CONTROL_WAIT") or 60)
+
+
+def _try_connect(timeout: float) -> socket.socket | None:
     for path in socket_paths():
         if not path.exists():
             continue
@@ -39,14 +46,55 @@ def connect(timeout: float | None = 2.0) -> socket.socket | None:
             sock.connect(str(path))
         except OSError:
             sock.close()
-            continue  # a stale socket from a daemon that died
+            continue  # a stale socket from a daemon that died, or a full backlog
         sock.settimeout(None)
         return sock
     return None
 
 
+def daemon_pid() -> str | None:
+    """The pid of the daemon holding this state dir's lock, or None when none runs."""
+    from routine.daemon.lock import holder
+
+    return holder(paths.state_dir())
+
+
+def connect(timeout: float | None = 2.0, wait: float | None = None) -> socket.socket | None:
+    """A connection to the running daemon, or None when no daemon runs.
+
+    A daemon that holds the lock but does not answer (starting up, or its backlog full) is
+    waited for up to ``wait`` seconds, then DaemonError: the caller must never run the job
+    itself beside a running daemon (two model managers would break residency).
+    """
+    wait = default_wait() if wait is None else wait
+    deadline = time.monotonic() + wait
+    pause = 0.05
+    while True:
+        sock = _try_connect(timeout or 2.0)
+        if sock is not None:
+            return sock
+        pid = daemon_pid()
+        if pid is None:
+            return None
+        if time.monotonic() >= deadline:
+            _unreachable(pid, wait)
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
+
+
+def _unreachable(pid: str, wait: float):
+    from routine.errors import DaemonError
+
+    raise DaemonError(f"The routine daemon (pid {pid}) runs but did not answer on its control socket "
+                      f"within {wait:.0f} s.", "try again in a moment; if it stays so, see `journalctl -u routine` "
+                      "and restart the daemon.")
+
+
 def request(sock: socket.socket, message: dict) -> Iterator[dict]:
-    sock.sendall((json.dumps(message) + "\n").encode())
+    try:
+        sock.sendall((json.dumps(message) + "\n").encode())
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # a busy daemon answered and closed before our request: its answer is still to read
     with sock.makefile("r", encoding="utf-8") as stream:
         for line in stream:
             if line.strip():
@@ -56,18 +104,38 @@ def request(sock: socket.socket, message: dict) -> Iterator[dict]:
                     return
 
 
-def call(message: dict, on_event: Callable[[dict], None] | None = None) -> dict | None:
-    """Send one request; returns the final message, or None when no daemon runs."""
-    sock = connect()
-    if sock is None:
-        return None
-    with sock:
-        for event in request(sock, message):
-            if event.get("done"):
-                return event
-            if on_event:
-                on_event(event)
-    return {"done": True, "error": "the daemon closed the connection"}
+def call(message: dict, on_event: Callable[[dict], None] | None = None, wait: float | None = None) -> dict | None:
+    """Send one request; returns the final message, or None when no daemon runs. A daemon
+    with every connection in use answers "busy": the request is sent again until ``wait``."""
+    wait = default_wait() if wait is None else wait
+    deadline = time.monotonic() + wait
+    pause = 0.1
+    while True:
+        sock = connect(wait=max(0.0, deadline - time.monotonic()))
+        if sock is None:
+            return None
+        event = {"busy": True}  # what a connection closed before any answer counts as
+        with sock:
+            try:
+                for event in request(sock, message):
+                    if event.get("done"):
+                        break
+                    if on_event:
+                        on_event(event)
+                else:
+                    if event.get("busy"):  # closed before it answered: let go as busy
+                        event = {"busy": True}
+                    else:
+                        return {"done": True, "error": "the daemon closed the connection"}
+            except (ConnectionResetError, BrokenPipeError):
+                if not event.get("busy"):  # it had begun answering: the job may have run
+                    return {"done": True, "error": "the daemon closed the connection"}
+        if not event.get("busy"):
+            return event
+        if time.monotonic() >= deadline:
+            _unreachable(daemon_pid() or "?", wait)
+        time.sleep(pause)
+        pause = min(pause * 2, 2.0)
 
 
 def result_of(final: dict):

@@ -186,6 +186,11 @@ class AgentStopped(RoutineError):
         self.status = status  # max-iterations | timeout
 
 
+class NoteUnreadable(RoutineError):
+    """A path in the vault is not something routine reads: a pipe, a device, a folder, a symlink
+    loop, or a file past the size cap."""
+
+
 class ContextOverflow(RoutineError):
     """A request would not fit the model's window with room for the answer (never sent)."""
 

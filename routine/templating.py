@@ -6,6 +6,7 @@ are computed once per run from the run's own clock, in the person's time zone.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from functools import lru_cache
 
@@ -60,6 +61,11 @@ def _env():
     return jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
 
 
+@lru_cache(maxsize=1024)
+def _compiled(text: str):
+    return _env().from_string(text)
+
+
 def render(text: str, variables: dict, where: str) -> str:
     """Render ``text``; ``where`` names the source for the error sentence (e.g. "task of step planner")."""
     if "{" not in text:
@@ -67,19 +73,49 @@ def render(text: str, variables: dict, where: str) -> str:
     import jinja2
 
     try:
-        return _env().from_string(text).render(**variables)
+        return _compiled(text).render(**variables)
     except jinja2.UndefinedError as exc:
         raise TemplateProblem(f"Unknown template variable in {where}: {exc.message}.",
                               f"use one of: {', '.join(sorted(KNOWN_VARIABLES))}.") from None
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateProblem(f"Template syntax error in {where}: {exc.message}.",
                               "check the {{ }} braces.") from None
+    except Exception as exc:  # {{ 1/0 }}, a filter on the wrong type: the person's template, not our bug
+        raise TemplateProblem(f"The template in {where} failed: {type(exc).__name__}: {exc}.",
+                              "write plain text and variables such as {{ today }}, without arithmetic.") from None
 
 
-def unknown_variables(text: str) -> set[str]:
+_EXPRESSION = re.compile(r"\{\{(.*?)\}\}", re.S)
+_NAME = re.compile(r"\s*[A-Za-z_][\w.]*\s*")
+
+
+def _only_names(text: str) -> bool:
+    """True when every {{ }} holds a plain (dotted) name and there are no {% %} or {# #}."""
+    if "{%" in text or "{#" in text:
+        return False
+    rest = _EXPRESSION.sub("", text)
+    return "{{" not in rest and "}}" not in rest and all(_NAME.fullmatch(e) for e in _EXPRESSION.findall(text))
+
+
+def template_error(text: str, variables: dict) -> str | None:
+    """Why ``text`` cannot be rendered with ``variables`` (a sample day), or None: used by
+    validation so a template that would fail at fire time is refused when it is saved."""
+    if _only_names(text):  # the common case: {{ today }}, {{ steps.x.output }} — nothing can fail
+        return None
+    try:
+        render(text, variables, "template")
+        return None
+    except TemplateProblem as exc:
+        return exc.message.replace("Template syntax error in template: ", "template syntax error: ") \
+            .replace("The template in template failed: ", "this template fails when rendered: ")
+
+
+@lru_cache(maxsize=1024)
+def unknown_variables(text: str) -> frozenset[str]:
     """Top-level names a template uses that routine does not provide (for validation)."""
     if "{" not in text:
-        return set()
+        return frozenset()
     from jinja2 import meta
 
-    return meta.find_undeclared_variables(_env().parse(text)) - KNOWN_VARIABLES
+    # A syntax error propagates (jinja2.TemplateSyntaxError): validation reports it with the line.
+    return frozenset(meta.find_undeclared_variables(_env().parse(text)) - KNOWN_VARIABLES)

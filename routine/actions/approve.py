@@ -10,7 +10,7 @@ import sys
 
 from routine.cli.output import print_json, print_table
 from routine.config.loader import load_config
-from routine.errors import EXIT_JOB_FAILED, UsageError
+from routine.errors import EXIT_JOB_FAILED, RoutineError, UsageError
 
 
 def run(args) -> int:
@@ -74,7 +74,10 @@ def _list(config, as_json: bool) -> int:
     rows = []
     for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
         rel = path.relative_to(config.vault).as_posix()
-        proposal = read_proposal(config.vault, rel)
+        try:
+            proposal = read_proposal(config.vault, rel)
+        except (OSError, RoutineError):  # not a file routine reads (a pipe, a huge file)
+            continue
         if proposal is None or proposal.status not in ("proposed", "conflict"):
             continue
         rows.append({"proposal": rel, "status": proposal.status, "agent": proposal.agent,

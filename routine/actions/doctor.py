@@ -8,7 +8,10 @@ from dataclasses import dataclass
 
 from routine.cli.output import print_json
 from routine.config.loader import load_agents, load_config
-from routine.errors import EXIT_JOB_FAILED, RoutineError
+from routine.errors import EXIT_JOB_FAILED, EXIT_USAGE, RoutineError
+
+# A failure here is a mistake in a file the person edits: exit 2, like `schedule validate`.
+CONFIG_CHECKS = frozenset({"config", "agents", "schedules"})
 
 
 @dataclass
@@ -153,4 +156,5 @@ def _report(checks: list[Check], as_json: bool) -> int:
                 print(f"       {line}")
             if c.fix and not c.ok:
                 print(f"       fix: {c.fix}")
-    return 0 if all(c.ok or c.warn for c in checks) else EXIT_JOB_FAILED
+    failed = {c.name for c in checks if not (c.ok or c.warn)}
+    return EXIT_USAGE if failed & CONFIG_CHECKS else EXIT_JOB_FAILED if failed else 0

@@ -13,7 +13,7 @@ from routine.errors import DaemonError
 def run(args) -> int:
     from routine import control
 
-    if control.connect() is not None:
+    if control.connect(wait=0) is not None:
         raise DaemonError(f"A routine daemon is already running (socket {control.socket_path()}).",
                           "stop it first (`systemctl stop routine`), or use `routine status`.")
     from routine.daemon.lock import hold

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from routine.config.model import AgentSpec, WriteSpec
-from routine.templating import date_vars, render, unknown_variables, TemplateProblem
+from routine.templating import TemplateProblem, date_vars, render, unknown_variables
 
 # A fixed sample day to render path templates for scope checks.
 _SAMPLE = date_vars(datetime(2026, 3, 2, 7, 30).astimezone())
@@ -18,11 +18,34 @@ def sample_path(template: str) -> str | None:
         return None
 
 
+def sample_error(template: str, earlier: list[str]) -> str | None:
+    """Why ``template`` would fail when rendered on a sample day, or None."""
+    from routine.templating import template_error
+
+    steps = {name: {"output": ""} for name in earlier}
+    return template_error(template, {**_SAMPLE, "steps": steps, "task": "", "agent": "", "path": "Inbox/x.md",
+                                     "event": "created"})
+
+
+def scope_glob_problem(glob: str) -> str | None:
+    """A reads/writes glob must name notes inside the vault: no absolute path, no '..', no '~'."""
+    parts = glob.replace("\\", "/").split("/")
+    if glob.startswith(("/", "~")) or ".." in parts:
+        return (f"{glob!r} points outside the vault; scopes are globs from the vault root, "
+                "such as 'Daily/**' or '**' for the whole vault.")
+    return None
+
+
 def write_scope_problem(write: WriteSpec, agent: AgentSpec) -> str | None:
+    import jinja2
+
     from routine.vault.scope import in_scope
 
     target = write.append or write.note or ""
-    bad = unknown_variables(target)
+    try:
+        bad = unknown_variables(target)
+    except jinja2.TemplateSyntaxError as exc:
+        return f"template syntax error in {target!r}: {exc.message}."
     if bad:
         return f"unknown template variable {', '.join(sorted(bad))} in {target!r}."
     rel = sample_path(target)

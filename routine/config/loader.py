@@ -23,7 +23,7 @@ from routine.config.schema import AGENT, CONFIG
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml, parse_yaml
 from routine.durations import parse_duration
-from routine.errors import ConfigError, Problem, UsageError, VaultNotConfigured, did_you_mean
+from routine.errors import ConfigError, Problem, RoutineError, UsageError, VaultNotConfigured, did_you_mean
 
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 
@@ -224,7 +224,7 @@ def load_agents(config: Config, require_vault: bool = False) -> tuple[dict[str, 
     for note in sorted(folder.glob("*.md")):
         rel = note.relative_to(config.vault).as_posix()
         try:
-            spec, note_problems = parse_agent_note(note.read_text(encoding="utf-8"), rel, config)
+            spec, note_problems = parse_agent_note(read_agent_note(config.vault, rel), rel, config)
         except YamlSyntaxError as exc:
             problems.append(exc.problem)
             continue
@@ -239,6 +239,32 @@ def load_agents(config: Config, require_vault: bool = False) -> tuple[dict[str, 
     from routine.config.sandbox import effective_scopes
 
     return effective_scopes(agents, config), problems
+
+
+def read_agent_note(vault: Path, rel: str) -> str:
+    """An agent note's text: a regular file inside the vault, UTF-8, within the size cap.
+    Anything else is a located problem of that note alone, never a traceback for every agent."""
+    from routine.vault.files import CONFIG_MAX_BYTES, decodable, read_regular, shown
+    from routine.vault.scope import resolve
+
+    def refuse(message: str) -> YamlSyntaxError:
+        return YamlSyntaxError(Problem(shown(rel), None, "", message))
+
+    if not decodable(rel):
+        raise refuse("the file name is not valid UTF-8; rename the note.")
+    try:
+        path, _ = resolve(vault, rel)
+        raw = read_regular(path, CONFIG_MAX_BYTES, label=rel)
+    except RoutineError as exc:
+        raise refuse(str(exc)) from None
+    except OSError as exc:
+        raise refuse(f"cannot be read ({exc.strerror}).") from None
+    try:
+        return raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise YamlSyntaxError(Problem(rel, line, "", "this note is not UTF-8 text (binary, or saved as UTF-16); "
+                                                     "save it as UTF-8 or move it out of Agents/.")) from None
 
 
 def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | None, list[Problem]]:
@@ -275,6 +301,13 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
         max_iterations=d.get("max_iterations", 8),
         timeout=parse_duration(d["timeout"]).total_seconds() if d.get("timeout") else 600.0,
     )
+    from routine.config.checks import scope_glob_problem
+
+    for key in ("reads", "writes"):
+        for i, glob in enumerate(getattr(spec, key)):
+            msg = scope_glob_problem(glob)
+            if msg:
+                problems.append(doc.problem((key, i), msg))
     from routine.config.sandbox import custom_scopes
 
     spec = custom_scopes(spec)

@@ -14,6 +14,7 @@ record it, unload our models, close the index, exit 0.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sqlite3
 import threading
@@ -39,6 +40,7 @@ from routine.journal.slots import Slots
 log = logging.getLogger("routine.daemon")
 
 STOP_GRACE_SECONDS = 20.0
+INDEX_STOP_SECONDS = 10.0  # STOP_GRACE + this stays well inside TimeoutStopSec=60s
 
 
 class Daemon:
@@ -141,6 +143,8 @@ class Daemon:
     def shutdown(self) -> int:
         log.info("stopping: no new work; waiting up to %.0fs for the running step", STOP_GRACE_SECONDS)
         self.notifier.stopping()
+        if self.memory:
+            self.memory.interrupt()  # an index pass (the first build, say) stops after its current batch
         self.watchdog.stop()
         self.monitor.stop()
         self.publisher.stop()
@@ -159,15 +163,23 @@ class Daemon:
             self.slots.mark_interrupted()
         if self.vault_events:
             self.vault_events.close()
+        left_running = False
+        if self.memory:
+            # A pass in progress stops after its batch, what it wrote stays; one that cannot stop
+            # (loading the embedding model) is left, so the stop stays within the unit's timeout.
+            left_running = not self.memory.close(timeout=INDEX_STOP_SECONDS)
         if self.residency:
             self.residency.stop()
         if self.control:
             self.control.stop()
-        if self.memory:
-            self.memory.close()  # a pass in progress stops after its batch; what it wrote stays
         self.publisher.stopped("stopped")  # the dashboard says so: it is no longer live
         self.journal.close()
         self.notifier.close()
+        if left_running:
+            # Finalizing the interpreter under a thread inside torch aborts (SIGABRT): end here,
+            # everything of ours is closed; the pass's writes are crash-safe, as after a kill.
+            logging.shutdown()
+            os._exit(0)
         return 0
 
     def _start_memory(self, config):

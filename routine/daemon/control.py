@@ -7,18 +7,33 @@ and its progress streams back to the CLI as JSON lines (protocol: ``routine.cont
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
 import socket
 import socketserver
 import threading
+import time
 
 from routine.control import socket_path
 from routine.errors import RoutineError, UsageError
 from routine.journal.status import succeeded
 
 log = logging.getLogger(__name__)
+
+
+MAX_CONNECTIONS = 64       # open at once; one more is told "busy" at once and closed (its client retries)
+BACKLOG = 128              # connections the kernel holds before we accept them (a burst of fires)
+REQUEST_TIMEOUT = 10.0     # seconds a client has to send its one request line
+SEND_TIMEOUT = 60.0        # a client that stops reading our replies is let go (its run goes on)
+MAX_LINE = 1 << 20         # the request line; a task text is far smaller
+
+
+class BadRequest(RoutineError):
+    """A request on the control socket that is not one routine sends."""
+
+    exit_code = 2
 
 
 class ControlServer:
@@ -32,54 +47,9 @@ class ControlServer:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         if self.path.exists():
             self.path.unlink()  # stale: start-up owns the runtime dir
-        daemon = self.daemon
-
-        class Handler(socketserver.StreamRequestHandler):
-            def handle(self):
-                line = self.rfile.readline()
-                if not line:
-                    return
-                lock = threading.Lock()
-
-                def send(obj: dict) -> None:
-                    with lock:
-                        try:
-                            self.wfile.write((json.dumps(obj, default=str) + "\n").encode())
-                            self.wfile.flush()
-                        except (BrokenPipeError, ConnectionResetError):
-                            pass  # the CLI went away; the run goes on and is journaled
-
-                gone = threading.Event()  # the CLI went away (Ctrl-C): what it asked for is called off
-                peer = self.connection.dup()  # its own descriptor: never contends with rfile's lock
-
-                def watch_client() -> None:
-                    try:
-                        while peer.recv(64):  # the CLI sends nothing more: empty when it closes
-                            pass
-                    except OSError:
-                        pass
-                    gone.set()
-                watcher = threading.Thread(target=watch_client, name="control-client", daemon=True)
-                watcher.start()
-                try:
-                    handle_request(daemon, json.loads(line), send, gone)
-                except RoutineError as exc:
-                    send({"done": True, "error": exc.message, "fix": exc.fix, "exit": exc.exit_code})
-                except Exception as exc:  # never kill the server thread
-                    log.exception("control request failed")
-                    send({"done": True, "error": f"internal error: {exc}", "exit": 1})
-                finally:
-                    with contextlib.suppress(OSError):
-                        peer.shutdown(socket.SHUT_RD)  # the answer is sent: end the watch now
-                    watcher.join(1)
-                    peer.close()
-
-        class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-            daemon_threads = True
-
         old = os.umask(0o177)  # the socket is the person's alone (0600)
         try:
-            self._server = Server(str(self.path), Handler)
+            self._server = _Server(str(self.path), _handler(self.daemon))
         finally:
             os.umask(old)
         from routine import supervise
@@ -97,6 +67,128 @@ class ControlServer:
             self.path.unlink()
         except FileNotFoundError:
             pass
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """At most MAX_CONNECTIONS handled at once; the rest are answered "busy" and closed, so idle
+    or flooding clients can never use up the daemon's file handles."""
+
+    daemon_threads = True
+    request_queue_size = BACKLOG
+
+    def __init__(self, *args):
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        super().__init__(*args)
+
+    def process_request(self, request, client_address):
+        if not self.slots.acquire(blocking=False):
+            _reply_busy(request)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def get_request(self):
+        try:
+            return super().get_request()
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE):  # out of file handles: do not spin on accept
+                log.error("control socket: out of file handles (%s); pausing new connections for a second", exc)
+                time.sleep(1.0)
+            raise
+
+    def handle_error(self, request, client_address):
+        log.exception("control connection failed")
+
+
+def _reply_busy(request) -> None:
+    try:
+        request.settimeout(1.0)
+        request.sendall((json.dumps({"done": True, "busy": True, "exit": 1,
+                                     "error": f"the daemon has {MAX_CONNECTIONS} connections open"}) + "\n").encode())
+    except OSError:
+        pass
+
+
+def _handler(daemon):
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self):
+            self.connection.settimeout(REQUEST_TIMEOUT)
+            try:
+                line = self.rfile.readline(MAX_LINE + 1)
+            except OSError:  # idle past the timeout, or gone
+                return
+            if not line:
+                return
+            self.connection.settimeout(SEND_TIMEOUT)
+            lock = threading.Lock()
+
+            def send(obj: dict) -> None:
+                with lock:
+                    try:
+                        self.wfile.write((json.dumps(obj, default=str) + "\n").encode())
+                        self.wfile.flush()
+                    except OSError:
+                        pass  # the CLI went away or stopped reading; the run goes on and is journaled
+
+            gone = threading.Event()  # the CLI went away (Ctrl-C): what it asked for is called off
+            peer = self.connection.dup()  # its own descriptor: never contends with rfile's lock
+            peer.settimeout(None)
+
+            def watch_client() -> None:
+                try:
+                    while peer.recv(64):  # the CLI sends nothing more: empty when it closes
+                        pass
+                except OSError:
+                    pass
+                gone.set()
+            watcher = threading.Thread(target=watch_client, name="control-client", daemon=True)
+            watcher.start()
+            try:
+                handle_request(daemon, parse_request(line), send, gone)
+            except RoutineError as exc:
+                send({"done": True, "error": exc.message, "fix": exc.fix, "exit": exc.exit_code})
+            except Exception as exc:  # never kill the server thread
+                log.exception("control request failed")
+                send({"done": True, "error": f"internal error: {exc}", "exit": 1})
+            finally:
+                with contextlib.suppress(OSError):
+                    peer.shutdown(socket.SHUT_RD)  # the answer is sent: end the watch now
+                watcher.join(1)
+                peer.close()
+    return Handler
+
+
+OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "search": (), "chat": ()}
+
+
+def parse_request(line: bytes) -> dict:
+    """One request line as routine's CLI sends it, or BadRequest with what is wrong."""
+    fix = "use the `routine` command; it speaks this socket's protocol (one JSON object per line)."
+    if len(line) > MAX_LINE:
+        raise BadRequest(f"The request is longer than {MAX_LINE >> 20} MB; refused.", fix)
+    try:
+        message = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        raise BadRequest("The request is not JSON; refused.", fix) from None
+    if not isinstance(message, dict):
+        raise BadRequest(f"The request is a JSON {type(message).__name__}, not an object; refused.", fix)
+    op = message.get("op")
+    if op not in OPS:
+        raise BadRequest(f"Unknown request {op!r} (known: {', '.join(OPS)}); refused.", fix)
+    for key in OPS[op]:
+        if not isinstance(message.get(key), str) or not message[key].strip():
+            raise BadRequest(f"The {op} request has no {key!r}; refused.", fix)
+    return message
 
 
 def handle_request(daemon, message: dict, send, gone: threading.Event | None = None) -> None:
@@ -233,10 +325,16 @@ def index(daemon, message: dict, send) -> None:
 def search(daemon, message: dict, send) -> None:
     """Ranked hits; ``agent`` (a name) or ``reads`` (globs) limit them to what may be read."""
     reads = message.get("reads")
+    if reads is not None and not (isinstance(reads, list) and all(isinstance(g, str) for g in reads)):
+        raise BadRequest("The search request's 'reads' is not a list of globs; refused.")
     if message.get("agent"):
         from routine.config.loader import agent_named
 
         reads = list(agent_named(daemon.live.agents, [], message["agent"]).reads)
-    hits = daemon.memory.search(str(message.get("query") or ""), int(message.get("k") or 6), reads,
+    try:
+        k = int(message.get("k") or 6)
+    except (TypeError, ValueError):
+        raise BadRequest("The search request's 'k' is not a number; refused.") from None
+    hits = daemon.memory.search(str(message.get("query") or ""), k, reads,
                                 exclude=message.get("exclude") or ())
     send({"done": True, "result": [hit.as_dict() for hit in hits], "exit": 0})

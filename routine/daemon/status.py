@@ -9,6 +9,7 @@ import time
 from datetime import datetime, timezone
 
 from routine import __version__
+from routine.errors import RoutineError
 
 RECENT_RUNS = 10
 RUN_FIELDS = ("id", "kind", "status", "block", "agent", "trigger", "model", "started_at", "ended_at",
@@ -75,7 +76,7 @@ def open_alerts(config) -> list[str]:
         try:
             if read_note(config.vault, rel).frontmatter.get("status", "open") == "open":
                 out.append(rel)
-        except OSError:
+        except (OSError, RoutineError):  # a pipe or a huge file named like an alert
             continue
     return out
 

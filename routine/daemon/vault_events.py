@@ -14,6 +14,7 @@ from functools import partial
 from typing import Callable
 
 from routine.daemon.work import Work
+from routine.errors import RoutineError
 from routine.vault.scope import glob_match, in_scope
 from routine.watch.watcher import Change
 
@@ -162,7 +163,7 @@ class VaultEvents:
 
         try:
             properties = read_note(self.daemon.live.config.vault, change.rel).frontmatter
-        except OSError:
+        except (OSError, RoutineError):  # gone, a pipe, past the size cap: no properties to match
             return False
         return all(_property_matches(properties.get(key), wanted) for key, wanted in trigger.where)
 

@@ -158,9 +158,12 @@ class GraphCache:
                 stats.parsed += 1
 
     def _read(self, rel: str, st: tuple[int, int]) -> NoteFacts | None:
+        from routine.errors import NoteUnreadable
+        from routine.vault.files import read_regular
+
         try:
-            raw = (self.vault / rel).read_bytes()
-        except OSError:
+            raw = read_regular(self.vault / rel, label=rel)  # never a pipe, a loop, a huge export
+        except (OSError, NoteUnreadable):
             return None
         facts = extract(rel, raw.decode("utf-8", errors="replace"))
         self.parsed += 1

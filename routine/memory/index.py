@@ -101,12 +101,24 @@ class VaultIndex:
         """Make a running pass stop after its current batch (at shutdown); what it wrote stays."""
         self._stop.set()
 
-    def close(self) -> None:
-        """Close for good (a closed index is not opened again): a running pass stops first."""
+    def close(self, timeout: float | None = None) -> bool:
+        """Close for good (a closed index is not opened again): a running pass stops first.
+
+        ``timeout``: wait at most this long for the pass (at shutdown: loading the embedding
+        model cannot be interrupted). False when it was left running: what it wrote is safe,
+        as after a kill (crash-safe write order), and the next start checks the index.
+        """
         self.interrupt()
-        with self._write:
-            self._closed = True
+        self._closed = True
+        if not self._write.acquire(timeout=-1 if timeout is None else timeout):
+            log.warning("search index: a pass is still busy after %.0fs; leaving it (the next start checks the index)",
+                        timeout)
+            return False
+        try:
             self._close_files()
+        finally:
+            self._write.release()
+        return True
 
     def _close_files(self) -> None:
         with self._write:

@@ -9,16 +9,21 @@ A chunk whose text is already stored (a moved or copied note) reuses that vector
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from routine.errors import SearchIndexError
+from routine.errors import NoteUnreadable, SearchIndexError
 from routine.memory.chunks import Chunk, chunk_note
 from routine.memory.vectors import VectorTable
 from routine.watch.filters import is_note  # the one rule: what the watcher ignores, the index does too
+from routine.vault.files import read_regular, skip_undecodable
+
+log = logging.getLogger(__name__)
+_told: set = set()  # (note, why) already logged as not indexed
 
 EMBED_BATCH = 256  # chunks embedded and written together
 RACY_NS = 2_000_000_000  # a note changed this recently is hashed again next time (same-mtime edits)
@@ -66,13 +71,14 @@ def scan_vault(vault: Path, under: str = "") -> dict[str, tuple[int, int]]:
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             continue
         for entry in entries:
-            if entry.name.startswith(".") or entry.is_symlink():
+            rel = Path(entry.path).relative_to(vault).as_posix()
+            if entry.name.startswith(".") or entry.is_symlink() or skip_undecodable(rel):
                 continue
             if entry.is_dir(follow_symlinks=False):
                 stack.append(Path(entry.path))
             elif is_note(entry.name) and entry.is_file(follow_symlinks=False):
                 st = entry.stat(follow_symlinks=False)
-                found[Path(entry.path).relative_to(vault).as_posix()] = (st.st_mtime_ns, st.st_size)
+                found[rel] = (st.st_mtime_ns, st.st_size)
     return found
 
 
@@ -86,6 +92,7 @@ def apply_changes(ix, candidates: list[str], gone: list[str], known: dict, progr
     batch: list[_NotePlan] = []
     pending = 0
     for rel in candidates:  # additions first: a moved note reuses the vectors of its old self
+        _interrupted_if_stopping(ix)
         plan = _plan(ix, rel, known.get(rel))
         if plan is None:
             stats.unchanged += 1
@@ -104,9 +111,7 @@ def apply_changes(ix, candidates: list[str], gone: list[str], known: dict, progr
             batch, pending = [], 0
             if progress:
                 progress("indexing", done, total)
-            if ix.stopping():
-                raise SearchIndexError("Indexing was interrupted; what was indexed so far is kept.",
-                                       "run `routine index` to finish it.")
+            _interrupted_if_stopping(ix)
     _write_batch(ix, batch, stats)
     for start in range(0, len(gone), EMBED_BATCH):
         part = gone[start:start + EMBED_BATCH]
@@ -119,13 +124,24 @@ def apply_changes(ix, candidates: list[str], gone: list[str], known: dict, progr
         progress("indexing", total, total)
     return stats
 
+def _interrupted_if_stopping(ix) -> None:
+    if ix.stopping():
+        raise SearchIndexError("Indexing was interrupted; what was indexed so far is kept.",
+                               "run `routine index` to finish it.")
+
+
 def _plan(ix, rel: str, known: tuple[int, int, str] | None) -> _NotePlan | None:
     """What changes for one note; None when it vanished meanwhile."""
     path = ix.vault / rel
     try:
         st = path.stat()
-        raw = path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raw = read_regular(path, label=rel)
+    except NoteUnreadable as exc:
+        if (rel, exc.message) not in _told:  # once, not at every reconcile
+            _told.add((rel, exc.message))
+            log.warning("not indexed: %s", exc.message)
+        return None
+    except OSError:  # gone meanwhile, or not ours to read
         return None
     sha = hashlib.sha256(raw).hexdigest()
     plan = _NotePlan(rel, st.st_mtime_ns, st.st_size, sha, is_new=known is None)
@@ -169,8 +185,11 @@ def _vectors_for(ix, chunks: list[Chunk], stats: IndexStats) -> dict[str, list[f
     stats.reused += sum(1 for c in chunks if c.sha in vectors)
     todo = [sha for sha in shas if sha not in vectors]
     texts = {c.sha: c.text for c in chunks}
-    for sha, vector in zip(todo, ix.embedder.embed([texts[sha] for sha in todo])):
-        vectors[sha] = vector
+    for start in range(0, len(todo), EMBED_BATCH):  # one large note is many batches: a stop is heard between
+        _interrupted_if_stopping(ix)
+        part = todo[start:start + EMBED_BATCH]
+        for sha, vector in zip(part, ix.embedder.embed([texts[sha] for sha in part])):
+            vectors[sha] = vector
     stats.embedded += len(todo)
     return vectors
 

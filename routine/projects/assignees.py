@@ -39,9 +39,12 @@ def _links(value) -> list[str]:
 
 
 def _read(path: Path) -> str:
+    from routine.errors import NoteUnreadable
+    from routine.vault.files import read_regular
+
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_regular(path).decode("utf-8", errors="replace")  # never a pipe, a loop, a huge export
+    except (OSError, NoteUnreadable):
         return ""
 
 

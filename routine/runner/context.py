@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from routine.config.model import AgentSpec
+from routine.errors import NoteUnreadable
 from routine.runner import inputs as input_forms
 from routine.runner.relevance import section_scores
 from routine.vault import check_read, in_scope, read_note, resolve_wikilink, wikilink_for
@@ -103,7 +104,14 @@ class _Gatherer:
 
     def note(self, rel: str, priority: Priority, only: str | None = None, label_note: str = "") -> None:
         """Add a note, or one section of it. A note asked for twice comes once, at the higher
-        priority; a whole note takes the place of sections of it asked for before."""
+        priority; a whole note takes the place of sections of it asked for before. A note that
+        cannot be read (a pipe, a symlink loop, past the size cap) is named as missing, with why."""
+        try:
+            self._note(rel, priority, only, label_note)
+        except NoteUnreadable as exc:
+            self.missing.append(f"{rel} ({exc.message})")
+
+    def _note(self, rel: str, priority: Priority, only: str | None, label_note: str) -> None:
         parts = [k for k in self.items if k.startswith(rel + "#")]
         whole = self.items.get(rel)
         if whole is not None or (only is not None and f"{rel}#{only}" in self.items):

@@ -24,12 +24,22 @@ def _share_a_minute(a: Block, b: Block) -> bool:
 
 
 def section_clashes(blocks: list[Block]) -> list[Problem]:
-    problems = []
-    for i, a in enumerate(blocks):
-        for b in blocks[i + 1:]:
-            shared = _targets(a) & _targets(b)
-            if shared and _share_a_minute(a, b):
-                note, section = sorted(shared)[0]
+    """Linear in the number of blocks: only blocks writing one section at one wall-clock
+    minute are compared (bucketed by target, hour and minute), and each block is reported once."""
+    problems, buckets, reported = [], {}, set()
+    for b in blocks:
+        if b.cron is None:
+            continue
+        candidates = {}
+        for target in _targets(b):
+            for hour in b.cron.hours:
+                for minute in b.cron.minutes:
+                    for a in buckets.setdefault((target, hour, minute), []):
+                        candidates.setdefault(a.id, (a, target))
+                    buckets[(target, hour, minute)].append(b)
+        for a, (note, section) in candidates.values():
+            if b.id not in reported and a.id != b.id and _share_a_minute(a, b):
+                reported.add(b.id)
                 problems.append(Problem(b.file, None, f"blocks.{b.id}",
                                         f"writes section {section!r} of {note} at the same minute as block {a.id!r}; "
                                         "move one block's cron or write another section."))

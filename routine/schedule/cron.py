@@ -25,6 +25,7 @@ MACROS = {"@hourly": "0 * * * *", "@daily": "0 0 * * *", "@midnight": "0 0 * * *
 FIELDS = [("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day of month", 1, 31, {}),
           ("month", 1, 12, MONTHS), ("day of week", 0, 7, DAYS)]
 SEARCH_YEARS = 5
+MONTH_DAYS = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}
 
 
 class CronError(ValueError):
@@ -88,6 +89,9 @@ class Cron:
             raise CronError(f"{expr!r} has {len(parts)} fields; cron needs 5: minute hour day-of-month month day-of-week")
         parsed = [_field(p, *spec) for p, spec in zip(parts, FIELDS)]
         weekdays = frozenset(d % 7 for d in parsed[4][0])  # 7 is Sunday too
+        if parsed[4][1] and not any(d <= MONTH_DAYS[m] for m in parsed[3][0] for d in parsed[2][0]):
+            days = ", ".join(map(str, sorted(parsed[2][0])))
+            raise CronError(f"{expr!r} never fires: no month it names has day {days}")
         return cls(expr, parsed[0][0], parsed[1][0], parsed[2][0], parsed[3][0], weekdays, parsed[2][1], parsed[4][1])
 
     def matches_day(self, d: date) -> bool:

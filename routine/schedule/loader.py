@@ -10,12 +10,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from routine.config.checks import sample_path
+from routine.config.checks import sample_error, sample_path
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
 from routine.config.schema import SCHEDULE
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml
-from routine.errors import ConfigError, Problem
+from routine.errors import ConfigError, Problem, RoutineError
 from routine.schedule.cron import Cron, CronError
 from routine.schedule.model import Block, RetryPolicy, Schedules, Trigger, parse_duration
 from routine.templating import KNOWN_VARIABLES, LIST_VARIABLES, unknown_variables
@@ -31,7 +31,7 @@ class FileResult:
 
 def load_schedules(config: Config, agents: dict[str, AgentSpec]) -> Schedules:
     results = [load_file(p, config, agents) for p in schedule_files(config)] + [project_result(config, agents)]
-    problems = [p for r in results for p in r.problems]
+    problems = folder_problems(config) + [p for r in results for p in r.problems]
     problems += cross_file_problems(results)
     if problems:
         raise ConfigError(problems)
@@ -58,6 +58,15 @@ def schedule_files(config: Config) -> list[Path]:
     return sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) if folder.is_dir() else []
 
 
+def folder_problems(config: Config) -> list[Problem]:
+    """A file (or anything else) where the schedules folder should be."""
+    folder = config.schedules_dir
+    if folder.exists() and not folder.is_dir():
+        return [Problem(str(folder), None, "", "this should be the folder of schedule files, but it is a file; "
+                                               "move it away and make a folder `schedules/` beside routine.yaml.")]
+    return []
+
+
 def block_from_files(config: Config, agents: dict[str, AgentSpec], block_id: str) -> Block | None:
     """One block by id, judged with the file it is in only (for `routine fire BLOCK`)."""
     projects = project_result(config, agents)
@@ -81,7 +90,20 @@ def project_result(config: Config, agents: dict[str, AgentSpec]) -> FileResult:
 
 
 def _declares_block(path: Path, block_id: str) -> bool:
-    return block_id in declared_blocks(path)
+    return block_id in declared_blocks(path) or _named_in_text(path, block_id)
+
+
+def _named_in_text(path: Path, block_id: str) -> bool:
+    """A file that does not parse as YAML: does its text name the block?"""
+    import re
+
+    from routine.vault.files import CONFIG_MAX_BYTES, read_regular
+
+    try:
+        text = read_regular(path, CONFIG_MAX_BYTES).decode("utf-8", "replace")
+    except (OSError, RoutineError):
+        return False
+    return re.search(rf"^\s*['\"]?{re.escape(block_id)}['\"]?\s*:", text, re.MULTILINE) is not None
 
 
 def declared_block_ids(config: Config) -> list[str]:
@@ -238,7 +260,7 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
             if isinstance(raw_write.get(key), str):
                 _check_template(doc, here + ("write", key), raw_write[key], earlier, problems)
         msg = write_scope_problem(write, agent)
-        if msg and "template variable" not in msg:
+        if msg and "template" not in msg:
             problems.append(doc.problem(here + ("write",), msg))
     if len(problems) > before:
         return None
@@ -266,6 +288,10 @@ def _check_template(doc, path, text: str, earlier: list[str], problems) -> None:
     if bad:
         problems.append(doc.problem(path, f"unknown template variable {', '.join(sorted(bad))}; "
                                           f"use {', '.join(sorted(KNOWN_VARIABLES - {'steps'}))} or steps.AGENT.output."))
+        return
+    failure = sample_error(text, earlier)
+    if failure and all(name in earlier for name in _step_refs(text)):
+        problems.append(doc.problem(path, failure))
     for name in _step_refs(text):
         if name not in earlier:
             problems.append(doc.problem(path, f"steps.{name}.output is not an earlier step of this block"

@@ -25,19 +25,23 @@ def _refused(exc: RoutineError) -> ToolError:
       {"path": {"type": "string", "description": "the note's path from the vault root, e.g. 'Daily/2026-11-22.md'"}},
       required=["path"])
 def read_note(ctx: ToolContext, path: str) -> str:
-    from routine.vault.notes import read_note as read, resolve_wikilink
+    from routine.vault.notes import read_note as read
+    from routine.vault.notes import resolve_wikilink
     from routine.vault.scope import check_read
 
     rel = path.strip().removeprefix("[[").removesuffix("]]")
     if not rel.lower().endswith(".md"):
         rel = resolve_wikilink(ctx.vault, rel) or rel + ".md"
     try:
-        target = check_read(ctx.vault, list(ctx.agent.reads), rel, ctx.agent.name)
+        check_read(ctx.vault, list(ctx.agent.reads), rel, ctx.agent.name)
     except RoutineError as exc:
         raise _refused(exc) from None
-    if not target.is_file():
-        raise ToolError(f"There is no note {rel}; list_notes shows what exists.")
-    note = read(ctx.vault, rel)
+    try:
+        note = read(ctx.vault, rel)
+    except (FileNotFoundError, IsADirectoryError):
+        raise ToolError(f"There is no note {rel}; list_notes shows what exists.") from None
+    except RoutineError as exc:  # a pipe, a device, a symlink loop, a note past the size cap
+        raise _refused(exc) from None
     text = note.body.strip()
     cut = ""
     if len(text) > MAX_READ_CHARS:
@@ -53,7 +57,7 @@ def read_note(ctx: ToolContext, path: str) -> str:
 def list_notes(ctx: ToolContext, folder: str = "", limit: int = 30) -> str:
     from datetime import datetime
 
-    from routine.vault.notes import vault_files
+    from routine.vault.files import vault_files
     from routine.vault.scope import in_scope, normalise_rel, resolve
     from routine.watch.filters import is_note
 
@@ -67,7 +71,7 @@ def list_notes(ctx: ToolContext, folder: str = "", limit: int = 30) -> str:
             raise _refused(exc) from None
     inside = os.path.relpath(base, ctx.vault).replace(os.sep, "/")
     inside = "" if inside == "." else inside + "/"
-    found = [(os.path.getmtime(base / name), inside + name) for name in vault_files(base)
+    found = [(_mtime(base / name), inside + name) for name in vault_files(base)
              if is_note(inside + name) and in_scope(list(ctx.agent.reads), inside + name)]
     if not found:
         return f"No notes you may read in {prefix or 'the vault'}."
@@ -75,6 +79,13 @@ def list_notes(ctx: ToolContext, folder: str = "", limit: int = 30) -> str:
     lines = [f"- {rel} (changed {datetime.fromtimestamp(m).strftime('%Y-%m-%d %H:%M')})" for m, rel in found[:limit]]
     more = f"\n({len(found) - limit} more not shown)" if len(found) > limit else ""
     return f"{len(found)} note(s) in {prefix or 'the vault'}:\n" + "\n".join(lines) + more
+
+
+def _mtime(path) -> float:
+    try:
+        return os.path.getmtime(path)
+    except OSError:  # gone since the listing
+        return 0.0
 
 
 @tool("search_notes", "Search the vault by meaning; returns the best matching notes with the heading and a "

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from routine.errors import PathEscape
-from routine.vault.frontmatter import join_frontmatter, parse_frontmatter, split_frontmatter
+from routine.vault.files import read_regular, vault_files
+from routine.vault.frontmatter import (
+    join_frontmatter,
+    parse_frontmatter,
+    split_frontmatter,
+)
 from routine.vault.scope import normalise_rel, resolve
 
 __all__ = [
@@ -60,7 +64,7 @@ class NoteText:
 def load_note_text(path: Path) -> NoteText | None:
     """The file's text for rewriting, or None when there is no file."""
     try:
-        raw = Path(path).read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         return None
     text = raw.decode("utf-8", errors="surrogateescape")
@@ -76,7 +80,7 @@ def load_note_text(path: Path) -> NoteText | None:
 def read_note(vault_root: Path, rel: str) -> Note:
     """Read a note for an agent or a listing (never for rewriting: see load_note_text)."""
     path, tidy = resolve(vault_root, rel)
-    raw = path.read_bytes()
+    raw = read_regular(path, label=tidy)
     mtime = path.stat().st_mtime
     text = raw.decode("utf-8", errors="replace").removeprefix(BOM).replace("\r\n", "\n")
     split = parse_frontmatter(text)
@@ -151,25 +155,8 @@ def wikilinks(text: str) -> list[str]:
     return found
 
 
-def _skipped_folder(name: str) -> bool:
-    # .obsidian, .trash, .git and any other hidden folder hold no notes of the person's.
-    return name.startswith(".")
-
-
 def _with_md(target: str) -> str:
     return target if target.lower().endswith(".md") else target + ".md"
-
-
-def vault_files(vault_root: Path) -> list[str]:
-    """Every file of the vault outside hidden folders and not hidden itself, vault-relative."""
-    found = []
-    for folder, subfolders, files in os.walk(vault_root):
-        subfolders[:] = [d for d in subfolders if not _skipped_folder(d)]
-        base = os.path.relpath(folder, vault_root)
-        for file in files:
-            if not file.startswith("."):
-                found.append(file if base == "." else f"{base}/{file}".replace(os.sep, "/"))
-    return found
 
 
 def resolve_wikilink(vault_root: Path, target: str) -> str | None:

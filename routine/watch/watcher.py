@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Callable
 
 from routine import supervise
+from routine.errors import NoteUnreadable
+from routine.vault.files import read_regular, skip_undecodable, vault_files
 from routine.watch.filters import ignored, is_note
 from routine.watch.state import FileState, FileStates
 
@@ -132,11 +134,14 @@ class VaultWatcher:
     # --- raw events --------------------------------------------------------------------------------
 
     def _rel(self, path) -> str | None:
+        """The vault-relative name of an event's path; None outside the vault or for a name
+        that is not UTF-8 (it could never be stored, searched or linked: skipped, logged once)."""
         path = os.fsdecode(path)
         for root in (self.root, self._real_root):
             rel = os.path.relpath(path, root)
             if not rel.startswith(".."):
-                return rel.replace(os.sep, "/")
+                rel = rel.replace(os.sep, "/")
+                return None if skip_undecodable(rel) else rel
         return None
 
     def _raw_event(self, event) -> None:
@@ -203,10 +208,11 @@ class VaultWatcher:
         path = self.root / rel
         try:
             st = path.stat()
-            if not path.is_file():
-                return None
-            return st, path.read_bytes()
-        except (FileNotFoundError, NotADirectoryError, PermissionError, IsADirectoryError):
+            return st, read_regular(path, label=rel)
+        except NoteUnreadable as exc:
+            log.warning("vault watcher: %s", exc.message)
+            return None
+        except OSError:  # gone, not a folder any more, not ours to read
             return None
 
     def _settle(self, rel: str) -> Change | None:
@@ -247,8 +253,6 @@ class VaultWatcher:
     # --- reconcile -----------------------------------------------------------------------------------
 
     def _walk(self) -> list[str]:
-        from routine.vault.notes import vault_files
-
         return [rel for rel in vault_files(self.root) if is_note(rel)]
 
     def _present(self) -> bool:
