@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from routine.models.tokens import Counter, count_request
+from routine.models.tokens import Counter, count_request, longest_head
 from routine.templating import render
 
 MIN_FOLD = 2   # fold at least one exchange at a time
@@ -85,14 +85,7 @@ def cut(text: str, tokens: int, counter: Counter) -> str:
     """The head of ``text`` within ``tokens``, ended at a line or sentence when one is near."""
     if counter.text(text) <= tokens:
         return text
-    lo, hi = 0, len(text)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if counter.text(text[:mid] + " …") <= tokens:
-            lo = mid
-        else:
-            hi = mid - 1
-    head = text[:lo]
+    head = longest_head(text, tokens, counter, " …")
     for sep in ("\n", ". "):
         at = head.rfind(sep)
         if at > len(head) * 0.6:

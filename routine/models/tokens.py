@@ -133,6 +133,18 @@ def mistral_available() -> bool:
     return True
 
 
+def longest_head(text: str, tokens: int, counter: Counter, suffix: str = "") -> str:
+    """The longest head of ``text`` that, with ``suffix`` after it, counts at most ``tokens``."""
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if counter.text(text[:mid] + suffix) <= tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo]
+
+
 def count_request(counter: Counter, messages: list[dict], tools: list[dict] | None = None) -> int:
     return sum(counter.text(t) for t in request_texts(messages, tools)) + overhead(messages, tools)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from routine.errors import ContextTooSmall
-from routine.models.tokens import Counter
+from routine.models.tokens import Counter, longest_head
 from routine.runner.context import ContextItem
 
 ITEM_OVERHEAD = 6        # "## label", blank lines around an item
@@ -95,15 +95,7 @@ def _best_sections(item: ContextItem, room: int, counter: Counter) -> list[int]:
 def _cut(text: str, room: int, counter: Counter) -> str:
     """The head of ``text`` that fits ``room`` tokens, ended at a paragraph or line if one is near."""
     note = "\n\n[… the rest left out for length]"
-    room -= counter.text(note)
-    lo, hi = 0, len(text)
-    while lo < hi:  # the longest prefix that fits
-        mid = (lo + hi + 1) // 2
-        if counter.text(text[:mid]) <= room:
-            lo = mid
-        else:
-            hi = mid - 1
-    head = text[:lo]
+    head = longest_head(text, room, counter, note)
     for sep in ("\n\n", "\n"):
         at = head.rfind(sep)
         if at > len(head) * 0.6:
