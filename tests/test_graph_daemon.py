@@ -53,10 +53,11 @@ def test_a_finished_run_shows_what_the_agent_read_and_wrote(initialised, ollama)
         wait_for(canvas.exists, 30, "the agent canvas")
         home.run("fire", "research", "--task", "Brief me on [[Datasheet]].", check=True)
 
-        def wrote():
+        def wrote():  # the brief this fire wrote (a task the agent picked up in its project may show too)
             doc = json.loads(canvas.read_text())
             by_id = {n["id"]: n for n in doc["nodes"]}
-            return [by_id[e["toNode"]].get("file") for e in doc["edges"] if e.get("label") == "wrote"]
+            return [f for e in doc["edges"] if e.get("label") == "wrote"
+                    for f in [by_id[e["toNode"]].get("file") or ""] if f.startswith("Research/")]
 
-        written = wait_for(wrote, 20, "a wrote edge on the Research canvas")
-    assert written[0].startswith("Research/") and (home.vault / written[0]).is_file()
+        written = wait_for(wrote, 20, "a wrote edge to the brief on the Research canvas")
+    assert (home.vault / written[0]).is_file()

@@ -94,6 +94,8 @@ def artifacts_in(vault: Path, folder: str = PROJECTS) -> list[Artifact]:
             key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
             cached = _SEEN.get(str(path))
             if cached is None or cached[0] != key:
+                if not path.is_file():  # a pipe or a device named like a note: never opened
+                    continue
                 with open(path, "rb") as fh:
                     head = fh.read(4096)
                 artifact = read_artifact(vault, rel) if head.startswith(b"---") and _TYPE_ARTIFACT.search(head) else None

@@ -35,12 +35,13 @@ def agent_aliases(vault: Path, agent_name: str, source: str | None = None) -> se
     if source:
         names.add(Path(source).stem.lower())
         return names
+    from routine.vault.files import read_text
     from routine.vault.frontmatter import split_frontmatter
 
     folder = Path(vault) / AGENTS
     for note in sorted(folder.glob("*.md")) if folder.is_dir() else ():
         try:
-            props = split_frontmatter(note.read_text(encoding="utf-8", errors="replace"))[0]
+            props = split_frontmatter(read_text(note))[0]
         except OSError:
             continue
         if str(props.get("agent") or "").lower() == agent_name.lower():

@@ -102,10 +102,11 @@ def member_kind(vault: Path, name: str) -> str:
 
 def _agent_behaviour(vault: Path, name: str) -> str | None:
     """The agent note's own `behaviour:` (a custom agent's default), when the home note names none."""
+    from routine.vault.files import read_text
     from routine.vault.frontmatter import split_frontmatter
 
     try:
-        props = split_frontmatter((vault / AGENTS / f"{name}.md").read_text(encoding="utf-8", errors="replace"))[0]
+        props = split_frontmatter(read_text(vault / AGENTS / f"{name}.md"))[0]
     except OSError:
         return None
     return str(props["behaviour"]) if props.get("behaviour") else None

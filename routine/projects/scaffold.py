@@ -28,6 +28,7 @@ from routine.projects.model import (
 )
 from routine.projects.tasks import parse_line, with_field, without_field
 from routine.vault.atomic import atomic_create
+from routine.vault.files import read_text
 from routine.vault.frontmatter import join_frontmatter, parse_frontmatter
 from routine.vault.writer import _rewrite
 
@@ -141,7 +142,10 @@ def member_note(vault: Path, member: str, create_person: bool) -> tuple[str, str
     wanted = link_target(member)
     agents = vault / AGENTS
     for note in sorted(agents.glob("*.md")) if agents.is_dir() else ():
-        props = parse_frontmatter(note.read_text(encoding="utf-8", errors="replace")).data
+        try:
+            props = parse_frontmatter(read_text(note)).data
+        except OSError:
+            continue
         named = note.stem.lower() == wanted.lower() or str(props.get("agent") or "").lower() == wanted.lower()
         if named and "agent" in props:
             return note.stem, "agent"

@@ -120,12 +120,17 @@ _SEEN: dict[str, tuple[tuple[int, int, int], tuple[list[Task], list[str]]]] = {}
 def note_tasks(vault: Path, rel: str) -> tuple[list[Task], list[str]]:
     """The tasks and blockers of one note, parsed again only when its mtime or size changed
     (every run asks: membership comes from task lines)."""
+    from routine.vault.files import read_text
+
     path = Path(vault) / rel
-    stat = path.stat()
-    key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-    cached = _SEEN.get(str(path))
-    if cached is None or cached[0] != key:
-        cached = _SEEN[str(path)] = (key, parse_tasks(rel, path.read_text(encoding="utf-8", errors="replace")))
+    try:  # a pipe, a device or a loop named like a note has no tasks (and is never read)
+        stat = path.stat()
+        key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        cached = _SEEN.get(str(path))
+        if cached is None or cached[0] != key:
+            cached = _SEEN[str(path)] = (key, parse_tasks(rel, read_text(path)))
+    except OSError:
+        return [], []
     return cached[1]
 
 

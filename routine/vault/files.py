@@ -97,6 +97,15 @@ def read_regular(path: str | os.PathLike, limit: int = NOTE_MAX_BYTES, label: st
         os.close(fd)
 
 
+def read_text(path: str | os.PathLike, limit: int = NOTE_MAX_BYTES) -> str:
+    """A regular file's text, bytes that are not UTF-8 replaced. Anything else (a pipe, a device,
+    a loop, a file past ``limit``) is an OSError, so code that skips unreadable notes skips these."""
+    try:
+        return read_regular(path, limit).decode("utf-8", errors="replace")
+    except NoteUnreadable as exc:
+        raise OSError(errno.EINVAL, exc.message, os.fspath(path)) from None
+
+
 def readable(path: str | os.PathLike) -> bool:
     """True for an existing regular file (through symlinks); False for a loop, pipe, nothing."""
     try:
