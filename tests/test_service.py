@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -48,17 +49,12 @@ class Datagrams:
         self.sock.close()
 
 
-def test_notify_ready_status_watchdog_and_wedged_queue_stops_pings(initialised, ollama, tmp_path):
+def test_notify_ready_status_and_watchdog_pings_then_stopping(initialised, ollama, tmp_path):
+    """What systemd is told: READY after STATUS, watchdog pings while healthy, STOPPING at the end.
+    (The wedged-queue half of this test wedged a step on a FIFO; reads now refuse FIFOs at once,
+    so no outside wedge is left: the unhealthy path is covered by tests/test_supervise.py.)"""
     home = initialised
     only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
-    # A step may take 2 x request_timeout per attempt, times its alias and one fallback, plus
-    # a margin: 14 s here, so a step silent for longer is wedged.
-    home.config.write_text(home.config.read_text() + "request_timeout: 1\nretries: 0\n")
-    # The wedge: a note the strategist always reads never answers (a FIFO with no writer, as
-    # a hung network mount would): no timeout covers that read.
-    okrs = home.vault / "Plans" / "OKRs.md"
-    okrs.unlink()
-    os.mkfifo(okrs)
     systemd = Datagrams(tmp_path / "notify.sock")
     home.env.update(NOTIFY_SOCKET=systemd.path, WATCHDOG_USEC="2000000")
     try:
@@ -68,28 +64,9 @@ def test_notify_ready_status_watchdog_and_wedged_queue_stops_pings(initialised, 
             assert statuses and statuses[0][0] <= ready[0][0] + 0.01
             assert "next every-minute" in statuses[0][1] and "models:" in statuses[0][1], statuses[0][1]
             wait_for(lambda: len(systemd.lines("WATCHDOG=1")) >= 3, 10, "three watchdog pings")
-
-            fire = subprocess.Popen([sys.executable, "-m", "routine", "fire", "strategist", "--json"], env=home.env,
-                                    cwd=home.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            wait_for(lambda: status(home)["queue"]["running"], 10, "the fire to run")
-            unhealthy = wait_for(lambda: [s for s in systemd.lines("STATUS=") if "not healthy" in s[1]], 40,
-                                 "the daemon to call itself unhealthy")
-            assert "fire strategist has shown no progress" in unhealthy[0][1]
-            st = status(home)
-            assert st["health"]["ok"] is False and "no progress" in st["health"]["problems"][0]
-            pings_then = len(systemd.lines("WATCHDOG=1"))
-            time.sleep(3.5)  # more than three ping intervals of 1 s
-            assert len(systemd.lines("WATCHDOG=1")) == pings_then, "pings went on while the queue was wedged"
-            assert proc.poll() is None
-
-            with open(okrs, "w") as writer:  # the mount comes back: the read returns
-                writer.write("# OKRs\n- KR1: ship the thing\n")
-            out, err = fire.communicate(timeout=60)
-            assert fire.returncode == 0, err
+            out = home.run("fire", "strategist", "--json", check=True).stdout
             assert json.loads(out)["status"] == "ok"
-            wait_for(lambda: len(systemd.lines("WATCHDOG=1")) > pings_then, 10, "pings to resume")
             assert status(home)["health"]["ok"] is True
-
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=30) == 0
         assert systemd.lines("STOPPING=1")
@@ -152,7 +129,6 @@ def test_log_records_carry_the_run_id_to_journald_and_to_plain_lines(initialised
 
 def _prom_families(text: str) -> dict[str, dict]:
     """Parse node_exporter's textfile format strictly enough to catch a malformed file."""
-    import re
 
     families: dict[str, dict] = {}
     sample = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*\})? (-?[0-9.e+]+)$')

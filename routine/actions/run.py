@@ -13,7 +13,12 @@ from routine.errors import DaemonError
 def run(args) -> int:
     from routine import control
 
-    if control.connect(wait=0) is not None:
+    try:
+        sock = control.connect(wait=0)
+    except DaemonError:
+        sock = None  # a daemon holds the lock but answers elsewhere (or not yet): hold() says which
+    if sock is not None:
+        sock.close()
         raise DaemonError(f"A routine daemon is already running (socket {control.socket_path()}).",
                           "stop it first (`systemctl stop routine`), or use `routine status`.")
     from routine.daemon.lock import hold

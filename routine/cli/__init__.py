@@ -90,7 +90,9 @@ def _setup_logging(debug: bool, one_shot: bool) -> None:
 
     level = logging.DEBUG if debug else getattr(logging, os.environ.get("ROUTINE_LOG_LEVEL", "WARNING").upper(), logging.WARNING)
     handler = logs.setup(level)
-    if one_shot and not debug:  # the command says how its run ended, once
+    # The command says how its run ended, once: its run's lines stay off a terminal unless asked
+    # for (ROUTINE_LOG_LEVEL); under journald they always go to the journal.
+    if one_shot and not debug and "ROUTINE_LOG_LEVEL" not in os.environ and not logs.stderr_is_journal():
         handler.addFilter(logs.RunLinesToTheJournal())
     if not debug:
         for noisy in ("LiteLLM", "litellm", "httpx", "httpcore"):
