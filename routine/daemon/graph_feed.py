@@ -6,39 +6,24 @@ about them), and so do what each run read and wrote."""
 from __future__ import annotations
 
 import logging
-import threading
 
 from routine.causes import is_disk_full
-from routine.daemon.index_feed import BATCH_SECONDS, lower_priority
+from routine.daemon.index_feed import BATCH_SECONDS, PathFeed, lower_priority
 
 FULL_RETRY = 60.0  # seconds between attempts to open the graph cache while the state disk is full
 
 log = logging.getLogger(__name__)
 
 
-class GraphFeeder:
+class GraphFeeder(PathFeed):
+    NAME = "graph-feed"
+
     def __init__(self, daemon):
-        self.daemon = daemon
+        super().__init__(daemon)
         self.cache = None      # routine.graph.cache.GraphCache, once started
         self.writer = None     # routine.graph.publish.CanvasWriter
         self.refreshes = 0     # passes that brought graph and canvases up to date (status, tests)
-        self._pending: set[str] = set()
         self._runs = True      # read the journal on the first pass
-        self._cond = threading.Condition()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        from routine import supervise
-
-        self._thread = supervise.start("graph-feed", self._loop).thread
-
-    def on_change(self, change) -> None:
-        with self._cond:
-            self._pending.add(change.rel)
-            if change.src:
-                self._pending.add(change.src)
-            self._cond.notify()
 
     def runs_finished(self) -> None:
         with self._cond:
@@ -46,11 +31,7 @@ class GraphFeeder:
             self._cond.notify()
 
     def stop(self) -> None:
-        with self._cond:
-            self._stopping = True
-            self._cond.notify()
-        if self._thread:
-            self._thread.join(timeout=10)
+        super().stop()
         from routine.graph import service
 
         service.set_live(None)

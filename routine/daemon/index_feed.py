@@ -21,7 +21,12 @@ def lower_priority() -> None:
         pass
 
 
-class IndexFeeder:
+class PathFeed:
+    """A thread that follows the vault watcher: changed paths are collected under a condition and
+    taken in batches by ``_loop`` (the subclass's). ``NAME`` names the supervised thread."""
+
+    NAME = "feed"
+
     def __init__(self, daemon):
         self.daemon = daemon
         self._pending: set[str] = set()
@@ -32,7 +37,7 @@ class IndexFeeder:
     def start(self) -> None:
         from routine import supervise
 
-        self._thread = supervise.start("index-feed", self._loop).thread
+        self._thread = supervise.start(self.NAME, self._loop).thread
 
     def on_change(self, change) -> None:
         with self._cond:
@@ -47,6 +52,13 @@ class IndexFeeder:
             self._cond.notify()
         if self._thread:
             self._thread.join(timeout=10)
+
+    def _loop(self) -> None:
+        raise NotImplementedError
+
+
+class IndexFeeder(PathFeed):
+    NAME = "index-feed"
 
     def _loop(self) -> None:
         lower_priority()
