@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test lint bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-projects bench-validate clean
+.PHONY: setup demo test test-no-bwrap lint bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-projects bench-validate clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -21,6 +21,13 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+# The tests that touch the sandbox, on a PATH without bubblewrap: they skip with the reason, and
+# doctor warns with the fix (CI runs this too: a fresh machine may lack bubblewrap).
+SANDBOX_TESTS := tests/test_tools.py tests/test_protected.py tests/test_cli_messages.py tests/test_custom_agents.py \
+	tests/test_agent_library.py tests/test_agent_smolagents.py tests/test_cli_light.py
+test-no-bwrap: setup
+	scripts/without-command.sh bwrap $(abspath $(BIN))/python -m pytest -q -p no:cacheprovider $(SANDBOX_TESTS)
 
 # ruff and mypy, both clean (settings in pyproject.toml); CI runs this before the tests.
 lint: setup

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import textwrap
 
+from sandbox_support import needs_bubblewrap
+
 MISTRAL = "mistral:7b-instruct-q4_K_M"
 
 WIDE = textwrap.dedent("""\
@@ -110,6 +112,7 @@ def test_approving_the_proposal_to_change_an_agent_note_stamps_no_provenance_int
     assert "librarian" in home.run("schedule", "--json", check=True).stdout  # still a working agent
 
 
+@needs_bubblewrap
 def test_a_writable_sandbox_cannot_reach_protected_notes(initialised, ollama):
     home = wide_agent(initialised)
     home.config.write_text(home.config.read_text() + "sandbox: {workdir: Agents, timeout: 10s}\n")

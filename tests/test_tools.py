@@ -4,13 +4,13 @@ asks for tool calls: chains work, every escape is refused or contained, runaway 
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import textwrap
 
 import pytest
 
 from routine.tools.base import ToolDefinitionError, tool
+from sandbox_support import needs_bubblewrap
 
 MISTRAL = "mistral:7b-instruct-q4_K_M"
 
@@ -118,9 +118,6 @@ def test_escapes_through_tool_arguments_are_refused_and_the_run_goes_on(tester, 
     assert "8 refused" in shown and proc.returncode == 0
 
 
-needs_bubblewrap = pytest.mark.skipif(shutil.which("bwrap") is None,
-                                      reason="bubblewrap is not installed (apt install bubblewrap): run_command's "
-                                             "sandbox cannot be tested here")
 
 
 @needs_bubblewrap
@@ -236,6 +233,7 @@ def test_a_model_failure_halfway_keeps_the_transcript_of_what_was_done(tester, o
     assert (home.vault / "Projects" / "Half.md").exists()
 
 
+@needs_bubblewrap
 def test_run_command_as_root_gets_no_capabilities_no_fork_bomb_and_a_bounded_tmp(tester, ollama):
     """We run the tests as root (a container, a board's default login): root inside bubblewrap
     kept every capability and could remount the read-only work folder and /usr read-write."""
