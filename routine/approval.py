@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypedDict
 
 from routine.alerts import raise_alert
 from routine.config.model import AgentSpec, Config
@@ -23,6 +24,18 @@ class Decided:
 
     def summary(self) -> dict:
         return {"outcome": self.outcome, "message": self.message, "archived_as": self.archived_as}
+
+
+class _Record(TypedDict):
+    """What every journaled decision on one proposal shares (``Decisions.record``'s arguments)."""
+
+    proposal: str
+    target: str | None
+    section: str | None
+    by: str
+    run_id: str | None
+    at: datetime
+    decision: str
 
 
 def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: str, now: datetime,
@@ -47,9 +60,9 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: 
     approved = proposal.approved if decision is None else decision
     if approved is None:
         return Decided("undecided", f"{rel} has not been decided yet (set `approved: true` or `false`).")
-    record = dict(proposal=proposal.rel, target=proposal.target_rel, section=proposal.section, by=by,
-                  run_id=str(proposal.properties.get("run") or "") or None, at=now,
-                  decision="approved" if approved else "rejected")
+    record = _Record(proposal=proposal.rel, target=proposal.target_rel, section=proposal.section, by=by,
+                     run_id=str(proposal.properties.get("run") or "") or None, at=now,
+                     decision="approved" if approved else "rejected")
     decisions = Decisions(journal.db)
     if not approved:
         clear_pointer(config.vault, proposal)  # first: once the proposal is gone, the target is tidy too

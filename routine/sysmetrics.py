@@ -134,6 +134,8 @@ def tegrastats() -> dict | None:
 def _first_line(proc: subprocess.Popen, timeout: float) -> str:
     import selectors
 
+    if proc.stdout is None:  # started without stdout=PIPE
+        return ""
     with selectors.DefaultSelector() as sel:
         sel.register(proc.stdout, selectors.EVENT_READ)
         if not sel.select(timeout):

@@ -92,7 +92,7 @@ def addresses(urls: list[str]) -> tuple[list[str], list[str]]:
         except ValueError:
             named = True
             try:
-                ips = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in socket.getaddrinfo(host, None)]
+                ips = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in socket.getaddrinfo(host, None)]
             except (OSError, ValueError):
                 warnings.append(f"could not resolve {host}; add its address to IPAddressAllow= in the unit")
                 continue

@@ -136,3 +136,35 @@ def test_a_conflict_stays_a_conflict_until_the_person_forces_it_from_the_cli(ini
     assert second_edit in archived(home)[0].read_text()
     outcomes = [r[0] for r in journal_rows(home, "SELECT outcome FROM decisions ORDER BY id")]
     assert outcomes == ["conflict", "applied"]
+
+
+def test_rejecting_a_section_proposal_whose_section_property_was_deleted_archives_it(initialised, ollama):
+    home = initialised
+    only_schedule(home, "triggers: []\n")
+    proposal = proposal_after_edit(home)
+    proposal.write_text(re.sub(r"(?m)^section:.*\n", "", proposal.read_text(), count=1))
+    rel = str(proposal.relative_to(home.vault))
+    approved = home.run("approve", rel)  # the edit broke the seal: refused, in a sentence
+    assert approved.returncode == 1 and "not a proposal routine made" in approved.stdout, approved.stdout + approved.stderr
+    rejected = home.run("approve", rel, "--reject")
+    assert rejected.returncode == 0 and "Traceback" not in rejected.stderr, rejected.stdout + rejected.stderr
+    assert "status: rejected" in archived(home)[0].read_text() and not proposal.exists()
+    assert MY_EDIT in daily(home).read_text()  # the person's text is untouched
+
+
+def test_a_proposal_deleted_while_it_was_being_decided_is_still_archived(tmp_path):
+    from datetime import datetime, timezone
+
+    from routine.vault.approvals import archive, read_proposal
+    from routine.vault.proposals import write_proposal
+
+    (tmp_path / "Daily").mkdir()
+    rel = write_proposal(tmp_path, "Drafts", target_rel="Daily/Today.md", section="Alignment", proposed="Ship it.",
+                         current=None, reason="A newer alignment.", agent="strategist", model="m", run="r1",
+                         generated=datetime(2026, 11, 27, 9, tzinfo=timezone.utc), sources=[])
+    proposal = read_proposal(tmp_path, rel)
+    (tmp_path / rel).unlink()  # the person deleted it after routine read the decision
+    kept = archive(tmp_path, proposal, "Archive", "applied", "obsidian", datetime(2026, 11, 27, 10, tzinfo=timezone.utc))
+    text = (tmp_path / kept).read_text()
+    assert "status: applied" in text and "Ship it." in text
+    assert not (tmp_path / rel).exists()

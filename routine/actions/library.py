@@ -3,6 +3,8 @@ agents named, never previewed)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from routine.agents.library import agents_in, library_named, preview, version
 from routine.cli.output import print_json, print_table
 from routine.config.loader import load_config
@@ -15,7 +17,7 @@ def run(args) -> int:
         if args.agent:
             return _show_agent(library, args.agent, args.json)
         return _show(library, args.json)
-    rows = [{"name": lib.name, "path": str(lib.path), "agents": len(agents_in(lib)), "tools": list(lib.tools)}
+    rows: list[dict[str, Any]] = [{"name": lib.name, "path": str(lib.path), "agents": len(agents_in(lib)), "tools": list(lib.tools)}
             for lib in config.libraries.values()]
     if args.json:
         print_json(rows)

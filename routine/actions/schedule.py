@@ -72,7 +72,7 @@ def _validate(config, agents, agent_problems, as_json: bool) -> int:
         print_json({"ok": not problems, "problems": [p.__dict__ for p in problems]})
     elif problems:
         raise ConfigError(problems)
-    else:
+    elif schedules is not None:  # None only when loading raised, with problems
         print(f"ok: {len(schedules.blocks)} blocks and {len(schedules.triggers)} triggers in {len(schedules.files)} files.")
     return 0 if not problems else ConfigError.exit_code
 

@@ -119,8 +119,9 @@ def assign_task(config: Config, agent: AgentSpec, note: str, item: str | None) -
             raise UsageError(f"{rel} has {len(chosen)} open tasks, so routine cannot tell which one to assign.",
                              "say which with --item TEXT (words of the task line), or add one that way.")
         line = lines[chosen[0]]
-        if TASK_ASSIGNEE.search(line):
-            other = TASK_ASSIGNEE.search(line).group(1)
+        assigned = TASK_ASSIGNEE.search(line)
+        if assigned:
+            other = assigned.group(1)
             raise UsageError(f"That task in {rel} is already assigned to {other}.",
                              f"use `routine agent reassign {other} --to {agent.name} --task {rel}`.")
         lines[chosen[0]] = line.rstrip() + " " + tag

@@ -122,7 +122,7 @@ def verify(found: Version) -> None:
 
 def agents_in(library: LibrarySource) -> list[dict]:
     """One row per agent: its latest version's manifest (grounding named, never previewed here)."""
-    rows = []
+    rows: list[dict] = []
     if not library.path.is_dir():
         return rows
     for folder in sorted(p for p in library.path.iterdir() if p.is_dir() and versions_in(p)):

@@ -26,7 +26,7 @@ from importlib import resources
 from routine import runcontext
 from routine.chat.fold import Folder, Turn, how_many_to_fold
 from routine.errors import AgentStopped, RoutineError, ScopeError
-from routine.models.tokens import count_request
+from routine.models.tokens import Counter, count_request
 from routine.runner import context
 from routine.runner.budget import fit
 from routine.templating import date_vars, render
@@ -182,7 +182,7 @@ class _Shape:
     variables: dict
     specs: list[dict] | None
     asked: dict
-    counter: object
+    counter: Counter
     limit: int
 
     def messages(self, summary: str, turns: list[Turn], items=(), dropped=(), missing=()) -> list[dict]:

@@ -31,6 +31,8 @@ def history_of(store: ChatStore, chat_id: str, tz=None) -> History:
     """The session's turns; with ``tz``, each of the person's messages stamped with when it was
     sent, in their time zone, as the new one is (so the model can reason about time)."""
     chat = store.get(chat_id)
+    if chat is None:  # deleted since session_for found it
+        raise UsageError(f"There is no conversation {chat_id}.", "see `routine chats list`.")
     turns = [Turn(m.role.value, _stamped(m, tz)) for m in chat.messages
              if m.role in (Role.USER, Role.ASSISTANT) and not m.details.get("unanswered")]
     return History(turns, chat.summary, chat.folded)

@@ -22,7 +22,8 @@ def chat(daemon, message: dict, send) -> None:
     from routine.journal import Journal
 
     agent = agent_named(daemon.live.agents, [], str(message.get("agent") or ""))
-    done, result = threading.Event(), {}
+    done = threading.Event()
+    result: dict[str, object] = {}  # "result" (Answered.as_dict()), or "error", "fix" and "exit"
 
     def work() -> None:
         journal = Journal()

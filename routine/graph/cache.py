@@ -107,7 +107,8 @@ class GraphCache:
 
         started, stats = time.monotonic(), SyncStats()
         present = {rel for rel in vault_files(self.vault) if is_note(rel)}
-        changed, fresh = [], []
+        changed: list[NoteFacts] = []
+        fresh: list[NoteFacts] = []
         gone = sorted(set(self._known) - present)
         with self._batch(), self.graph.lock:
             for rel in sorted(present):

@@ -91,7 +91,7 @@ def is_ours(doc: dict) -> bool:
 _PLACE = ("x", "y", "width", "height")
 
 
-def merge(fresh: dict, existing: dict | None, last_written: dict[str, list] | None) -> dict:
+def merge(fresh: dict, existing: dict | None, last_written: dict[str, dict] | None) -> dict:
     """``fresh`` laid over the canvas on disk. ``last_written``: where each node was last time
     and whether the person had placed it (None when unknown: every place on disk is then taken
     as the person's). The result's ``moved`` lists the nodes the person placed (not written)."""

@@ -106,8 +106,9 @@ def _tasks(rel: str, body: str, nodes: list, edges: list) -> str:
         label = re.sub(r"\s+", " ", _DUE.sub(" ", _FIELD.sub(" ", line))).strip()
         task_attrs = {"done": "true" if match[1] in "xX" else "false", "text": label,
                       "line": str(body.count("\n", 0, match.start()) + 1)}
-        if _DUE.search(line):
-            task_attrs["due"] = _DUE.search(line)[1]
+        due = _DUE.search(line)
+        if due:
+            task_attrs["due"] = due[1]
         nodes.append(NodeFact(task_id, NodeType.TASK, label[:80] or f"task {count}", task_attrs))
         edges.append(EdgeFact(rel, task_id, EdgeType.HAS_TASK, EdgeType.HAS_TASK.value))
         in_fields = set()

@@ -43,6 +43,8 @@ class Canvas:
     header: str
 
     def view(self, graph: KnowledgeGraph) -> View:
+        if self.node is None:  # the workspace
+            return workspace_view(graph)
         if self.kind == ViewKind.PROJECT:
             return project_view(graph, self.node)
         return agent_view(graph, self.node) if self.kind == ViewKind.AGENT else workspace_view(graph)
@@ -55,7 +57,7 @@ class Canvas:
         g = graph.g
         if self.kind == ViewKind.AGENT:
             return any(self.node in (u, v) for u, v, _ in touched.edges)
-        if self.kind == ViewKind.PROJECT:
+        if self.kind == ViewKind.PROJECT and self.node is not None:
             folder = self.node.rsplit("/", 1)[0] + "/"
             return (any(u in shown or v == self.node for u, v, _ in touched.edges)
                     or any(str(g.nodes[n]["note"] if n in g else n).startswith(folder) for n in touched.nodes))

@@ -61,7 +61,7 @@ class Chat:
     messages: list[ChatMessage] = field(default_factory=list)
 
     def as_dict(self, with_messages: bool = True) -> dict:
-        out = {"id": self.id, "agent": self.agent, "origin": self.origin.value, "title": self.title,
+        out: dict[str, object] = {"id": self.id, "agent": self.agent, "origin": self.origin.value, "title": self.title,
                "note": self.note, "created_at": self.created_at, "updated_at": self.updated_at,
                "summary": self.summary, "folded": self.folded}
         if with_messages:

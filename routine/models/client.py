@@ -253,7 +253,8 @@ class ModelClient:
         try:
             if on_token is None:
                 return litellm.completion(stream=False, **kwargs)
-            chunks, calls = [], []
+            chunks: list = []
+            calls: list = []
             for chunk in litellm.completion(stream=True, **kwargs):
                 chunks.append(chunk)
                 delta = chunk.choices[0].delta if chunk.choices else None

@@ -129,7 +129,8 @@ class ModelManager:
                 st.loading.add(name)
             if on_load is not None:
                 on_load()
-            return self._swap_in(alias, dep, victim, "on-demand", run_id, lease=True)
+            load_ms = self._swap_in(alias, dep, victim, "on-demand", run_id, lease=True)
+            return Lease(self, host, name, warm=False, load_ms=load_ms)
 
     def preload(self, alias: ModelAlias, dep: Deployment, needed_at: datetime, run_id: str | None = None,
                 reason: str = "preload") -> bool:
@@ -160,8 +161,9 @@ class ModelManager:
         return True
 
     def _swap_in(self, alias: ModelAlias, dep: Deployment, victim: str | None, reason: str,
-                 run_id: str | None, lease: bool) -> Lease | None:
-        """Unload ``victim`` (confirmed), then load ``dep``: both were reserved by the caller."""
+                 run_id: str | None, lease: bool) -> int:
+        """Unload ``victim`` (confirmed), then load ``dep``: both were reserved by the caller.
+        ``lease``: count a lease of it as it becomes resident. Returns the load's milliseconds."""
         host, name = dep.api_base, dep.ollama_name
         st = self._hosts[host]
         try:
@@ -187,7 +189,7 @@ class ModelManager:
             if lease:
                 st.leases[name] += 1
             self._cond.notify_all()
-        return Lease(self, host, name, warm=False, load_ms=load_ms) if lease else None
+        return load_ms
 
     def _release(self, lease: Lease) -> None:
         with self._cond:

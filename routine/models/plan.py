@@ -69,7 +69,7 @@ def upcoming_uses(config: Config, agents: dict[str, AgentSpec], blocks, start: d
             for index, step in enumerate(block.steps):
                 agent = agents.get(step.agent)
                 key = alias_key(config, agent.model) if agent else None
-                if key is not None:
+                if agent is not None and key is not None:
                     uses.append(Use(fire + index * step_estimate, key, agent.model, agent.name, block.id, index))
     uses.sort(key=lambda u: (u.at.astimezone(timezone.utc), u.block or "", u.step))
     return uses
@@ -153,7 +153,8 @@ def _farthest(resident: list[ModelKey], seq: list[ModelKey], i: int, last_used: 
 def belady_loads(seq: list[ModelKey], slots: int, initial: tuple[ModelKey, ...] = ()) -> int:
     """The fewest loads any policy can do for this request sequence with ``slots`` resident
     (Belady's MIN is optimal for uniform load costs)."""
-    resident, last_used, loads = list(initial)[:slots], {}, 0
+    resident, loads = list(initial)[:slots], 0
+    last_used: dict[ModelKey, int] = {}
     for i, m in enumerate(seq):
         if m not in resident:
             loads += 1
@@ -170,7 +171,8 @@ def simulate_ours(uses: list[Use], slots: int, initial: tuple[ModelKey, ...] = (
     its step (preload), and a model unloaded once nothing needs it for ``idle_unload``.
     Unscheduled uses (manual, trigger) cannot be preloaded: they start cold when not resident."""
     seq = [u.model for u in uses]
-    resident, last_used, out = list(initial)[:slots], {}, []
+    resident, out = list(initial)[:slots], []
+    last_used: dict[ModelKey, int] = {}
     for i, use in enumerate(uses):
         idle = [] if idle_unload is None else [m for m in resident
                                                 if _idle_unloaded(m, uses, last_used, use.at, idle_unload)]
@@ -219,7 +221,7 @@ def simulate_ollama(uses: list[Use], slots: int, keep_alive: timedelta = OLLAMA_
             del expires[m]
         decision = Decision(use, warm=use.model in expires, loaded=use.model not in expires, expired=gone)
         if decision.loaded and len(expires) >= slots:
-            decision.evicted = min(expires, key=expires.get)
+            decision.evicted = min(expires, key=expires.__getitem__)
             del expires[decision.evicted]
         expires[use.model] = use.at + step_estimate + keep_alive
         out.append(decision)

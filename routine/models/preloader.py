@@ -19,6 +19,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Callable
 
 from routine.causes import is_disk_full
+from routine.config.model import Config
 from routine.errors import ModelError
 from routine.models.plan import ModelKey, Use
 
@@ -39,7 +40,7 @@ def learned_lead(load_ms: list[int]) -> timedelta:
 
 
 class Preloader:
-    def __init__(self, manager, config_of: Callable[[], object], uses: Callable[[datetime, datetime], list[Use]],
+    def __init__(self, manager, config_of: Callable[[], Config], uses: Callable[[datetime, datetime], list[Use]],
                  lead_for: Callable[[ModelKey], timedelta], clock: Callable[[], datetime] | None = None):
         self.manager = manager
         self.config_of = config_of

@@ -50,7 +50,7 @@ def _read(path: Path) -> str:
 
 def project_homes(vault_root: Path) -> list[tuple[str, dict]]:
     """(project name, home note properties) for every Projects/<Name>/<Name>.md."""
-    found = []
+    found: list[tuple[str, dict]] = []
     base = vault_root / PROJECTS
     if not base.is_dir():
         return found

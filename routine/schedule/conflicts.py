@@ -9,7 +9,8 @@ from routine.schedule.model import Block
 
 
 def _targets(block: Block) -> set[tuple[str, str]]:
-    return {(s.write.note, s.write.section) for s in block.steps if s.write and s.write.section}
+    # The schema allows a section only with a note (never with append).
+    return {(s.write.note, s.write.section) for s in block.steps if s.write and s.write.note and s.write.section}
 
 
 def _share_a_minute(a: Block, b: Block) -> bool:
@@ -26,11 +27,13 @@ def _share_a_minute(a: Block, b: Block) -> bool:
 def section_clashes(blocks: list[Block]) -> list[Problem]:
     """Linear in the number of blocks: only blocks writing one section at one wall-clock
     minute are compared (bucketed by target, hour and minute), and each block is reported once."""
-    problems, buckets, reported = [], {}, set()
+    problems: list[Problem] = []
+    buckets: dict[tuple[tuple[str, str], int, int], list[Block]] = {}
+    reported: set[str] = set()
     for b in blocks:
         if b.cron is None:
             continue
-        candidates = {}
+        candidates: dict[str, tuple[Block, tuple[str, str]]] = {}
         for target in _targets(b):
             for hour in b.cron.hours:
                 for minute in b.cron.minutes:

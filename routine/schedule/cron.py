@@ -134,7 +134,8 @@ class Cron:
 
     def between(self, start: datetime, end: datetime, tz: ZoneInfo) -> list[datetime]:
         """Fire times in (start, end]."""
-        out, cursor = [], start
+        out: list[datetime] = []
+        cursor = start
         while True:
             nxt = self.next_after(cursor, tz)
             if nxt is None or nxt.astimezone(timezone.utc) > end.astimezone(timezone.utc):

@@ -152,15 +152,15 @@ def load_file(path: Path, config: Config, agents: dict[str, AgentSpec]) -> FileR
 
         if not valid_timezone(data["timezone"]):
             result.problems.append(doc.problem(("timezone",), f"unknown time zone {data['timezone']!r}; write an IANA name such as Europe/Berlin."))
-    blocks = data.get("blocks") if isinstance(data.get("blocks"), dict) else {}
-    for block_id, raw in blocks.items():
+    blocks = data.get("blocks")
+    for block_id, raw in (blocks.items() if isinstance(blocks, dict) else ()):
         if not _well_formed_block(raw):
             continue
         block = _block(doc, block_id, raw, tz, agents, result.problems)
         if block:
             result.blocks[block_id] = block
-    triggers = data.get("triggers") if isinstance(data.get("triggers"), list) else []
-    for i, raw in enumerate(triggers):
+    triggers = data.get("triggers")
+    for i, raw in enumerate(triggers if isinstance(triggers, list) else []):
         if not (isinstance(raw, dict) and isinstance(raw.get("agent"), str) and isinstance(raw.get("on"), str)
                 and isinstance(raw.get("path"), str)):
             continue
@@ -208,7 +208,7 @@ def _block(doc: LocatedYaml, block_id: str, raw: dict, tz, agents, problems: lis
         if step:
             steps.append(step)
         seen.append(s["agent"])
-    if len(problems) > before:
+    if cron is None or len(problems) > before:  # a bad cron is among the problems
         return None
     return Block(id=block_id, file=doc.file, cron=cron, timezone=tz, steps=tuple(steps),
                  description=raw.get("description", ""), missed=raw.get("missed", "catch-up"),
@@ -265,8 +265,9 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
     if len(problems) > before:
         return None
     search = SearchSpec(s["search"]["query"], s["search"].get("k", 6)) if isinstance(s.get("search"), dict) else None
-    raw_graph = s.get("graph") if isinstance(s.get("graph"), dict) else {}
-    graph = GraphSpec(raw_graph["around"], raw_graph.get("depth", 1)) if isinstance(raw_graph.get("around"), str) else None
+    raw_graph = s.get("graph")
+    graph = (GraphSpec(raw_graph["around"], raw_graph.get("depth", 1))
+             if isinstance(raw_graph, dict) and isinstance(raw_graph.get("around"), str) else None)
     return StepSpec(agent=agent.name, task=s.get("task"), inputs=tuple(s.get("inputs", ())), search=search, write=write,
                     graph=graph)
 

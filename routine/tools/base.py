@@ -17,7 +17,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec, Config
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
 
@@ -35,8 +38,8 @@ class ToolContext:
     """What a tool may use: the vault and the agent's scopes, never more."""
 
     vault: Path
-    agent: object            # routine.config.model.AgentSpec
-    config: object           # routine.config.model.Config
+    agent: AgentSpec
+    config: Config
     now: datetime
     run_id: str | None = None
     search: Callable | None = None  # (query, k, reads) -> list[dict], from the memory layer

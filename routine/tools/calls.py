@@ -65,12 +65,12 @@ def _repairs(text: str):
 
 
 def native_calls(tool_calls: list[dict]) -> list[Call]:
-    out = []
+    out: list[Call] = []
     for tc in tool_calls or []:
-        args, problem = parse_arguments(tc.get("arguments"))
+        raw = tc.get("arguments")
+        args, problem = parse_arguments(raw)
         out.append(Call(tc.get("id") or _new_id(), str(tc.get("name") or ""), args,
-                        tc.get("arguments") if isinstance(tc.get("arguments"), str) else json.dumps(tc.get("arguments")),
-                        problem))
+                        raw if isinstance(raw, str) else json.dumps(raw), problem))
     return out
 
 
@@ -108,7 +108,8 @@ def _objects(chunk: str) -> list:
 def _as_call(obj, tool_names: set[str]) -> Call | None:
     if not isinstance(obj, dict):
         return None
-    inner = obj.get("function") if isinstance(obj.get("function"), dict) else obj
+    function = obj.get("function")
+    inner = function if isinstance(function, dict) else obj
     name = inner.get("name") or inner.get("tool") or inner.get("tool_name")
     if not isinstance(name, str) or name not in tool_names:
         return None

@@ -16,11 +16,11 @@ def recommend_artifact(ctx: ToolContext, template: str, reason: str) -> str:
     from routine.projects.recommend import recommend_artifact as recommend
 
     config, agent = ctx.config, ctx.agent
-    model = config.models[agent.model].model  # type: ignore[attr-defined]
+    model = config.models[agent.model].model
     try:
         with ctx.write_gate():
             rel = recommend(ctx.vault, agent, model, ctx.run_id or "", ctx.now,
-                            config.layout.drafts, template, reason)  # type: ignore[attr-defined]
+                            config.layout.drafts, template, reason)
     except RoutineError as exc:
         raise ToolError(f"{exc.message} {exc.fix or ''}".strip()) from None
     return f"Recommended {template}; the proposal is {rel} (the person approves it)."
@@ -38,11 +38,11 @@ def propose_tasks(ctx: ToolContext, tasks: list) -> str:
     from routine.vault import Provenance
 
     config, agent = ctx.config, ctx.agent
-    prov = Provenance(agent=agent.name, model=config.models[agent.model].model,  # type: ignore[attr-defined]
+    prov = Provenance(agent=agent.name, model=config.models[agent.model].model,
                       run=ctx.run_id or "", generated=ctx.now)
     try:
         with ctx.write_gate():
-            rel = propose(ctx.vault, agent, prov, config.layout.drafts, tasks)  # type: ignore[attr-defined]
+            rel = propose(ctx.vault, agent, prov, config.layout.drafts, tasks)
     except RoutineError as exc:
         raise ToolError(f"{exc.message} {exc.fix or ''}".strip()) from None
     return f"Proposed {len(tasks)} task(s) in {rel}; the person approves them."

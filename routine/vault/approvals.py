@@ -17,9 +17,9 @@ from pathlib import Path
 
 from routine.errors import NoteExists, RoutineError
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write, remove_note
-from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
+from routine.vault.frontmatter import FrontmatterSplit, parse_frontmatter, update_frontmatter
 from routine.vault.guard import Guard, seal, sealed_by_routine
-from routine.vault.notes import load_note_text, wikilink_for
+from routine.vault.notes import load_note_text, note_text, wikilink_for
 from routine.vault.proposals import iso_time, note_name
 from routine.vault.scope import checked, resolve
 from routine.vault.sections import (apply_approved, clear_pending_proposal, content_sha, prepare_content, section_key,
@@ -57,7 +57,15 @@ class Proposal:
 
     @property
     def section(self) -> str | None:
-        return self.properties.get("section") or None
+        section = self.properties.get("section")
+        return str(section) if section else None
+
+    def section_named(self) -> str:
+        """The section a section proposal replaces; an error when the person deleted its name."""
+        if self.section is None:
+            raise RoutineError(f"{self.rel} is a section proposal that names no section, so it cannot be applied.",
+                               "reject it, or put the section's name back in its `section` property.")
+        return self.section
 
     @property
     def kind(self) -> str:
@@ -133,8 +141,8 @@ def _provenance(proposal: Proposal, existing: dict, now: datetime) -> dict:
 
 
 def _apply_once(path: Path, target: str, proposal: Proposal, current, now: datetime, stamp: bool = True) -> Applied:
-    split = parse_frontmatter(current.text) if current is not None else None
-    body = split.body if split is not None else ""
+    split = parse_frontmatter(current.text) if current is not None else FrontmatterSplit()
+    body = split.body
     kind, text = proposal.kind, proposal.text
     link = wikilink_for(target)
     replaced = None
@@ -145,12 +153,13 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current, now: datet
     elif kind == "section":
         if current is None and proposal.base is not None:
             return Applied(False, f"{link} no longer exists")
-        replaced = section_region(body, proposal.section)[0]
-        new_body, why = apply_approved(body, proposal.section, text, proposal.agent, proposal.base)
-        if new_body is None:
+        section = proposal.section_named()
+        replaced = section_region(body, section)[0]
+        approved_body, why = apply_approved(body, section, text, proposal.agent, proposal.base)
+        if approved_body is None:
             return Applied(False, why)
-        new_body = clear_pending_proposal(new_body, section_key(proposal.section))
-        message = f"Applied the approved {proposal.section} to {link}."
+        new_body = clear_pending_proposal(approved_body, section_key(section))
+        message = f"Applied the approved {section} to {link}."
     else:  # a whole note
         if current is None:
             if proposal.base is not None:
@@ -171,8 +180,8 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current, now: datet
 
         atomic_create(path, join_frontmatter(_provenance(proposal, {}, now) if stamp else {}, new_body))
     else:
-        stamped = split.readable and stamp
-        block = update_frontmatter(split, _provenance(proposal, split.data, now)) if stamped else split.block
+        block = (update_frontmatter(split, _provenance(proposal, split.data, now)) if split.readable and stamp
+                 else split.block)
         atomic_write(path, current.encode_like(block + new_body), expected=current.raw)
     return Applied(True, message, replaced=replaced if replaced and replaced.strip() else None)
 
@@ -181,7 +190,8 @@ def archive(vault: Path, proposal: Proposal, archive_dir: str, status: str, deci
             replaced: str | None = None) -> str:
     """Move the decided proposal to ``Archive/Proposals/`` with how and when it was decided."""
     current = load_note_text(vault / proposal.rel)
-    split = parse_frontmatter(current.text)
+    # Deleted while it was being decided: archive what the decision was made on.
+    split = parse_frontmatter((current or note_text(proposal.raw)).text)
     block = update_frontmatter(split, {"status": status, "decided": iso_time(now), "decided_by": decided_by})
     body = split.body
     if replaced:
@@ -200,7 +210,8 @@ def archive(vault: Path, proposal: Proposal, archive_dir: str, status: str, deci
     else:
         raise RoutineError(f"Could not archive {proposal.rel}: too many archived proposals of that name.",
                            f"tidy {folder}/.")
-    remove_note(vault / proposal.rel)
+    if current is not None:
+        remove_note(vault / proposal.rel)
     return rel
 
 
@@ -228,15 +239,16 @@ def mark_conflict(vault: Path, proposal: Proposal, why: str, now: datetime) -> N
 
 def clear_pointer(vault: Path, proposal: Proposal) -> None:
     """A rejected section proposal's pointer line in its target goes too."""
-    if proposal.kind != "section" or not proposal.target_rel:
-        return
+    section = proposal.section
+    if proposal.kind != "section" or not proposal.target_rel or section is None:
+        return  # without its section's name the pointer cannot be told apart; the section's next run clears it
     path, rel = resolve(vault, proposal.target_rel)
 
     def cleared(current) -> str | None:
         if current is None:
             return None
         split = parse_frontmatter(current.text)
-        body = clear_pending_proposal(split.body, section_key(proposal.section))
+        body = clear_pending_proposal(split.body, section_key(section))
         return None if body == split.body else split.block + body
 
     try:
@@ -252,6 +264,6 @@ def _current_base(vault: Path, proposal: Proposal) -> str:
         return "none"
     split = parse_frontmatter(current.text)
     if proposal.kind == "section":
-        region = section_region(split.body, proposal.section)[0]
+        region = section_region(split.body, proposal.section_named())[0]
         return content_sha(region) if region is not None else "none"
     return content_sha(split.body)

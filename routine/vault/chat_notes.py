@@ -89,7 +89,8 @@ def parse_chat(rel: str, text: str) -> ChatNote:
 
 def _read_body(body: str, note: ChatNote) -> None:
     lines = body.splitlines(keepends=True)
-    pos, person, i = 0, [], 0
+    pos, i = 0, 0
+    person: list[str] = []
 
     def flush(end: int) -> None:
         raw = "".join(person)

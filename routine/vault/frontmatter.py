@@ -131,6 +131,8 @@ def update_frontmatter(split: FrontmatterSplit, updates: dict) -> str:
     first_end = split.block.index("\n") + 1
     newline = "\r\n" if split.block[:first_end].endswith("\r\n") else "\n"
     closing = _CLOSING.search(split.block, first_end)
+    if closing is None:  # not a block parse_frontmatter cut: leave it as it is
+        return split.block
     opening, inner, tail = split.block[:first_end], split.block[first_end:closing.start()], split.block[closing.start():]
     chunks = _chunks(inner)
     pending = dict(updates)

@@ -67,6 +67,11 @@ def load_note_text(path: Path) -> NoteText | None:
         raw = read_regular(path)
     except FileNotFoundError:
         return None
+    return note_text(raw)
+
+
+def note_text(raw: bytes) -> NoteText:
+    """A note's bytes as text for rewriting (its BOM and line endings remembered)."""
     text = raw.decode("utf-8", errors="surrogateescape")
     bom = text.startswith(BOM)
     if bom:

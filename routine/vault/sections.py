@@ -314,6 +314,8 @@ def apply_approved(body: str, title: str, content: str, agent: str, base: str | 
     if span is not None:
         return body[:span.start] + block + body[span.end:], ""
     heading = _own_heading(body, key)
+    if heading is None:  # section_region found the region under this heading
+        return None, f"the section {title!r} is not in the note"
     end = heading.end() + len(region)
     rest = body[end:].lstrip("\n")
     return body[:heading.end()] + "\n" + block + ("\n\n" + rest if rest else "\n"), ""

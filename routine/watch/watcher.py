@@ -23,13 +23,16 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from routine import supervise
 from routine.errors import NoteUnreadable
 from routine.vault.files import read_regular, skip_undecodable, vault_files
 from routine.watch.filters import ignored, is_note
 from routine.watch.state import FileState, FileStates
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +75,7 @@ class VaultWatcher:
         self._own: dict[str, str] = {}         # rel -> hash of the bytes routine last wrote there
         self._stop = threading.Event()
         self._reconcile_now = threading.Event()
-        self._observer = None
+        self._observer: BaseObserver | None = None
         self._threads: list[threading.Thread] = []
 
     # --- lifecycle -------------------------------------------------------------------------------
@@ -150,17 +153,18 @@ class VaultWatcher:
         src = self._rel(event.src_path)
         if event.event_type == "moved":
             dest = self._rel(event.dest_path)
-            src_note, dest_note = src and is_note(src), dest and is_note(dest)
+            src_note = src if src and is_note(src) else None
+            dest_note = dest if dest and is_note(dest) else None
             if src_note and dest_note:
                 with self._cond:
-                    self._moves[dest] = src
-                    self._moved_away.add(src)
-                self._touch(src)
-                self._touch(dest)
+                    self._moves[dest_note] = src_note
+                    self._moved_away.add(src_note)
+                self._touch(src_note)
+                self._touch(dest_note)
             elif dest_note:  # an editor's temp file renamed over the note: a save
-                self._touch(dest)
+                self._touch(dest_note)
             elif src_note:   # moved out of sight (.trash, another folder outside the vault)
-                self._touch(src)
+                self._touch(src_note)
             return
         if src and is_note(src):
             self._touch(src)
