@@ -220,7 +220,7 @@ def simulate(config, server, days: list[date], seed: int = 11) -> list[StepSeen]
                 outputs = {}
                 for i, (step, result) in enumerate(zip(block.steps, outcome.steps)):
                     bodies = [b for b in server.requests[marks[i][1]:ends[i]] if b.get("messages")]
-                    run = journal.get(result.run_id).row if result.run_id else {}
+                    run = journal.get(result.run_id).as_dict() if result.run_id else {}
                     target = _target(step.write, when)
                     prior = [outputs[name] for name in re.findall(r"steps\.(\w+)\.output", " ".join(step.inputs))
                              if name in outputs]
