@@ -36,3 +36,7 @@ def test_a_finished_step_reads_back_typed_and_as_the_json_rows_show_it(tmp_path)
     row = json.loads(json.dumps(run.as_dict()))
     assert row["status"] == "proposal" and row["id"] == step and row["wrote"]["path"] == "Daily/x.md"
     assert list(row)[:3] == ["id", "parent", "kind"]
+
+
+def test_a_status_reads_as_its_word_wherever_it_is_printed():
+    assert f"{RunStatus.MAX_ITERATIONS}" == str(RunStatus.MAX_ITERATIONS) == "max-iterations"

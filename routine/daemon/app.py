@@ -31,7 +31,9 @@ from routine.alerts import raise_alert
 from routine.causes import is_disk_full
 from routine.daemon import due, health
 from routine.daemon.components import Component, Components, if_there
+from routine.daemon.gate import WriteGate
 from routine.daemon.live import Live
+from routine.daemon.missed import alert_missed, record_missed
 from routine.daemon.notify import Notifier, Watchdog
 from routine.journal.status import succeeded
 from routine.daemon.publish import Publisher
@@ -312,12 +314,7 @@ class Daemon:
         if cached is None or time.monotonic() - cached[0] > max_age:
             found, error = resident_models(self.live.config)
             if found is not None and self.residency is not None:
-                # Ollama says what is loaded; the manager knows whose it is and if it is in use.
-                mine = {(m["host"], m["model"]): m for m in self.residency.manager.snapshot()}
-                for model in found:
-                    info = mine.get((model["host"], model["name"]))
-                    model["loaded_by"] = "routine" if info and info["ours"] else "another client"
-                    model["in_use"] = bool(info and info["in_use"])
+                self.residency.annotate(found)
             cached = self._resident = (time.monotonic(), found, error)
         return cached[1], cached[2]
 
@@ -346,9 +343,9 @@ class Daemon:
         owed = due.owed(block, self.slots, now, ZoneInfo(self.zone_name()),
                         **({"absent": absent} if absent else {}))
         for slot in owed.missed:
-            self._record_missed(block, slot)
+            record_missed(self.journal, self.slots, block, slot)
         if owed.missed:
-            self._alert_missed(block, owed, absent)
+            alert_missed(self.live.config, self.now_local(), block, owed, absent)
         for slot in owed.run:
             if self.slots.claim(block.id, slot.key):
                 self.submit_slot(block, slot, "schedule" if slot.reason == "on time" else "catch-up")
@@ -359,23 +356,6 @@ class Daemon:
         work = Work(key=f"block:{block.id}", label=f"{block.id} @ {slot.key}", models=self.model_keys(block.agents))
         work.run = partial(self._run_block, block.id, slot, trigger, work)
         self.queue.submit(work)
-
-    def _record_missed(self, block, slot: due.Slot) -> None:
-        state = "skipped" if block.missed == "skip" else "missed"
-        run_id = self.journal.record(agent=None, trigger="schedule", status=state, error=slot.reason,
-                                     kind="block", block=block.id, slot=slot.key)
-        self.slots.set(block.id, slot.key, state, run_id=run_id, reason=slot.reason)
-        log.warning("block %s slot %s %s", block.id, slot.key, slot.reason)
-
-    def _alert_missed(self, block, owed: due.Owed, absent: str | None = None) -> None:
-        if block.missed == "skip":
-            return  # the person chose to skip missed runs: journaled, not alarming
-        times = ", ".join(f"{s.at.astimezone(ZoneInfo(self.zone_name())):%a %d %b %H:%M}" for s in owed.missed[-5:])
-        extra = f" (and {owed.not_recorded} earlier)" if owed.not_recorded else ""
-        raise_alert(self.live.config, self.now_local(), f"{block.id} missed",
-                    f"The block {block.id} did not run at {times}{extra}: {absent or 'the daemon was not running'} then, "
-                    f"and those times are beyond the block's grace of {block.grace}.",
-                    "nothing to do unless this keeps happening; `routine fire " + block.id + "` runs it now.")
 
     def _run_block(self, block_id: str, slot: due.Slot, trigger: str, work: Work | None = None) -> None:
         from routine.runner.block import run_block
@@ -425,21 +405,5 @@ class Daemon:
     def _gate(self, cancel: threading.Event | None = None):
         """Held by a step while it writes; refuses once shutdown has abandoned running steps, or
         the person called this run off (``cancel``)."""
-        return _Gate(self.write_gate, self.abandon, cancel)
+        return WriteGate(self.write_gate, self.abandon, cancel)
 
-
-class _Gate:
-    def __init__(self, lock: threading.Lock, abandon: threading.Event, cancel: threading.Event | None = None):
-        self.lock, self.abandon, self.cancel = lock, abandon, cancel
-
-    def __enter__(self):
-        self.lock.acquire()
-        if self.abandon.is_set() or (self.cancel is not None and self.cancel.is_set()):
-            self.lock.release()
-            from routine.errors import Abandoned
-
-            raise Abandoned()
-        return self
-
-    def __exit__(self, *exc):
-        self.lock.release()

@@ -69,6 +69,14 @@ class Residency:
     def lead_for(self, key: ModelKey) -> timedelta:
         return learned_lead(self.events.load_durations_ms(*key))
 
+    def annotate(self, found: list[dict]) -> None:
+        """Ollama's resident models (``/api/ps``) with the manager's view: whose each is, in use."""
+        mine = {(m["host"], m["model"]): m for m in self.manager.snapshot()}
+        for model in found:
+            info = mine.get((model["host"], model["name"]))
+            model["loaded_by"] = "routine" if info and info["ours"] else "another client"
+            model["in_use"] = bool(info and info["in_use"])
+
     def keys_for_agents(self, agent_names: Iterable[str]) -> tuple[ModelKey, ...]:
         live = self.live
         keys: list[ModelKey] = []
