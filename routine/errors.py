@@ -163,6 +163,18 @@ class DaemonError(RoutineError):
     """The control socket or daemon state is not what the command needs."""
 
 
+class StartFailed(DaemonError):
+    """A part of the daemon could not start; the parts started before it were stopped again."""
+
+    def __init__(self, component: str, cause: BaseException):
+        self.component = component
+        fix = cause.fix if isinstance(cause, RoutineError) else None
+        reason = cause.message if isinstance(cause, RoutineError) else f"{type(cause).__name__}: {cause}"
+        super().__init__(f"The daemon could not start its {component}: {reason}",
+                         fix or "see the lines logged before this one (`journalctl --user -u routine`), correct "
+                                "what they name and start the daemon again.")
+
+
 class Abandoned(RoutineError):
     """The daemon is stopping: a running step was abandoned before it wrote anything."""
 

@@ -160,3 +160,15 @@ def test_kill_9_mid_step_then_restart_leaves_one_completed_run_per_slot(initiali
     for slot, state, reason in journal_rows(home, "SELECT slot, state, reason FROM slots"):
         assert state in ("done", "missed", "skipped", "failed"), (slot, state)
         assert state == "done" or reason
+
+
+@pytest.mark.daemon(budget=60)
+def test_a_part_that_cannot_start_is_named_and_the_parts_before_it_are_stopped(initialised):
+    home = initialised
+    only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
+    (home.root / "run").write_text("not a folder")  # the runtime dir the control socket needs
+    proc = home.run("run", timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert "routine: The daemon could not start its control socket: " in proc.stderr and "Traceback" not in proc.stderr
+    # The parts before it were stopped (their threads too: the process ended, within the timeout).
+    assert "stopping what started before it" in proc.stderr

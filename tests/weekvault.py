@@ -194,6 +194,7 @@ def simulate(config, server, days: list[date], seed: int = 11) -> list[StepSeen]
     from routine.config.loader import load_agents
     from routine.journal import Journal
     from routine.runner.block import run_block
+    from routine.runner.events import StepStarted
     from routine.runner.step import Runner
     from routine.schedule.loader import load_schedules
     from routine.vault import wikilink_for
@@ -204,8 +205,8 @@ def simulate(config, server, days: list[date], seed: int = 11) -> list[StepSeen]
     now = [datetime.combine(days[0], time(0), TZ)]
     marks: list[tuple[str, int]] = []
     runner = Runner(config, journal, clock=lambda: now[0],
-                    on_event=lambda kind, data: marks.append((data["agent"], len(server.requests)))
-                    if kind == "start" else None)
+                    on_event=lambda event: marks.append((event.agent, len(server.requests)))
+                    if isinstance(event, StepStarted) else None)
     rng = random.Random(seed)
     seen: list[StepSeen] = []
     try:
@@ -219,7 +220,7 @@ def simulate(config, server, days: list[date], seed: int = 11) -> list[StepSeen]
                 outputs = {}
                 for i, (step, result) in enumerate(zip(block.steps, outcome.steps)):
                     bodies = [b for b in server.requests[marks[i][1]:ends[i]] if b.get("messages")]
-                    run = journal.get(result.run_id).row if result.run_id else {}
+                    run = journal.get(result.run_id).as_dict() if result.run_id else {}
                     target = _target(step.write, when)
                     prior = [outputs[name] for name in re.findall(r"steps\.(\w+)\.output", " ".join(step.inputs))
                              if name in outputs]

@@ -26,11 +26,14 @@ class Asker:
 
         message = {"op": "chat", "agent": self.agent.name, "question": question, "session": session,
                    "continue": continue_last}
-        def on_event(event: dict) -> None:
-            if event.get("event") == "token" and on_token:
-                on_token(event["text"])
-            elif event.get("event") == "queued":
-                sys.stderr.write(f"(waiting for {event['ahead']} job(s) in the daemon …)\n")
+        from routine.runner.events import Queued, Token, from_json
+
+        def on_event(line: dict) -> None:
+            event = from_json(line)
+            if isinstance(event, Token) and on_token:
+                on_token(event.text)
+            elif isinstance(event, Queued):
+                sys.stderr.write(f"(waiting for {event.ahead} job(s) in the daemon …)\n")
 
         final = control.call(message, on_event=on_event)
         if final is not None:

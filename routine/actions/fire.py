@@ -63,9 +63,17 @@ def through_daemon(args, resume: str | None = None) -> int | None:
     from routine import control
 
     interactive = sys.stderr.isatty() and not args.json
+    from routine.runner.events import from_json
+
     progress = _progress(interactive)
     message = {"op": "fire", "target": args.target, "task": args.task, **({"resume": resume} if resume else {})}
-    final = control.call(message, on_event=lambda e: progress(e.get("event", ""), e))
+
+    def on_line(line: dict) -> None:
+        event = from_json(line)
+        if event is not None:
+            progress(event)
+
+    final = control.call(message, on_event=on_line)
     if final is None:
         return None
     if final.get("error") and "result" not in final:
@@ -154,27 +162,28 @@ def _wrote_line(message: str, outcome: str, run_id: str | None) -> str:
 
 def _progress(interactive: bool):
     from routine.cli.progress import ProgressPrinter
+    from routine.runner import events as ev
 
     indexing = ProgressPrinter()
 
-    def on_event(kind: str, data: dict) -> None:
-        if kind == "indexing":  # the search index catching up before a step's search
-            indexing(data["what"], data["count"], data["total"])
+    def on_event(event: ev.RunEvent) -> None:
+        if isinstance(event, ev.Indexing):  # the search index catching up before a step's search
+            indexing(event.what, event.count, event.total)
             return
         if not interactive:
             return
-        if kind == "start":
-            sys.stderr.write(f"{data['agent']} on {data['model']} …\n")
-        elif kind == "retry":
-            sys.stderr.write(f"{data['agent']}: {data['error']} Trying again in {data['wait_s']:g} s "
-                             f"(attempt {data['attempt']} of {data['attempts']}) …\n")
-        elif kind == "queued":
-            sys.stderr.write(f"queued behind {data['ahead']} job(s) in the daemon …\n")
-        elif kind == "phase":  # what the step waits on: loading MODEL, generating, writing
-            sys.stderr.write(f"{'' if data['phase'] != 'writing' else chr(10)}  {data['phase']} …\n")
-        elif kind == "token":
-            sys.stderr.write(data["text"])
-        elif kind in ("wrote", "failed"):
+        if isinstance(event, ev.StepStarted):
+            sys.stderr.write(f"{event.agent} on {event.model} …\n")
+        elif isinstance(event, ev.Retrying):
+            sys.stderr.write(f"{event.agent}: {event.error} Trying again in {event.wait_s:g} s "
+                             f"(attempt {event.attempt} of {event.attempts}) …\n")
+        elif isinstance(event, ev.Queued):
+            sys.stderr.write(f"queued behind {event.ahead} job(s) in the daemon …\n")
+        elif isinstance(event, ev.Phase):  # what the step waits on: loading MODEL, generating, writing
+            sys.stderr.write(f"{'' if event.phase != 'writing' else chr(10)}  {event.phase} …\n")
+        elif isinstance(event, ev.Token):
+            sys.stderr.write(event.text)
+        elif isinstance(event, (ev.Wrote, ev.StepFailed)):
             sys.stderr.write("\n")
         sys.stderr.flush()
 

@@ -9,10 +9,17 @@ from routine.config.loader import load_config
 
 
 def run(args) -> int:
+    from routine.runner.events import IndexProgress, from_json
+
     progress = ProgressPrinter()
+
+    def on_line(line: dict) -> None:
+        event = from_json(line)
+        if isinstance(event, IndexProgress):
+            progress(event.what, event.count, event.total)
+
     try:
-        final = control.call({"op": "index", "rebuild": args.rebuild},
-                             on_event=lambda e: progress(e["what"], e["count"], e["total"]) if e.get("event") == "progress" else None)
+        final = control.call({"op": "index", "rebuild": args.rebuild}, on_event=on_line)
         if final is not None:  # the daemon runs: it is the index's one writer
             stats = control.result_of(final)
         else:

@@ -26,7 +26,7 @@ def run(args) -> int:
 
 
 def _list(journal: Journal, limit: int, as_json: bool) -> int:
-    runs = [r.row for r in journal.recent(limit)]
+    runs = [r.as_dict() for r in journal.recent(limit)]
     if as_json:
         print_json(runs)
         return 0
@@ -66,9 +66,9 @@ def find_run(journal: Journal, run_id: str):
 
 
 def _show(journal: Journal, run_id: str, as_json: bool) -> int:
-    row = find_run(journal, run_id).row
+    row = find_run(journal, run_id).as_dict()
     if as_json:
-        print_json({**row, "steps": [c.row for c in journal.children(row["id"])]})
+        print_json({**row, "steps": [c.as_dict() for c in journal.children(row["id"])]})
         return 0
     for key in ("id", "status", "agent", "block", "trigger", "slot", "model", "started_at", "ended_at",
                 "duration_ms", "load_duration_ms", "tokens_in", "tokens_out"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from routine.cli.output import print_json, print_table
 
@@ -90,7 +91,7 @@ def _human(seconds: int) -> str:
 def _offline(args) -> dict:
     from routine.daemon.status import recent_runs
 
-    status = {"state": "not running", "recent_runs": recent_runs(), "next_fires": [], "open_alerts": []}
+    status: dict[str, Any] = {"state": "not running", "recent_runs": recent_runs(), "next_fires": [], "open_alerts": []}
     try:
         from routine.actions.schedule import upcoming
         from routine.config.loader import load_agents, load_config

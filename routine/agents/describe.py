@@ -46,7 +46,7 @@ def last_runs(agent: AgentSpec, limit: int = 5) -> list[dict]:
         return []
     journal = Journal()
     try:
-        rows = [r.row for r in journal.recent(200) if r.row.get("agent") == agent.name][:limit]
+        rows = [r.as_dict() for r in journal.recent(200) if r.agent == agent.name][:limit]
     finally:
         journal.close()
     return [{"id": r["id"], "status": r["status"], "started_at": r.get("started_at"),

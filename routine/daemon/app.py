@@ -1,14 +1,16 @@
-"""`routine run`: the daemon. Start-up order, the due-slot logic, hot reload, shutdown.
+"""`routine run`: the daemon. Its parts, the due-slot logic, hot reload, shutdown.
 
-Start-up: config (fatal if invalid) → journal (interrupted runs marked) → model manager →
-work queue → what is owed since last time (catch-up or missed) → timers → preloader →
-search index (checked, rebuilt if damaged, brought level with the vault, in the background) →
-config watcher → vault watcher (changes made while down fire first; the index follows it) →
-control socket → first publish (STATUS line, dashboard note, metrics textfile) → ``READY=1``
-to systemd → watchdog pings (only while healthy, see ``daemon.health``) → publisher thread.
-Shutdown (SIGTERM/SIGINT): ``STOPPING=1``, stop the watchdog and publisher, stop timers and
-intake, let the running step finish for a short while, else abandon it without writing,
-record it, unload our models, close the index, exit 0.
+Start-up: config (fatal if invalid), then the parts of ``Daemon.components`` in order: journal
+(interrupted runs marked) → model manager and preloader → work queue (what is owed since last
+time: catch-up or missed) → timers → search index (checked, rebuilt if damaged, brought level
+with the vault, in the background) → config watcher → vault watcher (changes made while down fire
+first; the index follows it) → control socket → health monitor → first publish (STATUS line,
+dashboard note, metrics textfile) and ``READY=1`` → watchdog pings (only while healthy, see
+``daemon.health``) → publisher thread. A part that fails to start stops those before it.
+Shutdown (SIGTERM/SIGINT): ``STOPPING=1``; every part halted in reverse (no new work; the
+running step may finish for a short while, else it is abandoned without writing and recorded),
+then every part stopped in reverse (dashboard says stopped, socket closed, index closed, our
+models unloaded, journal closed); exit 0.
 """
 
 from __future__ import annotations
@@ -21,21 +23,35 @@ import threading
 import time
 from datetime import datetime, timezone
 from functools import partial
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 from zoneinfo import ZoneInfo
 
 from routine import paths
 from routine.alerts import raise_alert
 from routine.causes import is_disk_full
 from routine.daemon import due, health
+from routine.daemon.components import Component, Components, if_there
+from routine.daemon.gate import WriteGate
 from routine.daemon.live import Live
+from routine.daemon.missed import alert_missed, record_missed
 from routine.daemon.notify import Notifier, Watchdog
 from routine.journal.status import succeeded
 from routine.daemon.publish import Publisher
+from routine.daemon.run_events import RunEvents
 from routine.daemon.work import Work, WorkQueue
 from routine.errors import RoutineError
 from routine.journal import Journal
 from routine.journal.slots import Slots
+
+if TYPE_CHECKING:
+    from routine.daemon.control import ControlServer
+    from routine.daemon.reload import ConfigWatcher
+    from routine.daemon.residency import Residency
+    from routine.daemon.timers import Timers
+    from routine.daemon.vault_events import VaultEvents
+    from routine.memory import VaultIndex
+    from routine.runner.events import OnEvent
+    from routine.runner.step import Runner
 
 log = logging.getLogger("routine.daemon")
 
@@ -54,14 +70,14 @@ class Daemon:
         self.abandon = threading.Event()  # set at shutdown: no step may write after this
         self.write_gate = threading.Lock()
         self.due_lock = threading.Lock()  # held while due slots are decided (health probes it)
-        self.timers = None
+        self.timers: Timers | None = None
         self.state_dir = paths.state_dir()
-        self.control = None
-        self.watcher = None
+        self.control: ControlServer | None = None
+        self.watcher: ConfigWatcher | None = None
         self.started_at = time.time()
-        self.residency = None  # routine.daemon.residency: the one model manager of this process
-        self.vault_events = None  # routine.daemon.vault_events: the watcher, triggers, approvals, the index feed
-        self.memory = None  # the vault search index (routine.memory.VaultIndex): this process is its one writer
+        self.residency: Residency | None = None  # routine.daemon.residency: the one model manager of this process
+        self.vault_events: VaultEvents | None = None  # routine.daemon.vault_events: the watcher, triggers, approvals, the index feed
+        self.memory: VaultIndex | None = None  # the vault search index (routine.memory.VaultIndex): this process is its one writer
 
         self.notifier = Notifier.from_environment()  # systemd's notify socket, when it gave one
         self.publisher = Publisher(self)
@@ -71,7 +87,10 @@ class Daemon:
         self.monitor = Monitor(self)      # what the daemon depends on, checked; alerts resolved
         self.recovery = Recovery(self)    # slots owed after a full disk or an outage
         self.watchdog = Watchdog(self.notifier, lambda: health.problems(self), on_change=self._changed)
+        self.run_events = RunEvents(self.model_keys, self.monitor.poke, self._runs_finished)
         self._resident: tuple[float, list | None, str | None] | None = None
+        self._parts = Components([])
+        self._index_left_running = False
 
     @property
     def models(self):
@@ -82,55 +101,103 @@ class Daemon:
 
     # --- lifecycle ---------------------------------------------------------------------------
 
+    def components(self) -> list[Component]:
+        """The daemon's parts in start order; a stop halts them all in reverse, then stops them
+        all in reverse (``daemon.components``)."""
+        return [
+            Component("journal", self._recover, stop=self.journal.close),
+            Component("model manager", self._start_residency, stop=if_there(lambda: self.residency, lambda r: r.stop())),
+            Component("work queue", self._start_queue, halt=self._drain),
+            Component("timers", self.restart_timers, halt=if_there(lambda: self.timers, lambda t: t.stop())),
+            Component("search index", self._open_memory, halt=if_there(lambda: self.memory, lambda m: m.interrupt()),
+                      stop=self._close_memory),
+            Component("config watcher", self._watch_config, halt=if_there(lambda: self.watcher, lambda w: w.stop())),
+            Component("vault watcher", self._watch_vault, halt=if_there(lambda: self.vault_events, lambda v: v.stop_watching()),
+                      stop=if_there(lambda: self.vault_events, lambda v: v.close())),
+            Component("control socket", self._open_control, stop=if_there(lambda: self.control, lambda c: c.stop())),
+            Component("health monitor", self.monitor.start, halt=self.monitor.stop),
+            Component("first publish", self._ready),
+            Component("watchdog", self.watchdog.start, halt=self.watchdog.stop),
+            Component("publisher", self.publisher.start, halt=self.publisher.stop,
+                      stop=lambda: self.publisher.stopped("stopped")),  # the dashboard says it is no longer live
+        ]
+
     def start(self) -> None:
-        self._sweep_temp_files()
-        interrupted = self.journal.mark_interrupted("the daemon stopped during this run")
-        self.slots.mark_interrupted()
-        if interrupted:
-            log.warning("%d run(s) were interrupted by the last stop: %s", len(interrupted), ", ".join(interrupted))
-        from routine.daemon.residency import Residency
-
-        self.residency = Residency(self)
-        self.queue.start()
-        for block_id in list(self.live.schedules.blocks):
-            self.on_due(block_id)
-        self.restart_timers()
-        self.residency.start()
-        self.memory = self._start_memory(self.live.config)
-        from routine.daemon.reload import ConfigWatcher
-
-        self.watcher = ConfigWatcher(self.live.watched_paths(), self.reload)
-        self.watcher.start()
-        from routine.daemon.vault_events import VaultEvents
-
-        self.vault_events = VaultEvents(self)
-        self.vault_events.start()
-        # Last: once the socket answers, the vault is watched and every timer is set.
-        from routine.daemon.control import ControlServer
-
-        self.control = ControlServer(self)
-        self.control.start()
-        self.monitor.start()
-        from routine import supervise
-
-        supervise.on_crash(self._changed)
-        snap = self.publisher.publish()
-        from routine.daemon.status import status_line
-
-        self.notifier.ready(status_line(snap, self.now_local().tzinfo) if snap else "ready")
-        self.watchdog.start()
-        self.publisher.start()
+        self._parts = Components(self.components())
+        self._parts.start()
         log.info("routine daemon ready: %d blocks, %d triggers%s", len(self.live.schedules.blocks),
                  len(self.live.schedules.triggers),
                  f"; watchdog every {self.watchdog.interval:.1f}s" if self.watchdog.running else "")
 
-    def _sweep_temp_files(self) -> None:
+    def _recover(self) -> None:
+        """What the last stop left: temp files of an interrupted write, runs still 'running'."""
         from routine.vault.atomic import sweep_temp_files
 
         vault = self.live.config.vault
         removed = sweep_temp_files(vault) if vault.is_dir() else []
         if removed:
             log.warning("removed %d temp file(s) left by an interrupted write: %s", len(removed), ", ".join(removed))
+        interrupted = self.journal.mark_interrupted("the daemon stopped during this run")
+        self.slots.mark_interrupted()
+        if interrupted:
+            log.warning("%d run(s) were interrupted by the last stop: %s", len(interrupted), ", ".join(interrupted))
+
+    def _start_residency(self) -> None:
+        from routine.daemon.residency import Residency
+
+        self.residency = Residency(self.live, self.queue, self.clock)
+        self.residency.start()
+
+    def _start_queue(self) -> None:
+        self.queue.start()
+        for block_id in list(self.live.schedules.blocks):  # what is owed since last time
+            self.on_due(block_id)
+
+    def _drain(self) -> None:
+        """Let the running step finish for a while; else abandon it (it writes nothing) and say so."""
+        if self.queue.stop(STOP_GRACE_SECONDS):
+            return
+        with self.write_gate:  # after this, no running step can begin a write
+            self.abandon.set()
+        for run_id in self.journal.mark_interrupted("stopped by SIGTERM before the step finished; nothing was written"):
+            log.warning("abandoned run %s at shutdown", run_id)
+        self.slots.mark_interrupted()
+
+    def _open_memory(self) -> None:
+        self.memory = self._start_memory(self.live.config)
+
+    def _close_memory(self) -> None:
+        # A pass in progress stops after its batch, what it wrote stays; one that cannot stop
+        # (loading the embedding model) is left, so the stop stays within the unit's timeout.
+        if self.memory and not self.memory.close(timeout=INDEX_STOP_SECONDS):
+            self._index_left_running = True
+
+    def _watch_config(self) -> None:
+        from routine.daemon.reload import ConfigWatcher
+
+        self.watcher = ConfigWatcher(self.live.watched_paths(), self.reload)
+        self.watcher.start()
+
+    def _watch_vault(self) -> None:
+        from routine.daemon.vault_events import VaultEvents
+
+        self.vault_events = VaultEvents(self)
+        self.vault_events.start()
+
+    def _open_control(self) -> None:
+        """Once the socket answers, the vault is watched and every timer is set."""
+        from routine.daemon.control import ControlServer
+
+        self.control = ControlServer(self)
+        self.control.start()
+
+    def _ready(self) -> None:
+        from routine import supervise
+        from routine.daemon.status import status_line
+
+        supervise.on_crash(self._changed)
+        snap = self.publisher.publish()
+        self.notifier.ready(status_line(snap, self.now_local().tzinfo) if snap else "ready")
 
     def serve_forever(self) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -142,40 +209,11 @@ class Daemon:
 
     def shutdown(self) -> int:
         log.info("stopping: no new work; waiting up to %.0fs for the running step", STOP_GRACE_SECONDS)
+        self.stopping.set()
         self.notifier.stopping()
-        if self.memory:
-            self.memory.interrupt()  # an index pass (the first build, say) stops after its current batch
-        self.watchdog.stop()
-        self.monitor.stop()
-        self.publisher.stop()
-        if self.timers:
-            self.timers.stop()
-        if self.watcher:
-            self.watcher.stop()
-        if self.vault_events:
-            self.vault_events.stop_watching()  # no new trigger work; a running step's writes still announce
-        finished = self.queue.stop(STOP_GRACE_SECONDS)
-        if not finished:
-            with self.write_gate:  # after this, no running step can begin a write
-                self.abandon.set()
-            for run_id in self.journal.mark_interrupted("stopped by SIGTERM before the step finished; nothing was written"):
-                log.warning("abandoned run %s at shutdown", run_id)
-            self.slots.mark_interrupted()
-        if self.vault_events:
-            self.vault_events.close()
-        left_running = False
-        if self.memory:
-            # A pass in progress stops after its batch, what it wrote stays; one that cannot stop
-            # (loading the embedding model) is left, so the stop stays within the unit's timeout.
-            left_running = not self.memory.close(timeout=INDEX_STOP_SECONDS)
-        if self.residency:
-            self.residency.stop()
-        if self.control:
-            self.control.stop()
-        self.publisher.stopped("stopped")  # the dashboard says so: it is no longer live
-        self.journal.close()
+        self._parts.stop()
         self.notifier.close()
-        if left_running:
+        if self._index_left_running:
             # Finalizing the interpreter under a thread inside torch aborts (SIGABRT): end here,
             # everything of ours is closed; the pass's writes are crash-safe, as after a kill.
             logging.shutdown()
@@ -237,7 +275,7 @@ class Daemon:
         from routine.daemon.timers import Timers
 
         restarting = self.timers is not None
-        if restarting:
+        if self.timers is not None:
             log.error("the scheduler thread is not running; starting it again")
             try:
                 self.timers.stop()
@@ -276,12 +314,7 @@ class Daemon:
         if cached is None or time.monotonic() - cached[0] > max_age:
             found, error = resident_models(self.live.config)
             if found is not None and self.residency is not None:
-                # Ollama says what is loaded; the manager knows whose it is and if it is in use.
-                mine = {(m["host"], m["model"]): m for m in self.residency.manager.snapshot()}
-                for model in found:
-                    info = mine.get((model["host"], model["name"]))
-                    model["loaded_by"] = "routine" if info and info["ours"] else "another client"
-                    model["in_use"] = bool(info and info["in_use"])
+                self.residency.annotate(found)
             cached = self._resident = (time.monotonic(), found, error)
         return cached[1], cached[2]
 
@@ -310,9 +343,9 @@ class Daemon:
         owed = due.owed(block, self.slots, now, ZoneInfo(self.zone_name()),
                         **({"absent": absent} if absent else {}))
         for slot in owed.missed:
-            self._record_missed(block, slot)
+            record_missed(self.journal, self.slots, block, slot)
         if owed.missed:
-            self._alert_missed(block, owed, absent)
+            alert_missed(self.live.config, self.now_local(), block, owed, absent)
         for slot in owed.run:
             if self.slots.claim(block.id, slot.key):
                 self.submit_slot(block, slot, "schedule" if slot.reason == "on time" else "catch-up")
@@ -320,27 +353,9 @@ class Daemon:
 
     def submit_slot(self, block, slot: due.Slot, trigger: str) -> None:
         """Queue a claimed slot's run."""
-        work = Work(key=f"block:{block.id}", label=f"{block.id} @ {slot.key}", run=None,
-                    models=self.model_keys(block.agents))
+        work = Work(key=f"block:{block.id}", label=f"{block.id} @ {slot.key}", models=self.model_keys(block.agents))
         work.run = partial(self._run_block, block.id, slot, trigger, work)
         self.queue.submit(work)
-
-    def _record_missed(self, block, slot: due.Slot) -> None:
-        state = "skipped" if block.missed == "skip" else "missed"
-        run_id = self.journal.record(agent=None, trigger="schedule", status=state, error=slot.reason,
-                                     kind="block", block=block.id, slot=slot.key)
-        self.slots.set(block.id, slot.key, state, run_id=run_id, reason=slot.reason)
-        log.warning("block %s slot %s %s", block.id, slot.key, slot.reason)
-
-    def _alert_missed(self, block, owed: due.Owed, absent: str | None = None) -> None:
-        if block.missed == "skip":
-            return  # the person chose to skip missed runs: journaled, not alarming
-        times = ", ".join(f"{s.at.astimezone(ZoneInfo(self.zone_name())):%a %d %b %H:%M}" for s in owed.missed[-5:])
-        extra = f" (and {owed.not_recorded} earlier)" if owed.not_recorded else ""
-        raise_alert(self.live.config, self.now_local(), f"{block.id} missed",
-                    f"The block {block.id} did not run at {times}{extra}: {absent or 'the daemon was not running'} then, "
-                    f"and those times are beyond the block's grace of {block.grace}.",
-                    "nothing to do unless this keeps happening; `routine fire " + block.id + "` runs it now.")
 
     def _run_block(self, block_id: str, slot: due.Slot, trigger: str, work: Work | None = None) -> None:
         from routine.runner.block import run_block
@@ -371,46 +386,24 @@ class Daemon:
     def model_keys(self, agent_names) -> tuple:
         return self.residency.keys_for_agents(agent_names) if self.residency else ()
 
-    def make_runner(self, journal: Journal, on_event=None, work: Work | None = None,
-                    cancel: threading.Event | None = None):
+    def make_runner(self, journal: Journal, on_event: OnEvent | None = None, work: Work | None = None,
+                    cancel: threading.Event | None = None) -> Runner:
         """A runner on the shared model manager. With ``work``, the job's model set follows its
         block: the steps still to come are what the forecast counts as needed now."""
         from routine.runner.step import Runner
 
-        def events(kind: str, data: dict) -> None:
-            if work is not None and kind == "step":
-                work.models = self.model_keys(data["after"])
-            if kind == "failed":
-                self.monitor.poke()  # a dependency may be down: check now, not in a minute
-            if kind in ("wrote", "failed") and self.vault_events and self.vault_events.graph_feed:
-                self.vault_events.graph_feed.runs_finished()  # the graph reads what the run read and wrote
-            if on_event is not None:
-                on_event(kind, data)
-
-        runner = Runner(self.live.config, journal, models=self.models, on_event=events,
+        runner = Runner(self.live.config, journal, models=self.models, on_event=self.run_events.listener(work, on_event),
                         memory=self.memory)
         runner.write_gate = partial(self._gate, cancel)
         runner.pause = lambda seconds: not self.stopping.wait(seconds)  # a retry's wait ends at a stop
         return runner
 
+    def _runs_finished(self) -> None:
+        if self.vault_events and self.vault_events.graph_feed:
+            self.vault_events.graph_feed.runs_finished()  # the graph reads what the run read and wrote
+
     def _gate(self, cancel: threading.Event | None = None):
         """Held by a step while it writes; refuses once shutdown has abandoned running steps, or
         the person called this run off (``cancel``)."""
-        return _Gate(self.write_gate, self.abandon, cancel)
+        return WriteGate(self.write_gate, self.abandon, cancel)
 
-
-class _Gate:
-    def __init__(self, lock: threading.Lock, abandon: threading.Event, cancel: threading.Event | None = None):
-        self.lock, self.abandon, self.cancel = lock, abandon, cancel
-
-    def __enter__(self):
-        self.lock.acquire()
-        if self.abandon.is_set() or (self.cancel is not None and self.cancel.is_set()):
-            self.lock.release()
-            from routine.errors import Abandoned
-
-            raise Abandoned()
-        return self
-
-    def __exit__(self, *exc):
-        self.lock.release()

@@ -19,6 +19,7 @@ import time
 from routine.control import socket_path
 from routine.errors import RoutineError, UsageError
 from routine.journal.status import succeeded
+from routine.runner.events import IndexProgress, Queued, RunEvent
 
 log = logging.getLogger(__name__)
 
@@ -227,18 +228,18 @@ def fire(daemon, message: dict, send, gone: threading.Event) -> None:
     done = threading.Event()
     result: dict = {}
 
-    def on_event(kind: str, data: dict) -> None:
+    def on_event(event: RunEvent) -> None:
         if gone.is_set():
             from routine.errors import Abandoned
 
             raise Abandoned("the person interrupted `routine fire` (Ctrl-C), so this run stopped and wrote nothing.")
-        send({"event": kind, **data})
+        send(event.to_json())
 
     block = live.schedules.blocks.get(target)
     if message.get("resume") and block is None:
         raise UsageError(f"Block {target} of run {message['resume']} is no longer in the schedules.",
                          "restore it in its schedule file, or fire its agents one by one.")
-    job = Work(key="", label=f"fire {target}", run=None)
+    job = Work(key="", label=f"fire {target}")
     if block is not None and target.lower() not in live.agents:
         resume = _resume(message.get("resume"), block)  # refused here, before anything is queued
 
@@ -270,7 +271,7 @@ def fire(daemon, message: dict, send, gone: threading.Event) -> None:
     daemon.queue.submit(job)
     snapshot = daemon.queue.snapshot()
     if snapshot["queued"]:
-        send({"event": "queued", "ahead": len(snapshot["running"]) + len(snapshot["queued"]) - 1})
+        send(Queued(len(snapshot["running"]) + len(snapshot["queued"]) - 1).to_json())
     done.wait()
     failed = not succeeded(result.get("status"))
     send({"done": True, "result": result, "exit": 1 if failed else 0})
@@ -316,7 +317,7 @@ def index(daemon, message: dict, send) -> None:
     memory = daemon.memory
 
     def progress(what: str, done: int, total: int) -> None:  # not "done": that key ends a reply
-        send({"event": "progress", "what": what, "count": done, "total": total})
+        send(IndexProgress(what, done, total).to_json())
 
     stats = (memory.rebuild if message.get("rebuild") else memory.reconcile)(progress)
     send({"done": True, "result": stats.as_dict(), "exit": 0})

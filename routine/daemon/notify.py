@@ -29,7 +29,7 @@ class Notifier:
     def __init__(self, address: str | None, watchdog_usec: int | None = None):
         self.address = address
         self.watchdog_seconds = watchdog_usec / 1e6 if watchdog_usec else None
-        self._sock = None
+        self._sock: socket.socket | None = None
         self._lock = threading.Lock()
         self.last_status: str | None = None
 

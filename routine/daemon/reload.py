@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ class ConfigWatcher:
         self.debounce = debounce
         self._timer: threading.Timer | None = None
         self._lock = threading.Lock()
-        self._observer = None
+        self._observer: Any = None  # watchdog's Observer, imported when watching starts
 
     def start(self) -> None:
         from watchdog.events import FileSystemEventHandler

@@ -9,8 +9,11 @@ and least-recently-used where it is not (a manual fire, a trigger).
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Callable, Iterable
 from zoneinfo import ZoneInfo
 
+from routine.daemon.live import Live
+from routine.daemon.work import WorkQueue
 from routine.journal import Journal
 from routine.journal.model_events import ModelEvents
 from routine.models.client import ModelClient
@@ -19,16 +22,19 @@ from routine.models.plan import ModelKey, alias_key, next_scheduled_use, upcomin
 from routine.models.preloader import Preloader, learned_lead
 
 class Residency:
-    def __init__(self, daemon):
-        self.daemon = daemon
+    """``live``: the config in force (``daemon.live.Live``); ``queue``: the daemon's work queue
+    (its jobs' models are needed now); ``clock``: now, in UTC."""
+
+    def __init__(self, live: Live, queue: WorkQueue, clock: Callable[[], datetime]):
+        self.live, self.queue, self.clock = live, queue, clock
         self.journal = Journal()  # a connection of its own: model events come from many threads
         self.events = ModelEvents(self.journal.db)
-        config = daemon.live.config
-        self.manager = ModelManager(config, events=self.events, forecast=self.forecast, clock=daemon.clock,
+        config = live.config
+        self.manager = ModelManager(config, events=self.events, forecast=self.forecast, clock=clock,
                                     managed=True)
         self.client = ModelClient(config, self.manager)
-        self.preloader = Preloader(self.manager, lambda: self.daemon.live.config, self.scheduled_uses,
-                                   self.lead_for, clock=daemon.clock)
+        self.preloader = Preloader(self.manager, lambda: self.live.config, self.scheduled_uses,
+                                   self.lead_for, clock=clock)
         self.manager.on_release = self.preloader.poke
 
     def start(self) -> None:
@@ -42,30 +48,38 @@ class Residency:
 
     def reconfigure(self) -> None:
         """After a reload: new aliases, limits and schedule take effect for the next decision."""
-        config = self.daemon.live.config
+        config = self.live.config
         self.manager.config = self.client.config = config
         self.preloader.poke()
 
     # --- what is needed when ---------------------------------------------------------------------
 
     def scheduled_uses(self, start: datetime, end: datetime):
-        live = self.daemon.live
-        tz = ZoneInfo(self.daemon.zone_name())
+        live = self.live
+        tz = ZoneInfo(live.config.zone_name())
         return upcoming_uses(live.config, live.agents, live.schedules.blocks.values(), start, end, tz)
 
     def forecast(self, key: ModelKey, now: datetime) -> datetime | None:
-        if key in self.daemon.queue.models():
+        if key in self.queue.models():
             return now
-        live = self.daemon.live
+        live = self.live
         return next_scheduled_use(live.config, live.agents, live.schedules.blocks.values(), key, now,
-                                  ZoneInfo(self.daemon.zone_name()))
+                                  ZoneInfo(live.config.zone_name()))
 
     def lead_for(self, key: ModelKey) -> timedelta:
         return learned_lead(self.events.load_durations_ms(*key))
 
-    def keys_for_agents(self, agent_names) -> tuple[ModelKey, ...]:
-        live = self.daemon.live
-        keys = []
+    def annotate(self, found: list[dict]) -> None:
+        """Ollama's resident models (``/api/ps``) with the manager's view: whose each is, in use."""
+        mine = {(m["host"], m["model"]): m for m in self.manager.snapshot()}
+        for model in found:
+            info = mine.get((model["host"], model["name"]))
+            model["loaded_by"] = "routine" if info and info["ours"] else "another client"
+            model["in_use"] = bool(info and info["in_use"])
+
+    def keys_for_agents(self, agent_names: Iterable[str]) -> tuple[ModelKey, ...]:
+        live = self.live
+        keys: list[ModelKey] = []
         for name in agent_names:
             agent = live.agents.get(name)
             key = alias_key(live.config, agent.model) if agent else None

@@ -61,7 +61,7 @@ def recent_runs(limit: int = RECENT_RUNS) -> list[dict]:
 
     journal = Journal()
     try:
-        return [{k: r.row.get(k) for k in RUN_FIELDS} for r in journal.recent(limit)]
+        return [{k: r.as_dict()[k] for k in RUN_FIELDS} for r in journal.recent(limit)]
     finally:
         journal.close()
 

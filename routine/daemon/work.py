@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable
 
 from routine import runcontext
@@ -25,7 +26,7 @@ log = logging.getLogger(__name__)
 class Work:
     key: str
     label: str
-    run: Callable[[], None]
+    run: Callable[[], None] = lambda: None  # set once the job's closure can name the job
     queued_at: float = field(default_factory=time.monotonic)  # monotonic: for waits, not for display
     models: tuple = ()  # residency keys of the models this work will call (for the forecast)
     last_beat: float = 0.0  # monotonic; set when a worker takes it, and at each beat
@@ -134,7 +135,7 @@ class WorkQueue:
             started = time.monotonic()
             log.info("started %s (waited %.1fs)", work.label, started - work.queued_at)
             try:
-                with runcontext.beating_to(lambda w=work: setattr(w, "last_beat", time.monotonic())):
+                with runcontext.beating_to(partial(_beat, work)):
                     work.run()
                 log.info("finished %s in %.1fs", work.label, time.monotonic() - started)
             except Exception:  # a bug in one run must not kill the worker
@@ -148,3 +149,7 @@ class WorkQueue:
                     self.on_change()
                 except Exception:
                     log.exception("work queue listener failed")
+
+
+def _beat(work: Work) -> None:
+    work.last_beat = time.monotonic()

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from routine import paths
 from routine.journal.db import connect
+from routine.journal.status import RunStatus
 
 _JSON_FIELDS = ("prompt", "sources", "dropped", "wrote", "details", "metrics", "log")
 
@@ -25,15 +27,52 @@ def _utc_iso(now: datetime | None = None) -> str:
     return (now or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat(timespec="milliseconds")
 
 
-@dataclass
-class Run:
-    row: dict
+@dataclass(frozen=True, kw_only=True)
+class RunRecord:
+    """One row of the ``runs`` table (a step run or a block run); its JSON columns decoded.
+    Fields in the table's column order; ``as_dict`` is the row as `routine runs --json` and the
+    status show it."""
 
-    def __getattr__(self, name):
-        try:
-            return self.row[name]
-        except KeyError:
-            raise AttributeError(name) from None
+    id: str
+    parent: str | None = None  # the block run a step belongs to
+    kind: str  # step | block
+    block: str | None = None
+    step: int | None = None
+    agent: str | None = None
+    model: str | None = None
+    trigger: str  # manual | schedule | catch-up | retry | trigger:<id> …
+    slot: str | None = None
+    status: RunStatus
+    error: str | None = None
+    started_at: str
+    ended_at: str | None = None
+    duration_ms: int | None = None
+    task: str | None = None
+    prompt: Any = None  # the exact messages sent
+    output: str | None = None
+    sources: Any = None  # vault paths placed in context
+    dropped: Any = None  # context left out, with reasons
+    wrote: Any = None  # what was written where (a block: the notes its steps wrote)
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    load_duration_ms: int | None = None
+    details: Any = None
+    warm: int | None = None
+    metrics: Any = None
+    log: Any = None  # a tool loop's transcript
+    project: str | None = None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row | dict) -> "RunRecord":
+        values: dict[str, Any] = _decode(dict(row))
+        values["status"] = RunStatus(values["status"])
+        known: dict[str, Any] = {f.name: values.get(f.name) for f in fields(cls)}
+        return cls(**known)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["status"] = self.status.value
+        return out
 
 
 class Journal:
@@ -90,18 +129,18 @@ class Journal:
 
     # --- reading ---------------------------------------------------------------------------
 
-    def recent(self, limit: int = 20, include_steps_of_blocks: bool = True) -> list[Run]:
+    def recent(self, limit: int = 20, include_steps_of_blocks: bool = True) -> list[RunRecord]:
         rows = self.db.execute("SELECT * FROM runs ORDER BY started_at DESC, id DESC LIMIT ?", (limit,))
-        return [Run(_decode(dict(r))) for r in rows]
+        return [RunRecord.from_row(r) for r in rows]
 
-    def get(self, run_id: str) -> Run | None:
+    def get(self, run_id: str) -> RunRecord | None:
         row = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
             # Let a person type a unique prefix, as with git hashes.
             rows = self.db.execute("SELECT * FROM runs WHERE id LIKE ? ESCAPE '\\' LIMIT 2",
                                    (_like_prefix(run_id),)).fetchall()
             row = rows[0] if len(rows) == 1 else None
-        return Run(_decode(dict(row))) if row else None
+        return RunRecord.from_row(row) if row else None
 
     def matching(self, prefix: str, limit: int = 6) -> list[str]:
         """Run ids that are ``prefix`` or start with it (an exact id alone when there is one)."""
@@ -133,9 +172,9 @@ class Journal:
         cursor = (min(running) - 1) if running else (rows[-1]["rowid"] if rows else after)
         return done, cursor
 
-    def children(self, run_id: str) -> list[Run]:
+    def children(self, run_id: str) -> list[RunRecord]:
         rows = self.db.execute("SELECT * FROM runs WHERE parent=? ORDER BY step, started_at", (run_id,))
-        return [Run(_decode(dict(r))) for r in rows]
+        return [RunRecord.from_row(r) for r in rows]
 
 
 def _decode(row: dict) -> dict:

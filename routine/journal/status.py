@@ -18,6 +18,9 @@ class RunStatus(str, Enum):
     MAX_ITERATIONS = "max-iterations"  # a tool loop ran out of turns
     DRY_RUN = "dry-run"
 
+    def __str__(self) -> str:  # "ok", as the journal and every output write it (also in f-strings)
+        return self.value
+
     @property
     def succeeded(self) -> bool:
         return self in (RunStatus.OK, RunStatus.PROPOSAL)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from routine.config.model import AgentSpec
+from routine.config.model import AgentSpec, StepSpec, WriteSpec
+from routine.errors import UsageError
 from routine.journal import new_run_id
+from routine.runner.events import BlockStarted, BlockStep, Retrying
 from routine.runner.step import Runner, StepOutcome, StepRequest
 from routine.schedule.model import Block, RetryPolicy
 
@@ -37,17 +39,16 @@ class Resume:
 def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigger: str = "manual",
               slot: str | None = None, dry_run: bool = False, stream: bool = False,
               run_id: str | None = None, resume: Resume | None = None) -> BlockOutcome:
-    journal = runner.journal
     parent = None
     if resume is not None:
         parent = resume.parent
-        journal.update(parent, status="running", error=None, ended_at=None)
+        runner.runs.update(parent, status="running", error=None, ended_at=None)
     elif not dry_run:
-        parent = journal.start(agent=None, trigger=trigger, kind="block", block=block.id, slot=slot,
-                               run_id=run_id or new_run_id(runner.clock()))
+        parent = runner.runs.start(agent=None, trigger=trigger, kind="block", block=block.id, slot=slot,
+                                   run_id=run_id or new_run_id(runner.clock()))
         if block.project:
-            journal.update(parent, project=block.project)
-    runner.on_event("block", {"run": parent, "block": block.id, "steps": len(block.steps)})
+            runner.runs.update(parent, project=block.project)
+    runner.on_event(BlockStarted(parent, block.id, len(block.steps)))
     outcome = BlockOutcome(parent, "dry-run" if dry_run else "ok")
     prior: dict[str, str] = dict(resume.prior) if resume else {}
     failed_at: int | None = None
@@ -56,15 +57,15 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
             continue
         agent = agents[step.agent]
         if failed_at is not None:
-            journal.record(agent=agent.name, trigger=trigger, status="skipped", block=block.id, step=index,
-                           parent=parent, slot=slot,
-                           error=f"skipped: step {failed_at} ({block.steps[failed_at].agent}) failed before it")
+            if parent is not None:  # a dry run journals nothing
+                runner.runs.record(agent=agent.name, trigger=trigger, status="skipped", block=block.id, step=index,
+                                   parent=parent, slot=slot,
+                                   error=f"skipped: step {failed_at} ({block.steps[failed_at].agent}) failed before it")
             continue
         # The model manager's forecast: what this block still needs after the step starting now.
-        runner.on_event("step", {"run": parent, "block": block.id, "index": index,
-                                 "after": [s.agent for s in block.steps[index + 1:]]})
+        runner.on_event(BlockStep(parent, block.id, index, tuple(s.agent for s in block.steps[index + 1:])))
         following = agents.get(block.steps[index + 1].agent) if index + 1 < len(block.steps) else None
-        request = StepRequest(agent=agent, task=step.task or agent.task, write=step.write or agent.write,
+        request = StepRequest(agent=agent, task=step.task or agent.task, write=_write_of(step, agent),
                               inputs=step.inputs, search=step.search, graph=step.graph, trigger=trigger, block=block.id,
                               step_index=index, parent=parent, slot=slot, prior=dict(prior),
                               prefetch=following.model if following else None,
@@ -80,7 +81,7 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
     if parent is not None:
         failed = [s for s in outcome.steps if s.error is not None]
         wrote = [*(resume.wrote if resume else ()), *(s.wrote.rel for s in outcome.steps if s.wrote is not None)]
-        journal.finish(parent, outcome.status, str(failed[0].error) if failed else None, wrote=wrote)
+        runner.runs.finish(parent, outcome.status, str(failed[0].error) if failed else None, wrote=wrote)
     return outcome
 
 
@@ -98,7 +99,15 @@ def run_with_retries(runner: Runner, policy: RetryPolicy, request: StepRequest, 
             return result
         attempt += 1
         wait = policy.wait_before(attempt)
-        runner.on_event("retry", {"run": request.parent, "agent": request.agent.name, "attempt": attempt,
-                                  "attempts": policy.attempts, "wait_s": wait, "error": str(result.error)})
+        runner.on_event(Retrying(request.parent, request.agent.name, attempt, policy.attempts, wait, str(result.error)))
         if not runner.pause(wait):  # the daemon is stopping: the slot is run again at the next start
             return result
+
+
+def _write_of(step: StepSpec, agent: AgentSpec) -> WriteSpec:
+    """The step's write target, else the agent's (the schedule loader requires one of them)."""
+    write = step.write or agent.write
+    if write is None:
+        raise UsageError(f"The step of {agent.name} has no `write:` target, and the agent has no default.",
+                         f"add `write:` to the step, or to {agent.source}.")
+    return write

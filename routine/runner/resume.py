@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from routine.errors import UsageError
 from routine.journal import Journal
-from routine.journal.runs import Run
+from routine.journal.runs import RunRecord
 from routine.journal.status import RunStatus, succeeded
 from routine.runner.block import Resume
 from routine.schedule.model import Block
@@ -16,7 +16,7 @@ from routine.schedule.model import Block
 RESUMABLE = (RunStatus.FAILED, RunStatus.INTERRUPTED)
 
 
-def block_run_of(journal: Journal, run: Run) -> Run:
+def block_run_of(journal: Journal, run: RunRecord) -> RunRecord:
     """The block run itself, given it or one of its steps; a one-off agent run is refused."""
     if run.kind == "step" and run.parent:
         parent = journal.get(run.parent)
@@ -31,7 +31,7 @@ def block_run_of(journal: Journal, run: Run) -> Run:
     return run
 
 
-def resume_point(journal: Journal, run: Run, block: Block) -> Resume:
+def resume_point(journal: Journal, run: RunRecord, block: Block) -> Resume:
     """The first step to run again, and what the steps before it gave."""
     good = {c.step: c for c in journal.children(run.id) if succeeded(c.status)}
     start = next((i for i in range(len(block.steps)) if i not in good), len(block.steps))
@@ -43,6 +43,6 @@ def resume_point(journal: Journal, run: Run, block: Block) -> Resume:
     if start == len(block.steps):
         raise UsageError(f"Every step of block run {run.id} ended well; there is nothing to resume.",
                          f"to run the block anew, `routine fire {block.id}`.")
-    prior = {good[i].agent: good[i].output or "" for i in range(start)}
+    prior = {block.steps[i].agent: good[i].output or "" for i in range(start)}  # the same agents (checked above)
     wrote = tuple(good[i].wrote["path"] for i in range(start) if isinstance(good[i].wrote, dict))
     return Resume(parent=run.id, start=start, prior=prior, wrote=wrote)

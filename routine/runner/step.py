@@ -11,7 +11,7 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, ContextManager
 from zoneinfo import ZoneInfo
 
 from routine import runcontext, sysmetrics
@@ -22,12 +22,14 @@ from routine.config.sandbox import with_assignments
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, new_run_id
 from routine.runner import context, prompt
+from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
 from routine.templating import date_vars, render
 
+if TYPE_CHECKING:
+    from routine.models.client import Completion
+    from routine.vault import WriteResult
+
 log = logging.getLogger(__name__)
-
-Event = Callable[[str, dict], None]
-
 
 @dataclass
 class StepRequest:
@@ -65,11 +67,11 @@ class StepOutcome:
     status: str  # ok | proposal | failed | refused | dry-run
     prompt: prompt.Prompt | None = None
     output: str = ""
-    wrote: object = None  # routine.vault.WriteResult
+    wrote: WriteResult | None = None
     error: RoutineError | None = None
     alert: str | None = None
     model: str | None = None
-    completion: object = None  # routine.models.client.Completion, when a model answered
+    completion: Completion | None = None  # when a model answered
 
     def summary(self) -> dict:
         """What the CLI prints for --json and the control socket sends back."""
@@ -90,7 +92,7 @@ def local_now(config: Config) -> datetime:
 
 class Runner:
     def __init__(self, config: Config, journal: Journal | None, models=None,
-                 clock: Callable[[], datetime] | None = None, on_event: Event | None = None, memory=None):
+                 clock: Callable[[], datetime] | None = None, on_event: OnEvent | None = None, memory=None):
         self.config = config
         self.journal = journal
         self._models = models
@@ -99,12 +101,19 @@ class Runner:
         self._memory = memory
         self._own_memory = None
         self.clock = clock or (lambda: local_now(config))
-        self.on_event = on_event or (lambda kind, data: None)
+        self.on_event: OnEvent = on_event or ignore
         # The daemon replaces this with a gate that refuses writes once shutdown abandoned the run.
-        self.write_gate = contextlib.nullcontext
+        self.write_gate: Callable[[], ContextManager[object]] = contextlib.nullcontext
         # Waits between a block's retries; False when the wait was cut short (the daemon replaces
         # it with one that its stop ends).
         self.pause: Callable[[float], bool] = _sleep
+
+    @property
+    def runs(self) -> Journal:
+        """The journal of a journaled run (a dry run has none and never asks for it)."""
+        if self.journal is None:
+            raise RuntimeError("this runner has no journal: it only makes dry runs")
+        return self.journal
 
     @property
     def models(self):
@@ -144,7 +153,7 @@ class Runner:
         return [hit.as_dict() for hit in self.memory.search(query, k, reads=reads, progress=self._indexing)]
 
     def _indexing(self, what: str, done: int, total: int) -> None:
-        self.on_event("indexing", {"what": what, "count": done, "total": total})
+        self.on_event(Indexing(what, done, total))
 
     def run_step(self, req: StepRequest, dry_run: bool = False, stream: bool = False) -> StepOutcome:
         now = self.clock()
@@ -156,11 +165,11 @@ class Runner:
         alias = self.config.models[req.agent.model]
         if dry_run:
             return self._step(req, None, now, dry_run=True, stream=stream)
-        run_id = self.journal.start(agent=req.agent.name, trigger=req.trigger, block=req.block,
+        run_id = self.runs.start(agent=req.agent.name, trigger=req.trigger, block=req.block,
                                     step=req.step_index, parent=req.parent, slot=req.slot,
                                     model=alias.model, run_id=new_run_id(now))
         if project:
-            self.journal.update(run_id, project=project)
+            self.runs.update(run_id, project=project)
         # Every log line of the run carries its id; the daemon's watchdog sees the step move.
         with runcontext.scope(run=run_id, block=req.block, agent=req.agent.name, model=alias.model):
             runcontext.beat()
@@ -169,10 +178,10 @@ class Runner:
             try:
                 outcome = self._step(req, run_id, now, dry_run=False, stream=stream)
             except KeyboardInterrupt:  # Ctrl-C on `routine fire`: the run ends here, and says so
-                self.journal.finish(run_id, "interrupted", "interrupted (Ctrl-C) before it finished")
+                self.runs.finish(run_id, "interrupted", "interrupted (Ctrl-C) before it finished")
                 raise
             metrics = sysmetrics.finish(started, outcome.completion)
-            self.journal.update(run_id, metrics=metrics)
+            self.runs.update(run_id, metrics=metrics)
             log.info("%s %s in %.1fs%s", req.agent.name, outcome.status, metrics["duration_s"],
                      f": wrote {outcome.wrote.rel}" if outcome.wrote is not None else "")
             runcontext.beat()
@@ -182,8 +191,8 @@ class Runner:
         agent = req.agent
         alias = self.config.models[agent.model]
         if run_id is not None and req.details:
-            self.journal.update(run_id, details=req.details)
-        self.on_event("start", {"run": run_id, "agent": agent.name, "model": alias.model})
+            self.runs.update(run_id, details=req.details)
+        self.on_event(StepStarted(run_id, agent.name, alias.model))
         where = f"{req.block or 'fire'} step {agent.name}"
         try:
             variables = {**date_vars(now), "steps": {k: {"output": v} for k, v in req.prior.items()}, "agent": agent.name,
@@ -195,51 +204,56 @@ class Runner:
             from routine.vault.presence import require_vault
 
             require_vault(self.config.vault, empty_is_missing=True)  # an unmounted vault: no run writes into it
-            check_write(self.config.vault, list(agent.writes), target.append or target.note, agent.name)
+            dest = target.append or target.note or ""  # the loaders require one of them
+            check_write(self.config.vault, list(agent.writes), dest, agent.name)
             search = None
             if req.search is not None:
                 search = context.Search(render(req.search.query, variables, f"the search query of {where}").strip(),
                                         req.search.k, self.memory, self._indexing)
             gathered = context.gather(self.config.vault, agent, req.inputs, variables, where, search,
-                                      target=context.Target(target.append or target.note, target.section),
+                                      target=context.Target(dest, target.section),
                                       prior=req.prior, journal_report=self._journal_report)
             if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
                 from routine.graph.context import graph_items
 
                 gathered.items += graph_items(self.config, agent, req.graph, variables, where, 1000 + len(gathered.items))
             kind = "append" if target.append else ("section" if target.section else "note")
-            instructions = prompt.output_instructions(kind, target.append or target.note, target.section)
+            instructions = prompt.output_instructions(kind, dest, target.section)
             built = prompt.build(agent, alias, task, gathered, variables, instructions,
                                  counter=self.models.counter(agent.model))
         except RoutineError as exc:
             return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed", task=req.task)
-        if dry_run:
+        if dry_run or run_id is None:
             return StepOutcome(None, "dry-run", prompt=built, model=alias.model)
+        return self._call_and_write(req, run_id, now, task, target, built, stream)
 
-        self.journal.update(run_id, task=task, prompt=built.messages, sources=built.sources, dropped=built.dropped,
+    def _call_and_write(self, req: StepRequest, run_id: str, now: datetime, task: str, target: WriteSpec,
+                        built: prompt.Prompt, stream: bool) -> StepOutcome:
+        agent = req.agent
+        self.runs.update(run_id, task=task, prompt=built.messages, sources=built.sources, dropped=built.dropped,
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit})
         try:
-            on_token = (lambda piece: self.on_event("token", {"run": run_id, "text": piece})) if stream else None
+            on_token = (lambda piece: self.on_event(Token(run_id, piece))) if stream else None
             answer = self._answer(req, built, run_id, now, on_token)
             self._phase(run_id, "writing")
             with self.write_gate():
                 result = self._write(agent, target, answer, run_id, now, built.sources)
         except Abandoned as exc:
-            self.journal.finish(run_id, "interrupted", str(exc))
+            self.runs.finish(run_id, "interrupted", str(exc))
             return StepOutcome(run_id, "interrupted", error=exc)
         except AgentStopped as exc:
             return self._fail(run_id, req, exc, now, exc.status)
         except RoutineError as exc:
             return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed")
         status = "proposal" if result.outcome == "proposal" else "ok"
-        self.journal.finish(run_id, status, output=answer.text, model=answer.model,
+        self.runs.finish(run_id, status, output=answer.text, model=answer.model,
                             wrote={"path": result.rel, "outcome": result.outcome, "proposal": result.proposal_rel,
                                    "message": result.message},
                             tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
                             load_duration_ms=answer.load_duration_ms, warm=answer.warm,
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit,
                                      **({"fallback_attempts": answer.attempts} if answer.attempts else {})})
-        self.on_event("wrote", {"run": run_id, "path": result.rel, "outcome": result.outcome, "message": result.message})
+        self.on_event(Wrote(run_id, result.rel, result.outcome, result.message))
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
 
@@ -263,8 +277,8 @@ class Runner:
                           agent.timeout, run_id, beat=runcontext.beat, out=loop,
                           on_phase=lambda p: self._phase(run_id, p))
         finally:  # also when a model call fails halfway: the calls made so far are on record
-            self.journal.update(run_id, log=loop.log)
-        self.on_event("tools", {"run": run_id, **loop.summary()})
+            self.runs.update(run_id, log=loop.log)
+        self.on_event(ToolsUsed(run_id, **loop.summary()))
         if loop.status != "ok":
             raise AgentStopped(loop.status, f"{agent.name} {loop.error}; nothing was written.",
                                f"see the transcript with `routine runs show {run_id}`; raise `max_iterations` or "
@@ -273,7 +287,7 @@ class Runner:
 
     def _phase(self, run_id: str | None, phase: str) -> None:
         """What the step waits on now (loading MODEL, generating, writing), for the person."""
-        self.on_event("phase", {"run": run_id, "phase": phase})
+        self.on_event(Phase(run_id, phase))
 
     def _render_target(self, spec: WriteSpec, variables: dict, where: str) -> WriteSpec:
         def r(value):
@@ -295,14 +309,14 @@ class Runner:
         log.error("%s %s: %s", req.agent.name, status, exc)
         alert = None
         if run_id is not None:
-            self.journal.finish(run_id, status, str(exc), **({"task": task} if task else {}))
+            self.runs.finish(run_id, status, str(exc), **({"task": task} if task else {}))
         if run_id is not None and not (req.retries_left > 0 and exc.transient):  # the last attempt alerts
             cause = cause_of(exc)  # failures of one cause (Ollama down…) share one alert note
             alert = raise_alert(self.config, now, cause.title if cause else f"{req.agent.name} {status}",
                                 exc.message, exc.fix, run_id=run_id, agent=req.agent.name,
                                 cause=cause.key if cause else None,
                                 affected=f"{req.block} ({req.agent.name})" if req.block else req.agent.name)
-        self.on_event("failed", {"run": run_id, "status": status, "error": str(exc), "alert": alert})
+        self.on_event(StepFailed(run_id, status, str(exc), alert))
         return StepOutcome(run_id, status, error=exc, alert=alert)
 
 

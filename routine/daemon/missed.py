@@ -1,0 +1,37 @@
+"""Slots a block owed that are past its grace: each journaled (``missed``, or ``skipped`` when the
+block says ``missed: skip``), and one alert for the person unless the block skips them."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from routine.alerts import raise_alert
+from routine.config.model import Config
+from routine.daemon import due
+from routine.journal import Journal
+from routine.journal.slots import Slots
+from routine.schedule.model import Block
+
+log = logging.getLogger("routine.daemon")
+
+
+def record_missed(journal: Journal, slots: Slots, block: Block, slot: due.Slot) -> None:
+    state = "skipped" if block.missed == "skip" else "missed"
+    run_id = journal.record(agent=None, trigger="schedule", status=state, error=slot.reason,
+                            kind="block", block=block.id, slot=slot.key)
+    slots.set(block.id, slot.key, state, run_id=run_id, reason=slot.reason)
+    log.warning("block %s slot %s %s", block.id, slot.key, slot.reason)
+
+
+def alert_missed(config: Config, now: datetime, block: Block, owed: due.Owed, absent: str | None = None) -> None:
+    if block.missed == "skip":
+        return  # the person chose to skip missed runs: journaled, not alarming
+    zone = ZoneInfo(config.zone_name())
+    times = ", ".join(f"{s.at.astimezone(zone):%a %d %b %H:%M}" for s in owed.missed[-5:])
+    extra = f" (and {owed.not_recorded} earlier)" if owed.not_recorded else ""
+    raise_alert(config, now, f"{block.id} missed",
+                f"The block {block.id} did not run at {times}{extra}: {absent or 'the daemon was not running'} then, "
+                f"and those times are beyond the block's grace of {block.grace}.",
+                "nothing to do unless this keeps happening; `routine fire " + block.id + "` runs it now.")
