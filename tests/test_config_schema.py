@@ -235,3 +235,22 @@ def test_an_alias_made_in_code_has_the_same_defaults_as_a_loaded_one(tmp_path, m
     loaded = load_config(path).models["general"]
     made = ModelAlias(name="general", model="ollama_chat/m", deployments=loaded.deployments)
     assert made == loaded
+
+
+def test_an_agent_note_of_only_the_required_keys_has_the_schemas_defaults(tmp_path):
+    from routine.config.loader import load_config, parse_agent_note
+    from routine.config.model import AgentSpec
+    from routine.config.schema import AGENT
+
+    path = tmp_path / "routine.yaml"
+    path.write_text("vault: Vault\nmodels:\n  general: ollama_chat/m\n")
+    spec, problems = parse_agent_note("---\nagent: helper\nmodel: general\n---\nHelp.\n", "Agents/Helper.md",
+                                      load_config(path))
+    assert spec is not None and not problems
+    schema = AGENT["properties"]
+    assert spec.approval == schema["approval"]["default"]
+    assert spec.max_iterations == schema["max_iterations"]["default"]
+    assert spec.timeout == _seconds(schema["timeout"]["default"])
+    made = AgentSpec(name="helper", role="", model="general", reads=(), writes=(), approval="none", tools=(),
+                     grounding=(), write=None, task="", system_prompt="Help.", source="Agents/Helper.md")
+    assert (made.max_iterations, made.timeout) == (spec.max_iterations, spec.timeout)

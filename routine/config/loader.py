@@ -54,6 +54,7 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
 def _build_config(path: Path, raw: dict) -> Config:
     data = with_defaults(CONFIG, _written_out(raw))
     ollama, sandbox, memory = data["ollama"], data["sandbox"], data["memory"]
+    # $OLLAMA_HOST comes before the default host (and is often written as "0.0.0.0:11434").
     host = _base((raw.get("ollama") or {}).get("host") or os.environ.get("OLLAMA_HOST") or ollama["host"])
     return Config(
         path=path,
@@ -273,14 +274,14 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
     problems = schema_problems(doc, AGENT)
     if problems:
         return None, problems
-    d = doc.data
+    d = with_defaults(AGENT, doc.data)
     spec = AgentSpec(
         name=d["agent"],
         role=d.get("role", ""),
         model=d["model"],
         reads=tuple(d.get("reads", ())),
         writes=tuple(d.get("writes", ())),
-        approval=d.get("approval", "none"),
+        approval=d["approval"],
         tools=tuple(d.get("tools", ())),
         grounding=tuple(d.get("grounding", ())),
         inputs=tuple(d.get("inputs", ())),
@@ -294,8 +295,8 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
         version=str(d.get("version") or ""),
         behaviour=d.get("behaviour") or "",
         description=d.get("description") or "",
-        max_iterations=d.get("max_iterations", 8),
-        timeout=parse_duration(d["timeout"]).total_seconds() if d.get("timeout") else 600.0,
+        max_iterations=d["max_iterations"],
+        timeout=_seconds(d["timeout"]),
     )
     from routine.config.checks import scope_glob_problem
 

@@ -7,11 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from routine.config.schema import ALIAS, defaults
+from routine.config.schema import AGENT, ALIAS, defaults
+from routine.durations import parse_duration
 
 # Defaults are the schema's (config/schema.py): the loader fills them into what it reads, and
 # an alias built in code (the embedder's, a test's) takes them from there too.
 _ALIAS = defaults(ALIAS)
+_AGENT = defaults(AGENT)
 
 
 def is_ollama_model(model: str) -> bool:
@@ -216,8 +218,8 @@ class AgentSpec:
     assigned: tuple[str, ...] = ()  # case-file globs its assignments add to reads and writes (config/sandbox.py)
     # What a bare `routine fire AGENT` reads besides its grounding (same forms as a step's inputs).
     inputs: tuple[str, ...] = ()
-    max_iterations: int = 8      # model turns of a tool-using run, at most
-    timeout: float = 600.0       # seconds a tool-using run may take, all turns together
+    max_iterations: int = _AGENT["max_iterations"]  # model turns of a tool-using run, at most
+    timeout: float = parse_duration(_AGENT["timeout"]).total_seconds()  # seconds, all turns together
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,7 @@ AGENT = {
         "model": {"type": "string", "minLength": 1},
         "reads": GLOBS,
         "writes": GLOBS,
-        "approval": {"enum": ["none", "required"]},
+        "approval": {"enum": ["none", "required"], "default": "none"},
         "tools": {"type": "array", "items": {"enum": TOOL_NAMES}},
         "grounding": {"type": "array", "items": {"type": "string"}},
         "inputs": {"type": "array", "items": {"type": "string"}},
@@ -237,8 +237,9 @@ AGENT = {
         "version": {"type": ["string", "integer"]},
         "behaviour": {"enum": ["autonomous", "semi-autonomous", "reactive", "scheduled"]},
         "description": {"type": "string"},
-        "max_iterations": {"type": "integer", "minimum": 1, "maximum": 50},
-        "timeout": DURATION,
+        # A tool-using run: model turns at most, and the time all turns together may take.
+        "max_iterations": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8},
+        "timeout": {**DURATION, "default": "10m"},
         # Obsidian properties a person may add to any note; harmless here.
         "tags": {"type": ["array", "string", "null"]},
         "aliases": {"type": ["array", "string", "null"]},
