@@ -220,6 +220,53 @@ def test_a_tool_is_checked_when_it_is_defined():
             return k
 
 
+def test_every_tool_declared_is_in_the_registry():
+    import importlib
+    import pkgutil
+
+    import routine.tools
+    from routine.tools.base import Tool
+    from routine.tools.registry import TOOLS
+
+    defined = {}
+    for info in pkgutil.iter_modules(routine.tools.__path__):
+        module = importlib.import_module(f"routine.tools.{info.name}")
+        defined.update({v.name: v for v in vars(module).values() if isinstance(v, Tool)})
+    assert len(defined) >= 10
+    assert defined == TOOLS, "add each @tool to TOOLS in routine/tools/registry.py"
+
+
+def test_every_list_of_tool_names_names_only_declared_tools():
+    """The schema's, the library default, a new agent's default, the smolagents export: each is
+    checked when defined, and no hand-written list of tool names anywhere names an unknown one."""
+    import ast
+    from pathlib import Path
+
+    from routine.agents.authoring import DEFAULT_TOOLS
+    from routine.agents.smolagents_tools import EXPORTABLE
+    from routine.config.schema import AGENT, CONFIG, LIBRARY_TOOLS, TOOL_NAMES
+    from routine.tools.registry import TOOLS, declared
+
+    assert TOOL_NAMES == list(TOOLS)
+    assert AGENT["properties"]["tools"]["items"]["enum"] == list(TOOLS)
+    library = CONFIG["properties"]["libraries"]["additionalProperties"]["oneOf"][1]["properties"]["tools"]
+    assert library["items"]["enum"] == list(TOOLS) and library["default"] == list(LIBRARY_TOOLS)
+    for names in (LIBRARY_TOOLS, DEFAULT_TOOLS, EXPORTABLE):
+        assert set(names) <= set(TOOLS), names
+    with pytest.raises(ToolDefinitionError, match="no tool is declared by that name"):
+        declared("read_note", "read_notes")
+
+    unknown = []
+    for path in sorted((Path(__file__).resolve().parent.parent / "routine").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            elements = (node.elts if isinstance(node, (ast.List, ast.Tuple, ast.Set))
+                        else [k for k in node.keys if k is not None] if isinstance(node, ast.Dict) else [])
+            names = [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(set(names) & set(TOOLS)) >= 2:  # a list of tool names
+                unknown += [f"{path.name}:{node.lineno} {n}" for n in names if n not in TOOLS]
+    assert not unknown, f"these name no declared tool: {unknown}"
+
+
 def test_a_model_failure_halfway_keeps_the_transcript_of_what_was_done(tester, ollama):
     home = tester()
     ollama.script(MISTRAL, [call("write_note", path="Projects/Half.md", content="written before the failure")]

@@ -15,11 +15,12 @@ from pathlib import Path
 from routine.config.model import Config
 from routine.config.schema import TOOL_NAMES
 from routine.errors import NoteExists, UsageError
+from routine.tools.registry import declared
 from routine.vault.frontmatter import join_frontmatter
 from routine.vault.notes import resolve_wikilink, wikilink_for
 
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
-DEFAULT_TOOLS = ("read_note", "list_notes", "search_notes")
+DEFAULT_TOOLS = declared("read_note", "list_notes", "search_notes")
 BEHAVIOURS = ("autonomous", "semi-autonomous", "reactive", "scheduled")
 
 BODY = """You are **{title}**, a small custom agent. You are grounded in the notes under \

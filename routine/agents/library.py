@@ -51,7 +51,7 @@ def library_named(config: Config, name_or_path: str) -> LibrarySource:
     if name_or_path in config.libraries:
         return config.libraries[name_or_path]
     if "/" in name_or_path or name_or_path.startswith("."):
-        from routine.config.loader import LIBRARY_TOOLS
+        from routine.config.schema import LIBRARY_TOOLS
 
         folder = Path(name_or_path).expanduser().resolve()
         return LibrarySource(folder.name, folder, LIBRARY_TOOLS)

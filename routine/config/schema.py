@@ -6,15 +6,17 @@ schema cannot say (unknown agent, bad cron, scopes). Both report every problem a
 
 from __future__ import annotations
 
-from dataclasses import fields
+import copy
 
-from routine.config.model import Layout
+from routine.tools.registry import TOOLS, declared
 
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
 GLOBS = {"type": "array", "items": {"type": "string", "minLength": 1}}
-TOOL_NAMES = ["search_notes", "read_note", "list_notes", "write_note", "now", "date_math", "run_command",
-              "graph_neighbors", "recommend_artifact", "propose_tasks"]
 SIZE = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(B|KiB|MiB|GiB|KB|MB|GB|K|M|G)\s*$"}
+# The tools are declared once, by their @tool decorators (routine/tools/registry.py).
+TOOL_NAMES = list(TOOLS)
+# What an agent installed from a library may have unless routine.yaml allows more for that library.
+LIBRARY_TOOLS = declared("search_notes", "read_note", "list_notes", "write_note", "now", "date_math")
 
 WRITE_TARGET = {
     "type": "object",
@@ -28,36 +30,64 @@ WRITE_TARGET = {
     "not": {"required": ["append", "section"]},
 }
 
-MODEL_ALIAS = {
-    "oneOf": [
-        {"type": "string", "minLength": 1},
-        {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["model"],
-            "properties": {
-                "model": {"type": "string", "minLength": 1},
-                "num_ctx": {"type": "integer", "minimum": 512},
-                "num_predict": {"type": "integer", "minimum": 16},
-                "tokenizer": {"enum": ["mistral", "estimate"]},
-                "fallbacks": {"type": "array", "items": {"type": "string"}},
-                "options": {"type": "object"},
-                "keep_alive": {"type": ["string", "integer"]},
-                "api_base": {"type": "string"},
-                "deployments": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "additionalProperties": False,
-                        "required": ["api_base"],
-                        "properties": {"model": {"type": "string", "minLength": 1},
-                                       "api_base": {"type": "string", "minLength": 1},
-                                       "api_key_env": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}},
-                    },
+
+def key(description: str, schema: dict | None = None, **default) -> dict:
+    """One key of routine.yaml: its schema, what it does, and (``default=``) its default as a
+    person would write it. The loader fills in these defaults; routine.example.yaml shows them."""
+    return {**(schema or {}), "description": description, **default}
+
+
+def section(description: str, **properties: dict) -> dict:
+    return {"type": "object", "additionalProperties": False, "description": description, "properties": properties}
+
+
+ALIAS = {  # a model alias written out; a bare string is {model: STRING}
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["model"],
+    "properties": {
+        "model": key("the LiteLLM model name, e.g. ollama_chat/mistral:7b-instruct-q4_K_M (pull Ollama's first)",
+                     {"type": "string", "minLength": 1}),
+        "num_ctx": key("the context window in tokens, pinned so Ollama never reloads the model for another size",
+                       {"type": "integer", "minimum": 512}, default=8192),
+        "num_predict": key("the longest answer in tokens; a prompt always leaves this much room in num_ctx",
+                           {"type": "integer", "minimum": 16}, default=1024),
+        "tokenizer": key("how a prompt is counted before it is sent: mistral (Mistral's tokenizer, exact) or "
+                         "estimate (a cautious count that learns each model's characters per token)",
+                         {"enum": ["mistral", "estimate"]}, default="estimate"),
+        "fallbacks": key("other aliases tried in order when this model fails or is missing",
+                         {"type": "array", "items": {"type": "string"}}, default=[]),
+        "options": key("more Ollama options, pinned on every request (e.g. temperature)",
+                       {"type": "object"}, default={}),
+        "keep_alive": key("how long Ollama keeps the model after a run made without the daemon (the daemon "
+                          "decides residency itself)", {"type": ["string", "integer"]}, default="10m"),
+        "api_base": key("the server this model runs on; default: ollama.host", {"type": "string"}),
+        "deployments": key(
+            "more servers running the same model; a step goes where the model is loaded, else where a slot is free",
+            {"type": "array", "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["api_base"],
+                "properties": {
+                    "model": key("the model's name there (default: the alias's model), e.g. openai/mistral-7b "
+                                 "for an OpenAI-compatible server", {"type": "string", "minLength": 1}),
+                    "api_base": key("the server's address, e.g. http://orin-2:11434",
+                                    {"type": "string", "minLength": 1}),
+                    "api_key_env": key("the environment variable holding the server's key, if it needs one",
+                                       {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}),
                 },
-            },
-        },
-    ]
+            }}, default=[]),
+    },
+}
+MODEL_ALIAS = {"oneOf": [{"type": "string", "minLength": 1}, ALIAS]}
+
+LIBRARY = {  # a library written out; a bare string is {path: STRING}
+    "type": "object", "additionalProperties": False, "required": ["path"],
+    "properties": {
+        "path": key("the library's folder (relative to this file, or absolute)", {"type": "string", "minLength": 1}),
+        "tools": key("the tools an agent installed from it may have",
+                     {"type": "array", "items": {"enum": TOOL_NAMES}}, default=list(LIBRARY_TOOLS)),
+    },
 }
 
 CONFIG = {
@@ -65,84 +95,123 @@ CONFIG = {
     "additionalProperties": False,
     "required": ["vault", "models"],
     "properties": {
-        "vault": {"type": "string", "minLength": 1},
-        "timezone": {"type": "string"},
-        "ollama": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "host": {"type": "string"},
-                "max_resident": {"type": "integer", "minimum": 1, "maximum": 8},
-                "unload_foreign": {"type": "boolean"},
-                "idle_unload": DURATION,
-                "preload": {"type": "boolean"},
-            },
-        },
-        "models": {
-            "type": "object",
-            "minProperties": 1,
-            "additionalProperties": MODEL_ALIAS,
-        },
-        "sandbox": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {"workdir": {"type": "string", "minLength": 1}, "mode": {"enum": ["ro", "rw"]},
-                           "timeout": DURATION, "memory": SIZE, "output": SIZE},
-        },
-        "watch": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {"inotify": {"type": "boolean"}, "reconcile": DURATION},
-        },
-        "chat": {
-            "type": "object",
-            "additionalProperties": False,
-            # quiet: how long a chat note must be still after the person's save before it is answered
-            "properties": {"quiet": DURATION},
-        },
-        "request_timeout": {"type": "number", "exclusiveMinimum": 0},
-        "retries": {"type": "integer", "minimum": 0, "maximum": 10},
-        "retry_backoff": {"type": "number", "minimum": 0},
-        "layout": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {  # one source of truth: the Layout dataclass's fields and defaults
-                f.name: {"type": "string", "minLength": 1, "default": f.default} for f in fields(Layout)
-            },
-        },
-        "metrics": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                # node_exporter textfile (a path; false turns it off). Default: <state>/metrics/routine.prom
-                "textfile": {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]},
-            },
-        },
-        # Agent libraries by name: a folder (shared: a synced or git folder a team uses), or
-        # {path, tools}: the tools an agent installed from it may have (default: all but run_command).
-        "libraries": {
-            "type": "object",
-            "propertyNames": {"pattern": r"^[A-Za-z0-9][A-Za-z0-9_-]*$"},
-            "additionalProperties": {
-                "oneOf": [
-                    {"type": "string", "minLength": 1},
-                    {"type": "object", "additionalProperties": False, "required": ["path"],
-                     "properties": {"path": {"type": "string", "minLength": 1},
-                                    "tools": {"type": "array", "items": {"enum": TOOL_NAMES}}}},
-                ]
-            },
-        },
-        "memory": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "embedding_model": {"type": "string", "minLength": 1},
-                "unload_after": {"type": "number", "minimum": 0},
-                "chunk_chars": {"type": "integer", "minimum": 200, "maximum": 20000},
-            },
-        },
+        "vault": key("your Obsidian vault (relative to this file, or absolute); the agents read and write only "
+                     "inside it", {"type": "string", "minLength": 1}),
+        "timezone": key("the IANA time zone of schedules and of the dates in notes; default: the machine's",
+                        {"type": "string"}),
+        "ollama": section(
+            "the Ollama server and which models stay loaded",
+            host=key("the Ollama server; $OLLAMA_HOST, when set, comes before this default", {"type": "string"},
+                     default="http://127.0.0.1:11434"),
+            max_resident=key("at most this many models loaded at once; routine swaps the rest",
+                             {"type": "integer", "minimum": 1, "maximum": 8}, default=2),
+            unload_foreign=key("whether models other programs loaded (`ollama run`) may be unloaded to make room",
+                               {"type": "boolean"}, default=False),
+            idle_unload=key("unload a model of routine's when nothing in the schedule needs it for this long",
+                            DURATION, default="6h"),
+            preload=key("load each model shortly before the step that needs it", {"type": "boolean"}, default=True),
+        ),
+        "models": key("model aliases by name; each agent note names one in its `model:`",
+                      {"type": "object", "minProperties": 1, "additionalProperties": MODEL_ALIAS}),
+        "sandbox": section(
+            "run_command's sandbox (bubblewrap)",
+            workdir=key("the folder mounted at /work: a vault folder, or an absolute path",
+                        {"type": "string", "minLength": 1}, default="Builds"),
+            mode=key("for an absolute workdir: ro or rw (a vault folder follows the agent's writes:)",
+                     {"enum": ["ro", "rw"]}, default="ro"),
+            timeout=key("the longest a command may run", DURATION, default="60s"),
+            memory=key("the most memory a command may use", SIZE, default="1GiB"),
+            output=key("the most output a command returns to the model", SIZE, default="64KiB"),
+        ),
+        "watch": section(
+            "the vault watcher",
+            inotify=key("use change events; false for a vault on a network share (NFS/SMB), where they do not arrive",
+                        {"type": "boolean"}, default=True),
+            reconcile=key("how often a full pass finds changes the events missed", DURATION, default="5m"),
+        ),
+        "chat": section(
+            "chat notes",
+            quiet=key("how long a chat note must be still after the person's save before it is answered",
+                      DURATION, default="3s"),
+        ),
+        "request_timeout": key("seconds for one model call, loading the model included",
+                               {"type": "number", "exclusiveMinimum": 0}, default=600),
+        "retries": key("retries of a failed model call before the fallbacks are tried",
+                       {"type": "integer", "minimum": 0, "maximum": 10}, default=2),
+        "retry_backoff": key("seconds before the first retry of a model call; doubled after each",
+                             {"type": "number", "minimum": 0}, default=2),
+        "layout": section(
+            "where routine's own folders and notes are in the vault (vault-relative)",
+            daily=key("daily notes", {"type": "string", "minLength": 1}, default="Daily"),
+            weekly=key("weekly notes", {"type": "string", "minLength": 1}, default="Weekly"),
+            drafts=key("proposals waiting for approval", {"type": "string", "minLength": 1}, default="Drafts"),
+            alerts=key("alerts routine raises", {"type": "string", "minLength": 1}, default="Alerts"),
+            archive=key("archived notes (agents' searches skip it)", {"type": "string", "minLength": 1},
+                        default="Archive"),
+            agents=key("agent notes, and custom agents' own folders", {"type": "string", "minLength": 1},
+                       default="Agents"),
+            dashboard=key("the dashboard note", {"type": "string", "minLength": 1}, default="Routine/Dashboard.md"),
+            chats=key("chat notes made by `routine chat new`", {"type": "string", "minLength": 1}, default="Chats"),
+        ),
+        "metrics": section(
+            "figures for Prometheus",
+            textfile=key("node_exporter's textfile, rewritten after each run; false: not written. "
+                         "Default: metrics/routine.prom in the state folder",
+                         {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]}),
+        ),
+        "libraries": key(
+            "agent libraries by name: a folder (a synced or git folder a team shares), or {path, tools}; "
+            "the shipped library `general` is always there",
+            {"type": "object", "propertyNames": {"pattern": r"^[A-Za-z0-9][A-Za-z0-9_-]*$"},
+             "additionalProperties": {"oneOf": [{"type": "string", "minLength": 1}, LIBRARY]}}),
+        "memory": section(
+            "the vault search index",
+            embedding_model=key("the shipped all-MiniLM-L6-v2 (offline), a folder holding a sentence-transformers "
+                                "model, a model in the local Hugging Face cache, or ollama:MODEL; a change "
+                                "rebuilds the index", {"type": "string", "minLength": 1}, default="all-MiniLM-L6-v2"),
+            unload_after=key("seconds idle before the embedding model is released",
+                             {"type": "number", "minimum": 0}, default=600),
+            chunk_chars=key("the longest piece of a note that is embedded; notes are cut at headings first",
+                            {"type": "integer", "minimum": 200, "maximum": 20000}, default=1000),
+        ),
     },
 }
+
+
+def defaults(schema: dict) -> dict:
+    """The defaults of an object schema's keys, nested sections included."""
+    return with_defaults(schema, {})
+
+
+def with_defaults(schema: dict, data):
+    """``data`` (valid against ``schema``) with every missing key that has a default filled in,
+    inside sections and inside named entries (models, libraries) written out as objects."""
+    form = _object_form(schema, data)
+    if not isinstance(data, dict) or form is None:
+        return data
+    out = dict(data)
+    for name, sub in form.get("properties", {}).items():
+        if name in out:
+            out[name] = with_defaults(sub, out[name])
+        elif "default" in sub:
+            out[name] = copy.deepcopy(sub["default"])
+        elif "properties" in sub and not sub.get("required"):
+            out[name] = with_defaults(sub, {})
+    extra = form.get("additionalProperties")
+    if isinstance(extra, dict):
+        out.update({name: with_defaults(extra, value) for name, value in out.items()
+                    if name not in form.get("properties", {})})
+    return out
+
+
+def _object_form(schema: dict, data) -> dict | None:
+    """The branch of ``schema`` that describes an object (a oneOf may also allow a string)."""
+    if not isinstance(data, dict):
+        return None
+    if "properties" in schema or "additionalProperties" in schema:
+        return schema
+    return next((b for b in schema.get("oneOf", ()) if b.get("type") == "object"), None)
+
 
 AGENT = {
     "type": "object",
@@ -154,7 +223,7 @@ AGENT = {
         "model": {"type": "string", "minLength": 1},
         "reads": GLOBS,
         "writes": GLOBS,
-        "approval": {"enum": ["none", "required"]},
+        "approval": {"enum": ["none", "required"], "default": "none"},
         "tools": {"type": "array", "items": {"enum": TOOL_NAMES}},
         "grounding": {"type": "array", "items": {"type": "string"}},
         "inputs": {"type": "array", "items": {"type": "string"}},
@@ -168,8 +237,9 @@ AGENT = {
         "version": {"type": ["string", "integer"]},
         "behaviour": {"enum": ["autonomous", "semi-autonomous", "reactive", "scheduled"]},
         "description": {"type": "string"},
-        "max_iterations": {"type": "integer", "minimum": 1, "maximum": 50},
-        "timeout": DURATION,
+        # A tool-using run: model turns at most, and the time all turns together may take.
+        "max_iterations": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8},
+        "timeout": {**DURATION, "default": "10m"},
         # Obsidian properties a person may add to any note; harmless here.
         "tags": {"type": ["array", "string", "null"]},
         "aliases": {"type": ["array", "string", "null"]},
