@@ -254,3 +254,36 @@ def test_an_agent_note_of_only_the_required_keys_has_the_schemas_defaults(tmp_pa
     made = AgentSpec(name="helper", role="", model="general", reads=(), writes=(), approval="none", tools=(),
                      grounding=(), write=None, task="", system_prompt="Help.", source="Agents/Helper.md")
     assert (made.max_iterations, made.timeout) == (spec.max_iterations, spec.timeout)
+
+
+def test_a_block_and_trigger_of_only_the_required_keys_have_the_schemas_defaults(initialised):
+    """Schedule files' defaults are the schema's too: a block read from a file, a block built in
+    code (a project's cadence) and the schema agree, so changing one side alone fails here."""
+    from routine.config.loader import load_agents, load_config
+    from routine.config.schema import BLOCK, STEP, TRIGGER, defaults
+    from routine.schedule.cron import Cron
+    from routine.schedule.loader import load_schedules
+    from routine.schedule.model import Block, Trigger
+
+    config = load_config(initialised.config)
+    for old in config.schedules_dir.glob("*.yaml"):
+        old.unlink()
+    (config.schedules_dir / "bare.yaml").write_text(
+        "blocks:\n  bare:\n    cron: '0 9 * * *'\n    steps:\n"
+        "      - {agent: planner, search: {query: plans}, graph: {around: Plans/OKRs}}\n"
+        "triggers:\n  - {on: created, path: 'Inbox/*.md', agent: librarian}\n")
+    agents, _ = load_agents(config)
+    schedules = load_schedules(config, agents)
+    block, trigger = schedules.blocks["bare"], schedules.triggers[0]
+    want, step = defaults(BLOCK), block.steps[0]
+    assert (block.description, block.missed, block.enabled) == (want["description"], want["missed"], want["enabled"])
+    assert block.grace == parse_duration(want["grace"])
+    assert (block.retry.attempts, block.retry.backoff) == (want["retry"]["attempts"],
+                                                           parse_duration(want["retry"]["backoff"]))
+    assert step.search is not None and step.search.k == STEP["properties"]["search"]["properties"]["k"]["default"]
+    assert step.graph is not None and step.graph.depth == STEP["properties"]["graph"]["properties"]["depth"]["default"]
+    assert trigger.debounce == parse_duration(defaults(TRIGGER)["debounce"])
+    made = Block(id="bare", file=block.file, cron=Cron.parse("0 9 * * *"), timezone=block.timezone, steps=block.steps)
+    assert made == block
+    assert Trigger(id=trigger.id, file=trigger.file, on="created", path="Inbox/*.md", agent="librarian",
+                   write=trigger.write) == trigger

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from routine.config.schema import AGENT, ALIAS, defaults
+from routine.config.schema import AGENT, ALIAS, STEP, defaults
 from routine.durations import parse_duration
 
 # Defaults are the schema's (config/schema.py): the loader fills them into what it reads, and
@@ -225,7 +225,7 @@ class AgentSpec:
 @dataclass(frozen=True)
 class SearchSpec:
     query: str
-    k: int = 6
+    k: int = STEP["properties"]["search"]["properties"]["k"]["default"]
 
 
 @dataclass(frozen=True)
@@ -233,7 +233,7 @@ class GraphSpec:
     """A step's `graph: {around: NOTE, depth: N}`: typed links around a note (a template)."""
 
     around: str
-    depth: int = 1
+    depth: int = STEP["properties"]["graph"]["properties"]["depth"]["default"]
 
 
 @dataclass(frozen=True)

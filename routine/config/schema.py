@@ -247,7 +247,7 @@ AGENT = {
     },
 }
 
-STEP = {
+STEP: dict = {
     "type": "object",
     "additionalProperties": False,
     "required": ["agent"],
@@ -259,7 +259,9 @@ STEP = {
             "type": "object",
             "additionalProperties": False,
             "required": ["query"],
-            "properties": {"query": {"type": "string"}, "k": {"type": "integer", "minimum": 1}},
+            "properties": {"query": {"type": "string"},
+                           "k": {"type": "integer", "minimum": 1, "default": 6,
+                                 "description": "how many of the best-matching passages to give the step"}},
         },
         "write": WRITE_TARGET,
         # issue 15: the knowledge graph's typed links around a note, in the step's context
@@ -268,12 +270,13 @@ STEP = {
             "additionalProperties": False,
             "required": ["around"],
             "properties": {"around": {"type": "string", "minLength": 1},
-                           "depth": {"type": "integer", "minimum": 1, "maximum": 3}},
+                           "depth": {"type": "integer", "minimum": 1, "maximum": 3, "default": 1,
+                                     "description": "how many typed links away from the note to look"}},
         },
     },
 }
 
-SCHEDULE = {
+SCHEDULE: dict = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
@@ -286,19 +289,22 @@ SCHEDULE = {
                 "additionalProperties": False,
                 "required": ["cron", "steps"],
                 "properties": {
-                    "description": {"type": "string"},
-                    "cron": {"type": "string"},
-                    "missed": {"enum": ["catch-up", "skip"]},
-                    "grace": DURATION,
-                    "enabled": {"type": "boolean"},
+                    "description": {"type": "string", "default": "",
+                                    "description": "a line for `schedule list` and the dashboard"},
+                    "cron": {"type": "string", "description": "when the block fires, five cron fields"},
+                    "missed": {"enum": ["catch-up", "skip"], "default": "catch-up",
+                               "description": "a slot missed while the box was off: run it late, or skip it"},
+                    "grace": {**DURATION, "default": "1h",
+                              "description": "how late a missed slot may still be caught up"},
+                    "enabled": {"type": "boolean", "default": True, "description": "false: the block never fires"},
                     "retry": {
                         "type": "object",
                         "additionalProperties": False,
                         "description": "retry a step that failed for a passing reason (Ollama away or busy, "
                                        "a timeout): `attempts` in all (default 1, no retry), waiting `backoff` "
                                        "(default 30s) before the second, doubling after",
-                        "properties": {"attempts": {"type": "integer", "minimum": 1, "maximum": 10},
-                                       "backoff": DURATION},
+                        "properties": {"attempts": {"type": "integer", "minimum": 1, "maximum": 10, "default": 1},
+                                       "backoff": {**DURATION, "default": "30s"}},
                     },
                     "steps": {"type": "array", "minItems": 1, "items": STEP},
                 },
@@ -316,10 +322,15 @@ SCHEDULE = {
                     "where": {"type": "object"},
                     "agent": {"type": "string"},
                     "task": {"type": "string"},
-                    "debounce": DURATION,
+                    "debounce": {**DURATION, "default": "10s",
+                                 "description": "quiet time after the last save before the agent runs"},
                     "write": WRITE_TARGET,
                 },
             },
         },
     },
 }
+
+# A block and a trigger of a schedule file: their defaults are the loader's and the model's.
+BLOCK = SCHEDULE["properties"]["blocks"]["additionalProperties"]
+TRIGGER = SCHEDULE["properties"]["triggers"]["items"]

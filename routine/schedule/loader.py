@@ -12,7 +12,7 @@ from pathlib import Path
 
 from routine.config.checks import sample_error, sample_path
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
-from routine.config.schema import SCHEDULE
+from routine.config.schema import BLOCK, STEP, SCHEDULE, TRIGGER, with_defaults
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml
 from routine.errors import ConfigError, Problem, RoutineError
@@ -210,15 +210,14 @@ def _block(doc: LocatedYaml, block_id: str, raw: dict, tz, agents, problems: lis
         seen.append(s["agent"])
     if cron is None or len(problems) > before:  # a bad cron is among the problems
         return None
+    raw = with_defaults(BLOCK, raw)  # the defaults are the schema's
     return Block(id=block_id, file=doc.file, cron=cron, timezone=tz, steps=tuple(steps),
-                 description=raw.get("description", ""), missed=raw.get("missed", "catch-up"),
-                 grace=_duration(raw.get("grace", "1h")), enabled=raw.get("enabled", True),
-                 retry=_retry(raw.get("retry")))
+                 description=raw["description"], missed=raw["missed"], grace=_duration(raw["grace"]),
+                 enabled=raw["enabled"], retry=_retry(raw["retry"]))
 
 
-def _retry(raw: dict | None) -> RetryPolicy:
-    raw = raw or {}
-    return RetryPolicy(attempts=raw.get("attempts", 1), backoff=_duration(raw.get("backoff", "30s")))
+def _retry(raw: dict) -> RetryPolicy:
+    return RetryPolicy(attempts=raw["attempts"], backoff=_duration(raw["backoff"]))
 
 
 def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec | None:
@@ -264,9 +263,10 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
             problems.append(doc.problem(here + ("write",), msg))
     if len(problems) > before:
         return None
-    search = SearchSpec(s["search"]["query"], s["search"].get("k", 6)) if isinstance(s.get("search"), dict) else None
+    s = with_defaults(STEP, s)
+    search = SearchSpec(s["search"]["query"], s["search"]["k"]) if isinstance(s.get("search"), dict) else None
     raw_graph = s.get("graph")
-    graph = (GraphSpec(raw_graph["around"], raw_graph.get("depth", 1))
+    graph = (GraphSpec(raw_graph["around"], raw_graph["depth"])
              if isinstance(raw_graph, dict) and isinstance(raw_graph.get("around"), str) else None)
     return StepSpec(agent=agent.name, task=s.get("task"), inputs=tuple(s.get("inputs", ())), search=search, write=write,
                     graph=graph)
@@ -325,7 +325,7 @@ def _trigger(doc, i: int, raw: dict, agents, problems) -> Trigger | None:
         return None
     return Trigger(id=f"{Path(doc.file).stem}#{i}", file=doc.file, on=raw["on"], path=raw["path"], agent=agent.name,
                    task=raw.get("task"), where=tuple(sorted((raw.get("where") or {}).items())),
-                   debounce=_duration(raw.get("debounce", "10s")), write=write)
+                   debounce=_duration(with_defaults(TRIGGER, raw)["debounce"]), write=write)
 
 
 def cross_file_problems(results: list[FileResult]) -> list[Problem]:

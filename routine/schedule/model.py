@@ -6,16 +6,22 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from routine.config.model import StepSpec, WriteSpec
-from routine.durations import parse_duration  # noqa: F401  (schedule files' durations)
+from routine.config.schema import BLOCK, TRIGGER, defaults
+from routine.durations import parse_duration
 from routine.schedule.cron import Cron
+
+# Defaults are the schema's (config/schema.py), for a block the loader reads and one built in
+# code (a project's cadence, a test's).
+_BLOCK = defaults(BLOCK)
+_TRIGGER = defaults(TRIGGER)
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
     """How often a block retries a step that failed for a passing reason, and how long it waits."""
 
-    attempts: int = 1  # in all: 1 means no retry
-    backoff: timedelta = timedelta(seconds=30)  # before the second attempt; doubled after each
+    attempts: int = _BLOCK["retry"]["attempts"]  # in all: 1 means no retry
+    backoff: timedelta = parse_duration(_BLOCK["retry"]["backoff"])  # before the second attempt; doubled after each
 
     def wait_before(self, attempt: int) -> float:
         """Seconds to wait before ``attempt`` (2, 3, …)."""
@@ -29,10 +35,10 @@ class Block:
     cron: Cron
     timezone: str | None
     steps: tuple[StepSpec, ...]
-    description: str = ""
-    missed: str = "catch-up"
-    grace: timedelta = timedelta(hours=1)
-    enabled: bool = True
+    description: str = _BLOCK["description"]
+    missed: str = _BLOCK["missed"]
+    grace: timedelta = parse_duration(_BLOCK["grace"])
+    enabled: bool = _BLOCK["enabled"]
     retry: RetryPolicy = RetryPolicy()
     project: str | None = None  # a project's cadence (derived from its home note, routine.projects.cadence)
 
@@ -50,7 +56,7 @@ class Trigger:
     agent: str
     task: str | None = None
     where: tuple[tuple[str, object], ...] = ()
-    debounce: timedelta = timedelta(seconds=10)
+    debounce: timedelta = parse_duration(_TRIGGER["debounce"])
     write: WriteSpec | None = None
 
 
