@@ -16,8 +16,8 @@ def killed_mid_write(home, rel: str) -> None:
     code = textwrap.dedent(f"""\
         import os, signal
         from pathlib import Path
-        from routine.vault.atomic import _write_temp
-        _write_temp(Path({str(home.vault / rel)!r}), b"half of a new version")
+        from routine.atomicfile import write_temp
+        write_temp(Path({str(home.vault / rel)!r}), b"half of a new version")
         os.kill(os.getpid(), signal.SIGKILL)
         """)
     proc = subprocess.run([sys.executable, "-c", code], env=home.env, check=False)
