@@ -10,10 +10,11 @@ from its failed step (``Resume``), the earlier steps' outputs reused.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from routine.config.model import AgentSpec
-from routine.journal import new_run_id
-from routine.runner.step import Runner, StepOutcome, StepRequest
+from routine.journal import Journal, new_run_id
+from routine.runner.step import Runner, StepOutcome, StepRequest, local_time
 from routine.schedule.model import Block, RetryPolicy
 
 
@@ -32,21 +33,17 @@ class Resume:
     start: int  # the first step to run again
     prior: dict[str, str]  # the earlier steps' outputs, by agent name
     wrote: tuple[str, ...] = ()  # what the earlier steps wrote
+    as_of: datetime | None = None  # when the block run started: the day its notes belong to
 
 
 def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigger: str = "manual",
               slot: str | None = None, dry_run: bool = False, stream: bool = False,
               run_id: str | None = None, resume: Resume | None = None) -> BlockOutcome:
-    journal = runner.journal
-    parent = None
-    if resume is not None:
-        parent = resume.parent
-        journal.update(parent, status="running", error=None, ended_at=None)
-    elif not dry_run:
-        parent = journal.start(agent=None, trigger=trigger, kind="block", block=block.id, slot=slot,
-                               run_id=run_id or new_run_id(runner.clock()))
-        if block.project:
-            journal.update(parent, project=block.project)
+    journal = None if dry_run else runner.journal
+    # A block's {{ today }} is the day it started, through every step, retry and resume: a block
+    # retried after midnight (or `runs retry` the next morning) finishes the notes of its own day.
+    as_of = local_time(runner.config, resume.as_of) if resume is not None and resume.as_of else runner.clock()
+    parent = _begin(journal, block, trigger, slot, run_id, resume, as_of)
     runner.on_event("block", {"run": parent, "block": block.id, "steps": len(block.steps)})
     outcome = BlockOutcome(parent, "dry-run" if dry_run else "ok")
     prior: dict[str, str] = dict(resume.prior) if resume else {}
@@ -56,17 +53,20 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
             continue
         agent = agents[step.agent]
         if failed_at is not None:
-            journal.record(agent=agent.name, trigger=trigger, status="skipped", block=block.id, step=index,
-                           parent=parent, slot=slot,
-                           error=f"skipped: step {failed_at} ({block.steps[failed_at].agent}) failed before it")
+            if journal is not None:
+                journal.record(agent=agent.name, trigger=trigger, status="skipped", block=block.id, step=index,
+                               parent=parent, slot=slot,
+                               error=f"skipped: step {failed_at} ({block.steps[failed_at].agent}) failed before it")
             continue
         # The model manager's forecast: what this block still needs after the step starting now.
         runner.on_event("step", {"run": parent, "block": block.id, "index": index,
                                  "after": [s.agent for s in block.steps[index + 1:]]})
         following = agents.get(block.steps[index + 1].agent) if index + 1 < len(block.steps) else None
-        request = StepRequest(agent=agent, task=step.task or agent.task, write=step.write or agent.write,
+        write = step.write or agent.write
+        assert write is not None, "the schedule loader refuses a step without a write target"
+        request = StepRequest(agent=agent, task=step.task or agent.task, write=write,
                               inputs=step.inputs, search=step.search, graph=step.graph, trigger=trigger, block=block.id,
-                              step_index=index, parent=parent, slot=slot, prior=dict(prior),
+                              step_index=index, parent=parent, slot=slot, prior=dict(prior), as_of=as_of,
                               prefetch=following.model if following else None,
                               details={"project": block.project} if block.project else {})
         result = run_with_retries(runner, block.retry, request, dry_run, stream)
@@ -77,11 +77,26 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
             continue
         # In a dry run no model answers; later steps see a placeholder so their prompts render.
         prior[agent.name] = result.output if not dry_run else f"(output of the {agent.name} step)"
-    if parent is not None:
+    if journal is not None and parent is not None:
         failed = [s for s in outcome.steps if s.error is not None]
         wrote = [*(resume.wrote if resume else ()), *(s.wrote.rel for s in outcome.steps if s.wrote is not None)]
         journal.finish(parent, outcome.status, str(failed[0].error) if failed else None, wrote=wrote)
     return outcome
+
+
+def _begin(journal: Journal | None, block: Block, trigger: str, slot: str | None, run_id: str | None,
+           resume: Resume | None, as_of: datetime) -> str | None:
+    """The block run the steps join: the resumed one, a new one, or none (a dry run)."""
+    if journal is None:
+        return None
+    if resume is not None:
+        journal.update(resume.parent, status="running", error=None, ended_at=None)
+        return resume.parent
+    parent = journal.start(agent=None, trigger=trigger, kind="block", block=block.id, slot=slot,
+                           run_id=run_id or new_run_id(as_of), at=as_of)
+    if block.project:
+        journal.update(parent, project=block.project)
+    return parent
 
 
 def run_with_retries(runner: Runner, policy: RetryPolicy, request: StepRequest, dry_run: bool,

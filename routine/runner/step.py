@@ -11,7 +11,7 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 from zoneinfo import ZoneInfo
 
 from routine import runcontext, sysmetrics
@@ -23,6 +23,9 @@ from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, Us
 from routine.journal import Journal, new_run_id
 from routine.runner import context, prompt
 from routine.templating import date_vars, render
+
+if TYPE_CHECKING:
+    from routine.vault.writer import WriteResult
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,7 @@ class StepRequest:
     variables: dict = field(default_factory=dict)  # more template variables (a trigger's path, event)
     details: dict = field(default_factory=dict)    # journaled with the run (a trigger's id, event, path)
     retries_left: int = 0  # a transient failure will be tried again: no alert for this attempt
+    as_of: datetime | None = None  # the dates its templates render (a block's start, kept by a retry); else now
 
     @classmethod
     def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual") -> "StepRequest":
@@ -65,7 +69,7 @@ class StepOutcome:
     status: str  # ok | proposal | failed | refused | dry-run
     prompt: prompt.Prompt | None = None
     output: str = ""
-    wrote: object = None  # routine.vault.WriteResult
+    wrote: WriteResult | None = None
     error: RoutineError | None = None
     alert: str | None = None
     model: str | None = None
@@ -86,6 +90,11 @@ def local_now(config: Config) -> datetime:
     """Now, in the person's time zone (config, else the system's)."""
     tz = ZoneInfo(config.timezone) if config.timezone else None
     return datetime.now(tz).astimezone(tz) if tz else datetime.now().astimezone()
+
+
+def local_time(config: Config, when: datetime) -> datetime:
+    """``when`` (timezone-aware) in the person's time zone, as it was then (DST included)."""
+    return when.astimezone(ZoneInfo(config.timezone) if config.timezone else None)
 
 
 class Runner:
@@ -186,7 +195,7 @@ class Runner:
         self.on_event("start", {"run": run_id, "agent": agent.name, "model": alias.model})
         where = f"{req.block or 'fire'} step {agent.name}"
         try:
-            variables = {**date_vars(now), "steps": {k: {"output": v} for k, v in req.prior.items()}, "agent": agent.name,
+            variables = {**date_vars(req.as_of or now), "steps": {k: {"output": v} for k, v in req.prior.items()}, "agent": agent.name,
                          "path": "", "event": "", **req.variables}
             task = render(req.task, {**variables, "task": ""}, f"the task of {where}").strip()
             variables["task"] = task
