@@ -53,7 +53,7 @@ EDITOR = textwrap.dedent("""\
         with open(path, "a") as note:   # an editor's save: open, a moment, write, close
             time.sleep(0.001)
             note.write(f"person line {i}\\n")
-        time.sleep(0.005)
+        time.sleep(0.005)  # pacing: the person's next save a few milliseconds later (waits for nothing)
     print(i)
     """)
 
