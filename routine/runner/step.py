@@ -116,6 +116,13 @@ class Runner:
         self.pause: Callable[[float], bool] = _sleep
 
     @property
+    def record(self) -> Journal:
+        """The journal of a real run (a dry run has none and never asks)."""
+        if self.journal is None:
+            raise RuntimeError("a run that is not a dry run needs a journal")
+        return self.journal
+
+    @property
     def models(self):
         if self._models is None:  # `routine fire` without a daemon: a manager of its own
             from routine.journal.model_events import ModelEvents
@@ -165,11 +172,11 @@ class Runner:
         alias = self.config.models[req.agent.model]
         if dry_run:
             return self._step(req, None, now, dry_run=True, stream=stream)
-        run_id = self.journal.start(agent=req.agent.name, trigger=req.trigger, block=req.block,
+        run_id = self.record.start(agent=req.agent.name, trigger=req.trigger, block=req.block,
                                     step=req.step_index, parent=req.parent, slot=req.slot,
                                     model=alias.model, run_id=new_run_id(now))
         if project:
-            self.journal.update(run_id, project=project)
+            self.record.update(run_id, project=project)
         # Every log line of the run carries its id; the daemon's watchdog sees the step move.
         with runcontext.scope(run=run_id, block=req.block, agent=req.agent.name, model=alias.model):
             runcontext.beat()
@@ -178,10 +185,10 @@ class Runner:
             try:
                 outcome = self._step(req, run_id, now, dry_run=False, stream=stream)
             except KeyboardInterrupt:  # Ctrl-C on `routine fire`: the run ends here, and says so
-                self.journal.finish(run_id, "interrupted", "interrupted (Ctrl-C) before it finished")
+                self.record.finish(run_id, "interrupted", "interrupted (Ctrl-C) before it finished")
                 raise
             metrics = sysmetrics.finish(started, outcome.completion)
-            self.journal.update(run_id, metrics=metrics)
+            self.record.update(run_id, metrics=metrics)
             log.info("%s %s in %.1fs%s", req.agent.name, outcome.status, metrics["duration_s"],
                      f": wrote {outcome.wrote.rel}" if outcome.wrote is not None else "")
             runcontext.beat()
@@ -191,7 +198,7 @@ class Runner:
         agent = req.agent
         alias = self.config.models[agent.model]
         if run_id is not None and req.details:
-            self.journal.update(run_id, details=req.details)
+            self.record.update(run_id, details=req.details)
         self.on_event("start", {"run": run_id, "agent": agent.name, "model": alias.model})
         where = f"{req.block or 'fire'} step {agent.name}"
         try:
@@ -200,32 +207,35 @@ class Runner:
             task = render(req.task, {**variables, "task": ""}, f"the task of {where}").strip()
             variables["task"] = task
             target = self._render_target(req.write, variables, where)
+            rel = target.append or target.note
+            if rel is None:
+                raise UsageError(f"{where} names no note to write to.", "give it `write: {note: …}` or `write: {append: …}`.")
             from routine.vault import check_write
             from routine.vault.presence import require_vault
 
             require_vault(self.config.vault, empty_is_missing=True)  # an unmounted vault: no run writes into it
-            check_write(self.config.vault, list(agent.writes), target.append or target.note, agent.name)
+            check_write(self.config.vault, list(agent.writes), rel, agent.name)
             search = None
             if req.search is not None:
                 search = context.Search(render(req.search.query, variables, f"the search query of {where}").strip(),
                                         req.search.k, self.memory, self._indexing)
             gathered = context.gather(self.config.vault, agent, req.inputs, variables, where, search,
-                                      target=context.Target(target.append or target.note, target.section),
+                                      target=context.Target(rel, target.section),
                                       prior=req.prior, journal_report=self._journal_report)
             if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
                 from routine.graph.context import graph_items
 
                 gathered.items += graph_items(self.config, agent, req.graph, variables, where, 1000 + len(gathered.items))
             kind = "append" if target.append else ("section" if target.section else "note")
-            instructions = prompt.output_instructions(kind, target.append or target.note, target.section)
+            instructions = prompt.output_instructions(kind, rel, target.section)
             built = prompt.build(agent, alias, task, gathered, variables, instructions,
                                  counter=self.models.counter(agent.model))
         except RoutineError as exc:
             return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed", task=req.task)
-        if dry_run:
+        if dry_run or run_id is None:
             return StepOutcome(None, "dry-run", prompt=built, model=alias.model)
 
-        self.journal.update(run_id, task=task, prompt=built.messages, sources=built.sources, dropped=built.dropped,
+        self.record.update(run_id, task=task, prompt=built.messages, sources=built.sources, dropped=built.dropped,
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit})
         try:
             on_token = (lambda piece: self.on_event("token", {"run": run_id, "text": piece})) if stream else None
@@ -234,14 +244,14 @@ class Runner:
             with self.write_gate():
                 result = self._write(agent, target, answer, run_id, now, built.sources)
         except Abandoned as exc:
-            self.journal.finish(run_id, "interrupted", str(exc))
+            self.record.finish(run_id, "interrupted", str(exc))
             return StepOutcome(run_id, "interrupted", error=exc)
         except AgentStopped as exc:
             return self._fail(run_id, req, exc, now, exc.status)
         except RoutineError as exc:
             return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed")
         status = "proposal" if result.outcome == "proposal" else "ok"
-        self.journal.finish(run_id, status, output=answer.text, model=answer.model,
+        self.record.finish(run_id, status, output=answer.text, model=answer.model,
                             wrote={"path": result.rel, "outcome": result.outcome, "proposal": result.proposal_rel,
                                    "message": result.message},
                             tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
@@ -272,7 +282,7 @@ class Runner:
                           agent.timeout, run_id, beat=runcontext.beat, out=loop,
                           on_phase=lambda p: self._phase(run_id, p))
         finally:  # also when a model call fails halfway: the calls made so far are on record
-            self.journal.update(run_id, log=loop.log)
+            self.record.update(run_id, log=loop.log)
         self.on_event("tools", {"run": run_id, **loop.summary()})
         if loop.status != "ok":
             raise AgentStopped(loop.status, f"{agent.name} {loop.error}; nothing was written.",
@@ -304,7 +314,7 @@ class Runner:
         log.error("%s %s: %s", req.agent.name, status, exc)
         alert = None
         if run_id is not None:
-            self.journal.finish(run_id, status, str(exc), **({"task": task} if task else {}))
+            self.record.finish(run_id, status, str(exc), **({"task": task} if task else {}))
         if run_id is not None and not (req.retries_left > 0 and exc.transient):  # the last attempt alerts
             cause = cause_of(exc)  # failures of one cause (Ollama down…) share one alert note
             alert = raise_alert(self.config, now, cause.title if cause else f"{req.agent.name} {status}",
