@@ -14,7 +14,7 @@ import time
 
 import pytest
 from test_chat import MODEL, chat_requests
-from test_daemon import daemon, journal_rows, only_schedule, wait_for
+from test_daemon import all_handled, daemon, journal_rows, only_schedule, settled_as, wait_for
 
 # The person's saves of chat notes also set off this trigger: counting its runs counts the saves
 # the daemon saw, and routine's own appends must not be among them.
@@ -82,7 +82,9 @@ def test_a_chat_note_gets_one_answer_per_message_from_the_running_daemon(talk, o
 
         # Three answers, four saves seen; routine's own three appends set nothing off.
         wait_for(lambda: len(saves_seen(home)) == 4, 40, "the trigger run of the third question")
-        time.sleep(3)  # a change from our own append would settle (1 s) and queue within this
+        # The third answer's append settles as routine's own write (not a change), and nothing is left to do.
+        wait_for(lambda: settled_as(home, "Chats/Pricing.md")[-1:] == ["own write"], 40, "the append to settle")
+        wait_for(lambda: all_handled(home), 40, "the daemon to be idle")
         assert len(saves_seen(home)) == 4 and answers(note.read_text()) == 3
         assert len(chat_requests(ollama)) == 3
 

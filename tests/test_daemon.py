@@ -59,6 +59,19 @@ def status(home) -> dict:
     return json.loads(home.run("status", "--json", check=True).stdout)
 
 
+def settled_as(home, rel: str) -> list[str]:
+    """What the daemon's vault watcher decided about each recent save of ``rel``, oldest first
+    (a change's kind, "own write", "unchanged"): `routine status --json`, vault_watch.recent."""
+    return [r["outcome"] for r in status(home)["vault_watch"]["recent"] if r["path"] == rel]
+
+
+def all_handled(home) -> bool:
+    """The watcher holds no unsettled path and the queue no job: every change seen so far has
+    been decided and its runs (if any) have finished."""
+    st = status(home)
+    return st["vault_watch"]["pending"] == 0 and not st["queue"]["running"] and not st["queue"]["queued"]
+
+
 def only_schedule(home, text: str, name="test.yaml") -> None:
     folder = home.config.parent / "schedules"
     for f in folder.glob("*.yaml"):

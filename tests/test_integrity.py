@@ -16,8 +16,8 @@ def killed_mid_write(home, rel: str) -> None:
     code = textwrap.dedent(f"""\
         import os, signal
         from pathlib import Path
-        from routine.vault.atomic import _write_temp
-        _write_temp(Path({str(home.vault / rel)!r}), b"half of a new version")
+        from routine.atomicfile import write_temp
+        write_temp(Path({str(home.vault / rel)!r}), b"half of a new version")
         os.kill(os.getpid(), signal.SIGKILL)
         """)
     proc = subprocess.run([sys.executable, "-c", code], env=home.env, check=False)
@@ -53,7 +53,7 @@ EDITOR = textwrap.dedent("""\
         with open(path, "a") as note:   # an editor's save: open, a moment, write, close
             time.sleep(0.001)
             note.write(f"person line {i}\\n")
-        time.sleep(0.005)
+        time.sleep(0.005)  # pacing: the person's next save a few milliseconds later (waits for nothing)
     print(i)
     """)
 

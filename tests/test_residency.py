@@ -315,10 +315,10 @@ def test_many_parallel_steps_and_embeddings_never_make_three_resident(tmp_path, 
         while _time.monotonic() < stop:
             try:
                 with manager.lease(config.models[alias], config.models[alias].primary):
-                    _time.sleep(0.01)
+                    _time.sleep(0.01)  # pacing: a step holding its model a moment (waits for nothing)
             except Exception as exc:  # pragma: no cover - reported below
                 errors.append(exc)
-            _time.sleep(0.01)
+            _time.sleep(0.01)  # pacing: the next step, a moment later
 
     def embed():
         while _time.monotonic() < stop:

@@ -4,7 +4,13 @@ the earlier steps' outputs; a block's `retry:` policy tries a passing failure ag
 from __future__ import annotations
 
 import json
+import os
 import textwrap
+from datetime import datetime
+
+import pytest
+
+ALWAYS_SUBPROCESS = os.environ.get("ROUTINE_TEST_SUBPROCESS") == "1"
 
 TWO_STEPS = textwrap.dedent("""\
     blocks:
@@ -139,3 +145,59 @@ def _calls_of_one_failed_attempt(home, ollama) -> int:
         f.unlink()
     only_schedule(home, retry="retry: {attempts: 3, backoff: 0.1s}")
     return calls
+
+
+class Clock:
+    """The runners' clock (``routine.runner.step.local_now``), set by the test: day D, then D+1."""
+
+    def __init__(self, monkeypatch, at: datetime):
+        self.at = at
+        monkeypatch.setattr("routine.runner.step.local_now", lambda config: self.at)
+
+    def __call__(self):
+        return self.at
+
+
+DAY = datetime(2026, 3, 2, 23, 50).astimezone()  # a Monday, late: the retry comes the next day
+NEXT = datetime(2026, 3, 3, 9, 0).astimezone()
+
+
+@pytest.mark.skipif(ALWAYS_SUBPROCESS, reason="the clock is set in this process")
+def test_a_block_retried_the_next_day_finishes_the_note_of_its_own_day(initialised, ollama, monkeypatch):
+    home = initialised
+    only_schedule(home)
+    clock = Clock(monkeypatch, DAY)
+    model = PlannerFails(ollama, failures=1000)
+    assert home.run("fire", "two-steps").returncode == 1
+    block = next(r for r in runs(home) if r["kind"] == "block")
+
+    clock.at, model.failures = NEXT, 0  # the next morning, Ollama is back
+    retried = home.run("runs", "retry", block["id"])
+    assert retried.returncode == 0, retried.stderr
+    assert "Wrote Plan in Daily/2026-03-02.md" in retried.stdout
+    day = (home.vault / "Daily" / "2026-03-02.md").read_text()
+    assert "FOCUS-7731" in day and "09:00 pricing page" in day
+    assert not (home.vault / "Daily" / "2026-03-03.md").exists()  # the next day's note was not begun
+
+
+@pytest.mark.skipif(ALWAYS_SUBPROCESS, reason="the clock is set in this process")
+def test_an_attempt_after_midnight_still_writes_the_blocks_own_day(initialised, ollama, monkeypatch):
+    home = initialised
+    only_schedule(home, retry="retry: {attempts: 2, backoff: 0.1s}")
+    clock = Clock(monkeypatch, DAY)
+    model = PlannerFails(ollama, failures=_calls_of_one_failed_attempt(home, ollama))
+    fail = model.__call__
+
+    def midnight_passes(name, messages):  # the planner's first attempt fails just before midnight
+        answer = fail(name, messages)
+        if isinstance(answer, dict):
+            clock.at = NEXT
+        return answer
+
+    ollama.reply_fn = midnight_passes
+    proc = home.run("fire", "two-steps")
+    assert proc.returncode == 0, proc.stderr
+    assert clock.at == NEXT  # the second attempt ran on the next day
+    day = (home.vault / "Daily" / "2026-03-02.md").read_text()
+    assert "FOCUS-7731" in day and "09:00 pricing page" in day
+    assert not (home.vault / "Daily" / "2026-03-03.md").exists()

@@ -24,16 +24,44 @@ class Seen:
         with self.lock:
             self.changes.append(change)
 
-    def wait(self, count: int, timeout: float = 10.0) -> list[Change]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                if len(self.changes) >= count:
-                    break
-            time.sleep(0.05)
-        time.sleep(QUIET * 3)  # and nothing more arrives after it
+    def all(self) -> list[tuple]:
         with self.lock:
-            return [(c.kind, c.rel, c.src) for c in self.changes]
+            return [(c.kind, c.rel, c.src) for c in self.changes if not c.rel.startswith(SENTINELS)]
+
+
+SENTINELS = "Sentinel/"
+
+
+def poll(predicate, what: str, timeout: float = 10.0):
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
+        time.sleep(0.02)
+    return value
+
+
+def handled(watcher: VaultWatcher, seen: Seen) -> list[tuple]:
+    """The changes reported for everything done to the vault before this call. A sentinel note
+    saved now settles after all of it (inotify keeps the order of events, and every path waits
+    the same quiet), so once the watcher has settled the sentinel, nothing earlier is still on its
+    way: what did not arrive by then was decided not to be a change."""
+    sentinel = f"{SENTINELS}{time.monotonic_ns()}.md"
+    (watcher.root / sentinel).parent.mkdir(exist_ok=True)
+    (watcher.root / sentinel).write_text("sentinel\n")
+    poll(lambda: any(s.rel == sentinel for s in watcher.recent()), f"the watcher to settle {sentinel}")
+    return seen.all()
+
+
+def after_reconciles(watcher: VaultWatcher, seen: Seen) -> list[tuple]:
+    """Without inotify: the changes once a reconcile that began after this call has finished."""
+    start = watcher.reconciles
+    poll(lambda: watcher.reconciles >= start + 2, "two more reconcile passes")  # the first may have begun before
+    return seen.all()
+
+
+def outcome(watcher: VaultWatcher, rel: str) -> str | None:
+    """What the watcher last decided about ``rel`` (a change's kind, "own write", "unchanged")."""
+    return next((s.as_dict()["outcome"] for s in reversed(watcher.recent()) if s.rel == rel), None)
 
 
 @pytest.fixture
@@ -67,53 +95,55 @@ def watch(vault, tmp_path):
 
 
 def test_first_start_takes_a_baseline_and_reports_nothing(watch):
-    _, seen, caught_up = watch()
+    watcher, seen, caught_up = watch()
     assert caught_up == []
-    assert seen.wait(1, timeout=1.0) == []
+    assert handled(watcher, seen) == []
 
 
 def test_a_burst_of_saves_is_one_change(watch, vault):
-    _, seen, _ = watch()
+    watcher, seen, _ = watch()
     note = vault / "Inbox" / "idea.md"
     for i in range(100):
         note.write_text(f"draft {i}\n")
-    assert seen.wait(1) == [("created", "Inbox/idea.md", None)]
+    assert handled(watcher, seen) == [("created", "Inbox/idea.md", None)]
 
 
 def test_an_editor_saving_through_a_temp_file_is_a_modify(watch, vault):
-    _, seen, _ = watch()
+    watcher, seen, _ = watch()
     note = vault / "Daily" / "2026-11-22.md"
     temp = vault / "Daily" / "2026-11-22.md.tmp"
     temp.write_text("# Sunday\nwent for a walk\n")
     os.replace(temp, note)
-    assert seen.wait(1) == [("modified", "Daily/2026-11-22.md", None)]
+    assert handled(watcher, seen) == [("modified", "Daily/2026-11-22.md", None)]
 
 
 def test_routines_own_write_is_no_change_but_the_persons_next_edit_is(watch, vault):
-    _, seen, _ = watch()
+    watcher, seen, _ = watch()
     note = vault / "Daily" / "2026-11-22.md"
     atomic_write(note, "# Sunday\n## Alignment\ngenerated\n")
-    assert seen.wait(1, timeout=QUIET * 4) == []
+    assert handled(watcher, seen) == []
+    assert outcome(watcher, "Daily/2026-11-22.md") == "own write"  # seen, and recognised as ours
     note.write_text(note.read_text() + "my own line\n")
-    assert seen.wait(1) == [("modified", "Daily/2026-11-22.md", None)]
+    assert handled(watcher, seen) == [("modified", "Daily/2026-11-22.md", None)]
 
 
 def test_a_move_is_one_moved_change(watch, vault):
     (vault / "Inbox" / "call notes.md").write_text("notes\n")
-    _, seen, _ = watch()
+    watcher, seen, _ = watch()
     os.replace(vault / "Inbox" / "call notes.md", vault / "Projects" / "call notes.md")
-    assert seen.wait(1) == [("moved", "Projects/call notes.md", "Inbox/call notes.md")]
+    assert handled(watcher, seen) == [("moved", "Projects/call notes.md", "Inbox/call notes.md")]
 
 
 def test_app_state_trash_hidden_files_and_conflict_copies_are_ignored(watch, vault):
-    _, seen, _ = watch()
+    watcher, seen, _ = watch()
     (vault / ".obsidian" / "workspace.md").write_text("x")
     (vault / ".trash" / "old.md").write_text("x")
     (vault / "Inbox" / ".hidden.md").write_text("x")
     (vault / "Inbox" / "idea.sync-conflict-20261122-101010-ABCDEF.md").write_text("x")
     (vault / "Inbox" / "idea (conflicted copy 2026-11-22).md").write_text("x")
     (vault / "Inbox" / "idea.md~").write_text("x")
-    assert seen.wait(1, timeout=QUIET * 4) == []
+    assert handled(watcher, seen) == []
+    assert all(s.rel.startswith(SENTINELS) for s in watcher.recent())  # not even looked at
 
 
 def test_changes_made_while_nobody_watched_are_found_at_start(watch, vault):
@@ -131,7 +161,8 @@ def test_without_inotify_the_reconcile_catches_every_change(watch, vault):
     assert "inotify is off" in watcher.degraded
     (vault / "Inbox" / "dropped.md").write_text("the kernel never told us\n")
     (vault / "Daily" / "2026-11-22.md").unlink()
-    assert sorted(seen.wait(2)) == [("created", "Inbox/dropped.md", None), ("deleted", "Daily/2026-11-22.md", None)]
+    assert sorted(after_reconciles(watcher, seen)) == [("created", "Inbox/dropped.md", None),
+                                                        ("deleted", "Daily/2026-11-22.md", None)]
 
 
 def test_a_full_watch_limit_is_reported_with_the_fix_and_the_reconcile_takes_over(watch, vault, monkeypatch):
@@ -148,4 +179,4 @@ def test_a_full_watch_limit_is_reported_with_the_fix_and_the_reconcile_takes_ove
     watcher, seen, _ = watch(reconcile_every=0.5)
     assert "watch limit" in watcher.degraded and "sysctl fs.inotify.max_user_watches=" in watcher.degraded
     (vault / "Inbox" / "seen anyway.md").write_text("found by the reconcile\n")
-    assert seen.wait(1) == [("created", "Inbox/seen anyway.md", None)]
+    assert after_reconciles(watcher, seen) == [("created", "Inbox/seen anyway.md", None)]

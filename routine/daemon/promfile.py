@@ -9,6 +9,7 @@ survive restarts; gauges from the daemon's state.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -41,10 +42,10 @@ def _seconds(iso: str | None) -> float | None:
 
 
 class _Families:
-    def __init__(self):
+    def __init__(self) -> None:
         self.lines: list[str] = []
 
-    def add(self, name: str, kind: str, help_text: str, samples: list[tuple[dict, float]]) -> None:
+    def add(self, name: str, kind: str, help_text: str, samples: Sequence[tuple[dict, float]]) -> None:
         if not samples:
             return
         self.lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]

@@ -85,9 +85,13 @@ def _watch_state(daemon) -> dict:
     watcher = daemon.vault_events.watcher if daemon.vault_events else None
     if watcher is None:
         return {"mode": "off"}
+    # What the last saves turned into (a change, routine's own write, unchanged): why a trigger
+    # did or did not fire; and how many paths still wait to settle.
+    seen = {"pending": watcher.pending(), "reconciles": watcher.reconciles,
+            "recent": [s.as_dict() for s in watcher.recent()]}
     if watcher.degraded:
-        return {"mode": "reconcile only", "problem": watcher.degraded}
-    return {"mode": "inotify", "reconcile_every_s": int(watcher.reconcile_every)}
+        return {"mode": "reconcile only", "problem": watcher.degraded, **seen}
+    return {"mode": "inotify", "reconcile_every_s": int(watcher.reconcile_every), **seen}
 
 
 def resident_models(config) -> tuple[list[dict] | None, str | None]:

@@ -94,12 +94,14 @@ class Journal:
 
     def start(self, *, agent: str | None, trigger: str, kind: str = "step", task: str | None = None,
               model: str | None = None, block: str | None = None, step: int | None = None,
-              parent: str | None = None, slot: str | None = None, run_id: str | None = None) -> str:
+              parent: str | None = None, slot: str | None = None, run_id: str | None = None,
+              at: datetime | None = None) -> str:
+        """A new run, started now (or ``at``: the runner's clock, which a block's dates follow)."""
         run_id = run_id or new_run_id()
         self.db.execute(
             "INSERT INTO runs (id, parent, kind, block, step, agent, model, trigger, slot, status, started_at, task)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (run_id, parent, kind, block, step, agent, model, trigger, slot, "running", _utc_iso(), task),
+            (run_id, parent, kind, block, step, agent, model, trigger, slot, "running", _utc_iso(at), task),
         )
         return run_id
 

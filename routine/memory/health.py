@@ -47,11 +47,9 @@ def read_meta(folder: Path) -> dict | None:
 
 
 def write_meta(folder: Path, meta: dict) -> None:
-    tmp = folder / (META + ".tmp")
-    tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
-    with open(tmp, "rb+") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, folder / META)
+    from routine.atomicfile import replace
+
+    replace(folder / META, json.dumps(meta, indent=2))
 
 
 def examine(folder: Path, expected: dict) -> Verdict:

@@ -10,12 +10,13 @@ from its failed step (``Resume``), the earlier steps' outputs reused.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from routine.config.model import AgentSpec, StepSpec, WriteSpec
 from routine.errors import UsageError
-from routine.journal import new_run_id
+from routine.journal import Journal, new_run_id
 from routine.runner.events import BlockStarted, BlockStep, Retrying
-from routine.runner.step import Runner, StepOutcome, StepRequest
+from routine.runner.step import Runner, StepOutcome, StepRequest, local_time
 from routine.schedule.model import Block, RetryPolicy
 
 
@@ -34,20 +35,17 @@ class Resume:
     start: int  # the first step to run again
     prior: dict[str, str]  # the earlier steps' outputs, by agent name
     wrote: tuple[str, ...] = ()  # what the earlier steps wrote
+    as_of: datetime | None = None  # when the block run started: the day its notes belong to
 
 
 def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigger: str = "manual",
               slot: str | None = None, dry_run: bool = False, stream: bool = False,
               run_id: str | None = None, resume: Resume | None = None) -> BlockOutcome:
-    parent = None
-    if resume is not None:
-        parent = resume.parent
-        runner.runs.update(parent, status="running", error=None, ended_at=None)
-    elif not dry_run:
-        parent = runner.runs.start(agent=None, trigger=trigger, kind="block", block=block.id, slot=slot,
-                                   run_id=run_id or new_run_id(runner.clock()))
-        if block.project:
-            runner.runs.update(parent, project=block.project)
+    journal = None if dry_run else runner.runs
+    # A block's {{ today }} is the day it started, through every step, retry and resume: a block
+    # retried after midnight (or `runs retry` the next morning) finishes the notes of its own day.
+    as_of = local_time(runner.config, resume.as_of) if resume is not None and resume.as_of else runner.clock()
+    parent = _begin(journal, block, trigger, slot, run_id, resume, as_of)
     runner.on_event(BlockStarted(parent, block.id, len(block.steps)))
     outcome = BlockOutcome(parent, "dry-run" if dry_run else "ok")
     prior: dict[str, str] = dict(resume.prior) if resume else {}
@@ -67,7 +65,7 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
         following = agents.get(block.steps[index + 1].agent) if index + 1 < len(block.steps) else None
         request = StepRequest(agent=agent, task=step.task or agent.task, write=_write_of(step, agent),
                               inputs=step.inputs, search=step.search, graph=step.graph, trigger=trigger, block=block.id,
-                              step_index=index, parent=parent, slot=slot, prior=dict(prior),
+                              step_index=index, parent=parent, slot=slot, prior=dict(prior), as_of=as_of,
                               prefetch=following.model if following else None,
                               details={"project": block.project} if block.project else {})
         result = run_with_retries(runner, block.retry, request, dry_run, stream)
@@ -83,6 +81,21 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
         wrote = [*(resume.wrote if resume else ()), *(s.wrote.rel for s in outcome.steps if s.wrote is not None)]
         runner.runs.finish(parent, outcome.status, str(failed[0].error) if failed else None, wrote=wrote)
     return outcome
+
+
+def _begin(journal: Journal | None, block: Block, trigger: str, slot: str | None, run_id: str | None,
+           resume: Resume | None, as_of: datetime) -> str | None:
+    """The block run the steps join: the resumed one, a new one, or none (a dry run)."""
+    if journal is None:
+        return None
+    if resume is not None:
+        journal.update(resume.parent, status="running", error=None, ended_at=None)
+        return resume.parent
+    parent = journal.start(agent=None, trigger=trigger, kind="block", block=block.id, slot=slot,
+                           run_id=run_id or new_run_id(as_of), at=as_of)
+    if block.project:
+        journal.update(parent, project=block.project)
+    return parent
 
 
 def run_with_retries(runner: Runner, policy: RetryPolicy, request: StepRequest, dry_run: bool,

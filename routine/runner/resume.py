@@ -1,10 +1,13 @@
 """`routine runs retry ID`: where a failed or interrupted block run picks up.
 
 The steps that ended ok keep their outputs (from the journal) and are not run again; the
-first step without a good ending runs next, under the same block run.
+first step without a good ending runs next, under the same block run, with the dates of the day
+the run began (its `{{ today }}` is that day, not the day of the retry).
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from routine.errors import UsageError
 from routine.journal import Journal
@@ -45,4 +48,5 @@ def resume_point(journal: Journal, run: RunRecord, block: Block) -> Resume:
                          f"to run the block anew, `routine fire {block.id}`.")
     prior = {block.steps[i].agent: good[i].output or "" for i in range(start)}  # the same agents (checked above)
     wrote = tuple(good[i].wrote["path"] for i in range(start) if isinstance(good[i].wrote, dict))
-    return Resume(parent=run.id, start=start, prior=prior, wrote=wrote)
+    # The dates of the run as it began (its day's notes), not of the retry.
+    return Resume(parent=run.id, start=start, prior=prior, wrote=wrote, as_of=datetime.fromisoformat(run.started_at))

@@ -49,6 +49,7 @@ class StepRequest:
     variables: dict = field(default_factory=dict)  # more template variables (a trigger's path, event)
     details: dict = field(default_factory=dict)    # journaled with the run (a trigger's id, event, path)
     retries_left: int = 0  # a transient failure will be tried again: no alert for this attempt
+    as_of: datetime | None = None  # the dates its templates render (a block's start, kept by a retry); else now
 
     @classmethod
     def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual") -> "StepRequest":
@@ -88,6 +89,11 @@ def local_now(config: Config) -> datetime:
     """Now, in the person's time zone (config, else the system's)."""
     tz = ZoneInfo(config.timezone) if config.timezone else None
     return datetime.now(tz).astimezone(tz) if tz else datetime.now().astimezone()
+
+
+def local_time(config: Config, when: datetime) -> datetime:
+    """``when`` (timezone-aware) in the person's time zone, as it was then (DST included)."""
+    return when.astimezone(ZoneInfo(config.timezone) if config.timezone else None)
 
 
 class Runner:
@@ -195,11 +201,14 @@ class Runner:
         self.on_event(StepStarted(run_id, agent.name, alias.model))
         where = f"{req.block or 'fire'} step {agent.name}"
         try:
-            variables = {**date_vars(now), "steps": {k: {"output": v} for k, v in req.prior.items()}, "agent": agent.name,
+            variables = {**date_vars(req.as_of or now), "steps": {k: {"output": v} for k, v in req.prior.items()}, "agent": agent.name,
                          "path": "", "event": "", **req.variables}
             task = render(req.task, {**variables, "task": ""}, f"the task of {where}").strip()
             variables["task"] = task
             target = self._render_target(req.write, variables, where)
+            rel = target.append or target.note
+            if rel is None:
+                raise UsageError(f"{where} names no note to write to.", "give it `write: {note: …}` or `write: {append: …}`.")
             from routine.vault import check_write
             from routine.vault.presence import require_vault
 

@@ -1,8 +1,9 @@
 """Atomic note writes: a note is either its old bytes or its new bytes, never half of each.
 
-The text goes to a hidden temp file beside the note (a leading '.' keeps Obsidian, sync
-tools and our own file watcher away from it), is fsynced, and then renamed over the note;
-the folder is fsynced so the rename survives a power cut (a Jetson on a desk does lose power).
+Built on the one writer, ``routine.atomicfile`` (a hidden temp file beside the note, fsynced,
+renamed over it, the folder fsynced), with what notes need on top: the note's mode kept, a
+symlinked note updated where it points, the watcher told our bytes first, nothing written over
+a note that changed since it was read, and a save landing during the rename carried over.
 """
 
 from __future__ import annotations
@@ -11,14 +12,16 @@ import errno
 import fcntl
 import os
 import re
-import secrets
 import stat
 import time
 from pathlib import Path
 
+from routine import atomicfile
+from routine.atomicfile import TEMP_MARKER, fsync_dir, remove_quietly, write_temp
 from routine.errors import NoteExists, RoutineError
 
-TEMP_MARKER = ".routine-tmp-"
+__all__ = ["TEMP_MARKER", "NoteChanged", "NotARegularFile", "atomic_create", "atomic_write", "fsync_dir",
+           "remove_note", "sweep_temp_files"]
 
 # Called with (path, bytes) just before routine puts bytes at path, and (path, None) before it
 # removes a note: the daemon's vault watcher learns what its own writes look like, so they never
@@ -54,18 +57,6 @@ class NoteChanged(Exception):
     typing). The caller reads again and redoes its change; nothing was written."""
 
 
-def _encode(text: str) -> bytes:
-    # surrogateescape gives back, unchanged, bytes of a note that were not valid UTF-8.
-    return text.encode("utf-8", errors="surrogateescape")
-
-
-def _temp_name(path: Path) -> str:
-    # Keep the whole name under the 255-byte limit of most file systems. The writer's pid is in
-    # the name, so a sweep can tell a leftover (its process is gone) from a write under way.
-    stem = path.name.encode("utf-8", errors="surrogateescape")[:150].decode("utf-8", errors="ignore")
-    return f".{stem}{TEMP_MARKER}{os.getpid()}-{secrets.token_hex(4)}"
-
-
 _LEFTOVER = re.compile(re.escape(TEMP_MARKER) + r"(?:(\d+)-)?[0-9a-f]{8}\Z")
 STALE_SECONDS = 3600.0  # a temp file this old is a leftover whatever its pid says (pids are reused)
 
@@ -98,50 +89,9 @@ def sweep_temp_files(vault_root: Path) -> list[str]:
             match = _LEFTOVER.search(name) if name.startswith(".") else None
             path = Path(folder, name)
             if match and _is_leftover(path, match.group(1)):
-                _remove_quietly(path)
+                remove_quietly(path)
                 removed.append(path.relative_to(vault_root).as_posix())
     return removed
-
-
-def _write_temp(path: Path, data: bytes) -> Path:
-    """Write ``data`` to a new hidden file beside ``path``, fsynced; returns its path."""
-    for _ in range(100):
-        temp = path.parent / _temp_name(path)
-        try:
-            # 0o666 and O_EXCL: the umask applies as for any new note, and no file is reused.
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        except FileExistsError:
-            continue
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-        except BaseException:
-            _remove_quietly(temp)
-            raise
-        return temp
-    raise FileExistsError(errno.EEXIST, "no free temp file name", str(path.parent))
-
-
-def _remove_quietly(path: Path) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some file systems (FUSE, SMB) cannot fsync a folder; the rename stands
-        pass
-    finally:
-        os.close(fd)
 
 
 def _real_target(path: Path) -> Path:
@@ -160,7 +110,7 @@ def atomic_write(path: Path, text: str | bytes, *, expected: bytes | None = None
     """
     path = _real_target(Path(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = text if isinstance(text, bytes) else _encode(text)
+    data = text if isinstance(text, bytes) else text.encode("utf-8", errors="surrogateescape")
     late = _replace(path, data, expected)
     if late is not None and expected is not None:
         _carry_over(path, expected, data, late)
@@ -169,7 +119,7 @@ def atomic_write(path: Path, text: str | bytes, *, expected: bytes | None = None
 def _replace(path: Path, data: bytes, expected: bytes | None, check: bool = True) -> bytes | None:
     """One rename, checked first against ``expected`` (unless ``check`` is off); returns the old
     file's bytes when they are not ``expected`` after the rename (a save landed on it)."""
-    temp = _write_temp(path, data)
+    temp = write_temp(path, data)
     old = None
     try:
         try:
@@ -189,13 +139,12 @@ def _replace(path: Path, data: bytes, expected: bytes | None, check: bool = True
             if current is None or not current.startswith(expected):
                 raise NoteChanged(str(path))
         _announce(path, data)
-        os.replace(temp, path)
+        atomicfile.commit(temp, path)
     except BaseException:
-        _remove_quietly(temp)
+        remove_quietly(temp)
         if old is not None:
             os.close(old)
         raise
-    fsync_dir(path.parent)
     if old is None:
         return None
     if expected is None:
@@ -274,9 +223,7 @@ def _append_in_place(path: Path, data: bytes) -> None:
     try:
         if os.fstat(fd).st_size and not _ends_with_newline(path) and not data.startswith(b"\n"):
             data = b"\n" + data
-        while data:
-            data = data[os.write(fd, data):]
-        os.fsync(fd)
+        atomicfile.append_durably(fd, data)
     finally:
         os.close(fd)
 
@@ -297,44 +244,15 @@ def _read_or_none(path: Path) -> bytes | None:
 def atomic_create(path: Path, text: str) -> None:
     """Create a new file at ``path`` with ``text``; NoteExists if anything is there already.
 
-    The fully written temp file is hard-linked to the name, which fails if the name exists:
-    a note that appears meanwhile is never replaced. File systems without hard links (FAT on
-    an SD card, some FUSE mounts) get an O_EXCL create instead, which is just as safe for the
-    note already there, though a crash mid-write could leave the new note partial.
+    A note that appears meanwhile is never replaced (``atomicfile.create``).
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = _encode(text)
-    temp = _write_temp(path, data)
+    data = text.encode("utf-8", errors="surrogateescape")
+    _announce(Path(path), data)
     try:
-        _announce(path, data)
-        os.link(temp, path)
+        atomicfile.create(path, data)
     except FileExistsError:
         raise NoteExists(f"A note already exists at {path}; routine never replaces a whole note.",
                          "nothing to do: the new text was not written there.") from None
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EXDEV, errno.ENOSYS):
-            raise
-        _create_exclusive(path, data)
-    finally:
-        _remove_quietly(temp)
-    fsync_dir(path.parent)
-
-
-def _create_exclusive(path: Path, data: bytes) -> None:
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o666)
-    except FileExistsError:
-        raise NoteExists(f"A note already exists at {path}; routine never replaces a whole note.",
-                         "nothing to do: the new text was not written there.") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:
-        _remove_quietly(path)  # ours, half-written: no person's words in it
-        raise
 
 
 def remove_note(path: Path) -> None:

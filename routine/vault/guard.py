@@ -20,6 +20,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from routine.atomicfile import create
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import load_note_text
 from routine.vault.scope import glob_match
@@ -115,13 +116,9 @@ def _key() -> bytes:
     path.parent.mkdir(parents=True, exist_ok=True)
     key = secrets.token_bytes(32)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        create(path, key, mode=0o600)
     except FileExistsError:  # another process made it first: use theirs
         return path.read_bytes()
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(key)
-        handle.flush()
-        os.fsync(handle.fileno())
     return key
 
 

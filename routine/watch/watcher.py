@@ -21,7 +21,9 @@ import logging
 import os
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -49,6 +51,34 @@ class Change:
     source: str = "watch"   # watch | reconcile
 
 
+class Outcome(str, Enum):
+    """What a path that settled turned out to be."""
+
+    CHANGE = "change"            # a Change was reported (its kind says which)
+    OWN_WRITE = "own write"      # the bytes routine itself wrote there: not a change
+    UNCHANGED = "unchanged"      # the same bytes as before (a save without an edit, a touch)
+    GONE = "gone"                # nothing there, and nothing known of it
+    UNREADABLE = "unreadable"    # there, but not a file routine reads (logged)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """One path settled: what it was, and the change reported for it (if any). The last few are
+    in `routine status --json` (``vault_watch.recent``): why a save did or did not fire a trigger."""
+
+    rel: str
+    outcome: Outcome
+    change: Change | None = None
+    at: float = 0.0  # time.time()
+
+    def as_dict(self) -> dict:
+        return {"path": self.rel, "outcome": self.change.kind if self.change else self.outcome.value,
+                "at": self.at}
+
+
+RECENT = 20  # settled paths remembered for status
+
+
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:20]
 
@@ -69,6 +99,7 @@ class VaultWatcher:
         self.on_presence = on_presence    # told when the vault goes missing (why) and comes back (None)
         self._baselined = False
         self._cond = threading.Condition()
+        self._settling = 0  # paths taken out of _pending and not yet settled
         self._pending: dict[str, float] = {}   # rel -> monotonic time it may settle
         self._moves: dict[str, str] = {}       # dest rel -> src rel, for a move in flight
         self._moved_away: set[str] = set()
@@ -77,6 +108,8 @@ class VaultWatcher:
         self._reconcile_now = threading.Event()
         self._observer: BaseObserver | None = None
         self._threads: list[threading.Thread] = []
+        self._recent: deque[Settled] = deque(maxlen=RECENT)
+        self.reconciles = 0  # reconcile passes finished
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -151,6 +184,7 @@ class VaultWatcher:
         if event.is_directory or event.event_type in ("opened", "closed_no_write"):
             return
         src = self._rel(event.src_path)
+        src = src if src and is_note(src) else None
         if event.event_type == "moved":
             dest = self._rel(event.dest_path)
             src_note = src if src and is_note(src) else None
@@ -166,7 +200,7 @@ class VaultWatcher:
             elif src_note:   # moved out of sight (.trash, another folder outside the vault)
                 self._touch(src_note)
             return
-        if src and is_note(src):
+        if src:
             self._touch(src)
 
     def _touch(self, rel: str) -> None:
@@ -189,6 +223,16 @@ class VaultWatcher:
         else:
             self.states.put(rel, FileState(None, None, _sha(data)))
 
+    def recent(self) -> list[Settled]:
+        """The last paths settled, oldest first."""
+        with self._cond:
+            return list(self._recent)
+
+    def pending(self) -> int:
+        """Paths with events not settled yet (waiting to be quiet, or being read now)."""
+        with self._cond:
+            return len(self._pending) + self._settling
+
     # --- settling ----------------------------------------------------------------------------------
 
     def _settle_loop(self) -> None:
@@ -201,12 +245,18 @@ class VaultWatcher:
                     if ready:
                         for rel in ready:
                             del self._pending[rel]
+                        self._settling = len(ready)
                         break
                     self._cond.wait(min(self._pending.values()) - now if self._pending else None)
                 if self._stop.is_set():
                     return
             for rel in sorted(ready, key=lambda r: r in self._moved_away):  # arrivals before departures
-                self._emit(self._settle(rel))
+                settled = self._settle(rel)
+                log.debug("vault settled: %s: %s", rel, settled.change.kind if settled.change else settled.outcome.value)
+                self._emit(settled.change)
+                with self._cond:
+                    self._recent.append(settled)
+                    self._settling -= 1
 
     def _read(self, rel: str) -> tuple[os.stat_result, bytes] | None:
         path = self.root / rel
@@ -219,7 +269,7 @@ class VaultWatcher:
         except OSError:  # gone, not a folder any more, not ours to read
             return None
 
-    def _settle(self, rel: str) -> Change | None:
+    def _settle(self, rel: str) -> Settled:
         with self._cond:
             move_from = self._moves.pop(rel, None)
             moved_away = rel in self._moved_away
@@ -228,9 +278,16 @@ class VaultWatcher:
         found = self._read(rel)
         if found is None:
             if known is None:
-                return None
+                return Settled(rel, Outcome.UNREADABLE if (self.root / rel).exists() else Outcome.GONE, at=time.time())
             self.states.drop(rel)
-            return None if moved_away else Change("deleted", rel)
+            return Settled(rel, Outcome.GONE if moved_away else Outcome.CHANGE,
+                           None if moved_away else Change("deleted", rel), time.time())
+        change = self._compare(rel, known, found, move_from)
+        return Settled(rel, change if isinstance(change, Outcome) else Outcome.CHANGE,
+                       change if isinstance(change, Change) else None, time.time())
+
+    def _compare(self, rel: str, known: FileState | None, found: tuple[os.stat_result, bytes],
+                 move_from: str | None) -> Change | Outcome:
         st, data = found
         sha = _sha(data)
         self.states.put(rel, FileState(st.st_mtime_ns, st.st_size, sha))
@@ -239,10 +296,10 @@ class VaultWatcher:
             if own is not None and own != sha:
                 del self._own[rel]  # the person has written since routine did
         if sha == own:
-            return None
+            return Outcome.OWN_WRITE
         if known is None:
             return Change("moved", rel, src=move_from) if move_from else Change("created", rel)
-        return None if known.sha == sha else Change("modified", rel)
+        return Outcome.UNCHANGED if known.sha == sha else Change("modified", rel)
 
     def _emit(self, change: Change | None) -> None:
         if change is None:
@@ -332,6 +389,7 @@ class VaultWatcher:
                 changes.append(Change("deleted", rel, source="reconcile"))
         for change in changes:
             self._emit(change)
+        self.reconciles += 1
         return changes
 
     def _reconcile_loop(self) -> None:
