@@ -57,8 +57,10 @@ class WriteResult:
     message: str              # one sentence for the person
 
 
-def _check_target(target: WriteTarget) -> None:
-    if bool(target.note) == bool(target.append):
+def _check_target(target: WriteTarget) -> str:
+    """The note ``target`` writes to, once it is a valid target."""
+    dest = target.note or target.append
+    if not dest or bool(target.note) == bool(target.append):
         raise RoutineError("A write target needs exactly one of `note` and `append`.",
                            "give the step `write: {note: ...}` or `write: {append: ...}`.")
     if target.section is not None and not target.note:
@@ -66,6 +68,7 @@ def _check_target(target: WriteTarget) -> None:
                            "write it as `write: {note: ..., section: ...}`.")
     if target.section is not None and not target.section.strip():
         raise RoutineError("A `section` write target has an empty title.", "name the section.")
+    return dest
 
 
 def _tags_with(existing, tag: str):
@@ -158,10 +161,10 @@ def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Prov
     """Write an agent's output to ``target``, or to a proposal when it may not go there.
 
     ``guard`` (default: the default layout) names the notes no agent writes directly."""
-    _check_target(target)
+    dest = _check_target(target)
     vault_root = Path(vault_root)
     guard = guard or Guard(drafts=drafts_dir)
-    path, rel = checked(vault_root, list(writes), target.note or target.append, prov.agent, "write")
+    path, rel = checked(vault_root, list(writes), dest, prov.agent, "write")
     writer = _Writer(vault_root, path, rel, target, content, prov, drafts_dir)
     try:
         protected = guard.why(vault_root, rel, prov.agent)
@@ -247,7 +250,7 @@ class _Writer:
         return self._result("appended", f"Added an entry to {self.rel}.")
 
     def section(self) -> WriteResult:
-        title = " ".join(self.target.section.split())
+        title = " ".join((self.target.section or "").split())  # write_output chose section() for a named one
         outcome: dict = {}
 
         def put_section(current: NoteText | None) -> str | None:
