@@ -7,9 +7,14 @@ socket's ``chat`` request), in this process otherwise. ``Asker`` is shared with 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from routine.cli.output import print_json
 from routine.config.loader import agent_named, load_agents, load_config
+
+if TYPE_CHECKING:
+    from routine.journal import Journal
+    from routine.runner.step import Runner
 
 
 class Asker:
@@ -19,7 +24,8 @@ class Asker:
         self.config = load_config(config_arg)
         agents, problems = load_agents(self.config)
         self.agent = agent_named(agents, problems, agent_name)
-        self._runner = self._journal = None
+        self._runner: Runner | None = None
+        self._journal: Journal | None = None
 
     def ask(self, question: str, session: str | None, continue_last: bool, on_token=None) -> dict:
         from routine import control
@@ -57,8 +63,10 @@ class Asker:
     def close(self) -> None:
         if self._runner is not None:
             self._runner.close()
+            self._runner = None
+        if self._journal is not None:
             self._journal.close()
-            self._runner = self._journal = None
+            self._journal = None
 
 
 def stream_to(out):

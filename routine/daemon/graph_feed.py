@@ -6,6 +6,7 @@ about them), and so do what each run read and wrote."""
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from routine.causes import is_disk_full
 from routine.daemon.index_feed import BATCH_SECONDS, PathFeed, lower_priority
@@ -14,14 +15,18 @@ FULL_RETRY = 60.0  # seconds between attempts to open the graph cache while the 
 
 log = logging.getLogger(__name__)
 
+if TYPE_CHECKING:
+    from routine.graph.cache import GraphCache
+    from routine.graph.publish import CanvasWriter
+
 
 class GraphFeeder(PathFeed):
     NAME = "graph-feed"
 
     def __init__(self, daemon):
         super().__init__(daemon)
-        self.cache = None      # routine.graph.cache.GraphCache, once started
-        self.writer = None     # routine.graph.publish.CanvasWriter
+        self.cache: GraphCache | None = None     # once started
+        self.writer: CanvasWriter | None = None
         self.refreshes = 0     # passes that brought graph and canvases up to date (status, tests)
         self._runs = True      # read the journal on the first pass
 
@@ -83,21 +88,24 @@ class GraphFeeder(PathFeed):
                           exc_info=not is_disk_full(exc))
 
     def _pass(self, paths: list[str], runs: bool) -> None:
-        if self.daemon.live.config.vault != self.cache.vault:  # a reload moved the vault: start over there
-            self.cache.close()
+        if self.cache is None or self.daemon.live.config.vault != self.cache.vault:  # a reload moved the vault
+            if self.cache is not None:
+                self.cache.close()
             self._open()
             runs = True
+        cache, writer = self.cache, self.writer
+        assert cache is not None and writer is not None, "_open sets both"
         if paths:
-            self.cache.update_paths(paths)
+            cache.update_paths(paths)
         if runs:
             from routine.journal import Journal
 
             journal = Journal()
             try:
-                self.cache.follow_journal(journal)
+                cache.follow_journal(journal)
             finally:
                 journal.close()
-        written = self.writer.refresh(self.cache.graph)
+        written = writer.refresh(cache.graph)
         self.refreshes += 1
         if written:
             log.info("graph canvases updated: %s", ", ".join(written))
