@@ -179,6 +179,6 @@ def test_a_dead_scheduler_is_started_again_by_the_health_monitor(initialised, mo
 def test_a_missing_model_shows_as_degraded_until_it_is_pulled():
     from routine.daemon.monitor import Monitor
 
-    monitor = Monitor(daemon=None)
+    monitor = Monitor(host=None)
     monitor.failing.add(f"model:qwen2.5:7b@{HOST}")
     assert monitor.degraded()[0] == f"the model qwen2.5:7b at {HOST} is not pulled (runs that need it fail)"

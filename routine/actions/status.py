@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from routine.cli.output import print_json, print_table
+from routine.daemon.status_record import DaemonState, DaemonStatus, RecentRun
 
 EXIT_NOT_RUNNING = 3  # systemctl's (and LSB's) convention: "program is not running"
 
@@ -17,59 +19,60 @@ def run(args) -> int:
     if final is None:
         status = _offline(args)
     elif "status" not in final:
-        status = {"state": "not answering", "error": final.get("error")}
+        status = DaemonStatus(DaemonState.NOT_ANSWERING, error=final.get("error"))
     else:
-        status = final["status"]
-    code = EXIT_NOT_RUNNING if status["state"] == "not running" else 0
+        status = DaemonStatus.from_json(final["status"])
+    code = EXIT_NOT_RUNNING if status.state is DaemonState.NOT_RUNNING else 0
     if args.json:
-        print_json(status)
+        print_json(status.to_json())
         return code
     _print(status)
     return code
 
 
-def _print(status: dict) -> None:
-    line = f"daemon: {status['state']}"
-    if status.get("pid"):
-        line += f" (pid {status['pid']}, up {_human(status['uptime_s'])}, routine {status.get('version')}"
-        line += f" {status['commit']})" if status.get("commit") else ")"
+def _print(status: DaemonStatus) -> None:
+    line = f"daemon: {status.state}"
+    if status.pid:
+        line += f" (pid {status.pid}, up {_human(status.uptime_s or 0)}, routine {status.version}"
+        line += f" {status.commit})" if status.commit else ")"
     print(line)
-    health = status.get("health")
+    health = status.health
     if health is not None:
-        state = health.get("state") or ("ok" if health["ok"] else "unhealthy")
-        said = {"ok": "ok", "degraded": "DEGRADED", "unhealthy": "NOT OK"}.get(state, state)
-        print(f"health: {said}" + "".join(f"\n  {p}" for p in health["problems"]))
-    queue = status.get("queue") or {}
-    if queue:
-        print(f"queue: {len(queue.get('running', []))} running, {len(queue.get('queued', []))} waiting"
-              + "".join(f"\n  running {label}" for label in queue.get("running", [])))
-    if "resident_models" in status:
-        models = status["resident_models"]
-        if models is None:
-            print(f"models: unknown: {status.get('models_error') or 'Ollama is not reachable.'}")
-        else:
-            print("models: " + (", ".join(m["name"] for m in models) if models else "none loaded"))
-    if status.get("next_fires"):
+        said = {"ok": "ok", "degraded": "DEGRADED", "unhealthy": "NOT OK"}[health.state.value]
+        print(f"health: {said}" + "".join(f"\n  {p}" for p in health.problems))
+    queue = status.queue
+    if queue is not None:
+        print(f"queue: {len(queue.running)} running, {len(queue.queued)} waiting"
+              + "".join(f"\n  running {label}" for label in queue.running))
+    models = status.resident_models
+    if models is not None:
+        print("models: " + (", ".join(m.name for m in models) if models else "none loaded"))
+    elif status.models_error:
+        print(f"models: unknown: {status.models_error}")
+    if status.next_fires:
         print("\nnext fires:")
-        print_table([{"at": _local(f["at"]), "block": f["block"], "agents": ", ".join(f.get("agents") or [])}
-                     for f in status["next_fires"][:8]], ["at", "block", "agents"])
-    if status.get("recent_runs"):
+        print_table([{"at": _local(f.at), "block": f.block, "agents": ", ".join(f.agents)}
+                     for f in status.next_fires[:8]], ["at", "block", "agents"])
+    if status.recent_runs:
         print("\nrecent runs:")
-        rows = [{**r, "started_at": _local(r.get("started_at")), "wrote": _wrote(r.get("wrote"))} for r in status["recent_runs"]]
-        print_table(rows, ["id", "status", "block", "agent", "started_at", "wrote"])
-    alerts = status.get("open_alerts") or []
+        print_table([_row(r) for r in status.recent_runs], ["id", "status", "block", "agent", "started_at", "wrote"])
+    alerts = status.open_alerts
     print(f"\nopen alerts: {len(alerts)}" + "".join(f"\n  {a}" for a in alerts[:10]))
-    dashboard = status.get("dashboard")
-    if dashboard:
-        print(f"dashboard: {dashboard['path']}")
-    if status.get("config_error"):
-        print(f"\nconfig: {status['config_error']}")
+    if status.dashboard:
+        print(f"dashboard: {status.dashboard.path}")
+    if status.config_error:
+        print(f"\nconfig: {status.config_error}")
 
 
-def _local(iso: str | None) -> str:
-    if not iso:
+def _row(run: RecentRun) -> dict[str, Any]:
+    return {"id": run.id, "status": str(run.status), "block": run.block, "agent": run.agent,
+            "started_at": _local(run.started_at), "wrote": _wrote(run.wrote)}
+
+
+def _local(at: datetime | str | None) -> str:
+    if not at:
         return "-"
-    return f"{datetime.fromisoformat(iso).astimezone():%a %Y-%m-%d %H:%M}"
+    return f"{(datetime.fromisoformat(at) if isinstance(at, str) else at).astimezone():%a %Y-%m-%d %H:%M}"
 
 
 def _wrote(wrote) -> str | None:
@@ -88,22 +91,24 @@ def _human(seconds: int) -> str:
     return f"{seconds // 3600}h" if seconds < 172800 else f"{seconds // 86400}d"
 
 
-def _offline(args) -> dict:
+def _offline(args) -> DaemonStatus:
+    """No daemon: the same record, with what can be known without it."""
     from routine.daemon.status import recent_runs
 
-    status: dict[str, Any] = {"state": "not running", "recent_runs": recent_runs(), "next_fires": [], "open_alerts": []}
+    status = DaemonStatus(DaemonState.NOT_RUNNING, recent_runs=recent_runs())
     try:
         from routine.actions.schedule import upcoming
         from routine.config.loader import load_agents, load_config
         from routine.daemon.status import open_alerts, resident_models
+        from routine.daemon.status_record import NextFire
         from routine.schedule.loader import load_schedules
 
         config = load_config(args.config)
         agents, _ = load_agents(config)
-        status["next_fires"] = [{"block": r["block"], "at": r["at"].isoformat(), "agents": r["agents"]}
-                                for r in upcoming(config, load_schedules(config, agents), 8)]
-        status["open_alerts"] = open_alerts(config)
-        status["resident_models"], status["models_error"] = resident_models(config)
+        fires = tuple(NextFire(r["block"], r["at"], tuple(r["agents"]))
+                      for r in upcoming(config, load_schedules(config, agents), 8))
+        status = replace(status, next_fires=fires, open_alerts=open_alerts(config))
+        resident, error = resident_models(config)
+        return replace(status, resident_models=resident, models_error=error)
     except Exception as exc:  # status must work even when the config is broken
-        status["config_error"] = str(exc)
-    return status
+        return replace(status, config_error=str(exc))

@@ -34,10 +34,13 @@ from routine.daemon.components import Component, Components, if_there
 from routine.daemon.gate import WriteGate
 from routine.daemon.live import Live
 from routine.daemon.missed import alert_missed, record_missed
+from routine.daemon.monitor import Monitor
 from routine.daemon.notify import Notifier, Watchdog
 from routine.journal.status import succeeded
 from routine.daemon.publish import Publisher
+from routine.daemon.recovery import Recovery
 from routine.daemon.run_events import RunEvents
+from routine.daemon.status import snapshot, status_line
 from routine.daemon.work import Work, WorkQueue
 from routine.errors import RoutineError
 from routine.journal import Journal
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
     from routine.daemon.control import ControlServer
     from routine.daemon.reload import ConfigWatcher
     from routine.daemon.residency import Residency
+    from routine.daemon.status_record import ResidentModel
     from routine.daemon.timers import Timers
     from routine.daemon.vault_events import VaultEvents
     from routine.memory import VaultIndex
@@ -80,15 +84,13 @@ class Daemon:
         self.memory: VaultIndex | None = None  # the vault search index (routine.memory.VaultIndex): this process is its one writer
 
         self.notifier = Notifier.from_environment()  # systemd's notify socket, when it gave one
-        self.publisher = Publisher(self)
-        from routine.daemon.monitor import Monitor
-        from routine.daemon.recovery import Recovery
-
+        self.watchdog = Watchdog(self.notifier, lambda: health.problems(self), on_change=self._changed)
+        self.publisher = Publisher(self.live, self.now_local, self.notifier, partial(snapshot, self),
+                                   lambda: self.watchdog.problems if self.watchdog.running else None)
         self.monitor = Monitor(self)      # what the daemon depends on, checked; alerts resolved
         self.recovery = Recovery(self)    # slots owed after a full disk or an outage
-        self.watchdog = Watchdog(self.notifier, lambda: health.problems(self), on_change=self._changed)
         self.run_events = RunEvents(self.model_keys, self.monitor.poke, self._runs_finished)
-        self._resident: tuple[float, list | None, str | None] | None = None
+        self._resident: tuple[float, tuple[ResidentModel, ...] | None, str | None] | None = None
         self._parts = Components([])
         self._index_left_running = False
 
@@ -119,7 +121,7 @@ class Daemon:
             Component("first publish", self._ready),
             Component("watchdog", self.watchdog.start, halt=self.watchdog.stop),
             Component("publisher", self.publisher.start, halt=self.publisher.stop,
-                      stop=lambda: self.publisher.stopped("stopped")),  # the dashboard says it is no longer live
+                      stop=self.publisher.stopped),  # the dashboard says it is no longer live
         ]
 
     def start(self) -> None:
@@ -188,12 +190,11 @@ class Daemon:
         """Once the socket answers, the vault is watched and every timer is set."""
         from routine.daemon.control import ControlServer
 
-        self.control = ControlServer(self)
+        self.control = ControlServer(self, partial(snapshot, self))
         self.control.start()
 
     def _ready(self) -> None:
         from routine import supervise
-        from routine.daemon.status import status_line
 
         supervise.on_crash(self._changed)
         snap = self.publisher.publish()
@@ -301,8 +302,8 @@ class Daemon:
         self._resident = None  # a run may have loaded a model
         self.publisher.poke()
 
-    def resident_models(self, max_age: float = 20.0) -> tuple[list[dict] | None, str | None]:
-        """Models loaded now: ([{name, size, host, expires_at}], None), or (None, why not).
+    def resident_models(self, max_age: float = 20.0) -> tuple[tuple[ResidentModel, ...] | None, str | None]:
+        """Models loaded now: (models, None), or (None, why not).
 
         The one place the daemon learns residency (asked from Ollama's /api/ps, briefly
         cached so status requests stay cheap); the model manager replaces its body with its
@@ -314,7 +315,7 @@ class Daemon:
         if cached is None or time.monotonic() - cached[0] > max_age:
             found, error = resident_models(self.live.config)
             if found is not None and self.residency is not None:
-                self.residency.annotate(found)
+                found = self.residency.annotate(found)
             cached = self._resident = (time.monotonic(), found, error)
         return cached[1], cached[2]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from functools import partial
 
+from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.errors import RoutineError
 from routine.watch.watcher import Change
@@ -21,16 +22,16 @@ log = logging.getLogger(__name__)
 
 
 class ChatNotes:
-    def __init__(self, daemon):
-        self.daemon = daemon
+    def __init__(self, jobs: Jobs):
+        self.jobs = jobs
         self.known: set[str] = set()  # chat notes seen outside the chats folder
 
     def is_chat(self, rel: str) -> bool:
-        folder = self.daemon.live.config.layout.chats.strip("/") + "/"
+        folder = self.jobs.live.config.layout.chats.strip("/") + "/"
         return rel.startswith(folder) or rel in self.known
 
     def quiet_for(self, rel: str) -> float | None:
-        return self.daemon.live.config.chat_quiet if self.is_chat(rel) else None
+        return self.jobs.live.config.chat_quiet if self.is_chat(rel) else None
 
     def on_change(self, change: Change) -> None:
         if change.kind == "deleted" or not change.rel.endswith(".md"):
@@ -39,7 +40,7 @@ class ChatNotes:
         from routine.chat.notes import read_chat
 
         try:
-            note = read_chat(self.daemon.live.config.vault, change.rel)
+            note = read_chat(self.jobs.live.config.vault, change.rel)
         except OSError:
             return
         if note is None or note.agent is None:
@@ -49,8 +50,8 @@ class ChatNotes:
         if note.pending() is None:
             return
         work = Work(key=f"chat:{change.rel}", label=f"answer {change.rel}", run=partial(self.answer, change.rel),
-                    models=self.daemon.model_keys([note.agent]))
-        if self.daemon.queue.submit(work, coalesce=True):
+                    models=self.jobs.model_keys([note.agent]))
+        if self.jobs.queue.submit(work, coalesce=True):
             log.info("chat note %s: a new message for %s", change.rel, note.agent)
 
     def answer(self, rel: str) -> None:
@@ -60,13 +61,13 @@ class ChatNotes:
 
         journal = Journal()
         try:
-            runner = self.daemon.make_runner(journal)
-            done = answer_note(runner, journal, self.daemon.live.agents, rel)
+            runner = self.jobs.make_runner(journal)
+            done = answer_note(runner, journal, self.jobs.live.agents, rel)
             if done is not None:
                 log.info("%s answered in %s (conversation %s)", done.agent, rel, done.chat)
         except RoutineError as exc:
             log.error("chat note %s not answered: %s", rel, exc)
-            raise_alert(self.daemon.live.config, self.daemon.now_local(), "chat not answered",
+            raise_alert(self.jobs.live.config, self.jobs.now_local(), "chat not answered",
                         f"The message at the end of [[{rel[:-3]}]] got no answer: {exc.message}",
                         (exc.fix or "") + " Save the note again to ask once more.")
         finally:

@@ -2,35 +2,39 @@
 the daemon (its one model manager and search index), the answer's tokens streamed back.
 
 Request: ``{"op": "chat", "agent", "question", "session"?, "continue"?}``; events
-``{"event": "token", "text"}``; the end ``{"done": true, "result": Answered.as_dict()}``.
+``Queued`` and ``Token`` (``routine.runner.events``); the end ``{"done": true, "result":
+Answered.as_dict()}``.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from typing import Any, Callable
 
+from routine.daemon.ports import Jobs
 from routine.errors import RoutineError
+from routine.runner.events import Queued, Token
 
 log = logging.getLogger(__name__)
 
 
-def chat(daemon, message: dict, send) -> None:
+def chat(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], None]) -> None:
     from routine.chat.sessions import ask
     from routine.config.loader import agent_named
     from routine.daemon.work import Work
     from routine.journal import Journal
 
-    agent = agent_named(daemon.live.agents, [], str(message.get("agent") or ""))
+    agent = agent_named(jobs.live.agents, [], str(message.get("agent") or ""))
     done = threading.Event()
     result: dict[str, object] = {}  # "result" (Answered.as_dict()), or "error", "fix" and "exit"
 
     def work() -> None:
         journal = Journal()
         try:
-            answered = ask(daemon.make_runner(journal), journal, agent, str(message.get("question") or ""),
+            answered = ask(jobs.make_runner(journal), journal, agent, str(message.get("question") or ""),
                            session=message.get("session"), continue_last=bool(message.get("continue")),
-                           on_token=lambda piece: send({"event": "token", "text": piece}))
+                           on_token=lambda piece: send(Token(None, piece).to_json()))
             result["result"] = answered.as_dict()
             log.info("%s answered in conversation %s", agent.name, answered.chat)
         except RoutineError as exc:
@@ -42,11 +46,11 @@ def chat(daemon, message: dict, send) -> None:
             journal.close()
             done.set()
 
-    daemon.queue.submit(Work(key=f"chat:{agent.name}", label=f"chat with {agent.name}", run=work,
-                             models=daemon.model_keys([agent.name])))
-    snapshot = daemon.queue.snapshot()
-    if snapshot["queued"]:
-        send({"event": "queued", "ahead": len(snapshot["running"]) + len(snapshot["queued"]) - 1})
+    jobs.queue.submit(Work(key=f"chat:{agent.name}", label=f"chat with {agent.name}", run=work,
+                             models=jobs.model_keys([agent.name])))
+    snapshot = jobs.queue.snapshot()
+    if snapshot.queued:
+        send(Queued(snapshot.ahead()).to_json())
     done.wait()
     if "result" in result:
         send({"done": True, "result": result["result"], "exit": 0})

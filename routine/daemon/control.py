@@ -15,11 +15,18 @@ import socket
 import socketserver
 import threading
 import time
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from routine.control import socket_path
-from routine.errors import RoutineError, UsageError
+from routine.daemon.ports import Jobs
+from routine.errors import DaemonError, RoutineError, UsageError
 from routine.journal.status import succeeded
 from routine.runner.events import IndexProgress, Queued, RunEvent
+
+if TYPE_CHECKING:
+    from routine.daemon.status_record import DaemonStatus
+    from routine.daemon.vault_events import VaultEvents
+    from routine.memory import VaultIndex
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +44,26 @@ class BadRequest(RoutineError):
     exit_code = 2
 
 
+class Host(Jobs, Protocol):
+    """What the socket's requests use (the daemon): runs through the queue, the search index,
+    proposals decided by the vault's events."""
+
+    @property
+    def memory(self) -> VaultIndex | None: ...
+    @property
+    def vault_events(self) -> VaultEvents | None: ...
+
+
+Send = Callable[[dict[str, Any]], None]
+
+
 class ControlServer:
-    def __init__(self, daemon):
-        self.daemon = daemon
+    """``host``: what requests use; ``status``: the daemon's status now (``status.snapshot``)."""
+
+    def __init__(self, host: Host, status: Callable[[], DaemonStatus]):
+        self.host, self.status = host, status
         self.path = socket_path()
-        self._server = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -50,7 +72,7 @@ class ControlServer:
             self.path.unlink()  # stale: start-up owns the runtime dir
         old = os.umask(0o177)  # the socket is the person's alone (0600)
         try:
-            self._server = _Server(str(self.path), _handler(self.daemon))
+            self._server = _Server(str(self.path), _handler(self.host, self.status))
         finally:
             os.umask(old)
         from routine import supervise
@@ -120,7 +142,7 @@ def _reply_busy(request) -> None:
         pass
 
 
-def _handler(daemon):
+def _handler(host: Host, status: Callable[[], DaemonStatus]) -> type[socketserver.StreamRequestHandler]:
     class Handler(socketserver.StreamRequestHandler):
         def handle(self):
             self.connection.settimeout(REQUEST_TIMEOUT)
@@ -155,7 +177,7 @@ def _handler(daemon):
             watcher = threading.Thread(target=watch_client, name="control-client", daemon=True)
             watcher.start()
             try:
-                handle_request(daemon, parse_request(line), send, gone)
+                handle_request(host, status, parse_request(line), send, gone)
             except RoutineError as exc:
                 send({"done": True, "error": exc.message, "fix": exc.fix, "exit": exc.exit_code})
             except Exception as exc:  # never kill the server thread
@@ -192,29 +214,28 @@ def parse_request(line: bytes) -> dict:
     return message
 
 
-def handle_request(daemon, message: dict, send, gone: threading.Event | None = None) -> None:
+def handle_request(host: Host, status: Callable[[], DaemonStatus], message: dict[str, Any], send: Send,
+                   gone: threading.Event | None = None) -> None:
     op = message.get("op")
     if op == "status":
-        from routine.daemon.status import snapshot
-
-        send({"done": True, "status": snapshot(daemon)})
+        send({"done": True, "status": status().to_json()})
     elif op == "fire":
-        fire(daemon, message, send, gone or threading.Event())
+        fire(host, message, send, gone or threading.Event())
     elif op == "decide":
-        decide(daemon, message, send)
+        decide(host, message, send)
     elif op == "index":
-        index(daemon, message, send)
+        index(host, message, send)
     elif op == "search":
-        search(daemon, message, send)
+        search(host, message, send)
     elif op == "chat":
         from routine.daemon.chat_op import chat
 
-        chat(daemon, message, send)
+        chat(host, message, send)
     else:
         send({"done": True, "error": f"unknown request {op!r}", "exit": 2})
 
 
-def fire(daemon, message: dict, send, gone: threading.Event) -> None:
+def fire(jobs: Jobs, message: dict[str, Any], send: Send, gone: threading.Event) -> None:
     """Run an agent or a block through the queue; if the CLI goes away (Ctrl-C), the run stops
     at its next token or write and is journaled as interrupted."""
     from routine.config.loader import agent_named
@@ -223,7 +244,7 @@ def fire(daemon, message: dict, send, gone: threading.Event) -> None:
     from routine.runner.block import run_block
     from routine.runner.step import StepRequest
 
-    live = daemon.live
+    live = jobs.live
     target = message["target"]
     done = threading.Event()
     result: dict = {}
@@ -246,14 +267,14 @@ def fire(daemon, message: dict, send, gone: threading.Event) -> None:
         def work() -> None:
             journal = Journal()
             try:
-                outcome = run_block(daemon.make_runner(journal, on_event, job, gone), block, live.agents,
+                outcome = run_block(jobs.make_runner(journal, on_event, job, gone), block, live.agents,
                                     trigger="retry" if resume else "manual", stream=True, resume=resume)
                 result.update(status=outcome.status, run=outcome.run_id,
                               steps=[s.summary() for s in outcome.steps])
             finally:
                 journal.close()
                 done.set()
-        job.key, job.models = f"block:{block.id}", daemon.model_keys(block.agents)
+        job.key, job.models = f"block:{block.id}", jobs.model_keys(block.agents)
     else:
         agent = agent_named(live.agents, [], target)
         request = StepRequest.for_agent(live.config, agent, message.get("task"))
@@ -261,17 +282,17 @@ def fire(daemon, message: dict, send, gone: threading.Event) -> None:
         def work() -> None:
             journal = Journal()
             try:
-                outcome = daemon.make_runner(journal, on_event, cancel=gone).run_step(request, stream=True)
+                outcome = jobs.make_runner(journal, on_event, cancel=gone).run_step(request, stream=True)
                 result.update(outcome.summary())
             finally:
                 journal.close()
                 done.set()
-        job.key, job.models = f"agent:{agent.name}", daemon.model_keys([agent.name])
+        job.key, job.models = f"agent:{agent.name}", jobs.model_keys([agent.name])
     job.run = work
-    daemon.queue.submit(job)
-    snapshot = daemon.queue.snapshot()
-    if snapshot["queued"]:
-        send(Queued(len(snapshot["running"]) + len(snapshot["queued"]) - 1).to_json())
+    jobs.queue.submit(job)
+    snapshot = jobs.queue.snapshot()
+    if snapshot.queued:
+        send(Queued(snapshot.ahead()).to_json())
     done.wait()
     failed = not succeeded(result.get("status"))
     send({"done": True, "result": result, "exit": 1 if failed else 0})
@@ -292,29 +313,34 @@ def _resume(run_id: str | None, block):
         journal.close()
 
 
-def decide(daemon, message: dict, send) -> None:
+def decide(host: Host, message: dict[str, Any], send: Send) -> None:
     """`routine approve` while the daemon runs: the decision goes through the one queue."""
     from routine.daemon.work import Work
 
-    done, result = threading.Event(), {}
+    done = threading.Event()
+    result: dict[str, Any] = {}
+    events = host.vault_events
+    if events is None:
+        raise DaemonError("The daemon is not watching the vault yet, so it cannot decide proposals.",
+                          "try again in a moment, once `routine status` says the daemon is running.")
 
     def work() -> None:
         try:
-            result.update(daemon.vault_events.decide(message["rel"], "cli", bool(message.get("approved", True)),
-                                                    bool(message.get("force"))).summary())
+            result.update(events.decide(message["rel"], "cli", bool(message.get("approved", True)),
+                                        bool(message.get("force"))).summary())
         except RoutineError as exc:
             result.update(outcome="failed", message=str(exc))
         finally:
             done.set()
 
-    daemon.queue.submit(Work(key=f"proposal:{message['rel']}", label=f"decide {message['rel']}", run=work))
+    host.queue.submit(Work(key=f"proposal:{message['rel']}", label=f"decide {message['rel']}", run=work))
     done.wait()
     send({"done": True, "result": result, "exit": 0 if result.get("outcome") in ("applied", "rejected") else 1})
 
 
-def index(daemon, message: dict, send) -> None:
+def index(host: Host, message: dict[str, Any], send: Send) -> None:
     """`routine index [--rebuild]`: the daemon's own index, progress streamed back."""
-    memory = daemon.memory
+    memory = _memory(host)
 
     def progress(what: str, done: int, total: int) -> None:  # not "done": that key ends a reply
         send(IndexProgress(what, done, total).to_json())
@@ -323,7 +349,7 @@ def index(daemon, message: dict, send) -> None:
     send({"done": True, "result": stats.as_dict(), "exit": 0})
 
 
-def search(daemon, message: dict, send) -> None:
+def search(host: Host, message: dict[str, Any], send: Send) -> None:
     """Ranked hits; ``agent`` (a name) or ``reads`` (globs) limit them to what may be read."""
     reads = message.get("reads")
     if reads is not None and not (isinstance(reads, list) and all(isinstance(g, str) for g in reads)):
@@ -331,11 +357,17 @@ def search(daemon, message: dict, send) -> None:
     if message.get("agent"):
         from routine.config.loader import agent_named
 
-        reads = list(agent_named(daemon.live.agents, [], message["agent"]).reads)
+        reads = list(agent_named(host.live.agents, [], message["agent"]).reads)
     try:
         k = int(message.get("k") or 6)
     except (TypeError, ValueError):
         raise BadRequest("The search request's 'k' is not a number; refused.") from None
-    hits = daemon.memory.search(str(message.get("query") or ""), k, reads,
-                                exclude=message.get("exclude") or ())
+    hits = _memory(host).search(str(message.get("query") or ""), k, reads, exclude=message.get("exclude") or ())
     send({"done": True, "result": [hit.as_dict() for hit in hits], "exit": 0})
+
+
+def _memory(host: Host) -> VaultIndex:
+    if host.memory is None:
+        raise DaemonError("The daemon's search index is not open yet.",
+                          "try again in a moment, once `routine status` says the daemon is running.")
+    return host.memory

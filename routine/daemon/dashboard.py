@@ -9,10 +9,16 @@ notes that exist, so every link in it resolves.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from routine.daemon.status_record import DaemonState, DaemonStatus, HealthState, RecentRun
+from routine.journal.status import RunStatus
 from routine.vault import update_live_block, wikilink_for
+
+if TYPE_CHECKING:
+    from routine.config.model import Config
 
 log = logging.getLogger(__name__)
 
@@ -22,13 +28,13 @@ LAST_RUNS = 10
 AS_OF_EVERY = timedelta(hours=1)
 
 
-def _when(iso: str | None, tz) -> str:
-    if not iso:
+def _when(at: datetime | str | None, tz: tzinfo | None) -> str:
+    if not at:
         return "-"
-    return f"{datetime.fromisoformat(iso).astimezone(tz):%a %d %b %H:%M}"
+    return f"{(datetime.fromisoformat(at) if isinstance(at, str) else at).astimezone(tz):%a %d %b %H:%M}"
 
 
-def _cell(text: str) -> str:
+def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
@@ -40,8 +46,8 @@ def _link(vault: Path, rel: str | None) -> str:
     return f"`{_cell(rel)}` (moved or deleted)"
 
 
-def _wrote(vault: Path, run: dict) -> str:
-    wrote = run.get("wrote")
+def _wrote(vault: Path, run: RecentRun) -> str:
+    wrote = run.wrote
     if isinstance(wrote, dict):
         target = wrote.get("proposal") if wrote.get("outcome") == "proposal" and wrote.get("proposal") else wrote.get("path")
         return _link(vault, target)
@@ -50,51 +56,52 @@ def _wrote(vault: Path, run: dict) -> str:
     return "-"
 
 
-def _headline(snap: dict, tz, as_of: datetime | None) -> str:
-    version = f"routine {snap.get('version')}" + (f" ({snap['commit']})" if snap.get("commit") else "")
+def _headline(snap: DaemonStatus, tz: tzinfo | None, as_of: datetime | None) -> str:
+    version = f"routine {snap.version}" + (f" ({snap.commit})" if snap.commit else "")
     when = f" (as of {as_of.astimezone(tz):%a %d %b %H:%M})" if as_of else ""
-    if snap.get("state") == "stopped":
+    if snap.state is DaemonState.STOPPED:
         at = f" at {as_of.astimezone(tz):%a %d %b %H:%M}" if as_of else ""
         return (f"**{version}** stopped{at}: nothing runs until it starts again "
                 "(`systemctl --user start routine` or `routine run`).")
-    health = snap.get("health") or {}
-    state = health.get("state") or ("ok" if health.get("ok", True) else "unhealthy")
-    said = {"ok": "healthy", "degraded": "degraded", "unhealthy": "not healthy"}.get(state, state)
-    if health.get("problems"):
-        said += ": " + "; ".join(health["problems"])
-    return f"**{version}**, running since {_when(snap.get('started_at'), tz)}: {said}{when}."
+    health = snap.health
+    said = _SAID[health.state] if health else "healthy"
+    if health and health.problems:
+        said += ": " + "; ".join(health.problems)
+    return f"**{version}**, running since {_when(snap.started_at, tz)}: {said}{when}."
 
 
-def render(snap: dict, vault: Path, tz, as_of: datetime | None = None) -> str:
+_SAID = {HealthState.OK: "healthy", HealthState.DEGRADED: "degraded", HealthState.UNHEALTHY: "not healthy"}
+_LISTED = (RunStatus.MISSED, RunStatus.SKIPPED, RunStatus.INTERRUPTED)  # block runs that ran no step
+
+
+def render(snap: DaemonStatus, vault: Path, tz: tzinfo | None, as_of: datetime | None = None) -> str:
     lines: list[str] = [_headline(snap, tz, as_of), ""]
 
     lines += ["## Next", ""]
-    fires = (snap.get("next_fires") or [])[:NEXT_FIRES]
+    fires = snap.next_fires[:NEXT_FIRES]
     if fires:
         lines += ["| when | block | agents |", "| --- | --- | --- |"]
-        lines += [f"| {_when(f['at'], tz)} | {_cell(f['block'])} | {_cell(', '.join(f.get('agents') or []))} |"
-                  for f in fires]
+        lines += [f"| {_when(f.at, tz)} | {_cell(f.block)} | {_cell(', '.join(f.agents))} |" for f in fires]
     else:
         lines.append("Nothing scheduled.")
 
     lines += ["", "## Models in memory", ""]
-    resident = snap.get("resident_models")
+    resident = snap.resident_models
     if resident is None:
-        lines.append(f"Ollama could not be asked: {snap.get('models_error') or 'not reachable'}")
+        lines.append(f"Ollama could not be asked: {snap.models_error or 'not reachable'}")
     elif not resident:
         lines.append("None loaded.")
     else:
-        lines += [f"- `{m['name']}` ({(m.get('size') or 0) / 2**30:.1f} GiB)" for m in resident]
+        lines += [f"- `{m.name}` ({(m.size or 0) / 2**30:.1f} GiB)" for m in resident]
 
     lines += ["", "## Last runs", ""]
-    runs = [r for r in snap.get("recent_runs") or []
-            if r.get("kind") == "step" or r.get("status") in ("missed", "skipped", "interrupted")][:LAST_RUNS]
+    runs = [r for r in snap.recent_runs if r.kind == "step" or r.status in _LISTED][:LAST_RUNS]
     if runs:
         lines += ["| when | who | status | wrote | run |", "| --- | --- | --- | --- | --- |"]
         for r in runs:
-            who = " · ".join(_cell(x) for x in (r.get("agent"), r.get("block")) if x)
-            lines.append(f"| {_when(r.get('started_at'), tz)} | {who or '-'} | {_cell(r.get('status'))} "
-                         f"| {_wrote(vault, r)} | `{r.get('id')}` |")
+            who = " · ".join(_cell(x) for x in (r.agent, r.block) if x)
+            lines.append(f"| {_when(r.started_at, tz)} | {who or '-'} | {_cell(r.status)} "
+                         f"| {_wrote(vault, r)} | `{r.id}` |")
         lines += ["", "Details of a run: `routine runs show ID`."]
     else:
         lines.append("No runs yet.")
@@ -111,14 +118,14 @@ def render(snap: dict, vault: Path, tz, as_of: datetime | None = None) -> str:
         lines.append("None yet: `routine project new NAME`.")
 
     lines += ["", "## Open alerts", ""]
-    alerts = snap.get("open_alerts") or []
+    alerts = snap.open_alerts
     lines += [f"- {_link(vault, rel)}" for rel in alerts[:20]] or ["None."]
     if len(alerts) > 20:
         lines.append(f"- … and {len(alerts) - 20} more in the alerts folder")
     return "\n".join(lines) + "\n"
 
 
-def update(config, snap: dict, tz, now: datetime, memo: dict) -> str:
+def update(config: Config, snap: DaemonStatus, tz: tzinfo | None, now: datetime, memo: dict[str, Any]) -> str:
     """Rewrite the dashboard note if what it shows changed, or its "as of" is older than
     ``AS_OF_EVERY``; created | replaced | unchanged. ``memo`` is the caller's, kept between calls."""
     shown = render(snap, config.vault, tz)

@@ -10,8 +10,17 @@ plus a margin for reading context and writing the note.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING, Protocol
 
 from routine.config.model import Config
+from routine.daemon.status_record import Health, HealthState
+
+if TYPE_CHECKING:
+    from routine.daemon.control import ControlServer
+    from routine.daemon.live import Live
+    from routine.daemon.monitor import Monitor
+    from routine.daemon.timers import Timers
+    from routine.daemon.work import WorkQueue
 
 STEP_MARGIN_MIN = 10.0   # seconds of non-model work (context, write, journal) a step may take
 QUEUE_STALL = 60.0       # seconds work may wait while a worker is free (it is taken at once)
@@ -34,19 +43,36 @@ def step_limit(config: Config) -> float:
     return chain * per_alias + max(STEP_MARGIN_MIN, config.request_timeout)
 
 
-def problems(daemon) -> list[str]:
+class Parts(Protocol):
+    """What the check reads: the daemon's threads and the scheduling lock."""
+
+    @property
+    def stopping(self) -> threading.Event: ...
+    @property
+    def live(self) -> Live: ...
+    @property
+    def queue(self) -> WorkQueue: ...
+    @property
+    def timers(self) -> Timers | None: ...
+    @property
+    def control(self) -> ControlServer | None: ...
+    @property
+    def due_lock(self) -> threading.Lock: ...
+
+
+def problems(parts: Parts) -> list[str]:
     """Every reason the daemon is not healthy now; empty when it is."""
-    if daemon.stopping.is_set():
+    if parts.stopping.is_set():
         return []
     found: list[str] = []
-    found += daemon.queue.problems(step_limit(daemon.live.config), QUEUE_STALL)
-    timers = daemon.timers
+    found += parts.queue.problems(step_limit(parts.live.config), QUEUE_STALL)
+    timers = parts.timers
     if timers is not None and not timers.alive():
         found.append("the scheduler thread is not running")
-    control = daemon.control
+    control = parts.control
     if control is not None and not control.alive():
         found.append("the control socket is not served")
-    if not _acquirable(daemon.due_lock):
+    if not _acquirable(parts.due_lock):
         found.append(f"the scheduling lock has been held for more than {LOCK_PROBE:.0f}s")
     from routine import supervise
 
@@ -54,14 +80,13 @@ def problems(daemon) -> list[str]:
     return found
 
 
-def summary(daemon, problems: list[str]) -> dict:
+def summary(monitor: Monitor | None, problems: list[str]) -> Health:
     """Health for status, STATUS=, the dashboard and the metrics: ``unhealthy`` (the watchdog
     stops pinging: a restart may help), ``degraded`` (a dependency is down: routine waits for it
     and recovers by itself), or ``ok``."""
-    degraded = daemon.monitor.degraded() if daemon.monitor else []
-    state = "unhealthy" if problems else "degraded" if degraded else "ok"
-    checks = daemon.monitor.summary() if daemon.monitor else []
-    return {"ok": state == "ok", "state": state, "problems": problems + degraded, "checks": checks}
+    degraded = monitor.degraded() if monitor else []
+    state = HealthState.UNHEALTHY if problems else HealthState.DEGRADED if degraded else HealthState.OK
+    return Health(state, tuple(problems + degraded), tuple(monitor.checks) if monitor else ())
 
 
 def _acquirable(lock: threading.Lock) -> bool:

@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import logging
 import threading
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from routine import supervise
 from routine.alerts import open_causes, raise_alert, resolve_alerts
 from routine.causes import Cause, describe
 from routine.daemon import dependencies
 from routine.daemon.dependencies import Check
+
+if TYPE_CHECKING:
+    from routine.daemon.live import Live
+    from routine.daemon.vault_events import VaultEvents
 
 log = logging.getLogger(__name__)
 
@@ -33,19 +40,35 @@ _FIX = {"vault": "make the vault folder readable and writable by the user routin
         "vault disk": "free space on the vault's disk; runs that failed on it are retried once."}
 
 
+class Host(Protocol):
+    """What the monitor checks and tells (the daemon)."""
+
+    @property
+    def live(self) -> Live: ...
+    @property
+    def state_dir(self) -> Path: ...
+    @property
+    def vault_events(self) -> VaultEvents | None: ...
+    def now_local(self) -> datetime: ...
+    def timers_alive(self) -> bool: ...
+    def restart_timers(self) -> None: ...
+    def changed(self) -> None: ...
+    def recovered(self, cause_key: str) -> None: ...
+
+
 class Monitor:
-    def __init__(self, daemon):
-        self.daemon = daemon
+    def __init__(self, host: Host):
+        self.host = host
         self.checks: list[Check] = []
         self.failing: set[str] = set()  # cause keys known to be failing (checks, runs, open alerts)
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: supervise.Supervised | None = None
 
     def start(self) -> None:
         try:
-            self.failing.update(open_causes(self.daemon.live.config))  # alerts left open by the last run
+            self.failing.update(open_causes(self.host.live.config))  # alerts left open by the last run
         except OSError:
             pass
         self._thread = supervise.start("health", self._loop, self._stop)
@@ -63,7 +86,7 @@ class Monitor:
         with self._lock:
             self.failing.add(cause.key)
         if alert:
-            raise_alert(self.daemon.live.config, self.daemon.now_local(), cause.title, message, fix,
+            raise_alert(self.host.live.config, self.host.now_local(), cause.title, message, fix,
                         cause=cause.key, affected=affected)
         self.poke()
 
@@ -74,9 +97,6 @@ class Monitor:
         missing = [f"{describe(c)} is not pulled (runs that need it fail)" for c in models]
         return [c.sentence() for c in self.checks if not c.ok] + missing + supervise.restarting()
 
-    def summary(self) -> list[dict]:
-        return [c.as_dict() for c in self.checks]
-
     def _loop(self) -> None:
         while not self._stop.is_set():
             self.round()
@@ -84,11 +104,11 @@ class Monitor:
             self._wake.clear()
 
     def round(self) -> None:
-        daemon = self.daemon
-        config = daemon.live.config
-        if not daemon.timers_alive():  # its thread died: start it again (logged), then check
-            daemon.restart_timers()
-        checks = dependencies.check_all(config, daemon.state_dir) + self._threads()
+        host = self.host
+        config = host.live.config
+        if not host.timers_alive():  # its thread died: start it again (logged), then check
+            host.restart_timers()
+        checks = dependencies.check_all(config, host.state_dir) + self._threads()
         before = {(c.name, c.target): c.ok for c in self.checks}
         self.checks = checks
         changed = [c for c in checks if before.get((c.name, c.target), True) != c.ok]
@@ -102,7 +122,7 @@ class Monitor:
                                       f"The {check.name} check failed: {check.detail}.", _FIX[check.name])
         self._resolve(checks)
         if changed:
-            daemon.changed()
+            host.changed()
 
     def _resolve(self, checks: list[Check]) -> None:
         with self._lock:
@@ -112,15 +132,16 @@ class Monitor:
                 continue
             with self._lock:
                 self.failing.discard(cause)
-            now = self.daemon.now_local()
-            resolve_alerts(self.daemon.live.config, now, cause, f"{describe(cause)} is back (checked at {now:%H:%M}).")
-            self.daemon.recovered(cause)
+            now = self.host.now_local()
+            resolve_alerts(self.host.live.config, now, cause, f"{describe(cause)} is back (checked at {now:%H:%M}).")
+            self.host.recovered(cause)
 
     def _threads(self) -> list[Check]:
-        daemon = self.daemon
-        out = [Check("scheduler", "timers", daemon.timers_alive(), "" if daemon.timers_alive() else "not running")]
-        watcher = daemon.vault_events.watcher if daemon.vault_events else None
+        host = self.host
+        alive = host.timers_alive()
+        out = [Check("scheduler", "timers", alive, "" if alive else "not running")]
+        watcher = host.vault_events.watcher if host.vault_events else None
         if watcher is not None:
             alive = watcher.alive()
-            out.append(Check("watcher", str(daemon.live.config.vault), alive, "" if alive else "not running"))
+            out.append(Check("watcher", str(host.live.config.vault), alive, "" if alive else "not running"))
         return out

@@ -12,17 +12,19 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from routine.atomicfile import replace_if_changed
+from routine.daemon.status_record import DaemonStatus, HealthState, QueueSnapshot
 
 log = logging.getLogger(__name__)
 
 
-def _escape(value) -> str:
+def _escape(value: object) -> str:
     return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def _labels(labels: dict) -> str:
+def _labels(labels: dict[str, Any]) -> str:
     if not labels:
         return ""
     return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items()) + "}"
@@ -45,41 +47,40 @@ class _Families:
     def __init__(self) -> None:
         self.lines: list[str] = []
 
-    def add(self, name: str, kind: str, help_text: str, samples: Sequence[tuple[dict, float]]) -> None:
+    def add(self, name: str, kind: str, help_text: str, samples: Sequence[tuple[dict[str, Any], float]]) -> None:
         if not samples:
             return
         self.lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
         self.lines += [f"{name}{_labels(labels)} {_number(value)}" for labels, value in samples]
 
 
-def render(snapshot: dict, totals: list[dict]) -> str:
+def render(snapshot: DaemonStatus, totals: list[dict[str, Any]]) -> str:
     """The textfile's content from ``routine.daemon.status.snapshot`` and ``Journal.totals``."""
     f = _Families()
     f.add("routine_build_info", "gauge", "The running routine: version and git commit (value is always 1).",
-          [({"version": snapshot.get("version") or "", "commit": snapshot.get("commit") or ""}, 1)])
-    started = _seconds(snapshot.get("started_at"))
-    if started:
-        f.add("routine_start_time_seconds", "gauge", "When the daemon started (Unix time).", [({}, round(started))])
-    health = snapshot.get("health") or {}
+          [({"version": snapshot.version or "", "commit": snapshot.commit or ""}, 1)])
+    if snapshot.started_at:
+        f.add("routine_start_time_seconds", "gauge", "When the daemon started (Unix time).",
+              [({}, round(snapshot.started_at.timestamp()))])
+    health = snapshot.health
     f.add("routine_healthy", "gauge", "1 while the health check passes (the systemd watchdog is fed), else 0.",
-          [({}, 0 if health.get("state", "ok" if health.get("ok", True) else "unhealthy") == "unhealthy" else 1)])
+          [({}, 0 if health and health.state is HealthState.UNHEALTHY else 1)])
     f.add("routine_degraded", "gauge", "1 while a dependency is down or a thread was restarted recently, else 0.",
-          [({}, 1 if health.get("state") == "degraded" else 0)])
+          [({}, 1 if health and health.state is HealthState.DEGRADED else 0)])
     f.add("routine_dependency_up", "gauge", "1 while a dependency check passes (Ollama per host, the vault, "
           "free space, the scheduler, the watcher), else 0.",
-          [({"check": c["name"], "target": c["target"]}, 1 if c["ok"] else 0) for c in health.get("checks") or []])
-    queue = snapshot.get("queue") or {}
+          [({"check": c.name, "target": c.target}, 1 if c.ok else 0) for c in (health.checks if health else ())])
+    queue = snapshot.queue or QueueSnapshot()
     f.add("routine_queue_depth", "gauge", "Jobs in the work queue, running and waiting.",
-          [({"state": "running"}, len(queue.get("running", []))), ({"state": "waiting"}, len(queue.get("queued", [])))])
-    resident = snapshot.get("resident_models")
+          [({"state": "running"}, len(queue.running)), ({"state": "waiting"}, len(queue.queued))])
+    resident = snapshot.resident_models
     if resident is not None:
         f.add("routine_resident_models", "gauge", "Models loaded in Ollama now.", [({}, len(resident))])
         f.add("routine_resident_model_bytes", "gauge", "Memory of each loaded model, as Ollama reports it.",
-              [({"model": m["name"]}, m.get("size") or 0) for m in resident])
+              [({"model": m.name}, m.size or 0) for m in resident])
     f.add("routine_open_alerts", "gauge", "Alert notes in the vault still marked open.",
-          [({}, len(snapshot.get("open_alerts") or []))])
-    fires = [({"block": fire["block"]}, round(ts)) for fire in snapshot.get("next_fires") or []
-             if (ts := _seconds(fire.get("at"))) is not None]
+          [({}, len(snapshot.open_alerts))])
+    fires = [({"block": fire.block}, round(fire.at.timestamp())) for fire in snapshot.next_fires]
     f.add("routine_next_fire_timestamp_seconds", "gauge", "When each schedule block runs next (Unix time).", fires)
 
     steps = [t for t in totals if t["kind"] == "step"]

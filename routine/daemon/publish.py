@@ -8,24 +8,41 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import datetime, timezone
+from dataclasses import replace
+from datetime import datetime, timezone, tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from routine.daemon.status_record import DaemonState, DaemonStatus, DashboardState, HealthState
+
+if TYPE_CHECKING:
+    from routine.config.model import Config
+    from routine.daemon.live import Live
+    from routine.daemon.notify import Notifier
 
 log = logging.getLogger(__name__)
 
 REFRESH_SECONDS = 300.0
 SETTLE_SECONDS = 0.5  # events come in bursts (queued, started, finished): publish once after
 
+Gather = Callable[[list[str] | None], DaemonStatus]  # the snapshot, given health problems (None: check now)
+
 
 class Publisher:
-    def __init__(self, daemon):
-        self.daemon = daemon
+    """``gather``: the daemon's status (``status.snapshot``); ``problems``: the watchdog's last
+    health check while it runs (else None: the snapshot checks itself)."""
+
+    def __init__(self, live: Live, now: Callable[[], datetime], notifier: Notifier, gather: Gather,
+                 problems: Callable[[], list[str] | None]):
+        self.live, self.now, self.notifier = live, now, notifier
+        self.gather, self.problems = gather, problems
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.dashboard_checked: str | None = None
         self.dashboard_updated: str | None = None
-        self._dashboard_memo: dict = {}
+        self._dashboard_memo: dict[str, Any] = {}
         self._metrics_error: str | None = None
 
     def start(self) -> None:
@@ -42,9 +59,8 @@ class Publisher:
         if self._thread is not None:
             self._thread.join(10)
 
-    def dashboard_state(self) -> dict:
-        config = self.daemon.live.config
-        return {"path": config.layout.dashboard, "checked": self.dashboard_checked, "updated": self.dashboard_updated}
+    def dashboard_state(self) -> DashboardState:
+        return DashboardState(self.live.config.layout.dashboard, self.dashboard_checked, self.dashboard_updated)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -54,40 +70,37 @@ class Publisher:
             self._wake.clear()
             self.publish()
 
-    def publish(self) -> dict | None:
+    def publish(self) -> DaemonStatus | None:
         """Compute the snapshot once and bring every output up to date with it."""
-        from routine.daemon.status import snapshot, status_line
+        from routine.daemon.status import status_line
 
         with self._lock:
-            daemon = self.daemon
             try:
-                snap = snapshot(daemon, health_problems=daemon.watchdog.problems if daemon.watchdog.running else None)
+                snap = self.gather(self.problems())
             except Exception:
                 log.exception("could not gather the daemon's state")
                 return None
-            config = daemon.live.config
-            tz = daemon.now_local().tzinfo
-            if snap["health"]["state"] != "unhealthy":  # while unhealthy, STATUS= says why (the watchdog sets it)
-                daemon.notifier.status(status_line(snap, tz))
+            config = self.live.config
+            tz = self.now().tzinfo
+            if snap.health is None or snap.health.state is not HealthState.UNHEALTHY:
+                self.notifier.status(status_line(snap, tz))  # while unhealthy, STATUS= says why (the watchdog sets it)
             self._write_dashboard(config, snap, tz)
             if config.metrics_textfile:
                 self._write_metrics(config.metrics_textfile, snap)
             return snap
 
-    def stopped(self, state: str) -> None:
+    def stopped(self, state: DaemonState = DaemonState.STOPPED) -> None:
         """At a clean stop: the dashboard says the daemon stopped, and when."""
-        from routine.daemon.status import snapshot
-
         with self._lock:
             try:
-                snap = {**snapshot(self.daemon, health_problems=[]), "state": state}
+                snap = replace(self.gather([]), state=state)
             except Exception as exc:
                 log.warning("could not gather the daemon's state at stop: %s", exc)
                 return
             self._dashboard_memo.clear()
-            self._write_dashboard(self.daemon.live.config, snap, self.daemon.now_local().tzinfo)
+            self._write_dashboard(self.live.config, snap, self.now().tzinfo)
 
-    def _write_dashboard(self, config, snap: dict, tz) -> None:
+    def _write_dashboard(self, config: Config, snap: DaemonStatus, tz: tzinfo | None) -> None:
         from routine.daemon import dashboard
 
         try:
@@ -105,7 +118,7 @@ class Publisher:
         except Exception as exc:  # the vault may be unwritable for a while; the rest goes on
             log.warning("could not update the dashboard %s: %s", config.layout.dashboard, exc)
 
-    def _write_metrics(self, path, snap: dict) -> None:
+    def _write_metrics(self, path: Path, snap: DaemonStatus) -> None:
         from routine.daemon import promfile
         from routine.journal import Journal
 

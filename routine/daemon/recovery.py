@@ -13,19 +13,46 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from routine.causes import cause_of, describe, disk_full
 from routine.daemon.due import Slot
 from routine.durations import human
+
+if TYPE_CHECKING:
+    from routine.daemon.live import Live
+    from routine.daemon.monitor import Monitor
+    from routine.journal.slots import Slots
+    from routine.runner.block import BlockOutcome
+    from routine.schedule.model import Block
 
 log = logging.getLogger(__name__)
 
 STATE_FULL = "the state disk was full"
 
 
+class Host(Protocol):
+    """What recovery reads and asks for (the daemon): the slot records, the schedule, a clock,
+    the monitor to tell, and the way a slot is looked at again or queued."""
+
+    @property
+    def live(self) -> Live: ...
+    @property
+    def slots(self) -> Slots: ...
+    @property
+    def state_dir(self) -> Path: ...
+    @property
+    def monitor(self) -> Monitor: ...
+    def clock(self) -> datetime: ...
+    def on_due(self, block_id: str, now: datetime | None = None) -> None: ...
+    def submit_slot(self, block: Block, slot: Slot, trigger: str) -> None: ...
+
+
 class Recovery:
-    def __init__(self, daemon):
-        self.daemon = daemon
+    def __init__(self, host: Host):
+        self.host = host
         self._lock = threading.Lock()
         self.unaccounted: dict[str, str] = {}           # block id -> why its slots have no row yet
         self.retry: dict[str, tuple[Slot, str]] = {}    # block id -> (its last failed slot, cause key)
@@ -40,9 +67,9 @@ class Recovery:
         if first:
             log.error("the state disk is full (%s): slots are recorded once it has room again", exc)
         cause = cause_of(exc) or disk_full("state")
-        self.daemon.monitor.note_failure(
+        self.host.monitor.note_failure(
             cause, f"routine could not record the schedule's slots: the disk of its state dir "
-                   f"({self.daemon.state_dir}) is full. Nothing runs on schedule until it has room.",
+                   f"({self.host.state_dir}) is full. Nothing runs on schedule until it has room.",
             "free space on that disk; the slots of the meantime are then recorded (and the latest run if "
             "within its grace) without a restart.", affected=block_id)
 
@@ -51,7 +78,7 @@ class Recovery:
         the block (once there is room) runs it again within grace or records it as missed."""
         self.could_not_record(block_id, exc)
         try:
-            self.daemon.slots.set(block_id, slot.key, "interrupted", reason=STATE_FULL)
+            self.host.slots.set(block_id, slot.key, "interrupted", reason=STATE_FULL)
         except (OSError, sqlite3.Error) as again:
             log.error("block %s slot %s could not be recorded either: %s", block_id, slot.key, again)
 
@@ -63,14 +90,14 @@ class Recovery:
         with self._lock:
             self.unaccounted.pop(block_id, None)
 
-    def failed(self, block_id: str, slot: Slot, outcome, trigger: str) -> None:
+    def failed(self, block_id: str, slot: Slot, outcome: BlockOutcome, trigger: str) -> None:
         """A scheduled run ended failed: if a dependency was down, retry it when it is back."""
         cause = next((c for s in outcome.steps if s.error is not None and (c := cause_of(s.error))), None)
         if cause is None or trigger == "retry":  # a retry is made once
             return
         with self._lock:
             self.retry[block_id] = (slot, cause.key)
-        self.daemon.monitor.note_failure(cause, "", "", alert=False)  # the step already counted it
+        self.host.monitor.note_failure(cause, "", "", alert=False)  # the step already counted it
 
     # --- told by the monitor -----------------------------------------------------------------
 
@@ -79,7 +106,7 @@ class Recovery:
             with self._lock:
                 blocks = list(self.unaccounted)
             for block_id in blocks:
-                self.daemon.on_due(block_id)
+                self.host.on_due(block_id)
         with self._lock:
             due = [(b, s) for b, (s, k) in self.retry.items() if k == cause_key]
             for block_id, _ in due:
@@ -88,17 +115,17 @@ class Recovery:
             self._retry(block_id, slot, cause_key)
 
     def _retry(self, block_id: str, slot: Slot, cause_key: str) -> None:
-        daemon = self.daemon
-        block = daemon.live.schedules.blocks.get(block_id)
+        host = self.host
+        block = host.live.schedules.blocks.get(block_id)
         if block is None:
             return
-        late = daemon.clock() - slot.at
+        late = host.clock() - slot.at
         what = describe(cause_key)
-        if block.missed == "catch-up" and late <= block.grace and daemon.slots.last_slot(block_id) == slot.key:
-            if daemon.slots.retake_failed(block_id, slot.key):
+        if block.missed == "catch-up" and late <= block.grace and host.slots.last_slot(block_id) == slot.key:
+            if host.slots.retake_failed(block_id, slot.key):
                 log.warning("block %s slot %s: %s is back, retrying it (%s late, within grace %s)",
                             block_id, slot.key, what, human(late), human(block.grace))
-                daemon.submit_slot(block, Slot(block_id, slot.at, slot.key, f"retry: {what} is back"), "retry")
+                host.submit_slot(block, Slot(block_id, slot.at, slot.key, f"retry: {what} is back"), "retry")
             return
         if block.missed != "catch-up":
             why = "the block's policy is `missed: skip`"
@@ -106,6 +133,6 @@ class Recovery:
             why = f"it was back {human(late)} after the slot, beyond grace {human(block.grace)}"
         else:
             why = "a later slot of the block ran since"
-        daemon.slots.set(block_id, slot.key, "failed", reason=f"failed: {what} was down; not retried: {why}")
+        host.slots.set(block_id, slot.key, "failed", reason=f"failed: {what} was down; not retried: {why}")
         log.info("block %s slot %s stays failed: %s", block_id, slot.key, why)
 

@@ -8,11 +8,13 @@ and least-recently-used where it is not (a manual fire, a trigger).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Callable, Iterable
 from zoneinfo import ZoneInfo
 
 from routine.daemon.live import Live
+from routine.daemon.status_record import ResidentModel
 from routine.daemon.work import WorkQueue
 from routine.journal import Journal
 from routine.journal.model_events import ModelEvents
@@ -69,13 +71,12 @@ class Residency:
     def lead_for(self, key: ModelKey) -> timedelta:
         return learned_lead(self.events.load_durations_ms(*key))
 
-    def annotate(self, found: list[dict]) -> None:
+    def annotate(self, found: tuple[ResidentModel, ...]) -> tuple[ResidentModel, ...]:
         """Ollama's resident models (``/api/ps``) with the manager's view: whose each is, in use."""
         mine = {(m["host"], m["model"]): m for m in self.manager.snapshot()}
-        for model in found:
-            info = mine.get((model["host"], model["name"]))
-            model["loaded_by"] = "routine" if info and info["ours"] else "another client"
-            model["in_use"] = bool(info and info["in_use"])
+        return tuple(replace(model, loaded_by="routine" if info and info["ours"] else "another client",
+                             in_use=bool(info and info["in_use"]))
+                     for model in found for info in (mine.get((model.host, model.name)),))
 
     def keys_for_agents(self, agent_names: Iterable[str]) -> tuple[ModelKey, ...]:
         live = self.live

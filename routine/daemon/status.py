@@ -1,72 +1,97 @@
 """What `routine status` shows (and the dashboard, STATUS= and the metrics textfile are made
 from): daemon state and health, queue, next fires, resident models, recent runs, open alerts.
+``snapshot`` builds the one record (``routine.daemon.status_record.DaemonStatus``).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
+from typing import TYPE_CHECKING, Protocol
 
 from routine import __version__
+from routine.daemon.health import Parts
+from routine.daemon.status_record import (DaemonState, DaemonStatus, HealthState, NextFire, RecentRun, SettledPath,
+                                          ResidentModel, WatchMode, WatchState)
 from routine.errors import RoutineError
 
+if TYPE_CHECKING:
+    from routine.config.model import Config
+    from routine.daemon.live import Live
+    from routine.daemon.monitor import Monitor
+    from routine.daemon.publish import Publisher
+    from routine.daemon.timers import Timers
+    from routine.daemon.vault_events import VaultEvents
+
 RECENT_RUNS = 10
-RUN_FIELDS = ("id", "kind", "status", "block", "agent", "trigger", "model", "started_at", "ended_at",
-              "duration_ms", "error", "wrote")
 
 
-def snapshot(daemon, health_problems: list[str] | None = None) -> dict:
+class Sources(Parts, Protocol):
+    """What the snapshot reads: the health check's parts, and those below."""
+
+    @property
+    def started_at(self) -> float: ...
+    @property
+    def monitor(self) -> Monitor: ...
+    @property
+    def publisher(self) -> Publisher: ...
+    @property
+    def vault_events(self) -> VaultEvents | None: ...
+    def resident_models(self) -> tuple[tuple[ResidentModel, ...] | None, str | None]: ...
+
+
+def snapshot(parts: Sources, health_problems: list[str] | None = None) -> DaemonStatus:
     from routine import sysmetrics
     from routine.daemon import health
     from routine.vault.presence import vault_problem
 
-    problems = health.problems(daemon) if health_problems is None else health_problems
-    resident, models_error = daemon.resident_models()
-    config = daemon.live.config
+    problems = health.problems(parts) if health_problems is None else health_problems
+    resident, models_error = parts.resident_models()
+    config = parts.live.config
     missing = vault_problem(config.vault)  # not healthy, but no watchdog restart: waiting is the cure
     problems = [*problems, missing] if missing else problems
-    return {
-        "state": "stopping" if daemon.stopping.is_set() else "running",
-        "pid": os.getpid(),
-        "uptime_s": int(time.time() - daemon.started_at),
-        "started_at": datetime.fromtimestamp(daemon.started_at, timezone.utc).isoformat(timespec="seconds"),
-        "version": __version__,
-        "commit": sysmetrics.commit(),
-        "config": str(config.path),
-        "vault": str(config.vault),
-        "health": health.summary(daemon, problems),
-        "queue": daemon.queue.snapshot(),
-        "next_fires": next_fires(daemon),
-        "resident_models": resident,
-        "models_error": models_error,
-        "recent_runs": recent_runs(),
-        "open_alerts": open_alerts(config),
-        "dashboard": daemon.publisher.dashboard_state() if daemon.publisher else None,
-        "metrics_textfile": str(config.metrics_textfile) if config.metrics_textfile else None,
-        "vault_watch": _watch_state(daemon),
-    }
+    started = datetime.fromtimestamp(parts.started_at, timezone.utc).replace(microsecond=0)
+    return DaemonStatus(
+        state=DaemonState.STOPPING if parts.stopping.is_set() else DaemonState.RUNNING,
+        pid=os.getpid(),
+        uptime_s=int(time.time() - parts.started_at),
+        started_at=started,
+        version=__version__,
+        commit=sysmetrics.commit(),
+        config=str(config.path),
+        vault=str(config.vault),
+        health=health.summary(parts.monitor, problems),
+        queue=parts.queue.snapshot(),
+        next_fires=next_fires(parts.timers, parts.live),
+        resident_models=resident,
+        models_error=models_error,
+        recent_runs=recent_runs(),
+        open_alerts=open_alerts(config),
+        dashboard=parts.publisher.dashboard_state(),
+        metrics_textfile=str(config.metrics_textfile) if config.metrics_textfile else None,
+        vault_watch=_watch_state(parts.vault_events),
+    )
 
 
-def next_fires(daemon) -> list[dict]:
-    fires = daemon.timers.next_fires() if daemon.timers else {}
-    blocks = daemon.live.schedules.blocks
-    rows = [{"block": b, "at": t.isoformat(), "agents": list(blocks[b].agents) if b in blocks else []}
-            for b, t in fires.items()]
-    return sorted(rows, key=lambda f: f["at"])
+def next_fires(timers: Timers | None, live: Live) -> tuple[NextFire, ...]:
+    fires = timers.next_fires() if timers else {}
+    blocks = live.schedules.blocks
+    rows = [NextFire(b, t, tuple(blocks[b].agents) if b in blocks else ()) for b, t in fires.items()]
+    return tuple(sorted(rows, key=lambda f: f.at))
 
 
-def recent_runs(limit: int = RECENT_RUNS) -> list[dict]:
+def recent_runs(limit: int = RECENT_RUNS) -> tuple[RecentRun, ...]:
     from routine.journal import Journal
 
     journal = Journal()
     try:
-        return [{k: r.as_dict()[k] for k in RUN_FIELDS} for r in journal.recent(limit)]
+        return tuple(RecentRun.from_json(r.as_dict()) for r in journal.recent(limit))
     finally:
         journal.close()
 
 
-def open_alerts(config) -> list[str]:
+def open_alerts(config: Config) -> tuple[str, ...]:
     from routine.vault import read_note
 
     folder = config.vault / config.layout.alerts
@@ -78,60 +103,56 @@ def open_alerts(config) -> list[str]:
                 out.append(rel)
         except (OSError, RoutineError):  # a pipe or a huge file named like an alert
             continue
-    return out
+    return tuple(out)
 
 
-def _watch_state(daemon) -> dict:
-    watcher = daemon.vault_events.watcher if daemon.vault_events else None
+def _watch_state(vault_events: VaultEvents | None) -> WatchState:
+    watcher = vault_events.watcher if vault_events else None
     if watcher is None:
-        return {"mode": "off"}
+        return WatchState(WatchMode.OFF)
     # What the last saves turned into (a change, routine's own write, unchanged): why a trigger
     # did or did not fire; and how many paths still wait to settle.
-    seen = {"pending": watcher.pending(), "reconciles": watcher.reconciles,
-            "recent": [s.as_dict() for s in watcher.recent()]}
+    recent = tuple(SettledPath(**s.as_dict()) for s in watcher.recent())
     if watcher.degraded:
-        return {"mode": "reconcile only", "problem": watcher.degraded, **seen}
-    return {"mode": "inotify", "reconcile_every_s": int(watcher.reconcile_every), **seen}
+        return WatchState(WatchMode.RECONCILE_ONLY, problem=watcher.degraded, pending=watcher.pending(),
+                          reconciles=watcher.reconciles, recent=recent)
+    return WatchState(WatchMode.INOTIFY, reconcile_every_s=int(watcher.reconcile_every), pending=watcher.pending(),
+                      reconciles=watcher.reconciles, recent=recent)
 
 
-def resident_models(config) -> tuple[list[dict] | None, str | None]:
+def resident_models(config: Config) -> tuple[tuple[ResidentModel, ...] | None, str | None]:
     """Models loaded in every Ollama the config uses, from Ollama's own /api/ps; (None, why)
     when an Ollama cannot be asked."""
-    from routine.errors import RoutineError
     from routine.models import ollama_host
 
-    found: list[dict] = []
+    found: list[ResidentModel] = []
     for host in config.ollama_hosts:
         try:
-            found += [{"name": m.name, "size": m.size, "host": host, "expires_at": m.expires_at}
-                      for m in ollama_host.resident(host, timeout=3)]
+            found += [ResidentModel(m.name, m.size, host, m.expires_at) for m in ollama_host.resident(host, timeout=3)]
         except RoutineError as exc:
             return None, exc.message
-    return found, None
+    return tuple(found), None
 
 
-def status_line(snap: dict, tz=None) -> str:
+def status_line(snap: DaemonStatus, tz: tzinfo | None = None) -> str:
     """The one line `systemctl status` shows (STATUS=): next fire, resident models, queue."""
     parts = []
-    health = snap.get("health") or {}
-    if health.get("state") == "degraded":
-        parts.append("degraded: " + "; ".join(health.get("problems") or []))
-    fires = snap.get("next_fires") or []
-    if fires:
-        at = datetime.fromisoformat(fires[0]["at"]).astimezone(tz)
-        parts.append(f"next {fires[0]['block']} {at:%a %H:%M}")
+    if snap.health is not None and snap.health.state is HealthState.DEGRADED:
+        parts.append("degraded: " + "; ".join(snap.health.problems))
+    if snap.next_fires:
+        first = snap.next_fires[0]
+        parts.append(f"next {first.block} {first.at.astimezone(tz):%a %H:%M}")
     else:
         parts.append("nothing scheduled")
-    resident = snap.get("resident_models")
+    resident = snap.resident_models
     if resident is None:
         parts.append("Ollama not reachable")
     else:
-        parts.append("models: " + (", ".join(m["name"] for m in resident) if resident else "none loaded"))
-    queue = snap.get("queue") or {}
-    running, waiting = len(queue.get("running", [])), len(queue.get("queued", []))
-    if running or waiting:
-        parts.append(f"{running} running, {waiting} waiting")
-    alerts = len(snap.get("open_alerts") or [])
+        parts.append("models: " + (", ".join(m.name for m in resident) if resident else "none loaded"))
+    queue = snap.queue
+    if queue is not None and (queue.running or queue.queued):
+        parts.append(f"{len(queue.running)} running, {len(queue.queued)} waiting")
+    alerts = len(snap.open_alerts)
     if alerts:
         parts.append(f"{alerts} open alert{'s' if alerts != 1 else ''}")
     return "; ".join(parts)

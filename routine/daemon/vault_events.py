@@ -10,29 +10,54 @@ one queue, so trigger runs share the model manager and the journal with schedule
 from __future__ import annotations
 
 import logging
+import threading
+from datetime import datetime
 from functools import partial
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.errors import RoutineError
 from routine.vault.scope import glob_match, in_scope
 from routine.watch.watcher import Change
+
+if TYPE_CHECKING:
+    from routine.approval import Decided
+    from routine.daemon.chat_notes import ChatNotes
+    from routine.daemon.graph_feed import GraphFeeder
+    from routine.daemon.index_feed import IndexFeeder
+    from routine.memory import VaultIndex
+    from routine.schedule.model import Trigger
+    from routine.watch.state import FileStates
+    from routine.watch.watcher import VaultWatcher
 
 log = logging.getLogger(__name__)
 
 MIN_QUIET = 0.4  # seconds a note must be still before it counts as saved (an editor's save is one burst)
 
 
+class Host(Jobs, Protocol):
+    """What the vault's events need of the daemon (its listeners too: the index feed reads
+    ``memory``, case files ``reload`` the schedule)."""
+
+    @property
+    def stopping(self) -> threading.Event: ...
+    @property
+    def memory(self) -> VaultIndex | None: ...
+    def changed(self) -> None: ...
+    def reload(self) -> None: ...
+
+
 class VaultEvents:
-    def __init__(self, daemon):
-        self._missing_since = None  # (when, why) while the vault is missing
-        self.daemon = daemon
+    def __init__(self, host: Host):
+        self._missing_since: tuple[datetime, str] | None = None  # (when, why) while the vault is missing
+        self.host = host
         self.listeners: list[Callable[[Change], None]] = []
-        self.watcher = None
-        self._states = None
-        self._feed = None
-        self.chats = None  # routine.daemon.chat_notes: chat notes answered
-        self.graph_feed = None
+        self.watcher: VaultWatcher | None = None
+        self._states: FileStates | None = None
+        self._feed: IndexFeeder | None = None
+        self.chats: ChatNotes | None = None  # routine.daemon.chat_notes: chat notes answered
+        self.graph_feed: GraphFeeder | None = None
 
     # --- life cycle --------------------------------------------------------------------------------
 
@@ -45,19 +70,19 @@ class VaultEvents:
         from routine.watch.state import FileStates
         from routine.watch.watcher import VaultWatcher
 
-        config = self.daemon.live.config
-        self._feed = IndexFeeder(self.daemon)
+        config = self.host.live.config
+        self._feed = IndexFeeder(self.host)
         self.listeners.append(self._feed.on_change)
         from routine.daemon.project_events import ProjectEvents
 
-        projects = ProjectEvents(self.daemon)  # case files: cadence reload, task pickup, QA staleness
+        projects = ProjectEvents(self.host)  # case files: cadence reload, task pickup, QA staleness
         self.listeners.append(projects.on_change)
-        self.chats = ChatNotes(self.daemon)
+        self.chats = ChatNotes(self.host)
         self.listeners.append(self.chats.on_change)
         self._feed.start()
         from routine.daemon.graph_feed import GraphFeeder  # issue 15: the knowledge graph follows too
 
-        self.graph_feed = GraphFeeder(self.daemon)
+        self.graph_feed = GraphFeeder(self.host)
         self.listeners.append(self.graph_feed.on_change)
         self.graph_feed.start()
         self._states = FileStates()
@@ -70,7 +95,7 @@ class VaultEvents:
             log.info("%d change(s) in the vault while routine was not watching", len(caught_up))
         projects.catch_up()  # tasks assigned while down, or interrupted by the last stop
         if self.watcher.degraded and "limit" in self.watcher.degraded:
-            raise_alert(config, self.daemon.now_local(), "vault watch limit",
+            raise_alert(config, self.host.now_local(), "vault watch limit",
                         f"routine cannot watch every folder of the vault: {self.watcher.degraded}. Until then it "
                         "looks for changes every 30 seconds instead, so triggers fire later than usual.")
 
@@ -79,17 +104,17 @@ class VaultEvents:
         dashboard say so; once it is back (and can hold one), an alert tells what happened."""
         from routine.alerts import raise_alert
 
-        now = self.daemon.now_local()
+        now = self.host.now_local()
         if missing:
             self._missing_since = (now, missing)
-        elif getattr(self, "_missing_since", None):
+        elif self._missing_since:
             since, why = self._missing_since
             self._missing_since = None
-            raise_alert(self.daemon.live.config, now, "vault was missing",
+            raise_alert(self.host.live.config, now, "vault was missing",
                         f"From {since:%Y-%m-%d %H:%M} to {now:%H:%M} {why}. Meanwhile routine wrote nothing into "
                         "it and kept its search index; notes it had already handled were not handled again.",
                         "if it happens often, check the disk's mount (or the sync) that holds the vault.")
-        self.daemon._changed()
+        self.host.changed()
 
     def stop_watching(self) -> None:
         """At shutdown, first: no new changes become work."""
@@ -115,14 +140,14 @@ class VaultEvents:
         quiet = MIN_QUIET
         if self.chats is not None:
             quiet = max(quiet, self.chats.quiet_for(rel) or 0.0)
-        for trigger in self.daemon.live.schedules.triggers:
+        for trigger in self.host.live.schedules.triggers:
             if glob_match(trigger.path, rel):
                 quiet = max(quiet, trigger.debounce.total_seconds())
         return quiet
 
     def on_change(self, change: Change) -> None:
-        live = self.daemon.live
-        if self.daemon.stopping.is_set():
+        live = self.host.live
+        if self.host.stopping.is_set():
             return
         drafts = live.config.layout.drafts.strip("/") + "/"
         if change.kind in ("created", "modified", "moved") and change.rel.startswith(drafts):
@@ -142,17 +167,17 @@ class VaultEvents:
         from routine.vault.approvals import read_proposal
 
         try:
-            proposal = read_proposal(self.daemon.live.config.vault, rel)
+            proposal = read_proposal(self.host.live.config.vault, rel)
         except (OSError, ValueError):
             return
         if proposal is None or proposal.status != "proposed" or proposal.approved is None:
             return
-        self.daemon.queue.submit(Work(key=f"proposal:{rel}", label=f"decide {rel}",
+        self.host.queue.submit(Work(key=f"proposal:{rel}", label=f"decide {rel}",
                                       run=partial(self.decide, rel, "obsidian")), coalesce=True)
 
     # --- triggers ----------------------------------------------------------------------------------
 
-    def _matches(self, trigger, change: Change) -> bool:
+    def _matches(self, trigger: Trigger, change: Change) -> bool:
         if trigger.on != change.kind or not glob_match(trigger.path, change.rel):
             return False
         if not trigger.where:
@@ -162,13 +187,13 @@ class VaultEvents:
         from routine.vault.notes import read_note
 
         try:
-            properties = read_note(self.daemon.live.config.vault, change.rel).frontmatter
+            properties = read_note(self.host.live.config.vault, change.rel).frontmatter
         except (OSError, RoutineError):  # gone, a pipe, past the size cap: no properties to match
             return False
         return all(_property_matches(properties.get(key), wanted) for key, wanted in trigger.where)
 
-    def _fire(self, trigger, change: Change) -> None:
-        live = self.daemon.live
+    def _fire(self, trigger: Trigger, change: Change) -> None:
+        live = self.host.live
         agent = live.agents.get(trigger.agent)
         if agent is None:
             log.error("trigger %s names agent %s, which is not loaded", trigger.id, trigger.agent)
@@ -180,37 +205,40 @@ class VaultEvents:
         work = Work(key=f"trigger:{trigger.id}:{change.rel}", label=f"trigger {trigger.id} ({change.kind} {change.rel})",
                     run=partial(self.run_trigger, trigger, agent.name, change, (change.rel,) if readable else (),
                                 details),
-                    models=self.daemon.model_keys([agent.name]))
-        if self.daemon.queue.submit(work, coalesce=True):
+                    models=self.host.model_keys([agent.name]))
+        if self.host.queue.submit(work, coalesce=True):
             log.info("trigger %s fires %s on %s %s", trigger.id, agent.name, change.kind, change.rel)
 
 
     # --- the work ------------------------------------------------------------------------------------
 
-    def decide(self, rel: str, by: str, decision: bool | None = None, force: bool = False):
+    def decide(self, rel: str, by: str, decision: bool | None = None, force: bool = False) -> Decided:
         """Carry out a decision on a proposal (the person's `approved`, or `routine approve`)."""
         from routine.approval import decide
         from routine.journal import Journal
 
-        live, journal = self.daemon.live, Journal()
+        live, journal = self.host.live, Journal()
         try:
-            return decide(live.config, live.agents, journal, rel, by, self.daemon.now_local(), decision, force)
+            return decide(live.config, live.agents, journal, rel, by, self.host.now_local(), decision, force)
         finally:
             journal.close()
 
-    def run_trigger(self, trigger, agent_name: str, change: Change, inputs: tuple, details: dict) -> None:
+    def run_trigger(self, trigger: Trigger, agent_name: str, change: Change, inputs: tuple[str, ...],
+                    details: dict[str, Any]) -> None:
         from routine.journal import Journal
         from routine.runner.step import StepRequest
 
-        agent = self.daemon.live.agents.get(agent_name)
-        if agent is None:
+        agent = self.host.live.agents.get(agent_name)
+        write = trigger.write or (agent.write if agent else None)
+        if agent is None or write is None:  # the agent went away (or lost its write) in a reload since
+            log.error("trigger %s not run: agent %s is not loaded or has nowhere to write", trigger.id, agent_name)
             return
         journal = Journal()
         try:
-            request = StepRequest(agent=agent, task=trigger.task or agent.task, write=trigger.write or agent.write,
+            request = StepRequest(agent=agent, task=trigger.task or agent.task, write=write,
                                   inputs=inputs, trigger=f"trigger:{change.rel}",
                                   variables={"path": change.rel, "event": change.kind}, details=details)
-            self.daemon.make_runner(journal).run_step(request)
+            self.host.make_runner(journal).run_step(request)
         finally:
             journal.close()
 

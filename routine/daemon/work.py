@@ -18,6 +18,7 @@ from functools import partial
 from typing import Callable
 
 from routine import runcontext
+from routine.daemon.status_record import QueueSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 class Work:
     key: str
     label: str
-    run: Callable[[], None] = lambda: None  # set once the job's closure can name the job
+    run: Callable[[], object] = lambda: None  # set once the job's closure can name the job (its result is dropped)
     queued_at: float = field(default_factory=time.monotonic)  # monotonic: for waits, not for display
     models: tuple = ()  # residency keys of the models this work will call (for the forecast)
     last_beat: float = 0.0  # monotonic; set when a worker takes it, and at each beat
@@ -59,9 +60,9 @@ class WorkQueue:
         self.on_change()
         return True
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> QueueSnapshot:
         with self._cond:
-            return {"running": [w.label for w in self._running.values()], "queued": [w.label for w in self._items]}
+            return QueueSnapshot(tuple(w.label for w in self._running.values()), tuple(w.label for w in self._items))
 
     def models(self) -> set:
         """Models that queued or running work needs: to the model manager, needed now."""
