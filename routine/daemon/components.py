@@ -55,8 +55,9 @@ class Components:
             try:
                 part.start()
             except BaseException as exc:  # Ctrl-C too: what started is stopped again
-                log.error("could not start the %s (%s); stopping what started before it", part.name, exc,
-                          exc_info=isinstance(exc, Exception))
+                # One sentence for the person; the traceback only at debug level (ROUTINE_LOG_LEVEL=DEBUG).
+                log.error("could not start the %s (%s); stopping what started before it", part.name, exc)
+                log.debug("why the %s could not start", part.name, exc_info=True)
                 self.stop()
                 if isinstance(exc, Exception):
                     raise StartFailed(part.name, exc) from exc
