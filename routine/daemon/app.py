@@ -14,7 +14,6 @@ record it, unload our models, close the index, exit 0.
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import sqlite3
 import threading
@@ -61,7 +60,7 @@ class Daemon:
         self.started_at = time.time()
         self.residency = None  # routine.daemon.residency: the one model manager of this process
         self.vault_events = None  # routine.daemon.vault_events: the watcher, triggers, approvals, the index feed
-        self.memory = None  # the vault search index (routine.memory.VaultIndex): this process is its one writer
+        self.memory = None  # the vault search index (routine.memory.remote.RemoteIndex): its worker is the one writer
 
         self.notifier = Notifier.from_environment()  # systemd's notify socket, when it gave one
         self.publisher = Publisher(self)
@@ -163,11 +162,10 @@ class Daemon:
             self.slots.mark_interrupted()
         if self.vault_events:
             self.vault_events.close()
-        left_running = False
         if self.memory:
-            # A pass in progress stops after its batch, what it wrote stays; one that cannot stop
-            # (loading the embedding model) is left, so the stop stays within the unit's timeout.
-            left_running = not self.memory.close(timeout=INDEX_STOP_SECONDS)
+            # A pass in progress stops after its batch, what it wrote stays; a worker that cannot
+            # stop (loading the embedding model) is killed, so the stop stays within the unit's timeout.
+            self.memory.close(timeout=INDEX_STOP_SECONDS)
         if self.residency:
             self.residency.stop()
         if self.control:
@@ -175,25 +173,18 @@ class Daemon:
         self.publisher.stopped("stopped")  # the dashboard says so: it is no longer live
         self.journal.close()
         self.notifier.close()
-        if left_running:
-            # Finalizing the interpreter under a thread inside torch aborts (SIGABRT): end here,
-            # everything of ours is closed; the pass's writes are crash-safe, as after a kill.
-            logging.shutdown()
-            os._exit(0)
         return 0
 
     def _start_memory(self, config):
         """The search index for ``config``: opened and reconciled in the background (a first
         build or a rebuild takes minutes; start-up does not wait for it, a search does)."""
-        from routine.memory import VaultIndex
+        from routine.memory.remote import RemoteIndex
 
-        memory = VaultIndex(config, models=self.residency.manager if self.residency else None)
-        memory.follows_vault = True  # the vault watcher feeds it (vault_events), so a search need not stat the vault
+        # In a worker process that exits when idle: this process never loads chromadb or a model.
+        # The vault watcher feeds it (vault_events), so a search need not stat the vault.
+        memory = RemoteIndex(config, models=self.residency.manager if self.residency else None)
 
         def bring_up() -> None:
-            from routine.daemon.index_feed import lower_priority
-
-            lower_priority()  # a first build takes minutes of CPU: model calls go first
             try:
                 stats = memory.reconcile()
                 log.info("search index ready: %d notes (%d added, %d changed, %d removed) in %.1fs",
