@@ -123,7 +123,9 @@ class MemorySettings:
     # The shipped MiniLM by default; else a folder holding a sentence-transformers model, a
     # model name already in the local Hugging Face cache, or "ollama:<model>" (Ollama's /api/embed).
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
-    unload_after: float = 600.0  # seconds idle before the embedding model is released
+    # Seconds idle before the daemon's index worker (chromadb and the embedding model) exits, and
+    # before a model loaded by a command is released: idle means light.
+    unload_after: float = 120.0
     chunk_chars: int = 1000  # longest chunk (MiniLM reads about 1,000 characters); cut along headings first
 
 

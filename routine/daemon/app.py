@@ -2,7 +2,8 @@
 
 Start-up: config (fatal if invalid) → journal (interrupted runs marked) → model manager →
 work queue → what is owed since last time (catch-up or missed) → timers → preloader →
-search index (checked, rebuilt if damaged, brought level with the vault, in the background) →
+search index (in a worker process that exits when idle; checked, rebuilt if damaged, brought
+level with the vault, in the background) →
 config watcher → vault watcher (changes made while down fire first; the index follows it) →
 control socket → first publish (STATUS line, dashboard note, metrics textfile) → ``READY=1``
 to systemd → watchdog pings (only while healthy, see ``daemon.health``) → publisher thread.

@@ -15,8 +15,9 @@ Messages, one JSON object a line:
                    ``{"embed", "texts"}``: Ollama embeddings are made by the daemon, under its
                    model manager's leases, so the embedding model counts toward ``max_resident``.
 A worker that dies fails what it was asked with ``SearchIndexError``; the next request spawns a
-new one. A search or ``describe`` waits at most ``REPLY_SECONDS``; a pass (reconcile, rebuild,
-update_paths) runs as long as the worker lives (it reports each batch).
+new one. A search or ``describe`` fails after ``REPLY_SECONDS`` in which the worker said nothing
+at all (behind a first build it waits while the build reports its batches); a pass (reconcile,
+rebuild, update_paths) runs as long as the worker lives.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from routine.memory.sync import IndexStats, Progress
 
 log = logging.getLogger(__name__)
 
-REPLY_SECONDS = 120.0  # a search's longest wait: a fresh worker loads chromadb and the model first
+REPLY_SECONDS = 120.0  # a search's longest silence from the worker (a fresh one loads chromadb and the model)
 STOP_SECONDS = 10.0  # a retiring worker closes its index within this, else it is killed
 WORKER_MODULE = "routine.memory.worker"
 
@@ -94,6 +95,7 @@ class Channel:
         self.proc, self.sock, self._on_embed = proc, sock, on_embed
         self.closed = False
         self.retiring = False
+        self.last_heard = time.monotonic()  # when the worker last said anything (a sign of work)
         self._send_lock = threading.Lock()
         self._guard = threading.Lock()
         self._waiting: dict[int, queue.Queue[Message]] = {}
@@ -121,6 +123,7 @@ class Channel:
         try:
             with self.sock.makefile("rb") as stream:
                 for line in stream:
+                    self.last_heard = time.monotonic()
                     message = json.loads(line)
                     if "embed" in message:
                         self._on_embed(self, message)
@@ -200,12 +203,12 @@ class RemoteIndex:
     def search(self, query: str, k: int = 6, reads: list[str] | tuple[str, ...] | None = None,
                exclude: Iterable[str] = (), refresh: bool = True, progress: Progress | None = None) -> list[Hit]:
         """``VaultIndex.search``'s signature; the worker's index follows the vault (no refresh)."""
-        found = self._request("search", progress, time.monotonic() + REPLY_SECONDS, query=query, k=k,
+        found = self._request("search", progress, True, query=query, k=k,
                               reads=None if reads is None else list(reads), exclude=sorted(exclude))
         return [Hit.from_dict(d) for d in found]
 
     def describe(self) -> dict:
-        return self._request("describe", None, time.monotonic() + REPLY_SECONDS)
+        return self._request("describe", None, True)
 
     @property
     def worker_pid(self) -> int | None:
@@ -245,7 +248,8 @@ class RemoteIndex:
 
     # --- the worker's life ------------------------------------------------------------------
 
-    def _request(self, op: str, progress: Progress | None, deadline: float | None = None, **args) -> Any:
+    def _request(self, op: str, progress: Progress | None, bounded: bool = False, **args) -> Any:
+        """``bounded``: give up after ``REPLY_SECONDS`` of silence from the worker."""
         with self._guard:
             if self._closed:
                 raise SearchIndexError("The search index was closed (the daemon is stopping or reloading).",
@@ -265,7 +269,7 @@ class RemoteIndex:
                 channel.send({"id": rid, "op": op, **args})
             except OSError:  # it died just now: its reader tells the request so
                 pass
-            return self._await(replies, progress, deadline)
+            return self._await(channel, replies, progress, bounded)
         finally:
             channel.close_request(rid)
             self._done()
@@ -277,14 +281,20 @@ class RemoteIndex:
                 self._arm_timer()
 
     @staticmethod
-    def _await(replies: queue.Queue[Message], progress: Progress | None, deadline: float | None) -> Any:
+    def _await(channel: Channel, replies: queue.Queue[Message], progress: Progress | None, bounded: bool) -> Any:
+        asked = time.monotonic()
         while True:
+            limit = None
+            if bounded:  # silence counts: another request's progress is the worker at work
+                limit = max(asked, channel.last_heard) + REPLY_SECONDS - time.monotonic()
+                if limit <= 0:
+                    raise SearchIndexError(f"The search index's worker said nothing for {REPLY_SECONDS:.0f}s.",
+                                           "run the command again; if it recurs, restart the daemon "
+                                           "(`systemctl --user restart routine`) and see its log.")
             try:
-                message = replies.get(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
+                message = replies.get(timeout=limit)
             except queue.Empty:
-                raise SearchIndexError(f"The search index did not answer within {REPLY_SECONDS:.0f}s "
-                                       "(it may be busy with a first build).",
-                                       "try again in a few minutes; the daemon's log shows the index's progress.") from None
+                continue
             if message.get("event") == "progress":
                 if progress is not None:
                     progress(message["what"], message["count"], message["total"])
