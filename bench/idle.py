@@ -58,7 +58,11 @@ def rss_mb(pid: int) -> float:
 def worker_of(pid: int) -> int | None:
     """The daemon's index worker (a child running routine.memory.worker), if one is alive."""
     for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        for child in children:
             try:
                 if b"routine.memory.worker" in Path(f"/proc/{child}/cmdline").read_bytes():
                     return int(child)
