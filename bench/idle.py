@@ -1,8 +1,9 @@
 """Benchmark: what an idle daemon costs the box — CPU seconds and resident memory (RSS).
 
-Measured twice on a small vault with the shipped MiniLM and the stand-in Ollama: idle after
-start-up (the first index pass included), and idle after a later index pass (a note saved,
-followed by the index). The search index lives in a worker process that exits after
+Measured three times on a small vault with the shipped MiniLM and the stand-in Ollama: idle
+after start-up (the first index pass included), idle after a later index pass (a note saved in
+Projects/, followed by the index), and idle after a run (a note saved in Inbox/: the default
+schedule's trigger runs the librarian, which loads LiteLLM into the daemon). The search index lives in a worker process that exits after
 `memory.unload_after` idle seconds (default 120), so each phase reports the daemon and its
 worker apart: right after the pass, then at the end of an idle window of `--idle` seconds
 (default: `--unload-after` + 30, so the worker has had time to leave). CPU is user+system time
@@ -71,6 +72,18 @@ def worker_of(pid: int) -> int | None:
     return None
 
 
+def trigger_run_done(journal: Path) -> bool:
+    import sqlite3
+
+    db = sqlite3.connect(journal, timeout=10)
+    try:
+        return bool(db.execute("SELECT 1 FROM runs WHERE block LIKE 'trigger:%' AND ended_at IS NOT NULL").fetchone())
+    except sqlite3.Error:
+        return False
+    finally:
+        db.close()
+
+
 def snapshot(label: str, daemon: int) -> None:
     worker = worker_of(daemon)
     alive = f"alive, RSS {rss_mb(worker):.0f} MB" if worker else "not running"
@@ -125,10 +138,16 @@ def main() -> int:
                   f"(memory.unload_after {args.unload_after:g}s)")
             snapshot("after start-up:", daemon.pid)
             idle_window("idle after start-up", daemon.pid, idle)
-            (tmp / "Vault" / "Inbox" / "Fresh.md").write_text("# Fresh\n\nA note saved while the daemon runs.\n")
+            (tmp / "Vault" / "Projects" / "Fresh.md").write_text("# Fresh\n\nA note saved while the daemon runs.\n")
             ask(sock, {"op": "index"})
             snapshot("after an index pass:", daemon.pid)
             idle_window("idle after an index pass", daemon.pid, idle)
+            (tmp / "Vault" / "Inbox" / "Call notes.md").write_text("# Call notes\n\nThe supplier called.\n")
+            deadline = time.monotonic() + 300
+            while not trigger_run_done(tmp / "state" / "journal.sqlite3") and time.monotonic() < deadline:
+                time.sleep(0.2)
+            snapshot("after a run (inbox trigger):", daemon.pid)
+            idle_window("idle after a run", daemon.pid, idle)
         finally:
             daemon.terminate()
             daemon.wait(60)
