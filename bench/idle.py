@@ -126,8 +126,8 @@ def main() -> int:
         config.write_text(config.read_text() + f"\nmemory: {{unload_after: {args.unload_after:g}}}\n")
         for i in range(args.notes):
             (tmp / "Vault" / "Projects" / f"Note {i:04d}.md").write_text(f"# Note {i}\n\nThe battery supplier, item {i}.\n")
-        daemon = subprocess.Popen([sys.executable, "-m", "routine", "run"], env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
+        log = open(tmp / "daemon.log", "wb")
+        daemon = subprocess.Popen([sys.executable, "-m", "routine", "run"], env=env, stdout=log, stderr=subprocess.STDOUT)
         sock = tmp / "run" / "control.sock"
         try:
             while not sock.exists():
@@ -148,9 +148,13 @@ def main() -> int:
                 time.sleep(0.2)
             snapshot("after a run (inbox trigger):", daemon.pid)
             idle_window("idle after a run", daemon.pid, idle)
+        except Exception:
+            print((tmp / "daemon.log").read_text()[-3000:])  # why the daemon went
+            raise
         finally:
             daemon.terminate()
             daemon.wait(60)
+            log.close()
     return 0
 
 
