@@ -12,6 +12,7 @@ whole daemon. A loop that returns normally has finished (a clean stop).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from typing import Callable
@@ -22,10 +23,19 @@ FIRST_BACKOFF = 1.0
 MAX_BACKOFF = 60.0
 GIVE_UP = 5           # crashes within WINDOW seconds before the loop is left down
 WINDOW = 600.0
+BACKGROUND_NICE = 10  # background work (indexing) yields the CPU to model calls and the person's programs
 
 _registry: dict[str, "Supervised"] = {}
 _registry_lock = threading.Lock()
 _listeners: list[Callable[[], None]] = []
+
+
+def lower_priority() -> None:
+    """Make the calling thread (and the threads it starts, an embedding model's) a background one."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+    except (AttributeError, OSError):  # not Linux, or not allowed: the work just runs at normal priority
+        pass
 
 
 class Supervised:

@@ -129,7 +129,9 @@ class MemorySettings:
     # sentence-transformers model, a model name already in the local Hugging Face cache, or
     # "ollama:<model>" (Ollama's /api/embed).
     embedding_model: str
-    unload_after: float  # seconds idle before the embedding model is released
+    # Seconds idle before the daemon's index worker (chromadb and the embedding model) exits, and
+    # before a model loaded by a command is released: idle means light.
+    unload_after: float
     chunk_chars: int  # longest chunk (MiniLM reads about 1,000 characters); cut along headings first
 
 

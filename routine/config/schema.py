@@ -169,8 +169,9 @@ CONFIG = {
             embedding_model=key("the shipped all-MiniLM-L6-v2 (offline), a folder holding a sentence-transformers "
                                 "model, a model in the local Hugging Face cache, or ollama:MODEL; a change "
                                 "rebuilds the index", {"type": "string", "minLength": 1}, default="all-MiniLM-L6-v2"),
-            unload_after=key("seconds idle before the embedding model is released",
-                             {"type": "number", "minimum": 0}, default=600),
+            unload_after=key("seconds idle before the daemon's index worker (chromadb and the embedding "
+                             "model) exits, and before a model a command loaded is released",
+                             {"type": "number", "minimum": 0}, default=120),
             chunk_chars=key("the longest piece of a note that is embedded; notes are cut at headings first",
                             {"type": "integer", "minimum": 200, "maximum": 20000}, default=1000),
         ),

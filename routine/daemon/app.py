@@ -2,8 +2,8 @@
 
 Start-up: config (fatal if invalid), then the parts of ``Daemon.components`` in order: journal
 (interrupted runs marked) → model manager and preloader → work queue (what is owed since last
-time: catch-up or missed) → timers → search index (checked, rebuilt if damaged, brought level
-with the vault, in the background) → config watcher → vault watcher (changes made while down fire
+time: catch-up or missed) → timers → search index (in a worker process that exits when idle;
+checked, rebuilt if damaged, brought level with the vault, in the background) → config watcher → vault watcher (changes made while down fire
 first; the index follows it) → control socket → health monitor → first publish (STATUS line,
 dashboard note, metrics textfile) and ``READY=1`` → watchdog pings (only while healthy, see
 ``daemon.health``) → publisher thread. A part that fails to start stops those before it.
@@ -16,7 +16,6 @@ models unloaded, journal closed); exit 0.
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import sqlite3
 import threading
@@ -53,7 +52,7 @@ if TYPE_CHECKING:
     from routine.daemon.status_record import ResidentModel
     from routine.daemon.timers import Timers
     from routine.daemon.vault_events import VaultEvents
-    from routine.memory import VaultIndex
+    from routine.memory.remote import RemoteIndex
     from routine.runner.events import OnEvent
     from routine.runner.step import Runner
 
@@ -81,7 +80,7 @@ class Daemon:
         self.started_at = time.time()
         self.residency: Residency | None = None  # routine.daemon.residency: the one model manager of this process
         self.vault_events: VaultEvents | None = None  # routine.daemon.vault_events: the watcher, triggers, approvals, the index feed
-        self.memory: VaultIndex | None = None  # the vault search index (routine.memory.VaultIndex): this process is its one writer
+        self.memory: RemoteIndex | None = None  # the vault search index, in a worker process (its one writer)
 
         self.notifier = Notifier.from_environment()  # systemd's notify socket, when it gave one
         self.watchdog = Watchdog(self.notifier, lambda: health.problems(self), on_change=self._changed)
@@ -92,7 +91,6 @@ class Daemon:
         self.run_events = RunEvents(self.model_keys, self.monitor.poke, self._runs_finished)
         self._resident: tuple[float, tuple[ResidentModel, ...] | None, str | None] | None = None
         self._parts = Components([])
-        self._index_left_running = False
 
     @property
     def models(self):
@@ -169,10 +167,10 @@ class Daemon:
         self.memory = self._start_memory(self.live.config)
 
     def _close_memory(self) -> None:
-        # A pass in progress stops after its batch, what it wrote stays; one that cannot stop
-        # (loading the embedding model) is left, so the stop stays within the unit's timeout.
-        if self.memory and not self.memory.close(timeout=INDEX_STOP_SECONDS):
-            self._index_left_running = True
+        # A pass in progress stops after its batch, what it wrote stays; a worker that cannot stop
+        # (loading the embedding model) is killed, so the stop stays within the unit's timeout.
+        if self.memory:
+            self.memory.close(timeout=INDEX_STOP_SECONDS)
 
     def _watch_config(self) -> None:
         from routine.daemon.reload import ConfigWatcher
@@ -214,25 +212,18 @@ class Daemon:
         self.notifier.stopping()
         self._parts.stop()
         self.notifier.close()
-        if self._index_left_running:
-            # Finalizing the interpreter under a thread inside torch aborts (SIGABRT): end here,
-            # everything of ours is closed; the pass's writes are crash-safe, as after a kill.
-            logging.shutdown()
-            os._exit(0)
         return 0
 
-    def _start_memory(self, config):
+    def _start_memory(self, config) -> RemoteIndex:
         """The search index for ``config``: opened and reconciled in the background (a first
         build or a rebuild takes minutes; start-up does not wait for it, a search does)."""
-        from routine.memory import VaultIndex
+        from routine.memory.remote import RemoteIndex
 
-        memory = VaultIndex(config, models=self.residency.manager if self.residency else None)
-        memory.follows_vault = True  # the vault watcher feeds it (vault_events), so a search need not stat the vault
+        # In a worker process that exits when idle: this process never loads chromadb or a model.
+        # The vault watcher feeds it (vault_events), so a search need not stat the vault.
+        memory = RemoteIndex(config, models=self.residency.manager if self.residency else None)
 
         def bring_up() -> None:
-            from routine.daemon.index_feed import lower_priority
-
-            lower_priority()  # a first build takes minutes of CPU: model calls go first
             try:
                 stats = memory.reconcile()
                 log.info("search index ready: %d notes (%d added, %d changed, %d removed) in %.1fs",

@@ -26,7 +26,7 @@ from routine.runner.events import IndexProgress, Queued, RunEvent
 if TYPE_CHECKING:
     from routine.daemon.status_record import DaemonStatus
     from routine.daemon.vault_events import VaultEvents
-    from routine.memory import VaultIndex
+    from routine.memory.remote import RemoteIndex
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class Host(Jobs, Protocol):
     proposals decided by the vault's events."""
 
     @property
-    def memory(self) -> VaultIndex | None: ...
+    def memory(self) -> RemoteIndex | None: ...
     @property
     def vault_events(self) -> VaultEvents | None: ...
 
@@ -366,7 +366,7 @@ def search(host: Host, message: dict[str, Any], send: Send) -> None:
     send({"done": True, "result": [hit.as_dict() for hit in hits], "exit": 0})
 
 
-def _memory(host: Host) -> VaultIndex:
+def _memory(host: Host) -> RemoteIndex:
     if host.memory is None:
         raise DaemonError("The daemon's search index is not open yet.",
                           "try again in a moment, once `routine status` says the daemon is running.")

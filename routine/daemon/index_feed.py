@@ -4,21 +4,14 @@ thread of their own, so the watcher never waits for an embedding model to load."
 from __future__ import annotations
 
 import logging
-import os
 import threading
+
+from routine.supervise import lower_priority
 
 log = logging.getLogger(__name__)
 
 BATCH_SECONDS = 0.1  # changes arriving together (a folder moved) are indexed in one pass
-BACKGROUND_NICE = 10  # indexing yields the CPU to model calls and to the person's own programs
-
-
-def lower_priority() -> None:
-    """Make the calling thread (and the embedding threads it starts) a background one."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
-    except (AttributeError, OSError):  # not Linux, or not allowed: indexing just runs at normal priority
-        pass
+__all__ = ["BATCH_SECONDS", "IndexFeeder", "PathFeed", "lower_priority"]
 
 
 class PathFeed:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from routine.daemon.chat_notes import ChatNotes
     from routine.daemon.graph_feed import GraphFeeder
     from routine.daemon.index_feed import IndexFeeder
-    from routine.memory import VaultIndex
+    from routine.memory.remote import RemoteIndex
     from routine.schedule.model import Trigger
     from routine.watch.state import FileStates
     from routine.watch.watcher import VaultWatcher
@@ -43,7 +43,7 @@ class Host(Jobs, Protocol):
     @property
     def stopping(self) -> threading.Event: ...
     @property
-    def memory(self) -> VaultIndex | None: ...
+    def memory(self) -> RemoteIndex | None: ...
     def changed(self) -> None: ...
     def reload(self) -> None: ...
 

@@ -15,14 +15,13 @@ present while open). Deleting ``index/`` loses nothing: the next open rebuilds i
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import shutil
 import threading
 import time
 from pathlib import Path
-from typing import Iterable
+from typing import IO, Iterable
 
 from routine import paths
 from routine.config.model import Config
@@ -30,6 +29,7 @@ from routine.errors import RoutineError, SearchIndexError
 from routine.memory import health
 from routine.memory.chunks import CHUNKER_VERSION
 from routine.memory.embedder import Embedder, make_embedder
+from routine.memory.lock import take_lock
 from routine.memory.manifest import Manifest
 from routine.memory.store import ChromaStore, DamagedStore
 from routine.memory.sync import IndexStats, Progress, apply_changes, is_note, scan_vault
@@ -42,11 +42,12 @@ FORMAT = 1 * 1000 + CHUNKER_VERSION  # bump the first factor when the stored lay
 
 class VaultIndex:
     def __init__(self, config: Config, state_dir: Path | None = None, embedder: Embedder | None = None,
-                 models=None):
+                 models=None, lock_fd: int | None = None):
         state_dir = state_dir or paths.state_dir()
         self.vault = config.vault
         self.folder = state_dir / "index"
         self.lock_path = state_dir / "index.lock"
+        self.lock_fd = lock_fd  # the writer's lock, already taken by the parent (the daemon's worker)
         self.chunk_chars = config.memory.chunk_chars
         # routine's own folders: agents' searches leave them out unless their reads name them.
         self.own_folders = (config.layout.archive, config.layout.agents)
@@ -59,7 +60,7 @@ class VaultIndex:
         self._write = threading.RLock()
         self._stop = threading.Event()  # set by interrupt(): a long pass stops between batches
         self._closed = False
-        self._lock_file = None
+        self._lock_file: IO[str] | None = None
         self.manifest: Manifest | None = None
         self.store: ChromaStore | None = None
         self._table: VectorTable | None = None  # loaded on the first search, dropped when idle
@@ -93,6 +94,18 @@ class VaultIndex:
                 self._close_files()
                 raise
             return self
+
+    @property
+    def opened_manifest(self) -> Manifest:
+        if self.manifest is None:
+            raise SearchIndexError("The search index is not open (it was closed).", "run the command again.")
+        return self.manifest
+
+    @property
+    def opened_store(self) -> ChromaStore:
+        if self.store is None:
+            raise SearchIndexError("The search index is not open (it was closed).", "run the command again.")
+        return self.store
 
     def stopping(self) -> bool:
         return self._stop.is_set()
@@ -142,29 +155,8 @@ class VaultIndex:
         self.close()
 
     def _take_lock(self) -> None:
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-        f = open(self.lock_path, "a+")
-        waited = False
-        while True:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if self._stop.is_set():
-                    f.close()
-                    raise SearchIndexError("The search index was closed while waiting for another process.",
-                                           "run the command again.") from None
-                if not waited:
-                    f.seek(0)
-                    holder = f.read().strip() or "another routine process"
-                    log.warning("the search index is in use by %s; waiting for it to finish", holder)
-                    waited = True
-                time.sleep(0.2)
-        f.seek(0)
-        f.truncate()
-        f.write(f"process {os.getpid()}\n")
-        f.flush()
-        self._lock_file = f
+        inherited, self.lock_fd = self.lock_fd, None  # an inherited descriptor is used once
+        self._lock_file = take_lock(self.lock_path, self._stop.is_set, inherited)
 
     def _discard(self, reason: str) -> None:
         if reason == "missing":
@@ -205,19 +197,19 @@ class VaultIndex:
     def _check_contents(self, thorough: bool) -> None:
         """Make the manifest and the vector store agree (after a crash, or if counts differ)."""
         try:
-            notes, stored = self.manifest.counts()
-            if not thorough and self.store.count() == stored:
+            notes, stored = self.opened_manifest.counts()
+            if not thorough and self.opened_store.count() == stored:
                 return
-            in_store = self.store.all_ids()
+            in_store = self.opened_store.all_ids()
         except Exception as exc:  # chromadb raises its own errors on a damaged store
             self._restart_empty(f"could not be read ({exc})")
             return
-        known = self.manifest.all_chunks()
+        known = self.opened_manifest.all_chunks()
         orphans = [i for i in in_store if i not in known]
         lost = {path for i, (path, was_stored) in known.items() if was_stored and i not in in_store}
         if orphans:
-            self.store.delete(orphans)
-        self.manifest.restate({i for i in known if i in in_store}, lost)
+            self.opened_store.delete(orphans)
+        self.opened_manifest.restate({i for i in known if i in in_store}, lost)
         if orphans or lost:
             log.warning("search index: %d stray chunks removed, %d notes to index again after an abrupt stop",
                         len(orphans), len(lost))
@@ -225,8 +217,8 @@ class VaultIndex:
     def _restart_empty(self, reason: str) -> None:
         with self._write:
             self._table = None
-            self.store.close()
-            self.manifest.close()
+            self.opened_store.close()
+            self.opened_manifest.close()
             self.manifest = None
             self._discard(reason)
             self._open_files()
@@ -252,7 +244,7 @@ class VaultIndex:
                 raise SearchIndexError(f"{missing[:1].upper()}{missing[1:]}, so the search index was left as it is.",
                                        "mount or restore the vault, or correct `vault:` in routine.yaml.")
             on_disk = scan_vault(self.vault)
-            known = self.manifest.notes()
+            known = self.opened_manifest.notes()
             candidates = [rel for rel, st in on_disk.items() if known.get(rel, (None, None))[:2] != st]
             gone = [rel for rel in known if rel not in on_disk]
             stats = self._apply_or_discard(candidates, gone, known, progress)
@@ -270,7 +262,7 @@ class VaultIndex:
         self.open()
         with self._write:
             started = time.monotonic()
-            known = self.manifest.notes()
+            known = self.opened_manifest.notes()
             candidates: dict[str, None] = {}
             gone: dict[str, None] = {}
             for rel in filter(None, (self._relative(p) for p in changed)):
@@ -282,8 +274,8 @@ class VaultIndex:
                     prefix = rel + "/"
                     gone.update((p, None) for p in known if p.startswith(prefix) and not (self.vault / p).is_file())
                 elif full.is_file() and not full.is_symlink() and is_note(full.name):
-                    st = full.stat()
-                    if known.get(rel, (None, None))[:2] != (st.st_mtime_ns, st.st_size):
+                    info = full.stat()
+                    if known.get(rel, (None, None))[:2] != (info.st_mtime_ns, info.st_size):
                         candidates[rel] = None
                 else:
                     prefix = rel + "/"
@@ -316,7 +308,7 @@ class VaultIndex:
         return "/".join(parts)
 
     def _finish(self, stats: IndexStats, started: float) -> IndexStats:
-        stats.notes, stats.chunks = self.manifest.counts()
+        stats.notes, stats.chunks = self.opened_manifest.counts()
         stats.seconds = round(time.monotonic() - started, 3)
         stats.rebuilt, self.rebuilt = self.rebuilt, None
         return stats
@@ -355,7 +347,7 @@ class VaultIndex:
         if table is None:
             with self._write:
                 if self._table is None:
-                    self._table = VectorTable.of(*self.store.all_vectors())
+                    self._table = VectorTable.of(*self.opened_store.all_vectors())
                 table = self._table
         return table
 
@@ -369,6 +361,6 @@ class VaultIndex:
 
     def describe(self) -> dict:
         self.open()
-        notes, chunks = self.manifest.counts()
+        notes, chunks = self.opened_manifest.counts()
         return {"notes": notes, "chunks": chunks, "embedding_model": self.embedder.identity,
                 "folder": str(self.folder)}

@@ -18,7 +18,6 @@ from typing import Callable
 
 from routine.errors import NoteUnreadable, SearchIndexError
 from routine.memory.chunks import Chunk, chunk_note
-from routine.memory.vectors import VectorTable
 from routine.watch.filters import is_note  # the one rule: what the watcher ignores, the index does too
 from routine.vault.files import read_regular, skip_undecodable
 
@@ -115,6 +114,8 @@ def apply_changes(ix, candidates: list[str], gone: list[str], known: dict, progr
     _write_batch(ix, batch, stats)
     for start in range(0, len(gone), EMBED_BATCH):
         part = gone[start:start + EMBED_BATCH]
+        from routine.memory.vectors import VectorTable  # numpy: only where indexing happens
+
         ids = [i for rel in part for i in ix.manifest.chunk_ids(rel)]
         ix.store.delete(ids)
         ix.written(VectorTable.empty(), ids)
@@ -169,6 +170,8 @@ def _write_batch(ix, batch: list[_NotePlan], stats: IndexStats) -> None:
         ix.store.update_metadata([c.id for c, _ in keep], [_metadata(c, m) for c, m in keep])
     drop = [i for plan in batch for i in plan.drop]
     ix.store.delete(drop)
+    from routine.memory.vectors import VectorTable  # numpy: only where indexing happens
+
     ix.written(VectorTable.of([c.id for c in new], [c.path for c in new], [vectors[c.sha] for c in new],
                               [c.body for c in new]), drop)
     now = time.time_ns()

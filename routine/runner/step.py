@@ -11,7 +11,7 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Callable, ContextManager
+from typing import TYPE_CHECKING, Any, Callable, ContextManager
 from zoneinfo import ZoneInfo
 
 from routine import runcontext, sysmetrics
@@ -26,6 +26,7 @@ from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStar
 from routine.templating import date_vars, render
 
 if TYPE_CHECKING:
+    from routine.memory import VaultIndex
     from routine.models.client import Completion
     from routine.vault import WriteResult
 
@@ -102,10 +103,11 @@ class Runner:
         self.config = config
         self.journal = journal
         self._models = models
-        # The search index (routine.memory.VaultIndex, or the daemon's through the socket).
-        # Without one, the first step with `search:` opens this process's own and close() shuts it.
-        self._memory = memory
-        self._own_memory = None
+        # The search index (the daemon's, in its worker process; else this process's own, opened
+        # by the first step with `search:` and shut by close()); or, for a dry run beside a running
+        # daemon, its search through the socket (routine.control.DaemonMemory). All have `search`.
+        self._memory: Any = memory
+        self._own_memory: VaultIndex | None = None
         self.clock = clock or (lambda: local_now(config))
         self.on_event: OnEvent = on_event or ignore
         # The daemon replaces this with a gate that refuses writes once shutdown abandoned the run.
@@ -133,7 +135,7 @@ class Runner:
         return self._models
 
     @property
-    def memory(self):
+    def memory(self) -> Any:
         if self._memory is None:
             from routine.memory import VaultIndex
 
