@@ -8,6 +8,8 @@ kill -9 every vector in the store is known here and nothing half-done is trusted
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -96,7 +98,7 @@ class Manifest:
             db.executemany("INSERT OR IGNORE INTO chunks (id, path, sha, stored) VALUES (?, ?, ?, 0)", rows)
 
     def settle(self, stored: list[str], dropped: list[str], notes: list[tuple[str, int, int, str]],
-               forgotten: list[str] = ()) -> None:
+               forgotten: Sequence[str] = ()) -> None:
         """After the vector store took a batch: what it holds now, and each note's new state."""
         with self.transaction() as db:
             db.executemany("UPDATE chunks SET stored = 1 WHERE id = ?", [(i,) for i in stored])

@@ -8,6 +8,7 @@ the durable store of vectors, texts and metadata; ranking is exact, in ``vectors
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 COLLECTION = "vault"
 
@@ -19,8 +20,8 @@ class DamagedStore(Exception):
 class ChromaStore:
     def __init__(self, folder: Path):
         self.folder = folder
-        self._client = None
-        self._collection = None
+        self._client: Any = None      # chromadb's client, once open (chromadb is imported only then)
+        self._collection: Any = None
 
     @property
     def collection(self):
