@@ -56,6 +56,9 @@ class VaultIndex:
         # The vault watcher sets this once it feeds update_paths(): then a search need not
         # reconcile the whole vault first.
         self.follows_vault = False
+        # Until a first reconcile has finished here, the watcher's changes are not the whole story:
+        # a search reconciles first (or waits for the pass under way), even when it follows the vault.
+        self._level = False
         self.rebuilt: str | None = None  # why open() found the index unusable
         self._write = threading.RLock()
         self._stop = threading.Event()  # set by interrupt(): a long pass stops between batches
@@ -142,6 +145,7 @@ class VaultIndex:
             if self.manifest is not None:
                 self.manifest.close()
                 self.manifest = None
+                self._level = False
                 (self.folder / health.MARKER).unlink(missing_ok=True)  # closed cleanly
             if self._lock_file is not None:
                 self._lock_file.close()  # releases the lock
@@ -189,6 +193,7 @@ class VaultIndex:
             if self.manifest is not None:
                 self.manifest.close()
                 self.manifest = None
+                self._level = False
             self._discard(f"has a damaged manifest ({exc})")
             return self._open_files()
         self.store = ChromaStore(self.folder / "chroma")
@@ -220,6 +225,7 @@ class VaultIndex:
             self.opened_store.close()
             self.opened_manifest.close()
             self.manifest = None
+            self._level = False
             self._discard(reason)
             self._open_files()
 
@@ -251,6 +257,7 @@ class VaultIndex:
             if stats is None:
                 return self.reconcile(progress)
             stats.unchanged += len(on_disk) - len(candidates)
+            self._level = True
             return self._finish(stats, started)
 
     def update_paths(self, changed: Iterable[str | os.PathLike]) -> IndexStats:
@@ -325,7 +332,7 @@ class VaultIndex:
         from routine.memory.retrieve import ranked_hits
 
         self.open()
-        if refresh and not self.follows_vault:
+        if refresh and not (self.follows_vault and self._level):
             self.reconcile(progress)
         reads = None if reads is None else list(reads)
         try:

@@ -99,8 +99,10 @@ class Worker:
                 lower_priority()  # a first build takes minutes of CPU: model calls go first
             reply: Message = {"id": rid, "result": self.run(op, message, progress)}
         except Exception as exc:
-            if not isinstance(exc, RoutineError):
-                log.error("the search index failed a %s: %s", op, exc, exc_info=True)
+            if not isinstance(exc, RoutineError):  # a full disk is said in one line (and an alert)
+                from routine.causes import is_disk_full
+
+                log.error("the search index failed a %s: %s", op, exc, exc_info=not is_disk_full(exc))
             reply = {"id": rid, "error": error_to_dict(exc)}
         self.send(reply)
 
