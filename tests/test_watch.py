@@ -10,7 +10,8 @@ import pytest
 
 from routine.vault.atomic import add_write_listener, atomic_write, remove_write_listener
 from routine.watch.state import FileStates
-from routine.watch.watcher import Change, VaultWatcher
+from routine.watch.changes import Change
+from routine.watch.watcher import VaultWatcher
 
 QUIET = 0.4
 

@@ -16,7 +16,7 @@ from functools import partial
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.errors import RoutineError
-from routine.watch.watcher import Change
+from routine.watch.changes import Change
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.errors import RoutineError
 from routine.vault.scope import glob_match, in_scope
-from routine.watch.watcher import Change
+from routine.watch.changes import Change
 
 if TYPE_CHECKING:
     from routine.approval import Decided

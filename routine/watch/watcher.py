@@ -22,14 +22,13 @@ import os
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from routine import supervise
 from routine.errors import NoteUnreadable
 from routine.vault.files import read_regular, skip_undecodable, vault_files
+from routine.watch.changes import RECENT, Change, Outcome, Settled
 from routine.watch.filters import ignored, is_note
 from routine.watch.state import FileState, FileStates
 
@@ -41,42 +40,6 @@ log = logging.getLogger(__name__)
 DEGRADED_RECONCILE = 30.0  # seconds between reconciles when inotify cannot watch the vault
 WATCH_LIMIT_FIX = ("raise the limit: `sudo sysctl fs.inotify.max_user_watches=524288`, and keep it with "
                    "`echo fs.inotify.max_user_watches=524288 | sudo tee /etc/sysctl.d/60-routine.conf`")
-
-
-@dataclass(frozen=True)
-class Change:
-    kind: str               # created | modified | deleted | moved
-    rel: str                # vault-relative path (for moved: where it is now)
-    src: str | None = None  # moved: where it was
-    source: str = "watch"   # watch | reconcile
-
-
-class Outcome(str, Enum):
-    """What a path that settled turned out to be."""
-
-    CHANGE = "change"            # a Change was reported (its kind says which)
-    OWN_WRITE = "own write"      # the bytes routine itself wrote there: not a change
-    UNCHANGED = "unchanged"      # the same bytes as before (a save without an edit, a touch)
-    GONE = "gone"                # nothing there, and nothing known of it
-    UNREADABLE = "unreadable"    # there, but not a file routine reads (logged)
-
-
-@dataclass(frozen=True)
-class Settled:
-    """One path settled: what it was, and the change reported for it (if any). The last few are
-    in `routine status --json` (``vault_watch.recent``): why a save did or did not fire a trigger."""
-
-    rel: str
-    outcome: Outcome
-    change: Change | None = None
-    at: float = 0.0  # time.time()
-
-    def as_dict(self) -> dict:
-        return {"path": self.rel, "outcome": self.change.kind if self.change else self.outcome.value,
-                "at": self.at}
-
-
-RECENT = 20  # settled paths remembered for status
 
 
 def _sha(data: bytes) -> str:

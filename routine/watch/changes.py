@@ -1,0 +1,43 @@
+"""What the vault watcher reports: a ``Change`` per settled save, and for every path that
+settled (change or not) a ``Settled`` record of what it turned out to be."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str               # created | modified | deleted | moved
+    rel: str                # vault-relative path (for moved: where it is now)
+    src: str | None = None  # moved: where it was
+    source: str = "watch"   # watch | reconcile
+
+
+class Outcome(str, Enum):
+    """What a path that settled turned out to be."""
+
+    CHANGE = "change"            # a Change was reported (its kind says which)
+    OWN_WRITE = "own write"      # the bytes routine itself wrote there: not a change
+    UNCHANGED = "unchanged"      # the same bytes as before (a save without an edit, a touch)
+    GONE = "gone"                # nothing there, and nothing known of it
+    UNREADABLE = "unreadable"    # there, but not a file routine reads (logged)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """One path settled: what it was, and the change reported for it (if any). The last few are
+    in `routine status --json` (``vault_watch.recent``): why a save did or did not fire a trigger."""
+
+    rel: str
+    outcome: Outcome
+    change: Change | None = None
+    at: float = 0.0  # time.time()
+
+    def as_dict(self) -> dict:
+        return {"path": self.rel, "outcome": self.change.kind if self.change else self.outcome.value,
+                "at": self.at}
+
+
+RECENT = 20  # settled paths remembered for status
