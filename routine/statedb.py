@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -22,12 +23,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from routine.causes import is_disk_full
+from routine.errors import StateDiskFull
+
 log = logging.getLogger(__name__)
 
 DAMAGED = ".damaged-"
 _DAMAGE_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 _checked: set[tuple[str, int]] = set()  # (path, inode) found sound by this process
 _lock = threading.Lock()
+NO_ROOM = 1 << 20  # bytes free under which an I/O error opening a file is taken for a full disk
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,15 @@ def is_damage(exc: BaseException) -> bool:
 def open_sqlite(path: Path, setup: Callable[[sqlite3.Connection], None]) -> sqlite3.Connection:
     """A connection to ``path`` with ``setup`` applied (pragmas, schema, migrations); a damaged
     file is set aside and a new one started."""
+    try:
+        return _open(path, setup)
+    except (OSError, sqlite3.OperationalError) as exc:
+        if is_disk_full(exc) or _no_room(path.parent):  # a full disk says "disk I/O error" making the -shm
+            raise StateDiskFull(path, str(exc)) from None
+        raise
+
+
+def _open(path: Path, setup: Callable[[sqlite3.Connection], None]) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     with _lock:  # two threads finding the same damage move it aside once
         db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
@@ -65,6 +79,13 @@ def open_sqlite(path: Path, setup: Callable[[sqlite3.Connection], None]) -> sqli
             _setup_checked(db, setup, check=False)
         _checked.add(_key(path))
         return db
+
+
+def _no_room(folder: Path) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < NO_ROOM
+    except OSError:
+        return False
 
 
 def _key(path: Path) -> tuple[str, int]:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+from contextlib import contextmanager
 
 import pytest
 
 from tests.test_daemon import daemon, only_schedule, status, wait_for
+from tests.test_recovery import _fill, _mount_tmpfs
 
 QUIET = 'blocks:\n  nightly:\n    cron: "0 3 * * *"\n    steps:\n      - agent: librarian\n        task: Tidy.\n'
 
@@ -130,3 +133,38 @@ def test_a_locked_journal_is_not_taken_for_damage(tmp_path):
     holder.close()
     assert not is_damage(err.value)
     assert not list(tmp_path.glob("*.damaged-*"))
+
+
+@contextmanager
+def full_state_disk(home):
+    if not _mount_tmpfs(home.state, "8m"):
+        pytest.skip("cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN)")
+    try:
+        yield lambda: _fill(home.state / "filler")
+    finally:
+        subprocess.run(["umount", "-l", str(home.state)], check=False)
+
+
+def test_fire_on_a_full_state_disk_says_so_in_one_sentence(initialised, ollama):
+    home = initialised
+    with full_state_disk(home) as fill:
+        home.run("runs", "list", check=True)  # the journal is there, then the disk fills
+        fill()
+        fired = home.run("fire", "strategist", process=True)
+        assert fired.returncode == 1 and "Traceback" not in fired.stderr, fired.stderr
+        assert fired.stderr.startswith(f"routine: The disk holding routine's state ({home.state}) is full"), fired.stderr
+        assert f"Fix: free space on that disk (`df -h {home.state}`), then try again." in fired.stderr
+        assert not list((home.vault / "Daily").glob("*.md"))  # nothing was run
+
+
+def test_fire_through_the_daemon_on_a_full_state_disk_says_so_in_one_sentence(initialised, ollama):
+    home = initialised
+    only_schedule(home, QUIET)
+    with full_state_disk(home) as fill, daemon(home) as proc:
+        fill()
+        fired = home.run("fire", "strategist", process=True)
+        assert fired.returncode == 1 and fired.stderr.startswith(
+            f"routine: The disk holding routine's state ({home.state}) is full"), (fired.stdout, fired.stderr)
+        assert "Fix: free space on that disk" in fired.stderr
+        assert proc.poll() is None
+    assert "work fire strategist crashed" not in (home.root / "daemon.log").read_text()
