@@ -206,6 +206,8 @@ def parse_request(line: bytes) -> dict:
         message = json.loads(line)
     except (ValueError, UnicodeDecodeError):
         raise BadRequest("The request is not JSON; refused.", fix) from None
+    except RecursionError:  # [[[[…]]]] 100,000 deep: json recurses once per level
+        raise BadRequest("The request nests its JSON too deeply; refused.", fix) from None
     if not isinstance(message, dict):
         raise BadRequest(f"The request is a JSON {type(message).__name__}, not an object; refused.", fix)
     op = message.get("op")
