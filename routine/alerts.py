@@ -13,6 +13,7 @@ and the next occurrence opens a new one.
 
 from __future__ import annotations
 
+import glob
 import logging
 import re
 from datetime import datetime
@@ -73,6 +74,25 @@ def open_alert_for(config: Config, cause: str) -> str | None:
 def open_causes(config: Config) -> list[str]:
     """The causes of the open shared alerts."""
     return [c for _, c in _open_cause_alerts(config)]
+
+
+def alert_set_aside(config: Config, now: datetime, state_dir: Path) -> list[str]:
+    """One alert for each damaged state file set aside (``routine.statedb``) that has none yet,
+    open or closed; returns the notes written."""
+    from routine.statedb import set_aside_files
+
+    written = []
+    for item in set_aside_files(state_dir):
+        title = f"{item.name} damaged, set aside as {item.path.name}"
+        if any(_folder(config).glob(f"* {glob.escape(_safe_title(title))}.md")):
+            continue
+        rel = raise_alert(config, now, title, item.sentence,
+                          "Nothing to do for routine to work: the new file fills again as it runs. Keep the "
+                          f"old one to read its history with sqlite3, or delete {item.path} once you no longer "
+                          "need it; `routine doctor` lists the files kept aside.")
+        if rel:
+            written.append(rel)
+    return written
 
 
 # --- notes ------------------------------------------------------------------------------------
@@ -153,11 +173,15 @@ def _seen_line(body: str, count: int, raised, now: datetime, names: list[str], r
     return "\n".join(kept[:at] + [line, ""] + kept[at:])
 
 
+def _safe_title(title: str) -> str:
+    return re.sub(r'[\\/:*?"<>|#^\[\]]+', "-", title).strip(" -.")[:80]
+
+
 def _create(config: Config, now: datetime, title: str, message: str, fix: str | None, run_id: str | None,
             agent: str | None, cause: str | None, affected: str | None) -> str | None:
     from routine.vault import atomic_create, join_frontmatter
 
-    safe_title = re.sub(r'[\\/:*?"<>|#^\[\]]+', "-", title).strip(" -.")[:80]
+    safe_title = _safe_title(title)
     frontmatter: dict[str, object] = {"type": "alert", "status": OPEN, "raised": now.isoformat(timespec="seconds"),
                                       "tags": ["routine/alert"]}
     if cause:

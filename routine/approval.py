@@ -91,6 +91,12 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: 
         alert = raise_alert(config, now, "proposal not applied", f"{proposal.rel}: {exc.message}", exc.fix)
         log.warning("proposal %s refused: %s", proposal.rel, exc.message)
         return Decided("refused", f"Not applied: {exc.message}" + (f" (alert: {alert})" if alert else ""))
+    if not applied.ok and applied.gone:
+        mark_conflict(config.vault, proposal, applied.message, now)
+        decisions.record(outcome="conflict", detail=applied.message, **record)
+        log.info("proposal %s not applied: %s", proposal.rel, applied.message)
+        return Decided("conflict", f"Not applied: {applied.message}. Copy the text from {proposal.rel} into the note "
+                                   "where it belongs now, or reject the proposal.")
     if not applied.ok:
         mark_conflict(config.vault, proposal, applied.message, now)
         decisions.record(outcome="conflict", detail=applied.message, **record)

@@ -147,6 +147,15 @@ class VaultUnwritable(RoutineError):
                          "permissions); the run is retried once it is.")
 
 
+class StateDiskFull(RoutineError):
+    """routine's own files (the journal, caches) cannot be opened or written: the state disk is full."""
+
+    def __init__(self, path, detail: str):
+        super().__init__(f"The disk holding routine's state ({path.parent}) is full, so {path.name} cannot be "
+                         f"opened or written ({detail}); nothing was run.",
+                         f"free space on that disk (`df -h {path.parent}`), then try again.")
+
+
 class EmbeddingModelError(RoutineError):
     """The embedding model of the search index cannot be loaded or used."""
 

@@ -168,3 +168,34 @@ def test_a_proposal_deleted_while_it_was_being_decided_is_still_archived(tmp_pat
     text = (tmp_path / kept).read_text()
     assert "status: applied" in text and "Ship it." in text
     assert not (tmp_path / rel).exists()
+
+
+def test_approving_after_the_target_was_renamed_follows_the_rename(initialised, ollama):
+    """A synced collaborator (or Obsidian) renames the daily note while a proposal for its
+    section waits: the approval lands in the renamed note; no new note appears beside it."""
+    home = initialised
+    proposal = proposal_after_edit(home)
+    old = daily(home)
+    renamed = old.with_name("Renamed day.md")
+    old.rename(renamed)
+    done = home.run("approve", str(proposal.relative_to(home.vault)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"(it was renamed from [[Daily/{old.stem}]])" in done.stdout
+    assert not old.exists() and [p.name for p in (home.vault / "Daily").glob("*.md")] == ["Renamed day.md"]
+    note = renamed.read_text()
+    assert MY_EDIT not in note and "newer version" not in note and "- Summary of:" in note
+    assert MY_EDIT in archived(home)[0].read_text()
+
+
+def test_approving_after_the_target_was_deleted_never_creates_it_again(initialised, ollama):
+    home = initialised
+    proposal = proposal_after_edit(home)
+    old = daily(home)
+    old.unlink()
+    rel = str(proposal.relative_to(home.vault))
+    for args in ((rel,), (rel, "--force")):
+        done = home.run("approve", *args)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
+        assert f"[[Daily/{old.stem}]] no longer exists" in done.stdout and "was not created again" in done.stdout
+        assert not old.exists() and proposal.exists() and archived(home) == []
+    assert "status: conflict" in proposal.read_text()

@@ -99,6 +99,7 @@ FOLDER_MOVES = {
     "memory/index.py": "the whole index folder moved aside in one step before it is deleted",
     "memory/embedder.py": "an unpacked model folder renamed into place",
     "agents/publish.py": "a published version's folder renamed into place (fails if taken)",
+    "statedb.py": "a damaged state SQLite file (and its -wal, -shm) moved aside under a new name, nothing written",
 }
 
 

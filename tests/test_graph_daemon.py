@@ -10,12 +10,13 @@ from graph_vault import write_case_file
 from test_daemon import daemon, only_schedule, wait_for
 
 ALPHA = "Routine/Graphs/Project Alpha.canvas"
+WORKSPACE = "Routine/Graphs/Workspace.canvas"
 
 
-def assignees(home, task_text: str) -> set[str]:
-    """The notes a task points at with `assigned_to` on the project canvas (empty if unreadable)."""
+def assignees(home, task_text: str, rel: str = ALPHA) -> set[str]:
+    """The notes a task points at with `assigned_to` on a canvas (the project's; empty if unreadable)."""
     try:
-        doc = json.loads((home.vault / ALPHA).read_text())
+        doc = json.loads((home.vault / rel).read_text())
     except (OSError, ValueError):
         return set()
     by_id = {n["id"]: n for n in doc["nodes"]}
@@ -39,9 +40,20 @@ def test_editing_a_task_assignee_updates_graph_and_canvas_through_the_daemon(ini
         near = json.loads(home.run("graph", "neighbors", "Projects/Alpha/Tasks.md#task-1", "--json", check=True).stdout)
         assert {(e["type"], e["target"]) for e in near["edges"]} >= {("assigned_to", "Agents/Research.md")}
         assert not any(e["target"] == "Agents/Builder.md" for e in near["edges"])
+        # A synced collaborator leaves a folder where the project's canvas goes: said once, alerted once.
+        (home.vault / ALPHA).unlink()
+        (home.vault / ALPHA).mkdir()
+        for who in ("Planner", "Builder"):
+            tasks.write_text(tasks.read_text().replace("[assignee:: [[Research]]]", f"[assignee:: [[{who}]]]")
+                             .replace("[assignee:: [[Planner]]]", f"[assignee:: [[{who}]]]"))
+            wait_for(lambda who=who: assignees(home, "Draft the pricing page", WORKSPACE) == {f"Agents/{who}.md"}, 20,
+                     f"the workspace canvas to show {who}")
+        alerts = list((home.vault / "Alerts").glob("*canvas Project Alpha.canvas blocked*.md"))
+        assert len(alerts) == 1 and "is a folder" in alerts[0].read_text()
     assert took < 10, took
     log = (home.root / "daemon.log").read_text()
     assert "knowledge graph ready" in log and "Traceback" not in log
+    assert log.count(f"{ALPHA} is a folder, so the knowledge graph's canvas is not written there") == 1
 
 
 def test_a_finished_run_shows_what_the_agent_read_and_wrote(initialised, ollama):

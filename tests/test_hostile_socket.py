@@ -42,7 +42,9 @@ def test_malformed_huge_and_idle_connections_are_refused_and_the_daemon_keeps_se
     with daemon(home) as proc:
         for raw, why in ((b"hello daemon\n", "not JSON"), (b"[1, 2]\n", "JSON list, not an object"),
                          (b'{"op": "fire"}\n', "has no 'target'"), (b'{"op": "rm -rf"}\n', "Unknown request"),
-                         (b"x" * (1 << 20) + b"x\n", "longer than 1 MB")):
+                         (b"x" * (1 << 20) + b"x\n", "longer than 1 MB"),
+                         (b"[" * 100_000 + b"]" * 100_000 + b"\n", "nests its JSON too deeply"),
+                         (b'{"a":' * 100_000 + b"1" + b"}" * 100_000 + b"\n", "nests its JSON too deeply")):
             reply = ask(home, raw)
             assert reply["done"] and reply["exit"] == 2 and why in reply["error"], reply
             assert "internal error" not in reply["error"] and "Traceback" not in reply["error"]
@@ -106,3 +108,15 @@ def test_a_daemon_that_holds_the_lock_but_cannot_answer_is_waited_for_never_bypa
     assert not [r for r in ollama.requests if r["_path"] == "/api/chat"]
     if (home.state / "journal.sqlite3").exists():
         assert journal_rows(home, "SELECT COUNT(*) FROM runs")[0][0] == 0
+
+
+def test_a_deeply_nested_request_is_refused_in_one_sentence():
+    from routine.daemon.control import BadRequest, parse_request
+
+    for raw in (b"[" * 100_000 + b"]" * 100_000, b'{"op": ' * 50_000 + b"1" + b"}" * 50_000):
+        try:
+            parse_request(raw + b"\n")
+        except BadRequest as exc:
+            assert str(exc).startswith("The request nests its JSON too deeply; refused."), exc
+        else:
+            raise AssertionError("a 100,000-deep request was taken")

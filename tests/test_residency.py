@@ -339,3 +339,36 @@ def test_many_parallel_steps_and_embeddings_never_make_three_resident(tmp_path, 
     assert srv.peak_resident <= 2
     # No model routine had just loaded was taken for gone (then a third load would begin).
     assert not [e for e in events.recent(limit=100_000) if e["event"] == "gone"]
+
+
+def test_a_model_another_program_loads_while_ours_loads_is_counted(tmp_path, srv):
+    """The person runs `ollama run llama3.2` while routine loads a model and a second step asks
+    for a third: the second step's /api/ps answer (asked before our load finished, answered
+    after) still counts the other program's model, so two stay resident, not three."""
+    import time as _time
+
+    config = write_config(tmp_path, srv.url)
+    manager = ModelManager(config)
+    general, analyst = config.models["general"], config.models["analyst"]
+    srv.ps_delay = 0.3  # a busy host answers /api/ps late
+    first = threading.Thread(target=lambda: manager.lease(general, general.primary).release())
+    first.start()
+    deadline = _time.monotonic() + 10
+    while ("GET", "/api/ps") not in srv.http_log and _time.monotonic() < deadline:
+        _time.sleep(0.005)  # pacing: until the first step's /api/ps is on its way
+    ollama_client.Client(host=srv.url).generate(model="llama3.2:3b", prompt="", keep_alive=-1)  # the person
+    srv.ps_delay = 1.0  # the second step's answer arrives after the first step's load finished
+    second_errors = []
+
+    def second():
+        try:
+            manager.lease(analyst, analyst.primary, timeout=5).release()
+        except ModelBusy as exc:
+            second_errors.append(exc)
+    t2 = threading.Thread(target=second)
+    t2.start()
+    first.join(30)
+    t2.join(30)
+    assert srv.peak_resident == 2, srv.events
+    assert "llama3.2:3b" in srv.resident()
+    assert any(s["model"] == "llama3.2:3b" and not s["ours"] for s in manager.snapshot())

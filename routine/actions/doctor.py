@@ -40,7 +40,27 @@ def run(args) -> int:
         checks.extend(_schedule_checks(config, agents))
         checks.extend(_sandbox_checks(agents))
     checks.extend(_ollama_checks(config))
+    checks.append(_state_check())
     return _report(checks, args.json)
+
+
+def _state_check() -> Check:
+    """The journal opens (a damaged one is set aside); damaged state files kept aside are listed."""
+    from routine import paths
+    from routine.journal import Journal
+    from routine.statedb import set_aside_files
+
+    try:
+        Journal().close()
+    except Exception as exc:  # a full or read-only state disk: said, not a traceback
+        return Check("state", False, f"the journal in {paths.state_dir()} cannot be opened ({exc})",
+                     "free space on the state disk, or make the state dir writable")
+    kept = set_aside_files(paths.state_dir())
+    if not kept:
+        return Check("state", True, f"the journal in {paths.state_dir()} is sound")
+    return Check("state", False, "\n".join(item.sentence for item in kept),
+                 "nothing is needed for routine to work; delete the files kept aside once you no longer need them",
+                 warn=True)
 
 
 def _vault_writable(vault) -> Check:

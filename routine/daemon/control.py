@@ -17,9 +17,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from routine import paths
+from routine.causes import is_disk_full
 from routine.control import socket_path
 from routine.daemon.ports import Jobs
-from routine.errors import DaemonError, RoutineError, UsageError
+from routine.errors import DaemonError, RoutineError, StateDiskFull, UsageError
+from routine.journal import Journal
 from routine.journal.status import succeeded
 from routine.runner.events import IndexProgress, Queued, RunEvent
 
@@ -203,6 +206,8 @@ def parse_request(line: bytes) -> dict:
         message = json.loads(line)
     except (ValueError, UnicodeDecodeError):
         raise BadRequest("The request is not JSON; refused.", fix) from None
+    except RecursionError:  # [[[[…]]]] 100,000 deep: json recurses once per level
+        raise BadRequest("The request nests its JSON too deeply; refused.", fix) from None
     if not isinstance(message, dict):
         raise BadRequest(f"The request is a JSON {type(message).__name__}, not an object; refused.", fix)
     op = message.get("op")
@@ -240,7 +245,6 @@ def fire(jobs: Jobs, message: dict[str, Any], send: Send, gone: threading.Event)
     at its next token or write and is journaled as interrupted."""
     from routine.config.loader import agent_named
     from routine.daemon.work import Work
-    from routine.journal import Journal
     from routine.runner.block import run_block
     from routine.runner.step import StepRequest
 
@@ -264,45 +268,59 @@ def fire(jobs: Jobs, message: dict[str, Any], send: Send, gone: threading.Event)
     if block is not None and target.lower() not in live.agents:
         resume = _resume(message.get("resume"), block)  # refused here, before anything is queued
 
-        def work() -> None:
-            journal = Journal()
-            try:
-                outcome = run_block(jobs.make_runner(journal, on_event, job, gone), block, live.agents,
-                                    trigger="retry" if resume else "manual", stream=True, resume=resume)
-                result.update(status=outcome.status, run=outcome.run_id,
-                              steps=[s.summary() for s in outcome.steps])
-            finally:
-                journal.close()
-                done.set()
+        def run(journal: Journal) -> dict:
+            outcome = run_block(jobs.make_runner(journal, on_event, job, gone), block, live.agents,
+                                trigger="retry" if resume else "manual", stream=True, resume=resume)
+            return dict(status=outcome.status, run=outcome.run_id, steps=[s.summary() for s in outcome.steps])
         job.key, job.models = f"block:{block.id}", jobs.model_keys(block.agents)
     else:
         agent = agent_named(live.agents, [], target)
         request = StepRequest.for_agent(live.config, agent, message.get("task"))
 
-        def work() -> None:
-            journal = Journal()
-            try:
-                outcome = jobs.make_runner(journal, on_event, cancel=gone).run_step(request, stream=True)
-                result.update(outcome.summary())
-            finally:
-                journal.close()
-                done.set()
+        def run(journal: Journal) -> dict:
+            return jobs.make_runner(journal, on_event, cancel=gone).run_step(request, stream=True).summary()
         job.key, job.models = f"agent:{agent.name}", jobs.model_keys([agent.name])
-    job.run = work
+    errors: list[RoutineError] = []
+    job.run = _journaled(run, result, errors, done, job.label)
     jobs.queue.submit(job)
     snapshot = jobs.queue.snapshot()
     if snapshot.queued:
         send(Queued(snapshot.ahead()).to_json())
     done.wait()
+    if errors:  # the run could not even be journaled: the person gets the sentence, not an empty exit 1
+        raise errors[0]
     failed = not succeeded(result.get("status"))
     send({"done": True, "result": result, "exit": 1 if failed else 0})
+
+
+def _journaled(run: Callable[[Journal], dict], result: dict, failed: list[RoutineError], done: threading.Event,
+               label: str) -> Callable[[], None]:
+    """A fire's work: its own journal connection, the run's summary into ``result``; a failure
+    the person can act on (a full state disk) into ``failed``, logged in one line."""
+
+    def work() -> None:
+        journal = None
+        try:
+            journal = Journal()
+            result.update(run(journal))
+        except Exception as exc:
+            error = exc if isinstance(exc, RoutineError) else \
+                StateDiskFull(paths.journal_file(), str(exc)) if is_disk_full(exc) else None
+            if error is None:
+                raise
+            log.error("%s: %s", label, error)
+            failed.append(error)
+        finally:
+            if journal is not None:
+                journal.close()
+            done.set()
+    return work
 
 
 def _resume(run_id: str | None, block):
     """Where `routine runs retry` picks the block up (None for a plain fire)."""
     if not run_id:
         return None
-    from routine.journal import Journal
     from routine.runner.resume import block_run_of, resume_point
 
     journal = Journal()

@@ -51,9 +51,15 @@ class GraphFeeder(PathFeed):
         vault = self.daemon.live.config.vault
         self.cache = GraphCache(vault)
         stats = self.cache.reconcile()
-        self.writer = CanvasWriter(vault)
+        self.writer = CanvasWriter(vault, on_blocked=self._blocked)
         service.set_live(self.cache)
         log.info("knowledge graph ready: %d notes (%d read) in %.2fs", stats.notes, stats.parsed, stats.seconds)
+
+    def _blocked(self, rel: str, sentence: str) -> None:
+        from routine.alerts import raise_alert
+
+        raise_alert(self.daemon.live.config, self.daemon.now_local(), f"canvas {rel.rsplit('/', 1)[-1]} blocked",
+                    sentence, "move or rename what is there; the canvas is written at the next change.")
 
     def _loop(self) -> None:
         lower_priority()

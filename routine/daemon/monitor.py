@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from routine import supervise
-from routine.alerts import open_causes, raise_alert, resolve_alerts
+from routine.alerts import alert_set_aside, open_causes, raise_alert, resolve_alerts
 from routine.causes import Cause, describe
 from routine.daemon import dependencies
 from routine.daemon.dependencies import Check
@@ -65,6 +65,7 @@ class Monitor:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: supervise.Supervised | None = None
+        self._set_aside: frozenset[str] = frozenset()  # damaged state files already alerted (routine.statedb)
 
     def start(self) -> None:
         try:
@@ -121,8 +122,18 @@ class Monitor:
                     self.note_failure(Cause(check.cause, _ALERTED_BY_CHECK[check.name]),
                                       f"The {check.name} check failed: {check.detail}.", _FIX[check.name])
         self._resolve(checks)
+        self._alert_set_aside()
         if changed:
             host.changed()
+
+    def _alert_set_aside(self) -> None:
+        """A damaged journal or graph cache set aside (at start, by a command, by the graph) gets its alert."""
+        from routine.statedb import DAMAGED
+
+        found = frozenset(p.name for p in self.host.state_dir.glob(f"*{DAMAGED}*"))
+        if found - self._set_aside:
+            alert_set_aside(self.host.live.config, self.host.now_local(), self.host.state_dir)
+        self._set_aside = found
 
     def _resolve(self, checks: list[Check]) -> None:
         with self._lock:

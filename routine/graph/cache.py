@@ -21,6 +21,7 @@ from routine import paths
 from routine.graph.extract import extract
 from routine.graph.graph import KnowledgeGraph
 from routine.graph.model import NoteFacts
+from routine.statedb import open_sqlite
 
 FORMAT = "1"  # bump when extract changes what it reads: caches of another format are rebuilt
 RUN_DAYS = 30  # "what it read and wrote lately": runs that ended within this many days
@@ -37,6 +38,16 @@ class SyncStats:
         return {"notes": self.notes, "parsed": self.parsed, "removed": self.removed, "seconds": round(self.seconds, 3)}
 
 
+def _setup(db: sqlite3.Connection) -> None:
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA busy_timeout=30000")
+    db.execute("PRAGMA synchronous=NORMAL")  # a cache: a power cut costs at most a re-read
+    db.executescript(
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
+        "CREATE TABLE IF NOT EXISTS notes (rel TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, facts TEXT);"
+        "CREATE TABLE IF NOT EXISTS runs (agent TEXT, rel TEXT, kind TEXT, at TEXT, PRIMARY KEY (agent, rel, kind));")
+
+
 def cache_file() -> Path:
     return paths.state_dir() / "graph.sqlite3"
 
@@ -47,15 +58,7 @@ class GraphCache:
     def __init__(self, vault: Path, path: Path | None = None):
         self.vault = Path(vault)
         self.path = path or cache_file()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA busy_timeout=30000")
-        self.db.execute("PRAGMA synchronous=NORMAL")  # a cache: a power cut costs at most a re-read
-        self.db.executescript(
-            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
-            "CREATE TABLE IF NOT EXISTS notes (rel TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, facts TEXT);"
-            "CREATE TABLE IF NOT EXISTS runs (agent TEXT, rel TEXT, kind TEXT, at TEXT, PRIMARY KEY (agent, rel, kind));")
+        self.db = open_sqlite(self.path, _setup)  # a damaged cache is set aside and rebuilt
         self.graph = KnowledgeGraph()
         self.parsed = 0
         self._known: dict[str, tuple[int, int]] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,8 +82,10 @@ def canvases(graph: KnowledgeGraph) -> list[Canvas]:
 
 
 class CanvasWriter:
-    def __init__(self, vault: Path, registry: Path | None = None):
+    def __init__(self, vault: Path, registry: Path | None = None,
+                 on_blocked: Callable[[str, str], None] | None = None):
         self.vault = Path(vault)
+        self.on_blocked = on_blocked  # (canvas, sentence): once per canvas whose place is taken (an alert)
         self.registry_path = registry or paths.state_dir() / "graph-canvases.json"
         try:
             self.registry: dict[str, dict] = json.loads(self.registry_path.read_text(encoding="utf-8"))
@@ -120,6 +123,9 @@ class CanvasWriter:
             raw = path.read_bytes()
         except FileNotFoundError:
             raw = None
+        except OSError as exc:  # a folder (or a file that cannot be read) where the canvas goes
+            self._blocked(rel, exc)
+            return False
         existing = None
         if raw is not None:
             try:
@@ -145,7 +151,23 @@ class CanvasWriter:
             atomic_write(path, json.dumps(doc, ensure_ascii=False) + "\n", expected=raw)  # no indent: C-fast
         except NoteChanged:  # Obsidian saved it just now: the next refresh merges that
             return False
+        except OSError as exc:  # Routine/Graphs itself a file, a read-only folder
+            self._blocked(rel, exc)
+            return False
+        self.refused.discard(rel)
         return True
+
+    def _blocked(self, rel: str, exc: OSError) -> None:
+        """Said once per canvas (log and alert), never a traceback on every change."""
+        if rel in self.refused:
+            return
+        self.refused.add(rel)
+        what = "a folder" if isinstance(exc, IsADirectoryError) else f"something routine cannot use ({exc.strerror})"
+        sentence = (f"{rel} is {what}, so the knowledge graph's canvas is not written there; move or rename it "
+                    "and routine writes the canvas at the next change.")
+        log.warning("%s", sentence)
+        if self.on_blocked is not None:
+            self.on_blocked(rel, sentence)
 
     def _save_registry(self) -> None:
         from routine.atomicfile import replace_if_changed

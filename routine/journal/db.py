@@ -1,4 +1,7 @@
-"""The run journal's SQLite connection. Only routine.journal touches this database."""
+"""The run journal's SQLite connection. Only routine.journal touches this database.
+
+A damaged journal is set aside and a new one started (``routine.statedb``): the journal is
+history, the vault is the truth, and a daemon that cannot start is worse than a lost history."""
 
 from __future__ import annotations
 
@@ -7,18 +10,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from routine.journal.migrations import MIGRATIONS
+from routine.statedb import open_sqlite
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    return open_sqlite(path, _setup)
+
+
+def _setup(db: sqlite3.Connection) -> None:
     db.row_factory = sqlite3.Row
     # WAL: the daemon writes while `routine runs` reads; a crash never corrupts committed rows.
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute("PRAGMA busy_timeout=30000")
     migrate(db)
-    return db
 
 
 def migrate(db: sqlite3.Connection) -> list[str]:

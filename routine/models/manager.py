@@ -54,8 +54,16 @@ class _Host:
     unloading: set[str] = field(default_factory=set)
     leases: Counter = field(default_factory=Counter)
     # Bumped whenever one of our loads or unloads completes: a /api/ps answer fetched before
-    # that knows nothing of it, and must not make a model just loaded look gone.
+    # that knows nothing of it, and must not make a model just loaded look gone (or one just
+    # unloaded look back). ``changed``: each model's generation after our last change to it;
+    # the rest of such an answer (another program's models) still counts.
     generation: int = 0
+    changed: dict[str, int] = field(default_factory=dict)
+
+    def ours_changed(self, name: str) -> None:
+        """One of our loads or unloads of ``name`` completed (lock held)."""
+        self.generation += 1
+        self.changed[name] = self.generation
 
 
 @dataclass
@@ -184,7 +192,7 @@ class ModelManager:
         log.info("loaded %s on %s in %d ms (%s)", name, host, load_ms, reason)
         with self._cond:
             st.loading.discard(name)
-            st.generation += 1
+            st.ours_changed(name)
             st.resident[name] = _Resident(True, self.clock(), alias.num_ctx, alias.name)
             if lease:
                 st.leases[name] += 1
@@ -245,7 +253,7 @@ class ModelManager:
             st = self._hosts[host]
             alias = st.resident.pop(name, _Resident(False, self.clock())).alias
             st.unloading.discard(name)
-            st.generation += 1
+            st.ours_changed(name)
             self._cond.notify_all()
         self._record(host, name, "unload", reason, alias, None, run_id)
         log.info("unloaded %s on %s (%s)", name, host, reason)
@@ -299,13 +307,14 @@ class ModelManager:
         return gen, ollama_host.resident(host)
 
     def _sync(self, host: str, ps, gen: int | None = None) -> _Host:
-        """Bring our view of ``host`` in line with /api/ps (lock held), unless one of our loads
-        or unloads completed since ``ps`` was asked (generation ``gen``): our view is newer."""
+        """Bring our view of ``host`` in line with /api/ps (lock held), except for the models
+        one of our loads or unloads changed since ``ps`` was asked (generation ``gen``): of
+        those our view is newer. Every other model it lists (another program's) counts."""
         st = self._hosts.setdefault(host, _Host())
-        if gen is not None and gen != st.generation:
-            return st
-        now, seen = self.clock(), {r.name: r for r in ps}
-        for name in [n for n in st.resident if n not in seen and n not in st.unloading and n not in st.loading]:
+        newer = {n for n, at in st.changed.items() if gen is not None and at > gen}
+        now, seen = self.clock(), {r.name: r for r in ps if r.name not in newer}
+        for name in [n for n in st.resident if n not in seen and n not in st.unloading and n not in st.loading
+                     and n not in newer]:
             gone = st.resident.pop(name)
             if gone.ours:
                 self._record(host, name, "gone", "unloaded by Ollama or another client", gone.alias, None, None)

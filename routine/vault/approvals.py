@@ -77,6 +77,13 @@ class Proposal:
         return None if base in (None, "none") else str(base)
 
     @property
+    def target_existed(self) -> bool:
+        """Was the target there when the proposal was written? Said by ``target_existed`` (newer
+        proposals); else a ``base`` (the hash of what was there) says it was."""
+        given = self.properties.get("target_existed")
+        return bool(given) if isinstance(given, bool) else self.base is not None
+
+    @property
     def agent(self) -> str:
         return str(self.properties.get("agent") or "")
 
@@ -105,6 +112,7 @@ class Applied:
     ok: bool
     message: str                 # one sentence for the person and the journal
     replaced: str | None = None  # the text the approval replaced, kept in the archived proposal
+    gone: bool = False           # the target was deleted (or renamed out of reach): never created again
 
 
 def apply(vault: Path, proposal: Proposal, writes: list[str], now: datetime, guard: Guard | None = None,
@@ -118,17 +126,59 @@ def apply(vault: Path, proposal: Proposal, writes: list[str], now: datetime, gua
     if not target:
         return Applied(False, "the proposal names no target note")
     path, target = checked(vault, writes, target, proposal.agent or "the agent", "write")
+    followed = ""
+    if proposal.target_existed and load_note_text(path) is None:  # deleted, or renamed (Obsidian, a sync)
+        renamed = find_renamed(vault, proposal)
+        if renamed is None:
+            return Applied(False, f"{wikilink_for(target)} no longer exists (deleted, or renamed to a note that does not "
+                                  "hold this proposal's section or text), so nothing was applied and it was not "
+                                  "created again", gone=True)
+        followed = f" (it was renamed from {wikilink_for(target)})"
+        path, target = checked(vault, writes, renamed, proposal.agent or "the agent", "write")
     stamp = (guard or Guard()).why(vault, target) is None
     for _ in range(3):
         current = load_note_text(path)
         if force:
             proposal = replace(proposal, properties={**proposal.properties, "base": _current_base(vault, proposal)})
         try:
-            return _apply_once(path, target, proposal, current, now, stamp)
+            applied = _apply_once(path, target, proposal, current, now, stamp)
+            return replace(applied, message=applied.message.rstrip(".") + followed + ".") if followed else applied
         except (NoteChanged, NoteExists):
             continue  # the person saved the target meanwhile: look again
     raise RoutineError(f"{target} kept changing while routine applied a proposal to it; nothing was written.",
                        "set `approved: true` again once the note is no longer being edited.")
+
+
+def find_renamed(vault: Path, proposal: Proposal) -> str | None:
+    """The one note that now holds a missing target's proposal: its pointer line to this
+    proposal, or the region (section) or text (note, append) whose hash is the proposal's
+    ``base``. None when no note, or more than one, does."""
+    from routine.vault.files import vault_files
+    from routine.vault.sections import find_section
+
+    key = section_key(proposal.section_named()) if proposal.kind == "section" else None
+    pointer = f"routine:proposal {key}" if key else None
+    name = note_name(proposal.rel)
+    found = []
+    for rel in vault_files(vault):
+        if not rel.endswith(".md") or rel == proposal.rel:
+            continue
+        current = load_note_text(vault / rel)
+        if current is None:
+            continue
+        body = parse_frontmatter(current.text).body
+        if key is not None and pointer is not None and pointer in body and name in body:
+            held = True  # the pointer line to this very proposal
+        elif key is not None:
+            span = find_section(body, key) if proposal.base is not None else None
+            held = span is not None and span.intact and content_sha(span.content) == proposal.base
+        else:
+            held = proposal.base is not None and content_sha(body) == proposal.base
+        if held:
+            found.append(rel)
+        if len(found) > 1:
+            return None
+    return found[0] if found else None
 
 
 def _provenance(proposal: Proposal, existing: dict, now: datetime) -> dict:

@@ -69,7 +69,8 @@ def proposal_body(reason: str, proposed: str, current: str | None) -> str:
 
 def write_proposal(vault_root: Path, drafts_dir: str, *, target_rel: str, section: str | None,
                    proposed: str, current: str | None, reason: str, agent: str, model: str,
-                   run: str, generated: datetime, sources: list[str], kind: str = "section") -> str:
+                   run: str, generated: datetime, sources: list[str], kind: str = "section",
+                   target_existed: bool | None = None) -> str:
     """Create a new proposal note; returns its vault-relative path. Never replaces a note.
 
     ``kind`` (section | note | append) and ``base`` (the hash of the target's region as it was,
@@ -80,6 +81,8 @@ def write_proposal(vault_root: Path, drafts_dir: str, *, target_rel: str, sectio
         frontmatter["section"] = section
     frontmatter["kind"] = kind
     frontmatter["base"] = content_sha(current) if current is not None else "none"
+    if target_existed is not None:  # an approval then never creates a target deleted since (approvals.py)
+        frontmatter["target_existed"] = target_existed
     frontmatter.update({
         "agent": agent, "model": model, "run": run, "generated": iso_time(generated),
         "sources": source_links(sources), "tags": ["routine/proposal"],

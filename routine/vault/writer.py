@@ -199,7 +199,8 @@ class _Writer:
                               proposed=prepare_content(self.content), current=current, reason=reason,
                               agent=self.prov.agent, model=self.prov.model, run=self.prov.run,
                               generated=self.prov.generated, sources=self.prov.sources,
-                              kind="append" if self.target.append else "section" if self.target.section else "note")
+                              kind="append" if self.target.append else "section" if self.target.section else "note",
+                              target_existed=self.path.exists())
 
     def _result(self, outcome: str, message: str, proposal_rel: str | None = None) -> WriteResult:
         return WriteResult(self.rel, outcome, proposal_rel, message)
