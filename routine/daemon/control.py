@@ -357,7 +357,9 @@ def search(host: Host, message: dict[str, Any], send: Send) -> None:
     if message.get("agent"):
         from routine.config.loader import agent_named
 
-        reads = list(agent_named(host.live.agents, [], message["agent"]).reads)
+        from routine.access import resolve
+
+        reads = resolve(host.live.config, agent_named(host.live.agents, [], message["agent"])).read_globs
     try:
         k = int(message.get("k") or 6)
     except (TypeError, ValueError):

@@ -46,6 +46,12 @@ class ToolContext:
     write_gate: Callable = contextlib.nullcontext  # held while writing (the daemon's shutdown gate)
     wrote: list = field(default_factory=list)  # WriteResults of write_note calls
 
+    def __post_init__(self) -> None:
+        if not self.agent.resolved:  # a tool sees the agent's effective scopes, whoever made the context
+            from routine.access import scoped
+
+            self.agent = scoped(self.config, self.agent)
+
 
 @dataclass(frozen=True)
 class Tool:
