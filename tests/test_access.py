@@ -221,3 +221,32 @@ def test_the_scope_check_catches_a_second_resolver():
                        "def hide(rel):\n    return '!' + rel\n"
                        "from routine.projects.assignees import assignments_of\n")
     assert len(scope_computations(second)) == 3
+
+
+def test_a_semi_autonomous_members_case_file_is_never_mounted_writable_in_the_sandbox(team, monkeypatch):
+    """The librarian's own note lets it write Projects/**; as a semi-autonomous member of P0 a
+    run_command mount of Projects/ would write the case file around the proposal: read-only."""
+    from dataclasses import replace
+    from datetime import datetime
+
+    from routine.access import scoped
+    from routine.config.loader import load_agents, load_config
+    from routine.tools.base import ToolContext
+    from routine.tools.sandbox import workdir_for
+
+    home = team
+    for key, value in home.env.items():
+        monkeypatch.setenv(key, value)
+    config = replace(load_config(), sandbox_workdir="Projects")
+    librarian = load_agents(config)[0]["librarian"]
+
+    def writable() -> bool:
+        ctx = ToolContext(vault=config.vault, agent=scoped(config, librarian), config=config, now=datetime.now())
+        return workdir_for(ctx)[1]
+
+    project(home, "P0", {})
+    assert writable()
+    project(home, "P0", {"Librarian": "semi-autonomous"})
+    assert not writable()
+    with pytest.raises(ValueError, match="effective scopes"):  # a tool never sees the note's own scopes
+        ToolContext(vault=config.vault, agent=librarian, config=config, now=datetime.now())

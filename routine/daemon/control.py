@@ -355,9 +355,8 @@ def search(host: Host, message: dict[str, Any], send: Send) -> None:
     if reads is not None and not (isinstance(reads, list) and all(isinstance(g, str) for g in reads)):
         raise BadRequest("The search request's 'reads' is not a list of globs; refused.")
     if message.get("agent"):
-        from routine.config.loader import agent_named
-
         from routine.access import resolve
+        from routine.config.loader import agent_named
 
         reads = resolve(host.live.config, agent_named(host.live.agents, [], message["agent"])).read_globs
     try:
