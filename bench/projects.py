@@ -1,9 +1,9 @@
-"""Benchmark: what membership scopes cost each run.
+"""Benchmark: what resolving an agent's scopes costs each run.
 
-Every step starts with ``projects.membership.effective_agent`` (read every project's home note,
-its task lines and its artifacts' properties). This builds a generated vault of PROJECTS
-projects, each with TASKS task lines and ARTIFACTS artifacts, and prints the time of one
-``effective_agent`` call (median of ROUNDS) and of ``case_file_globs``.
+Every step, answer and `agent show` starts with ``routine.access.resolve`` (read every project's
+home note, its task lines, its artifacts' properties and the locked agents' notes). This builds a
+generated vault of PROJECTS projects, each with TASKS task lines and ARTIFACTS artifacts, and
+prints the time of one ``resolve`` call (median of ROUNDS).
 
     make bench-projects      # or: .venv/bin/python bench/projects.py [--projects 20] [--tasks 50] [--artifacts 20]
 """
@@ -44,29 +44,25 @@ def main() -> None:
     ap.add_argument("--artifacts", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=10)
     args = ap.parse_args()
-    from routine.config.model import AgentSpec
-    from routine.projects.membership import case_file_globs, effective_agent
+    from routine.access import resolve
+    from routine.config.loader import load_agents, load_config
 
     with tempfile.TemporaryDirectory() as tmp:
-        vault = Path(tmp)
+        vault = Path(tmp) / "Vault"
         build(vault, args.projects, args.tasks, args.artifacts)
-        agent = AgentSpec(name="builder", role="", model="general", reads=("Plans/**",), writes=("Builds/**",),
-                          approval="none", tools=(), grounding=(), write=None, task="", system_prompt="",
-                          source="Agents/Builder.md")
+        config_file = Path(tmp) / "routine.yaml"
+        config_file.write_text(f"vault: {vault}\nmodels: {{general: {{model: 'mistral:7b-instruct-q4_K_M'}}}}\n")
+        config = load_config(config_file)
+        agent = load_agents(config)[0]["builder"]
         times = []
         for _ in range(args.rounds):
             start = time.perf_counter()
-            effective = effective_agent(vault, agent)
+            access = resolve(config, agent)
             times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        globs = case_file_globs(vault, "builder")
-        cfg = time.perf_counter() - start
         notes = args.projects * (1 + args.artifacts)
         print(f"vault: {args.projects} projects, {args.projects * args.tasks} task lines, {notes} notes in case files")
-        print(f"effective_agent: median {statistics.median(times) * 1000:.1f} ms, max {max(times) * 1000:.1f} ms "
-              f"({len(effective.writes)} write globs, {sum(g.startswith('!') for g in effective.writes)} exclusions)")
-        print(f"case_file_globs: {cfg * 1000:.1f} ms ({len(globs)} globs)")
-
+        print(f"resolve: median {statistics.median(times) * 1000:.1f} ms, max {max(times) * 1000:.1f} ms "
+              f"({len(access.writes)} write globs, {len(access.denied)} artifacts denied)")
 
 if __name__ == "__main__":
     main()

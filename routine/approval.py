@@ -82,10 +82,10 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: 
         if agent is None:
             raise ScopeError(f"The agent {proposal.agent!r} that wrote this proposal no longer exists.",
                              "apply the text by hand, or restore the agent note.")
-        from routine.projects.membership import effective_agent
+        from routine.access import resolve
 
-        agent = effective_agent(config.vault, agent, approving=True)  # its project scopes, others' artifacts excluded
-        applied = apply(config.vault, proposal, list(agent.writes), now, Guard.of(config), force=force)
+        access = resolve(config, agent, approving=True)  # its proposal-only case files count as writable
+        applied = apply(config.vault, proposal, access.write_globs, now, Guard.of(config), force=force)
     except RoutineError as exc:
         decisions.record(outcome="refused", detail=exc.message, **record)
         alert = raise_alert(config, now, "proposal not applied", f"{proposal.rel}: {exc.message}", exc.fix)

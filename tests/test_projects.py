@@ -245,9 +245,7 @@ def test_autonomous_members_work_on_the_cadence_before_the_managers_digest(cli, 
     assert "What the autonomous members did today" in pm_prompt and "Compared three competitors" in pm_prompt
 
 
-def test_case_file_globs_follow_membership_tasks_and_status(cli):
-    from routine.projects.membership import case_file_globs
-
+def test_case_file_scopes_follow_membership_tasks_and_status(cli):
     home = cli.home
     cli("project", "new", PROJECT)
     cli("project", "new", "Garden")
@@ -255,13 +253,22 @@ def test_case_file_globs_follow_membership_tasks_and_status(cli):
     cli("project", "assign", "Garden", "Ada", "--task", "Water the tomatoes")
     with open(home.vault / "Projects" / "Garden" / "Garden.md", "a", encoding="utf-8") as fh:  # in Obsidian: not a member
         fh.write("- [ ] Review the plan [assignee:: [[Critic]]] [result:: [[Plan review]]]\n")
-    assert case_file_globs(home.vault, "research") == (f"Projects/{PROJECT}/**",)
-    assert case_file_globs(home.vault, "acme-launch-pm") == (f"Projects/{PROJECT}/**",)
-    assert case_file_globs(home.vault, "critic") == ("Projects/Garden/Garden.md", "Projects/Garden/Plan review.md")
-    assert case_file_globs(home.vault, "planner") == ()
+
+    def shown(agent: str) -> dict:
+        return json.loads(cli("agent", "show", agent, "--json")[1])
+
+    def added(agent: str, key: str) -> list[str]:
+        return [g for g in shown(agent)[key] if g.startswith("Projects/")]
+
+    assert added("research", "writes") == [f"Projects/{PROJECT}/**"]
+    assert shown("research")["projects"] == [PROJECT]
+    assert added("acme-launch-pm", "writes") == [f"Projects/{PROJECT}/**"]
+    assert added("critic", "writes") == ["Projects/Garden/Garden.md", "Projects/Garden/Plan review.md"]
+    assert shown("critic")["assignments"] == {"projects": [], "tasks": ["Projects/Garden/Garden.md"]}
+    assert shown("planner")["assignments"] == {"projects": [], "tasks": []}
     path = home.vault / HOME_NOTE
     path.write_text(path.read_text(encoding="utf-8").replace("status: active", "status: paused"), encoding="utf-8")
-    assert case_file_globs(home.vault, "research") == ()
+    assert added("research", "writes") == [] and shown("research")["assignments"]["projects"] == []
 
 
 def test_an_exclusion_wins_over_any_glob_and_says_why():

@@ -74,9 +74,14 @@ def _show(config, agent, as_json: bool) -> int:
     for key in ("model", "behaviour", "author", "version", "approval", "note"):
         if data.get(key):
             print(f"  {key}: {data[key]}")
-    print(f"  tools: {', '.join(agent.tools) or 'none'}")
+    print(f"  tools: {', '.join(data['tools']) or 'none'}")
     print(f"  reads: {', '.join(data['reads']) or 'none'}")
     print(f"  writes: {', '.join(data['writes']) or 'none'}")
+    if data["proposal_writes"]:
+        print(f"  writes only as proposals: {', '.join(data['proposal_writes'])}")
+    if data["hidden"] or data["denied"]:
+        print(f"  taken out: {len(data['hidden'])} note(s) grounding locked agents, "
+              f"{len(data['denied'])} artifact(s) of others")
     print("  grounding:" + ("" if data["grounding"] else " none")
           + (" (locked: content hidden)" if agent.locked and data["grounding"] else ""))
     for item in data["grounding"]:

@@ -193,9 +193,12 @@ def _progress(interactive: bool):
 def _print_dry_run(outcome, as_json: bool) -> int:
     p = outcome.prompt
     if as_json:
+        agent = outcome.agent  # as it would run: the globs its reads and writes are checked against
+        scopes = None if agent is None else {"reads": list(agent.reads), "writes": list(agent.writes),
+                                             "proposal_writes": list(agent.proposal_writes), "approval": agent.approval}
         print_json({"model": outcome.model, "messages": p.messages, "sources": p.sources,
                     "dropped": p.dropped, "missing": p.missing, "tools": p.tools,
-                    "tokens": {"counted": p.counted, "limit": p.limit}})
+                    "tokens": {"counted": p.counted, "limit": p.limit}, "scopes": scopes})
         return 0
     print(f"# Dry run: nothing sent to {outcome.model}, nothing written.\n")
     for message in p.messages:

@@ -29,7 +29,9 @@ def _visible(args, config, graph):
     if not getattr(args, "agent", None):
         return None
     agents, problems = load_agents(config)
-    return scope_test(list(agent_named(agents, problems, args.agent).reads), graph)
+    from routine.access import resolve
+
+    return scope_test(resolve(config, agent_named(agents, problems, args.agent)).read_globs, graph)
 
 
 def _node(graph, text: str) -> str:

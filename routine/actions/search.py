@@ -39,7 +39,9 @@ def _search(args, progress) -> list[dict]:
     if args.agent:
         config = load_config(args.config)
         agents, problems = load_agents(config, require_vault=True)
-        reads = list(agent_named(agents, problems, args.agent).reads)
+        from routine.access import resolve
+
+        reads = resolve(config, agent_named(agents, problems, args.agent)).read_globs
     final = control.call({"op": "search", "query": args.query, "k": args.k, "reads": reads})
     if final is not None:  # the daemon runs: it holds the index
         return control.result_of(final)

@@ -1,6 +1,6 @@
 """`routine agent new`: an agent note grounded in the artifacts the person names.
 
-A custom agent is a small sandbox (``routine.config.sandbox``): it reads its grounding, works
+A custom agent is a small sandbox (``routine.access``): it reads its grounding, works
 in its own folder ``Agents/<Name>/`` (its results are appended to ``Agents/<Name>/Log.md``) and
 in the case files it is assigned to, and uses only the tools it declares.
 """

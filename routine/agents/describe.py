@@ -7,7 +7,6 @@ its content is never previewed.
 from __future__ import annotations
 
 from routine.config.model import AgentSpec, Config
-from routine.config.sandbox import EXCLUDE
 
 PREVIEW_CHARS = 160
 
@@ -30,12 +29,6 @@ def grounding_of(config: Config, agent: AgentSpec) -> list[dict]:
             item["preview"] = _preview(config, rel)
         items.append(item)
     return items
-
-
-def assignments_of(config: Config, agent: AgentSpec) -> dict:
-    from routine.projects.assignees import projects_of, task_notes_of
-
-    return {"projects": projects_of(config.vault, agent.name), "tasks": task_notes_of(config.vault, agent.name)}
 
 
 def last_runs(agent: AgentSpec, limit: int = 5) -> list[dict]:
@@ -61,21 +54,19 @@ def summary(agent: AgentSpec) -> dict:
 
 
 def details(config: Config, agent: AgentSpec) -> dict:
-    """Everything `agent show` prints. Scopes are the effective ones; locked notes other agents
-    may not touch are counted, not named."""
-    from routine.config.sandbox import with_assignments
+    """Everything `agent show` prints. Scopes and assignments are the ones a run has now
+    (``routine.access``): `hidden` and `denied` are the ``!`` globs taken out of them (others'
+    locked grounding, others' artifacts)."""
+    from routine.access import resolve
 
-    agent = with_assignments(agent, config.vault)
-    hidden = [g for g in agent.reads if g.startswith(EXCLUDE)]
+    access = resolve(config, agent)
     return {
         **summary(agent),
         "author": agent.author or None,
         "version": agent.version or None,
-        "approval": agent.approval,
-        "reads": [g for g in agent.reads if not g.startswith(EXCLUDE)],
-        "writes": [g for g in agent.writes if not g.startswith(EXCLUDE)],
-        "hidden_locked_notes": len(hidden),
+        **access.as_dict(),
+        "hidden_locked_notes": len(access.hidden),
         "grounding": grounding_of(config, agent),
-        "assignments": assignments_of(config, agent),
+        "assignments": {"projects": list(access.projects), "tasks": list(access.tasks)},
         "last_runs": last_runs(agent),
     }

@@ -24,6 +24,7 @@ from functools import cache
 from importlib import resources
 
 from routine import runcontext
+from routine.access import scoped
 from routine.chat.fold import Folder, Turn, how_many_to_fold
 from routine.errors import AgentStopped, RoutineError, ScopeError
 from routine.models.tokens import Counter, count_request
@@ -76,7 +77,9 @@ class Conversation:
     write gate: the daemon's when it runs, this process's otherwise)."""
 
     def __init__(self, runner, agent, person: str = "the person"):
-        self.runner, self.agent, self.person = runner, agent, person
+        self.runner, self.person = runner, person
+        self.declared = agent  # the agent note's own scopes; each answer resolves them anew
+        self.agent = scoped(runner.config, agent)
         self.tool_log: list[dict] = []  # the last answer's tool transcript, kept even when it failed
 
     @property
@@ -86,6 +89,7 @@ class Conversation:
     def reply(self, history: History, question: str, on_token=None, run_id: str | None = None) -> Reply:
         from routine.tools.registry import tools_for
 
+        self.agent = scoped(self.runner.config, self.declared)  # assignments made meanwhile count
         agent, client = self.agent, self.client
         now = self.runner.clock()
         variables = {**date_vars(now), "agent": agent.name, "steps": {}, "path": "", "event": "", "task": question}

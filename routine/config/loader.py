@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import cast
 
 from routine import paths
@@ -233,9 +233,7 @@ def load_agents(config: Config, require_vault: bool = False) -> tuple[dict[str, 
         problems.extend(note_problems)
         if not note_problems:
             agents[spec.name] = spec
-    from routine.config.sandbox import effective_scopes
-
-    return effective_scopes(agents, config), problems
+    return agents, problems
 
 
 def read_agent_note(vault: Path, rel: str) -> str:
@@ -275,12 +273,15 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
     if problems:
         return None, problems
     d = with_defaults(AGENT, doc.data)
+    # A custom agent's own folder beside its note (Agents/Pricer/) is part of what `custom: true`
+    # declares; everything else it may reach is added where it runs (routine.access).
+    desk = [PurePosixPath(rel).with_suffix("").as_posix() + "/**"] if d.get("custom") else []
     spec = AgentSpec(
         name=d["agent"],
         role=d.get("role", ""),
         model=d["model"],
-        reads=tuple(d.get("reads", ())),
-        writes=tuple(d.get("writes", ())),
+        reads=tuple(dict.fromkeys([*d.get("reads", ()), *desk])),
+        writes=tuple(dict.fromkeys([*d.get("writes", ()), *desk])),
         approval=d["approval"],
         tools=tuple(d.get("tools", ())),
         grounding=tuple(d.get("grounding", ())),
@@ -305,9 +306,6 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
             msg = scope_glob_problem(glob)
             if msg:
                 problems.append(doc.problem((key, i), msg))
-    from routine.config.sandbox import custom_scopes
-
-    spec = custom_scopes(spec)
     if spec.model not in config.models:
         problems.append(doc.problem(("model",), f"model alias {spec.model!r} is not defined in {config.path.name} (defined: {', '.join(config.models)})."))
     if spec.write:

@@ -217,7 +217,10 @@ class AgentSpec:
     version: str = ""
     behaviour: str = ""
     description: str = ""
-    assigned: tuple[str, ...] = ()  # case-file globs its assignments add to reads and writes (config/sandbox.py)
+    # Set only by the scope resolver (routine.access): globs it may write only as proposals, and
+    # whether reads/writes/proposal_writes are already the effective ones (not the note's own).
+    proposal_writes: tuple[str, ...] = ()
+    resolved: bool = False
     # What a bare `routine fire AGENT` reads besides its grounding (same forms as a step's inputs).
     inputs: tuple[str, ...] = ()
     max_iterations: int = _AGENT["max_iterations"]  # model turns of a tool-using run, at most

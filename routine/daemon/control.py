@@ -373,9 +373,10 @@ def search(host: Host, message: dict[str, Any], send: Send) -> None:
     if reads is not None and not (isinstance(reads, list) and all(isinstance(g, str) for g in reads)):
         raise BadRequest("The search request's 'reads' is not a list of globs; refused.")
     if message.get("agent"):
+        from routine.access import resolve
         from routine.config.loader import agent_named
 
-        reads = list(agent_named(host.live.agents, [], message["agent"]).reads)
+        reads = resolve(host.live.config, agent_named(host.live.agents, [], message["agent"])).read_globs
     try:
         k = int(message.get("k") or 6)
     except (TypeError, ValueError):

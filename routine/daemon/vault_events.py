@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.errors import RoutineError
-from routine.vault.scope import glob_match, in_scope
+from routine.vault.scope import glob_match
 from routine.watch.changes import Change
 
 if TYPE_CHECKING:
@@ -198,7 +198,9 @@ class VaultEvents:
         if agent is None:
             log.error("trigger %s names agent %s, which is not loaded", trigger.id, trigger.agent)
             return
-        readable = change.kind != "deleted" and in_scope(list(agent.reads), change.rel)
+        from routine.access import resolve
+
+        readable = change.kind != "deleted" and resolve(live.config, agent).may_read(change.rel)
         details = {"trigger": trigger.id, "event": change.kind, "path": change.rel, "seen_by": change.source}
         if change.src:
             details["from"] = change.src

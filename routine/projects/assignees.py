@@ -1,106 +1,104 @@
-"""Who is assigned where, read from the vault as a person left it: the projects an agent is a
-member or manager of (the home note's `manager` and `members`), and the notes holding tasks
-assigned to it (``[assignee:: [[Name]]]`` on a task line). Pure reading: nothing here writes.
+"""Who is assigned where: the one definition of "assigned", read from the vault as a person left
+it. An agent is assigned to
 
-``routine.projects.membership.case_file_globs`` turns this into scope globs; `routine agent
-show` and `routine agent assign` use it directly.
+- a project whose home note names it as `manager` or among its `members` (with the member's
+  behaviour: autonomous, semi-autonomous, reactive, scheduled), and
+- a task line in a project's case file carrying ``[assignee:: [[Name]]]`` (its note, and its
+  ``[result:: [[Note]]]``).
+
+An agent goes by its name and its note's name (``agent_aliases``). Pure reading: nothing here
+writes, and nothing here decides what an assignment grants (``routine.access`` does).
 """
 
 from __future__ import annotations
 
-import os
 import re
-import threading
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from routine.vault.frontmatter import split_frontmatter
-from routine.vault.notes import vault_files
+from routine.projects.model import AGENTS, Behaviour, Project, Status, list_projects
+from routine.projects.tasks import Task, project_tasks
 
 PROJECTS = "Projects"
+MANAGER = "manager"
 # A Tasks/Dataview task line carrying an assignee: "- [ ] Draft the page [assignee:: [[Builder]]]".
 TASK_ASSIGNEE = re.compile(r"^\s*[-*+] \[[ xX/-]\].*?\[assignee::\s*\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]\s*\]", re.MULTILINE)
 
 
-def link_names(agent_name: str) -> set[str]:
-    """The wikilink targets that name an agent: its note's name in any case (Builder, builder)."""
-    return {agent_name.lower()}
-
-
 def names_agent(target: str, agent_name: str) -> bool:
+    """Does a wikilink target name the agent (its note's name in any case: Builder, builder)?"""
     stem = PurePosixPath(target.strip().removeprefix("[[").removesuffix("]]").split("|")[0]).name
-    return stem.removesuffix(".md").lower() in link_names(agent_name)
+    return stem.removesuffix(".md").lower() == agent_name.lower()
 
 
-def _links(value) -> list[str]:
-    if value is None:
-        return []
-    items = value if isinstance(value, list) else [value]
-    return [str(item) for item in items if item]
+def agent_aliases(vault: Path, agent_name: str, source: str | None = None) -> set[str]:
+    """The lower-case names an agent goes by in links: its name and its note's name."""
+    names = {agent_name.lower()}
+    if source:
+        names.add(Path(source).stem.lower())
+        return names
+    from routine.vault.files import read_text
+    from routine.vault.frontmatter import split_frontmatter
+
+    folder = Path(vault) / AGENTS
+    for note in sorted(folder.glob("*.md")) if folder.is_dir() else ():
+        try:
+            props = split_frontmatter(read_text(note))[0]
+        except OSError:
+            continue
+        if str(props.get("agent") or "").lower() == agent_name.lower():
+            names.add(note.stem.lower())
+    return names
 
 
-def _read(path: Path) -> str:
-    from routine.errors import NoteUnreadable
-    from routine.vault.files import read_regular
+@dataclass(frozen=True)
+class Membership:
+    """An agent's place in an active project: ``role`` is MANAGER or the member's behaviour."""
 
-    try:
-        return read_regular(path).decode("utf-8", errors="replace")  # never a pipe, a loop, a huge export
-    except (OSError, NoteUnreadable):
-        return ""
+    project: Project
+    role: Behaviour | str
 
 
-def project_homes(vault_root: Path) -> list[tuple[str, dict]]:
-    """(project name, home note properties) for every Projects/<Name>/<Name>.md."""
-    found: list[tuple[str, dict]] = []
-    base = vault_root / PROJECTS
-    if not base.is_dir():
-        return found
-    for folder in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        home = folder / f"{folder.name}.md"
-        if home.is_file():
-            found.append((folder.name, split_frontmatter(_read(home))[0]))
-    return found
+@dataclass(frozen=True)
+class Assignments:
+    """Everything an agent is assigned to now."""
+
+    memberships: tuple[Membership, ...]  # active projects where it is manager or member
+    tasks: tuple[tuple[Project, Task], ...]  # task lines assigned to it in active projects it is no member of
+    linked: frozenset[str]  # lower-case names of notes its tasks (any project) hold or link as results
+
+    @property
+    def projects(self) -> tuple[str, ...]:
+        return tuple(m.project.name for m in self.memberships)
 
 
-def projects_of(vault_root: Path, agent_name: str) -> list[str]:
-    """The projects where the agent is the manager or a member."""
-    return [name for name, props in project_homes(vault_root)
-            if any(names_agent(link, agent_name) for link in _links(props.get("manager")) + _links(props.get("members")))]
+def _role(project: Project, names: set[str]) -> Behaviour | str | None:
+    if project.manager and project.manager.lower() in names:
+        return MANAGER
+    for member in project.members:
+        if member.kind == "agent" and member.name.lower() in names:
+            return member.behaviour
+    return None
 
 
-# vault root -> {rel: (mtime_ns, size, assignee link targets)}: a note is read again only when
-# it changed, so the scan at every agent load and step is a walk and a stat per note.
-_SEEN: dict[Path, dict[str, tuple[int, int, tuple[str, ...]]]] = {}
-_LOCK = threading.Lock()
-
-
-def _assignees(vault_root: Path) -> dict[str, tuple[str, ...]]:
-    with _LOCK:
-        before = _SEEN.get(vault_root, {})
-        now, base = {}, str(vault_root)
-        for rel in vault_files(vault_root):
-            if not rel.lower().endswith(".md"):
-                continue
-            try:
-                st = os.stat(os.path.join(base, rel))
-            except OSError:
-                continue
-            known = before.get(rel)
-            if known and known[:2] == (st.st_mtime_ns, st.st_size):
-                now[rel] = known
-                continue
-            text = _read(vault_root / rel)
-            targets = tuple(TASK_ASSIGNEE.findall(text)) if "assignee::" in text else ()
-            now[rel] = (st.st_mtime_ns, st.st_size, targets)
-        _SEEN[vault_root] = now
-        return {rel: entry[2] for rel, entry in now.items() if entry[2]}
-
-
-def task_notes_of(vault_root: Path, agent_name: str) -> list[str]:
-    """Vault-relative notes holding a task line assigned to the agent."""
-    return sorted(rel for rel, targets in _assignees(vault_root).items()
-                  if any(names_agent(target, agent_name) for target in targets))
-
-
-def glob_literal(rel: str) -> str:
-    """A path as a scope glob that matches only itself (glob characters put in brackets)."""
-    return re.sub(r"([*?\[])", r"[\1]", rel)
+def assignments_of(vault: Path, agent_name: str, source: str | None = None) -> Assignments:
+    """The projects and tasks the agent is assigned to, as the vault says now."""
+    vault = Path(vault)
+    names = agent_aliases(vault, agent_name, source)
+    memberships: list[Membership] = []
+    tasks: list[tuple[Project, Task]] = []
+    linked: set[str] = set()
+    for project in list_projects(vault):
+        mine = [t for t in project_tasks(vault, project.folder)[0] if t.assignee and t.assignee.lower() in names]
+        for task in mine:
+            linked.add(Path(task.file).stem.lower())
+            if task.result:
+                linked.add(task.result.lower())
+        if project.status != Status.ACTIVE:
+            continue
+        role = _role(project, names)
+        if role is not None:
+            memberships.append(Membership(project, role))
+        else:
+            tasks += [(project, task) for task in mine]
+    return Assignments(tuple(memberships), tuple(tasks), frozenset(linked))

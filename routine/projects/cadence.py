@@ -14,7 +14,7 @@ from pathlib import Path
 
 from routine.config.model import AgentSpec, Config, StepSpec, WriteSpec
 from routine.errors import Problem
-from routine.projects.membership import agent_aliases
+from routine.projects.assignees import agent_aliases
 from routine.projects.model import Project, Status, list_projects
 from routine.schedule.cron import Cron, CronError
 from routine.schedule.model import Block

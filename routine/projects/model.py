@@ -73,7 +73,10 @@ class Project:
 
     @property
     def case_file_glob(self) -> str:
-        return f"{self.folder}/**"
+        """Every note of the case file: the folder's name taken literally (a folder named `*`)."""
+        from routine.vault.scope import glob_literal
+
+        return f"{glob_literal(self.folder)}/**"
 
     @property
     def slug(self) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from routine.config.model import AgentSpec, WriteSpec
 from routine.projects.cadence import prompt_text
-from routine.projects.membership import agent_aliases
+from routine.projects.assignees import agent_aliases
 from routine.projects.model import Behaviour, Project, Status, list_projects
 from routine.projects.tasks import (
     Task,

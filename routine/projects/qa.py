@@ -12,7 +12,7 @@ clear verdict counts as a fail: nothing unchecked is promoted.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -120,8 +120,7 @@ def _review(runner, agents, name: str, artifact: Artifact, note, qa_note: str, p
 
     agent = agent_named(agents, [], name)
     # The reviewer reads the artifact and writes only its review; it never touches the artifact.
-    reviewer = replace(agent, reads=agent.reads + (artifact.rel,), writes=(qa_note,), approval="none", tools=())
-    request = StepRequest(agent=reviewer, task=prompt_text("qa_review.md.j2"),
+    request = StepRequest(agent=agent, review=(artifact.rel, qa_note), task=prompt_text("qa_review.md.j2"),
                           write=WriteSpec(note=qa_note, section=Path(agent.source).stem),
                           trigger=f"qa:{artifact.rel}",
                           variables={"artifact": artifact.rel[:-3], "artifact_type": artifact.artifact_type.value,

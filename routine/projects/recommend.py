@@ -13,7 +13,7 @@ from pathlib import Path
 
 from routine.errors import UsageError
 from routine.projects.library import free_name, instance_text, template_named, templates
-from routine.projects.membership import agent_aliases
+from routine.projects.assignees import agent_aliases
 from routine.projects.model import Project, list_projects
 
 

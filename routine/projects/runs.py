@@ -1,6 +1,6 @@
-"""The projects hook where a run starts (``runner.step.Runner.run_step``): the agent's
-membership scopes, and for a run made for a project its facts as template variables
-(`project`, `project_brief`)."""
+"""The projects hook where a run starts (``runner.step.Runner.run_step``): for a run made for a
+project, its facts as template variables (`project`, `project_brief`). The agent's scopes are
+``routine.access``'s, resolved before."""
 
 from __future__ import annotations
 
@@ -10,16 +10,13 @@ from pathlib import Path
 
 
 def for_run(vault: Path, req, now: datetime):
-    """(the request with the agent's effective scopes and the project's variables, project name)."""
-    from routine.projects.membership import effective_agent
-
+    """(the request with the project's variables, project name)."""
     project = (req.details or {}).get("project")
     if not project:  # a project manager's own run (`routine fire acme-pm`) is for its project
         from routine.projects.recommend import managed_project
 
         managed = managed_project(vault, req.agent)
         project = managed.name if managed else None
-    agent = effective_agent(vault, req.agent, project)
     variables = dict(req.variables)
     if project:
         from routine.projects.brief import project_brief
@@ -28,6 +25,6 @@ def for_run(vault: Path, req, now: datetime):
         found = find_project(vault, project)
         variables.setdefault("project", project)
         variables.setdefault("project_brief", project_brief(vault, found, now) if found else "")
-    if agent is req.agent and variables == req.variables:
+    if variables == req.variables:
         return req, project
-    return replace(req, agent=agent, variables=variables), project
+    return replace(req, variables=variables), project

@@ -18,7 +18,7 @@ from routine import runcontext, sysmetrics
 from routine.alerts import raise_alert
 from routine.causes import cause_of
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, WriteSpec
-from routine.config.sandbox import with_assignments
+from routine.access import scoped
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, new_run_id
 from routine.runner import context, prompt
@@ -51,6 +51,7 @@ class StepRequest:
     details: dict = field(default_factory=dict)    # journaled with the run (a trigger's id, event, path)
     retries_left: int = 0  # a transient failure will be tried again: no alert for this attempt
     as_of: datetime | None = None  # the dates its templates render (a block's start, kept by a retry); else now
+    review: tuple[str, str] | None = None  # a QA review: (artifact, review note), the only note it writes
 
     @classmethod
     def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual") -> "StepRequest":
@@ -74,6 +75,7 @@ class StepOutcome:
     alert: str | None = None
     model: str | None = None
     completion: Completion | None = None  # when a model answered
+    agent: AgentSpec | None = None  # a dry run: the agent as it would run (its effective scopes)
 
     def summary(self) -> dict:
         """What the CLI prints for --json and the control socket sends back."""
@@ -166,10 +168,10 @@ class Runner:
     def run_step(self, req: StepRequest, dry_run: bool = False, stream: bool = False) -> StepOutcome:
         now = self.clock()
         # Assignments change in the vault (a task line, a project's members): the scopes of now.
-        req = replace(req, agent=with_assignments(req.agent, self.config.vault))
+        req = replace(req, agent=scoped(self.config, req.agent, review=req.review))
         from routine.projects.runs import for_run
 
-        req, project = for_run(self.config.vault, req, now)  # membership scopes, the project's facts
+        req, project = for_run(self.config.vault, req, now)  # the project's facts
         alias = self.config.models[req.agent.model]
         if dry_run:
             return self._step(req, None, now, dry_run=True, stream=stream)
@@ -216,7 +218,7 @@ class Runner:
 
             require_vault(self.config.vault, empty_is_missing=True)  # an unmounted vault: no run writes into it
             dest = target.append or target.note or ""  # the loaders require one of them
-            check_write(self.config.vault, list(agent.writes), dest, agent.name)
+            check_write(self.config.vault, [*agent.writes, *agent.proposal_writes], dest, agent.name)
             search = None
             if req.search is not None:
                 search = context.Search(render(req.search.query, variables, f"the search query of {where}").strip(),
@@ -235,7 +237,7 @@ class Runner:
         except RoutineError as exc:
             return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed", task=req.task)
         if dry_run or run_id is None:
-            return StepOutcome(None, "dry-run", prompt=built, model=alias.model)
+            return StepOutcome(None, "dry-run", prompt=built, model=alias.model, agent=agent)
         return self._call_and_write(req, run_id, now, task, target, built, stream)
 
     def _call_and_write(self, req: StepRequest, run_id: str, now: datetime, task: str, target: WriteSpec,
@@ -314,7 +316,7 @@ class Runner:
         return write_output(self.config.vault, WriteTarget(note=target.note, section=target.section, append=target.append),
                             _clean_output(answer.text), prov, list(agent.writes),
                             drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required",
-                            guard=Guard.of(self.config))
+                            guard=Guard.of(self.config), proposals=agent.proposal_writes)
 
     def _fail(self, run_id, req: StepRequest, exc: RoutineError, now: datetime, status: str, task=None) -> StepOutcome:
         log.error("%s %s: %s", req.agent.name, status, exc)

@@ -46,6 +46,11 @@ class ToolContext:
     write_gate: Callable = contextlib.nullcontext  # held while writing (the daemon's shutdown gate)
     wrote: list = field(default_factory=list)  # WriteResults of write_note calls
 
+    def __post_init__(self) -> None:
+        if not self.agent.resolved:  # a tool sees the agent's effective scopes, never the note's own
+            raise ValueError(f"a tool context for {self.agent.name} needs its effective scopes "
+                             "(routine.access.scoped), not its note's own; this is a bug in routine.")
+
 
 @dataclass(frozen=True)
 class Tool:

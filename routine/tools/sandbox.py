@@ -145,7 +145,11 @@ def workdir_for(ctx: ToolContext) -> tuple[Path, bool]:
         # Nor may a mount reach notes no agent writes directly (agent definitions, routine's own).
         from routine.vault.guard import Guard
 
+        # A case file it writes only as proposals (a semi-autonomous member) is never mounted writable.
+        inside = rel.rstrip("/") + "/"
+        proposals = [g for g in ctx.agent.proposal_writes if not g.startswith("!")]
         writable = (in_scope(list(ctx.agent.writes), probe) and ctx.agent.approval != "required"
+                    and not any(in_scope([g], probe) or g.startswith(inside) for g in proposals)
                     and not Guard.of(config).covers_folder(ctx.vault, rel))
     path.mkdir(parents=True, exist_ok=True)
     return path, writable

@@ -132,7 +132,7 @@ def write_note(ctx: ToolContext, path: str, content: str, section: str = "", app
         with ctx.write_gate():
             result = write_output(ctx.vault, target, content, prov, list(ctx.agent.writes),
                                   drafts_dir=ctx.config.layout.drafts, approval_required=ctx.agent.approval == "required",
-                                  guard=Guard.of(ctx.config))
+                                  guard=Guard.of(ctx.config), proposals=ctx.agent.proposal_writes)
     except RoutineError as exc:
         raise _refused(exc) from None
     ctx.wrote.append(result)

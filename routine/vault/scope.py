@@ -70,10 +70,16 @@ def glob_match(pattern: str, rel: str) -> bool:
     return _glob_regex(pattern).match(rel) is not None
 
 
+def glob_literal(rel: str) -> str:
+    """A path (or a folder's name) as a scope glob that matches only itself: ``*``, ``?`` and
+    ``[`` put in brackets, so a project folder named ``*`` grants nothing beyond itself."""
+    return re.sub(r"([*?\[])", r"[\1]", rel)
+
+
 def in_scope(globs: list[str], rel: str) -> bool:
     """Matched by a glob and by no ``!glob`` (an exclusion: the runtime adds one for every note
-    grounding a locked agent, in every other agent's scopes, see ``routine.config.sandbox``, and
-    for every artifact an agent neither owns nor was assigned, see ``routine.projects.membership``)."""
+    grounding a locked agent, in every other agent's scopes, and for every artifact an agent neither
+    owns nor was assigned: ``routine.access``)."""
     return (any(glob_match(p, rel) for p in globs if not p.startswith("!"))
             and not excluded(globs, rel))
 

@@ -22,7 +22,7 @@ from routine.vault.frontmatter import FrontmatterSplit, join_frontmatter, parse_
 from routine.vault.guard import Guard
 from routine.vault.notes import NoteText, load_note_text, wikilink_for
 from routine.vault.proposals import iso_time, source_links, write_proposal
-from routine.vault.scope import checked
+from routine.vault.scope import checked, in_scope
 from routine.vault.sections import (CREATED, PERSON_EDITED, REPLACED, UNCHANGED, clear_pending_proposal,
                                     find_section, mark_pending_proposal, prepare_content, section_key,
                                     upsert_section)
@@ -157,20 +157,24 @@ def rewrite_note(path: Path, rel: str, change: Callable[[NoteText | None], str |
 
 
 def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Provenance, writes: list[str],
-                 drafts_dir: str = "Drafts", approval_required: bool = False, guard: Guard | None = None) -> WriteResult:
+                 drafts_dir: str = "Drafts", approval_required: bool = False, guard: Guard | None = None,
+                 proposals: list[str] | tuple[str, ...] = ()) -> WriteResult:
     """Write an agent's output to ``target``, or to a proposal when it may not go there.
 
-    ``guard`` (default: the default layout) names the notes no agent writes directly."""
+    ``proposals``: globs the agent may write only as proposals (a semi-autonomous member's case
+    file, ``routine.access``). ``guard`` (default: the default layout) names the notes no agent
+    writes directly."""
     dest = _check_target(target)
     vault_root = Path(vault_root)
     guard = guard or Guard(drafts=drafts_dir)
-    path, rel = checked(vault_root, list(writes), dest, prov.agent, "write")
+    path, rel = checked(vault_root, [*writes, *proposals], dest, prov.agent, "write")
+    proposal_only = bool(proposals) and in_scope(list(proposals), rel)
     writer = _Writer(vault_root, path, rel, target, content, prov, drafts_dir)
     try:
         protected = guard.why(vault_root, rel, prov.agent)
         if protected:
             return writer.for_approval(f"{rel} {protected}, which no agent changes directly.")
-        if approval_required:
+        if approval_required or proposal_only:
             return writer.for_approval()
         if target.append:
             return writer.append()
