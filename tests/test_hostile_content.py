@@ -74,3 +74,15 @@ def test_a_chat_note_of_ten_thousand_messages_is_answered(chat_home, ollama):  #
     assert 1 <= len(fold_requests(ollama)) <= 6, len(fold_requests(ollama))
     assert "the oldest 9600 are passed over" in proc.stderr, proc.stderr[-2000:]
     assert MODEL in asked[-1]["model"]
+
+
+def test_a_note_of_blank_lines_that_mentions_an_assignee_does_not_stall_agent_show(initialised):
+    home = initialised
+    home.run("project", "new", "Acme", "--goal", "Ship it", check=True)
+    (home.vault / "Inbox").mkdir(exist_ok=True)
+    (home.vault / "Inbox" / "Pasted.md").write_text("\n" * 400_000 + "see [assignee:: later\n")
+    (home.vault / "Projects" / "Acme" / "Review.md").write_text(
+        "- [ ] Review the brief [assignee:: [[Builder]]]\n" + "- [ ] x [assignee:: [[y " * 100_000 + "\n")
+    proc = home.run("agent", "show", "builder", "--json", process=True, timeout=GUARD)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "Projects/Acme/Review.md" in proc.stdout

@@ -18,7 +18,10 @@ from routine.vault.notes import vault_files
 
 PROJECTS = "Projects"
 # A Tasks/Dataview task line carrying an assignee: "- [ ] Draft the page [assignee:: [[Builder]]]".
-TASK_ASSIGNEE = re.compile(r"^\s*[-*+] \[[ xX/-]\].*?\[assignee::\s*\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]\s*\]", re.MULTILINE)
+# Linear in the note: nothing crosses a line end (a `\s*` at a line start would scan every blank
+# line after it, for every line), and the link's name stops at any bracket.
+TASK_ASSIGNEE = re.compile(r"^[ \t]*[-*+] \[[ xX/-]\][^\n]*?\[assignee::[ \t]*\[\[([^\[\]|#\n]+)(?:[#|][^\[\]\n]*)?\]\][ \t]*\]",
+                           re.MULTILINE)
 
 
 def link_names(agent_name: str) -> set[str]:
