@@ -86,3 +86,16 @@ def test_a_note_of_blank_lines_that_mentions_an_assignee_does_not_stall_agent_sh
     proc = home.run("agent", "show", "builder", "--json", process=True, timeout=GUARD)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert "Projects/Acme/Review.md" in proc.stdout
+
+
+def test_a_heading_with_a_long_run_of_blanks_does_not_stall_a_run(initialised, ollama):
+    from datetime import date
+
+    home = initialised
+    (home.vault / "Plans" / "OKRs.md").write_text("# OKRs\n- O1: Launch the beta by December\n")
+    daily = home.vault / "Daily" / f"{date.today():%Y-%m-%d}.md"
+    daily.parent.mkdir(exist_ok=True)
+    daily.write_text("## Notes" + " " * 200_000 + "end\nPasted from a form.\n")
+    proc = home.run("fire", "strategist", process=True, timeout=GUARD)
+    assert "Traceback" not in proc.stderr and "Wrote" in proc.stdout, proc.stderr[-2000:]
+    assert "Pasted from a form." in daily.read_text() and "## Alignment" in daily.read_text()
