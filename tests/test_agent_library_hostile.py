@@ -127,3 +127,17 @@ def test_publish_refuses_a_grounding_note_that_is_a_symlink_out_of_the_vault(two
     proc = cli(author, "agent", "publish", "Pricer", "--to", "shared", check=False)
     assert proc.returncode == 2 and "Artifacts/Pricing.md is a symlink" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and not list(shared.rglob("*.md"))
+
+
+def test_import_refuses_an_agent_folder_whose_grounding_links_out(initialised, tmp_path):
+    home = initialised
+    folder = tmp_path / "smol"
+    (folder / "grounding").mkdir(parents=True)
+    (folder / "agent.json").write_text(json.dumps({"name": "spy", "tools": [], "prompt_templates": {}}))
+    outside = tmp_path / "secret.md"
+    outside.write_text("root:x:0:0\n")
+    (folder / "grounding" / "Secret.md").symlink_to(outside)
+    proc = cli(home, "agent", "import", str(folder), check=False)
+    assert proc.returncode == 1 and "holds a symlink, grounding/Secret.md" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and not (home.vault / "Agents" / "Spy.md").exists()
+    assert not list(home.vault.rglob("Secret.md"))

@@ -127,45 +127,52 @@ def _where(found: Version) -> str:
 
 
 def package_files(found: Version) -> dict[str, int]:
-    """Every file of the version (vault-style relative path -> size), hidden files left out,
-    walked without following a link; a link, a pipe or a device anywhere, or a file or package
-    over its size cap, is a LibraryError naming it."""
+    """Every file of the version (relative path -> size), hidden files left out, walked without
+    following a link; a link, a pipe or a device anywhere, or a file or package over its size
+    cap, is a LibraryError naming it."""
     where = _where(found)
     for outer in (found.folder.parent, found.folder):
         if outer.is_symlink():
             raise LibraryError(f"{where} is reached through a symlink ({shown(outer)}); an agent package takes only "
                                "regular files inside its own folder, so nothing was installed.",
                                "replace the link with the folder itself, or ask its author for a copy without links.")
+    return own_files(found.folder, where, "nothing was installed", _fix(found))
+
+
+def own_files(root: Path, where: str, outcome: str, fix: str) -> dict[str, int]:
+    """The regular files inside ``root`` (relative path -> size), hidden ones left out, walked
+    without following a link: a package someone else made (a library version, an exported agent
+    folder). A link, a pipe or a device anywhere, or a file over MAX_FILE_BYTES or all of them
+    over MAX_PACKAGE_BYTES, is a LibraryError: "<where> holds …, so <outcome>." """
     files: dict[str, int] = {}
-    stack = [(os.fspath(found.folder), "")]
+    stack = [(os.fspath(root), "")]
     while stack:
         folder, prefix = stack.pop()
         with os.scandir(folder) as entries:
             for entry in entries:
                 rel = prefix + entry.name
+                if entry.name.startswith("."):
+                    continue  # a sync tool's, the desktop's, a .venv: never read, so it may be there
                 mode = entry.stat(follow_symlinks=False).st_mode
                 if stat.S_ISLNK(mode):
                     raise LibraryError(f"{where} holds a symlink, {shown(rel)}; an agent package takes only regular "
-                                       "files inside its own folder, so nothing was installed.",
+                                       f"files inside its own folder, so {outcome}.",
                                        "replace the link with the file itself (or ask its author for a copy without "
-                                       "links), then install again.")
+                                       "links), then try again.")
                 if stat.S_ISDIR(mode):
                     stack.append((entry.path, rel + "/"))
-                elif entry.name.startswith("."):
-                    continue  # a sync tool's or the desktop's file: never installed, so it may be there
                 elif not stat.S_ISREG(mode):
-                    raise LibraryError(f"{where} holds {shown(rel)}, which is not a regular file, so nothing was "
-                                       "installed.", _fix(found))
+                    raise LibraryError(f"{where} holds {shown(rel)}, which is not a regular file, so {outcome}.", fix)
                 else:
                     files[rel] = entry.stat(follow_symlinks=False).st_size
     big = sorted(rel for rel, size in files.items() if size > MAX_FILE_BYTES)
     if big:
         raise LibraryError(f"{where} holds {shown(big[0])}, {files[big[0]] / (1 << 20):.1f} MB, over the limit of "
-                           f"{MAX_FILE_BYTES >> 20} MB for one file of an agent, so nothing was installed.",
+                           f"{MAX_FILE_BYTES >> 20} MB for one file of an agent, so {outcome}.",
                            "ground the agent on smaller notes and publish it again.")
     if sum(files.values()) > MAX_PACKAGE_BYTES:
         raise LibraryError(f"{where} holds {sum(files.values()) / (1 << 20):.1f} MB of files, over the limit of "
-                           f"{MAX_PACKAGE_BYTES >> 20} MB for one agent, so nothing was installed.",
+                           f"{MAX_PACKAGE_BYTES >> 20} MB for one agent, so {outcome}.",
                            "ground the agent on fewer or smaller notes and publish it again.")
     return files
 
