@@ -179,6 +179,7 @@ LOADED = {
     ("watch", "inotify"): (lambda c: c.watch_inotify, bool),
     ("watch", "reconcile"): (lambda c: c.reconcile_every, _seconds),
     ("chat", "quiet"): (lambda c: c.chat_quiet, _seconds),
+    ("projects", "pickup_backoff"): (lambda c: c.pickup_backoff, _seconds),
     ("request_timeout",): (lambda c: c.request_timeout, float),
     ("retries",): (lambda c: c.retries, int),
     ("retry_backoff",): (lambda c: c.retry_backoff, float),

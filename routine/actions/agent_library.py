@@ -33,11 +33,14 @@ def install(config, args) -> int:
     done = put(config, version(library_named(config, args.library), name, number), force=args.force)
     if args.json:
         print_json({"name": done.version.name, "version": done.version.number, "note": done.note,
-                    "files": list(done.files), "replaced": list(done.replaced), "model": done.model_note})
+                    "files": list(done.files), "replaced": list(done.replaced), "model": done.model_note,
+                    "grounding": done.grounding_note})
         return 0
     print(f"Installed {done.version.label} from the {done.version.library.name} library as {done.note}.")
     if done.replaced:
         print(f"Your edited copy was kept in: {', '.join(done.replaced)}.")
     if done.model_note:
         print(f"Note: {done.model_note}")
+    if done.grounding_note:
+        print(f"Note: {done.grounding_note}")
     return 0

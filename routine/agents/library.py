@@ -7,22 +7,33 @@
 
 Versions are whole numbers, one folder each, never rewritten: publishing makes the next one.
 This module reads libraries and checks a version's files against its manifest.
+
+A library is someone else's folder, so a version is read as a package of regular files inside
+its own folder and nothing else: a symlink anywhere in it (a file, ``grounding/``, the version
+folder) is refused, as is a pipe or a device; a file over ``MAX_FILE_BYTES`` or a package over
+``MAX_PACKAGE_BYTES`` too. What is checked is what is installed: ``verify`` returns the bytes it
+hashed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from routine.config.model import Config, LibrarySource
-from routine.errors import RoutineError, UsageError
+from routine.errors import NoteUnreadable, RoutineError, UsageError
+from routine.vault.files import read_regular, shown
 
 FORMAT = 1
 MANIFEST = "manifest.json"
 NOTE = "agent.md"
 GROUNDING = "grounding"
+MAX_FILE_BYTES = 1 << 20      # one file of a package (an agent note, a grounding note, the manifest)
+MAX_PACKAGE_BYTES = 8 << 20   # all of a version's files together
 
 
 class LibraryError(RoutineError):
@@ -31,6 +42,10 @@ class LibraryError(RoutineError):
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -66,8 +81,13 @@ def versions_in(folder: Path) -> list[int]:
 
 
 def read_manifest(folder: Path, label: str) -> dict:
+    fix = "publish it again with `routine agent publish`."
+    if (folder / MANIFEST).is_symlink():
+        raise LibraryError(f"{label}'s {MANIFEST} is a symlink; a library holds only regular files.", fix)
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        data = json.loads(read_regular(folder / MANIFEST, MAX_FILE_BYTES, f"{label}'s {MANIFEST}").decode("utf-8"))
+    except NoteUnreadable as exc:
+        raise LibraryError(exc.message, fix) from None
     except FileNotFoundError:
         raise LibraryError(f"{label} has no {MANIFEST}, so it cannot be checked or installed.",
                            "publish it again with `routine agent publish`.") from None
@@ -81,6 +101,9 @@ def read_manifest(folder: Path, label: str) -> dict:
 
 
 def version(library: LibrarySource, name: str, number: int | None = None) -> Version:
+    if not name or name.startswith(".") or any(ch in name for ch in "/\\\0"):
+        raise UsageError(f"{shown(name)!r} is not an agent's name in a library.",
+                         f"see `routine library show {library.name}` for the names it holds.")
     base = library.path / name.lower()
     numbers = versions_in(base)
     if not numbers:
@@ -94,30 +117,91 @@ def version(library: LibrarySource, name: str, number: int | None = None) -> Ver
     return Version(library, name.lower(), chosen, folder, read_manifest(folder, f"{name}@{chosen}"))
 
 
-def verify(found: Version) -> None:
-    """Every file the manifest lists is there with its checksum, and nothing else is."""
+def _fix(found: Version) -> str:
+    return (f"do not install it; publish it again from the original (`routine agent publish {found.name}`), "
+            "or ask its author for a fresh copy.")
+
+
+def _where(found: Version) -> str:
+    return f"{found.label} in the {found.library.name} library"
+
+
+def package_files(found: Version) -> dict[str, int]:
+    """Every file of the version (relative path -> size), hidden files left out, walked without
+    following a link; a link, a pipe or a device anywhere, or a file or package over its size
+    cap, is a LibraryError naming it."""
+    where = _where(found)
+    for outer in (found.folder.parent, found.folder):
+        if outer.is_symlink():
+            raise LibraryError(f"{where} is reached through a symlink ({shown(outer)}); an agent package takes only "
+                               "regular files inside its own folder, so nothing was installed.",
+                               "replace the link with the folder itself, or ask its author for a copy without links.")
+    return own_files(found.folder, where, "nothing was installed", _fix(found))
+
+
+def own_files(root: Path, where: str, outcome: str, fix: str) -> dict[str, int]:
+    """The regular files inside ``root`` (relative path -> size), hidden ones left out, walked
+    without following a link: a package someone else made (a library version, an exported agent
+    folder). A link, a pipe or a device anywhere, or a file over MAX_FILE_BYTES or all of them
+    over MAX_PACKAGE_BYTES, is a LibraryError: "<where> holds …, so <outcome>." """
+    files: dict[str, int] = {}
+    stack = [(os.fspath(root), "")]
+    while stack:
+        folder, prefix = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.name.startswith("."):
+                    continue  # a sync tool's, the desktop's, a .venv: never read, so it may be there
+                mode = entry.stat(follow_symlinks=False).st_mode
+                if stat.S_ISLNK(mode):
+                    raise LibraryError(f"{where} holds a symlink, {shown(rel)}; an agent package takes only regular "
+                                       f"files inside its own folder, so {outcome}.",
+                                       "replace the link with the file itself (or ask its author for a copy without "
+                                       "links), then try again.")
+                if stat.S_ISDIR(mode):
+                    stack.append((entry.path, rel + "/"))
+                elif not stat.S_ISREG(mode):
+                    raise LibraryError(f"{where} holds {shown(rel)}, which is not a regular file, so {outcome}.", fix)
+                else:
+                    files[rel] = entry.stat(follow_symlinks=False).st_size
+    big = sorted(rel for rel, size in files.items() if size > MAX_FILE_BYTES)
+    if big:
+        raise LibraryError(f"{where} holds {shown(big[0])}, {files[big[0]] / (1 << 20):.1f} MB, over the limit of "
+                           f"{MAX_FILE_BYTES >> 20} MB for one file of an agent, so {outcome}.",
+                           "ground the agent on smaller notes and publish it again.")
+    if sum(files.values()) > MAX_PACKAGE_BYTES:
+        raise LibraryError(f"{where} holds {sum(files.values()) / (1 << 20):.1f} MB of files, over the limit of "
+                           f"{MAX_PACKAGE_BYTES >> 20} MB for one agent, so {outcome}.",
+                           "ground the agent on fewer or smaller notes and publish it again.")
+    return files
+
+
+def verify(found: Version) -> dict[str, bytes]:
+    """Every file the manifest lists is there with its checksum, and nothing else is; the
+    contents as checked (what an install writes, never read a second time)."""
     listed = found.manifest["files"]
-    fix = (f"do not install it; publish it again from the original (`routine agent publish {found.name}`), "
-           "or ask its author for a fresh copy.")
-    for rel, digest in listed.items():
-        path = found.folder / rel
-        if ".." in Path(rel).parts or Path(rel).is_absolute():
-            raise LibraryError(f"{found.label} in the {found.library.name} library lists {rel!r}, a path outside "
-                               "its folder, so nothing was installed.", fix)
-        if not path.is_file():
-            raise LibraryError(f"{found.label} in the {found.library.name} library is missing {rel}, "
-                               "so nothing was installed.", fix)
-        if sha256(path) != digest:
-            raise LibraryError(f"{found.label} in the {found.library.name} library failed its checksum: {rel} is not "
-                               f"the file that was published (sha256 differs from {MANIFEST}), so nothing was "
-                               "installed.", fix)
-    # Hidden files (a sync tool's, the desktop's) are never installed, so they may be there.
-    extra = sorted(rel for rel in (p.relative_to(found.folder).as_posix() for p in found.folder.rglob("*")
-                                   if p.is_file() and not p.name.startswith("."))
-                   if rel != MANIFEST and rel not in listed)
+    where, fix = _where(found), _fix(found)
+    present = package_files(found)
+    checked: dict[str, bytes] = {}
+    for rel, expected in listed.items():
+        if not isinstance(rel, str) or ".." in Path(rel).parts or Path(rel).is_absolute():
+            raise LibraryError(f"{where} lists {rel!r}, a path outside its folder, so nothing was installed.", fix)
+        if rel not in present:
+            raise LibraryError(f"{where} is missing {rel}, so nothing was installed.", fix)
+        try:
+            data = read_regular(found.folder / rel, MAX_FILE_BYTES, f"{found.label}'s {rel}")
+        except (NoteUnreadable, OSError) as exc:
+            raise LibraryError(f"{where}: {getattr(exc, 'message', exc)}", fix) from None
+        if digest(data) != expected:
+            raise LibraryError(f"{where} failed its checksum: {rel} is not the file that was published (sha256 "
+                               f"differs from {MANIFEST}), so nothing was installed.", fix)
+        checked[rel] = data
+    extra = sorted(rel for rel in present if rel != MANIFEST and rel not in listed)
     if extra:
-        raise LibraryError(f"{found.label} in the {found.library.name} library holds files its manifest does not "
-                           f"list ({', '.join(extra)}), so nothing was installed.", fix)
+        raise LibraryError(f"{where} holds files its manifest does not list ({', '.join(map(shown, extra))}), so "
+                           "nothing was installed.", fix)
+    return checked
 
 
 def agents_in(library: LibrarySource) -> list[dict]:
@@ -140,12 +224,14 @@ def agents_in(library: LibrarySource) -> list[dict]:
 
 
 def preview(found: Version) -> list[dict]:
-    """The grounding files of a version: names always, a preview of content only when unlocked."""
+    """The grounding files of a version: names always, a preview of content only when unlocked
+    (and only of the package's own regular files: a link is named, never followed)."""
+    present = package_files(found) if not found.manifest.get("locked") else {}
     items = []
     for rel in sorted(r for r in found.manifest["files"] if r.startswith(GROUNDING + "/")):
         item = {"file": rel}
-        if not found.manifest.get("locked"):
-            text = " ".join((found.folder / rel).read_text(encoding="utf-8", errors="replace").split())
-            item["preview"] = text[:160]
+        if rel in present:
+            text = read_regular(found.folder / rel, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+            item["preview"] = " ".join(text.split())[:160]
         items.append(item)
     return items

@@ -14,6 +14,8 @@ from routine.agents.library import (
     FORMAT,
     GROUNDING,
     MANIFEST,
+    MAX_FILE_BYTES,
+    MAX_PACKAGE_BYTES,
     NOTE,
     Version,
     read_manifest,
@@ -31,6 +33,21 @@ def title_of(agent: AgentSpec) -> str:
     return PurePosixPath(agent.source).stem
 
 
+def _own_file(config: Config, agent: AgentSpec, rel: str) -> Path:
+    """The vault file at ``rel`` if it is a regular file inside the vault, reached through no
+    symlink and within the library's size cap (what an install would refuse, publish refuses)."""
+    path = config.vault / rel
+    if path.resolve() != config.vault.resolve() / rel or not path.is_file():
+        raise UsageError(f"{agent.name}'s grounding {rel} is a symlink (or reached through one), so it cannot be "
+                         "published: a library holds only the vault's own files.",
+                         f"put the note itself in the vault, or take it out of {agent.source}'s grounding.")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise UsageError(f"{agent.name}'s grounding {rel} is {size / (1 << 20):.1f} MB, over a library's limit of "
+                         f"{MAX_FILE_BYTES >> 20} MB for one file.", "ground it on a shorter note.")
+    return path
+
+
 def _grounding_files(config: Config, agent: AgentSpec) -> dict[str, Path]:
     files: dict[str, Path] = {}
     for link in agent.grounding:
@@ -42,7 +59,12 @@ def _grounding_files(config: Config, agent: AgentSpec) -> dict[str, Path]:
         if name in files:
             raise UsageError(f"{agent.name} is grounded in two notes named {name}, which a library cannot tell apart.",
                              "rename one of them.")
-        files[name] = config.vault / rel
+        files[name] = _own_file(config, agent, rel)
+    _own_file(config, agent, agent.source)
+    total = sum(p.stat().st_size for p in files.values())
+    if total > MAX_PACKAGE_BYTES:
+        raise UsageError(f"{agent.name}'s grounding is {total / (1 << 20):.1f} MB, over a library's limit of "
+                         f"{MAX_PACKAGE_BYTES >> 20} MB for one agent.", "ground it on fewer or shorter notes.")
     return files
 
 

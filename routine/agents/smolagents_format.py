@@ -110,10 +110,17 @@ def _body(system_prompt: str) -> str:
 def import_folder(config: Config, folder: Path, name: str | None = None) -> tuple[Path, list[str]]:
     """Bring an agent folder back as an agent note; returns its path and the tools dropped."""
     from routine.agents.authoring import check_name
+    from routine.agents.library import MAX_FILE_BYTES, own_files
     from routine.vault.atomic import atomic_create
+    from routine.vault.files import read_regular
 
+    # Someone else's folder: only its own regular files (no link out of it), within the size caps.
+    present = own_files(folder, f"The agent folder {folder}", "nothing was imported",
+                        "point at a folder smolagents saved.") if folder.is_dir() else {}
     try:
-        data = json.loads((folder / "agent.json").read_text(encoding="utf-8"))
+        if "agent.json" not in present:
+            raise OSError("no regular file agent.json in it")
+        data = json.loads(read_regular(folder / "agent.json", MAX_FILE_BYTES).decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise UsageError(f"{folder} has no readable agent.json ({exc}).", "point at a folder smolagents saved.") from None
     routine = data.get("routine") or {}
@@ -125,12 +132,13 @@ def import_folder(config: Config, folder: Path, name: str | None = None) -> tupl
     wanted = list(routine.get("tools") or data.get("tools") or [])
     tools = [t for t in wanted if t in TOOL_NAMES]
     links = []
-    files = sorted((folder / "grounding").glob("*.md")) if (folder / "grounding").is_dir() else []
+    files = sorted(folder / rel for rel in present if rel.startswith("grounding/") and rel.count("/") == 1
+                   and rel.endswith(".md"))
     order = {name: i for i, name in enumerate(routine.get("grounding") or [])}
     for file in sorted(files, key=lambda f: (order.get(f"grounding/{f.name}", len(order)), f.name)):
         dest = config.vault / config.layout.agents / title / file.name
         dest.parent.mkdir(parents=True, exist_ok=True)
-        atomic_create(dest, file.read_text(encoding="utf-8"))
+        atomic_create(dest, read_regular(file, MAX_FILE_BYTES).decode("utf-8", errors="replace"))
         links.append(f"[[{config.layout.agents}/{title}/{file.stem}]]")
     alias = routine.get("model")
     if alias not in config.models:

@@ -25,7 +25,7 @@ from importlib import resources
 
 from routine import runcontext
 from routine.access import scoped
-from routine.chat.fold import Folder, Turn, how_many_to_fold
+from routine.chat.fold import Folder, Turn, how_many_to_fold, turn_costs
 from routine.errors import AgentStopped, RoutineError, ScopeError
 from routine.models.tokens import Counter, count_request
 from routine.runner import context
@@ -38,6 +38,7 @@ HISTORY_SHARE = 0.6    # of the room beside the system prompt and the message: t
 SEARCH_K = 4           # notes found by meaning for each message
 SUMMARY_SHARE = 8      # the summary is held to a 1/8 of the window (at most SUMMARY_MAX tokens)
 SUMMARY_MAX = 600
+MAX_FOLD_TURNS = 400   # unsummarised turns folded for one answer; older ones are passed over (and said so)
 
 
 @cache
@@ -119,15 +120,24 @@ class Conversation:
         until the rest take at most HISTORY_SHARE of the room beside the fixed part."""
         summary, covers = history.summary, min(history.covers, len(history.turns))
         turns = list(history.turns[covers:])
+        skipped = max(0, len(turns) - MAX_FOLD_TURNS)
+        if skipped:  # a note of thousands of messages: fold what one answer can, never hang on the rest
+            log.warning("a conversation with %s has %d messages not yet summarised; the oldest %d are passed over "
+                        "(the summary says so); the latest %d are folded as the window needs", self.agent.name, len(turns), skipped,
+                        MAX_FOLD_TURNS)
+            summary = (summary.strip() + "\n" if summary.strip() else "") + (
+                f"- ({skipped} earlier messages were too many to summarise; see the note itself for them.)")
+            covers, turns = covers + skipped, turns[skipped:]
+        costs = turn_costs(shape.counter, turns)  # each turn counted once for this answer
         folder = Folder(self.client, self.agent.model, self.agent.name, self.person,
                         min(SUMMARY_MAX, shape.limit // SUMMARY_SHARE))
         while turns:
             room = int(max(0, shape.limit - shape.count(summary, [])) * HISTORY_SHARE)
-            n = how_many_to_fold(shape.counter, turns, room)
+            n = how_many_to_fold(shape.counter, turns, room, costs)
             if not n:
                 break
             summary = folder.fold(summary, turns[:n], run_id)
-            covers, turns = covers + n, turns[n:]
+            covers, turns, costs = covers + n, turns[n:], costs[n:]
         return summary, covers, turns
 
     def _notes_read(self) -> list[str]:

@@ -73,6 +73,7 @@ def _build_config(path: Path, raw: dict) -> Config:
         watch_inotify=data["watch"]["inotify"],
         reconcile_every=_seconds(data["watch"]["reconcile"]),
         chat_quiet=_seconds(data["chat"]["quiet"]),
+        pickup_backoff=_seconds(data["projects"]["pickup_backoff"]),
         models={name: _alias(name, spec, host) for name, spec in data["models"].items()},
         request_timeout=float(data["request_timeout"]),
         retries=data["retries"],

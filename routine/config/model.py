@@ -172,6 +172,7 @@ class Config:
     watch_inotify: bool
     reconcile_every: float  # seconds
     chat_quiet: float  # seconds
+    pickup_backoff: float  # seconds before a failed task pickup is tried again (doubled after each failure)
     layout: Layout
     metrics_textfile: Path | None  # node_exporter textfile; None: not written
     memory: MemorySettings

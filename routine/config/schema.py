@@ -134,6 +134,11 @@ CONFIG = {
             quiet=key("how long a chat note must be still after the person's save before it is answered",
                       DURATION, default="3s"),
         ),
+        "projects": section(
+            "projects and their tasks",
+            pickup_backoff=key("how long after a failed task pickup it is tried again; doubled after each failure "
+                               "(at most an hour)", DURATION, default="30s"),
+        ),
         "request_timeout": key("seconds for one model call, loading the model included",
                                {"type": "number", "exclusiveMinimum": 0}, default=600),
         "retries": key("retries of a failed model call before the fallbacks are tried",

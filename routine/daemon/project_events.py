@@ -6,11 +6,15 @@
 - an artifact that passed QA was edited: it goes back to `qa: needed`.
 
 At start-up, tasks assigned while the daemon was down and tasks a stop interrupted are picked up.
+A task whose pickup failed waits out its backoff (``projects.pickup.Backoff``): a timer looks at
+its project again when the wait is over.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from functools import partial
 
 from routine.daemon.work import Work
@@ -26,7 +30,12 @@ log = logging.getLogger(__name__)
 
 class ProjectEvents:
     def __init__(self, daemon):
+        from routine.projects.pickup import Backoff
+
         self.daemon = daemon
+        self.backoff = Backoff(daemon.live.config.pickup_backoff)
+        self._timers: dict[str, threading.Timer] = {}  # task key -> the look again after its backoff
+        self._lock = threading.Lock()
 
     @property
     def vault(self):
@@ -61,6 +70,10 @@ class ProjectEvents:
         from routine.projects.pickup import pending
 
         for pick in pending(self.vault, self.daemon.live.agents, folder, interrupted=interrupted):
+            wait = self.backoff.wait(pick.key, time.monotonic())
+            if wait > 0:
+                self._look_again(pick, wait)
+                continue
             work = Work(key=pick.key, label=f"task {pick.task.text!r} for {pick.agent.name}",
                         run=partial(self._run_pickup, pick), models=self.daemon.model_keys([pick.agent.name]))
             if self.daemon.queue.submit(work, coalesce=True):
@@ -71,15 +84,40 @@ class ProjectEvents:
         from routine.projects.pickup import run_pickup
 
         journal = Journal()
+        ok: bool | None = False
         try:
-            run_pickup(self.daemon.make_runner(journal), self.vault, pick, self.daemon.now_local(),
-                       agents=self.daemon.live.agents)
+            ok = run_pickup(self.daemon.make_runner(journal), self.vault, pick, self.daemon.now_local(),
+                            agents=self.daemon.live.agents)
         finally:
             journal.close()
+            if ok is False:
+                self.backoff.base = self.daemon.live.config.pickup_backoff  # as the config says now
+                delay = self.backoff.failed(pick.key, time.monotonic())
+                log.warning("the task %r for %s failed; it is tried again in %.0f s", pick.task.text,
+                            pick.agent.name, delay)
+            elif ok:
+                self.backoff.succeeded(pick.key)
         # Our rewrite of the task line may have folded in a save the person made meanwhile (a file
         # that settles to our bytes is no change to the watcher): look at the project again.
         if not self.daemon.stopping.is_set():
             self._submit_pending(pick.project.folder)
+
+    def _look_again(self, pick, wait: float) -> None:
+        """One timer per waiting task: when its backoff is over, its project is looked at again."""
+        folder = pick.project.folder
+
+        def due() -> None:
+            with self._lock:
+                self._timers.pop(pick.key, None)
+            if not self.daemon.stopping.is_set():
+                self._submit_pending(folder)
+
+        with self._lock:
+            if pick.key in self._timers:
+                return
+            timer = self._timers[pick.key] = threading.Timer(wait + 0.05, due)
+            timer.daemon = True
+            timer.start()
 
     def _react(self, folder: str, rel: str, kind: str) -> None:
         from routine.projects.cadence import manager_agent

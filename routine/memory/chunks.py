@@ -15,13 +15,12 @@ from pathlib import PurePosixPath
 
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import code_fence_ranges, in_ranges, wikilinks
-from routine.vault.outline import strip_comments
+from routine.vault.outline import HEADING, heading_title, strip_comments
 
 # Bump when the chunking changes: an index made by another version is rebuilt.
 # 2: a note's properties (frontmatter) are embedded with its first chunk.
 CHUNKER_VERSION = 2
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 # Obsidian's tag: '#' then letters, digits, _ - /, with at least one non-digit.
 _TAG = re.compile(r"(?<![\w/#&])#([\w/-]*[^\W\d][\w/-]*)")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
@@ -110,13 +109,13 @@ def chunk_note(rel: str, raw: str, max_chars: int) -> list[Chunk]:
 def _sections(body: str):
     """(heading, heading trail, text) for each section; headings inside code fences are text."""
     fences = code_fence_ranges(body)
-    starts = [m for m in _HEADING.finditer(body) if not in_ranges(m.start(), fences) and m[2].strip()]
+    starts = [m for m in HEADING.finditer(body) if not in_ranges(m.start(), fences) and heading_title(m[2])]
     stack: list[tuple[int, str]] = []  # (level, heading) of the enclosing headings
     first = starts[0].start() if starts else len(body)
     if body[:first].strip():
         yield None, "", body[:first]
     for i, match in enumerate(starts):
-        level, heading = len(match[1]), match[2].strip()
+        level, heading = len(match[1]), heading_title(match[2])
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, heading))

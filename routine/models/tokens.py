@@ -115,7 +115,12 @@ class MistralTokens:
         self._raw = _mistral_tokenizer()
 
     def text(self, text: str) -> int:
-        return len(self._raw.encode(text, bos=False, eos=False)) if text else 0
+        if not text:
+            return 0
+        try:
+            return len(self._raw.encode(text, bos=False, eos=False))
+        except (RuntimeError, UnicodeError):  # lone surrogates (a name that is not UTF-8) cannot be cast
+            return len(self._raw.encode(text.encode("utf-8", "backslashreplace").decode("utf-8"), bos=False, eos=False))
 
 
 @lru_cache(maxsize=1)

@@ -9,15 +9,21 @@ case file, and the task line links it and shows progress.
 The line itself is the state, so a restart loses nothing: a pending task is picked up at
 start, an interrupted one (in progress, no result note, no proposal) again. The journal keeps
 who ran what (the run's agent, `project` and `details.task`).
+
+A pickup that fails puts the line back to open, so it would be picked up again at once: the
+daemon waits ``Backoff`` before the next try (doubled after each failure, per task), and the
+failures of one task share one alert (``pickup_cause``) that resolves itself when it succeeds.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from routine.causes import Cause
 from routine.config.model import AgentSpec, WriteSpec
 from routine.projects.cadence import prompt_text
 from routine.projects.assignees import agent_aliases
@@ -61,6 +67,40 @@ class Pickup:
     @property
     def result_rel(self) -> str:
         return f"{self.project.folder}/{self.result_name}.md"
+
+
+def pickup_cause(pick: Pickup) -> Cause:
+    """The alert cause its failures share: one per task (hashed, so no task's is a prefix of another's)."""
+    digest = hashlib.sha256(pick.task.key.encode("utf-8", "replace")).hexdigest()[:16]
+    return Cause(f"task-pickup:{digest}", f"task not done - {pick.task.text[:60]}")
+
+
+MAX_BACKOFF = 3600.0  # seconds: a failing task is still tried once an hour
+
+
+@dataclass
+class Backoff:
+    """Per task: when a failed pickup may be tried again (``base`` seconds after the first
+    failure, doubled after each, at most MAX_BACKOFF). Times are the caller's clock (monotonic)."""
+
+    base: float
+    failures: dict[str, int] = field(default_factory=dict)
+    not_before: dict[str, float] = field(default_factory=dict)
+
+    def failed(self, key: str, now: float) -> float:
+        """Record a failure; the seconds until the next try."""
+        n = self.failures[key] = self.failures.get(key, 0) + 1
+        delay = min(MAX_BACKOFF, self.base * 2 ** (n - 1))
+        self.not_before[key] = now + delay
+        return delay
+
+    def succeeded(self, key: str) -> None:
+        self.failures.pop(key, None)
+        self.not_before.pop(key, None)
+
+    def wait(self, key: str, now: float) -> float:
+        """Seconds before ``key`` may be tried again (0: now)."""
+        return max(0.0, self.not_before.get(key, 0.0) - now)
 
 
 def _agent_for(vault: Path, name: str, agents: dict[str, AgentSpec]) -> AgentSpec | None:
@@ -119,7 +159,7 @@ def request(pick: Pickup):
                        write=WriteSpec(note=pick.result_rel), trigger=f"task:{pick.task.file}",
                        variables={"task_text": pick.task.text, "task_due": pick.task.due or ""},
                        details={"project": pick.project.name, "task": pick.task.text, "task_file": pick.task.file,
-                                "assignee": pick.task.assignee})
+                                "assignee": pick.task.assignee}, alert_cause=pickup_cause(pick))
 
 
 def finish(vault: Path, pick: Pickup, outcome, today: datetime) -> None:
@@ -144,15 +184,23 @@ def finish(vault: Path, pick: Pickup, outcome, today: datetime) -> None:
         update_task(vault, pick.task, lambda line: without_field(with_mark(line, TaskState.OPEN), "result"))
 
 
-def run_pickup(runner, vault: Path, pick: Pickup, now: datetime, agents: dict | None = None):
-    """Start, run the agent, finish: the whole life of a picked-up task."""
+def run_pickup(runner, vault: Path, pick: Pickup, now: datetime, agents: dict | None = None) -> bool | None:
+    """Start, run the agent, finish: the whole life of a picked-up task. True when it
+    succeeded (its failures' alert, if any, is resolved), False when it failed, None when it
+    did not start (the person changed or removed the line meanwhile)."""
     if not start(vault, pick):
-        return None  # the person changed or removed the line meanwhile
+        return None
     if pick.qa_target and agents is not None:
-        return _run_qa_task(runner, vault, pick, now, agents)
-    outcome = runner.run_step(request(pick))
-    finish(vault, pick, outcome, now)
-    return outcome
+        ok = _run_qa_task(runner, vault, pick, now, agents) is not None
+    else:
+        outcome = runner.run_step(request(pick))
+        finish(vault, pick, outcome, now)
+        ok = outcome.status in ("ok", "proposal")
+    if ok:
+        from routine.alerts import resolve_alerts
+
+        resolve_alerts(runner.config, now, pickup_cause(pick).key, f"the task {pick.task.text!r} was picked up and ran.")
+    return ok
 
 
 def _run_qa_task(runner, vault: Path, pick: Pickup, now: datetime, agents: dict):
@@ -171,7 +219,9 @@ def _run_qa_task(runner, vault: Path, pick: Pickup, now: datetime, agents: dict)
     except RoutineError as exc:
         from routine.alerts import raise_alert
 
-        raise_alert(runner.config, now, f"QA task of {pick.agent.name} failed", exc.message, exc.fix)
+        cause = pickup_cause(pick)
+        raise_alert(runner.config, now, cause.title, f"QA task of {pick.agent.name} failed: {exc.message}", exc.fix,
+                    cause=cause.key, affected=pick.agent.name)
         update_task(vault, pick.task, lambda line: without_field(with_mark(line, TaskState.OPEN), "result"))
         return None
     verdict = "passed" if result.passed else "failed"

@@ -4,10 +4,16 @@
     - [/] … (in progress)   - [x] … [result:: [[Pricing page]]] ✅ 2026-11-22   - [-] cancelled
 
 A blocker is a `[blocker:: …]` field on a task line, or a line under a "Blockers" heading.
+
+Every pattern here is linear in the line (no lazy group before a trailing class, no field
+value that may run past a bracket), and what is read is capped: a task line longer than
+``MAX_TASK_LINE`` characters is not a task, and a note gives at most ``MAX_TASKS_PER_NOTE``
+tasks; either is said once in the log, naming the note and line.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -15,11 +21,19 @@ from pathlib import Path
 
 from routine.projects.model import link_target
 
-_TASK = re.compile(r"^(?P<indent>[ \t]*)[-*+] \[(?P<mark>.)\] (?P<text>.*?)[ \t]*$")
-_FIELD = re.compile(r"\[(?P<key>[A-Za-z_][\w-]*)::[ \t]*(?P<value>(?:\[\[[^\]]*\]\]|[^\]])*)\]")
+log = logging.getLogger("routine.projects")
+
+MAX_TASK_LINE = 4000       # characters; a longer line is not read as a task
+MAX_TASKS_PER_NOTE = 5000  # tasks read from one note; the rest are not
+
+# The text is taken greedily and its trailing blanks stripped in code (a lazy group before
+# `[ \t]*$` is quadratic in a run of blanks); a field's value never crosses a bracket other
+# than a whole [[link]], so an unclosed field costs one scan to the next bracket, not the line.
+_TASK = re.compile(r"^(?P<indent>[ \t]*)[-*+] \[(?P<mark>.)\] (?P<text>.*)$")
+_FIELD = re.compile(r"\[(?P<key>[A-Za-z_][\w-]*)::[ \t]*(?P<value>(?:\[\[[^\[\]]*\]\]|[^\[\]])*)\]")
 _DUE = re.compile(r"📅\s*(\d{4}-\d{2}-\d{2})")
 _DONE_DATE = re.compile(r"✅\s*\d{4}-\d{2}-\d{2}")
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.*?)[ \t#]*$")
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.*)$")
 
 
 class TaskState(str, Enum):
@@ -66,7 +80,7 @@ def parse_line(file: str, line_no: int, line: str) -> Task | None:
     match = _TASK.match(line)
     if not match:
         return None
-    rest = match["text"]
+    rest = match["text"].rstrip(" \t")
     fields = {m["key"].lower(): m["value"].strip() for m in _FIELD.finditer(rest)}
     due = _DUE.search(rest)
     return Task(file=file, line_no=line_no, line=line, state=TaskState.of(match["mark"]), text=describe(rest),
@@ -78,7 +92,8 @@ def parse_line(file: str, line_no: int, line: str) -> Task | None:
 
 def parse_tasks(file: str, text: str) -> tuple[list[Task], list[str]]:
     """The tasks of a note's text, and the lines under its "Blockers" heading."""
-    tasks, blockers = [], []
+    tasks: list[Task] = []
+    blockers: list[str] = []
     in_blockers = False
     in_fence = False
     for i, line in enumerate(text.splitlines()):
@@ -88,9 +103,19 @@ def parse_tasks(file: str, text: str) -> tuple[list[Task], list[str]]:
             continue
         heading = _HEADING.match(line)
         if heading:
-            in_blockers = heading.group(1).strip().lower() in ("blockers", "blocked", "blocker")
+            in_blockers = heading.group(1).rstrip(" \t#").strip().lower() in ("blockers", "blocked", "blocker")
+            continue
+        if len(line) > MAX_TASK_LINE:
+            if _TASK.match(line[:MAX_TASK_LINE]):
+                log.warning("%s line %d: a task line of %d characters is over routine's limit of %d, so it is "
+                            "not read as a task; shorten it (put the detail in a note it links to)",
+                            file, i + 1, len(line), MAX_TASK_LINE)
             continue
         task = parse_line(file, i, line)
+        if task is not None and len(tasks) >= MAX_TASKS_PER_NOTE:
+            log.warning("%s holds more than %d tasks; those from line %d on are not read; split the note",
+                        file, MAX_TASKS_PER_NOTE, i + 1)
+            break
         if task is not None:
             tasks.append(task)
             if in_blockers and task.open and not task.blocker:

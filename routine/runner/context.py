@@ -25,6 +25,7 @@ from routine.config.model import AgentSpec
 from routine.errors import NoteUnreadable
 from routine.runner import inputs as input_forms
 from routine.runner.relevance import section_scores
+from routine.vault import files as vault_files
 from routine.vault import check_read, in_scope, read_note, resolve_wikilink, wikilink_for
 from routine.vault.outline import Section, compact_properties, find, readable, sections
 
@@ -210,7 +211,7 @@ def _add_input(g: _Gatherer, form: input_forms.Input, journal_report) -> None:
         _add_links(g, form)
     else:
         path = check_read(vault, list(agent.reads), form.path, agent.name)
-        if not path.is_file():
+        if not vault_files.readable(path):
             g.missing.append(form.path + (f"#{form.section}" if form.section else ""))
             return
         g.note(form.path, Priority.INPUT, only=form.section)
@@ -219,7 +220,7 @@ def _add_input(g: _Gatherer, form: input_forms.Input, journal_report) -> None:
 def _add_links(g: _Gatherer, form: input_forms.Input) -> None:
     """The notes a note (or one of its sections) links to, in link order, those the agent may read."""
     path = check_read(g.vault, list(g.agent.reads), form.path, g.agent.name)
-    if not path.is_file():
+    if not vault_files.readable(path):
         g.missing.append(f"links of {form.path}")
         return
     outline = sections(readable(read_note(g.vault, form.path).body))
@@ -239,4 +240,4 @@ def _add_links(g: _Gatherer, form: input_forms.Input) -> None:
 
 
 def _readable(vault: Path, agent: AgentSpec, rel: str) -> bool:
-    return in_scope(list(agent.reads), rel) and (vault / rel).is_file()
+    return in_scope(list(agent.reads), rel) and vault_files.readable(vault / rel)

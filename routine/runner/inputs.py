@@ -13,14 +13,16 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from datetime import date
 from enum import Enum
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from routine.templating import LIST_VARIABLES, render
 from routine.vault import glob_match, in_scope
+from routine.vault.files import vault_files
 
 _LIST_VAR = re.compile(r"\{\{\s*(" + "|".join(sorted(LIST_VARIABLES)) + r")\s*\}\}")
 _STEP_REF = re.compile(r"steps\.([A-Za-z0-9_-]+)\.output")
@@ -75,16 +77,19 @@ def glob_notes(vault: Path, pattern: str, reads: list[str], today: str) -> list[
     """Notes matching a glob that the agent may read, newest first: dated notes (a date in the
     name) by that date, none after today; others by modification time, after the dated ones."""
     dated, undated = [], []
-    for path in vault.rglob("*.md"):
-        rel = path.relative_to(vault).as_posix()
-        if rel.startswith(".") or "/." in rel or not glob_match(pattern, rel) or not in_scope(reads, rel):
+    # The one safe walk: names that are not UTF-8, loops, pipes are skipped (and logged) there.
+    for rel in vault_files(vault):
+        if not rel.endswith(".md") or not glob_match(pattern, rel) or not in_scope(reads, rel):
             continue
-        match = _DATED.search(path.stem)
+        match = _DATED.search(PurePosixPath(rel).stem)
         if match and _is_date(match[1]):
             if not today or match[1] <= today:
                 dated.append((match[1], rel))
-        else:
-            undated.append((path.stat().st_mtime, rel))
+            continue
+        try:
+            undated.append((os.stat(vault / rel).st_mtime, rel))
+        except OSError:  # gone, or turned into a loop, since the walk
+            continue
     return [rel for _, rel in sorted(dated, reverse=True)] + [rel for _, rel in sorted(undated, reverse=True)]
 
 

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from routine import runcontext, sysmetrics
 from routine.alerts import raise_alert
-from routine.causes import cause_of
+from routine.causes import Cause, cause_of
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, WriteSpec
 from routine.access import scoped
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
@@ -52,6 +52,7 @@ class StepRequest:
     retries_left: int = 0  # a transient failure will be tried again: no alert for this attempt
     as_of: datetime | None = None  # the dates its templates render (a block's start, kept by a retry); else now
     review: tuple[str, str] | None = None  # a QA review: (artifact, review note), the only note it writes
+    alert_cause: Cause | None = None  # its failures share one alert of this cause (a task's pickup), unless theirs has one
 
     @classmethod
     def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual") -> "StepRequest":
@@ -324,7 +325,7 @@ class Runner:
         if run_id is not None:
             self.runs.finish(run_id, status, str(exc), **({"task": task} if task else {}))
         if run_id is not None and not (req.retries_left > 0 and exc.transient):  # the last attempt alerts
-            cause = cause_of(exc)  # failures of one cause (Ollama down…) share one alert note
+            cause = cause_of(exc) or req.alert_cause  # failures of one cause (Ollama down…) share one alert note
             alert = raise_alert(self.config, now, cause.title if cause else f"{req.agent.name} {status}",
                                 exc.message, exc.fix, run_id=run_id, agent=req.agent.name,
                                 cause=cause.key if cause else None,

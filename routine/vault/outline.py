@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from routine.vault.notes import code_fence_ranges, in_ranges
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+# A heading line, its text taken whole (greedy: linear) and its closing #s and blanks stripped in
+# code by ``heading_title`` (a lazy text before `(?:[ \t]+#+)?[ \t]*$` is cubic in a run of blanks).
+HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+([^\n]*)$", re.MULTILINE)
 _COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
 _BLANK_RUNS = re.compile(r"\n{3,}")
 # Properties routine stamps on what it writes: bookkeeping, not content a model needs.
@@ -33,6 +35,15 @@ class Section:
         return f"{'#' * self.level} {self.heading}\n{body}".rstrip()
 
 
+def heading_title(raw: str) -> str:
+    """A heading's text as Markdown reads it: `Plan ##` is `Plan`, `C#` stays `C#`, `##` alone stays."""
+    text = raw.rstrip(" \t\r")
+    bare = text.rstrip("#")
+    if bare != text and bare[-1:] in (" ", "\t"):
+        text = bare.rstrip(" \t")
+    return text.strip()
+
+
 def strip_comments(text: str) -> str:
     """Obsidian comments out (hidden in reading view; routine's markers are comments too),
     except inside code fences, where ``%%`` is just text."""
@@ -49,14 +60,14 @@ def sections(body: str) -> list[Section]:
     """The body's sections in order; each heading owns the text up to the next heading of any
     level. Headings inside code fences are text. Empty sections are kept (a heading can matter)."""
     fences = code_fence_ranges(body)
-    starts = [m for m in _HEADING.finditer(body) if not in_ranges(m.start(), fences) and m[2].strip()]
+    starts = [m for m in HEADING.finditer(body) if not in_ranges(m.start(), fences) and heading_title(m[2])]
     out = []
     first = starts[0].start() if starts else len(body)
     if body[:first].strip():
         out.append(Section(None, 0, body[:first]))
     for i, match in enumerate(starts):
         end = starts[i + 1].start() if i + 1 < len(starts) else len(body)
-        out.append(Section(match[2].strip(), len(match[1]), body[match.end():end]))
+        out.append(Section(heading_title(match[2]), len(match[1]), body[match.end():end]))
     return out
 
 

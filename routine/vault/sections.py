@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from routine.vault.notes import code_fence_ranges, in_ranges, unclosed_fence, wikilink_for
+from routine.vault.outline import heading_title
 
 CREATED, REPLACED, UNCHANGED, PERSON_EDITED = "created", "replaced", "unchanged", "person-edited"
 
@@ -28,7 +29,7 @@ _END = re.compile(r"^[ \t]*%%[ \t]*routine[ \t]*:[ \t]*end[ \t]+(?P<key>[^\s%]+)
 _POINTER = re.compile(r"^[^\n]*%%[ \t]*routine[ \t]*:[ \t]*proposal[ \t]+(?P<key>[^\s%]+)[ \t]*%%[ \t]*\r?$", re.M)
 _ANY_MARKER = re.compile(r"%%[ \t]*routine[ \t]*:[ \t]*(?=(?:begin|end|proposal)\b)")
 _ATTR = re.compile(r"(\w+)[ \t]*=[ \t]*([^\s%]+)")
-_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<title>[^\n]*?)(?:[ \t]+#+)?[ \t]*\r?$", re.M)
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<title>[^\n]*)$", re.M)  # title: heading_title(m["title"])
 
 
 def section_key(title: str) -> str:
@@ -106,7 +107,7 @@ def find_section(body: str, key: str) -> SectionSpan | None:
 def _own_heading(body: str, key: str) -> re.Match | None:
     fences = code_fence_ranges(body)
     return next((m for m in _HEADING.finditer(body)
-                 if section_key(m["title"]) == key and not in_ranges(m.start(), fences)), None)
+                 if section_key(heading_title(m["title"])) == key and not in_ranges(m.start(), fences)), None)
 
 
 def _text_under_heading(body: str, heading: re.Match) -> str:

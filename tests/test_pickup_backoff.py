@@ -1,0 +1,50 @@
+"""A task whose pickup keeps failing is retried with backoff, not in a loop, and raises one
+alert that resolves itself once the pickup succeeds (through the running daemon)."""
+
+from __future__ import annotations
+
+import time
+
+from test_daemon import daemon, journal_rows, only_schedule, wait_for
+from test_projects_daemon import HOME_NOTE, PROJECT, edit, task_line
+
+MISTRAL = "mistral:7b-instruct-q4_K_M"
+TASK = "Brief on competitor pricing"
+
+
+def task_runs(home) -> list[str]:
+    return [status for (status,) in journal_rows(
+        home, "SELECT status FROM runs WHERE trigger LIKE 'task:%' AND agent = 'research' ORDER BY started_at")]
+
+
+def alerts(home) -> list[str]:
+    folder = home.vault / "Alerts"
+    return sorted(f"{p.name}\n{p.read_text(encoding='utf-8')}" for p in folder.glob("*.md")) if folder.is_dir() else []
+
+
+def test_a_failing_pickup_backs_off_raises_one_alert_and_resolves_it(initialised, ollama):
+    home = initialised
+    only_schedule(home, "# nothing scheduled\n")
+    home.run("project", "new", PROJECT, "--goal", "Launch", check=True)
+    home.run("project", "assign", PROJECT, "research", "--as", "reactive", check=True)
+    edit(home, HOME_NOTE, "digest: 0 9 * * *", "digest: 0 9 * * *\n  react: 'off'")
+    failing = {"on": True}
+    ollama.reply_fn = lambda model, messages: {"error": (400, "the model refuses")} if failing["on"] else None
+    # The first retry after 1 s (then 2, 4 …) instead of 30 s.
+    home.config.write_text(home.config.read_text() + "projects: {pickup_backoff: 1s}\n")
+    with daemon(home):
+        edit(home, HOME_NOTE, "## Tasks\n", f"## Tasks\n\n- [ ] {TASK} [assignee:: [[Research]]]\n")
+        wait_for(lambda: len(task_runs(home)) >= 2, 60, "a failed pickup and its first retry")
+        began = time.monotonic()
+        wait_for(lambda: len(task_runs(home)) >= 3, 60, "the second retry")
+        assert time.monotonic() - began >= 1.5  # the backoff grew: 2 s before the second retry
+        runs = task_runs(home)
+        assert len(runs) <= 5 and set(runs) <= {"failed", "running"}, runs  # not ~9 a second
+        opened = [a for a in alerts(home) if "status: open" in a]
+        assert len(opened) == 1 and f"task not done - {TASK}.md" in opened[0], alerts(home)
+        assert "the model refuses" in opened[0] and "count: " in opened[0]
+
+        failing["on"] = False
+        wait_for(lambda: "- [x]" in task_line(home, TASK), 60, "the pickup that succeeds")
+        wait_for(lambda: any("status: resolved" in a for a in alerts(home)), 30, "the alert resolved")
+        assert not [a for a in alerts(home) if "status: open" in a]
