@@ -185,6 +185,7 @@ LOADED = {
     **{("layout", k): (lambda c, k=k: getattr(c.layout, k), str) for k in
        ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard", "chats")},
     ("libraries", "*", "tools"): (lambda c: c.libraries["shared"].tools, tuple),
+    ("holiday",): (lambda c: c.holiday, tuple),
     ("memory", "embedding_model"): (lambda c: c.memory.embedding_model, str),
     ("memory", "unload_after"): (lambda c: c.memory.unload_after, float),
     ("memory", "chunk_chars"): (lambda c: c.memory.chunk_chars, int),

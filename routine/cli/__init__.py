@@ -23,6 +23,8 @@ COMMANDS = {
     "run": ("run", "the daemon, in the foreground (what systemd starts)"),
     "status": ("status", "daemon state, queue, next fires, recent runs, open alerts"),
     "fire": ("fire", "run one agent (or schedule block) now and print where it wrote"),
+    "pause": ("pause", "hold the schedule (or some blocks) until a date, for a while, or until `routine resume`"),
+    "resume": ("pause", "end a pause (every pause, or the blocks named)"),
     "schedule": ("schedule", "the schedule: blocks, their next fire times, validation"),
     "runs": ("runs", "run history: prompts, sources, output, timings, tokens, errors"),
     "approve": ("approve", "approve (or --reject) a proposal in Drafts/; without NOTE, list those waiting"),

@@ -69,6 +69,18 @@ def run(p: argparse.ArgumentParser) -> None:
     pass
 
 
+def pause(p: argparse.ArgumentParser) -> None:
+    p.add_argument("blocks", nargs="*", metavar="BLOCK", help="blocks (or triggers) to pause; none: everything")
+    p.add_argument("--until", metavar="DATE|DURATION", help="when the pause ends: 2026-12-27, 2026-12-27T08:00, "
+                   "3d, 12h (default: until `routine resume`)")
+    _json(p, parent=True)
+
+
+def resume(p: argparse.ArgumentParser) -> None:
+    p.add_argument("blocks", nargs="*", metavar="BLOCK", help="blocks to resume; none: every pause")
+    _json(p, parent=True)
+
+
 def status(p: argparse.ArgumentParser) -> None:
     _json(p, parent=True)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from datetime import date
 from pathlib import Path
 from typing import cast
 
@@ -39,6 +40,7 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
         doc = load_yaml(path)
     except YamlSyntaxError as exc:
         raise ConfigError([exc.problem]) from None
+    _dates_as_written(doc.data)
     problems = schema_problems(doc, CONFIG)
     # Checked on the raw data, so a schema problem elsewhere does not hide them: all at once.
     problems += _reference_problems(doc, doc.data if isinstance(doc.data, dict) else {})
@@ -49,6 +51,20 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
     if problems:
         raise ConfigError(problems)
     return config
+
+
+def _dates_as_written(data: object) -> None:
+    """YAML reads `holiday: [2026-12-24]` as dates; the schema and `schedule.pause` take the text."""
+    holiday = data.get("holiday") if isinstance(data, dict) else None
+    if isinstance(holiday, list):
+        holiday[:] = [d.isoformat() if isinstance(d, date) else d for d in holiday]
+
+
+def _holiday(entry: str) -> tuple[date, date]:
+    """A `holiday:` entry (the schema checked its form, the loader its dates) as (first, last)."""
+    first, _, last = (part.strip() for part in entry.partition(".."))
+    a, b = date.fromisoformat(first), date.fromisoformat(last or first)
+    return (a, b) if a <= b else (b, a)
 
 
 def _build_config(path: Path, raw: dict) -> Config:
@@ -81,6 +97,7 @@ def _build_config(path: Path, raw: dict) -> Config:
         metrics_textfile=_metrics_textfile(path, data["metrics"].get("textfile")),
         memory=_memory_settings(path, memory),
         libraries=_libraries(path, data.get("libraries") or {}),
+        holiday=tuple(_holiday(d) for d in data["holiday"]),
     )
 
 
@@ -168,6 +185,13 @@ def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
             if isinstance(fb, str) and fb not in models:
                 problems.append(doc.problem(("models", name, "fallbacks"),
                                             f"fallback {fb!r} is not a model alias defined under 'models'."))
+    holiday = data.get("holiday")
+    for i, entry in enumerate(holiday if isinstance(holiday, list) else ()):
+        try:
+            _holiday(entry) if isinstance(entry, str) else None
+        except ValueError:
+            problems.append(doc.problem(("holiday", i), f"{entry!r} is not a real date; write e.g. 2026-12-24 "
+                                                        "or 2026-12-24..2026-12-26."))
     zone = data.get("timezone")
     if isinstance(zone, str) and zone and not valid_timezone(zone):
         problems.append(doc.problem(("timezone",), f"unknown time zone {zone!r}; write an IANA name such as Europe/Berlin."))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 
 from routine.config.schema import AGENT, ALIAS, STEP, defaults
@@ -176,6 +176,7 @@ class Config:
     metrics_textfile: Path | None  # node_exporter textfile; None: not written
     memory: MemorySettings
     libraries: dict[str, LibrarySource]
+    holiday: tuple[tuple[date, date], ...] = ()  # `holiday:` as (first, last) days; see schedule.pause
 
     @property
     def ollama_hosts(self) -> list[str]:

@@ -159,6 +159,11 @@ CONFIG = {
                          "Default: metrics/routine.prom in the state folder",
                          {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]}),
         ),
+        "holiday": key("days on which nothing scheduled runs (triggers wait too): a date, or first..last; "
+                       "`routine pause` pauses for a while without editing this",
+                       {"type": "array", "items": {"type": "string",
+                                                   "pattern": r"^\d{4}-\d{2}-\d{2}(\s*\.\.\s*\d{4}-\d{2}-\d{2})?$"}},
+                       default=[]),
         "libraries": key(
             "agent libraries by name: a folder (a synced or git folder a team shares), or {path, tools}; "
             "the shipped library `general` is always there",

@@ -44,6 +44,7 @@ from routine.daemon.work import Work, WorkQueue
 from routine.errors import RoutineError
 from routine.journal import Journal
 from routine.journal.slots import Slots
+from routine.schedule import pause
 
 if TYPE_CHECKING:
     from routine.daemon.control import ControlServer
@@ -332,8 +333,11 @@ class Daemon:
 
     def _owe(self, block, now: datetime) -> None:
         absent = self.recovery.absent_reason(block.id)
+        held = pause.holder(self.state_dir, self.live.config.holiday, block.id, ZoneInfo(self.zone_name()))
         owed = due.owed(block, self.slots, now, ZoneInfo(self.zone_name()),
-                        **({"absent": absent} if absent else {}))
+                        **({"absent": absent} if absent else {}), paused=held)
+        for slot in owed.paused:
+            record_missed(self.journal, self.slots, block, slot, paused=True)
         for slot in owed.missed:
             record_missed(self.journal, self.slots, block, slot)
         if owed.missed:
