@@ -76,6 +76,15 @@ def pause(p: argparse.ArgumentParser) -> None:
     _json(p, parent=True)
 
 
+def notify(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="notify_command", metavar="test|list")
+    _json(sub.add_parser("test", help="send a test message to every `notify.urls` and say what each answered"))
+    ls = sub.add_parser("list", help="the last messages: sent, held for quiet hours, failed; with counts")
+    ls.add_argument("--limit", type=_limit, default=20, help="how many (default 20)")
+    _json(ls)
+    _json(p, parent=True)
+
+
 def resume(p: argparse.ArgumentParser) -> None:
     p.add_argument("blocks", nargs="*", metavar="BLOCK", help="blocks to resume; none: every pause")
     _json(p, parent=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import cast
 
 from routine import paths
+from routine.config.notify import NotifySettings, Topic, quiet_hours
 from routine.config.model import (
     AgentSpec,
     Config,
@@ -40,7 +41,7 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
         doc = load_yaml(path)
     except YamlSyntaxError as exc:
         raise ConfigError([exc.problem]) from None
-    _dates_as_written(doc.data)
+    _as_written(doc.data)
     problems = schema_problems(doc, CONFIG)
     # Checked on the raw data, so a schema problem elsewhere does not hide them: all at once.
     problems += _reference_problems(doc, doc.data if isinstance(doc.data, dict) else {})
@@ -53,11 +54,17 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
     return config
 
 
-def _dates_as_written(data: object) -> None:
-    """YAML reads `holiday: [2026-12-24]` as dates; the schema and `schedule.pause` take the text."""
-    holiday = data.get("holiday") if isinstance(data, dict) else None
+def _as_written(data: object) -> None:
+    """What YAML 1.1 reads otherwise than a person meant: `holiday: [2026-12-24]` as dates (the
+    schema takes the text) and `notify: {on: …}`'s key as true."""
+    if not isinstance(data, dict):
+        return
+    holiday = data.get("holiday")
     if isinstance(holiday, list):
         holiday[:] = [d.isoformat() if isinstance(d, date) else d for d in holiday]
+    notify = data.get("notify")
+    if isinstance(notify, dict) and True in notify and "on" not in notify:
+        notify["on"] = notify.pop(True)
 
 
 def _holiday(entry: str) -> tuple[date, date]:
@@ -98,6 +105,8 @@ def _build_config(path: Path, raw: dict) -> Config:
         memory=_memory_settings(path, memory),
         libraries=_libraries(path, data.get("libraries") or {}),
         holiday=tuple(_holiday(d) for d in data["holiday"]),
+        notify=NotifySettings(urls=tuple(data["notify"]["urls"]), on=frozenset(Topic(t) for t in data["notify"]["on"]),
+                              ready=tuple(data["notify"]["ready"]), quiet=quiet_hours(data["notify"]["quiet_hours"])),
     )
 
 
@@ -185,6 +194,12 @@ def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
             if isinstance(fb, str) and fb not in models:
                 problems.append(doc.problem(("models", name, "fallbacks"),
                                             f"fallback {fb!r} is not a model alias defined under 'models'."))
+    quiet = (data.get("notify") or {}).get("quiet_hours") if isinstance(data.get("notify"), dict) else None
+    try:
+        quiet_hours(quiet) if isinstance(quiet, str) else None
+    except ValueError:
+        problems.append(doc.problem(("notify", "quiet_hours"), f"{quiet!r} is not two times of day; write e.g. "
+                                                                  "22:00-07:00."))
     holiday = data.get("holiday")
     for i, entry in enumerate(holiday if isinstance(holiday, list) else ()):
         try:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
+from routine.config.notify import NotifySettings
 from routine.config.schema import AGENT, ALIAS, STEP, defaults
 from routine.durations import parse_duration
 
@@ -177,6 +178,7 @@ class Config:
     memory: MemorySettings
     libraries: dict[str, LibrarySource]
     holiday: tuple[tuple[date, date], ...] = ()  # `holiday:` as (first, last) days; see schedule.pause
+    notify: NotifySettings = NotifySettings()  # `notify:`; see routine.notifications
 
     @property
     def ollama_hosts(self) -> list[str]:

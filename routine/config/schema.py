@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 
+from routine.config.notify import Topic
 from routine.tools.registry import TOOLS, declared
 
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
@@ -158,6 +159,21 @@ CONFIG = {
             textfile=key("node_exporter's textfile, rewritten after each run; false: not written. "
                          "Default: metrics/routine.prom in the state folder",
                          {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]}),
+        ),
+        "notify": section(
+            "messages to your phone or mail when something needs you (Apprise URLs: ntfy, Gotify, Matrix, "
+            "email, Telegram, a JSON webhook…); `routine notify test` sends one",
+            urls=key("where messages go, e.g. ntfy://ntfy.lan/routine or json://box.lan:8080/hook",
+                     {"type": "array", "items": {"type": "string", "minLength": 3}}, default=[]),
+            on=key("what is sent: alerts (one message per cause, and when it resolves), proposals waiting, "
+                   "tasks assigned to a person, ready (the notes of the blocks in `ready`)",
+                   {"type": "array", "items": {"enum": [t.value for t in Topic]}, "uniqueItems": True},
+                   default=[t.value for t in Topic]),
+            ready=key("blocks whose note, once written, is sent with its first lines (e.g. [morning])",
+                      {"type": "array", "items": {"type": "string", "minLength": 1}}, default=[]),
+            quiet_hours=key("HH:MM-HH:MM in your time zone when nothing is sent; held messages go out after; "
+                            "empty: never quiet", {"type": "string", "pattern": r"^(\d{2}:\d{2}\s*-\s*\d{2}:\d{2})?$"},
+                            default=""),
         ),
         "holiday": key("days on which nothing scheduled runs (triggers wait too): a date, or first..last; "
                        "`routine pause` pauses for a while without editing this",

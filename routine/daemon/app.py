@@ -33,6 +33,7 @@ from routine.daemon.components import Component, Components, if_there
 from routine.daemon.gate import WriteGate
 from routine.daemon.live import Live
 from routine.daemon.missed import alert_missed, record_missed
+from routine.daemon.ready import ready
 from routine.daemon.monitor import Monitor
 from routine.daemon.notify import Notifier, Watchdog
 from routine.journal.status import succeeded
@@ -376,6 +377,7 @@ class Daemon:
                 journal.close()
         if not self.abandon.is_set():
             self.slots.set(block_id, slot.key, "done" if succeeded(outcome.status) else "failed", run_id=outcome.run_id)
+            ready(self.live.config, block_id, slot.key, outcome, self.clock())
             if not succeeded(outcome.status):
                 self.recovery.failed(block_id, slot, outcome, trigger)
 

@@ -18,9 +18,11 @@ from routine import runcontext, sysmetrics
 from routine.alerts import raise_alert
 from routine.causes import cause_of
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, WriteSpec
+from routine.config.notify import Topic
 from routine.config.sandbox import with_assignments
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, new_run_id
+from routine.notifications import Message, notify
 from routine.runner import context, prompt
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
 from routine.templating import date_vars, render
@@ -265,6 +267,12 @@ class Runner:
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit,
                                      **({"fallback_attempts": answer.attempts} if answer.attempts else {})})
         self.on_event(Wrote(run_id, result.rel, result.outcome, result.message))
+        if result.proposal_rel:
+            notify(self.config, Message(Topic.PROPOSALS, f"proposal:{result.proposal_rel}",
+                                        f"{agent.name} proposes a change to {result.rel}",
+                                        f"Waiting for you: {result.proposal_rel}. Approve it in Obsidian "
+                                        f"(approved: true) or `routine approve`."), now,
+                   self.journal.path if self.journal else None)
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
 
