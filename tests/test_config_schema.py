@@ -188,6 +188,7 @@ LOADED = {
        ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard", "chats")},
     ("libraries", "*", "tools"): (lambda c: c.libraries["shared"].tools, tuple),
     ("holiday",): (lambda c: c.holiday, tuple),
+    ("calendars",): (lambda c: c.calendars, tuple),
     ("notify", "urls"): (lambda c: c.notify.urls, tuple),
     ("notify", "on"): (lambda c: c.notify.on, lambda v: frozenset(Topic(t) for t in v)),
     ("notify", "ready"): (lambda c: c.notify.ready, tuple),
@@ -200,7 +201,7 @@ LOADED = {
 NO_DEFAULT = {("vault",), ("timezone",), ("models",), ("models", "*", "model"), ("models", "*", "api_base"),
               ("models", "*", "deployments", "[]", "model"), ("models", "*", "deployments", "[]", "api_base"),
               ("models", "*", "deployments", "[]", "api_key_env"), ("metrics", "textfile"), ("libraries",),
-              ("libraries", "*", "path")}
+              ("libraries", "*", "path"), ("calendars", "[]", "source"), ("calendars", "[]", "name")}
 
 
 def test_every_key_has_a_default_or_says_why_not():

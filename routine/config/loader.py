@@ -11,6 +11,7 @@ from typing import cast
 
 from routine import paths
 from routine.config.notify import NotifySettings, Topic, quiet_hours
+from routine.config.calendars import CalendarSource
 from routine.config.model import (
     AgentSpec,
     Config,
@@ -67,6 +68,13 @@ def _as_written(data: object) -> None:
         notify["on"] = notify.pop(True)
 
 
+def _calendar(entry: str | dict) -> CalendarSource:
+    spec = {"source": entry} if isinstance(entry, str) else entry
+    source = spec["source"]
+    default = source.rstrip("/").rsplit("/", 1)[-1].removesuffix(".ics") or source
+    return CalendarSource(name=spec.get("name") or default, source=source)
+
+
 def _holiday(entry: str) -> tuple[date, date]:
     """A `holiday:` entry (the schema checked its form, the loader its dates) as (first, last)."""
     first, _, last = (part.strip() for part in entry.partition(".."))
@@ -105,6 +113,7 @@ def _build_config(path: Path, raw: dict) -> Config:
         memory=_memory_settings(path, memory),
         libraries=_libraries(path, data.get("libraries") or {}),
         holiday=tuple(_holiday(d) for d in data["holiday"]),
+        calendars=tuple(_calendar(c) for c in data["calendars"]),
         notify=NotifySettings(urls=tuple(data["notify"]["urls"]), on=frozenset(Topic(t) for t in data["notify"]["on"]),
                               ready=tuple(data["notify"]["ready"]), quiet=quiet_hours(data["notify"]["quiet_hours"])),
     )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
+from routine.config.calendars import CalendarSource
 from routine.config.notify import NotifySettings
 from routine.config.schema import AGENT, ALIAS, STEP, defaults
 from routine.durations import parse_duration
@@ -179,6 +180,7 @@ class Config:
     libraries: dict[str, LibrarySource]
     holiday: tuple[tuple[date, date], ...] = ()  # `holiday:` as (first, last) days; see schedule.pause
     notify: NotifySettings = NotifySettings()  # `notify:`; see routine.notifications
+    calendars: tuple[CalendarSource, ...] = ()  # `calendars:`; see routine.agenda
 
     @property
     def ollama_hosts(self) -> list[str]:

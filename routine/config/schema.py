@@ -160,6 +160,15 @@ CONFIG = {
                          "Default: metrics/routine.prom in the state folder",
                          {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]}),
         ),
+        "calendars": key(
+            "your calendars, read-only: .ics files (relative to this file) or http(s) URLs on your LAN; a step "
+            "reads them with the input `calendar: today` (or tomorrow, this_week)",
+            {"type": "array", "items": {"oneOf": [
+                {"type": "string", "minLength": 1},
+                {"type": "object", "additionalProperties": False, "required": ["source"], "properties": {
+                    "source": key("the .ics file or URL", {"type": "string", "minLength": 1}),
+                    "name": key("how steps see it named (default: the file's name)", {"type": "string", "minLength": 1}),
+                }}]}}, default=[]),
         "notify": section(
             "messages to your phone or mail when something needs you (Apprise URLs: ntfy, Gotify, Matrix, "
             "email, Telegram, a JSON webhook…); `routine notify test` sends one",

@@ -10,11 +10,12 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 from zoneinfo import ZoneInfo
 
-from routine import runcontext, sysmetrics
+from routine import agenda, runcontext, sysmetrics
 from routine.alerts import raise_alert
 from routine.causes import cause_of
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, WriteSpec
@@ -197,6 +198,10 @@ class Runner:
             runcontext.beat()
         return outcome
 
+    def _calendar_report(self, now: datetime, span: str) -> str:
+        """The person's calendars for an input `calendar: SPAN`, on the run's own day."""
+        return agenda.report(self.config, agenda.Span(span), now.astimezone(ZoneInfo(self.config.zone_name())))
+
     def _step(self, req: StepRequest, run_id: str | None, now: datetime, dry_run: bool, stream: bool) -> StepOutcome:
         agent = req.agent
         alias = self.config.models[agent.model]
@@ -225,7 +230,8 @@ class Runner:
                                         req.search.k, self.memory, self._indexing)
             gathered = context.gather(self.config.vault, agent, req.inputs, variables, where, search,
                                       target=context.Target(dest, target.section),
-                                      prior=req.prior, journal_report=self._journal_report)
+                                      prior=req.prior, journal_report=self._journal_report,
+                                      calendar_report=partial(self._calendar_report, req.as_of or now))
             if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
                 from routine.graph.context import graph_items
 

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from routine.config.calendars import INPUT_PREFIX as CALENDAR, Span
 from routine.config.checks import sample_error, sample_path
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
 from routine.config.schema import BLOCK, STEP, SCHEDULE, TRIGGER, with_defaults
@@ -236,6 +237,11 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
         if not isinstance(item, str):
             continue
         _check_template(doc, here + ("inputs", j), item, earlier, problems)
+        if item.startswith(CALENDAR):
+            if Span.named(item.removeprefix(CALENDAR)) is None:
+                problems.append(doc.problem(here + ("inputs", j), f"{item!r} is not a span of days; write "
+                                                                  f"`calendar: DAYS`, DAYS one of: {Span.choices()}."))
+            continue
         if "steps." not in item and not any(c in item for c in "*?[") and not item.startswith("journal:"):
             rel = sample_path(_input_path(item))
             if rel is not None and not _in_scope(agent.reads, rel):
