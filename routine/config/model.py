@@ -8,6 +8,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from routine.config.calendars import CalendarSource
+from routine.config.conditions import Condition
 from routine.config.notify import NotifySettings
 from routine.config.schema import AGENT, ALIAS, STEP, defaults
 from routine.durations import parse_duration
@@ -251,3 +252,4 @@ class StepSpec:
     search: SearchSpec | None = None
     write: WriteSpec | None = None
     graph: GraphSpec | None = None
+    when: Condition | None = None  # a conditional handoff (routine.config.conditions)

@@ -295,6 +295,22 @@ STEP: dict = {
                                  "description": "how many of the best-matching passages to give the step"}},
         },
         "write": WRITE_TARGET,
+        # A conditional handoff (routine/config/conditions.py): run only when an earlier step's
+        # verdict (its `VERDICT: …` line) is one of these, or its output contains a text; `else:`
+        # names the later step that runs instead.
+        "when": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["step"],
+            "oneOf": [{"required": ["verdict"]}, {"required": ["contains"]}],
+            "properties": {
+                "step": {"type": "string", "minLength": 1},
+                "verdict": {"anyOf": [{"type": "string", "minLength": 1},
+                                      {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}]},
+                "contains": {"type": "string", "minLength": 1},
+                "else": {"type": "string", "minLength": 1},
+            },
+        },
         # issue 15: the knowledge graph's typed links around a note, in the step's context
         "graph": {
             "type": "object",
