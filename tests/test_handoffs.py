@@ -35,7 +35,7 @@ def test_the_critics_verdict_picks_the_branch_and_both_are_journaled(initialised
     assert steps["research"][0] == "ok" and steps["critic"][0] == "ok", steps
     assert steps[ran][0] in ("ok", "proposal"), (done.stdout, done.stderr, steps)
     assert steps[skipped][0] == "skipped"
-    assert f"verdict is 'ok'" in steps[skipped][1] or "the other branch ran" in steps[skipped][1]
+    assert "verdict is 'ok'" in steps[skipped][1] or "the other branch ran" in steps[skipped][1]
     assert f"it was '{verdict}'" in (steps[ran][2] or "")  # the branch taken, with what the Critic said
     before_building = (home.vault / "Daily").glob("*.md")
     wrote_synthesis = any("Before Building" in p.read_text() for p in before_building)
