@@ -20,7 +20,9 @@ from datetime import datetime
 from pathlib import Path
 
 from routine.config.model import Config
+from routine.config.notify import Topic
 from routine.errors import NoteExists
+from routine.notifications import Message, notify
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +41,16 @@ def raise_alert(config: Config, now: datetime, title: str, message: str, fix: st
             if existing is not None:
                 _count_in(config, existing, now, run_id, affected or agent)
                 return existing
-        return _create(config, now, title, message, fix, run_id, agent, cause, affected or agent)
+        rel = _create(config, now, title, message, fix, run_id, agent, cause, affected or agent)
     except OSError as exc:  # an alert must never turn one failure into two
         log.error("could not write the alert %r: %s", title, exc)
-        return None
+        rel = None
+    body = f"{message}\nFix: {fix}" if fix else message
+    # Unwritten (the vault is away, a disk is full): the phone is then the only place the person can learn it, once a day.
+    key = f"alert:{rel}" if rel else f"alert:{cause or title}:{now:%Y-%m-%d}"
+    notify(config, Message(Topic.ALERTS, key, title, f"{body}\n({rel or 'no alert note: the vault is unavailable'})"),
+           now)
+    return rel
 
 
 def resolve_alerts(config: Config, now: datetime, cause_prefix: str, why: str) -> list[str]:
@@ -64,7 +72,14 @@ def resolve_alerts(config: Config, now: datetime, cause_prefix: str, why: str) -
             continue
         log.info("alert resolved: %s (%s)", rel, why)
         resolved.append(rel)
+        notify(config, Message(Topic.ALERTS, f"resolved:{rel}", f"Resolved: {_named(rel)}",
+                               f"{why}\n({rel})"), now)
     return resolved
+
+
+def _named(rel: str) -> str:
+    """An alert note's title: its name without the date and time it was raised."""
+    return re.sub(r"^\d{4}-\d{2}-\d{2} \d{4} ", "", Path(rel).stem)
 
 
 def open_alert_for(config: Config, cause: str) -> str | None:

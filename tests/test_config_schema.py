@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from routine.config.notify import Topic
 from routine.config.schema import CONFIG, LIBRARY_TOOLS
 from routine.durations import parse_duration
 
@@ -78,7 +79,7 @@ class Shown:
     item: bool = False  # begins a list item (`- key: value`)
 
 
-SETTING = re.compile(r"^(?P<lead> *)(?P<hash># ?)?(?P<indent> *)(?P<dash>- )?(?P<key>[a-z_][a-z0-9_]*):(?: +(?P<rest>.*))?$")
+SETTING = re.compile(r'^(?P<lead> *)(?P<hash># ?)?(?P<indent> *)(?P<dash>- )?"?(?P<key>[a-z_][a-z0-9_]*)"?:(?: +(?P<rest>.*))?$')
 
 
 def example_keys(text: str) -> list[Shown]:
@@ -137,8 +138,9 @@ def test_the_example_shows_the_schemas_defaults():
 def test_the_example_is_valid_with_every_key_uncommented():
     import jsonschema
 
-    lines = [" " * (2 * len(s.path) - 4) + "- " + f"{s.path[-1]}: {s.value or ''}" if s.item
-             else " " * (2 * len(s.path) - 2) + f"{s.path[-1]}: {s.value or ''}" for s in SHOWN]
+    # Keys quoted, as YAML 1.1 would read `on:` as true.
+    lines = [" " * (2 * len(s.path) - 4) + "- " + f'"{s.path[-1]}": {s.value or ""}' if s.item
+             else " " * (2 * len(s.path) - 2) + f'"{s.path[-1]}": {s.value or ""}' for s in SHOWN]
     doc = yaml.safe_load("\n".join(lines))
     errors = [e.message for e in jsonschema.Draft202012Validator(CONFIG).iter_errors(doc)]
     assert not errors, errors
@@ -186,6 +188,12 @@ LOADED = {
     **{("layout", k): (lambda c, k=k: getattr(c.layout, k), str) for k in
        ("daily", "weekly", "drafts", "alerts", "archive", "agents", "dashboard", "chats")},
     ("libraries", "*", "tools"): (lambda c: c.libraries["shared"].tools, tuple),
+    ("holiday",): (lambda c: c.holiday, tuple),
+    ("calendars",): (lambda c: c.calendars, tuple),
+    ("notify", "urls"): (lambda c: c.notify.urls, tuple),
+    ("notify", "on"): (lambda c: c.notify.on, lambda v: frozenset(Topic(t) for t in v)),
+    ("notify", "ready"): (lambda c: c.notify.ready, tuple),
+    ("notify", "quiet_hours"): (lambda c: c.notify.quiet, lambda v: None),
     ("memory", "embedding_model"): (lambda c: c.memory.embedding_model, str),
     ("memory", "unload_after"): (lambda c: c.memory.unload_after, float),
     ("memory", "chunk_chars"): (lambda c: c.memory.chunk_chars, int),
@@ -194,7 +202,7 @@ LOADED = {
 NO_DEFAULT = {("vault",), ("timezone",), ("models",), ("models", "*", "model"), ("models", "*", "api_base"),
               ("models", "*", "deployments", "[]", "model"), ("models", "*", "deployments", "[]", "api_base"),
               ("models", "*", "deployments", "[]", "api_key_env"), ("metrics", "textfile"), ("libraries",),
-              ("libraries", "*", "path")}
+              ("libraries", "*", "path"), ("calendars", "[]", "source"), ("calendars", "[]", "name")}
 
 
 def test_every_key_has_a_default_or_says_why_not():

@@ -28,6 +28,7 @@ FULL = {
     "dashboard": {"path": "Routine/Dashboard.md", "checked": "2026-11-22T07:00:00.123+00:00", "updated": None},
     "metrics_textfile": "/var/lib/node_exporter/routine.prom",
     "vault_watch": {"mode": "reconcile only", "problem": "the inotify watch limit is reached"},
+    "paused": ["everything until Sun 27 Dec 2026 08:00"],
 }
 
 

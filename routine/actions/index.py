@@ -41,6 +41,9 @@ def summary(stats: dict) -> str:
     what = ", ".join(parts) if parts else "nothing changed"
     line = (f"Search index: {stats['notes']} notes, {stats['chunks']} chunks ({what}; "
             f"{stats['embedded']} chunks embedded, {stats['seconds']:.1f} s).")
+    if stats.get("no_text"):
+        line += ("\nPDFs with no text layer (scans; found by their names only): "
+                 + ", ".join(stats["no_text"][:10]) + (" …" if len(stats["no_text"]) > 10 else ""))
     if stats.get("rebuilt") and stats["rebuilt"] not in ("missing", "rebuild asked for"):
         line += f"\nIt was rebuilt from the vault: the index {stats['rebuilt']}."
     return line

@@ -36,6 +36,8 @@ def _print(status: DaemonStatus) -> None:
         line += f" (pid {status.pid}, up {_human(status.uptime_s or 0)}, routine {status.version}"
         line += f" {status.commit})" if status.commit else ")"
     print(line)
+    for line in status.paused:
+        print(f"paused: {line} (`routine resume` ends it)")
     health = status.health
     if health is not None:
         said = {"ok": "ok", "degraded": "DEGRADED", "unhealthy": "NOT OK"}[health.state.value]
@@ -99,7 +101,7 @@ def _offline(args) -> DaemonStatus:
     try:
         from routine.actions.schedule import upcoming
         from routine.config.loader import load_agents, load_config
-        from routine.daemon.status import open_alerts, resident_models
+        from routine.daemon.status import open_alerts, paused_now, resident_models
         from routine.daemon.status_record import NextFire
         from routine.schedule.loader import load_schedules
 
@@ -107,7 +109,7 @@ def _offline(args) -> DaemonStatus:
         agents, _ = load_agents(config)
         fires = tuple(NextFire(r["block"], r["at"], tuple(r["agents"]))
                       for r in upcoming(config, load_schedules(config, agents), 8))
-        status = replace(status, next_fires=fires, open_alerts=open_alerts(config))
+        status = replace(status, next_fires=fires, open_alerts=open_alerts(config), paused=paused_now(config))
         resident, error = resident_models(config)
         return replace(status, resident_models=resident, models_error=error)
     except Exception as exc:  # status must work even when the config is broken

@@ -23,6 +23,9 @@ COMMANDS = {
     "run": ("run", "the daemon, in the foreground (what systemd starts)"),
     "status": ("status", "daemon state, queue, next fires, recent runs, open alerts"),
     "fire": ("fire", "run one agent (or schedule block) now and print where it wrote"),
+    "pause": ("pause", "hold the schedule (or some blocks) until a date, for a while, or until `routine resume`"),
+    "resume": ("pause", "end a pause (every pause, or the blocks named)"),
+    "notify": ("notify", "notifications outside the vault: `notify test` sends one, `notify list` shows the last"),
     "schedule": ("schedule", "the schedule: blocks, their next fire times, validation"),
     "runs": ("runs", "run history: prompts, sources, output, timings, tokens, errors"),
     "approve": ("approve", "approve (or --reject) a proposal in Drafts/; without NOTE, list those waiting"),
@@ -83,6 +86,16 @@ def main(argv: list[str] | None = None) -> int:
         # `routine runs list | head`: the reader left; end quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    finally:
+        _send_notifications()
+
+
+def _send_notifications() -> None:
+    """Messages the command queued (an alert, a proposal) go out before it exits: Apprise cannot
+    send once the interpreter is shutting down. Nothing to wait for when none were queued."""
+    sent = sys.modules.get("routine.notifications")
+    if sent is not None:
+        sent.flush()
 
 
 def _setup_logging(debug: bool, one_shot: bool) -> None:

@@ -69,6 +69,27 @@ def run(p: argparse.ArgumentParser) -> None:
     pass
 
 
+def pause(p: argparse.ArgumentParser) -> None:
+    p.add_argument("blocks", nargs="*", metavar="BLOCK", help="blocks (or triggers) to pause; none: everything")
+    p.add_argument("--until", metavar="DATE|DURATION", help="when the pause ends: 2026-12-27, 2026-12-27T08:00, "
+                   "3d, 12h (default: until `routine resume`)")
+    _json(p, parent=True)
+
+
+def notify(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="notify_command", metavar="test|list")
+    _json(sub.add_parser("test", help="send a test message to every `notify.urls` and say what each answered"))
+    ls = sub.add_parser("list", help="the last messages: sent, held for quiet hours, failed; with counts")
+    ls.add_argument("--limit", type=_limit, default=20, help="how many (default 20)")
+    _json(ls)
+    _json(p, parent=True)
+
+
+def resume(p: argparse.ArgumentParser) -> None:
+    p.add_argument("blocks", nargs="*", metavar="BLOCK", help="blocks to resume; none: every pause")
+    _json(p, parent=True)
+
+
 def status(p: argparse.ArgumentParser) -> None:
     _json(p, parent=True)
 

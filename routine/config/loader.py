@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import cast
 
 from routine import paths
+from routine.config.notify import NotifySettings, Topic, quiet_hours
+from routine.config.calendars import CalendarSource
 from routine.config.model import (
     AgentSpec,
     Config,
@@ -39,6 +42,7 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
         doc = load_yaml(path)
     except YamlSyntaxError as exc:
         raise ConfigError([exc.problem]) from None
+    _as_written(doc.data)
     problems = schema_problems(doc, CONFIG)
     # Checked on the raw data, so a schema problem elsewhere does not hide them: all at once.
     problems += _reference_problems(doc, doc.data if isinstance(doc.data, dict) else {})
@@ -49,6 +53,33 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
     if problems:
         raise ConfigError(problems)
     return config
+
+
+def _as_written(data: object) -> None:
+    """What YAML 1.1 reads otherwise than a person meant: `holiday: [2026-12-24]` as dates (the
+    schema takes the text) and `notify: {on: …}`'s key as true."""
+    if not isinstance(data, dict):
+        return
+    holiday = data.get("holiday")
+    if isinstance(holiday, list):
+        holiday[:] = [d.isoformat() if isinstance(d, date) else d for d in holiday]
+    notify = data.get("notify")
+    if isinstance(notify, dict) and True in notify and "on" not in notify:
+        notify["on"] = notify.pop(True)
+
+
+def _calendar(entry: str | dict) -> CalendarSource:
+    spec = {"source": entry} if isinstance(entry, str) else entry
+    source = spec["source"]
+    default = source.rstrip("/").rsplit("/", 1)[-1].removesuffix(".ics") or source
+    return CalendarSource(name=spec.get("name") or default, source=source)
+
+
+def _holiday(entry: str) -> tuple[date, date]:
+    """A `holiday:` entry (the schema checked its form, the loader its dates) as (first, last)."""
+    first, _, last = (part.strip() for part in entry.partition(".."))
+    a, b = date.fromisoformat(first), date.fromisoformat(last or first)
+    return (a, b) if a <= b else (b, a)
 
 
 def _build_config(path: Path, raw: dict) -> Config:
@@ -82,6 +113,10 @@ def _build_config(path: Path, raw: dict) -> Config:
         metrics_textfile=_metrics_textfile(path, data["metrics"].get("textfile")),
         memory=_memory_settings(path, memory),
         libraries=_libraries(path, data.get("libraries") or {}),
+        holiday=tuple(_holiday(d) for d in data["holiday"]),
+        calendars=tuple(_calendar(c) for c in data["calendars"]),
+        notify=NotifySettings(urls=tuple(data["notify"]["urls"]), on=frozenset(Topic(t) for t in data["notify"]["on"]),
+                              ready=tuple(data["notify"]["ready"]), quiet=quiet_hours(data["notify"]["quiet_hours"])),
     )
 
 
@@ -169,6 +204,19 @@ def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
             if isinstance(fb, str) and fb not in models:
                 problems.append(doc.problem(("models", name, "fallbacks"),
                                             f"fallback {fb!r} is not a model alias defined under 'models'."))
+    quiet = (data.get("notify") or {}).get("quiet_hours") if isinstance(data.get("notify"), dict) else None
+    try:
+        quiet_hours(quiet) if isinstance(quiet, str) else None
+    except ValueError:
+        problems.append(doc.problem(("notify", "quiet_hours"), f"{quiet!r} is not two times of day; write e.g. "
+                                                                  "22:00-07:00."))
+    holiday = data.get("holiday")
+    for i, entry in enumerate(holiday if isinstance(holiday, list) else ()):
+        try:
+            _holiday(entry) if isinstance(entry, str) else None
+        except ValueError:
+            problems.append(doc.problem(("holiday", i), f"{entry!r} is not a real date; write e.g. 2026-12-24 "
+                                                        "or 2026-12-24..2026-12-26."))
     zone = data.get("timezone")
     if isinstance(zone, str) and zone and not valid_timezone(zone):
         problems.append(doc.problem(("timezone",), f"unknown time zone {zone!r}; write an IANA name such as Europe/Berlin."))

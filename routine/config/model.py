@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 
+from routine.config.calendars import CalendarSource
+from routine.config.conditions import Condition
+from routine.config.notify import NotifySettings
 from routine.config.schema import AGENT, ALIAS, STEP, defaults
 from routine.durations import parse_duration
 
@@ -177,6 +180,9 @@ class Config:
     metrics_textfile: Path | None  # node_exporter textfile; None: not written
     memory: MemorySettings
     libraries: dict[str, LibrarySource]
+    holiday: tuple[tuple[date, date], ...] = ()  # `holiday:` as (first, last) days; see schedule.pause
+    notify: NotifySettings = NotifySettings()  # `notify:`; see routine.notifications
+    calendars: tuple[CalendarSource, ...] = ()  # `calendars:`; see routine.agenda
 
     @property
     def ollama_hosts(self) -> list[str]:
@@ -250,3 +256,4 @@ class StepSpec:
     search: SearchSpec | None = None
     write: WriteSpec | None = None
     graph: GraphSpec | None = None
+    when: Condition | None = None  # a conditional handoff (routine.config.conditions)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 
+from routine.config.notify import Topic
 from routine.tools.registry import TOOLS, declared
 
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
@@ -164,6 +165,35 @@ CONFIG = {
                          "Default: metrics/routine.prom in the state folder",
                          {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]}),
         ),
+        "calendars": key(
+            "your calendars, read-only: .ics files (relative to this file) or http(s) URLs on your LAN; a step "
+            "reads them with the input `calendar: today` (or tomorrow, this_week)",
+            {"type": "array", "items": {"oneOf": [
+                {"type": "string", "minLength": 1},
+                {"type": "object", "additionalProperties": False, "required": ["source"], "properties": {
+                    "source": key("the .ics file or URL", {"type": "string", "minLength": 1}),
+                    "name": key("how steps see it named (default: the file's name)", {"type": "string", "minLength": 1}),
+                }}]}}, default=[]),
+        "notify": section(
+            "messages to your phone or mail when something needs you (Apprise URLs: ntfy, Gotify, Matrix, "
+            "email, Telegram, a JSON webhook…); `routine notify test` sends one",
+            urls=key("where messages go, e.g. ntfy://ntfy.lan/routine or json://box.lan:8080/hook",
+                     {"type": "array", "items": {"type": "string", "minLength": 3}}, default=[]),
+            on=key("what is sent: alerts (one message per cause, and when it resolves), proposals waiting, "
+                   "tasks assigned to a person, ready (the notes of the blocks in `ready`)",
+                   {"type": "array", "items": {"enum": [t.value for t in Topic]}, "uniqueItems": True},
+                   default=[t.value for t in Topic]),
+            ready=key("blocks whose note, once written, is sent with its first lines (e.g. [morning])",
+                      {"type": "array", "items": {"type": "string", "minLength": 1}}, default=[]),
+            quiet_hours=key("HH:MM-HH:MM in your time zone when nothing is sent; held messages go out after; "
+                            "empty: never quiet", {"type": "string", "pattern": r"^(\d{2}:\d{2}\s*-\s*\d{2}:\d{2})?$"},
+                            default=""),
+        ),
+        "holiday": key("days on which nothing scheduled runs (triggers wait too): a date, or first..last; "
+                       "`routine pause` pauses for a while without editing this",
+                       {"type": "array", "items": {"type": "string",
+                                                   "pattern": r"^\d{4}-\d{2}-\d{2}(\s*\.\.\s*\d{4}-\d{2}-\d{2})?$"}},
+                       default=[]),
         "libraries": key(
             "agent libraries by name: a folder (a synced or git folder a team shares), or {path, tools}; "
             "the shipped library `general` is always there",
@@ -270,6 +300,22 @@ STEP: dict = {
                                  "description": "how many of the best-matching passages to give the step"}},
         },
         "write": WRITE_TARGET,
+        # A conditional handoff (routine/config/conditions.py): run only when an earlier step's
+        # verdict (its `VERDICT: …` line) is one of these, or its output contains a text; `else:`
+        # names the later step that runs instead.
+        "when": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["step"],
+            "oneOf": [{"required": ["verdict"]}, {"required": ["contains"]}],
+            "properties": {
+                "step": {"type": "string", "minLength": 1},
+                "verdict": {"anyOf": [{"type": "string", "minLength": 1},
+                                      {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}]},
+                "contains": {"type": "string", "minLength": 1},
+                "else": {"type": "string", "minLength": 1},
+            },
+        },
         # issue 15: the knowledge graph's typed links around a note, in the step's context
         "graph": {
             "type": "object",

@@ -96,6 +96,26 @@ class _TooBig(Exception):
     pass
 
 
+def _bad_date_line(node) -> int | None:
+    """The 1-based line of the first scalar tagged a timestamp that does not construct."""
+    import datetime
+
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, yaml.ScalarNode):
+            if current.tag.endswith(":timestamp"):
+                try:
+                    datetime.date.fromisoformat(current.value[:10])
+                except ValueError:
+                    return current.start_mark.line + 1
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(reversed(current.value))
+        elif isinstance(current, yaml.MappingNode):
+            stack.extend(v for pair in reversed(current.value) for v in reversed(pair))
+    return None
+
+
 def parse_yaml(text: str, file: str, line_offset: int = 0) -> LocatedYaml:
     """Parse YAML text. A syntax error raises ``YamlSyntaxError`` carrying a located Problem."""
     try:
@@ -117,6 +137,10 @@ def parse_yaml(text: str, file: str, line_offset: int = 0) -> LocatedYaml:
         raise YamlSyntaxError(Problem(file, line, "", f"YAML syntax error: {what}.")) from None
     except RecursionError:
         raise YamlSyntaxError(Problem(file, 1 + line_offset, "", "refused: the YAML is nested too deeply.")) from None
+    except ValueError as exc:  # a scalar YAML reads as a date that is none (2026-13-40)
+        line = _bad_date_line(node) if node is not None else None
+        raise YamlSyntaxError(Problem(file, line + line_offset if line else None, "",
+                                      f"{exc} in a date; write a real date (2026-12-24), or quote the text.")) from None
     lines: dict = {}
     if node is not None:
         _index(node, (), lines, file, line_offset)

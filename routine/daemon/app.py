@@ -33,6 +33,7 @@ from routine.daemon.components import Component, Components, if_there
 from routine.daemon.gate import WriteGate
 from routine.daemon.live import Live
 from routine.daemon.missed import alert_missed, record_missed
+from routine.daemon.ready import ready
 from routine.daemon.monitor import Monitor
 from routine.daemon.notify import Notifier, Watchdog
 from routine.journal.status import succeeded
@@ -44,6 +45,7 @@ from routine.daemon.work import Work, WorkQueue
 from routine.errors import RoutineError
 from routine.journal import Journal
 from routine.journal.slots import Slots
+from routine.schedule import pause
 
 if TYPE_CHECKING:
     from routine.daemon.control import ControlServer
@@ -332,8 +334,11 @@ class Daemon:
 
     def _owe(self, block, now: datetime) -> None:
         absent = self.recovery.absent_reason(block.id)
+        held = pause.holder(self.state_dir, self.live.config.holiday, block.id, ZoneInfo(self.zone_name()))
         owed = due.owed(block, self.slots, now, ZoneInfo(self.zone_name()),
-                        **({"absent": absent} if absent else {}))
+                        **({"absent": absent} if absent else {}), paused=held)
+        for slot in owed.paused:
+            record_missed(self.journal, self.slots, block, slot, paused=True)
         for slot in owed.missed:
             record_missed(self.journal, self.slots, block, slot)
         if owed.missed:
@@ -372,6 +377,7 @@ class Daemon:
                 journal.close()
         if not self.abandon.is_set():
             self.slots.set(block_id, slot.key, "done" if succeeded(outcome.status) else "failed", run_id=outcome.run_id)
+            ready(self.live.config, block_id, slot.key, outcome, self.clock())
             if not succeeded(outcome.status):
                 self.recovery.failed(block_id, slot, outcome, trigger)
 

@@ -76,6 +76,8 @@ _LISTED = (RunStatus.MISSED, RunStatus.SKIPPED, RunStatus.INTERRUPTED)  # block 
 
 def render(snap: DaemonStatus, vault: Path, tz: tzinfo | None, as_of: datetime | None = None) -> str:
     lines: list[str] = [_headline(snap, tz, as_of), ""]
+    if snap.paused:
+        lines += ["> [!warning] Paused", *(f"> - {line}" for line in snap.paused), "> `routine resume` ends it.", ""]
 
     lines += ["## Next", ""]
     fires = snap.next_fires[:NEXT_FIRES]

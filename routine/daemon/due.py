@@ -10,7 +10,8 @@ Pure functions of (block, slot records, now): tested with an injected clock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
@@ -38,6 +39,7 @@ class Owed:
     run: list[Slot]
     missed: list[Slot]  # recorded as missed (or skipped), with the reason
     not_recorded: int = 0  # missed slots beyond MAX_MISSED_ROWS, counted in one line
+    paused: list[Slot] = field(default_factory=list)  # recorded as skipped: paused (no alert)
 
 
 def key_to_time(key: str) -> datetime:
@@ -45,8 +47,10 @@ def key_to_time(key: str) -> datetime:
 
 
 def owed(block: Block, slots: Slots, now: datetime, default_tz: ZoneInfo,
-         absent: str = "the daemon was not running") -> Owed:
-    """``absent``: why slots went unrecorded (said in each missed row's reason)."""
+         absent: str = "the daemon was not running", paused: Callable[[datetime], str | None] | None = None) -> Owed:
+    """``absent``: why slots went unrecorded (said in each missed row's reason). ``paused``: why a
+    slot at that time is held (``schedule.pause.reason``), or None; a held slot, on time or not,
+    moves to ``Owed.paused`` with that reason."""
     tz = ZoneInfo(block.timezone) if block.timezone else default_tz
     last = slots.last_slot(block.id)
     since = key_to_time(last) if last else datetime.fromisoformat(slots.seen_since(block.id, now))
@@ -68,7 +72,22 @@ def owed(block: Block, slots: Slots, now: datetime, default_tz: ZoneInfo,
     for at, why in older[-MAX_MISSED_ROWS:]:
         result.missed.append(Slot(block.id, at, slot_key(at), _miss_reason(block, at, now, why, bool(result.run), absent)))
     result.not_recorded = max(0, len(older) - MAX_MISSED_ROWS)
-    return result
+    return _held(result, paused) if paused else result
+
+
+def _held(result: Owed, paused: Callable[[datetime], str | None]) -> Owed:
+    """Slots a pause or a holiday holds are neither run nor missed: skipped, with the reason."""
+    kept: dict[str, list[Slot]] = {"run": [], "missed": []}
+    held = []
+    for name, slots in (("run", result.run), ("missed", result.missed)):
+        for slot in slots:
+            why = paused(slot.at)
+            if why:
+                held.append(Slot(slot.block, slot.at, slot.key, why))
+            else:
+                kept[name].append(slot)
+    held.sort(key=lambda slot: slot.at)
+    return Owed(run=kept["run"], missed=kept["missed"], not_recorded=result.not_recorded, paused=held)
 
 
 def _miss_reason(block: Block, at: datetime, now: datetime, why: str, later_runs: bool, absent: str) -> str:

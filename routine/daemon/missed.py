@@ -17,8 +17,9 @@ from routine.schedule.model import Block
 log = logging.getLogger("routine.daemon")
 
 
-def record_missed(journal: Journal, slots: Slots, block: Block, slot: due.Slot) -> None:
-    state = "skipped" if block.missed == "skip" else "missed"
+def record_missed(journal: Journal, slots: Slots, block: Block, slot: due.Slot, paused: bool = False) -> None:
+    """A slot that will not run, journaled: ``skipped`` when paused or the block skips, else ``missed``."""
+    state = "skipped" if paused or block.missed == "skip" else "missed"
     run_id = journal.record(agent=None, trigger="schedule", status=state, error=slot.reason,
                             kind="block", block=block.id, slot=slot.key)
     slots.set(block.id, slot.key, state, run_id=run_id, reason=slot.reason)

@@ -2,7 +2,8 @@
 
 - a project's home note changed: reload, so its cadence (digest, review blocks) follows the
   edit like any schedule, and the manager reacts to the change (`cadence: {react: off}` stops it);
-- a task was assigned to an agent: the agent picks it up (``projects.pickup``);
+- a task was assigned to an agent: the agent picks it up (``projects.pickup``); to a person: they
+  are told once (``daemon.person_tasks``, when `notify:` is set);
 - an artifact that passed QA was edited: it goes back to `qa: needed`.
 
 At start-up, tasks assigned while the daemon was down and tasks a stop interrupted are picked up.
@@ -17,6 +18,7 @@ import threading
 import time
 from functools import partial
 
+from routine.daemon.person_tasks import tell_people
 from routine.daemon.work import Work
 from routine.projects.model import (
     PROJECTS,
@@ -55,6 +57,7 @@ class ProjectEvents:
         if change.kind == "deleted" or folder is None:
             return
         self._stale_qa(rel)
+        tell_people(self.daemon.live.config, rel, self.daemon.clock())
         self._submit_pending(folder)
         if home:
             self._react(folder, rel, change.kind)

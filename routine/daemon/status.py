@@ -9,12 +9,14 @@ import os
 import time
 from datetime import datetime, timezone, tzinfo
 from typing import TYPE_CHECKING, Protocol
+from zoneinfo import ZoneInfo
 
-from routine import __version__
+from routine import __version__, paths
 from routine.daemon.health import Parts
 from routine.daemon.status_record import (DaemonState, DaemonStatus, HealthState, NextFire, RecentRun, SettledPath,
                                           ResidentModel, WatchMode, WatchState)
 from routine.errors import RoutineError
+from routine.schedule import pause
 
 if TYPE_CHECKING:
     from routine.config.model import Config
@@ -71,7 +73,14 @@ def snapshot(parts: Sources, health_problems: list[str] | None = None) -> Daemon
         dashboard=parts.publisher.dashboard_state(),
         metrics_textfile=str(config.metrics_textfile) if config.metrics_textfile else None,
         vault_watch=_watch_state(parts.vault_events),
+        paused=paused_now(config),
     )
+
+
+def paused_now(config: Config) -> tuple[str, ...]:
+    """What a pause or a holiday holds now (the daemon's status and `routine status` without one)."""
+    zone = ZoneInfo(config.zone_name())
+    return pause.in_force(paths.state_dir(), config.holiday, datetime.now(zone), zone)
 
 
 def next_fires(timers: Timers | None, live: Live) -> tuple[NextFire, ...]:

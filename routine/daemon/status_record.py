@@ -223,6 +223,7 @@ class DaemonStatus:
     dashboard: DashboardState | None = None
     metrics_textfile: str | None = None
     vault_watch: WatchState | None = None
+    paused: tuple[str, ...] = ()  # what a pause or a holiday holds now (`schedule.pause.in_force`)
     config_error: str | None = None  # no daemon and the config does not load (in the JSON only when set)
     error: str | None = None  # a daemon that did not answer: why (in the JSON only when set)
 
@@ -241,6 +242,7 @@ class DaemonStatus:
             "dashboard": self.dashboard.to_json() if self.dashboard else None,
             "metrics_textfile": self.metrics_textfile,
             "vault_watch": self.vault_watch.to_json() if self.vault_watch else None,
+            "paused": list(self.paused),
             "config_error": self.config_error, "error": self.error,
         }
         return _without_none(out, ("config_error", "error"))
@@ -260,6 +262,7 @@ class DaemonStatus:
             "resident_models": None if resident is None else tuple(ResidentModel.from_json(m) for m in resident),
             "recent_runs": tuple(RecentRun.from_json(r) for r in d.get("recent_runs") or ()),
             "open_alerts": tuple(d.get("open_alerts") or ()),
+            "paused": tuple(d.get("paused") or ()),
             "dashboard": DashboardState.from_json(d["dashboard"]) if d.get("dashboard") else None,
             "vault_watch": WatchState.from_json(d["vault_watch"]) if d.get("vault_watch") else None,
         })

@@ -15,9 +15,11 @@ from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from routine import paths
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.errors import RoutineError
+from routine.schedule import pause
 from routine.vault.scope import glob_match
 from routine.watch.changes import Change
 
@@ -198,6 +200,10 @@ class VaultEvents:
         if agent is None:
             log.error("trigger %s names agent %s, which is not loaded", trigger.id, trigger.agent)
             return
+        held = self._held(trigger)
+        if held:
+            log.info("trigger %s not fired on %s %s: %s", trigger.id, change.kind, change.rel, held)
+            return
         from routine.access import resolve
 
         readable = change.kind != "deleted" and resolve(live.config, agent).may_read(change.rel)
@@ -211,6 +217,11 @@ class VaultEvents:
         if self.host.queue.submit(work, coalesce=True):
             log.info("trigger %s fires %s on %s %s", trigger.id, agent.name, change.kind, change.rel)
 
+
+    def _held(self, trigger: Trigger) -> str | None:
+        """A pause of everything (or of this trigger, by its id) or a holiday holds trigger runs too."""
+        now = self.host.now_local()
+        return pause.holder(paths.state_dir(), self.host.live.config.holiday, trigger.id, now.tzinfo)(now)
 
     # --- the work ------------------------------------------------------------------------------------
 

@@ -221,3 +221,24 @@ def m016_chats(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("016_chats", m016_chats))
+
+
+def m021_notifications(db: sqlite3.Connection) -> None:
+    # What was sent to the person outside the vault (routine/notifications.py): one row per key,
+    # so each alert, proposal or task notifies once; held in quiet hours; failures counted.
+    _script(db, """
+        CREATE TABLE notifications (
+            key TEXT PRIMARY KEY,        -- alert:<note>, resolved:<note>, proposal:<note>, task:<file>:<hash>…
+            topic TEXT NOT NULL,         -- alerts | proposals | tasks | ready | test
+            title TEXT NOT NULL,
+            body TEXT NOT NULL,
+            at TEXT NOT NULL,            -- when it was asked for (UTC ISO)
+            status TEXT NOT NULL,        -- sending | sent | held | failed
+            sent_at TEXT,
+            error TEXT
+        );
+        CREATE INDEX notifications_status ON notifications (status, at)
+    """)
+
+
+MIGRATIONS.append(("021_notifications", m021_notifications))

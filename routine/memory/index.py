@@ -32,7 +32,7 @@ from routine.memory.embedder import Embedder, make_embedder
 from routine.memory.lock import take_lock
 from routine.memory.manifest import Manifest
 from routine.memory.store import ChromaStore, DamagedStore
-from routine.memory.sync import IndexStats, Progress, apply_changes, is_note, scan_vault
+from routine.memory.sync import IndexStats, Progress, apply_changes, is_searchable, scan_vault
 from routine.memory.vectors import VectorTable
 
 log = logging.getLogger(__name__)
@@ -280,7 +280,7 @@ class VaultIndex:
                             candidates[note] = None
                     prefix = rel + "/"
                     gone.update((p, None) for p in known if p.startswith(prefix) and not (self.vault / p).is_file())
-                elif full.is_file() and not full.is_symlink() and is_note(full.name):
+                elif full.is_file() and not full.is_symlink() and is_searchable(full.name):
                     info = full.stat()
                     if known.get(rel, (None, None))[:2] != (info.st_mtime_ns, info.st_size):
                         candidates[rel] = None

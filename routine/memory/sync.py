@@ -18,8 +18,9 @@ from typing import Callable
 
 from routine.errors import NoteUnreadable, SearchIndexError
 from routine.memory.chunks import Chunk, chunk_note
-from routine.watch.filters import is_note  # the one rule: what the watcher ignores, the index does too
-from routine.vault.files import read_regular, skip_undecodable
+from routine.watch.filters import is_searchable  # the one rule: what the watcher ignores, the index does too
+from routine.vault.files import NOTE_MAX_BYTES, read_regular, skip_undecodable
+from routine.vault.pdf import PDF_MAX_BYTES, is_pdf, pages_of, pdf_markdown
 
 log = logging.getLogger(__name__)
 _told: set = set()  # (note, why) already logged as not indexed
@@ -42,6 +43,7 @@ class IndexStats:
     reused: int = 0  # chunks whose vector was reused (a moved or copied note)
     seconds: float = 0.0
     rebuilt: str | None = None  # why the index was rebuilt from the vault before this pass
+    no_text: list[str] = field(default_factory=list)  # PDFs of this pass without a text layer (scans)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -57,6 +59,7 @@ class _NotePlan:
     keep: list[Chunk] = field(default_factory=list)  # stored already: metadata refreshed
     drop: list[str] = field(default_factory=list)  # ids of chunks the note no longer has
     is_new: bool = False
+    scanned: bool = False  # a PDF without a text layer
 
 
 def scan_vault(vault: Path, under: str = "") -> dict[str, tuple[int, int]]:
@@ -75,7 +78,7 @@ def scan_vault(vault: Path, under: str = "") -> dict[str, tuple[int, int]]:
                 continue
             if entry.is_dir(follow_symlinks=False):
                 stack.append(Path(entry.path))
-            elif is_note(entry.name) and entry.is_file(follow_symlinks=False):
+            elif is_searchable(entry.name) and entry.is_file(follow_symlinks=False):
                 st = entry.stat(follow_symlinks=False)
                 found[rel] = (st.st_mtime_ns, st.st_size)
     return found
@@ -96,6 +99,8 @@ def apply_changes(ix, candidates: list[str], gone: list[str], known: dict, progr
         if plan is None:
             stats.unchanged += 1
         else:
+            if plan.scanned:
+                stats.no_text.append(rel)
             batch.append(plan)
             pending += len(plan.new)
             if plan.is_new:
@@ -136,11 +141,9 @@ def _plan(ix, rel: str, known: tuple[int, int, str] | None) -> _NotePlan | None:
     path = ix.vault / rel
     try:
         st = path.stat()
-        raw = read_regular(path, label=rel)
+        raw = read_regular(path, PDF_MAX_BYTES if is_pdf(rel) else NOTE_MAX_BYTES, label=rel)
     except NoteUnreadable as exc:
-        if (rel, exc.message) not in _told:  # once, not at every reconcile
-            _told.add((rel, exc.message))
-            log.warning("not indexed: %s", exc.message)
+        _tell(rel, exc.message)
         return None
     except OSError:  # gone meanwhile, or not ours to read
         return None
@@ -148,13 +151,35 @@ def _plan(ix, rel: str, known: tuple[int, int, str] | None) -> _NotePlan | None:
     plan = _NotePlan(rel, st.st_mtime_ns, st.st_size, sha, is_new=known is None)
     if known is not None and known[2] == sha:
         return plan  # touched, not changed: only the stat is recorded
-    chunks = chunk_note(rel, raw.decode("utf-8", errors="replace"), ix.chunk_chars)
+    text = _pdf_text(raw, rel) if is_pdf(rel) else raw.decode("utf-8", errors="replace")
+    if text is None:
+        return None
+    plan.scanned = is_pdf(rel) and not text
+    chunks = chunk_note(rel, text, ix.chunk_chars)
     old = ix.manifest.chunk_ids(rel)
     wanted = {c.id for c in chunks}
     plan.keep = [c for c in chunks if old.get(c.id) == 1]
     plan.new = [c for c in chunks if old.get(c.id) != 1]
     plan.drop = [i for i in old if i not in wanted]
     return plan
+
+def _pdf_text(raw: bytes, rel: str) -> str | None:
+    """A PDF's pages as sections (`page=N`); a scan has none and is found by its name alone."""
+    try:
+        text = pdf_markdown(pages_of(raw, rel))
+    except NoteUnreadable as exc:
+        _tell(rel, exc.message)
+        return None
+    if not text:
+        _tell(rel, f"{rel} has no text layer (a scanned PDF): it is found by its name only")
+    return text
+
+
+def _tell(rel: str, why: str) -> None:
+    if (rel, why) not in _told:  # once, not at every reconcile
+        _told.add((rel, why))
+        log.warning("not indexed: %s", why)
+
 
 def _write_batch(ix, batch: list[_NotePlan], stats: IndexStats) -> None:
     if not batch:

@@ -60,6 +60,12 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
                                    parent=parent, slot=slot,
                                    error=f"skipped: step {failed_at} ({block.steps[failed_at].agent}) failed before it")
             continue
+        skip, branch = (None, None) if dry_run else _branch(block, index, prior)
+        if skip is not None:  # a conditional handoff not taken: journaled, so the person sees which branch ran
+            if parent is not None:
+                runner.runs.record(agent=agent.name, trigger=trigger, status="skipped", block=block.id, step=index,
+                                   parent=parent, slot=slot, error=skip)
+            continue
         # The model manager's forecast: what this block still needs after the step starting now.
         runner.on_event(BlockStep(parent, block.id, index, tuple(s.agent for s in block.steps[index + 1:])))
         following = agents.get(block.steps[index + 1].agent) if index + 1 < len(block.steps) else None
@@ -67,7 +73,8 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
                               inputs=step.inputs, search=step.search, graph=step.graph, trigger=trigger, block=block.id,
                               step_index=index, parent=parent, slot=slot, prior=dict(prior), as_of=as_of,
                               prefetch=following.model if following else None,
-                              details={"project": block.project} if block.project else {})
+                              details={**({"project": block.project} if block.project else {}),
+                                       **({"branch": branch} if branch else {})})
         result = run_with_retries(runner, block.retry, request, dry_run, stream)
         outcome.steps.append(result)
         if result.error is not None:
@@ -81,6 +88,25 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
         wrote = [*(resume.wrote if resume else ()), *(s.wrote.rel for s in outcome.steps if s.wrote is not None)]
         runner.runs.finish(parent, outcome.status, str(failed[0].error) if failed else None, wrote=wrote)
     return outcome
+
+
+def _branch(block: Block, index: int, prior: dict[str, str]) -> tuple[str | None, str | None]:
+    """For a conditional step or an `else` step: (why it does not run, or None; why it runs)."""
+    step = block.steps[index]
+    if step.when is not None:
+        cond = step.when
+        output = prior.get(cond.step)
+        if cond.holds(output):
+            return None, f"{cond.describe()} ({cond.found(output)})"
+        return f"skipped: the condition {cond.describe()} does not hold ({cond.found(output)})", None
+    for earlier in block.steps[:index]:
+        other = earlier.when
+        if other is not None and other.otherwise == step.agent:
+            output = prior.get(other.step)
+            if other.holds(output):
+                return f"skipped: the other branch ran ({earlier.agent}, as {other.describe()})", None
+            return None, f"else of {earlier.agent}: {other.describe()} does not hold ({other.found(output)})"
+    return None, None
 
 
 def _begin(journal: Journal | None, block: Block, trigger: str, slot: str | None, run_id: str | None,

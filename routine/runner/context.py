@@ -170,7 +170,8 @@ class _Gatherer:
 
 def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: dict, where: str,
            search: Search | None = None, target: Target | None = None, prior: dict[str, str] | None = None,
-           journal_report: Callable[[int], str] | None = None) -> Gathered:
+           journal_report: Callable[[int], str] | None = None,
+           calendar_report: Callable[[str], str] | None = None) -> Gathered:
     g = _Gatherer(vault, agent, str(variables.get("task", "")), prior or {}, target)
     for link in agent.grounding:
         name = link.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
@@ -182,7 +183,7 @@ def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: di
         g.note(rel, Priority.GROUNDING)
     for i, raw in enumerate(inputs):
         for form in input_forms.expand(raw, variables, f"{where}, inputs[{i}]"):
-            _add_input(g, form, journal_report)
+            _add_input(g, form, journal_report, calendar_report)
     if target is not None and _readable(vault, agent, target.note):
         g.note(target.note, Priority.TARGET)
     if search is not None and search.query:
@@ -195,7 +196,7 @@ def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: di
     return Gathered(sorted(g.items.values(), key=lambda it: it.order), g.missing)
 
 
-def _add_input(g: _Gatherer, form: input_forms.Input, journal_report) -> None:
+def _add_input(g: _Gatherer, form: input_forms.Input, journal_report, calendar_report=None) -> None:
     vault, agent = g.vault, g.agent
     if form.kind is input_forms.Kind.STEP:
         if form.text.strip():
@@ -204,6 +205,11 @@ def _add_input(g: _Gatherer, form: input_forms.Input, journal_report) -> None:
         if journal_report is not None:
             g.text(f"journal:{form.days}", f"routine's own journal, the last {form.days} days",
                    journal_report(form.days), Priority.INPUT)
+    elif form.kind is input_forms.Kind.CALENDAR:
+        text = calendar_report(form.span.value) if calendar_report is not None else ""
+        if text:  # no `calendars:` configured: nothing to say
+            g.text(f"calendar:{form.span.value}", f"the person's calendar, {form.span.value.replace('_', ' ')}",
+                   text, Priority.INPUT)
     elif form.kind is input_forms.Kind.GLOB:
         for rel in input_forms.glob_notes(vault, form.path, list(agent.reads), form.today)[:MAX_GLOB_NOTES]:
             g.note(rel, Priority.OLDER)

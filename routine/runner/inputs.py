@@ -8,6 +8,8 @@
   the week before).
 - ``"links: Daily/{{ today }}.md#Plan"``: the notes that note (or section) links to.
 - ``"journal: 7d"``: routine's own journal of the last 7 days, as a report (the Watcher's view).
+- ``"calendar: today"`` (``tomorrow``, ``this_week``): the events of the person's calendars
+  (``calendars:`` in routine.yaml, ``routine.agenda``) in local time.
 - ``"{{ steps.planner.output }}"``: an earlier step's output.
 """
 
@@ -20,6 +22,8 @@ from datetime import date
 from enum import Enum
 from pathlib import Path, PurePosixPath
 
+from routine.config.calendars import INPUT_PREFIX as CALENDAR, Span
+from routine.errors import UsageError
 from routine.templating import LIST_VARIABLES, render
 from routine.vault import glob_match, in_scope
 from routine.vault.files import vault_files
@@ -36,6 +40,7 @@ class Kind(Enum):
     LINKS = "links"
     STEP = "step"
     JOURNAL = "journal"
+    CALENDAR = "calendar"
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,7 @@ class Input:
     text: str = ""        # a step's output
     days: int = 0         # journal
     today: str = ""       # for globs: dated notes after today are left out
+    span: Span = Span.TODAY  # calendar
 
 
 def expand(raw: str, variables: dict, where: str) -> list[Input]:
@@ -64,6 +70,8 @@ def expand(raw: str, variables: dict, where: str) -> list[Input]:
     journal = _JOURNAL.match(text)
     if journal:
         return [Input(Kind.JOURNAL, days=int(journal[1]))]
+    if text.startswith(CALENDAR):
+        return [Input(Kind.CALENDAR, span=_span(text.removeprefix(CALENDAR), where))]
     kind = Kind.NOTE
     if text.startswith("links:"):
         kind, text = Kind.LINKS, text.removeprefix("links:").strip()
@@ -71,6 +79,13 @@ def expand(raw: str, variables: dict, where: str) -> list[Input]:
     if kind is Kind.NOTE and any(ch in path for ch in "*?["):
         return [Input(Kind.GLOB, path=path, today=str(variables.get("today", "")))]
     return [Input(kind, path=path.strip(), section=section.strip() or None)]
+
+
+def _span(word: str, where: str) -> Span:
+    span = Span.named(word)
+    if span is None:
+        raise UsageError(f"`calendar: {word.strip()}` in {where} is not a span of days.", f"write one of: {Span.choices()}.")
+    return span
 
 
 def glob_notes(vault: Path, pattern: str, reads: list[str], today: str) -> list[str]:

@@ -10,17 +10,20 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 from zoneinfo import ZoneInfo
 
-from routine import runcontext, sysmetrics
+from routine import agenda, runcontext, sysmetrics
 from routine.alerts import raise_alert
 from routine.causes import Cause, cause_of
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, WriteSpec
 from routine.access import scoped
+from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, new_run_id
+from routine.notifications import Message, notify
 from routine.runner import context, prompt
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
 from routine.templating import date_vars, render
@@ -198,6 +201,10 @@ class Runner:
             runcontext.beat()
         return outcome
 
+    def _calendar_report(self, now: datetime, span: str) -> str:
+        """The person's calendars for an input `calendar: SPAN`, on the run's own day."""
+        return agenda.report(self.config, agenda.Span(span), now.astimezone(ZoneInfo(self.config.zone_name())))
+
     def _step(self, req: StepRequest, run_id: str | None, now: datetime, dry_run: bool, stream: bool) -> StepOutcome:
         agent = req.agent
         alias = self.config.models[agent.model]
@@ -226,7 +233,8 @@ class Runner:
                                         req.search.k, self.memory, self._indexing)
             gathered = context.gather(self.config.vault, agent, req.inputs, variables, where, search,
                                       target=context.Target(dest, target.section),
-                                      prior=req.prior, journal_report=self._journal_report)
+                                      prior=req.prior, journal_report=self._journal_report,
+                                      calendar_report=partial(self._calendar_report, req.as_of or now))
             if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
                 from routine.graph.context import graph_items
 
@@ -268,6 +276,12 @@ class Runner:
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit,
                                      **({"fallback_attempts": answer.attempts} if answer.attempts else {})})
         self.on_event(Wrote(run_id, result.rel, result.outcome, result.message))
+        if result.proposal_rel:
+            notify(self.config, Message(Topic.PROPOSALS, f"proposal:{result.proposal_rel}",
+                                        f"{agent.name} proposes a change to {result.rel}",
+                                        f"Waiting for you: {result.proposal_rel}. Approve it in Obsidian "
+                                        f"(approved: true) or `routine approve`."), now,
+                   self.journal.path if self.journal else None)
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
 

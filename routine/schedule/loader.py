@@ -10,7 +10,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from routine.config.calendars import INPUT_PREFIX as CALENDAR, Span
 from routine.config.checks import sample_error, sample_path
+from routine.config.conditions import Condition
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
 from routine.config.schema import BLOCK, STEP, SCHEDULE, TRIGGER, with_defaults
 from routine.config.validate import schema_problems
@@ -208,6 +210,7 @@ def _block(doc: LocatedYaml, block_id: str, raw: dict, tz, agents, problems: lis
         if step:
             steps.append(step)
         seen.append(s["agent"])
+    _branch_problems(doc, here, steps, problems)
     if cron is None or len(problems) > before:  # a bad cron is among the problems
         return None
     raw = with_defaults(BLOCK, raw)  # the defaults are the schema's
@@ -236,6 +239,11 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
         if not isinstance(item, str):
             continue
         _check_template(doc, here + ("inputs", j), item, earlier, problems)
+        if item.startswith(CALENDAR):
+            if Span.named(item.removeprefix(CALENDAR)) is None:
+                problems.append(doc.problem(here + ("inputs", j), f"{item!r} is not a span of days; write "
+                                                                  f"`calendar: DAYS`, DAYS one of: {Span.choices()}."))
+            continue
         if "steps." not in item and not any(c in item for c in "*?[") and not item.startswith("journal:"):
             rel = sample_path(_input_path(item))
             if rel is not None and not _in_scope(agent.reads, rel):
@@ -269,7 +277,38 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
     graph = (GraphSpec(raw_graph["around"], raw_graph["depth"])
              if isinstance(raw_graph, dict) and isinstance(raw_graph.get("around"), str) else None)
     return StepSpec(agent=agent.name, task=s.get("task"), inputs=tuple(s.get("inputs", ())), search=search, write=write,
-                    graph=graph)
+                    graph=graph, when=_condition(doc, here, s.get("when"), earlier, problems))
+
+
+def _condition(doc, here, raw: dict | None, earlier: list[str], problems) -> Condition | None:
+    """`when:` names an earlier step of the block (the schema checked its form)."""
+    if raw is None:
+        return None
+    if raw["step"] not in earlier:
+        problems.append(doc.problem(here + ("when", "step"), f"`when` names step {raw['step']!r}, which is not an "
+                                    f"earlier step of this block ({', '.join(earlier) or 'none before it'})."))
+    verdict = raw.get("verdict")
+    verdicts = tuple(" ".join(str(v).lower().split()) for v in ([verdict] if isinstance(verdict, str) else verdict or ()))
+    return Condition(step=raw["step"], verdict=verdicts, contains=raw.get("contains"), otherwise=raw.get("else"))
+
+
+def _branch_problems(doc, here, steps: list[StepSpec], problems: list[Problem]) -> None:
+    """Each `else:` names a later step of the block, one that has no `when:` of its own and is no
+    other step's `else:`."""
+    names = [s.agent for s in steps]
+    taken: set[str] = set()
+    for i, step in enumerate(steps):
+        target = step.when.otherwise if step.when else None
+        if target is None:
+            continue
+        where = here + ("steps", i, "when", "else")
+        if target not in names[i + 1:]:
+            problems.append(doc.problem(where, f"`else` names step {target!r}, which is not a later step of this "
+                                        f"block ({', '.join(names[i + 1:]) or 'none after it'})."))
+        elif steps[names.index(target)].when is not None or target in taken:
+            problems.append(doc.problem(where, f"step {target!r} is already conditional; an `else` step runs only "
+                                        "as this branch, so give it no `when` and name it in one `else`."))
+        taken.add(target)
 
 
 def _input_path(item: str) -> str:

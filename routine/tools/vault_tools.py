@@ -11,6 +11,7 @@ import os
 
 from routine.errors import RoutineError
 from routine.tools.base import ToolContext, ToolError, tool
+from routine.vault.pdf import PAGE, is_pdf, read_pdf
 
 MAX_READ_CHARS = 12_000
 MAX_LIST = 100
@@ -20,8 +21,8 @@ def _refused(exc: RoutineError) -> ToolError:
     return ToolError(exc.message)
 
 
-@tool("read_note", "Read one note of the vault (its properties and text). Use the path from list_notes or "
-      "search_notes, such as 'Plans/OKRs.md'.",
+@tool("read_note", "Read one note of the vault (its properties and text), or a PDF's text (one page: "
+      "'Papers/Spec.pdf#page=3'). Use the path from list_notes or search_notes, such as 'Plans/OKRs.md'.",
       {"path": {"type": "string", "description": "the note's path from the vault root, e.g. 'Daily/2026-11-22.md'"}},
       required=["path"])
 def read_note(ctx: ToolContext, path: str) -> str:
@@ -29,13 +30,15 @@ def read_note(ctx: ToolContext, path: str) -> str:
     from routine.vault.notes import resolve_wikilink
     from routine.vault.scope import check_read
 
-    rel = path.strip().removeprefix("[[").removesuffix("]]")
-    if not rel.lower().endswith(".md"):
+    rel, _, anchor = path.strip().removeprefix("[[").removesuffix("]]").partition("#")
+    if not rel.lower().endswith((".md", ".pdf")):
         rel = resolve_wikilink(ctx.vault, rel) or rel + ".md"
     try:
         check_read(ctx.vault, list(ctx.agent.reads), rel, ctx.agent.name)
     except RoutineError as exc:
         raise _refused(exc) from None
+    if is_pdf(rel):
+        return _read_pdf(ctx, rel, anchor)
     try:
         note = read(ctx.vault, rel)
     except (FileNotFoundError, IsADirectoryError):
@@ -51,6 +54,19 @@ def read_note(ctx: ToolContext, path: str) -> str:
     return f"# {note.rel}\n" + (f"Properties: {props}\n" if props else "") + f"\n{text}{cut}"
 
 
+def _read_pdf(ctx: ToolContext, rel: str, anchor: str) -> str:
+    """A PDF's text, or one page's (`Papers/Spec.pdf#page=3`), as it is cited."""
+    page = PAGE.match(anchor.strip())
+    try:
+        text = read_pdf(ctx.vault / rel, rel, int(page[1]) if page else None)
+    except FileNotFoundError:
+        raise ToolError(f"There is no PDF {rel}; list_notes shows what exists.") from None
+    except RoutineError as exc:
+        raise _refused(exc) from None
+    cut = f"\n\n[… {len(text) - MAX_READ_CHARS} more characters not shown]" if len(text) > MAX_READ_CHARS else ""
+    return f"# {rel}" + (f"#{anchor.strip()}" if page else "") + f" (PDF)\n\n{text[:MAX_READ_CHARS]}{cut}"
+
+
 @tool("list_notes", "List the notes in a folder of the vault (newest first), with when each was last changed.",
       {"folder": {"type": "string", "description": "a folder from the vault root, e.g. 'Inbox'; empty for all"},
        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIST, "description": "at most this many (default 30)"}})
@@ -59,7 +75,7 @@ def list_notes(ctx: ToolContext, folder: str = "", limit: int = 30) -> str:
 
     from routine.vault.files import vault_files
     from routine.vault.scope import in_scope, normalise_rel, resolve
-    from routine.watch.filters import is_note
+    from routine.watch.filters import is_searchable
 
     base = ctx.vault
     prefix = ""
@@ -72,7 +88,7 @@ def list_notes(ctx: ToolContext, folder: str = "", limit: int = 30) -> str:
     inside = os.path.relpath(base, ctx.vault).replace(os.sep, "/")
     inside = "" if inside == "." else inside + "/"
     found = [(_mtime(base / name), inside + name) for name in vault_files(base)
-             if is_note(inside + name) and in_scope(list(ctx.agent.reads), inside + name)]
+             if is_searchable(inside + name) and in_scope(list(ctx.agent.reads), inside + name)]
     if not found:
         return f"No notes you may read in {prefix or 'the vault'}."
     found.sort(reverse=True)

@@ -26,3 +26,8 @@ def ignored(rel: str) -> bool:
 
 def is_note(rel: str) -> bool:
     return rel.lower().endswith(".md") and not ignored(rel)
+
+
+def is_searchable(rel: str) -> bool:
+    """What the search index reads: the notes, and the PDFs (``routine.vault.pdf``)."""
+    return rel.lower().endswith((".md", ".pdf")) and not ignored(rel)

@@ -1,0 +1,52 @@
+"""`routine notify test` and `routine notify list`."""
+
+from __future__ import annotations
+
+from routine import paths
+from routine.cli.output import print_json, print_table
+from routine.config.loader import load_config
+from routine.errors import UsageError
+from routine.journal import Journal
+from routine.journal.notifications import NotificationLog
+
+
+def run(args) -> int:
+    config = load_config(args.config)
+    if getattr(args, "notify_command", None) == "test":
+        return _test(config, args.json)
+    return _list(args.json, getattr(args, "limit", 20))
+
+
+def _test(config, as_json: bool) -> int:
+    from routine.notifications import send_now
+
+    urls = config.notify.urls
+    if not urls:
+        raise UsageError("No notification URLs are set.",
+                         f"add `notify: {{urls: [ntfy://ntfy.lan/routine]}}` (any Apprise URL) to {config.path}.")
+    results = send_now(urls, "routine: a test message", "If you read this, routine can reach you here.")
+    if as_json:
+        print_json([{"url": r.url, "ok": r.ok, "error": r.error} for r in results])
+    else:
+        for r in results:
+            print(f"{r.url}: {'sent' if r.ok else 'FAILED: ' + (r.error or '')}")
+    return 0 if all(r.ok for r in results) else 1
+
+
+def _list(as_json: bool, limit: int) -> int:
+    if not paths.journal_file().exists():
+        rows, counts = [], {}
+    else:
+        journal = Journal()
+        try:
+            book = NotificationLog(journal.db)
+            rows, counts = book.recent(limit), book.counts()
+        finally:
+            journal.close()
+    if as_json:
+        print_json({"counts": counts, "recent": rows})
+        return 0
+    print("notifications: " + (", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none yet"))
+    if rows:
+        print_table(rows, ["at", "topic", "status", "title", "error"])
+    return 0

@@ -1,0 +1,43 @@
+"""`notify:` in routine.yaml as the code uses it: where messages go (Apprise URLs), about what,
+and when not (quiet hours). ``Topic`` is the one list of what can notify (the schema's enum)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import time
+from enum import Enum
+
+
+class Topic(str, Enum):
+    ALERTS = "alerts"        # an alert opened (one message per cause), and when it resolves
+    PROPOSALS = "proposals"  # a proposal waits for the person's approval
+    TASKS = "tasks"          # a project task assigned to a person
+    READY = "ready"          # a block named in `notify.ready` wrote its note (with its first lines)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class NotifySettings:
+    urls: tuple[str, ...] = ()
+    on: frozenset[Topic] = frozenset()
+    ready: tuple[str, ...] = ()  # blocks whose finished note is sent
+    quiet: tuple[time, time] | None = None  # (from, to) local time; may wrap past midnight
+
+    def wants(self, topic: Topic) -> bool:
+        return bool(self.urls) and topic in self.on
+
+    def is_quiet(self, local: time) -> bool:
+        if self.quiet is None:
+            return False
+        start, end = self.quiet
+        return start <= local < end if start <= end else (local >= start or local < end)
+
+
+def quiet_hours(text: str) -> tuple[time, time] | None:
+    """"22:00-07:00" → (22:00, 07:00); "" → None. The schema checked the form."""
+    if not text:
+        return None
+    first, _, last = text.partition("-")
+    return time.fromisoformat(first.strip()), time.fromisoformat(last.strip())

@@ -1,0 +1,186 @@
+"""What reaches the person outside Obsidian: a message through Apprise (ntfy, Gotify, Matrix,
+email, Telegram, a JSON webhook … by URL, `notify:` in routine.yaml).
+
+Each message has a key and is sent once (journal table ``notifications``): an alert when its
+note opens (one per cause, as the notes are) and when it resolves, a proposal waiting, a task
+assigned to a person, a block's finished note. In quiet hours a message is held and sent when
+they end (the daemon's health monitor asks, ``deliver_held``). Sending happens on one
+background thread with Apprise's own timeouts: a failure to notify never fails or slows a run;
+it is logged and kept (``routine notify list`` counts them). apprise is imported only to send.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from routine import paths
+from routine.config.model import Config
+from routine.config.notify import Topic
+from routine.journal.db import connect
+from routine.journal.notifications import Delivery, NotificationLog
+
+log = logging.getLogger("routine.notify")
+
+FLUSH_SECONDS = 10.0  # the longest a command waits, before it exits, for messages still being sent
+
+
+@dataclass(frozen=True)
+class Message:
+    topic: Topic
+    key: str  # one message per key, ever
+    title: str
+    body: str
+
+
+@dataclass(frozen=True)
+class Result:
+    url: str  # as shown: the scheme and host, never a token
+    ok: bool
+    error: str | None = None
+
+
+def notify(config: Config, message: Message, now: datetime, journal: Path | None = None) -> Delivery | None:
+    """Ask for ``message`` to be sent (in the background; held in quiet hours). Never raises: None
+    when notifications are off for its topic, or the key was sent before."""
+    settings = config.notify
+    if not settings.wants(message.topic):
+        return None
+    where = journal or paths.journal_file()
+    status = Delivery.HELD if settings.is_quiet(_local(config, now).time()) else Delivery.SENDING
+    try:
+        with _log(where) as book:
+            if not book.claim(message.key, message.topic.value, message.title, message.body, now, status):
+                return None
+    except (OSError, sqlite3.Error) as exc:
+        log.warning("notification %r not recorded, so not sent: %s", message.title, exc)
+        return None
+    if status is Delivery.SENDING:
+        _OUTBOX.put(settings.urls, message, where)
+    else:
+        log.info("notification held until the quiet hours end: %s", message.title)
+    return status
+
+
+def deliver_held(config: Config, now: datetime) -> int:
+    """Send what quiet hours held, once they are over; how many were sent off."""
+    settings = config.notify
+    if not settings.urls or settings.is_quiet(_local(config, now).time()):
+        return 0
+    where = paths.journal_file()
+    try:
+        with _log(where) as book:
+            held = book.held()
+            for stored in held:
+                book.settle(stored.key, Delivery.SENDING, now)
+    except (OSError, sqlite3.Error) as exc:
+        log.warning("held notifications not read: %s", exc)
+        return 0
+    for stored in held:
+        _OUTBOX.put(settings.urls, Message(Topic(stored.topic), stored.key, stored.title, stored.body), where)
+    return len(held)
+
+
+def send_now(urls: tuple[str, ...], title: str, body: str) -> list[Result]:
+    """Send to each URL now, in this thread (`routine notify test`): what each one said."""
+    return [_send_one(url, title, body) for url in urls]
+
+
+def shown(url: str) -> str:
+    """A URL as logs and tables show it: its scheme and host (tokens and passwords left out)."""
+    scheme, _, rest = url.partition("://")
+    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+    return f"{scheme}://{host}" if rest else scheme
+
+
+def _send_one(url: str, title: str, body: str) -> Result:
+    import apprise
+
+    sender = apprise.Apprise()
+    if not sender.add(url):
+        return Result(shown(url), False, "not an Apprise URL this version knows")
+    try:
+        with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as said:
+            ok = sender.notify(title=title, body=body)
+    except Exception as exc:  # a plugin's own bug must not take the sender thread down
+        return Result(shown(url), False, f"{type(exc).__name__}: {exc}")
+    return Result(shown(url), bool(ok), None if ok else _first_line(said.getvalue()) or "refused or unreachable")
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _local(config: Config, now: datetime) -> datetime:
+    return now.astimezone(ZoneInfo(config.zone_name()))
+
+
+class _log:
+    """The journal's notifications table, opened for one use."""
+
+    def __init__(self, where: Path):
+        self.where = where
+
+    def __enter__(self) -> NotificationLog:
+        self.db = connect(self.where)
+        return NotificationLog(self.db)
+
+    def __exit__(self, *exc) -> None:
+        self.db.close()
+
+
+class _Outbox:
+    """One background sender per process; a command waits for it (``flush``) before it exits."""
+
+    def __init__(self) -> None:
+        self.queue: queue.Queue[tuple[tuple[str, ...], Message, Path] | threading.Event] = queue.Queue()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+
+    def put(self, urls: tuple[str, ...], message: Message, where: Path) -> None:
+        with self.lock:
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="notify", daemon=True)
+                self.thread.start()
+        self.queue.put((urls, message, where))
+
+    def flush(self, timeout: float = FLUSH_SECONDS) -> bool:
+        """Wait until everything queued before now was sent (or ``timeout``); True if it all went."""
+        if self.thread is None or not self.thread.is_alive():
+            return self.queue.empty()
+        done = threading.Event()
+        self.queue.put(done)
+        return done.wait(timeout)
+
+    def _run(self) -> None:
+        while True:
+            item = self.queue.get()
+            if isinstance(item, threading.Event):
+                item.set()
+                continue
+            urls, message, where = item
+            results = [_send_one(url, message.title, message.body) for url in urls]
+            failed = [f"{r.url}: {r.error}" for r in results if not r.ok]
+            for line in failed:
+                log.warning("notification %r not delivered to %s", message.title, line)
+            try:
+                with _log(where) as book:
+                    book.settle(message.key, Delivery.FAILED if failed else Delivery.SENT,
+                                datetime.now(timezone.utc), "; ".join(failed) or None)
+            except (OSError, sqlite3.Error) as exc:
+                log.warning("notification %r: outcome not recorded: %s", message.title, exc)
+
+
+_OUTBOX = _Outbox()
+
+
+def flush(timeout: float = FLUSH_SECONDS) -> bool:
+    """Wait for the messages this process queued (tests, and a command about to exit)."""
+    return _OUTBOX.flush(timeout)

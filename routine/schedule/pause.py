@@ -1,0 +1,147 @@
+"""Pauses: the whole schedule or some blocks held until a time, or until `routine resume`; and the
+holidays routine.yaml names (`holiday:`), on which nothing scheduled runs.
+
+A pause is the person's word, kept in the state dir (`pause.json`, written atomically); the
+daemon asks it each time a block comes due (no polling), so `routine pause` needs no daemon
+and takes effect at the next slot. A paused slot is journaled `skipped` with the reason, never
+`missed`, and raises no alert. `routine fire` still runs what the person fires.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+
+from routine import atomicfile
+from routine.durations import parse_duration
+from routine.errors import EXIT_USAGE, RoutineError
+
+FILE = "pause.json"
+EVERYTHING = "*"  # the key of a pause of the whole schedule
+
+
+class PauseProblem(RoutineError):
+    """A pause the person asked for cannot be understood."""
+
+    exit_code = EXIT_USAGE
+
+
+@dataclass(frozen=True)
+class Hold:
+    """One pause: since when, and until when (None: until `routine resume`)."""
+
+    since: datetime
+    until: datetime | None = None
+
+    def holds_at(self, at: datetime) -> bool:
+        return self.until is None or at < self.until
+
+    def describe(self, zone) -> str:
+        return f"until {self.until.astimezone(zone):%a %d %b %Y %H:%M}" if self.until else "until resumed"
+
+
+@dataclass(frozen=True)
+class Pauses:
+    """What is paused: ``holds`` by block id, ``EVERYTHING`` for the whole schedule."""
+
+    holds: dict[str, Hold] = field(default_factory=dict)
+
+    def active(self, at: datetime) -> dict[str, Hold]:
+        return {name: hold for name, hold in self.holds.items() if hold.holds_at(at)}
+
+
+def reason(pauses: Pauses, holidays: tuple[tuple[date, date], ...], block: str, at: datetime, zone) -> str | None:
+    """Why ``block``'s slot at ``at`` does not run (``skipped: paused …``), or None if it runs."""
+    day = at.astimezone(zone).date()
+    for first, last in holidays:
+        if first <= day <= last:
+            return f"skipped: paused, {day.isoformat()} is a holiday (`holiday:` in routine.yaml)"
+    for name in (EVERYTHING, block):
+        hold = pauses.holds.get(name)
+        if hold and hold.holds_at(at):
+            what = "the schedule is paused" if name == EVERYTHING else f"the block {block} is paused"
+            return f"skipped: paused, {what} {hold.describe(zone)} (`routine resume` ends it)"
+    return None
+
+
+def until_from(text: str | None, now: datetime) -> datetime | None:
+    """``--until``: a duration (3d, 2h), a date (the pause ends as that day begins) or a date and time."""
+    if not text:
+        return None
+    text = text.strip()
+    try:
+        return now + parse_duration(text)
+    except (ValueError, RoutineError):
+        pass
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise PauseProblem(f"--until {text!r} is neither a duration nor a date.",
+                           "write a duration (90m, 3d) or a date (2026-12-27, or 2026-12-27T08:00).") from None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=now.tzinfo)
+    if moment <= now:
+        raise PauseProblem(f"--until {text} is in the past.", "give a later date, or a duration such as 3d.")
+    return moment
+
+
+def load(state: Path) -> Pauses:
+    """The pauses in force as written; an unreadable file pauses nothing (and says so in the log)."""
+    try:
+        raw = json.loads((state / FILE).read_text(encoding="utf-8"))
+        return Pauses({name: Hold(datetime.fromisoformat(h["since"]),
+                                  datetime.fromisoformat(h["until"]) if h.get("until") else None)
+                       for name, h in raw.get("holds", {}).items()})
+    except FileNotFoundError:
+        return Pauses()
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        logging.getLogger("routine").warning("%s is unreadable (%s); nothing is paused", state / FILE, exc)
+        return Pauses()
+
+
+def save(state: Path, pauses: Pauses) -> None:
+    data = {"holds": {name: {"since": h.since.isoformat(), "until": h.until.isoformat() if h.until else None}
+                      for name, h in sorted(pauses.holds.items())}}
+    state.mkdir(parents=True, exist_ok=True)
+    atomicfile.replace(state / FILE, json.dumps(data, indent=2) + "\n")
+
+
+def pause(state: Path, blocks: list[str], until: datetime | None, now: datetime) -> Pauses:
+    current = load(state).active(now)
+    for name in blocks or [EVERYTHING]:
+        current[name] = Hold(since=now, until=until)
+    result = Pauses(current)
+    save(state, result)
+    return result
+
+
+def resume(state: Path, blocks: list[str], now: datetime) -> tuple[Pauses, list[str]]:
+    """End the pauses of ``blocks`` (all of them when none are named); returns what was ended."""
+    current = load(state).active(now)
+    names = list(current) if not blocks else [b for b in blocks if b in current]
+    for name in names:
+        del current[name]
+    result = Pauses(current)
+    save(state, result)
+    return result, names
+
+
+
+def holder(state: Path, holidays: tuple[tuple[date, date], ...], name: str, zone) -> Callable[[datetime], str | None]:
+    """``reason`` for block (or trigger) ``name`` with the pauses as written now: what the daemon
+    asks when a block comes due or a trigger fires."""
+    pauses = load(state)
+    return lambda at: reason(pauses, holidays, name, at, zone)
+
+
+def in_force(state: Path, holidays: tuple[tuple[date, date], ...], now: datetime, zone) -> tuple[str, ...]:
+    """What is paused now, one line each, for `routine status` and the dashboard."""
+    today = now.astimezone(zone).date()
+    lines = [f"everything today: a holiday ({first.isoformat()}{'' if first == last else '..' + last.isoformat()})"
+             for first, last in holidays if first <= today <= last]
+    for name, hold in sorted(load(state).active(now).items()):
+        lines.append(f"{'everything' if name == EVERYTHING else name} {hold.describe(zone)}")
+    return tuple(lines)

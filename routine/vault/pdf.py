@@ -1,0 +1,67 @@
+"""PDFs in the vault are notes to read: their text, page by page, extracted with pypdf.
+
+A PDF reads as markdown with one section per page headed `page=N`, so a search hit on it links
+`[[Papers/Spec.pdf#page=3]]` (Obsidian opens the PDF at that page) and `read_note` can give one
+page. Bounded: at most ``PDF_MAX_BYTES`` and ``PDF_MAX_PAGES``; a PDF with no text layer (a scan)
+reads as empty and is said to be one. pypdf is imported only to read a PDF.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+from pathlib import Path
+
+from routine.errors import NoteUnreadable
+from routine.vault.files import read_regular
+
+log = logging.getLogger(__name__)
+
+PDF_MAX_BYTES = 50 * 2**20
+PDF_MAX_PAGES = 500
+PAGE = re.compile(r"^page=(\d+)$")
+
+
+def is_pdf(rel: str) -> bool:
+    return rel.lower().endswith(".pdf")
+
+
+def page_heading(number: int) -> str:
+    return f"page={number}"
+
+
+def pdf_pages(path: Path, label: str | None = None) -> list[str]:
+    """The text of each page (empty for a page without a text layer)."""
+    return pages_of(read_regular(path, PDF_MAX_BYTES, label=label), label or str(path))
+
+
+def pages_of(raw: bytes, label: str) -> list[str]:
+    """The text of each page of the PDF ``raw`` (``label`` names it in the sentence if it is none)."""
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(raw))
+        texts = [(page.extract_text() or "").strip() for page in reader.pages[:PDF_MAX_PAGES]]
+        if len(reader.pages) > PDF_MAX_PAGES:
+            log.info("%s: only its first %d pages are read", label, PDF_MAX_PAGES)
+    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise NoteUnreadable(f"{label} is not a PDF pypdf can read ({type(exc).__name__}).",
+                             "open it in a PDF reader; save it again as PDF if it is damaged.") from None
+    return texts
+
+
+def pdf_markdown(pages: list[str]) -> str:
+    """The pages as one markdown text, a `## page=N` section each (pages without text left out)."""
+    return "\n\n".join(f"## {page_heading(i)}\n\n{text}" for i, text in enumerate(pages, 1) if text)
+
+
+def read_pdf(path: Path, label: str | None = None, page: int | None = None) -> str:
+    """A PDF as a model reads it: its pages' text, or one page's; says so when it has no text."""
+    pages = pdf_pages(path, label)
+    if page is not None:
+        if not 1 <= page <= len(pages):
+            return f"(it has {len(pages)} pages; there is no page {page})"
+        return pages[page - 1] or f"(page {page} has no text layer: a scanned image)"
+    return pdf_markdown(pages) or f"(no text layer on any of its {len(pages)} pages: a scanned PDF)"

@@ -1,0 +1,138 @@
+"""Calendars in context: `calendars:` names .ics files (or LAN URLs); `calendar: today` gives the
+07:30 Plan the day's events in local time, recurring ones expanded across a DST change, with
+their exceptions. A broken calendar is one sentence and the block still runs. Real icalendar,
+recurring-ical-events, the stand-in Ollama and the shipped schedule."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from threading import Thread
+from zoneinfo import ZoneInfo
+
+import pytest
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def _other_dst_start(today: date) -> date:
+    """The same weekday some weeks back, on the other side of a DST change from ``today``."""
+    offset = datetime.combine(today, datetime.min.time(), BERLIN).utcoffset()
+    day = today - timedelta(weeks=1)
+    while datetime.combine(day, datetime.min.time(), BERLIN).utcoffset() == offset:
+        day -= timedelta(weeks=1)
+    return day
+
+
+def ics(today: date) -> str:
+    start = _other_dst_start(today)
+    yesterday = today - timedelta(days=1)
+
+    def stamp(d: date, hhmm: str) -> str:
+        return f"{d:%Y%m%d}T{hhmm}00"
+
+    return "\r\n".join([
+        "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//test//routine//EN",
+        # Weekly at 09:00 Berlin time since a date in the other DST state: still 09:00 local today.
+        "BEGIN:VEVENT", "UID:supplier@test", f"DTSTART;TZID=Europe/Berlin:{stamp(start, '0900')}",
+        f"DTEND;TZID=Europe/Berlin:{stamp(start, '0930')}", "RRULE:FREQ=WEEKLY", "SUMMARY:Supplier call",
+        "LOCATION:Room 2", "END:VEVENT",
+        # A daily standup at 08:45; yesterday cancelled (EXDATE), today's moved to 10:15.
+        "BEGIN:VEVENT", "UID:standup@test", f"DTSTART;TZID=Europe/Berlin:{stamp(start, '0845')}",
+        f"DTEND;TZID=Europe/Berlin:{stamp(start, '0900')}", "RRULE:FREQ=DAILY",
+        f"EXDATE;TZID=Europe/Berlin:{stamp(yesterday, '0845')}", "SUMMARY:Standup", "END:VEVENT",
+        "BEGIN:VEVENT", "UID:standup@test", f"RECURRENCE-ID;TZID=Europe/Berlin:{stamp(today, '0845')}",
+        f"DTSTART;TZID=Europe/Berlin:{stamp(today, '1015')}", f"DTEND;TZID=Europe/Berlin:{stamp(today, '1030')}",
+        "SUMMARY:Standup", "END:VEVENT",
+        # In UTC: shown in local time.
+        "BEGIN:VEVENT", "UID:dentist@test", f"DTSTART:{stamp(today, '1300')}Z", f"DTEND:{stamp(today, '1400')}Z",
+        "SUMMARY:Dentist", "END:VEVENT",
+        "BEGIN:VEVENT", "UID:birthday@test", f"DTSTART;VALUE=DATE:{today:%Y%m%d}",
+        f"DTEND;VALUE=DATE:{today + timedelta(days=1):%Y%m%d}", "SUMMARY:Anna's birthday", "END:VEVENT",
+        "END:VCALENDAR", ""])
+
+
+def plan_request(ollama) -> str:
+    """What the stand-in was asked for the 07:30 Plan (the planner's step), as one text."""
+    for body in ollama.requests:
+        text = "\n".join(str(m.get("content") or "") for m in body.get("messages", []))
+        if "time-blocked plan for today" in text:
+            return text
+    raise AssertionError("the planner's request never reached the model")
+
+
+@pytest.fixture
+def calendar_home(initialised):
+    home = initialised
+    today = datetime.now(BERLIN).date()
+    (home.config.parent / "work.ics").write_text(ics(today))
+    home.config.write_text(home.config.read_text() + "\ntimezone: Europe/Berlin\ncalendars: [work.ics]\n")
+    return home
+
+
+def test_the_morning_plan_sees_todays_meetings_at_their_local_times_across_dst(calendar_home, ollama):
+    home = calendar_home
+    home.run("fire", "morning-alignment", check=True)
+    asked = plan_request(ollama)
+    assert "Calendar, today" in asked
+    assert "09:00–09:30 Supplier call @ Room 2 (work)" in asked  # DTSTART was in the other DST state
+    assert "10:15–10:30 Standup (work)" in asked and "08:45–09:00 Standup" not in asked  # moved today
+    dentist = datetime.combine(datetime.now(BERLIN).date(), datetime.min.time().replace(hour=13),
+                               ZoneInfo("UTC")).astimezone(BERLIN)
+    assert f"{dentist:%H:%M}–" in asked and "Dentist" in asked
+    assert "all day Anna's birthday (work)" in asked
+
+
+def test_a_cancelled_occurrence_is_not_shown_and_this_week_groups_by_day(tmp_path):
+    from routine.agenda import _format, events_between
+    from routine.config.calendars import Span
+
+    today = date(2026, 11, 24)  # a Tuesday, in winter time; the series began in summer time
+    events = events_between(ics(today).encode(), "work", today - timedelta(days=1), today, BERLIN)
+    names = [(e.start.strftime("%a %H:%M"), e.summary) for e in events]
+    assert ("Mon 08:45", "Standup") not in names  # EXDATE
+    assert ("Mon 09:00", "Supplier call") not in names and ("Tue 09:00", "Supplier call") in names
+    week = events_between(ics(today).encode(), "work", today, today + timedelta(days=5), BERLIN)
+    text = _format(week, Span.THIS_WEEK, today, today + timedelta(days=5), datetime(2026, 11, 24, 7, 30, tzinfo=BERLIN))
+    assert "Wednesday 25 Nov:\n- 08:45–09:00 Standup (work)" in text
+
+
+def test_a_broken_or_unreachable_calendar_is_one_sentence_and_the_block_still_runs(initialised, ollama):
+    home = initialised
+    (home.config.parent / "broken.ics").write_text("BEGIN:VCALENDAR\nthis is not ical\n")
+
+    class Refuses(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the http.server API
+            self.send_error(503)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuses)
+    Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/family.ics"
+        home.config.write_text(home.config.read_text() + f"\ncalendars: [broken.ics, {{source: '{url}', name: family}}]\n")
+        done = home.run("fire", "morning-alignment")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 0, done.stderr
+    asked = plan_request(ollama)
+    assert "The calendar broken could not be read: broken is not a calendar file icalendar can read" in asked
+    assert "The calendar family could not be read:" in asked and "did not answer" in asked
+    alerts = sorted(p.name for p in (home.vault / "Alerts").glob("*calendar*"))
+    assert len(alerts) == 2, alerts  # one per calendar, however many steps read it
+    assert "Traceback" not in done.stderr
+
+
+def test_a_calendar_span_that_is_no_span_is_one_sentence(initialised, ollama):
+    home = initialised
+    agent = home.vault / "Agents" / "Planner.md"
+    agent.write_text(agent.read_text().replace('inputs: [', 'inputs: ["calendar: someday", ', 1))
+    done = home.run("fire", "planner")
+    assert done.returncode != 0 and "`calendar: someday`" in done.stderr and "today, tomorrow, this_week" in done.stderr
+    daily = home.config.parent / "schedules" / "daily.yaml"
+    daily.write_text(daily.read_text().replace('"calendar: today"', '"calendar: soon"'))
+    listed = home.run("schedule", "validate")
+    assert listed.returncode == 2 and "steps[1].inputs[1]': 'calendar: soon' is not a span of days" in listed.stdout + listed.stderr

@@ -1,0 +1,176 @@
+"""Pause and holidays: `routine pause/resume`, `holiday:` in routine.yaml; a held slot is journaled
+`skipped: paused` (never missed, no alert), triggers wait too, status and the dashboard say so.
+Injected clocks for the schedule logic; the daemon's own on_due in process; the real CLI."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from routine.config.model import StepSpec, WriteSpec
+from routine.daemon.due import owed
+from routine.schedule import pause
+from routine.schedule.cron import Cron
+from routine.schedule.model import Block
+
+BERLIN = ZoneInfo("Europe/Berlin")
+STEP = (StepSpec(agent="strategist", task="x", write=WriteSpec(note="Daily/x.md", section="A")),)
+TRIGGERED = """\
+blocks:
+  every-minute:
+    cron: "* * * * *"
+    missed: catch-up
+    grace: 10m
+    steps:
+      - agent: librarian
+        task: Note the minute.
+        write: {note: "Daily/{{ today }}.md", section: "Minute"}
+triggers:
+  - "on": created
+    path: "Inbox/*.md"
+    agent: librarian
+    task: File it.
+    write: {note: "Daily/{{ today }}.md", section: "Inbox"}
+"""
+
+
+def block() -> Block:
+    return Block(id="morning", file="daily.yaml", cron=Cron.parse("30 7 * * *"), timezone="Europe/Berlin",
+                 steps=STEP, missed="catch-up", grace=timedelta(hours=2))
+
+
+def at(day, hh, mm=0) -> datetime:
+    return datetime(2026, 12, day, hh, mm, tzinfo=BERLIN)
+
+
+def test_a_paused_slot_is_neither_run_nor_missed_and_runs_again_after_the_pause(slots, tmp_path):
+    b = block()
+    slots.seen_since(b.id, at(20, 12))
+    pause.pause(tmp_path, [], until=at(23, 0), now=at(20, 12))
+    held = pause.holder(tmp_path, (), b.id, BERLIN)
+    during = owed(b, slots, at(22, 9, 0), BERLIN, paused=held)  # 21st missed, 22nd on catch-up: both held
+    assert not during.run and not during.missed
+    assert [s.at.day for s in during.paused] == [21, 22]
+    assert all(s.reason.startswith("skipped: paused, the schedule is paused until") for s in during.paused)
+    for s in during.paused:
+        slots.set(b.id, s.key, "skipped", reason=s.reason)
+    after = owed(b, slots, at(23, 7, 30), BERLIN, paused=pause.holder(tmp_path, (), b.id, BERLIN))
+    assert [s.at.day for s in after.run] == [23] and not after.paused  # the pause ended at midnight
+
+
+def test_a_holiday_holds_only_its_days_and_only_blocks_named_are_held(slots, tmp_path):
+    b = block()
+    slots.seen_since(b.id, at(23, 12))
+    christmas = ((at(24, 0).date(), at(26, 0).date()),)
+    held = owed(b, slots, at(24, 7, 31), BERLIN, paused=pause.holder(tmp_path, christmas, b.id, BERLIN))
+    assert not held.run and "24 is a holiday" in held.paused[0].reason.replace("2026-12-", "")
+    pause.pause(tmp_path, ["evening"], until=None, now=at(23, 12))
+    other = owed(b, slots, at(27, 7, 31), BERLIN, paused=pause.holder(tmp_path, christmas, b.id, BERLIN))
+    assert [s.at.day for s in other.run] == [27]  # another block's pause holds nothing here
+
+
+def test_pause_status_and_resume_through_the_cli(initialised):
+    home = initialised
+    said = home.run("pause", "--until", "3d", check=True)
+    assert "paused: everything until" in said.stdout
+    status = json.loads(home.run("status", "--json").stdout)
+    assert len(status["paused"]) == 1 and status["paused"][0].startswith("everything until")
+    assert "paused: everything until" in home.run("status").stdout
+    resumed = home.run("resume", check=True)
+    assert "resumed everything" in resumed.stdout
+    assert json.loads(home.run("status", "--json").stdout)["paused"] == []
+
+
+def test_pause_refuses_a_typo_and_a_past_date_in_one_sentence(initialised):
+    home = initialised
+    typo = home.run("pause", "plannr")
+    assert typo.returncode == 2 and "No block or trigger named 'plannr'" in typo.stderr
+    assert "Traceback" not in typo.stderr
+    past = home.run("pause", "--until", "2001-01-01")
+    assert past.returncode == 2 and "in the past" in past.stderr
+    nonsense = home.run("pause", "--until", "soon")
+    assert nonsense.returncode == 2 and "neither a duration nor a date" in nonsense.stderr
+    assert not (home.state / "pause.json").exists()
+
+
+def test_a_holiday_that_is_no_date_is_located_in_routine_yaml(initialised):
+    home = initialised
+    text = home.config.read_text()
+    home.config.write_text(text + "\nholiday: [2026-12-24, 2026-02-30..2026-03-01]\n")
+    result = home.run("schedule", "list")
+    assert result.returncode == 2 and "holiday[1]" in result.stderr and "not a real date" in result.stderr
+    home.config.write_text(text + "\nholiday:\n  - 2026-12-24\n  - 2026-13-40\n")  # YAML's own date reading
+    result = home.run("schedule", "list")
+    line = len(text.splitlines()) + 4
+    assert result.returncode == 2 and f"routine.yaml:{line}:" in result.stderr and "real date" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.fixture
+def daemon(initialised, monkeypatch):
+    from test_daemon import only_schedule
+
+    from routine.daemon.app import Daemon
+
+    only_schedule(initialised, TRIGGERED)
+    for key, value in initialised.env.items():
+        if key.startswith(("ROUTINE_", "OLLAMA_", "HOME")):
+            monkeypatch.setenv(key, value)
+    clock = {"now": datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)}
+    d = Daemon(clock=lambda: clock["now"])
+    d.clock_value = clock  # type: ignore[attr-defined]
+    try:
+        yield d
+    finally:
+        d.journal.close()
+
+
+def _rows(home):
+    db = sqlite3.connect(home.state / "journal.sqlite3")
+    try:
+        return db.execute("SELECT status, error FROM runs WHERE block='every-minute' ORDER BY id").fetchall()
+    finally:
+        db.close()
+
+
+def test_the_daemon_journals_a_paused_slot_as_skipped_and_raises_no_alert(daemon, initialised):
+    home = initialised
+    daemon.slots.seen_since("every-minute", daemon.clock())
+    home.run("pause", "every-minute", check=True)
+    daemon.clock_value["now"] += timedelta(minutes=1)
+    daemon.on_due("every-minute")
+    rows = _rows(home)
+    assert [r[0] for r in rows] == ["skipped"] and rows[0][1].startswith("skipped: paused, the block every-minute")
+    assert daemon.queue.snapshot().queued == ()
+    assert not list((home.vault / "Alerts").glob("*missed*"))
+    home.run("resume", check=True)
+    daemon.clock_value["now"] += timedelta(minutes=1)
+    daemon.on_due("every-minute")
+    assert len(daemon.queue.snapshot().queued) == 1  # the next slot runs
+
+
+def test_triggers_wait_while_everything_is_paused(daemon, initialised):
+    from routine.daemon.vault_events import VaultEvents
+    from routine.watch.changes import Change
+
+    home = initialised
+    events = VaultEvents(daemon)
+    trigger = daemon.live.schedules.triggers[0]
+    home.run("pause", check=True)  # until resumed (the daemon's clock here is not the CLI's)
+    events._fire(trigger, Change("created", "Inbox/idea.md"))
+    assert daemon.queue.snapshot().queued == ()
+    home.run("resume", check=True)
+    events._fire(trigger, Change("created", "Inbox/idea.md"))
+    assert len(daemon.queue.snapshot().queued) == 1
+
+
+def test_the_dashboard_says_what_is_paused(tmp_path):
+    from routine.daemon.dashboard import render
+    from routine.daemon.status_record import DaemonState, DaemonStatus
+
+    text = render(DaemonStatus(DaemonState.RUNNING, paused=("everything until resumed",)), tmp_path, BERLIN)
+    assert "> [!warning] Paused\n> - everything until resumed\n> `routine resume` ends it." in text
