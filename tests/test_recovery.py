@@ -190,6 +190,6 @@ def test_the_dashboard_says_as_of_when_and_a_stop_says_stopped(initialised):
         live = wait_for(lambda: "running since" in dashboard.read_text() and dashboard.read_text(), 30, "the dashboard")
         assert ": healthy (as of " in live, live
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
+        assert proc.wait(timeout=scaled(60)) == 0
     text = dashboard.read_text()
     assert "running since" not in text and " stopped at " in text and "nothing runs until it starts again" in text

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from waits import scaled
 
 REPO = Path(__file__).resolve().parent.parent
 ANALYZE = shutil.which("systemd-analyze")
@@ -26,10 +27,10 @@ def analyze(unit: Path, user: bool, tmp_path: Path) -> float:
         runtime.mkdir(mode=0o700, exist_ok=True)
         env["XDG_RUNTIME_DIR"] = str(runtime)  # the user scope wants one, even offline
         scope = ["--user"]
-    verify = subprocess.run([ANALYZE, *scope, "verify", str(unit)], capture_output=True, text=True, env=env, timeout=60)
+    verify = subprocess.run([ANALYZE, *scope, "verify", str(unit)], capture_output=True, text=True, env=env, timeout=scaled(60))
     assert verify.returncode == 0 and not (verify.stdout + verify.stderr).strip(), verify.stdout + verify.stderr
     security = subprocess.run([ANALYZE, *scope, "security", "--offline=true", str(unit)], capture_output=True,
-                              text=True, env=env, timeout=60)
+                              text=True, env=env, timeout=scaled(60))
     found = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", security.stdout)
     assert found, security.stdout + security.stderr
     return float(found[1])
