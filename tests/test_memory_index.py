@@ -194,7 +194,7 @@ def test_the_embedding_model_is_released_when_idle(setup, tmp_path):
     cfg.write_text(cfg.read_text().replace("memory: {", "memory: {unload_after: 0.2, "))
     with VaultIndex(load_config(cfg), state) as index:
         index.reconcile()
-        wait_until(lambda: not index.embedder.loaded, 10, "the model to be released")
+        wait_until(lambda: not index.embedder.loaded, 10, "the model to be released", interval=0.05)
         assert index.search("battery", k=1)  # and loaded again when needed
 
 

@@ -21,7 +21,7 @@ def scaled(seconds: float) -> float:
     return seconds * TIMEOUT_SCALE
 
 
-def wait_until(condition: Callable[[], T], timeout: float, what: str = "the condition", interval: float = 0.1) -> T:
+def wait_until(condition: Callable[[], T], timeout: float, what: str = "the condition", interval: float = 0.2) -> T:
     """The first true value of ``condition()``, asked every ``interval`` seconds; an AssertionError
     naming ``what`` after ``scaled(timeout)`` seconds without one."""
     limit = scaled(timeout)
