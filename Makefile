@@ -19,8 +19,13 @@ setup: $(BIN)/routine
 demo: setup
 	bash scripts/demo.sh
 
+# In parallel (pytest-xdist; TEST_WORKERS=0 runs it in this one process), and its wall time said at the end.
+# ROUTINE_TEST_TIMEOUT_SCALE=3 gives a slow or crowded machine longer waits (tests/waits.py).
+TEST_WORKERS ?= auto
 test: setup
-	$(BIN)/python -m pytest -q
+	@start=$$(date +%s); \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup; rc=$$?; \
+	echo "make test: $$(( $$(date +%s) - start )) s wall time, $(TEST_WORKERS) workers"; exit $$rc
 
 # The tests that touch the sandbox, on a PATH without bubblewrap: they skip with the reason, and
 # doctor warns with the fix (CI runs this too: a fresh machine may lack bubblewrap).

@@ -7,6 +7,12 @@ real `python -m routine` subprocess with `process=True` where the process bounda
 point (the daemon, signals, what a fresh process imports). `ROUTINE_TEST_SUBPROCESS=1` runs
 every call as a subprocess. Only the Ollama server is a stand-in (tests/fake_ollama.py),
 reached through the real `ollama` and `litellm` clients.
+
+Speed without less realism: a real-daemon test's index worker embeds with a stand-in (the
+hashing embedder, `ROUTINE_TEST_EMBEDDER=hashing`: no torch) unless the test is marked
+`real_embeddings` (the search and memory tests: the shipped MiniLM, for real); per-minute blocks
+run on a clock the test drives (the `driven_clock` fixture, `ROUTINE_TEST_CLOCK`); waits are on
+conditions, with timeouts scaled by `ROUTINE_TEST_TIMEOUT_SCALE` (tests/waits.py).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import subprocess
 import sys
 import traceback
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -29,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(REPO))  # in-process runs use this worktree's routine, like PYTHONPATH does
 
 from fake_ollama import FakeOllama  # noqa: E402
+from waits import scaled  # noqa: E402
 
 ALWAYS_SUBPROCESS = os.environ.get("ROUTINE_TEST_SUBPROCESS") == "1"
 
@@ -57,7 +65,7 @@ class Home:
         env = {**self.env, **(env_extra or {})}
         if process or ALWAYS_SUBPROCESS or (args and args[0] == "run"):
             proc = subprocess.run([sys.executable, "-m", "routine", *args], env=env, cwd=self.root,
-                                  capture_output=True, text=True, timeout=timeout, input=input)
+                                  capture_output=True, text=True, timeout=scaled(timeout), input=input)
         else:
             proc = run_in_process(list(args), env, self.root, input)
         if check and proc.returncode != 0:
@@ -111,7 +119,7 @@ def run_in_process(args: list[str], env: dict, cwd: Path, stdin: str | None) -> 
 
 
 @pytest.fixture
-def home(tmp_path, ollama) -> Home:
+def home(tmp_path, ollama, request) -> Home:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ROUTINE_", "XDG_", "OLLAMA_"))}
     env.update(
         HOME=str(tmp_path / "home"),
@@ -122,6 +130,8 @@ def home(tmp_path, ollama) -> Home:
         LITELLM_LOCAL_MODEL_COST_MAP="True",
         PYTHONPATH=str(REPO),
     )
+    if request.node.get_closest_marker("daemon") and not request.node.get_closest_marker("real_embeddings"):
+        env["ROUTINE_TEST_EMBEDDER"] = "hashing"  # routine.memory.embedder: search is not under test here
     h = Home(root=tmp_path, vault=tmp_path / "Vault", config=tmp_path / "config" / "routine.yaml",
              state=tmp_path / "state", env=env)
     return h
@@ -134,6 +144,45 @@ def initialised(home) -> Home:
     # Short backoff so failure tests do not wait for production delays.
     home.config.write_text(text + "\nretry_backoff: 0.05\n")
     return home
+
+
+class DrivenClock:
+    """The daemon's clock, driven by the test (routine.daemon.clock): the system clock plus an
+    offset in seconds, written to the file ``ROUTINE_TEST_CLOCK`` names. It only moves forward."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.offset = 0.0
+        self._write()
+
+    def now(self) -> datetime:
+        """What the daemon's clock says now (UTC)."""
+        return datetime.now(timezone.utc) + timedelta(seconds=self.offset)
+
+    def before_next_minute(self, lead: float = 2.0) -> datetime:
+        """Move the clock to ``lead`` seconds before its next minute (unless it is nearer already)
+        and return that minute: the next per-minute slot, which the daemon's real timer fires
+        ``lead`` seconds from now."""
+        now = self.now()
+        minute = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+        gap = (minute - now).total_seconds() - scaled(lead)
+        if gap > 0:
+            self.offset += gap
+            self._write()
+        return minute
+
+    def _write(self) -> None:
+        scratch = self.path.with_suffix(".tmp")
+        scratch.write_text(f"{self.offset:.3f}\n")
+        os.replace(scratch, self.path)  # the daemon never reads half a number
+
+
+@pytest.fixture
+def driven_clock(home) -> DrivenClock:
+    """A clock the test drives for the daemons this test starts (set before `daemon(home)`)."""
+    clock = DrivenClock(home.root / "clock")
+    home.env["ROUTINE_TEST_CLOCK"] = str(clock.path)
+    return clock
 
 
 @pytest.fixture
@@ -173,9 +222,14 @@ def pytest_collection_modifyitems(config, items):
 def pytest_runtest_makereport(item, call):
     outcome = yield
     marker = item.get_closest_marker("daemon")
-    if marker is not None and call.when == "call":
-        budget = float(marker.kwargs.get("budget", DAEMON_BUDGET))
-        _daemon_times[item.nodeid] = (outcome.get_result().duration, budget)
+    if marker is not None and call.when == "call":  # carried in the report, so xdist workers send it too
+        outcome.get_result().user_properties.append(("daemon_budget", float(marker.kwargs.get("budget", DAEMON_BUDGET))))
+
+
+def pytest_runtest_logreport(report):
+    budget = dict(report.user_properties).get("daemon_budget")
+    if budget is not None and report.when == "call":
+        _daemon_times[report.nodeid] = (report.duration, budget)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import threading
-import time
+
+from waits import wait_until
 
 from routine.daemon.work import Work, WorkQueue
 
@@ -48,15 +49,11 @@ def test_the_queue_never_runs_one_key_twice_at_once_but_runs_other_keys_beside_i
     queue.submit(Work(key="block:morning", label="first", run=job("first", True)))
     queue.submit(Work(key="block:morning", label="second", run=job("second", False)))
     queue.submit(Work(key="block:other", label="other", run=job("other", False)))
-    deadline = time.monotonic() + 5  # another block is not held up: it runs and ends meanwhile
-    while ("end", "other") not in log and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: ("end", "other") in log, 5, "the other block to end", interval=0.02)  # it is not held up: it runs meanwhile
     with lock:
         assert ("start", "other") in log and ("end", "other") in log
         assert ("start", "second") not in log                          # the same block waits its turn
     release.set()
-    deadline = time.monotonic() + 5
-    while ("end", "second") not in log and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: ("end", "second") in log, 5, "the second run to end", interval=0.02)
     assert log.index(("end", "first")) < log.index(("start", "second"))  # after, never beside
     assert queue.stop(5)

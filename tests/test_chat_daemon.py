@@ -15,6 +15,7 @@ import time
 import pytest
 from test_chat import MODEL, chat_requests
 from test_daemon import all_handled, daemon, journal_rows, only_schedule, settled_as, wait_for
+from waits import scaled
 
 # The person's saves of chat notes also set off this trigger: counting its runs counts the saves
 # the daemon saw, and routine's own appends must not be among them.
@@ -102,7 +103,7 @@ def test_a_chat_note_gets_one_answer_per_message_from_the_running_daemon(talk, o
 
 def read_until(fd: int, pattern: str, timeout: float, seen: list[str]) -> str:
     """Read a pipe or terminal until ``pattern`` shows; every read is appended to ``seen``."""
-    deadline, text = time.monotonic() + timeout, "".join(seen)
+    deadline, text = time.monotonic() + scaled(timeout), "".join(seen)
     while not re.search(pattern, text):
         left = deadline - time.monotonic()
         if left <= 0:
@@ -135,7 +136,7 @@ def test_ask_streams_through_the_daemon_and_c_continues(talk, ollama):
         read_until(proc.stdout.fileno(), "Alpha", 60, seen)
         partial = "".join(seen)
         assert "Omega" not in partial and proc.poll() is None  # the first words, before the answer ended
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=scaled(60))
         assert proc.returncode == 0, err
         assert (partial + out.decode()).strip().endswith("Omega.")
         chat_id = re.search(r"conversation (c[\w-]+)", err.decode())[1]
@@ -169,7 +170,7 @@ def test_routine_chat_in_a_terminal_streams_and_ends_cleanly(talk, ollama):
         read_until(leader, r"Second answer, shorter\.\s*\r?\n> ", 60, seen)
         os.write(leader, b"/exit\n")
         read_until(leader, r"routine chats show c[\w-]+", 30, seen)
-        assert proc.wait(timeout=30) == 0
+        assert proc.wait(timeout=scaled(30)) == 0
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

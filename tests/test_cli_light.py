@@ -6,13 +6,14 @@ import subprocess
 import sys
 
 import pytest
+from waits import scaled
 
 HEAVY = ("litellm", "chromadb", "torch", "sentence_transformers")
 
 
 def imported_modules(args, env) -> set[str]:
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "routine", *args], env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=scaled(60))
     names = set()
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:

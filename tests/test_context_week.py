@@ -16,6 +16,8 @@ from fake_ollama import FakeOllama, mistral_tokenizer
 from weekvault import make_vault, model_reply, problems_of, simulate
 
 MONDAY = date(2026, 11, 23)
+# One worker runs the whole module under pytest-xdist: the simulated week (a module fixture) is built once.
+pytestmark = pytest.mark.xdist_group("context-week")
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""`routine run` as a subprocess: real timers, the control socket, hot reload, kill -9, SIGTERM."""
+"""`routine run` as a subprocess: real timers (on a driven clock), the control socket, hot reload,
+kill -9, SIGTERM."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from contextlib import contextmanager
 
 import pytest
+from waits import scaled, wait_until
 
 MINUTELY = textwrap.dedent("""\
     blocks:
@@ -26,14 +27,7 @@ MINUTELY = textwrap.dedent("""\
     """)
 
 
-def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+wait_for = wait_until  # the daemon tests' name for it (tests/waits.py: timeouts scaled by one setting)
 
 
 @contextmanager
@@ -49,7 +43,7 @@ def daemon(home, log_name="daemon.log"):
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
             try:
-                proc.wait(timeout=30)
+                proc.wait(timeout=scaled(30))
             except subprocess.TimeoutExpired:
                 proc.kill()
         log.close()
@@ -127,7 +121,7 @@ def test_sigterm_when_idle_exits_zero(initialised):
     only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
     with daemon(home) as proc:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
+        assert proc.wait(timeout=scaled(30)) == 0
     assert not (home.root / "run" / "control.sock").exists()
 
 
@@ -141,32 +135,38 @@ def test_sigterm_mid_step_abandons_it_without_writing_and_records_it(initialised
         wait_for(lambda: journal_rows(home, "SELECT id FROM runs WHERE status='running' AND agent='strategist'"),
                  30, "the running step")
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
-        out, err = fire.communicate(timeout=30)
+        assert proc.wait(timeout=scaled(60)) == 0
+        out, err = fire.communicate(timeout=scaled(30))
     assert fire.returncode != 0 and "Traceback" not in err
     assert journal_rows(home, "SELECT status FROM runs WHERE agent='strategist'") == [("interrupted",)]
     assert not list((home.vault / "Daily").glob("*.md"))  # no half-written note
 
 
 @pytest.mark.slow
-def test_kill_9_mid_step_then_restart_leaves_one_completed_run_per_slot(initialised, ollama):
+def test_kill_9_mid_step_then_restart_leaves_one_completed_run_per_slot(initialised, ollama, driven_clock):
     home = initialised
     only_schedule(home, MINUTELY)
-    # The first answer is slow, so the daemon is killed while the step is running.
-    ollama.script("mistral:7b-instruct-q4_K_M", [{"content": "- slow answer", "delay": 60}])
+    # The first answer is slow, so the daemon is killed while the step is running (the stand-in
+    # keeps the model busy with the dead request until its next chunk: half the delay).
+    ollama.script("mistral:7b-instruct-q4_K_M", [{"content": "- slow answer", "delay": scaled(10)}])
     with daemon(home, "first.log") as first:
-        wait_for(lambda: journal_rows(home, "SELECT id FROM runs WHERE status='running' AND kind='step'"), 75, "a running step")
+        first_slot = driven_clock.before_next_minute()
+        wait_for(lambda: journal_rows(home, "SELECT id FROM runs WHERE status='running' AND kind='step'"), 90, "a running step")
         first.kill()
         first.wait()
     running = journal_rows(home, "SELECT slot FROM runs WHERE status='running' AND kind='step'")
     killed_slot = running[0][0]
+    assert killed_slot == first_slot.strftime("%Y-%m-%dT%H:%MZ")  # the timer fired that minute
     with daemon(home, "second.log"):
         # The interrupted slot is caught up (within grace), then the next minute runs on time.
-        wait_for(lambda: len(journal_rows(home, "SELECT DISTINCT slot FROM runs WHERE kind='step' AND status='ok'")) >= 2,
-                 150, "two completed slots")
+        ok_slots = "SELECT DISTINCT slot FROM runs WHERE kind='step' AND status='ok'"
+        wait_for(lambda: journal_rows(home, ok_slots), 90, "the catch-up of the interrupted slot")
+        next_slot = driven_clock.before_next_minute().strftime("%Y-%m-%dT%H:%MZ")
+        wait_for(lambda: len(journal_rows(home, ok_slots)) >= 2, 90, "two completed slots")
     ok = journal_rows(home, "SELECT slot, COUNT(*) FROM runs WHERE kind='step' AND status='ok' GROUP BY slot")
     assert all(count == 1 for _, count in ok), ok
-    assert killed_slot in {slot for slot, _ in ok}
+    assert {slot for slot, _ in ok} == {killed_slot, next_slot}, ok
+    assert journal_rows(home, "SELECT trigger FROM runs WHERE kind='block' AND slot=?", next_slot) == [("schedule",)]
     interrupted = journal_rows(home, "SELECT slot FROM runs WHERE status='interrupted' AND kind='step'")
     assert (killed_slot,) in interrupted
     # Every slot the journal knows is explained: done, or missed/skipped with a reason.

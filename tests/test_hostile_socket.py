@@ -12,6 +12,7 @@ import sys
 
 import ollama as ollama_client
 from test_daemon import MINUTELY, daemon, journal_rows, only_schedule, status, wait_for
+from waits import scaled
 
 FOREIGN = "llama3.2:3b"
 
@@ -84,7 +85,7 @@ def test_thirty_parallel_fires_all_go_through_the_daemon_and_residency_holds(ini
         fires = [subprocess.Popen([sys.executable, "-m", "routine", "fire", agent, "--json"], env=home.env,
                                   cwd=home.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                  for agent in agents]
-        results = [f.communicate(timeout=600) for f in fires]
+        results = [f.communicate(timeout=scaled(600)) for f in fires]
     assert [f.returncode for f in fires] == [0] * 30, [err for _, err in results if err][:3]
     assert {json.loads(out)["status"] for out, _ in results} <= {"ok", "proposal"}  # the builder proposes
     chats = [r for r in ollama.requests if r["_path"] == "/api/chat"]

@@ -15,6 +15,7 @@ import time
 from test_daemon import daemon, only_schedule, status, wait_for
 from test_tools import MISTRAL, call, tester, transcript  # noqa: F401 (fixture)
 from test_triggers import trigger_runs
+from waits import scaled
 
 INBOX = textwrap.dedent("""\
     triggers:
@@ -111,7 +112,7 @@ def test_a_pipe_at_the_output_note_is_refused_at_once(initialised, ollama):
 
     os.mkfifo(daily / f"{date.today().isoformat()}.md")
     proc = subprocess.run([sys.executable, "-m", "routine", "fire", "strategist"], env=home.env, cwd=home.root,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=scaled(60))
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert "is a named pipe, not a regular file" in proc.stderr + proc.stdout
     runs = json.loads(home.run("runs", "list", "--json", check=True).stdout)

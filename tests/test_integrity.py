@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 from test_daemon import daemon, only_schedule
+from waits import scaled
 
 
 def killed_mid_write(home, rel: str) -> None:
@@ -87,7 +88,7 @@ def test_a_note_hammered_by_the_persons_editor_while_routine_writes_loses_no_lin
                 pass  # the note kept changing three times over: nothing written, nothing lost
     finally:
         stop.touch()
-        written = int(editor.communicate(timeout=30)[0])
+        written = int(editor.communicate(timeout=scaled(30))[0])
     text = note.read_text()
     missing = [i for i in range(1, written + 1) if f"person line {i}\n" not in text]
     assert written >= 150 and landed > 150  # routine still gets its writes in

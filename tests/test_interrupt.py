@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from test_daemon import daemon, journal_rows, only_schedule, wait_for
+from waits import scaled
 
 MISTRAL = "mistral:7b-instruct-q4_K_M"
 SLOW = {"content": " ".join(f"Alignment point {i}." for i in range(40)), "delay": 8}
@@ -18,7 +19,7 @@ def fire_then_ctrl_c(home, ollama):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for(lambda: ollama.last_request("/api/chat") is not None, 60, "the model call")
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    out, err = proc.communicate(timeout=scaled(30))
     assert proc.returncode == 130 and "interrupted" in err, (out, err)
 
 

@@ -17,6 +17,9 @@ import textwrap
 import pytest
 
 from test_daemon import daemon, wait_for
+from waits import scaled
+
+pytestmark = pytest.mark.real_embeddings  # search is under test: its daemons embed with the shipped MiniLM
 
 AGENTS = {
     "Agents/Projector.md": """\
@@ -141,7 +144,7 @@ def top_hits(home, env=None) -> dict[str, tuple]:
     out = {}
     for rel, query in exact_queries(home).items():
         proc = subprocess.run([sys.executable, "-m", "routine", "search", query, "-k", "3", "--json"],
-                              env=env or home.env, capture_output=True, text=True, timeout=300)
+                              env=env or home.env, capture_output=True, text=True, timeout=scaled(300))
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
         hit = json.loads(proc.stdout)[0]
         out[rel] = (hit["path"], hit["heading"], round(hit["score"], 4))
@@ -171,7 +174,7 @@ def kill_mid_indexing(home, lines_before_kill: int) -> str:
             if len([s for s in seen if s.startswith("indexing: ")]) > lines_before_kill:
                 break
     proc.send_signal(signal.SIGKILL)
-    proc.wait(30)
+    proc.wait(scaled(30))
     assert proc.returncode == -signal.SIGKILL, "".join(seen)  # killed mid-way, not finished
     return "".join(seen)
 
@@ -189,7 +192,7 @@ def test_kill_9_during_indexing_then_search_matches_a_fresh_index(initialised):
 
     fresh_env = {**home.env, "ROUTINE_STATE_DIR": str(home.root / "fresh-state")}
     fresh = json.loads(subprocess.run([sys.executable, "-m", "routine", "index", "--json"], env=fresh_env,
-                                      capture_output=True, text=True, timeout=600, check=True).stdout)
+                                      capture_output=True, text=True, timeout=scaled(600), check=True).stdout)
     assert (again["notes"], again["chunks"]) == (fresh["notes"], fresh["chunks"])
     assert top_hits(home, fresh_env) == recovered
     assert index_contents(home.state) == index_contents(home.root / "fresh-state")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 
 import pytest
+from waits import wait_until
 
 from routine.config.loader import load_config
 from routine.memory import VaultIndex
@@ -194,8 +194,26 @@ def test_the_embedding_model_is_released_when_idle(setup, tmp_path):
     cfg.write_text(cfg.read_text().replace("memory: {", "memory: {unload_after: 0.2, "))
     with VaultIndex(load_config(cfg), state) as index:
         index.reconcile()
-        deadline = time.monotonic() + 10
-        while index.embedder.loaded and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not index.embedder.loaded
+        wait_until(lambda: not index.embedder.loaded, 10, "the model to be released", interval=0.05)
         assert index.search("battery", k=1)  # and loaded again when needed
+
+
+def test_the_hashing_stand_in_replaces_only_the_shipped_model_and_only_when_asked(monkeypatch, tmp_path):
+    """ROUTINE_TEST_EMBEDDER=hashing (daemon tests where search is not under test): no torch, and an
+    index built with it is never mixed with MiniLM vectors (another identity means a rebuild)."""
+    from types import SimpleNamespace
+
+    from routine.memory.embedder import HashingEmbedder, SentenceTransformerEmbedder, make_embedder
+
+    def made(spec):
+        return make_embedder(SimpleNamespace(memory=SimpleNamespace(embedding_model=spec, unload_after=60.0)), tmp_path)
+
+    monkeypatch.delenv("ROUTINE_TEST_EMBEDDER", raising=False)
+    assert isinstance(made("all-MiniLM-L6-v2"), SentenceTransformerEmbedder)
+    monkeypatch.setenv("ROUTINE_TEST_EMBEDDER", "hashing")
+    stand_in = made("all-MiniLM-L6-v2")
+    assert isinstance(stand_in, HashingEmbedder) and stand_in.identity != made("/models/mine").identity
+    assert isinstance(made("/models/mine"), SentenceTransformerEmbedder)  # a model the person named stays itself
+    kiln, again, other = stand_in.embed(["the kiln controller", "the kiln controller", "a garden shed"])
+    assert kiln == again and len(kiln) == 384 and abs(sum(v * v for v in kiln) - 1) < 1e-9
+    assert sum(a * b for a, b in zip(kiln, stand_in.embed(["kiln"])[0])) > sum(a * b for a, b in zip(kiln, other))

@@ -13,7 +13,10 @@ import re
 import signal
 from pathlib import Path
 
+import pytest
 from test_daemon import daemon, only_schedule, wait_for
+
+pytestmark = pytest.mark.real_embeddings  # the worker loads the shipped MiniLM (torch): that is under test
 
 HEAVY_LIBRARIES = ("libtorch", "chromadb")  # shared objects of torch and chromadb, as /proc/PID/maps names them
 NOTE = "# Kiln\n\nThe kiln controller firmware needs a thermocouple calibration.\n"

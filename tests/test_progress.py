@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from test_daemon import MINUTELY, daemon, only_schedule
+from waits import scaled
 
 
 def fire_on_a_terminal(home, *args: str) -> tuple[int, str]:
@@ -26,7 +27,7 @@ def fire_on_a_terminal(home, *args: str) -> tuple[int, str]:
             break
         chunks.append(data)
     os.close(master)
-    return proc.wait(timeout=120), b"".join(chunks).decode("utf-8", "replace")
+    return proc.wait(timeout=scaled(120)), b"".join(chunks).decode("utf-8", "replace")
 
 
 def _in_order(text: str, *parts: str) -> bool:

@@ -37,7 +37,7 @@ def digest_prompts(ollama) -> list[str]:
     return found
 
 
-def test_a_project_team_works_through_the_daemon_and_survives_a_restart(initialised, ollama):
+def test_a_project_team_works_through_the_daemon_and_survives_a_restart(initialised, ollama, driven_clock):
     home = initialised
     only_schedule(home, "# only the project's cadence in this test\n")
     home.run("project", "new", PROJECT, "--goal", "Launch on 1 December", check=True)
@@ -71,6 +71,7 @@ def test_a_project_team_works_through_the_daemon_and_survives_a_restart(initiali
 
         # The manager's digest, fired by the cadence in the home note, was given everyone's work and the blocker.
         digests = home.vault / "Projects" / PROJECT / "Digests"
+        driven_clock.before_next_minute()  # the cadence's next minute, in seconds
         wait_for(lambda: digests.is_dir() and any(digests.glob("*.md")), 60, "the project digest")
         assert "Daily digest" in next(digests.glob("*.md")).read_text(encoding="utf-8")
         prompt = digest_prompts(ollama)[0]

@@ -1,15 +1,17 @@
 """Degrade and recover by itself: an Ollama outage and a full state disk under a per-minute
-block, with the real daemon (a subprocess), the stand-in Ollama and a real tmpfs."""
+block, with the real daemon (a subprocess, its minutes on a clock the test drives), the stand-in
+Ollama and a real tmpfs."""
 
 from __future__ import annotations
 
 import errno
 import json
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import pytest
 from test_daemon import MINUTELY, daemon, journal_rows, only_schedule, status, wait_for
+from waits import scaled
 
 FAKE_EMBEDDINGS = "\nmemory: {embedding_model: 'ollama:nomic-embed-text'}\n"
 
@@ -31,14 +33,18 @@ def failed_slots(home) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.daemon(budget=300)
-def test_ollama_outage_one_counted_alert_degraded_then_resolved_and_last_slot_retried(initialised, ollama):
+@pytest.mark.daemon(budget=120)
+def test_ollama_outage_one_counted_alert_degraded_then_resolved_and_last_slot_retried(initialised, ollama, driven_clock):
     home = initialised
     home.config.write_text(home.config.read_text() + FAKE_EMBEDDINGS)
     only_schedule(home, MINUTELY)
     ollama.stop()
     with daemon(home) as proc:
-        failed = wait_for(lambda: len(failed_slots(home)) >= 3 and failed_slots(home), 260, "three failed slots")
+        slots = []
+        for n in (1, 2, 3):  # three minutes come, each slot fails on its real timer
+            slots.append(driven_clock.before_next_minute().strftime("%Y-%m-%dT%H:%MZ"))
+            failed = wait_for(lambda n=n: len(failed_slots(home)) >= n and failed_slots(home), 90, f"failed slot {n}")
+        assert failed == slots
         st = status(home)
         assert st["health"]["state"] == "degraded", st["health"]
         assert any("ollama" in p and "not reachable" in p for p in st["health"]["problems"]), st["health"]
@@ -97,8 +103,8 @@ def _slot_keys(start: datetime, end: datetime) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.daemon(budget=300)
-def test_full_state_disk_alerts_accounts_for_every_slot_and_resumes_without_restart(initialised, ollama):
+@pytest.mark.daemon(budget=120)
+def test_full_state_disk_alerts_accounts_for_every_slot_and_resumes_without_restart(initialised, ollama, driven_clock):
     home = initialised
     if not _mount_tmpfs(home.state, "48m"):
         pytest.skip("cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN)")
@@ -107,17 +113,19 @@ def test_full_state_disk_alerts_accounts_for_every_slot_and_resumes_without_rest
         only_schedule(home, MINUTELY)
         with daemon(home) as proc:
             filler = home.state / "filler"
-            full_at = datetime.now(timezone.utc)
+            full_at = driven_clock.now()
             _fill(filler)
             alert = wait_for(lambda: cause_alerts(home, "disk-full:state"), 90, "a state-disk-full alert")[0]
             assert frontmatter(alert)["status"] == "open"
-            # Two slots come and go while the disk is full.
-            wait_for(lambda: len(_slot_keys(full_at, datetime.now(timezone.utc) - timedelta(seconds=5))) >= 2, 200,
-                     "two slots during the full disk")
+            # Two slots come and go while the disk is full (each fires on its real timer).
+            for _ in range(2):
+                slot = driven_clock.before_next_minute()
+                wait_for(lambda slot=slot: driven_clock.now() > slot + timedelta(seconds=scaled(5)), 60, f"the slot {slot:%H:%M} to pass")
+            assert len(_slot_keys(full_at, driven_clock.now())) >= 2
             st = status(home)
             assert st["health"]["state"] == "degraded" and any("state disk" in p for p in st["health"]["problems"])
             filler.unlink()
-            freed_at = datetime.now(timezone.utc)
+            freed_at = driven_clock.now()
             owed = _slot_keys(full_at, freed_at)
 
             def accounted():
@@ -131,9 +139,9 @@ def test_full_state_disk_alerts_accounts_for_every_slot_and_resumes_without_rest
             assert all("the state disk was full" in r[0] for r in reasons), reasons
             wait_for(lambda: frontmatter(alert)["status"] == "resolved", 30, "the alert to resolve")
             # Scheduling goes on without a restart: the next minute runs on time.
-            after = _slot_keys(freed_at, freed_at + timedelta(minutes=1))[0]
+            after = driven_clock.before_next_minute().strftime("%Y-%m-%dT%H:%MZ")
             wait_for(lambda: journal_rows(home, "SELECT 1 FROM runs WHERE kind='block' AND slot=? AND status='ok' "
-                                                "AND trigger='schedule'", after), 150, f"the slot {after} to run")
+                                                "AND trigger='schedule'", after), 90, f"the slot {after} to run")
             assert status(home)["pid"] == proc.pid
         log = (home.root / "daemon.log").read_text()
         assert "Traceback" not in log, log[-3000:]
@@ -182,6 +190,6 @@ def test_the_dashboard_says_as_of_when_and_a_stop_says_stopped(initialised):
         live = wait_for(lambda: "running since" in dashboard.read_text() and dashboard.read_text(), 30, "the dashboard")
         assert ": healthy (as of " in live, live
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
+        assert proc.wait(timeout=scaled(60)) == 0
     text = dashboard.read_text()
     assert "running since" not in text and " stopped at " in text and "nothing runs until it starts again" in text

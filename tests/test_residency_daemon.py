@@ -10,6 +10,7 @@ import textwrap
 import ollama as ollama_client
 
 from test_daemon import daemon, journal_rows, only_schedule, wait_for
+from waits import scaled
 
 MISTRAL, QWEN, CODER = "mistral:7b-instruct-q4_K_M", "qwen2.5:7b-instruct-q4_K_M", "qwen2.5-coder:7b-instruct-q4_K_M"
 
@@ -32,18 +33,20 @@ BUILDER_EVERY_MINUTE = textwrap.dedent("""\
     """)
 
 
-def test_a_scheduled_block_a_manual_fire_and_a_trigger_racing_for_three_models_keep_two_resident(initialised, ollama):
+def test_a_scheduled_block_a_manual_fire_and_a_trigger_racing_for_three_models_keep_two_resident(initialised, ollama,
+                                                                                                 driven_clock):
     home = initialised
     only_schedule(home, BUILDER_EVERY_MINUTE)
     for model in (MISTRAL, QWEN, CODER):
         ollama.script(model, [{"content": f"- answer from {model}", "delay": 2.0}] * 3)
     with daemon(home):
+        driven_clock.before_next_minute()  # the block's next minute, in seconds
         wait_for(lambda: journal_rows(home, "SELECT id FROM runs WHERE agent='builder' AND status='running'"),
                  90, "the scheduled builder step")
         fire = subprocess.Popen([sys.executable, "-m", "routine", "fire", "strategist", "--json"], env=home.env,
                                 cwd=home.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         (home.vault / "Inbox" / "A bold idea.md").write_text("Rewrite everything in a weekend.\n")
-        result = json.loads(fire.communicate(timeout=120)[0])
+        result = json.loads(fire.communicate(timeout=scaled(120))[0])
         critique = wait_for(lambda: journal_rows(home, "SELECT status FROM runs WHERE agent='critic' AND status!='running'"),
                             60, "the critic's trigger run")
         wait_for(lambda: journal_rows(home, "SELECT id FROM runs WHERE agent='builder' AND status!='running'"),

@@ -15,6 +15,7 @@ import threading
 import time
 
 from test_daemon import MINUTELY, daemon, only_schedule, status, wait_for
+from waits import scaled
 
 
 class Datagrams:
@@ -68,7 +69,7 @@ def test_notify_ready_status_and_watchdog_pings_then_stopping(initialised, ollam
             assert json.loads(out)["status"] == "ok"
             assert status(home)["health"]["ok"] is True
             proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=30) == 0
+            assert proc.wait(timeout=scaled(30)) == 0
         assert systemd.lines("STOPPING=1")
     finally:
         systemd.close()
@@ -105,7 +106,7 @@ def test_log_records_carry_the_run_id_to_journald_and_to_plain_lines(initialised
             env = {**home.env, "JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}", "ROUTINE_JOURNAL_SOCKET": journal.path,
                    "ROUTINE_LOG_LEVEL": "INFO"}
             proc = subprocess.run([sys.executable, "-m", "routine", "fire", "strategist", "--json"], env=env,
-                                  cwd=home.root, stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=120)
+                                  cwd=home.root, stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=scaled(120))
         assert proc.returncode == 0, stderr_path.read_text()
         run_id = json.loads(proc.stdout)["run"]
         records = wait_for(lambda: [r for r in _journal_records(journal) if r.get("ROUTINE_RUN") == run_id], 5,

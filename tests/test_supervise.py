@@ -8,6 +8,7 @@ import threading
 
 import pytest
 from test_daemon import wait_for
+from waits import scaled
 
 from routine import supervise
 
@@ -30,7 +31,7 @@ def test_a_crashing_loop_is_restarted_and_logged_once_per_error(caplog):
 
     caplog.set_level(logging.INFO, logger="routine.supervise")
     sup = supervise.start("flaky", loop)
-    assert done.wait(10)
+    assert done.wait(scaled(10))
     sup.thread.join(5)
     assert len(runs) == 4 and sup.restarts == 3 and not sup.gave_up
     failures = [r for r in caplog.records if "thread failed" in r.getMessage()]

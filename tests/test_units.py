@@ -8,9 +8,11 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
+from waits import scaled
 
 REPO = Path(__file__).resolve().parent.parent
 ANALYZE = shutil.which("systemd-analyze")
@@ -19,17 +21,19 @@ needs_analyze = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is n
 
 def analyze(unit: Path, user: bool, tmp_path: Path) -> float:
     """Verify ``unit`` (no output allowed) and return its offline security exposure."""
-    env = dict(os.environ)
-    scope = []
-    if user:
-        runtime = tmp_path / "xdg-runtime"
-        runtime.mkdir(mode=0o700, exist_ok=True)
-        env["XDG_RUNTIME_DIR"] = str(runtime)  # the user scope wants one, even offline
-        scope = ["--user"]
-    verify = subprocess.run([ANALYZE, *scope, "verify", str(unit)], capture_output=True, text=True, env=env, timeout=60)
-    assert verify.returncode == 0 and not (verify.stdout + verify.stderr).strip(), verify.stdout + verify.stderr
-    security = subprocess.run([ANALYZE, *scope, "security", "--offline=true", str(unit)], capture_output=True,
-                              text=True, env=env, timeout=60)
+    with tempfile.TemporaryDirectory(prefix="xdg-") as runtime:
+        env = dict(os.environ)
+        scope = []
+        if user:
+            # The user scope wants one, even offline. Short, not under tmp_path (longer under
+            # pytest-xdist): systemd's own user units put sockets in it, and a socket path has 108 bytes.
+            env["XDG_RUNTIME_DIR"] = runtime
+            scope = ["--user"]
+        verify = subprocess.run([ANALYZE, *scope, "verify", str(unit)], capture_output=True, text=True, env=env,
+                                timeout=scaled(60))
+        assert verify.returncode == 0 and not (verify.stdout + verify.stderr).strip(), verify.stdout + verify.stderr
+        security = subprocess.run([ANALYZE, *scope, "security", "--offline=true", str(unit)], capture_output=True,
+                                  text=True, env=env, timeout=scaled(60))
     found = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", security.stdout)
     assert found, security.stdout + security.stderr
     return float(found[1])

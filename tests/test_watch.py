@@ -7,6 +7,7 @@ import threading
 import time
 
 import pytest
+from waits import wait_until
 
 from routine.vault.atomic import add_write_listener, atomic_write, remove_write_listener
 from routine.watch.state import FileStates
@@ -34,11 +35,7 @@ SENTINELS = "Sentinel/"
 
 
 def poll(predicate, what: str, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
-        time.sleep(0.02)
-    return value
+    return wait_until(predicate, timeout, what, interval=0.02)
 
 
 def handled(watcher: VaultWatcher, seen: Seen) -> list[tuple]:

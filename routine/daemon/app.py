@@ -29,6 +29,7 @@ from routine import paths
 from routine.alerts import raise_alert
 from routine.causes import is_disk_full
 from routine.daemon import due, health
+from routine.daemon.clock import driven_clock
 from routine.daemon.components import Component, Components, if_there
 from routine.daemon.gate import WriteGate
 from routine.daemon.live import Live
@@ -67,7 +68,8 @@ INDEX_STOP_SECONDS = 10.0  # STOP_GRACE + this stays well inside TimeoutStopSec=
 class Daemon:
     def __init__(self, config_arg=None, clock: Callable[[], datetime] | None = None, workers: int = 2):
         self.live = Live(config_arg)
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.driven = driven_clock()  # a test's clock (ROUTINE_TEST_CLOCK, daemon.clock); else None
+        self.clock = clock or (self.driven.now if self.driven else lambda: datetime.now(timezone.utc))
         self.journal = Journal()
         self.slots = Slots(self.journal.db)
         self.queue = WorkQueue(workers, on_change=self._changed)
@@ -110,7 +112,7 @@ class Daemon:
             Component("journal", self._recover, stop=self.journal.close),
             Component("model manager", self._start_residency, stop=if_there(lambda: self.residency, lambda r: r.stop())),
             Component("work queue", self._start_queue, halt=self._drain),
-            Component("timers", self.restart_timers, halt=if_there(lambda: self.timers, lambda t: t.stop())),
+            Component("timers", self._start_timers, halt=self._stop_timers),
             Component("search index", self._open_memory, halt=if_there(lambda: self.memory, lambda m: m.interrupt()),
                       stop=self._close_memory),
             Component("config watcher", self._watch_config, halt=if_there(lambda: self.watcher, lambda w: w.stop())),
@@ -264,6 +266,24 @@ class Daemon:
         """The scheduler thread runs (or is not meant to: not started yet, or stopping)."""
         return self.timers is None or self.stopping.is_set() or self.timers.alive()
 
+    def _start_timers(self) -> None:
+        self.restart_timers()
+        if self.driven:
+            self.driven.watch(self._clock_moved)
+
+    def _stop_timers(self) -> None:
+        if self.driven:
+            self.driven.stop()
+        if self.timers:
+            self.timers.stop()
+
+    def _clock_moved(self) -> None:
+        """A test drove the clock: the timers plan again, and what came due is owed (as after a restart)."""
+        if self.timers:
+            self.timers.replan()
+        for block_id in list(self.live.schedules.blocks):
+            self.on_due(block_id)
+
     def restart_timers(self) -> None:
         """Start the timers, or start them again after their thread died (no restart needed)."""
         from routine.daemon.timers import Timers
@@ -275,7 +295,7 @@ class Daemon:
                 self.timers.stop()
             except Exception as exc:  # it is dead already; we only want its replacement
                 log.warning("stopping the dead scheduler: %s", exc)
-        self.timers = Timers(self.on_due, self.zone_name())
+        self.timers = Timers(self.on_due, self.zone_name(), self.driven.offset if self.driven else None)
         self.timers.sync(self.live.schedules.blocks)
         self.timers.start()
         if restarting:
@@ -388,10 +408,11 @@ class Daemon:
                     cancel: threading.Event | None = None) -> Runner:
         """A runner on the shared model manager. With ``work``, the job's model set follows its
         block: the steps still to come are what the forecast counts as needed now."""
-        from routine.runner.step import Runner
+        from routine.runner.step import Runner, local_time
 
-        runner = Runner(self.live.config, journal, models=self.models, on_event=self.run_events.listener(work, on_event),
-                        memory=self.memory)
+        config = self.live.config
+        runner = Runner(config, journal, models=self.models, clock=lambda: local_time(config, self.clock()),
+                        on_event=self.run_events.listener(work, on_event), memory=self.memory)
         runner.write_gate = partial(self._gate, cancel)
         runner.pause = lambda seconds: not self.stopping.wait(seconds)  # a retry's wait ends at a stop
         return runner

