@@ -61,6 +61,9 @@ def main() -> int:
 
 def report(seen, quiet: bool, elapsed: float) -> None:
     over = dropped_handoffs = requests = partial = left_out = 0
+    checked = [s for s in seen if s.grounding]
+    flagged = [s for s in checked if s.grounding["findings"]]
+    held = [s for s in checked if s.grounding["held"]]
     worst = 0.0
     if not quiet:
         print(f"{'when':<10} {'block/agent':<38} {'mistral':>7} {'limit':>6} {'use':>5}  left out")
@@ -83,6 +86,11 @@ def report(seen, quiet: bool, elapsed: float) -> None:
     print(f"\n{len(seen)} steps, {requests} requests in {elapsed:.0f}s: {over} over the window by Mistral's "
           f"tokenizer, {dropped_handoffs} handoffs dropped; fullest request {worst:.0%} of its limit; "
           f"{partial} notes given by section or cut, {left_out} left out whole (search hits and older notes).")
+    print(f"Grounding check: {len(checked)} replies checked, {len(flagged)} with unsupported claims (asked again), "
+          f"{len(held)} held as proposals; steps that failed: "
+          f"{sum(s.status not in ('ok', 'proposal') for s in seen)}.")
+    for s in flagged[:10]:
+        print(f"  {s.when:%a %H:%M} {s.block}/{s.agent}: " + "; ".join(f["claim"] for f in s.grounding["findings"]))
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 Checked on each request as the stand-in Ollama received it, counted with Mistral's own tokenizer
 (mistral-common): it fits the window beside the answer's reserve; earlier steps' outputs, the
 note being written and the Planner's Project Map are never dropped; nothing is sent twice; no
-Obsidian comment reaches a model. Friday's OKR review sees all five weekdays; Monday's
-alignment sees Friday.
+Obsidian comment reaches a model. Every step's model first calls a tool (the Librarian's
+list_notes of the whole vault among them) and the step still fits and lands. Friday's OKR
+review sees all five weekdays; Monday's alignment sees Friday.
 """
 
 from __future__ import annotations
@@ -52,9 +53,15 @@ def _week(tmp_path, server, monkeypatch):
 
 
 def test_every_request_of_a_week_fits_and_carries_its_handoffs(week):
-    assert len(week) >= 140, "the whole week should have run"
     failed = [f"{s.when:%a %H:%M} {s.block}/{s.agent}: {s.status}" for s in week if s.status not in ("ok", "proposal")]
     assert not failed, failed
+    assert len(week) >= 140, "the whole week should have run"
+    tool_steps = [s for s in week if any(m.get("role") == "tool" for b in s.requests for m in b["messages"])]
+    assert len(tool_steps) == len(week), "every step of the week calls a tool (scripted) and carries on"
+    # The stand-in's replies are grounded: none is taken for a reply with unsupported claims.
+    flagged = [f"{s.when:%a %H:%M} {s.block}/{s.agent}: {s.grounding['findings']}" for s in week
+               if s.grounding and s.grounding["findings"]]
+    assert not flagged, flagged[:5]
     problems = [f"{s.when:%a %H:%M} {s.block}/{s.agent}: {p}" for s in week for p in problems_of(s)]
     assert not problems, "\n".join(problems[:20])
 
@@ -62,7 +69,8 @@ def test_every_request_of_a_week_fits_and_carries_its_handoffs(week):
 def test_the_week_is_seen_as_the_person_means_it(week):
     def sent(day: date, block: str, agent: str) -> str:
         step = next(s for s in week if s.when.date() == day and s.block == block and s.agent == agent)
-        return "\n".join(m["content"] for body in step.requests for m in body["messages"])
+        return "\n".join(m["content"] for body in step.requests for m in body["messages"]
+                         if m["role"] in ("system", "user"))  # what routine composed, not tool results
 
     friday, next_monday = MONDAY + timedelta(days=4), MONDAY + timedelta(days=7)
     review = sent(friday, "okr-review", "strategist")

@@ -121,3 +121,30 @@ def test_a_prompt_the_server_cut_to_fit_fails_the_run_and_teaches_the_count(home
         assert after["counted"] > before["counted"] * 1.5 or after["counted"] <= after["limit"] < before["counted"] * 2
     finally:
         dense.stop()
+
+
+@pytest.mark.parametrize("text", ["Plan: <s>call the supplier</s> done already.\n- <s>old focus</s>",
+                                  "Mistral wraps a prompt in [INST] and [/INST] tags, as its docs say."],
+                         ids=["html-strikethrough", "inst-in-a-sentence"])
+def test_prose_that_looks_like_template_tokens_lands(initialised, ollama, text):
+    home = initialised
+    without_fallbacks(home)
+    ollama.script(MISTRAL, [GOOD + text])
+    home.run("fire", "strategist", check=True)
+    assert text in daily(home)
+
+
+def test_a_leaked_turn_of_the_models_own_template_is_still_refused():
+    from routine.models.reply import ReplyProblem, problem_with
+
+    leak = "Answer.\n[INST] And tomorrow? [/INST]\nSure."
+    assert problem_with(leak, "stop", "ollama_chat/mistral:7b") is ReplyProblem.CONTROL_TOKENS
+    assert problem_with(leak, "stop", "ollama_chat/qwen2.5:7b") is None  # not Qwen's template
+
+
+def test_a_model_that_never_stops_is_told_apart_from_a_long_answer(initialised, ollama):
+    home = initialised
+    without_fallbacks(home)
+    ollama.script(MISTRAL, [BAD["length"], BAD["length"]])
+    out = json.loads(home.run("fire", "strategist", "--json").stdout)
+    assert "the model did not stop; it may not follow instructions" in out["error"]

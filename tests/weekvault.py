@@ -102,19 +102,36 @@ def _daily(day: date, rng: random.Random) -> str:
     return "\n".join(body) + "\n"
 
 
-def _lorem(rng: random.Random, sentences: int, topics: list[str]) -> str:
+def _lorem(rng: random.Random, sentences: int, topics: list[str], grounded_in: str | None = None) -> str:
+    """Filler sentences. ``grounded_in``: a good model's, whose dates and amounts come from that text."""
     verbs = ["checked", "rewrote", "measured", "asked about", "sketched", "postponed", "tested", "priced"]
     objs = ["the numbers", "the draft", "the edge cases", "two options", "the schedule", "the budget of €3,250"]
-    return " ".join(f"{rng.choice(verbs).capitalize()} {rng.choice(objs)} for {rng.choice(topics)} on "
-                    f"2026-11-{rng.randint(1, 28):02d}." for _ in range(sentences))
+    dates = sorted(set(re.findall(r"\b2026-\d{2}-\d{2}\b", grounded_in or ""))) or ["today"]
+    if grounded_in is not None:
+        objs = [o for o in objs if "€" not in o or o.split()[-1] in grounded_in]
+
+    def when() -> str:
+        return f"2026-11-{rng.randint(1, 28):02d}" if grounded_in is None else rng.choice(dates)
+
+    return " ".join(f"{rng.choice(verbs).capitalize()} {rng.choice(objs)} for {rng.choice(topics)} on {when()}."
+                    for _ in range(sentences))
 
 
-def model_reply(model: str, messages: list) -> str:
-    """A plausible section: 120–220 words citing the notes the request carried."""
+def model_reply(model: str, messages: list) -> str | dict:
+    """A plausible section: 120–220 words citing the notes the request carried, its dates and
+    amounts taken from what the request carried (a good reply is grounded). A step with tools
+    first calls one (the whole vault's list_notes where it may, else read_note of the OKRs), as a
+    model following its agent prompt does."""
     user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
+    offered = re.search(r"You may first use your tools \(([^)]*)\)", user)
+    if offered and not any(m.get("role") == "tool" for m in messages):
+        if "list_notes" in offered.group(1).split(", "):
+            return {"tool_calls": [{"name": "list_notes", "arguments": {"folder": "", "limit": 100}}]}
+        return {"tool_calls": [{"name": "read_note", "arguments": {"path": "Plans/OKRs.md"}}]}
     links = re.findall(r"^## (\[\[[^\]]+\]\])", user, re.M)[:4] or ["[[Plans/OKRs]]"]
     rng = random.Random(len(user))
-    lines = [f"**{label}** — " + _lorem(rng, 2, ["the beta", "the supplier portal"]) + f" {rng.choice(links)}"
+    shown = "\n".join(m.get("content") or "" for m in messages)
+    lines = [f"**{label}** — " + _lorem(rng, 2, ["the beta", "the supplier portal"], shown) + f" {rng.choice(links)}"
              for label in ("Top OKRs", "Progress", "Drift", "Focus")]
     lines += [f"- [ ] {h}:00 {rng.choice(['supplier call', 'install script', 'valve order'])} {rng.choice(links)}"
               for h in (9, 10, 13, 15)]
@@ -143,24 +160,37 @@ def person_edits(vault: Path, when: datetime, rng: random.Random) -> None:
 
 
 def mistral_count(messages: list, tools: list | None) -> int:
-    """The request's tokens by Mistral's own tokenizer and chat template (mistral-common)."""
-    from mistral_common.protocol.instruct.messages import SystemMessage, UserMessage
-    from mistral_common.protocol.instruct.request import ChatCompletionRequest
-    from mistral_common.protocol.instruct.tool_calls import Function, Tool
-
-    tok = _mistral()
-    kinds = {"system": SystemMessage, "user": UserMessage}
-    if all(m["role"] in kinds for m in messages):
-        specs = [Tool(function=Function(name=t["function"]["name"], description=t["function"].get("description", ""),
-                                        parameters=t["function"].get("parameters", {}))) for t in tools or []]
-        request = ChatCompletionRequest(messages=[kinds[m["role"]](content=m["content"] or "") for m in messages],
-                                        tools=specs or None)
-        return len(tok.encode_chat_completion(request).tokens)
-    raw = tok.instruct_tokenizer.tokenizer  # a tool-loop turn: contents and schemas, 4 tokens a message
+    """The request's tokens by Mistral's own tokenizer and chat template (mistral-common), tool-loop
+    turns included (their call ids renamed to the nine characters Mistral's template wants)."""
     import json
 
-    texts = [m.get("content") or "" for m in messages] + ([json.dumps(tools)] if tools else [])
-    return sum(len(raw.encode(t, bos=False, eos=False)) for t in texts) + 4 * len(messages)
+    from mistral_common.protocol.instruct.messages import (AssistantMessage, SystemMessage, ToolMessage,
+                                                           UserMessage)
+    from mistral_common.protocol.instruct.request import ChatCompletionRequest
+    from mistral_common.protocol.instruct.tool_calls import Function, FunctionCall, Tool, ToolCall
+
+    ids: dict[str, str] = {}
+
+    def ident(raw) -> str:
+        return ids.setdefault(str(raw), f"call{len(ids):05d}")
+
+    def message(m: dict):
+        if m["role"] == "assistant":
+            calls = [ToolCall(id=ident(c.get("id")), function=FunctionCall(
+                name=c["function"]["name"], arguments=_arguments(c["function"].get("arguments"))))
+                for c in m.get("tool_calls") or []]
+            return AssistantMessage(content=m.get("content") or None, tool_calls=calls or None)
+        if m["role"] == "tool":
+            return ToolMessage(content=m.get("content") or "", tool_call_id=ident(m.get("tool_call_id")))
+        return {"system": SystemMessage, "user": UserMessage}[m["role"]](content=m.get("content") or "")
+
+    def _arguments(value) -> str:
+        return value if isinstance(value, str) else json.dumps(value or {})
+
+    specs = [Tool(function=Function(name=t["function"]["name"], description=t["function"].get("description", ""),
+                                    parameters=t["function"].get("parameters", {}))) for t in tools or []]
+    request = ChatCompletionRequest(messages=[message(m) for m in messages], tools=specs or None)
+    return len(_mistral().encode_chat_completion(request).tokens)
 
 
 _TOKENIZER = []
@@ -187,6 +217,7 @@ class StepSeen:
     target_label: str
     target_section: str | None
     status: str
+    grounding: dict | None = None  # the journal's grounding check of the reply (routine/vault/grounding.py)
 
 
 def simulate(config, server, days: list[date], seed: int = 11) -> list[StepSeen]:
@@ -225,7 +256,8 @@ def simulate(config, server, days: list[date], seed: int = 11) -> list[StepSeen]
                     prior = [outputs[name] for name in re.findall(r"steps\.(\w+)\.output", " ".join(step.inputs))
                              if name in outputs]
                     seen.append(StepSeen(when, block.id, step.agent, bodies, prior, run.get("dropped") or [],
-                                         wikilink_for(target[0]), target[1], result.status))
+                                         wikilink_for(target[0]), target[1], result.status,
+                                         run.get("grounding")))
                     outputs[step.agent] = result.output
     finally:
         runner.close()
@@ -250,7 +282,8 @@ def problems_of(step: StepSeen) -> list[str]:
         count = mistral_count(body["messages"], body.get("tools"))
         if count > limit:
             out.append(f"{count} tokens by Mistral's tokenizer, over the {limit} allowed")
-        text = "\n".join(m.get("content") or "" for m in body["messages"])
+        # What routine composed (a tool's result is what the model asked for, and may repeat it).
+        text = "\n".join(m.get("content") or "" for m in body["messages"] if m["role"] in ("system", "user"))
         if "%%" in text:
             out.append("an Obsidian comment reached the prompt")
         for prior in step.prior:

@@ -347,6 +347,8 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
         description=d.get("description") or "",
         max_iterations=d["max_iterations"],
         timeout=_seconds(d["timeout"]),
+        tool_reserve=d["tool_reserve"],
+        grounding_check=d["grounding_check"],
     )
     from routine.config.checks import scope_glob_problem
 

@@ -232,6 +232,8 @@ class AgentSpec:
     inputs: tuple[str, ...] = ()
     max_iterations: int = _AGENT["max_iterations"]  # model turns of a tool-using run, at most
     timeout: float = parse_duration(_AGENT["timeout"]).total_seconds()  # seconds, all turns together
+    grounding_check: str = _AGENT["grounding_check"]  # strict | lenient | off (routine/vault/grounding.py)
+    tool_reserve: int = _AGENT["tool_reserve"]  # tokens the first request of a tool-using step leaves free
 
 
 @dataclass(frozen=True)

@@ -276,6 +276,15 @@ AGENT = {
         # A tool-using run: model turns at most, and the time all turns together may take.
         "max_iterations": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8},
         "timeout": {**DURATION, "default": "10m"},
+        # Room a tool-using step's first request leaves for a tool call and its result (tokens).
+        "tool_reserve": {"type": "integer", "minimum": 256, "maximum": 65536, "default": 1024,
+                         "description": "tokens a tool-using step's first request leaves free for a tool call "
+                                        "and its result (at least 256: a call and a short result); a larger "
+                                        "result is cut to the room left"},
+        # issue 25: claims of a reply checked against what the model was given (routine/vault/grounding.py)
+        "grounding_check": {"enum": ["strict", "lenient", "off"], "default": "lenient",
+                            "description": "links, dates, names and key-result figures of a reply must be in "
+                                           "what the model was given (strict: every figure); off: no check"},
         # Obsidian properties a person may add to any note; harmless here.
         "tags": {"type": ["array", "string", "null"]},
         "aliases": {"type": ["array", "string", "null"]},

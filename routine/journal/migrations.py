@@ -223,7 +223,17 @@ def m016_chats(db: sqlite3.Connection) -> None:
 MIGRATIONS.append(("016_chats", m016_chats))
 
 
-def m021_notifications(db: sqlite3.Connection) -> None:
+
+
+def m017_grounding(db: sqlite3.Connection) -> None:
+    # issue 25: the grounding check of a step's reply (JSON: strictness, findings, asked_again, held)
+    _script(db, "ALTER TABLE runs ADD COLUMN grounding TEXT")
+
+
+MIGRATIONS.append(("017_grounding", m017_grounding))
+
+
+def m018_notifications(db: sqlite3.Connection) -> None:
     # What was sent to the person outside the vault (routine/notifications.py): one row per key,
     # so each alert, proposal or task notifies once; held in quiet hours; failures counted.
     _script(db, """
@@ -241,4 +251,4 @@ def m021_notifications(db: sqlite3.Connection) -> None:
     """)
 
 
-MIGRATIONS.append(("021_notifications", m021_notifications))
+MIGRATIONS.append(("018_notifications", m018_notifications))

@@ -14,7 +14,7 @@ from routine import paths
 from routine.journal.db import connect
 from routine.journal.status import RunStatus
 
-_JSON_FIELDS = ("prompt", "sources", "dropped", "wrote", "details", "metrics", "log")
+_JSON_FIELDS = ("prompt", "sources", "dropped", "wrote", "details", "metrics", "log", "grounding")
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -61,6 +61,7 @@ class RunRecord:
     metrics: Any = None
     log: Any = None  # a tool loop's transcript
     project: str | None = None
+    grounding: Any = None  # the grounding check of the reply: findings, asked again, held as a proposal
 
     @classmethod
     def from_row(cls, row: sqlite3.Row | dict) -> "RunRecord":

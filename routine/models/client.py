@@ -143,9 +143,11 @@ class ModelClient:
             log.warning("reply of %s was %s; asking once more", alias.name, problem.value)
             result = self._with_retries(alias, dep, _retry_call(call, problem))
             problem = self._problem(alias, result)
+        if problem is replies.ReplyProblem.CUT_OFF:  # asked for a much shorter answer, it ran to the limit again
+            raise ReplyRejected(dep.model, NO_STOP, " ".join(result.text.split())[:80], NO_STOP_FIX)
         if problem is not None:
             raise ReplyRejected(dep.model, problem.value, " ".join(result.text.split())[:80], _FIX[problem])
-        result.text = replies.strip_trailing_control(result.text) if not result.tool_calls else result.text
+        result.text = replies.strip_trailing_control(result.text, dep.model) if not result.tool_calls else result.text
         return result
 
     def _problem(self, alias: ModelAlias, result: Completion) -> "replies.ReplyProblem | None":
@@ -153,7 +155,7 @@ class ModelClient:
             return replies.ReplyProblem.PROMPT_CUT
         if result.tool_calls:
             return None
-        return replies.problem_with(result.text, result.finish_reason)
+        return replies.problem_with(result.text, result.finish_reason, result.model)
 
     def _deployments(self, alias: ModelAlias) -> list[Deployment]:
         """Where to try first: a host that has the model resident, then one with a free slot,
@@ -285,6 +287,10 @@ def _with_streamed_calls(response, calls: list):
 
 PROMPT_CUT_MARGIN = 16  # a prompt this close to num_ctx was cut by the server to fit
 
+NO_STOP = ("cut off at the answer's token limit twice, the second time when asked for a much shorter answer: "
+           "the model did not stop; it may not follow instructions")
+NO_STOP_FIX = ("use a larger or instruction-tuned model for this alias (check it with `ollama run`); raising "
+               "`num_predict` helps only a model that stops by itself.")
 _FIX = {
     replies.ReplyProblem.CUT_OFF: "raise `num_predict` for the model alias in routine.yaml, or ask for a shorter answer.",
     replies.ReplyProblem.EMPTY: "try again with `routine fire`; if it persists, check the model with `ollama run`.",

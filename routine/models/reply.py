@@ -9,11 +9,48 @@ import zlib
 from collections import Counter
 from enum import Enum
 
-# Chat-template control tokens of the common families (ChatML, Llama 3, Mistral, Gemma, Phi).
-CONTROL_TOKEN = re.compile(
-    r"<\|(?:im_start|im_end|endoftext|eot_id|start_header_id|end_header_id|begin_of_text|end_of_text"
-    r"|assistant|user|system|end|eom_id)\|>"
-    r"|<(?:start_of_turn|end_of_turn|eos|bos|pad)>|\[/?INST\]|</?s>|\[/?AVAILABLE_TOOLS\]|\[TOOL_CALLS\]")
+# Chat-template control tokens. The `<|…|>` tokens (ChatML, Llama 3, Phi) never occur in prose:
+# anywhere outside code they are debris. The others read like markup or words (`<s>` is HTML
+# strikethrough, `[INST]` is mentioned in sentences): they count only for their model family
+# (``family_of``), and only where a template puts them, at the start or end of a line.
+PIPE_TOKENS = ("im_start", "im_end", "endoftext", "eot_id", "start_header_id", "end_header_id", "begin_of_text",
+               "end_of_text", "assistant", "user", "system", "end", "eom_id", "python_tag")
+FAMILY_TOKENS = {
+    "mistral": ("<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]", "[TOOL_CALLS]",
+                "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]"),
+    "llama2": ("<s>", "</s>", "[INST]", "[/INST]", "<<SYS>>", "<</SYS>>"),
+    "gemma": ("<start_of_turn>", "<end_of_turn>", "<bos>", "<eos>", "<pad>"),
+    "chatml": (), "llama3": (), "phi": (),  # their tokens are all `<|…|>`
+}
+_FAMILY_NAMES = (("gemma", "gemma"), ("mixtral", "mistral"), ("mistral", "mistral"), ("ministral", "mistral"),
+                 ("codestral", "mistral"), ("llama2", "llama2"), ("llama-2", "llama2"), ("qwen", "chatml"),
+                 ("llama3", "llama3"), ("llama-3", "llama3"), ("phi", "phi"))
+_PIPE = re.compile(r"<\|(?:" + "|".join(PIPE_TOKENS) + r")\|>")
+_STRIKETHROUGH = re.compile(r"<s>(?=\S)[^<\n]*</s>")
+_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
+
+
+def family_of(model: str | None) -> str | None:
+    """The chat-template family of a model name (``ollama_chat/mistral:7b…`` → mistral); None if unknown."""
+    name = (model or "").lower().rsplit("/", 1)[-1]
+    return next((family for key, family in _FAMILY_NAMES if key in name), None)
+
+
+def _family_tokens(model: str | None) -> tuple[str, ...]:
+    family = family_of(model)
+    if family is None:  # unknown: every family's, still only where a template puts them
+        return tuple(dict.fromkeys(t for tokens in FAMILY_TOKENS.values() for t in tokens))
+    return FAMILY_TOKENS[family]
+
+
+def _markers(model: str | None) -> re.Pattern[str]:
+    """A control token where a template would put it: the family's at a line's start or end."""
+    tokens = "|".join(re.escape(t) for t in _family_tokens(model))
+    if not tokens:
+        return _PIPE
+    return re.compile(rf"{_PIPE.pattern}|(?m:^[ \t]*(?:{tokens})|(?:{tokens})[ \t]*$)")
+
+
 MIN_REPETITION_CHARS = 400   # shorter replies are not judged for repetition
 COMPRESSION_FLOOR = 0.12     # zlib shrinks prose to ~0.4–0.6; a loop to under 0.1
 REPEATED_LINE_SHARE = 0.5    # half the lines one and the same line
@@ -31,26 +68,35 @@ class ReplyProblem(Enum):
         return self is not ReplyProblem.PROMPT_CUT
 
 
-def strip_trailing_control(text: str) -> str:
+def strip_trailing_control(text: str, model: str | None = None) -> str:
     """A stop token leaked at the very end is harmless: drop it (and only it)."""
     stripped = text.rstrip()
-    while True:
-        last = None
-        for last in CONTROL_TOKEN.finditer(stripped):  # noqa: B007  (the last match is kept)
-            pass
-        if last is None or last.end() != len(stripped):
-            return stripped
-        stripped = stripped[:last.start()].rstrip()
+    ending = re.compile("(?:" + "|".join([_PIPE.pattern, *(re.escape(t) for t in _family_tokens(model))]) + r")\Z")
+    while (match := ending.search(stripped)) is not None and not _closes_strikethrough(stripped):
+        stripped = stripped[:match.start()].rstrip()
+    return stripped
 
 
-def problem_with(text: str, finish_reason: str | None) -> ReplyProblem | None:
+def _closes_strikethrough(text: str) -> bool:
+    """``… <s>old</s>`` at the end: markup, not a stop token."""
+    last = text.rsplit("\n", 1)[-1]
+    return any(m.end() == len(last) for m in _STRIKETHROUGH.finditer(last))
+
+
+def control_tokens(text: str, model: str | None = None) -> list[str]:
+    """The template tokens in ``text`` for this model, outside code and strikethrough."""
+    prose = _STRIKETHROUGH.sub(" ", _CODE.sub(" ", text))
+    return [m[0].strip() for m in _markers(model).finditer(prose)]
+
+
+def problem_with(text: str, finish_reason: str | None, model: str | None = None) -> ReplyProblem | None:
     """The first reason ``text`` must not be written, or None when it is fit."""
     if finish_reason == "length":
         return ReplyProblem.CUT_OFF
-    body = strip_trailing_control(text).strip()
+    body = strip_trailing_control(text, model).strip()
     if not body:
-        return ReplyProblem.CONTROL_TOKENS if CONTROL_TOKEN.search(text) else ReplyProblem.EMPTY
-    if CONTROL_TOKEN.search(body):
+        return ReplyProblem.CONTROL_TOKENS if control_tokens(text, model) else ReplyProblem.EMPTY
+    if control_tokens(body, model):
         return ReplyProblem.CONTROL_TOKENS
     if _degenerate(body):
         return ReplyProblem.REPETITION

@@ -37,6 +37,7 @@ class Prompt:
     tools: list[str] = field(default_factory=list)
     counted: int = 0  # prompt tokens as counted before sending (messages and tool schemas)
     limit: int = 0    # the most the window allows beside the answer's reserve
+    reserved: int = 0  # of that, left free for the tool loop's first call and result (the agent's tool_reserve)
 
 
 def output_instructions(kind: str, note: str, section: str | None) -> str:
@@ -63,13 +64,16 @@ def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, va
         return [{"role": "system", "content": system}, {"role": "user", "content": user.strip()}]
 
     fixed = count_request(counter, messages_with(Fitted([])), specs)
-    fitted = fit(gathered.items, fixed, limit, counter)
+    # A step with tools leaves room for its first call and result, as far as the fixed part allows.
+    reserved = min(agent.tool_reserve, max(0, limit - fixed)) if specs else 0
+    plan = limit - reserved
+    fitted = fit(gathered.items, fixed, plan, counter)
     messages = messages_with(fitted)
     counted = count_request(counter, messages, specs)
-    while counted > limit:  # the list of what was left out costs tokens too: fit again, tighter
-        fixed += counted - limit + 16
-        fitted = fit(gathered.items, fixed, limit, counter)
+    while counted > plan:  # the list of what was left out costs tokens too: fit again, tighter
+        fixed += counted - plan + 16
+        fitted = fit(gathered.items, fixed, plan, counter)
         messages = messages_with(fitted)
         counted = count_request(counter, messages, specs)
     return Prompt(messages=messages, sources=[k.source for k in fitted.kept if k.source], dropped=fitted.dropped,
-                  missing=gathered.missing, tools=list(agent.tools), counted=counted, limit=limit)
+                  missing=gathered.missing, tools=list(agent.tools), counted=counted, limit=limit, reserved=reserved)

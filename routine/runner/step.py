@@ -24,7 +24,7 @@ from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, new_run_id
 from routine.notifications import Message, notify
-from routine.runner import context, prompt
+from routine.runner import claims, context, prompt
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
 from routine.templating import date_vars, render
 
@@ -256,10 +256,13 @@ class Runner:
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit})
         try:
             on_token = (lambda piece: self.on_event(Token(run_id, piece))) if stream else None
-            answer = self._answer(req, built, run_id, now, on_token)
+            answer, tool_texts = self._answer(req, built, run_id, now, on_token)
+            checked = claims.review(self.models, agent, built, answer, tool_texts, self.config.vault,
+                                    (req.as_of or now).date(), run_id)
+            answer = checked.answer
             self._phase(run_id, "writing")
             with self.write_gate():
-                result = self._write(agent, target, answer, run_id, now, built.sources)
+                result = self._write(agent, target, answer, run_id, now, built.sources, held=checked.held)
         except Abandoned as exc:
             self.runs.finish(run_id, "interrupted", str(exc))
             return StepOutcome(run_id, "interrupted", error=exc)
@@ -272,7 +275,7 @@ class Runner:
                             wrote={"path": result.rel, "outcome": result.outcome, "proposal": result.proposal_rel,
                                    "message": result.message},
                             tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
-                            load_duration_ms=answer.load_duration_ms, warm=answer.warm,
+                            load_duration_ms=answer.load_duration_ms, warm=answer.warm, grounding=checked.record,
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit,
                                      **({"fallback_attempts": answer.attempts} if answer.attempts else {})})
         self.on_event(Wrote(run_id, result.rel, result.outcome, result.message))
@@ -285,15 +288,16 @@ class Runner:
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
 
-    def _answer(self, req: StepRequest, built, run_id: str, now: datetime, on_token):
-        """One completion; for an agent with tools, the bounded tool loop (its transcript journaled)."""
+    def _answer(self, req: StepRequest, built, run_id: str, now: datetime, on_token) -> tuple[Completion, list[str]]:
+        """One completion, and the tool results the model was given on the way (for an agent with
+        tools, the bounded tool loop; its transcript journaled)."""
         from routine.tools.registry import tools_for
 
         agent = req.agent
         tools = tools_for(agent)
         if not tools:
             return self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
-                                        prefetch=req.prefetch, on_phase=lambda p: self._phase(run_id, p))
+                                        prefetch=req.prefetch, on_phase=lambda p: self._phase(run_id, p)), []
         from routine.tools.base import ToolContext
         from routine.tools.loop import LoopResult, run_tool_loop
 
@@ -311,7 +315,7 @@ class Runner:
             raise AgentStopped(loop.status, f"{agent.name} {loop.error}; nothing was written.",
                                f"see the transcript with `routine runs show {run_id}`; raise `max_iterations` or "
                                f"`timeout` in {agent.source} if the task really needs more.")
-        return merge_completions(loop.completions, loop.result)
+        return merge_completions(loop.completions, loop.result), loop.shown
 
     def _phase(self, run_id: str | None, phase: str) -> None:
         """What the step waits on now (loading MODEL, generating, writing), for the person."""
@@ -323,7 +327,8 @@ class Runner:
 
         return WriteSpec(note=r(spec.note), section=r(spec.section), append=r(spec.append))
 
-    def _write(self, agent: AgentSpec, target: WriteSpec, answer, run_id: str, now: datetime, sources: list[str]):
+    def _write(self, agent: AgentSpec, target: WriteSpec, answer, run_id: str, now: datetime, sources: list[str],
+               held: str | None = None):
         from routine.vault import Provenance, WriteTarget, write_output
         from routine.vault.guard import Guard
 
@@ -331,7 +336,7 @@ class Runner:
         return write_output(self.config.vault, WriteTarget(note=target.note, section=target.section, append=target.append),
                             _clean_output(answer.text), prov, list(agent.writes),
                             drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required",
-                            guard=Guard.of(self.config), proposals=agent.proposal_writes)
+                            guard=Guard.of(self.config), proposals=agent.proposal_writes, held=held)
 
     def _fail(self, run_id, req: StepRequest, exc: RoutineError, now: datetime, status: str, task=None) -> StepOutcome:
         log.error("%s %s: %s", req.agent.name, status, exc)

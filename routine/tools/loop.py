@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from difflib import get_close_matches
 
 from routine.errors import Abandoned, RoutineError
+from routine.models.tokens import longest_head
 from routine.tools.base import Tool, ToolContext, ToolError, checked_arguments
 from routine.tools.calls import Call, calls_in_text, native_calls
 
@@ -34,6 +35,7 @@ class LoopResult:
     calls: int = 0
     refused: int = 0
     completions: list = field(default_factory=list)
+    shown: list[str] = field(default_factory=list)  # every tool result the model was given, whole
 
     def summary(self) -> dict:
         return {"status": self.status, "result": self.result, "error": self.error, "turns": self.turns,
@@ -79,24 +81,85 @@ def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], c
             if time.monotonic() - started > timeout:
                 return _stop(out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout), during the tool calls")
             content = _execute(call, by_name, ctx, out, turn)
+            out.shown.append(content)
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content})
     return _stop(out, "max-iterations",
                  f"stopped after {max_iterations} model turns without a final answer (max_iterations in the agent note)")
 
 
 ELIDED = "[This tool result was left out for length; call the tool again if you still need it.]"
+CUT = "\n[… the rest of this result was left out for length: ask for less, e.g. a narrower folder, a smaller limit]"
 
 
 def _fit_transcript(client, alias: str, messages: list[dict], specs: list[dict], out: LoopResult) -> None:
-    """Keep the next request inside the window: the oldest tool results give way first (the
-    model can ask again). If nothing is left to shrink, the client refuses to send."""
+    """Keep the next request inside the window, giving back only what the loop itself added:
+    older tool results first (the model can ask again), then older exchanges whole, then the
+    latest results cut to the room left. The step's own prompt was planned to leave room
+    (the agent's ``tool_reserve``), so a request over the window after this is the prompt's
+    fault, and the client refuses it."""
     limit = client.limit(alias)
-    while client.count(alias, messages, specs) > limit:
-        oldest = next((m for m in messages if m.get("role") == "tool" and m["content"] != ELIDED), None)
-        if oldest is None:
+
+    def over() -> int:
+        return client.count(alias, messages, specs) - limit
+
+    if over() <= 0:
+        return
+    latest = _latest_results(messages)
+    for m in [m for m in messages if m.get("role") == "tool" and not any(m is x for x in latest)]:
+        if m["content"] != ELIDED:
+            m["content"] = ELIDED
+            out.log.append({"type": "elided", "tool": m.get("name"), "reason": "left out of later turns for length"})
+            if over() <= 0:
+                return
+    while _drop_oldest_exchange(messages, latest):
+        out.log.append({"type": "elided", "tool": None, "reason": "an earlier tool exchange left out for length"})
+        if over() <= 0:
             return
-        oldest["content"] = ELIDED
-        out.log.append({"type": "elided", "tool": oldest.get("name"), "reason": "left out of later turns for length"})
+    _fold_arguments(messages)
+    counter = client.counter(alias)
+    for m in sorted(latest, key=lambda m: -len(m["content"])):
+        excess = over()
+        if excess <= 0:
+            return
+        size = counter.text(m["content"])
+        head = longest_head(m["content"], size - excess - 8, counter, CUT) if size - excess - 8 > 0 else ""
+        m["content"] = head + CUT if head else ELIDED
+        out.log.append({"type": "elided", "tool": m.get("name"),
+                        "reason": f"cut to the {max(0, size - excess)} tokens left in the window"})
+
+
+FOLDED_ARGUMENT = 200  # characters of a call's argument kept once the call was carried out
+
+
+def _fold_arguments(messages: list[dict]) -> None:
+    """The latest calls were carried out: their long arguments (a note's content) need not travel again."""
+    at = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=None)
+    for call in (messages[at].get("tool_calls") or []) if at is not None else []:
+        args = json.loads(call["function"]["arguments"] or "{}")
+        if isinstance(args, dict) and any(isinstance(v, str) and len(v) > FOLDED_ARGUMENT for v in args.values()):
+            call["function"]["arguments"] = json.dumps(
+                {k: f"{v[:FOLDED_ARGUMENT]}[… {len(v) - FOLDED_ARGUMENT} characters, already carried out]"
+                 if isinstance(v, str) and len(v) > FOLDED_ARGUMENT else v for k, v in args.items()})
+
+
+def _latest_results(messages: list[dict]) -> list[dict]:
+    """The tool results that answer the model's latest calls."""
+    at = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=len(messages))
+    return [m for m in messages[at:] if m.get("role") == "tool"]
+
+
+def _drop_oldest_exchange(messages: list[dict], keep: list[dict]) -> bool:
+    """Remove the oldest assistant turn with tool calls and its results, unless it is the latest."""
+    start = next((i for i, m in enumerate(messages) if m.get("role") == "assistant" and m.get("tool_calls")), None)
+    if start is None:
+        return False
+    end = start + 1
+    while end < len(messages) and messages[end].get("role") == "tool":
+        end += 1
+    if any(m is k for m in messages[start:end] for k in keep):
+        return False
+    del messages[start:end]
+    return True
 
 
 def _stop(out: LoopResult, status: str, error: str) -> LoopResult:

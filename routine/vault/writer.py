@@ -158,12 +158,13 @@ def rewrite_note(path: Path, rel: str, change: Callable[[NoteText | None], str |
 
 def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Provenance, writes: list[str],
                  drafts_dir: str = "Drafts", approval_required: bool = False, guard: Guard | None = None,
-                 proposals: list[str] | tuple[str, ...] = ()) -> WriteResult:
+                 proposals: list[str] | tuple[str, ...] = (), held: str | None = None) -> WriteResult:
     """Write an agent's output to ``target``, or to a proposal when it may not go there.
 
     ``proposals``: globs the agent may write only as proposals (a semi-autonomous member's case
     file, ``routine.access``). ``guard`` (default: the default layout) names the notes no agent
-    writes directly."""
+    writes directly. ``held``: why the output must not land as it is (unsupported claims): a
+    proposal saying so."""
     dest = _check_target(target)
     vault_root = Path(vault_root)
     guard = guard or Guard(drafts=drafts_dir)
@@ -174,6 +175,8 @@ def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Prov
         protected = guard.why(vault_root, rel, prov.agent)
         if protected:
             return writer.for_approval(f"{rel} {protected}, which no agent changes directly.")
+        if held:
+            return writer.for_approval(held)
         if approval_required or proposal_only:
             return writer.for_approval()
         if target.append:

@@ -1,0 +1,123 @@
+"""A reply's claims are checked against what its model was given before anything is written:
+an unsupported link, key-result figure, date or person is asked about once, then held as a
+proposal that names it; a grounded reply lands as it always did."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from datetime import date
+
+import pytest
+
+from routine.vault.grounding import Grounds, check
+
+MISTRAL = "mistral:7b-instruct-q4_K_M"
+OKRS = textwrap.dedent("""\
+    ---
+    period: 2026-Q4
+    ---
+    # OKRs
+
+    ## Objective 1: Launch the Atlas supplier portal to paying customers
+    - KR 1.1: 3 suppliers submit orders through the portal — current 1 / target 3 — by 2026-12-15
+    - KR 1.2: p95 page load under 800 ms — current 1,240 ms / target 800 ms — by 2026-12-01
+    - KR 1.3: €12,400 MRR — current €4,150 / target €12,400 — by 2026-12-31
+    """)
+GOOD = ("**Top OKRs** — KR 1.3 stands at €4,150 of €12,400 MRR and KR 1.2 at 1,240 ms against 800 ms "
+        "([[Plans/OKRs]]).\n1. Call Jürgen about the supplier deadline of 2026-12-15; project Atlas first.\n"
+        "- [ ] 09:00 supplier call, ~45 minutes\n- Roughly €2,000 more MRR is my estimate. ~~old~~")
+PLANTED = {
+    "a missing link": ("Focus on the portal, see [[Plans/Revenue plan]].", "[[Plans/Revenue plan]]"),
+    "a KR number not in the OKRs": ("KR 1.3 is now at €7,900 MRR.", "€7,900"),
+    "a KR figure without a unit": ("KR 1.2 improved: current 950 ms.", "950"),
+    "a wrong date": ("The supplier deadline moved to 2026-12-05.", "2026-12-05"),
+    "an impossible date": ("Review on 30 February 2027.", "30 February 2027"),
+    "an invented person": ("Call Maria Schneider about the API contract.", "Maria Schneider"),
+    "an invented project": ("Project Zephyr is waiting on the valves.", "Zephyr"),
+}
+
+
+@pytest.fixture
+def grounds():
+    shown = OKRS + "\n## [[Daily/2026-11-22]]\nCall notes with Jürgen.\nToday is Monday, 2026-11-23.\n"
+    return Grounds(shown, date(2026, 11, 23), lambda target: target in ("Plans/OKRs", "Projects/Atlas/Atlas"),
+                   frozenset({"atlas", "beacon"}))
+
+
+def test_a_grounded_reply_has_no_findings(grounds):
+    assert check(GOOD, grounds, "strict") == []
+
+
+@pytest.mark.parametrize("planted", list(PLANTED), ids=list(PLANTED))
+def test_every_planted_claim_is_found(grounds, planted):
+    text, claim = PLANTED[planted]
+    found = check(GOOD + "\n" + text, grounds, "lenient")
+    assert [f.claim for f in found] == [claim]
+
+
+def test_strictness_decides_which_figures_count(grounds):
+    loose = "The install takes 45 minutes now."  # a figure on a line that is not about a key result
+    assert check(loose, grounds, "lenient") == []
+    assert [f.claim for f in check(loose, grounds, "strict")] == ["45"]
+    assert check("Call Maria Schneider. [[Nowhere]]", grounds, "off") == []
+
+
+# --- as a person runs it ------------------------------------------------------------------------
+
+@pytest.fixture
+def strategist(initialised):
+    home = initialised
+    (home.vault / "Plans" / "OKRs.md").write_text(OKRS)
+    (home.vault / "People" / "Jürgen.md").write_text("# Jürgen\nSupplier contact for Atlas.\n")
+    return home
+
+
+def _run(home) -> dict:
+    run_id = json.loads(home.run("runs", "list", "--json", check=True).stdout)[0]["id"]
+    return json.loads(home.run("runs", "show", run_id, "--json", check=True).stdout)
+
+
+def _alignment(home) -> str:
+    daily = list((home.vault / "Daily").glob("*.md"))
+    return daily[0].read_text() if daily else ""
+
+
+@pytest.mark.parametrize("planted", list(PLANTED), ids=list(PLANTED))
+def test_an_unsupported_claim_twice_becomes_a_proposal_that_names_it(strategist, ollama, planted):
+    home = strategist
+    text, claim = PLANTED[planted]
+    ollama.script(MISTRAL, [GOOD + "\n" + text, GOOD + "\n" + text])
+    proc = home.run("fire", "strategist")
+    assert proc.returncode == 0, proc.stderr
+    assert text not in _alignment(home)  # never a finished section
+    proposals = list((home.vault / "Drafts").glob("*strategist proposal*.md"))
+    assert len(proposals) == 1, proc.stdout
+    body = proposals[0].read_text()
+    assert "do not support" in body and claim in body and text in body
+    chats = [r for r in ollama.requests if r["_path"] == "/api/chat"]
+    assert len(chats) == 2 and claim in chats[1]["messages"][-1]["content"]  # asked once more, with the list
+    run = _run(home)
+    assert run["status"] == "proposal"
+    assert run["grounding"]["held"] and run["grounding"]["asked_again"]
+    assert claim in [f["claim"] for f in run["grounding"]["findings_after"]]
+
+
+def test_a_reply_corrected_when_asked_again_lands(strategist, ollama):
+    home = strategist
+    ollama.script(MISTRAL, [GOOD + "\nKR 1.3 is now at €7,900 MRR.", GOOD])
+    proc = home.run("fire", "strategist")
+    assert proc.returncode == 0, proc.stderr
+    assert "Roughly €2,000 more MRR" in _alignment(home) and "€7,900" not in _alignment(home)
+    assert not list((home.vault / "Drafts").glob("*.md"))
+    grounding = _run(home)["grounding"]
+    assert grounding["asked_again"] and not grounding["held"] and grounding["findings_after"] == []
+
+
+def test_a_grounded_reply_lands_at_once(strategist, ollama):
+    home = strategist
+    ollama.script(MISTRAL, [GOOD])
+    assert home.run("fire", "strategist").returncode == 0
+    assert "Call Jürgen" in _alignment(home)
+    assert len([r for r in ollama.requests if r["_path"] == "/api/chat"]) == 1
+    assert _run(home)["grounding"] == {"strictness": "lenient", "findings": [], "asked_again": False, "held": False}
