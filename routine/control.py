@@ -54,7 +54,7 @@ def _try_connect(timeout: float) -> socket.socket | None:
 
 def daemon_pid() -> str | None:
     """The pid of the daemon holding this state dir's lock, or None when none runs."""
-    from routine.daemon.lock import holder
+    from routine.daemonlock import holder
 
     return holder(paths.state_dir())
 

@@ -21,7 +21,7 @@ def run(args) -> int:
         sock.close()
         raise DaemonError(f"A routine daemon is already running (socket {control.socket_path()}).",
                           "stop it first (`systemctl stop routine`), or use `routine status`.")
-    from routine.daemon.lock import hold
+    from routine.daemonlock import hold
 
     held = hold()  # until this process ends
     if not args.debug and "ROUTINE_LOG_LEVEL" not in os.environ:

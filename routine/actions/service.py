@@ -132,7 +132,7 @@ def _print_steps(commands: list[list[str]], intro: str, sudo: bool) -> int:
 
 def _enable(systemctl: str, scope: list[str], name: str, changed: bool, user_unit: bool, person: str,
             state: Path) -> int:
-    from routine.daemon import lock
+    from routine import daemonlock as lock
 
     active = _quiet([systemctl, *scope, "is-active", "--quiet", name]) == 0
     steps = [[systemctl, *scope, "daemon-reload"]]

@@ -15,7 +15,7 @@ from pathlib import Path
 from routine.config.model import Config
 from routine.config.schema import TOOL_NAMES
 from routine.errors import NoteExists, UsageError
-from routine.tools.registry import declared
+from routine.config.tool_names import declared
 from routine.vault.frontmatter import join_frontmatter
 from routine.vault.notes import resolve_wikilink, wikilink_for
 

@@ -39,7 +39,8 @@ from routine.journal.status import succeeded
 from routine.daemon.publish import Publisher
 from routine.daemon.recovery import Recovery
 from routine.daemon.run_events import RunEvents
-from routine.daemon.status import snapshot, status_line
+from routine.daemon.status import snapshot
+from routine.daemon.status_record import status_line
 from routine.daemon.work import Work, WorkQueue
 from routine.errors import RoutineError
 from routine.journal import Journal

@@ -98,7 +98,7 @@ class ProjectEvents:
     def _run_react(self, agent_name: str, project: str, rel: str, kind: str) -> None:
         from routine.config.model import WriteSpec
         from routine.journal import Journal
-        from routine.projects.cadence import prompt_text
+        from routine.prompts import template
         from routine.runner.step import StepRequest
 
         agent = self.daemon.live.agents.get(agent_name)
@@ -107,7 +107,7 @@ class ProjectEvents:
             return
         journal = Journal()
         try:
-            request = StepRequest(agent=agent, task=prompt_text("project_react.md.j2"),
+            request = StepRequest(agent=agent, task=template("project_react.md.j2"),
                                   write=WriteSpec(note=f"{found.folder}/Digests/{{{{ today }}}}.md", section="Changes"),
                                   trigger=f"trigger:{rel}", variables={"path": rel, "event": kind},
                                   details={"project": project, "path": rel, "event": kind})

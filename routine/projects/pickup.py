@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from routine.config.model import AgentSpec, WriteSpec
-from routine.projects.cadence import prompt_text
+from routine.prompts import template
 from routine.projects.membership import agent_aliases
 from routine.projects.model import Behaviour, Project, Status, list_projects
 from routine.projects.tasks import (
@@ -115,7 +115,7 @@ def start(vault: Path, pick: Pickup) -> bool:
 def request(pick: Pickup):
     from routine.runner.step import StepRequest
 
-    return StepRequest(agent=pick.agent, task=prompt_text("project_task.md.j2"),
+    return StepRequest(agent=pick.agent, task=template("project_task.md.j2"),
                        write=WriteSpec(note=pick.result_rel), trigger=f"task:{pick.task.file}",
                        variables={"task_text": pick.task.text, "task_due": pick.task.due or ""},
                        details={"project": pick.project.name, "task": pick.task.text, "task_file": pick.task.file,
