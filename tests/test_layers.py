@@ -258,3 +258,22 @@ def test_the_daemons_parts_are_not_handed_the_whole_daemon():
                 if arg.arg == "daemon" or re.search(r"\bDaemon\b", annotation):
                     handed.append(f"{module.name}:{node.lineno} {node.name}({arg.arg}: {annotation or '?'})")
     assert not handed, handed
+
+
+def _string_lists(path: Path) -> Iterator[tuple[int, list[str]]]:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            yield node.lineno, [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+
+
+def test_the_behaviours_are_declared_once():
+    """A new behaviour is one member of config/behaviours.Behaviour: the schema, the commands'
+    choices and the project code take it from there, and no list of behaviour names is written
+    out anywhere else (nor compared by name: each difference is a property of the behaviour)."""
+    from routine.config.behaviours import NAMES
+    from routine.config.schema import AGENT
+
+    assert AGENT["properties"]["behaviour"]["enum"] == list(NAMES)
+    spelled = [f"{path.relative_to(ROOT)}:{line}" for path in sorted(PACKAGE.rglob("*.py"))
+               if path.name != "behaviours.py" for line, names in _string_lists(path) if len(set(names) & set(NAMES)) >= 2]
+    assert not spelled, f"behaviours spelled out again (use routine.config.behaviours): {spelled}"

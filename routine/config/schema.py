@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 
+from routine.config.behaviours import NAMES as BEHAVIOURS
 from routine.config.tool_names import LIBRARY_TOOLS, TOOL_NAMES
 
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
@@ -233,7 +234,7 @@ AGENT = {
         "custom": {"type": "boolean"},
         "author": {"type": "string"},
         "version": {"type": ["string", "integer"]},
-        "behaviour": {"enum": ["autonomous", "semi-autonomous", "reactive", "scheduled"]},
+        "behaviour": {"enum": list(BEHAVIOURS)},
         "description": {"type": "string"},
         # A tool-using run: model turns at most, and the time all turns together may take.
         "max_iterations": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8},

@@ -79,11 +79,9 @@ def project_blocks(config: Config, agents: dict[str, AgentSpec],
 def autonomous_steps(vault: Path, project: Project, agents: dict[str, AgentSpec], manager: AgentSpec) -> tuple:
     """Autonomous members work on the project's cadence: a step each before the digest, writing
     their section of the day's digest note (the manager's step sees their output)."""
-    from routine.projects.model import Behaviour
-
     steps = []
     for member in project.members:
-        if member.behaviour != Behaviour.AUTONOMOUS:
+        if member.behaviour is None or not member.behaviour.works_on_cadence:
             continue
         agent = next((a for a in agents.values() if member.name.lower() in agent_aliases(vault, a.name, a.source)), None)
         if agent is None or agent.name == manager.name:

@@ -21,7 +21,7 @@ from pathlib import Path
 from routine.config.model import AgentSpec, WriteSpec
 from routine.prompts import template
 from routine.projects.membership import agent_aliases
-from routine.projects.model import Behaviour, Project, Status, list_projects
+from routine.projects.model import Project, Status, list_projects
 from routine.projects.tasks import (
     Task,
     TaskState,
@@ -85,7 +85,7 @@ def pending(vault: Path, agents: dict[str, AgentSpec], folder: str | None = None
                 continue
             agent = _agent_for(vault, task.assignee, agents)
             member = project.member(task.assignee)
-            if agent is None or (member is not None and member.behaviour == Behaviour.SCHEDULED):
+            if agent is None or (member is not None and member.behaviour and not member.behaviour.picks_up_tasks):
                 continue
             pick = Pickup(project, task, agent)
             if task.state == TaskState.OPEN and not task.result or (interrupted and task.state == TaskState.IN_PROGRESS and "[proposal::" not in task.line
