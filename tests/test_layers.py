@@ -277,3 +277,23 @@ def test_the_behaviours_are_declared_once():
     spelled = [f"{path.relative_to(ROOT)}:{line}" for path in sorted(PACKAGE.rglob("*.py"))
                if path.name != "behaviours.py" for line, names in _string_lists(path) if len(set(names) & set(NAMES)) >= 2]
     assert not spelled, f"behaviours spelled out again (use routine.config.behaviours): {spelled}"
+
+
+def test_the_kind_of_a_write_target_is_derived_once():
+    """``WriteTarget.kind`` (vault/targets.py) turns note/section/append into a WriteKind; nothing
+    else re-derives it from the three strings, and every kind has its instructions and its writer."""
+    from routine.vault.targets import WriteKind
+    from routine.vault.writer import _Writer
+
+    assert set(_Writer.KINDS) == set(WriteKind)
+    assert all("{note}" in kind.instructions for kind in WriteKind)
+    derived = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "targets.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.BoolOp, ast.IfExp)):
+                attrs = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+                if {"append", "note"} <= attrs or {"append", "section"} <= attrs:
+                    derived.append(f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)[:80]}")
+    assert not derived, f"ask the target's kind or dest instead: {derived}"

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from routine.config.schema import AGENT, ALIAS, STEP, defaults
+from routine.vault.targets import WriteTarget
 from routine.durations import parse_duration
 
 # Defaults are the schema's (config/schema.py): the loader fills them into what it reads, and
@@ -88,23 +89,15 @@ class ModelAlias:
 
 
 @dataclass(frozen=True)
-class WriteSpec:
-    """A write target as written in YAML; paths may hold template variables."""
-
-    note: str | None = None
-    section: str | None = None
-    append: str | None = None
+class WriteSpec(WriteTarget):
+    """A write target as written in YAML; paths may hold template variables (its kind, note and
+    description are ``WriteTarget``'s: routine/vault/targets.py)."""
 
     @classmethod
     def from_dict(cls, d: dict | None) -> "WriteSpec | None":
         if not d:
             return None
-        return cls(note=d.get("note"), section=d.get("section"), append=d.get("append"))
-
-    def describe(self) -> str:
-        if self.append:
-            return f"append to {self.append}"
-        return f"{self.note} § {self.section}" if self.section else f"new note {self.note}"
+        return cls(**{key: d.get(key) for key in WriteTarget.KEYS})
 
 
 @dataclass(frozen=True)

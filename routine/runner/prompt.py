@@ -11,15 +11,6 @@ from routine.runner.context import Gathered
 from routine.prompts import template
 from routine.templating import render
 
-OUTPUT_FOR = {
-    "section": ("Write only the markdown that goes inside the section \"{section}\" of {note}: "
-                "no heading for the section itself, no preamble, no sign-off. "
-                "Cite the notes you draw on with wikilinks such as [[Plans/OKRs]]."),
-    "note": ("Write the body of the new note {note} in markdown: no preamble, no sign-off. "
-             "Cite the notes you draw on with wikilinks such as [[Plans/OKRs]]."),
-    "append": ("Write a short markdown entry to append to {note}: no preamble. "
-               "Cite the notes you draw on with wikilinks."),
-}
 
 
 @dataclass
@@ -31,10 +22,6 @@ class Prompt:
     tools: list[str] = field(default_factory=list)
     counted: int = 0  # prompt tokens as counted before sending (messages and tool schemas)
     limit: int = 0    # the most the window allows beside the answer's reserve
-
-
-def output_instructions(kind: str, note: str, section: str | None) -> str:
-    return OUTPUT_FOR[kind].format(note=note, section=section)
 
 
 def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, variables: dict,

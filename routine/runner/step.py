@@ -208,14 +208,13 @@ class Runner:
             task = render(req.task, {**variables, "task": ""}, f"the task of {where}").strip()
             variables["task"] = task
             target = self._render_target(req.write, variables, where)
-            rel = target.append or target.note
-            if rel is None:
+            if not target.dest:
                 raise UsageError(f"{where} names no note to write to.", "give it `write: {note: …}` or `write: {append: …}`.")
             from routine.vault import check_write
             from routine.vault.presence import require_vault
 
             require_vault(self.config.vault, empty_is_missing=True)  # an unmounted vault: no run writes into it
-            dest = target.append or target.note or ""  # the loaders require one of them
+            dest = target.dest
             check_write(self.config.vault, list(agent.writes), dest, agent.name)
             search = None
             if req.search is not None:
@@ -228,9 +227,7 @@ class Runner:
                 from routine.graph.context import graph_items
 
                 gathered.items += graph_items(self.config, agent, req.graph, variables, where, 1000 + len(gathered.items))
-            kind = "append" if target.append else ("section" if target.section else "note")
-            instructions = prompt.output_instructions(kind, dest, target.section)
-            built = prompt.build(agent, alias, task, gathered, variables, instructions,
+            built = prompt.build(agent, alias, task, gathered, variables, target.instructions(),
                                  counter=self.models.counter(agent.model))
         except RoutineError as exc:
             return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed", task=req.task)
@@ -304,14 +301,14 @@ class Runner:
         def r(value):
             return render(value, variables, f"the write target of {where}").strip() if value else value
 
-        return WriteSpec(note=r(spec.note), section=r(spec.section), append=r(spec.append))
+        return WriteSpec(**{key: r(getattr(spec, key)) for key in WriteSpec.KEYS})
 
     def _write(self, agent: AgentSpec, target: WriteSpec, answer, run_id: str, now: datetime, sources: list[str]):
-        from routine.vault import Provenance, WriteTarget, write_output
+        from routine.vault import Provenance, write_output
         from routine.vault.guard import Guard
 
         prov = Provenance(agent=agent.name, model=answer.model, run=run_id, generated=now, sources=sources)
-        return write_output(self.config.vault, WriteTarget(note=target.note, section=target.section, append=target.append),
+        return write_output(self.config.vault, target,
                             _clean_output(answer.text), prov, list(agent.writes),
                             drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required",
                             guard=Guard.of(self.config))
