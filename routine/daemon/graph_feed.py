@@ -6,7 +6,8 @@ about them), and so do what each run read and wrote."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from routine.causes import is_disk_full
 from routine.daemon.index_feed import BATCH_SECONDS, PathFeed, lower_priority
@@ -23,8 +24,9 @@ if TYPE_CHECKING:
 class GraphFeeder(PathFeed):
     NAME = "graph-feed"
 
-    def __init__(self, daemon):
-        super().__init__(daemon)
+    def __init__(self, vault: Callable[[], Path]):
+        super().__init__()
+        self.vault = vault  # the vault of the config in force (a reload may move it)
         self.cache: GraphCache | None = None     # once started
         self.writer: CanvasWriter | None = None
         self.refreshes = 0     # passes that brought graph and canvases up to date (status, tests)
@@ -48,7 +50,7 @@ class GraphFeeder(PathFeed):
         from routine.graph.cache import GraphCache
         from routine.graph.publish import CanvasWriter
 
-        vault = self.daemon.live.config.vault
+        vault = self.vault()
         self.cache = GraphCache(vault)
         stats = self.cache.reconcile()
         self.writer = CanvasWriter(vault)
@@ -88,7 +90,7 @@ class GraphFeeder(PathFeed):
                           exc_info=not is_disk_full(exc))
 
     def _pass(self, paths: list[str], runs: bool) -> None:
-        if self.cache is None or self.daemon.live.config.vault != self.cache.vault:  # a reload moved the vault
+        if self.cache is None or self.vault() != self.cache.vault:  # a reload moved the vault
             if self.cache is not None:
                 self.cache.close()
             self._open()

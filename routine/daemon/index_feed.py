@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import TYPE_CHECKING, Callable
 
 from routine.supervise import lower_priority
+
+if TYPE_CHECKING:
+    from routine.memory.remote import RemoteIndex
 
 log = logging.getLogger(__name__)
 
@@ -20,8 +24,7 @@ class PathFeed:
 
     NAME = "feed"
 
-    def __init__(self, daemon):
-        self.daemon = daemon
+    def __init__(self) -> None:
         self._pending: set[str] = set()
         self._cond = threading.Condition()
         self._stopping = False
@@ -53,6 +56,10 @@ class PathFeed:
 class IndexFeeder(PathFeed):
     NAME = "index-feed"
 
+    def __init__(self, memory: Callable[[], RemoteIndex | None]):
+        super().__init__()
+        self.memory = memory  # asked at each batch: a reload may have replaced the index
+
     def _loop(self) -> None:
         lower_priority()
         while True:
@@ -63,7 +70,7 @@ class IndexFeeder(PathFeed):
                     return
                 self._cond.wait(BATCH_SECONDS)
                 paths, self._pending = sorted(self._pending), set()
-            memory = self.daemon.memory  # looked up each time: a reload may have replaced it
+            memory = self.memory()
             if memory is None:
                 continue
             try:

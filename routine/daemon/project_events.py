@@ -11,8 +11,12 @@ At start-up, tasks assigned while the daemon was down and tasks a stop interrupt
 from __future__ import annotations
 
 import logging
+import threading
 from functools import partial
+from pathlib import Path
+from typing import Protocol
 
+from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.projects.model import (
     PROJECTS,
@@ -24,13 +28,22 @@ from routine.projects.model import (
 log = logging.getLogger(__name__)
 
 
-class ProjectEvents:
-    def __init__(self, daemon):
-        self.daemon = daemon
+class Host(Jobs, Protocol):
+    """What the case files need of the daemon: queueing runs (``Jobs``), a reload when a home
+    note's cadence changes, and whether it is stopping."""
 
     @property
-    def vault(self):
-        return self.daemon.live.config.vault
+    def stopping(self) -> threading.Event: ...
+    def reload(self) -> None: ...
+
+
+class ProjectEvents:
+    def __init__(self, host: Host):
+        self.host = host
+
+    @property
+    def vault(self) -> Path:
+        return self.host.live.config.vault
 
     def catch_up(self) -> None:
         self._submit_pending(None, interrupted=True)
@@ -41,7 +54,7 @@ class ProjectEvents:
             return
         home = is_home_note(rel) or (change.src and is_home_note(change.src))
         if home:
-            self.daemon.reload()  # the cadence follows the home note
+            self.host.reload()  # the cadence follows the home note
         folder = project_folder_of(rel)
         if change.kind == "deleted" or folder is None:
             return
@@ -60,10 +73,10 @@ class ProjectEvents:
     def _submit_pending(self, folder: str | None, interrupted: bool = False) -> None:
         from routine.projects.pickup import pending
 
-        for pick in pending(self.vault, self.daemon.live.agents, folder, interrupted=interrupted):
+        for pick in pending(self.vault, self.host.live.agents, folder, interrupted=interrupted):
             work = Work(key=pick.key, label=f"task {pick.task.text!r} for {pick.agent.name}",
-                        run=partial(self._run_pickup, pick), models=self.daemon.model_keys([pick.agent.name]))
-            if self.daemon.queue.submit(work, coalesce=True):
+                        run=partial(self._run_pickup, pick), models=self.host.model_keys([pick.agent.name]))
+            if self.host.queue.submit(work, coalesce=True):
                 log.info("%s picks up the task %r in %s", pick.agent.name, pick.task.text, pick.project.name)
 
     def _run_pickup(self, pick) -> None:
@@ -72,13 +85,13 @@ class ProjectEvents:
 
         journal = Journal()
         try:
-            run_pickup(self.daemon.make_runner(journal), self.vault, pick, self.daemon.now_local(),
-                       agents=self.daemon.live.agents)
+            run_pickup(self.host.make_runner(journal), self.vault, pick, self.host.now_local(),
+                       agents=self.host.live.agents)
         finally:
             journal.close()
         # Our rewrite of the task line may have folded in a save the person made meanwhile (a file
         # that settles to our bytes is no change to the watcher): look at the project again.
-        if not self.daemon.stopping.is_set():
+        if not self.host.stopping.is_set():
             self._submit_pending(pick.project.folder)
 
     def _react(self, folder: str, rel: str, kind: str) -> None:
@@ -87,13 +100,13 @@ class ProjectEvents:
         project = find_project(self.vault, folder.split("/", 1)[1])
         if project is None or str(project.cadence.get("react", "on")).lower() in ("off", "false", "no"):
             return
-        manager = manager_agent(self.vault, project, self.daemon.live.agents)
+        manager = manager_agent(self.vault, project, self.host.live.agents)
         if manager is None:
             return
         work = Work(key=f"project-react:{project.slug}", label=f"{manager.name} reacts to {rel}",
                     run=partial(self._run_react, manager.name, project.name, rel, kind),
-                    models=self.daemon.model_keys([manager.name]))
-        self.daemon.queue.submit(work, coalesce=True)
+                    models=self.host.model_keys([manager.name]))
+        self.host.queue.submit(work, coalesce=True)
 
     def _run_react(self, agent_name: str, project: str, rel: str, kind: str) -> None:
         from routine.config.model import WriteSpec
@@ -101,7 +114,7 @@ class ProjectEvents:
         from routine.prompts import template
         from routine.runner.step import StepRequest
 
-        agent = self.daemon.live.agents.get(agent_name)
+        agent = self.host.live.agents.get(agent_name)
         found = find_project(self.vault, project)
         if agent is None or found is None:
             return
@@ -111,6 +124,6 @@ class ProjectEvents:
                                   write=WriteSpec(note=f"{found.folder}/Digests/{{{{ today }}}}.md", section="Changes"),
                                   trigger=f"trigger:{rel}", variables={"path": rel, "event": kind},
                                   details={"project": project, "path": rel, "event": kind})
-            self.daemon.make_runner(journal).run_step(request)
+            self.host.make_runner(journal).run_step(request)
         finally:
             journal.close()

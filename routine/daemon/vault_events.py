@@ -71,7 +71,7 @@ class VaultEvents:
         from routine.watch.watcher import VaultWatcher
 
         config = self.host.live.config
-        self._feed = IndexFeeder(self.host)
+        self._feed = IndexFeeder(lambda: self.host.memory)
         self.listeners.append(self._feed.on_change)
         from routine.daemon.project_events import ProjectEvents
 
@@ -82,7 +82,7 @@ class VaultEvents:
         self._feed.start()
         from routine.daemon.graph_feed import GraphFeeder  # issue 15: the knowledge graph follows too
 
-        self.graph_feed = GraphFeeder(self.host)
+        self.graph_feed = GraphFeeder(lambda: self.host.live.config.vault)
         self.listeners.append(self.graph_feed.on_change)
         self.graph_feed.start()
         self._states = FileStates()
