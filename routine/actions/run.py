@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import faulthandler
 import logging
 import os
@@ -10,7 +11,7 @@ import sys
 from routine.errors import DaemonError
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from routine import control
 
     try:

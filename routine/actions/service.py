@@ -10,6 +10,7 @@ names the systemctl to run (both for packagers and tests).
 
 from __future__ import annotations
 
+import argparse
 import getpass
 import os
 import pwd
@@ -23,7 +24,7 @@ from routine.atomicfile import replace_if_changed
 from routine.errors import EXIT_JOB_FAILED, UsageError
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if getattr(args, "service_command", None) != "install":
         raise UsageError("Say what to do with the service.", "run `routine service install [--user]`.")
     person, home = _person(args.user)

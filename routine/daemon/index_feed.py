@@ -11,6 +11,7 @@ from routine.supervise import lower_priority
 
 if TYPE_CHECKING:
     from routine.memory.remote import RemoteIndex
+    from routine.watch.changes import Change
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ class PathFeed:
 
         self._thread = supervise.start(self.NAME, self._loop).thread
 
-    def on_change(self, change) -> None:
+    def on_change(self, change: Change) -> None:
         with self._cond:
             self._pending.add(change.rel)
             if change.src:

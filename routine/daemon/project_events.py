@@ -14,7 +14,7 @@ import logging
 import threading
 from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
@@ -24,6 +24,10 @@ from routine.projects.model import (
     is_home_note,
     project_folder_of,
 )
+
+if TYPE_CHECKING:
+    from routine.projects.pickup import Pickup
+    from routine.watch.changes import Change
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +52,7 @@ class ProjectEvents:
     def catch_up(self) -> None:
         self._submit_pending(None, interrupted=True)
 
-    def on_change(self, change) -> None:
+    def on_change(self, change: Change) -> None:
         rel = change.rel
         if not rel.startswith(PROJECTS + "/") or not rel.endswith(".md"):
             return
@@ -79,7 +83,7 @@ class ProjectEvents:
             if self.host.queue.submit(work, coalesce=True):
                 log.info("%s picks up the task %r in %s", pick.agent.name, pick.task.text, pick.project.name)
 
-    def _run_pickup(self, pick) -> None:
+    def _run_pickup(self, pick: Pickup) -> None:
         from routine.journal import Journal
         from routine.projects.pickup import run_pickup
 

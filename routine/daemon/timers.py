@@ -36,17 +36,17 @@ class CronSlotTrigger(BaseTrigger):
         self.expr = expr
         self.tz = tz
 
-    def get_next_fire_time(self, previous_fire_time, now):
+    def get_next_fire_time(self, previous_fire_time: datetime | None, now: datetime) -> datetime | None:
         after = previous_fire_time if previous_fire_time and previous_fire_time > now else now
         return Cron.parse(self.expr).next_after(after, ZoneInfo(self.tz))
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict:
         return {"version": 1, "expr": self.expr, "tz": self.tz}
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict) -> None:
         self.expr, self.tz = state["expr"], state["tz"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"cron[{self.expr} {self.tz}]"
 
 

@@ -243,9 +243,9 @@ class VaultEvents:
             journal.close()
 
 
-def _property_matches(value, wanted) -> bool:
+def _property_matches(value: object, wanted: object) -> bool:
     """`where: {status: inbox}` matches status: inbox; on a list property (tags), membership."""
-    def norm(v):
+    def norm(v: object) -> object:
         return str(v).strip().lstrip("#").lower() if isinstance(v, str) else v
 
     if isinstance(value, list):

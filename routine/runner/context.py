@@ -160,7 +160,7 @@ def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: di
     return Gathered(sorted(g.items.values(), key=lambda it: it.order), g.missing)
 
 
-def _add_input(g: _Gatherer, form: input_forms.Input, journal_report) -> None:
+def _add_input(g: _Gatherer, form: input_forms.Input, journal_report: Callable[[int], str] | None) -> None:
     vault, agent = g.vault, g.agent
     if form.kind is input_forms.Kind.STEP:
         if form.text.strip():

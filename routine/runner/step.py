@@ -27,7 +27,8 @@ from routine.templating import date_vars, render
 
 if TYPE_CHECKING:
     from routine.memory import VaultIndex
-    from routine.models.client import Completion
+    from routine.models.client import Completion, ModelClient
+    from routine.runner.prompt import Prompt
     from routine.vault import WriteResult
 
 log = logging.getLogger(__name__)
@@ -98,8 +99,9 @@ def local_time(config: Config, when: datetime) -> datetime:
 
 
 class Runner:
-    def __init__(self, config: Config, journal: Journal | None, models=None,
-                 clock: Callable[[], datetime] | None = None, on_event: OnEvent | None = None, memory=None):
+    def __init__(self, config: Config, journal: Journal | None, models: ModelClient | None = None,
+                 clock: Callable[[], datetime] | None = None, on_event: OnEvent | None = None,
+                 memory: VaultIndex | Any = None) -> None:
         self.config = config
         self.journal = journal
         self._models = models
@@ -124,7 +126,7 @@ class Runner:
         return self.journal
 
     @property
-    def models(self):
+    def models(self) -> ModelClient:
         if self._models is None:  # `routine fire` without a daemon: a manager of its own
             from routine.journal.model_events import ModelEvents
             from routine.models.client import ModelClient
@@ -265,7 +267,8 @@ class Runner:
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
 
-    def _answer(self, req: StepRequest, built, run_id: str, now: datetime, on_token):
+    def _answer(self, req: StepRequest, built: Prompt, run_id: str, now: datetime,
+                on_token: Callable[[str], None] | None) -> Completion:
         """One completion; for an agent with tools, the bounded tool loop (its transcript journaled)."""
         from routine.tools.registry import tools_for
 
@@ -298,12 +301,13 @@ class Runner:
         self.on_event(Phase(run_id, phase))
 
     def _render_target(self, spec: WriteSpec, variables: dict, where: str) -> WriteSpec:
-        def r(value):
+        def r(value: str | None) -> str | None:
             return render(value, variables, f"the write target of {where}").strip() if value else value
 
         return WriteSpec(**{key: r(getattr(spec, key)) for key in WriteSpec.KEYS})
 
-    def _write(self, agent: AgentSpec, target: WriteSpec, answer, run_id: str, now: datetime, sources: list[str]):
+    def _write(self, agent: AgentSpec, target: WriteSpec, answer: Completion, run_id: str, now: datetime,
+               sources: list[str]) -> WriteResult:
         from routine.vault import Provenance, write_output
         from routine.vault.guard import Guard
 
@@ -313,7 +317,8 @@ class Runner:
                             drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required",
                             guard=Guard.of(self.config))
 
-    def _fail(self, run_id, req: StepRequest, exc: RoutineError, now: datetime, status: str, task=None) -> StepOutcome:
+    def _fail(self, run_id: str | None, req: StepRequest, exc: RoutineError, now: datetime, status: str,
+              task: str | None = None) -> StepOutcome:
         log.error("%s %s: %s", req.agent.name, status, exc)
         alert = None
         if run_id is not None:
@@ -345,7 +350,7 @@ def _clean_output(text: str) -> str:
     return stripped.replace("%% routine:", "%% (routine):") + "\n"
 
 
-def merge_completions(turns: list, text: str):
+def merge_completions(turns: list[Completion], text: str) -> Completion:
     """The tool loop's turns as one completion for the journal: tokens and times added up."""
     from dataclasses import replace
 
