@@ -97,7 +97,7 @@ def _ollama_checks(config: Config) -> list[Check]:
     from routine.models import ollama_host
 
     checks = []
-    hosts = config.ollama_hosts
+    hosts = config.managed_hosts
     sizes = {}
     for host in hosts:
         try:
@@ -108,12 +108,12 @@ def _ollama_checks(config: Config) -> list[Check]:
         checks.append(Check(f"ollama {host}", True, f"reachable, {len(pulled)} models pulled"))
         for alias in config.models.values():
             for dep in alias.deployments:
-                if not dep.is_ollama or dep.api_base != host:
+                if not dep.provider.manages_residency or dep.api_base != host:
                     continue
-                ok = dep.ollama_name in pulled
-                checks.append(Check(f"model {alias.name}", ok, dep.ollama_name + (" is pulled" if ok else " is not pulled"),
-                                    None if ok else f"run `ollama pull {dep.ollama_name}` on {host}"))
-                sizes[alias.name] = _size_of(host, dep.ollama_name)
+                ok = dep.served_name in pulled
+                checks.append(Check(f"model {alias.name}", ok, dep.served_name + (" is pulled" if ok else " is not pulled"),
+                                    None if ok else f"run `ollama pull {dep.served_name}` on {host}"))
+                sizes[alias.name] = _size_of(host, dep.served_name)
     checks.append(_memory_budget(config, sizes))
     return checks
 

@@ -31,7 +31,7 @@ def _ps(config: Config, as_json: bool) -> int:
     try:
         events = ModelEvents(journal.db)
         rows, unreachable = [], []
-        for host in config.ollama_hosts:
+        for host in config.managed_hosts:
             try:
                 resident = ollama_host.resident(host)
             except RoutineError as exc:

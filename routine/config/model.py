@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from routine.config.providers import Provider
 from routine.config.schema import AGENT, ALIAS, STEP, defaults
 from routine.vault.targets import WriteTarget
 from routine.durations import parse_duration
@@ -15,19 +16,6 @@ from routine.durations import parse_duration
 # an alias built in code (the embedder's, a test's) takes them from there too.
 _ALIAS = defaults(ALIAS)
 _AGENT = defaults(AGENT)
-
-
-def is_ollama_model(model: str) -> bool:
-    return model.startswith(("ollama_chat/", "ollama/"))
-
-
-def ollama_name_of(model: str) -> str:
-    """The model's name as Ollama reports it: the LiteLLM string without its provider prefix,
-    and with ":latest" when no tag is given (`/api/ps` says "mistral:latest" for "mistral")."""
-    if not is_ollama_model(model):
-        return model
-    name = model.split("/", 1)[1]
-    return name if ":" in name.rsplit("/", 1)[-1] else name + ":latest"
 
 
 @dataclass(frozen=True)
@@ -39,16 +27,16 @@ class Deployment:
     api_key_env: str | None = None  # an OpenAI-compatible server's key, from this environment variable
 
     @property
-    def is_ollama(self) -> bool:
-        return is_ollama_model(self.model)
+    def provider(self) -> Provider:
+        return Provider.of(self.model)
 
     @property
-    def ollama_name(self) -> str:
-        return ollama_name_of(self.model)
+    def served_name(self) -> str:
+        return self.provider.served_name(self.model)
 
     @property
     def label(self) -> str:
-        return f"{self.ollama_name} @ {self.api_base}"
+        return f"{self.served_name} @ {self.api_base}"
 
 
 @dataclass(frozen=True)
@@ -73,12 +61,8 @@ class ModelAlias:
     deployments: tuple[Deployment, ...] = ()
 
     @property
-    def is_ollama(self) -> bool:
-        return is_ollama_model(self.model)
-
-    @property
-    def ollama_name(self) -> str:
-        return ollama_name_of(self.model)
+    def provider(self) -> Provider:
+        return Provider.of(self.model)
 
     @property
     def primary(self) -> Deployment:
@@ -171,9 +155,10 @@ class Config:
     libraries: dict[str, LibrarySource]
 
     @property
-    def ollama_hosts(self) -> list[str]:
-        """Every Ollama server a model alias runs on (its primary and its deployments)."""
-        return sorted({d.api_base for a in self.models.values() for d in a.deployments if d.is_ollama})
+    def managed_hosts(self) -> list[str]:
+        """Every server whose models' residency routine manages (an Ollama) that a model alias
+        runs on (its primary and its deployments)."""
+        return sorted({d.api_base for a in self.models.values() for d in a.deployments if d.provider.manages_residency})
 
     def zone_name(self) -> str:
         """The IANA time zone schedules and dates use: `timezone:`, else the machine's."""

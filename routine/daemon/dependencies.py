@@ -82,7 +82,7 @@ def check_all(config: Config, state_dir: Path) -> list[Check]:
     """Every dependency of the config in force (Ollama per host, the vault, both disks)."""
     from routine.causes import disk_full
 
-    checks = [ollama(host) for host in config.ollama_hosts]
+    checks = [ollama(host) for host in config.managed_hosts]
     checks.append(vault(config.vault))
     checks.append(free_space("state disk", state_dir, disk_full("state").key))
     checks.append(free_space("vault disk", config.vault, disk_full("vault").key))

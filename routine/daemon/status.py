@@ -126,7 +126,7 @@ def resident_models(config: Config) -> tuple[tuple[ResidentModel, ...] | None, s
     from routine.models import ollama_host
 
     found: list[ResidentModel] = []
-    for host in config.ollama_hosts:
+    for host in config.managed_hosts:
         try:
             found += [ResidentModel(m.name, m.size, host, m.expires_at) for m in ollama_host.resident(host, timeout=3)]
         except RoutineError as exc:
