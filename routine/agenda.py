@@ -14,6 +14,7 @@ import urllib.request
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from pathlib import Path
+from typing import Any
 
 from routine.config.calendars import Span
 from routine.config.model import Config
@@ -73,7 +74,7 @@ def events_between(data: bytes, name: str, first: date, last: date, zone: tzinfo
     return sorted(events, key=lambda e: (e.start, e.summary))
 
 
-def _event(component, name: str, zone: tzinfo) -> Event:
+def _event(component: Any, name: str, zone: tzinfo) -> Event:
     start = component.get("DTSTART").dt
     end_prop = component.get("DTEND")
     end = end_prop.dt if end_prop is not None else start

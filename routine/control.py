@@ -10,9 +10,12 @@ import os
 import socket
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NoReturn
 
 from routine import paths
+
+if TYPE_CHECKING:
+    from routine.memory.retrieve import Hit
 
 SOCKET_NAME = "control.sock"
 
@@ -54,7 +57,7 @@ def _try_connect(timeout: float) -> socket.socket | None:
 
 def daemon_pid() -> str | None:
     """The pid of the daemon holding this state dir's lock, or None when none runs."""
-    from routine.daemon.lock import holder
+    from routine.daemonlock import holder
 
     return holder(paths.state_dir())
 
@@ -82,7 +85,7 @@ def connect(timeout: float | None = 2.0, wait: float | None = None) -> socket.so
         pause = min(pause * 2, 1.0)
 
 
-def _unreachable(pid: str, wait: float):
+def _unreachable(pid: str, wait: float) -> NoReturn:
     from routine.errors import DaemonError
 
     raise DaemonError(f"The routine daemon (pid {pid}) runs but did not answer on its control socket "
@@ -138,7 +141,7 @@ def call(message: dict, on_event: Callable[[dict], None] | None = None, wait: fl
         pause = min(pause * 2, 2.0)
 
 
-def result_of(final: dict):
+def result_of(final: dict) -> Any:
     """The result of a finished request, or its error raised as the CLI would raise it locally."""
     if final.get("error") and "result" not in final:
         from routine.errors import DaemonError
@@ -156,7 +159,8 @@ class DaemonMemory:
     step's search context while the daemon runs.
     """
 
-    def search(self, query: str, k: int = 6, reads=None, exclude=(), refresh: bool = True, progress=None):
+    def search(self, query: str, k: int = 6, reads: Iterable[str] | None = None, exclude: Iterable[str] = (),
+               refresh: bool = True, progress: Callable[[str, int, int], None] | None = None) -> list[Hit]:
         from routine.memory.retrieve import Hit
 
         final = call({"op": "search", "query": query, "k": k, "reads": None if reads is None else list(reads),

@@ -132,7 +132,7 @@ class _log:
         self.db = connect(self.where)
         return NotificationLog(self.db)
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.db.close()
 
 

@@ -218,6 +218,10 @@ def test_a_tool_is_checked_when_it_is_defined():
         @tool("typo", "A tool with a broken schema.", {"k": {"type": "integr", "description": "k"}})
         def typo(ctx, k: int = 1):
             return k
+    with pytest.raises(ToolDefinitionError, match="add its name to routine/config/tool_names.py"):
+        @tool("undeclared", "A well-made tool whose name is not declared.", {})
+        def undeclared(ctx):
+            return ""
 
 
 def test_every_tool_declared_is_in_the_registry():
@@ -247,7 +251,7 @@ def test_every_list_of_tool_names_names_only_declared_tools():
     from routine.config.schema import AGENT, CONFIG, LIBRARY_TOOLS, TOOL_NAMES
     from routine.tools.registry import TOOLS, declared
 
-    assert TOOL_NAMES == list(TOOLS)
+    assert TOOL_NAMES == tuple(TOOLS)
     assert AGENT["properties"]["tools"]["items"]["enum"] == list(TOOLS)
     library = CONFIG["properties"]["libraries"]["additionalProperties"]["oneOf"][1]["properties"]["tools"]
     assert library["items"]["enum"] == list(TOOLS) and library["default"] == list(LIBRARY_TOOLS)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
+from collections.abc import Iterable
 from pathlib import Path
 
 from routine.access.locks import locked_grounding
@@ -86,7 +87,7 @@ class Access:
                 "approval": self.approval, "projects": list(self.projects), "tasks": list(self.tasks)}
 
 
-def _unique(*groups) -> tuple[str, ...]:
+def _unique(*groups: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(g for group in groups for g in group))
 
 
@@ -148,7 +149,7 @@ def _grants(found: Assignments) -> _Grants:
     return _Grants(tuple(reads), tuple(writes), tuple(proposal))
 
 
-def _grounding(vault: Path, links) -> list[str]:
+def _grounding(vault: Path, links: Iterable[str]) -> list[str]:
     from routine.vault.notes import resolve_wikilink
 
     return [rel for rel in (resolve_wikilink(vault, link) for link in links) if rel is not None]

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from routine.cli.output import print_json, print_table
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
 
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec, Config
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     command = getattr(args, "agent_command", None) or "list"
     config = load_config(args.config)
     if command == "new":
@@ -37,7 +42,7 @@ def run(args) -> int:
     return assignment(config, agents, problems, agent, command, args)
 
 
-def _new(config, args) -> int:
+def _new(config: Config, args: argparse.Namespace) -> int:
     from routine.agents.authoring import NewAgent, create
 
     path = create(config, NewAgent(args.name, tuple(args.sources), args.model, tuple(args.tools), args.behaviour,
@@ -48,7 +53,7 @@ def _new(config, args) -> int:
     return 0
 
 
-def _list(agents, as_json: bool) -> int:
+def _list(agents: dict[str, AgentSpec], as_json: bool) -> int:
     from routine.agents.describe import summary
 
     rows = [summary(a) for a in sorted(agents.values(), key=lambda a: a.name)]
@@ -62,7 +67,7 @@ def _list(agents, as_json: bool) -> int:
     return 0
 
 
-def _show(config, agent, as_json: bool) -> int:
+def _show(config: Config, agent: AgentSpec, as_json: bool) -> int:
     from routine.agents.describe import details
 
     data = details(config, agent)
@@ -97,7 +102,7 @@ def _show(config, agent, as_json: bool) -> int:
     return 0
 
 
-def _export(config, agent, folder: Path) -> int:
+def _export(config: Config, agent: AgentSpec, folder: Path) -> int:
     from routine.agents.smolagents_format import export
 
     dropped = export(config, agent, folder)
@@ -110,7 +115,7 @@ def _export(config, agent, folder: Path) -> int:
     return 0
 
 
-def _import(config, args) -> int:
+def _import(config: Config, args: argparse.Namespace) -> int:
     from routine.agents.smolagents_format import import_folder
 
     folder = Path(args.dir)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from routine.agents import assign as edits
 from routine.config.loader import agent_named
 
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec, Config
 
-def assignment(config, agents, problems, agent, command: str, args) -> int:
+
+def assignment(config: Config, agents: dict[str, AgentSpec], problems, agent: AgentSpec, command: str, args: argparse.Namespace) -> int:
     if command == "assign":
         if args.project:
             rel = edits.assign_project(config, agent, args.project, args.behaviour)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from routine.agents.library import library_named, version
 from routine.cli.output import print_json
 from routine.errors import UsageError
 
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec, Config
 
-def publish(config, agent, args) -> int:
+
+def publish(config: Config, agent: AgentSpec, args: argparse.Namespace) -> int:
     from routine.agents.publish import publish as put
 
     found = put(config, agent, library_named(config, args.to))
@@ -26,7 +32,7 @@ def _name_and_version(text: str) -> tuple[str, int | None]:
     return name, int(number) if number else None
 
 
-def install(config, args) -> int:
+def install(config: Config, args: argparse.Namespace) -> int:
     from routine.agents.install import install as put
 
     name, number = _name_and_version(args.name)

@@ -6,14 +6,19 @@ change is applied to the target as it is now, or the proposal says why it could 
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from routine.cli.output import print_json, print_table
 from routine.config.loader import load_config
 from routine.errors import EXIT_JOB_FAILED, RoutineError, UsageError
 
+if TYPE_CHECKING:
+    from routine.config.model import Config
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if not args.note:
         return _list(config, args.json)
@@ -37,7 +42,7 @@ def run(args) -> int:
     return 0 if result["outcome"] in ("applied", "rejected") else EXIT_JOB_FAILED
 
 
-def _decide_here(config, rel: str, decision: bool, force: bool = False) -> dict:
+def _decide_here(config: Config, rel: str, decision: bool, force: bool = False) -> dict:
     from datetime import datetime
 
     from routine.approval import decide
@@ -53,7 +58,7 @@ def _decide_here(config, rel: str, decision: bool, force: bool = False) -> dict:
         journal.close()
 
 
-def _proposal_path(config, note: str) -> str:
+def _proposal_path(config: Config, note: str) -> str:
     from routine.vault.notes import resolve_wikilink
 
     text = note.strip()
@@ -67,7 +72,7 @@ def _proposal_path(config, note: str) -> str:
     return rel
 
 
-def _list(config, as_json: bool) -> int:
+def _list(config: Config, as_json: bool) -> int:
     from routine.vault.approvals import read_proposal
 
     folder = config.vault / config.layout.drafts

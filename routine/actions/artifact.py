@@ -7,12 +7,18 @@ template of the cognitive-artifact library (`Templates/Artifacts/`) into a case 
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from routine.cli.output import print_json
 from routine.config.loader import load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, UsageError
 
+if TYPE_CHECKING:
+    from routine.config.model import Config
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.artifact_command == "new":
         return _new(config, args)
@@ -24,7 +30,7 @@ def run(args) -> int:
                      "see `routine artifact --help`.")
 
 
-def _note(config, text: str) -> str:
+def _note(config: Config, text: str) -> str:
     from routine.vault.notes import resolve_wikilink
 
     vault = str(config.vault).rstrip("/") + "/"
@@ -35,7 +41,7 @@ def _note(config, text: str) -> str:
     return rel
 
 
-def _qa(config, args) -> int:
+def _qa(config: Config, args: argparse.Namespace) -> int:
     from datetime import datetime
 
     from routine.journal import Journal
@@ -65,7 +71,7 @@ def _qa(config, args) -> int:
     return 0 if result.passed else EXIT_JOB_FAILED
 
 
-def _new(config, args) -> int:
+def _new(config: Config, args: argparse.Namespace) -> int:
     from routine.projects.library import instantiate
     from routine.projects.scaffold import project_named
 
@@ -78,7 +84,7 @@ def _new(config, args) -> int:
     return 0
 
 
-def _templates(config, args) -> int:
+def _templates(config: Config, args: argparse.Namespace) -> int:
     from routine.projects.library import templates
 
     names = sorted(templates(config.vault))

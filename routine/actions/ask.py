@@ -6,6 +6,7 @@ socket's ``chat`` request), in this process otherwise. ``Asker`` is shared with 
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import TYPE_CHECKING
 
@@ -77,7 +78,7 @@ def stream_to(out):
     return write
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     asker = Asker(args.config, args.agent)
     try:
         result = asker.ask(args.question, args.session, args.continue_, None if args.json else stream_to(sys.stdout))

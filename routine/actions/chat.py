@@ -7,6 +7,7 @@ notes behind the last answer), /help.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from routine.actions.ask import Asker, stream_to
@@ -15,7 +16,7 @@ from routine.errors import RoutineError, UsageError
 HELP = "/exit ends, /reset starts a new conversation, /sources lists the notes behind the last answer."
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.agent == "new":
         return _new(args)
     if args.words:
@@ -28,7 +29,7 @@ def run(args) -> int:
         asker.close()
 
 
-def _converse(asker: Asker, args) -> int:
+def _converse(asker: Asker, args: argparse.Namespace) -> int:
     session = _from_note(asker, args.note) if args.note else None
     continue_last = bool(args.continue_) and session is None
     name = asker.agent.name
@@ -93,7 +94,7 @@ def _from_note(asker: Asker, note_arg: str) -> str:
         journal.close()
 
 
-def _new(args) -> int:
+def _new(args: argparse.Namespace) -> int:
     from routine.config.loader import agent_named, load_agents, load_config
     from routine.runner.step import local_now
     from routine.vault.chat_notes import new_chat_note

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 from routine.cli.output import print_json, print_table
 from routine.errors import UsageError
 from routine.journal import Journal
@@ -10,7 +12,7 @@ from routine.journal.chats import ChatStore, Role
 LIST_COLUMNS = ["id", "agent", "origin", "title", "messages", "updated_at"]
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     journal = Journal()
     try:
         store = ChatStore(journal.db)

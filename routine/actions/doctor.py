@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import tempfile
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from routine.cli.output import print_json
 from routine.config.loader import load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, EXIT_USAGE, RoutineError
+
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec, Config
 
 # A failure here is a mistake in a file the person edits: exit 2, like `schedule validate`.
 CONFIG_CHECKS = frozenset({"config", "agents", "schedules"})
@@ -23,7 +28,7 @@ class Check:
     warn: bool = False  # a missing extra: said clearly, but routine works without it (exit stays 0)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     checks: list[Check] = []
     try:
         config = load_config(args.config)
@@ -75,7 +80,7 @@ def _vault_writable(vault) -> Check:
     return Check("vault", True, f"{vault} is writable")
 
 
-def _schedule_checks(config, agents) -> list[Check]:
+def _schedule_checks(config: Config, agents: dict[str, AgentSpec]) -> list[Check]:
     try:
         from routine.schedule.loader import load_schedules
     except ImportError:  # schedules arrive with the daemon
@@ -87,7 +92,7 @@ def _schedule_checks(config, agents) -> list[Check]:
     return [Check("schedules", True, f"{len(schedules.blocks)} blocks, {len(schedules.triggers)} triggers")]
 
 
-def _sandbox_checks(agents) -> list[Check]:
+def _sandbox_checks(agents: dict[str, AgentSpec]) -> list[Check]:
     """run_command needs bubblewrap, and a kernel that lets it make namespaces."""
     users = sorted(a.name for a in agents.values() if "run_command" in a.tools)
     if not users:
@@ -108,11 +113,11 @@ def _sandbox_checks(agents) -> list[Check]:
     return [Check("sandbox", True, f"bubblewrap works (for {who})")]
 
 
-def _ollama_checks(config) -> list[Check]:
+def _ollama_checks(config: Config) -> list[Check]:
     from routine.models import ollama_host
 
     checks = []
-    hosts = config.ollama_hosts
+    hosts = config.managed_hosts
     sizes = {}
     for host in hosts:
         try:
@@ -123,12 +128,12 @@ def _ollama_checks(config) -> list[Check]:
         checks.append(Check(f"ollama {host}", True, f"reachable, {len(pulled)} models pulled"))
         for alias in config.models.values():
             for dep in alias.deployments:
-                if not dep.is_ollama or dep.api_base != host:
+                if not dep.provider.manages_residency or dep.api_base != host:
                     continue
-                ok = dep.ollama_name in pulled
-                checks.append(Check(f"model {alias.name}", ok, dep.ollama_name + (" is pulled" if ok else " is not pulled"),
-                                    None if ok else f"run `ollama pull {dep.ollama_name}` on {host}"))
-                sizes[alias.name] = _size_of(host, dep.ollama_name)
+                ok = dep.served_name in pulled
+                checks.append(Check(f"model {alias.name}", ok, dep.served_name + (" is pulled" if ok else " is not pulled"),
+                                    None if ok else f"run `ollama pull {dep.served_name}` on {host}"))
+                sizes[alias.name] = _size_of(host, dep.served_name)
     checks.append(_memory_budget(config, sizes))
     return checks
 
@@ -145,7 +150,7 @@ def _size_of(host: str, name: str) -> int:
     return 0
 
 
-def _memory_budget(config, sizes: dict) -> Check:
+def _memory_budget(config: Config, sizes: dict) -> Check:
     total = _mem_total()
     biggest = sorted(sizes.values(), reverse=True)[: config.max_resident]
     # A loaded model takes roughly its file size plus KV cache; 1.2x is a fair margin.

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from routine.cli.output import print_json
 from routine.config.loader import agent_named, agent_note_problems, load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, UsageError
 from routine.journal.status import succeeded
 
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec, Config
+    from routine.schedule.model import Block
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     if not args.dry_run:
         code = through_daemon(args)
         if code is not None:
@@ -57,7 +63,7 @@ def run(args) -> int:
     return 0 if succeeded(outcome.status) else EXIT_JOB_FAILED
 
 
-def through_daemon(args, resume: str | None = None) -> int | None:
+def through_daemon(args: argparse.Namespace, resume: str | None = None) -> int | None:
     """When the daemon runs, the job goes through it: one model manager, one index writer.
     ``resume``: a failed block run to pick up (`routine runs retry`)."""
     from routine import control
@@ -92,14 +98,14 @@ def through_daemon(args, resume: str | None = None) -> int | None:
     return final.get("exit", 0)
 
 
-def _block_named(config, agents, name: str):
+def _block_named(config: Config, agents: dict[str, AgentSpec], name: str):
     """The block called ``name``; a problem in another schedule file does not stop it."""
     from routine.schedule.loader import block_from_files
 
     return block_from_files(config, agents, name)
 
 
-def fire_block(config, agents, block, args, resume=None, trigger: str = "manual") -> int:
+def fire_block(config: Config, agents: dict[str, AgentSpec], block: Block, args: argparse.Namespace, resume=None, trigger: str = "manual") -> int:
     """Run ``block`` in this process (no daemon), or pick up a failed run of it (``resume``)."""
     if args.task:
         raise UsageError("--task applies to one agent, not a block.", f"fire one of the block's agents ({', '.join(block.agents)}) with --task.")
@@ -135,7 +141,7 @@ def fire_block(config, agents, block, args, resume=None, trigger: str = "manual"
     return 0 if succeeded(outcome.status) else EXIT_JOB_FAILED
 
 
-def _dry_runner(config):
+def _dry_runner(config: Config):
     """A runner for --dry-run: while the daemon runs, searches go to its index (it holds the lock)."""
     from routine import control
     from routine.runner.step import Runner

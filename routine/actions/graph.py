@@ -3,12 +3,19 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from routine.cli.output import print_json
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
 
+if TYPE_CHECKING:
+    from routine.config.model import Config
+    from routine.graph.graph import KnowledgeGraph
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     command = getattr(args, "graph_command", None)
     if command is None:
         raise UsageError("Say what to show.", "try `routine graph show workspace`, `routine graph neighbors NOTE` "
@@ -23,7 +30,7 @@ def run(args) -> int:
         cache.close()
 
 
-def _visible(args, config, graph):
+def _visible(args: argparse.Namespace, config: Config, graph: KnowledgeGraph):
     from routine.graph.views import scope_test
 
     if not getattr(args, "agent", None):
@@ -34,7 +41,7 @@ def _visible(args, config, graph):
     return scope_test(resolve(config, agent_named(agents, problems, args.agent)).read_globs, graph)
 
 
-def _node(graph, text: str) -> str:
+def _node(graph: KnowledgeGraph, text: str) -> str:
     node = graph.find(text)
     if node is None:
         raise UsageError(f"No note {text!r} in the vault's graph.",
@@ -42,7 +49,7 @@ def _node(graph, text: str) -> str:
     return node
 
 
-def _show(args, config, graph) -> int:
+def _show(args: argparse.Namespace, config: Config, graph: KnowledgeGraph) -> int:
     from routine.graph.views import ViewKind, view
 
     if args.kind != ViewKind.WORKSPACE and not args.name:
@@ -56,7 +63,7 @@ def _show(args, config, graph) -> int:
     return 0
 
 
-def _neighbors(args, config, graph) -> int:
+def _neighbors(args: argparse.Namespace, config: Config, graph: KnowledgeGraph) -> int:
     from routine.graph.views import neighbors
 
     if args.depth < 0:
@@ -74,7 +81,7 @@ def _neighbors(args, config, graph) -> int:
     return 0
 
 
-def _path(args, config, graph) -> int:
+def _path(args: argparse.Namespace, config: Config, graph: KnowledgeGraph) -> int:
     from routine.graph.views import path
 
     a, b = _node(graph, args.a), _node(graph, args.b)

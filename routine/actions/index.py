@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
+
 from routine import control
 from routine.cli.output import print_json
 from routine.cli.progress import ProgressPrinter
 from routine.config.loader import load_config
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from routine.runner.events import IndexProgress, from_json
 
     progress = ProgressPrinter()

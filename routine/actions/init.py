@@ -5,6 +5,7 @@ Never overwrites: an existing note, config or schedule file is kept as it is and
 
 from __future__ import annotations
 
+import argparse
 import re
 import shutil
 from pathlib import Path
@@ -15,7 +16,7 @@ from routine.errors import UsageError
 DEFAULT_VAULT = "~/Vault"
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     config_path = paths.config_file(args.config)
     vault = _vault_from(args.vault, config_path)
     created, kept = [], []

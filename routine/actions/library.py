@@ -3,6 +3,7 @@ agents named, never previewed)."""
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 from routine.agents.library import agents_in, library_named, preview, version
@@ -10,7 +11,7 @@ from routine.cli.output import print_json, print_table
 from routine.config.loader import load_config
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if getattr(args, "library_command", None) == "show":
         library = library_named(config, args.library)

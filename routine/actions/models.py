@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import argparse
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from routine.cli.output import print_json, print_table
 from routine.config.loader import load_agents, load_config
 from routine.errors import RoutineError
 
+if TYPE_CHECKING:
+    from routine.config.model import Config
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if getattr(args, "models_command", None) == "plan":
         return _plan(config, args.hours, args.json)
     return _ps(config, args.json)
 
 
-def _ps(config, as_json: bool) -> int:
+def _ps(config: Config, as_json: bool) -> int:
     from routine.journal import Journal
     from routine.journal.model_events import ModelEvents
     from routine.models import ollama_host
@@ -26,7 +31,7 @@ def _ps(config, as_json: bool) -> int:
     try:
         events = ModelEvents(journal.db)
         rows, unreachable = [], []
-        for host in config.ollama_hosts:
+        for host in config.managed_hosts:
             try:
                 resident = ollama_host.resident(host)
             except RoutineError as exc:
@@ -70,7 +75,7 @@ def _expires(text: str | None) -> str:
     return when.astimezone().strftime("%H:%M:%S")
 
 
-def _plan(config, hours: int, as_json: bool) -> int:
+def _plan(config: Config, hours: int, as_json: bool) -> int:
     from routine.models.plan import belady_loads, key_label, simulate_ollama, simulate_ours, upcoming_uses
     from routine.schedule.loader import load_schedules
 
@@ -120,7 +125,7 @@ def _ours_cell(decision, lead: timedelta, tz) -> str:
     return cell + (f", evicts {decision.evicted[1]}" if decision.evicted else "")
 
 
-def _leads(config, keys) -> dict:
+def _leads(config: Config, keys) -> dict:
     from routine.journal import Journal
     from routine.journal.model_events import ModelEvents
     from routine.models.preloader import learned_lead

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import argparse
+
 from routine import paths
 from routine.cli.output import print_json, print_table
+from routine.config.model import Config
 from routine.config.loader import load_config
 from routine.errors import UsageError
 from routine.journal import Journal
 from routine.journal.notifications import NotificationLog
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if getattr(args, "notify_command", None) == "test":
         return _test(config, args.json)
     return _list(args.json, getattr(args, "limit", 20))
 
 
-def _test(config, as_json: bool) -> int:
+def _test(config: Config, as_json: bool) -> int:
     from routine.notifications import send_now
 
     urls = config.notify.urls

@@ -6,18 +6,21 @@ comes due, so it needs no daemon and holds from the next slot on.
 
 from __future__ import annotations
 
+import argparse
+
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from routine import paths
 from routine.cli.output import print_json
+from routine.config.model import Config
 from routine.config.loader import load_agents, load_config
 from routine.errors import UsageError, did_you_mean
 from routine.schedule import pause
 from routine.schedule.loader import in_force
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     zone = ZoneInfo(config.zone_name())
     now = datetime.now(zone)
@@ -44,7 +47,7 @@ def run(args) -> int:
     return 0
 
 
-def _known_names(config, names: list[str]) -> None:
+def _known_names(config: Config, names: list[str]) -> None:
     """Every name must be a block or trigger of the schedule in force (a typo would pause nothing)."""
     if not names:
         return

@@ -6,20 +6,25 @@ People/ note); a running daemon sees the edit like any other and follows it.
 
 from __future__ import annotations
 
+import argparse
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from routine.cli.output import print_json, print_table
 from routine.config.loader import load_config
 
+if TYPE_CHECKING:
+    from routine.config.model import Config
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     command = args.project_command or "list"
     return {"new": _new, "adopt": _adopt, "list": _list, "show": _show, "assign": _assign,
             "unassign": _unassign}[command](config, args)
 
 
-def _new(config, args) -> int:
+def _new(config: Config, args: argparse.Namespace) -> int:
     from routine.projects.scaffold import new_project
 
     result = new_project(config.vault, args.name, args.goal or "")
@@ -27,7 +32,7 @@ def _new(config, args) -> int:
                                f"(manager {result['manager']}).")
 
 
-def _adopt(config, args) -> int:
+def _adopt(config: Config, args: argparse.Namespace) -> int:
     from routine.projects.scaffold import adopt_project
 
     result = adopt_project(config.vault, args.name)
@@ -35,7 +40,7 @@ def _adopt(config, args) -> int:
     return _done(args, result, f"Adopted Projects/{result['project']}/ ({made}).")
 
 
-def _assign(config, args) -> int:
+def _assign(config: Config, args: argparse.Namespace) -> int:
     from routine.projects.scaffold import assign
 
     result = assign(config.vault, args.name, args.member, task=args.task, behaviour=args.behaviour,
@@ -45,7 +50,7 @@ def _assign(config, args) -> int:
     return _done(args, result, f"{result['member']} ({result['kind']}{how}) is on {result['project']}{';' if what else ''}{what}")
 
 
-def _unassign(config, args) -> int:
+def _unassign(config: Config, args: argparse.Namespace) -> int:
     from routine.projects.scaffold import unassign
 
     result = unassign(config.vault, args.name, args.member, task=args.task)
@@ -54,7 +59,7 @@ def _unassign(config, args) -> int:
     return _done(args, result, text)
 
 
-def _done(args, result: dict, message: str) -> int:
+def _done(args: argparse.Namespace, result: dict, message: str) -> int:
     if args.json:
         print_json(result)
     else:
@@ -62,7 +67,7 @@ def _done(args, result: dict, message: str) -> int:
     return 0
 
 
-def _blocks(config):
+def _blocks(config: Config):
     from routine.config.loader import load_agents
     from routine.projects.cadence import project_blocks
 
@@ -70,7 +75,7 @@ def _blocks(config):
     return project_blocks(config, agents)[0]
 
 
-def _list(config, args) -> int:
+def _list(config: Config, args: argparse.Namespace) -> int:
     from routine.projects.model import list_projects
     from routine.projects.overview import summary
 
@@ -90,7 +95,7 @@ def _list(config, args) -> int:
     return 0
 
 
-def _show(config, args) -> int:
+def _show(config: Config, args: argparse.Namespace) -> int:
     from routine.projects.overview import summary
     from routine.projects.scaffold import project_named
 

@@ -13,7 +13,7 @@ from routine.journal import Journal
 from routine.runner.resume import block_run_of, resume_point
 
 
-def retry(args, journal: Journal, run) -> int:
+def retry(args: argparse.Namespace, journal: Journal, run) -> int:
     run = block_run_of(journal, run)
     fire_args = argparse.Namespace(target=run.block, task=None, dry_run=False, json=args.json, config=args.config)
     from routine.actions.fire import fire_block, through_daemon

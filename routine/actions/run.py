@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import faulthandler
 import logging
 import os
@@ -10,7 +11,7 @@ import sys
 from routine.errors import DaemonError
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from routine import control
 
     try:
@@ -21,7 +22,7 @@ def run(args) -> int:
         sock.close()
         raise DaemonError(f"A routine daemon is already running (socket {control.socket_path()}).",
                           "stop it first (`systemctl stop routine`), or use `routine status`.")
-    from routine.daemon.lock import hold
+    from routine.daemonlock import hold
 
     held = hold()  # until this process ends
     if not args.debug and "ROUTINE_LOG_LEVEL" not in os.environ:

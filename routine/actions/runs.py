@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from routine.cli.output import print_json, print_table
@@ -11,7 +12,7 @@ from routine.journal import Journal
 LIST_COLUMNS = ["id", "status", "agent", "block", "trigger", "model", "started_at", "duration_ms", "wrote"]
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     journal = Journal()
     try:
         if getattr(args, "runs_command", None) == "show":

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from zoneinfo import ZoneInfo
-
+import argparse
 import sys
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, cast
+from zoneinfo import ZoneInfo
 
 from routine.cli.output import print_json, print_table
 from routine.config.loader import load_agents, load_config
 from routine.errors import ConfigError
 from routine.schedule.loader import declared_blocks, in_force, load_schedules
 
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec, Config
+    from routine.schedule.model import Block, Schedules
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     command = getattr(args, "schedule_command", None) or "list"
     config = load_config(args.config)
     agents, agent_problems = load_agents(config, require_vault=True)
@@ -62,7 +67,7 @@ def _say_broken(broken: dict, kept: dict) -> int:
     return ConfigError.exit_code if broken else 0
 
 
-def _validate(config, agents, agent_problems, as_json: bool) -> int:
+def _validate(config: Config, agents: dict[str, AgentSpec], agent_problems, as_json: bool) -> int:
     try:
         schedules = load_schedules(config, agents)
         problems = list(agent_problems)
@@ -77,18 +82,18 @@ def _validate(config, agents, agent_problems, as_json: bool) -> int:
     return 0 if not problems else ConfigError.exit_code
 
 
-def block_zone(block, config) -> ZoneInfo | None:
+def block_zone(block: Block, config: Config) -> ZoneInfo | None:
     name = block.timezone or config.timezone
     return ZoneInfo(name) if name else None
 
 
-def upcoming(config, schedules, n: int, now: datetime | None = None) -> list[dict]:
+def upcoming(config: Config, schedules: Schedules, n: int, now: datetime | None = None) -> list[dict]:
     now = now or datetime.now().astimezone()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for block in schedules.blocks.values():
         if not block.enabled:
             continue
-        tz = block_zone(block, config) or now.tzinfo
+        tz = block_zone(block, config) or cast(ZoneInfo, now.tzinfo)  # the local offset serves as well
         cursor = now
         for _ in range(n):
             fire = block.cron.next_after(cursor, tz)
@@ -101,7 +106,7 @@ def upcoming(config, schedules, n: int, now: datetime | None = None) -> list[dic
     return rows[:n]
 
 
-def _dst_note(block, fire: datetime) -> str | None:
+def _dst_note(block: Block, fire: datetime) -> str | None:
     local = fire.timetz().replace(tzinfo=None)
     if local not in block.cron.times_of_day():
         return f"moved to {local:%H:%M}: the scheduled time does not exist on this day (DST)"
@@ -110,7 +115,7 @@ def _dst_note(block, fire: datetime) -> str | None:
     return None
 
 
-def _next(config, schedules, n: int, as_json: bool, kept: dict | None = None) -> int:
+def _next(config: Config, schedules: Schedules, n: int, as_json: bool, kept: dict | None = None) -> int:
     rows = upcoming(config, schedules, n)
     for held in (kept or {}).values():  # the daemon's last good version of a broken file
         rows += [{"block": f["block"], "at": datetime.fromisoformat(f["at"]).astimezone(), "agents": f.get("agents") or [],
@@ -125,7 +130,7 @@ def _next(config, schedules, n: int, as_json: bool, kept: dict | None = None) ->
     return 0
 
 
-def _list(schedules, as_json: bool) -> int:
+def _list(schedules: Schedules, as_json: bool) -> int:
     if as_json:
         print_json({
             "blocks": [{"id": b.id, "file": b.file, "cron": b.cron.expr, "timezone": b.timezone, "missed": b.missed,

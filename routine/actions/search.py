@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from routine import control
@@ -11,7 +12,7 @@ from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise UsageError(f"-k must be 1 or more, not {args.k}.", "ask for at least one note, e.g. -k 6.")
     if not args.query.strip():
@@ -33,7 +34,7 @@ def run(args) -> int:
     return 0
 
 
-def _search(args, progress) -> list[dict]:
+def _search(args: argparse.Namespace, progress) -> list[dict]:
     config = None
     reads = None
     if args.agent:

@@ -10,6 +10,7 @@ names the systemctl to run (both for packagers and tests).
 
 from __future__ import annotations
 
+import argparse
 import getpass
 import os
 import pwd
@@ -23,7 +24,7 @@ from routine.atomicfile import replace_if_changed
 from routine.errors import EXIT_JOB_FAILED, UsageError
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if getattr(args, "service_command", None) != "install":
         raise UsageError("Say what to do with the service.", "run `routine service install [--user]`.")
     person, home = _person(args.user)
@@ -132,7 +133,7 @@ def _print_steps(commands: list[list[str]], intro: str, sudo: bool) -> int:
 
 def _enable(systemctl: str, scope: list[str], name: str, changed: bool, user_unit: bool, person: str,
             state: Path) -> int:
-    from routine.daemon import lock
+    from routine import daemonlock as lock
 
     active = _quiet([systemctl, *scope, "is-active", "--quiet", name]) == 0
     steps = [[systemctl, *scope, "daemon-reload"]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -12,7 +13,7 @@ from routine.daemon.status_record import DaemonState, DaemonStatus, RecentRun
 EXIT_NOT_RUNNING = 3  # systemctl's (and LSB's) convention: "program is not running"
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from routine import control
 
     final = control.call({"op": "status"})
@@ -93,7 +94,7 @@ def _human(seconds: int) -> str:
     return f"{seconds // 3600}h" if seconds < 172800 else f"{seconds // 86400}d"
 
 
-def _offline(args) -> DaemonStatus:
+def _offline(args: argparse.Namespace) -> DaemonStatus:
     """No daemon: the same record, with what can be known without it."""
     from routine.daemon.status import recent_runs
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.model import AgentSpec, Config
 from routine.errors import UsageError
 from routine.projects.assignees import PROJECTS, TASK_ASSIGNEE, names_agent
@@ -64,7 +65,7 @@ def _edit_project(config: Config, project: str, change) -> str:
 
 def assign_project(config: Config, agent: AgentSpec, project: str, behaviour: str | None) -> str:
     link = f"[[{config.layout.agents}/{title_of(agent)}]]"
-    role = behaviour or agent.behaviour or "reactive"
+    role = behaviour or agent.behaviour or DEFAULT_BEHAVIOUR.value
 
     def change(data: dict) -> dict:
         members = _members_without(_as_list(data.get("members")), agent) + [link]

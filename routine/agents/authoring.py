@@ -12,16 +12,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
+from routine.config.behaviours import NAMES as BEHAVIOURS
 from routine.config.model import Config
 from routine.config.schema import TOOL_NAMES
 from routine.errors import NoteExists, UsageError
-from routine.tools.registry import declared
+from routine.config.tool_names import declared
 from routine.vault.frontmatter import join_frontmatter
 from routine.vault.notes import resolve_wikilink, wikilink_for
 
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 DEFAULT_TOOLS = declared("read_note", "list_notes", "search_notes")
-BEHAVIOURS = ("autonomous", "semi-autonomous", "reactive", "scheduled")
 
 BODY = """You are **{title}**, a small custom agent. You are grounded in the notes under \
 "Context from the vault" that are listed in your grounding: treat them as your knowledge and your \
@@ -107,7 +108,7 @@ def agent_text(config: Config, spec: NewAgent) -> str:
         "model": _model(config, spec.model),
         "custom": True,
         "author": spec.author or _user(),
-        "behaviour": spec.behaviour or "reactive",
+        "behaviour": spec.behaviour or DEFAULT_BEHAVIOUR.value,
         "tools": _tools(spec.tools),
         "grounding": grounding,
         "write": {"append": f"{config.layout.agents}/{name}/Log.md"},

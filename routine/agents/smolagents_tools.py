@@ -8,7 +8,7 @@ needs routine's bubblewrap sandbox) and `date_math` are not.
 
 from __future__ import annotations
 
-from routine.tools.registry import declared
+from routine.config.tool_names import declared
 
 HEADER = '''from smolagents import Tool
 

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 
 from routine import runcontext
 from routine.access import scoped
 from routine.chat.fold import Folder, Turn, how_many_to_fold, turn_costs
 from routine.errors import AgentStopped, RoutineError, ScopeError
 from routine.models.tokens import Counter, count_request
+from routine.prompts import template
 from routine.runner import context
 from routine.runner.budget import fit
 from routine.templating import date_vars, render
@@ -39,11 +38,6 @@ SEARCH_K = 4           # notes found by meaning for each message
 SUMMARY_SHARE = 8      # the summary is held to a 1/8 of the window (at most SUMMARY_MAX tokens)
 SUMMARY_MAX = 600
 MAX_FOLD_TURNS = 400   # unsummarised turns folded for one answer; older ones are passed over (and said so)
-
-
-@cache
-def template(name: str) -> str:
-    return resources.files("routine.prompts").joinpath(name).read_text(encoding="utf-8")
 
 
 @dataclass

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from routine.models.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, Counter, count_request, longest_head
+from routine.prompts import template
 from routine.templating import render
 
 MIN_FOLD = 2   # fold at least one exchange at a time
@@ -70,8 +71,6 @@ class Folder:
 
     def fold(self, summary: str, turns: list[Turn], run_id: str | None = None) -> str:
         """The summary, rewritten to cover ``turns`` as well (in as many requests as the window needs)."""
-        from routine.chat.conversation import template
-
         system = render(template("fold.md.j2"), {"person": self.person, "agent": self.agent,
                                                  "words": max(60, int(self.max_tokens * 0.6))}, "fold.md.j2").strip()
         limit = self.client.limit(self.alias)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
+from routine.config.behaviours import NAMES as BEHAVIOURS
+
 
 def _json(p: argparse.ArgumentParser, parent: bool = False) -> None:
     """`--json`, accepted anywhere on its command line: `runs --json list` and `runs list --json` alike.
@@ -151,7 +154,7 @@ def project(p: argparse.ArgumentParser) -> None:
     assign.add_argument("member", metavar="MEMBER", help="an agent (e.g. builder) or a person's name")
     assign.add_argument("--task", help="a task line to add (or reassign) in the home note")
     assign.add_argument("--as", dest="behaviour", metavar="BEHAVIOUR",
-                        help="an agent's behaviour: autonomous, semi-autonomous, reactive (default), scheduled")
+                        help=f"an agent's behaviour: {', '.join(BEHAVIOURS)} (default: {DEFAULT_BEHAVIOUR.value})")
     assign.add_argument("--role", help="the member's role in the project")
     assign.add_argument("--due", metavar="YYYY-MM-DD", help="the task's due date")
     _json(assign)
@@ -193,7 +196,7 @@ def agent(p: argparse.ArgumentParser) -> None:
     new.add_argument("--model", metavar="ALIAS", help="a model alias from routine.yaml (default: general)")
     new.add_argument("--tools", nargs="+", default=[], metavar="TOOL",
                      help="the tools it may use (default: read_note list_notes search_notes)")
-    new.add_argument("--behaviour", choices=["autonomous", "semi-autonomous", "reactive", "scheduled"])
+    new.add_argument("--behaviour", choices=BEHAVIOURS)
     new.add_argument("--role", help="one line: what it is for")
     new.add_argument("--locked", action="store_true", help="hide its grounding's content from listings and other agents")
     _json(sub.add_parser("list", help="every agent: role, model, tools, custom or built in, locked"))
@@ -206,7 +209,7 @@ def agent(p: argparse.ArgumentParser) -> None:
         _assignment(a)
         if verb == "assign":
             a.add_argument("--item", metavar="TEXT", help="which task line (words of it); added when none matches")
-            a.add_argument("--behaviour", choices=["autonomous", "semi-autonomous", "reactive", "scheduled"])
+            a.add_argument("--behaviour", choices=BEHAVIOURS)
     re_ = sub.add_parser("reassign", help="hand its place in a project or task to another agent")
     re_.add_argument("name", metavar="NAME")
     re_.add_argument("--to", required=True, metavar="OTHER", help="the agent taking over")

@@ -41,7 +41,7 @@ def write_scope_problem(write: WriteSpec, agent: AgentSpec) -> str | None:
 
     from routine.vault.scope import in_scope
 
-    target = write.append or write.note or ""
+    target = write.dest
     try:
         bad = unknown_variables(target)
     except jinja2.TemplateSyntaxError as exc:

@@ -230,13 +230,13 @@ def _pinning_conflicts(config: Config, doc: LocatedYaml) -> list[Problem]:
     seen: dict[tuple[str, str], ModelAlias] = {}
     for alias in config.models.values():
         for dep in alias.deployments:
-            if not dep.is_ollama:
+            if not dep.provider.manages_residency:
                 continue
-            key = (dep.api_base, dep.ollama_name)
+            key = (dep.api_base, dep.served_name)
             other = seen.setdefault(key, alias)
             if other is not alias and other.request_options() != alias.request_options():
                 problems.append(doc.problem(("models", alias.name), (
-                    f"alias {alias.name!r} runs {dep.ollama_name} with options {alias.request_options()}, but alias "
+                    f"alias {alias.name!r} runs {dep.served_name} with options {alias.request_options()}, but alias "
                     f"{other.name!r} runs it with {other.request_options()}; Ollama would reload the model at every "
                     "switch. Give both the same num_ctx and options.")))
     return problems

@@ -10,26 +10,15 @@ from pathlib import Path
 from routine.config.calendars import CalendarSource
 from routine.config.conditions import Condition
 from routine.config.notify import NotifySettings
+from routine.config.providers import Provider
 from routine.config.schema import AGENT, ALIAS, STEP, defaults
+from routine.vault.targets import WriteTarget
 from routine.durations import parse_duration
 
 # Defaults are the schema's (config/schema.py): the loader fills them into what it reads, and
 # an alias built in code (the embedder's, a test's) takes them from there too.
 _ALIAS = defaults(ALIAS)
 _AGENT = defaults(AGENT)
-
-
-def is_ollama_model(model: str) -> bool:
-    return model.startswith(("ollama_chat/", "ollama/"))
-
-
-def ollama_name_of(model: str) -> str:
-    """The model's name as Ollama reports it: the LiteLLM string without its provider prefix,
-    and with ":latest" when no tag is given (`/api/ps` says "mistral:latest" for "mistral")."""
-    if not is_ollama_model(model):
-        return model
-    name = model.split("/", 1)[1]
-    return name if ":" in name.rsplit("/", 1)[-1] else name + ":latest"
 
 
 @dataclass(frozen=True)
@@ -41,16 +30,16 @@ class Deployment:
     api_key_env: str | None = None  # an OpenAI-compatible server's key, from this environment variable
 
     @property
-    def is_ollama(self) -> bool:
-        return is_ollama_model(self.model)
+    def provider(self) -> Provider:
+        return Provider.of(self.model)
 
     @property
-    def ollama_name(self) -> str:
-        return ollama_name_of(self.model)
+    def served_name(self) -> str:
+        return self.provider.served_name(self.model)
 
     @property
     def label(self) -> str:
-        return f"{self.ollama_name} @ {self.api_base}"
+        return f"{self.served_name} @ {self.api_base}"
 
 
 @dataclass(frozen=True)
@@ -75,12 +64,8 @@ class ModelAlias:
     deployments: tuple[Deployment, ...] = ()
 
     @property
-    def is_ollama(self) -> bool:
-        return is_ollama_model(self.model)
-
-    @property
-    def ollama_name(self) -> str:
-        return ollama_name_of(self.model)
+    def provider(self) -> Provider:
+        return Provider.of(self.model)
 
     @property
     def primary(self) -> Deployment:
@@ -91,23 +76,15 @@ class ModelAlias:
 
 
 @dataclass(frozen=True)
-class WriteSpec:
-    """A write target as written in YAML; paths may hold template variables."""
-
-    note: str | None = None
-    section: str | None = None
-    append: str | None = None
+class WriteSpec(WriteTarget):
+    """A write target as written in YAML; paths may hold template variables (its kind, note and
+    description are ``WriteTarget``'s: routine/vault/targets.py)."""
 
     @classmethod
     def from_dict(cls, d: dict | None) -> "WriteSpec | None":
         if not d:
             return None
-        return cls(note=d.get("note"), section=d.get("section"), append=d.get("append"))
-
-    def describe(self) -> str:
-        if self.append:
-            return f"append to {self.append}"
-        return f"{self.note} § {self.section}" if self.section else f"new note {self.note}"
+        return cls(**{key: d.get(key) for key in WriteTarget.KEYS})
 
 
 @dataclass(frozen=True)
@@ -185,9 +162,10 @@ class Config:
     calendars: tuple[CalendarSource, ...] = ()  # `calendars:`; see routine.agenda
 
     @property
-    def ollama_hosts(self) -> list[str]:
-        """Every Ollama server a model alias runs on (its primary and its deployments)."""
-        return sorted({d.api_base for a in self.models.values() for d in a.deployments if d.is_ollama})
+    def managed_hosts(self) -> list[str]:
+        """Every server whose models' residency routine manages (an Ollama) that a model alias
+        runs on (its primary and its deployments)."""
+        return sorted({d.api_base for a in self.models.values() for d in a.deployments if d.provider.manages_residency})
 
     def zone_name(self) -> str:
         """The IANA time zone schedules and dates use: `timezone:`, else the machine's."""

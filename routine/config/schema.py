@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import copy
 
+from routine.config.behaviours import NAMES as BEHAVIOURS
 from routine.config.notify import Topic
-from routine.tools.registry import TOOLS, declared
+from routine.config.tool_names import LIBRARY_TOOLS, TOOL_NAMES
 
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
 GLOBS = {"type": "array", "items": {"type": "string", "minLength": 1}}
 SIZE = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(B|KiB|MiB|GiB|KB|MB|GB|K|M|G)\s*$"}
-# The tools are declared once, by their @tool decorators (routine/tools/registry.py).
-TOOL_NAMES = list(TOOLS)
-# What an agent installed from a library may have unless routine.yaml allows more for that library.
-LIBRARY_TOOLS = declared("search_notes", "read_note", "list_notes", "write_note", "now", "date_math")
+__all__ = ["LIBRARY_TOOLS", "TOOL_NAMES"]  # the tools' names live in config/tool_names.py
 
 WRITE_TARGET = {
     "type": "object",
@@ -87,7 +85,7 @@ LIBRARY = {  # a library written out; a bare string is {path: STRING}
     "properties": {
         "path": key("the library's folder (relative to this file, or absolute)", {"type": "string", "minLength": 1}),
         "tools": key("the tools an agent installed from it may have",
-                     {"type": "array", "items": {"enum": TOOL_NAMES}}, default=list(LIBRARY_TOOLS)),
+                     {"type": "array", "items": {"enum": list(TOOL_NAMES)}}, default=list(LIBRARY_TOOLS)),
     },
 }
 
@@ -260,7 +258,7 @@ AGENT = {
         "reads": GLOBS,
         "writes": GLOBS,
         "approval": {"enum": ["none", "required"], "default": "none"},
-        "tools": {"type": "array", "items": {"enum": TOOL_NAMES}},
+        "tools": {"type": "array", "items": {"enum": list(TOOL_NAMES)}},
         "grounding": {"type": "array", "items": {"type": "string"}},
         "inputs": {"type": "array", "items": {"type": "string"}},
         "write": WRITE_TARGET,
@@ -271,7 +269,7 @@ AGENT = {
         "custom": {"type": "boolean"},
         "author": {"type": "string"},
         "version": {"type": ["string", "integer"]},
-        "behaviour": {"enum": ["autonomous", "semi-autonomous", "reactive", "scheduled"]},
+        "behaviour": {"enum": list(BEHAVIOURS)},
         "description": {"type": "string"},
         # A tool-using run: model turns at most, and the time all turns together may take.
         "max_iterations": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8},

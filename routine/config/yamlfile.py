@@ -96,7 +96,7 @@ class _TooBig(Exception):
     pass
 
 
-def _bad_date_line(node) -> int | None:
+def _bad_date_line(node: yaml.Node) -> int | None:
     """The 1-based line of the first scalar tagged a timestamp that does not construct."""
     import datetime
 

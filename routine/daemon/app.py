@@ -22,7 +22,7 @@ import threading
 import time
 from datetime import datetime, timezone
 from functools import partial
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 from zoneinfo import ZoneInfo
 
 from routine import paths
@@ -41,7 +41,8 @@ from routine.journal.status import succeeded
 from routine.daemon.publish import Publisher
 from routine.daemon.recovery import Recovery
 from routine.daemon.run_events import RunEvents
-from routine.daemon.status import snapshot, status_line
+from routine.daemon.status import snapshot
+from routine.daemon.status_record import status_line
 from routine.daemon.work import Work, WorkQueue
 from routine.errors import RoutineError
 from routine.journal import Journal
@@ -49,6 +50,7 @@ from routine.journal.slots import Slots
 from routine.schedule import pause
 
 if TYPE_CHECKING:
+    from routine.config.model import Config
     from routine.daemon.control import ControlServer
     from routine.daemon.reload import ConfigWatcher
     from routine.daemon.residency import Residency
@@ -56,8 +58,11 @@ if TYPE_CHECKING:
     from routine.daemon.timers import Timers
     from routine.daemon.vault_events import VaultEvents
     from routine.memory.remote import RemoteIndex
+    from routine.models.client import ModelClient
+    from routine.models.plan import ModelKey
     from routine.runner.events import OnEvent
     from routine.runner.step import Runner
+    from routine.schedule.model import Block
 
 log = logging.getLogger("routine.daemon")
 
@@ -66,7 +71,7 @@ INDEX_STOP_SECONDS = 10.0  # STOP_GRACE + this stays well inside TimeoutStopSec=
 
 
 class Daemon:
-    def __init__(self, config_arg=None, clock: Callable[[], datetime] | None = None, workers: int = 2):
+    def __init__(self, config_arg: str | None = None, clock: Callable[[], datetime] | None = None, workers: int = 2):
         self.live = Live(config_arg)
         self.driven = driven_clock()  # a test's clock (ROUTINE_TEST_CLOCK, daemon.clock); else None
         self.clock = clock or (self.driven.now if self.driven else lambda: datetime.now(timezone.utc))
@@ -97,7 +102,7 @@ class Daemon:
         self._parts = Components([])
 
     @property
-    def models(self):
+    def models(self) -> ModelClient | None:
         return self.residency.client if self.residency else None
 
     def zone_name(self) -> str:
@@ -218,7 +223,7 @@ class Daemon:
         self.notifier.close()
         return 0
 
-    def _start_memory(self, config) -> RemoteIndex:
+    def _start_memory(self, config: Config) -> RemoteIndex:
         """The search index for ``config``: opened and reconciled in the background (a first
         build or a rebuild takes minutes; start-up does not wait for it, a search does)."""
         from routine.memory.remote import RemoteIndex
@@ -352,7 +357,7 @@ class Daemon:
                     raise
                 self.recovery.could_not_record(block_id, exc)
 
-    def _owe(self, block, now: datetime) -> None:
+    def _owe(self, block: Block, now: datetime) -> None:
         absent = self.recovery.absent_reason(block.id)
         held = pause.holder(self.state_dir, self.live.config.holiday, block.id, ZoneInfo(self.zone_name()))
         owed = due.owed(block, self.slots, now, ZoneInfo(self.zone_name()),
@@ -368,7 +373,7 @@ class Daemon:
                 self.submit_slot(block, slot, "schedule" if slot.reason == "on time" else "catch-up")
         self.recovery.accounted(block.id)
 
-    def submit_slot(self, block, slot: due.Slot, trigger: str) -> None:
+    def submit_slot(self, block: Block, slot: due.Slot, trigger: str) -> None:
         """Queue a claimed slot's run."""
         work = Work(key=f"block:{block.id}", label=f"{block.id} @ {slot.key}", models=self.model_keys(block.agents))
         work.run = partial(self._run_block, block.id, slot, trigger, work)
@@ -401,7 +406,7 @@ class Daemon:
             if not succeeded(outcome.status):
                 self.recovery.failed(block_id, slot, outcome, trigger)
 
-    def model_keys(self, agent_names) -> tuple:
+    def model_keys(self, agent_names: Iterable[str]) -> tuple[ModelKey, ...]:
         return self.residency.keys_for_agents(agent_names) if self.residency else ()
 
     def make_runner(self, journal: Journal, on_event: OnEvent | None = None, work: Work | None = None,
@@ -421,7 +426,7 @@ class Daemon:
         if self.vault_events and self.vault_events.graph_feed:
             self.vault_events.graph_feed.runs_finished()  # the graph reads what the run read and wrote
 
-    def _gate(self, cancel: threading.Event | None = None):
+    def _gate(self, cancel: threading.Event | None = None) -> WriteGate:
         """Held by a step while it writes; refuses once shutdown has abandoned running steps, or
         the person called this run off (``cancel``)."""
         return WriteGate(self.write_gate, self.abandon, cancel)

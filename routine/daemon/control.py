@@ -27,6 +27,8 @@ from routine.journal.status import succeeded
 from routine.runner.events import IndexProgress, Queued, RunEvent
 
 if TYPE_CHECKING:
+    from routine.runner.resume import Resume
+    from routine.schedule.model import Block
     from routine.daemon.status_record import DaemonStatus
     from routine.daemon.vault_events import VaultEvents
     from routine.memory.remote import RemoteIndex
@@ -102,11 +104,11 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     request_queue_size = BACKLOG
 
-    def __init__(self, *args):
+    def __init__(self, *args: Any) -> None:
         self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__(*args)
 
-    def process_request(self, request, client_address):
+    def process_request(self, request: Any, client_address: Any) -> None:
         if not self.slots.acquire(blocking=False):
             _reply_busy(request)
             self.shutdown_request(request)
@@ -117,13 +119,13 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             self.slots.release()
             raise
 
-    def process_request_thread(self, request, client_address):
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
             self.slots.release()
 
-    def get_request(self):
+    def get_request(self) -> tuple[Any, Any]:
         try:
             return super().get_request()
         except OSError as exc:
@@ -132,11 +134,11 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                 time.sleep(1.0)
             raise
 
-    def handle_error(self, request, client_address):
+    def handle_error(self, request: Any, client_address: Any) -> None:
         log.exception("control connection failed")
 
 
-def _reply_busy(request) -> None:
+def _reply_busy(request: socket.socket) -> None:
     try:
         request.settimeout(1.0)
         request.sendall((json.dumps({"done": True, "busy": True, "exit": 1,
@@ -147,7 +149,7 @@ def _reply_busy(request) -> None:
 
 def _handler(host: Host, status: Callable[[], DaemonStatus]) -> type[socketserver.StreamRequestHandler]:
     class Handler(socketserver.StreamRequestHandler):
-        def handle(self):
+        def handle(self) -> None:
             self.connection.settimeout(REQUEST_TIMEOUT)
             try:
                 line = self.rfile.readline(MAX_LINE + 1)
@@ -317,7 +319,7 @@ def _journaled(run: Callable[[Journal], dict], result: dict, failed: list[Routin
     return work
 
 
-def _resume(run_id: str | None, block):
+def _resume(run_id: str | None, block: Block) -> Resume | None:
     """Where `routine runs retry` picks the block up (None for a plain fire)."""
     if not run_id:
         return None

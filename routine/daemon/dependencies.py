@@ -11,6 +11,10 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from routine.config.model import Config
 
 MIN_FREE_BYTES = 32 * 2**20  # below this a disk counts as full: SQLite and atomic writes need room
 OLLAMA_TIMEOUT = 3.0
@@ -74,11 +78,11 @@ def free_space(name: str, path: Path, cause: str) -> Check:
     return Check(name, str(path), True, cause=cause)
 
 
-def check_all(config, state_dir: Path) -> list[Check]:
+def check_all(config: Config, state_dir: Path) -> list[Check]:
     """Every dependency of the config in force (Ollama per host, the vault, both disks)."""
     from routine.causes import disk_full
 
-    checks = [ollama(host) for host in config.ollama_hosts]
+    checks = [ollama(host) for host in config.managed_hosts]
     checks.append(vault(config.vault))
     checks.append(free_space("state disk", state_dir, disk_full("state").key))
     checks.append(free_space("vault disk", config.vault, disk_full("vault").key))

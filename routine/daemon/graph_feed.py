@@ -6,7 +6,8 @@ about them), and so do what each run read and wrote."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from routine.causes import is_disk_full
 from routine.daemon.index_feed import BATCH_SECONDS, PathFeed, lower_priority
@@ -23,8 +24,10 @@ if TYPE_CHECKING:
 class GraphFeeder(PathFeed):
     NAME = "graph-feed"
 
-    def __init__(self, daemon):
-        super().__init__(daemon)
+    def __init__(self, vault: Callable[[], Path], on_blocked: Callable[[str, str], None]):
+        super().__init__()
+        self.vault = vault  # the vault of the config in force (a reload may move it)
+        self.on_blocked = on_blocked  # (canvas, sentence): a canvas whose place is taken, alerted by the daemon
         self.cache: GraphCache | None = None     # once started
         self.writer: CanvasWriter | None = None
         self.refreshes = 0     # passes that brought graph and canvases up to date (status, tests)
@@ -48,18 +51,12 @@ class GraphFeeder(PathFeed):
         from routine.graph.cache import GraphCache
         from routine.graph.publish import CanvasWriter
 
-        vault = self.daemon.live.config.vault
+        vault = self.vault()
         self.cache = GraphCache(vault)
         stats = self.cache.reconcile()
-        self.writer = CanvasWriter(vault, on_blocked=self._blocked)
+        self.writer = CanvasWriter(vault, on_blocked=self.on_blocked)
         service.set_live(self.cache)
         log.info("knowledge graph ready: %d notes (%d read) in %.2fs", stats.notes, stats.parsed, stats.seconds)
-
-    def _blocked(self, rel: str, sentence: str) -> None:
-        from routine.alerts import raise_alert
-
-        raise_alert(self.daemon.live.config, self.daemon.now_local(), f"canvas {rel.rsplit('/', 1)[-1]} blocked",
-                    sentence, "move or rename what is there; the canvas is written at the next change.")
 
     def _loop(self) -> None:
         lower_priority()
@@ -94,7 +91,7 @@ class GraphFeeder(PathFeed):
                           exc_info=not is_disk_full(exc))
 
     def _pass(self, paths: list[str], runs: bool) -> None:
-        if self.cache is None or self.daemon.live.config.vault != self.cache.vault:  # a reload moved the vault
+        if self.cache is None or self.vault() != self.cache.vault:  # a reload moved the vault
             if self.cache is not None:
                 self.cache.close()
             self._open()

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import TYPE_CHECKING, Callable
 
 from routine.supervise import lower_priority
+
+if TYPE_CHECKING:
+    from routine.memory.remote import RemoteIndex
+    from routine.watch.changes import Change
 
 log = logging.getLogger(__name__)
 
@@ -20,8 +25,7 @@ class PathFeed:
 
     NAME = "feed"
 
-    def __init__(self, daemon):
-        self.daemon = daemon
+    def __init__(self) -> None:
         self._pending: set[str] = set()
         self._cond = threading.Condition()
         self._stopping = False
@@ -32,7 +36,7 @@ class PathFeed:
 
         self._thread = supervise.start(self.NAME, self._loop).thread
 
-    def on_change(self, change) -> None:
+    def on_change(self, change: Change) -> None:
         with self._cond:
             self._pending.add(change.rel)
             if change.src:
@@ -53,6 +57,10 @@ class PathFeed:
 class IndexFeeder(PathFeed):
     NAME = "index-feed"
 
+    def __init__(self, memory: Callable[[], RemoteIndex | None]):
+        super().__init__()
+        self.memory = memory  # asked at each batch: a reload may have replaced the index
+
     def _loop(self) -> None:
         lower_priority()
         while True:
@@ -63,7 +71,7 @@ class IndexFeeder(PathFeed):
                     return
                 self._cond.wait(BATCH_SECONDS)
                 paths, self._pending = sorted(self._pending), set()
-            memory = self.daemon.memory  # looked up each time: a reload may have replaced it
+            memory = self.memory()
             if memory is None:
                 continue
             try:

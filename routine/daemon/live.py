@@ -28,7 +28,7 @@ class Reloaded:
 
 
 class Live:
-    def __init__(self, config_arg=None):
+    def __init__(self, config_arg: str | None = None) -> None:
         self._config_arg = config_arg
         self._lock = threading.RLock()
         self.config: Config = load_config(config_arg)  # at start-up a bad config is fatal (exit 2)

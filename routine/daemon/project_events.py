@@ -17,8 +17,11 @@ import logging
 import threading
 import time
 from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from routine.daemon.person_tasks import tell_people
+from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.projects.model import (
     PROJECTS,
@@ -27,37 +30,50 @@ from routine.projects.model import (
     project_folder_of,
 )
 
+if TYPE_CHECKING:
+    from routine.projects.pickup import Pickup
+    from routine.watch.changes import Change
+
 log = logging.getLogger(__name__)
 
 
+class Host(Jobs, Protocol):
+    """What the case files need of the daemon: queueing runs (``Jobs``), a reload when a home
+    note's cadence changes, and whether it is stopping."""
+
+    @property
+    def stopping(self) -> threading.Event: ...
+    def reload(self) -> None: ...
+
+
 class ProjectEvents:
-    def __init__(self, daemon):
+    def __init__(self, host: Host):
         from routine.projects.pickup import Backoff
 
-        self.daemon = daemon
-        self.backoff = Backoff(daemon.live.config.pickup_backoff)
+        self.host = host
+        self.backoff = Backoff(host.live.config.pickup_backoff)
         self._timers: dict[str, threading.Timer] = {}  # task key -> the look again after its backoff
         self._lock = threading.Lock()
 
     @property
-    def vault(self):
-        return self.daemon.live.config.vault
+    def vault(self) -> Path:
+        return self.host.live.config.vault
 
     def catch_up(self) -> None:
         self._submit_pending(None, interrupted=True)
 
-    def on_change(self, change) -> None:
+    def on_change(self, change: Change) -> None:
         rel = change.rel
         if not rel.startswith(PROJECTS + "/") or not rel.endswith(".md"):
             return
         home = is_home_note(rel) or (change.src and is_home_note(change.src))
         if home:
-            self.daemon.reload()  # the cadence follows the home note
+            self.host.reload()  # the cadence follows the home note
         folder = project_folder_of(rel)
         if change.kind == "deleted" or folder is None:
             return
         self._stale_qa(rel)
-        tell_people(self.daemon.live.config, rel, self.daemon.clock())
+        tell_people(self.host.live.config, rel, self.host.now_local())
         self._submit_pending(folder)
         if home:
             self._react(folder, rel, change.kind)
@@ -72,29 +88,29 @@ class ProjectEvents:
     def _submit_pending(self, folder: str | None, interrupted: bool = False) -> None:
         from routine.projects.pickup import pending
 
-        for pick in pending(self.vault, self.daemon.live.agents, folder, interrupted=interrupted):
+        for pick in pending(self.vault, self.host.live.agents, folder, interrupted=interrupted):
             wait = self.backoff.wait(pick.key, time.monotonic())
             if wait > 0:
                 self._look_again(pick, wait)
                 continue
             work = Work(key=pick.key, label=f"task {pick.task.text!r} for {pick.agent.name}",
-                        run=partial(self._run_pickup, pick), models=self.daemon.model_keys([pick.agent.name]))
-            if self.daemon.queue.submit(work, coalesce=True):
+                        run=partial(self._run_pickup, pick), models=self.host.model_keys([pick.agent.name]))
+            if self.host.queue.submit(work, coalesce=True):
                 log.info("%s picks up the task %r in %s", pick.agent.name, pick.task.text, pick.project.name)
 
-    def _run_pickup(self, pick) -> None:
+    def _run_pickup(self, pick: Pickup) -> None:
         from routine.journal import Journal
         from routine.projects.pickup import run_pickup
 
         journal = Journal()
         ok: bool | None = False
         try:
-            ok = run_pickup(self.daemon.make_runner(journal), self.vault, pick, self.daemon.now_local(),
-                            agents=self.daemon.live.agents)
+            ok = run_pickup(self.host.make_runner(journal), self.vault, pick, self.host.now_local(),
+                            agents=self.host.live.agents)
         finally:
             journal.close()
             if ok is False:
-                self.backoff.base = self.daemon.live.config.pickup_backoff  # as the config says now
+                self.backoff.base = self.host.live.config.pickup_backoff  # as the config says now
                 delay = self.backoff.failed(pick.key, time.monotonic())
                 log.warning("the task %r for %s failed; it is tried again in %.0f s", pick.task.text,
                             pick.agent.name, delay)
@@ -102,17 +118,17 @@ class ProjectEvents:
                 self.backoff.succeeded(pick.key)
         # Our rewrite of the task line may have folded in a save the person made meanwhile (a file
         # that settles to our bytes is no change to the watcher): look at the project again.
-        if not self.daemon.stopping.is_set():
+        if not self.host.stopping.is_set():
             self._submit_pending(pick.project.folder)
 
-    def _look_again(self, pick, wait: float) -> None:
+    def _look_again(self, pick: Pickup, wait: float) -> None:
         """One timer per waiting task: when its backoff is over, its project is looked at again."""
         folder = pick.project.folder
 
         def due() -> None:
             with self._lock:
                 self._timers.pop(pick.key, None)
-            if not self.daemon.stopping.is_set():
+            if not self.host.stopping.is_set():
                 self._submit_pending(folder)
 
         with self._lock:
@@ -128,30 +144,30 @@ class ProjectEvents:
         project = find_project(self.vault, folder.split("/", 1)[1])
         if project is None or str(project.cadence.get("react", "on")).lower() in ("off", "false", "no"):
             return
-        manager = manager_agent(self.vault, project, self.daemon.live.agents)
+        manager = manager_agent(self.vault, project, self.host.live.agents)
         if manager is None:
             return
         work = Work(key=f"project-react:{project.slug}", label=f"{manager.name} reacts to {rel}",
                     run=partial(self._run_react, manager.name, project.name, rel, kind),
-                    models=self.daemon.model_keys([manager.name]))
-        self.daemon.queue.submit(work, coalesce=True)
+                    models=self.host.model_keys([manager.name]))
+        self.host.queue.submit(work, coalesce=True)
 
     def _run_react(self, agent_name: str, project: str, rel: str, kind: str) -> None:
         from routine.config.model import WriteSpec
         from routine.journal import Journal
-        from routine.projects.cadence import prompt_text
+        from routine.prompts import template
         from routine.runner.step import StepRequest
 
-        agent = self.daemon.live.agents.get(agent_name)
+        agent = self.host.live.agents.get(agent_name)
         found = find_project(self.vault, project)
         if agent is None or found is None:
             return
         journal = Journal()
         try:
-            request = StepRequest(agent=agent, task=prompt_text("project_react.md.j2"),
+            request = StepRequest(agent=agent, task=template("project_react.md.j2"),
                                   write=WriteSpec(note=f"{found.folder}/Digests/{{{{ today }}}}.md", section="Changes"),
                                   trigger=f"trigger:{rel}", variables={"path": rel, "event": kind},
                                   details={"project": project, "path": rel, "event": kind})
-            self.daemon.make_runner(journal).run_step(request)
+            self.host.make_runner(journal).run_step(request)
         finally:
             journal.close()

@@ -13,7 +13,7 @@ from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from routine.daemon.status_record import DaemonState, DaemonStatus, DashboardState, HealthState
+from routine.daemon.status_record import DaemonState, DaemonStatus, DashboardState, HealthState, status_line
 
 if TYPE_CHECKING:
     from routine.config.model import Config
@@ -72,7 +72,6 @@ class Publisher:
 
     def publish(self) -> DaemonStatus | None:
         """Compute the snapshot once and bring every output up to date with it."""
-        from routine.daemon.status import status_line
 
         with self._lock:
             try:

@@ -33,7 +33,7 @@ class ConfigWatcher:
         watcher = self
 
         class Handler(FileSystemEventHandler):
-            def on_any_event(self, event):
+            def on_any_event(self, event: Any) -> None:
                 if event.event_type in ("opened", "closed_no_write"):
                     return
                 paths = [getattr(event, "src_path", ""), getattr(event, "dest_path", "")]

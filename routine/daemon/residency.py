@@ -20,7 +20,7 @@ from routine.journal import Journal
 from routine.journal.model_events import ModelEvents
 from routine.models.client import ModelClient
 from routine.models.manager import ModelManager
-from routine.models.plan import ModelKey, alias_key, next_scheduled_use, upcoming_uses
+from routine.models.plan import ModelKey, Use, alias_key, next_scheduled_use, upcoming_uses
 from routine.models.preloader import Preloader, learned_lead
 
 class Residency:
@@ -56,7 +56,7 @@ class Residency:
 
     # --- what is needed when ---------------------------------------------------------------------
 
-    def scheduled_uses(self, start: datetime, end: datetime):
+    def scheduled_uses(self, start: datetime, end: datetime) -> list[Use]:
         live = self.live
         tz = ZoneInfo(live.config.zone_name())
         return upcoming_uses(live.config, live.agents, live.schedules.blocks.values(), start, end, tz)

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timezone, tzinfo
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Protocol
 from zoneinfo import ZoneInfo
 
 from routine import __version__, paths
 from routine.daemon.health import Parts
-from routine.daemon.status_record import (DaemonState, DaemonStatus, HealthState, NextFire, RecentRun, SettledPath,
+from routine.daemon.status_record import (DaemonState, DaemonStatus, NextFire, RecentRun, SettledPath,
                                           ResidentModel, WatchMode, WatchState)
 from routine.errors import RoutineError
 from routine.schedule import pause
@@ -135,33 +135,9 @@ def resident_models(config: Config) -> tuple[tuple[ResidentModel, ...] | None, s
     from routine.models import ollama_host
 
     found: list[ResidentModel] = []
-    for host in config.ollama_hosts:
+    for host in config.managed_hosts:
         try:
             found += [ResidentModel(m.name, m.size, host, m.expires_at) for m in ollama_host.resident(host, timeout=3)]
         except RoutineError as exc:
             return None, exc.message
     return tuple(found), None
-
-
-def status_line(snap: DaemonStatus, tz: tzinfo | None = None) -> str:
-    """The one line `systemctl status` shows (STATUS=): next fire, resident models, queue."""
-    parts = []
-    if snap.health is not None and snap.health.state is HealthState.DEGRADED:
-        parts.append("degraded: " + "; ".join(snap.health.problems))
-    if snap.next_fires:
-        first = snap.next_fires[0]
-        parts.append(f"next {first.block} {first.at.astimezone(tz):%a %H:%M}")
-    else:
-        parts.append("nothing scheduled")
-    resident = snap.resident_models
-    if resident is None:
-        parts.append("Ollama not reachable")
-    else:
-        parts.append("models: " + (", ".join(m.name for m in resident) if resident else "none loaded"))
-    queue = snap.queue
-    if queue is not None and (queue.running or queue.queued):
-        parts.append(f"{len(queue.running)} running, {len(queue.queued)} waiting")
-    alerts = len(snap.open_alerts)
-    if alerts:
-        parts.append(f"{alerts} open alert{'s' if alerts != 1 else ''}")
-    return "; ".join(parts)

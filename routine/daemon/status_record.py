@@ -10,7 +10,7 @@ fills what it can know). On the control socket it is one JSON object: ``to_json`
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import datetime, tzinfo
 from enum import Enum
 from typing import Any
 
@@ -280,3 +280,27 @@ def _known(cls: Any, d: dict[str, Any]) -> dict[str, Any]:
 
 def _without_none(d: dict[str, Any], optional: tuple[str, ...]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if not (k in optional and v is None)}
+
+
+def status_line(snap: DaemonStatus, tz: tzinfo | None = None) -> str:
+    """The one line `systemctl status` shows (STATUS=): next fire, resident models, queue."""
+    parts = []
+    if snap.health is not None and snap.health.state is HealthState.DEGRADED:
+        parts.append("degraded: " + "; ".join(snap.health.problems))
+    if snap.next_fires:
+        first = snap.next_fires[0]
+        parts.append(f"next {first.block} {first.at.astimezone(tz):%a %H:%M}")
+    else:
+        parts.append("nothing scheduled")
+    resident = snap.resident_models
+    if resident is None:
+        parts.append("Ollama not reachable")
+    else:
+        parts.append("models: " + (", ".join(m.name for m in resident) if resident else "none loaded"))
+    queue = snap.queue
+    if queue is not None and (queue.running or queue.queued):
+        parts.append(f"{len(queue.running)} running, {len(queue.queued)} waiting")
+    alerts = len(snap.open_alerts)
+    if alerts:
+        parts.append(f"{alerts} open alert{'s' if alerts != 1 else ''}")
+    return "; ".join(parts)

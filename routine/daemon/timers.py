@@ -41,19 +41,19 @@ class CronSlotTrigger(BaseTrigger):
         self.tz = tz
         self.offset = offset
 
-    def get_next_fire_time(self, previous_fire_time, now):
+    def get_next_fire_time(self, previous_fire_time: datetime | None, now: datetime) -> datetime | None:
         shift = self.offset() if self.offset else timedelta(0)
         after = previous_fire_time if previous_fire_time and previous_fire_time > now else now
         fire = Cron.parse(self.expr).next_after(after + shift, ZoneInfo(self.tz))
         return fire - shift if fire is not None else None
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict:
         return {"version": 1, "expr": self.expr, "tz": self.tz}
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict) -> None:
         self.expr, self.tz = state["expr"], state["tz"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"cron[{self.expr} {self.tz}]"
 
 

@@ -13,9 +13,11 @@ import logging
 import threading
 from datetime import datetime
 from functools import partial
+from zoneinfo import ZoneInfo
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from routine import paths
+from routine.alerts import raise_alert
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.errors import RoutineError
@@ -73,7 +75,7 @@ class VaultEvents:
         from routine.watch.watcher import VaultWatcher
 
         config = self.host.live.config
-        self._feed = IndexFeeder(self.host)
+        self._feed = IndexFeeder(lambda: self.host.memory)
         self.listeners.append(self._feed.on_change)
         from routine.daemon.project_events import ProjectEvents
 
@@ -84,7 +86,7 @@ class VaultEvents:
         self._feed.start()
         from routine.daemon.graph_feed import GraphFeeder  # issue 15: the knowledge graph follows too
 
-        self.graph_feed = GraphFeeder(self.host)
+        self.graph_feed = GraphFeeder(lambda: self.host.live.config.vault, self._canvas_blocked)
         self.listeners.append(self.graph_feed.on_change)
         self.graph_feed.start()
         self._states = FileStates()
@@ -218,10 +220,15 @@ class VaultEvents:
             log.info("trigger %s fires %s on %s %s", trigger.id, agent.name, change.kind, change.rel)
 
 
+    def _canvas_blocked(self, rel: str, sentence: str) -> None:
+        raise_alert(self.host.live.config, self.host.now_local(), f"canvas {rel.rsplit('/', 1)[-1]} blocked",
+                    sentence, "move or rename what is there; the canvas is written at the next change.")
+
     def _held(self, trigger: Trigger) -> str | None:
         """A pause of everything (or of this trigger, by its id) or a holiday holds trigger runs too."""
         now = self.host.now_local()
-        return pause.holder(paths.state_dir(), self.host.live.config.holiday, trigger.id, now.tzinfo)(now)
+        zone = ZoneInfo(self.host.live.config.zone_name())
+        return pause.holder(paths.state_dir(), self.host.live.config.holiday, trigger.id, zone)(now)
 
     # --- the work ------------------------------------------------------------------------------------
 
@@ -256,9 +263,9 @@ class VaultEvents:
             journal.close()
 
 
-def _property_matches(value, wanted) -> bool:
+def _property_matches(value: object, wanted: object) -> bool:
     """`where: {status: inbox}` matches status: inbox; on a list property (tags), membership."""
-    def norm(v):
+    def norm(v: object) -> object:
         return str(v).strip().lstrip("#").lower() if isinstance(v, str) else v
 
     if isinstance(value, list):

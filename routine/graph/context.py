@@ -5,6 +5,7 @@ and the walk never passes through one it may not read."""
 from __future__ import annotations
 
 from routine.errors import ScopeError
+from routine.vault.context_items import ContextItem, Priority
 
 MAX_LINES = 60
 
@@ -48,7 +49,6 @@ def graph_items(config, agent, spec, variables: dict, where: str, order: int) ->
     """A step's ``graph: {around: NOTE, depth: N}`` as one piece of context (kept after the step's
     inputs, before search hits, under the token budget)."""
     from routine.graph.service import graph_for
-    from routine.runner.context import ContextItem, Priority
     from routine.templating import render
     from routine.vault.outline import Section
 

@@ -17,6 +17,7 @@ from routine.config.model import Config, Deployment, ModelAlias
 from routine.errors import (Abandoned, ContextOverflow, ModelBusy, ModelError, ModelMissing, OllamaUnreachable,
                             ReplyRejected, RoutineError)
 from routine.models import reply as replies
+from routine.models.providers import adapter
 from routine.models.tokens import Calibration, Counter, count_request
 
 log = logging.getLogger(__name__)
@@ -162,13 +163,13 @@ class ModelClient:
         then the order the person listed them in."""
         deps = list(alias.deployments)
         if len(deps) > 1:
-            for host in {d.api_base for d in deps if d.is_ollama}:
+            for host in {d.api_base for d in deps if d.provider.manages_residency}:
                 try:
                     self.manager.refresh(host)
                 except ModelError:
                     pass  # unreachable: its attempt fails fast and the next deployment answers
-        return sorted(deps, key=lambda d: (not (d.is_ollama and self.manager.is_resident(d)),
-                                           not (d.is_ollama and self.manager.has_free_slot(d)),
+        return sorted(deps, key=lambda d: (not (d.provider.manages_residency and self.manager.is_resident(d)),
+                                           not (d.provider.manages_residency and self.manager.has_free_slot(d)),
                                            deps.index(d)))
 
     def _with_retries(self, alias: ModelAlias, dep: Deployment, call: "_Call") -> Completion:
@@ -189,8 +190,8 @@ class ModelClient:
     def _once(self, alias: ModelAlias, dep: Deployment, call: "_Call") -> Completion:
         started = time.monotonic()
         phase = call.on_phase or (lambda _: None)
-        lease = (self.manager.lease(alias, dep, call.run_id, on_load=lambda: phase(f"loading {dep.ollama_name}"))
-                 if dep.is_ollama else None)
+        lease = (self.manager.lease(alias, dep, call.run_id, on_load=lambda: phase(f"loading {dep.served_name}"))
+                 if dep.provider.manages_residency else None)
         phase("generating")
         try:
             if call.prefetch and call.prefetch != alias.name:
@@ -220,7 +221,7 @@ class ModelClient:
 
     def _prefetch(self, alias_name: str, run_id: str | None) -> None:
         alias = self.config.models.get(alias_name)
-        if alias is None or not alias.primary.is_ollama:
+        if alias is None or not alias.primary.provider.manages_residency:
             return
 
         def load() -> None:
@@ -242,12 +243,7 @@ class ModelClient:
             num_retries=0,  # retries are ours, with backoff and journaled
             max_tokens=alias.num_predict,
         )
-        if not dep.is_ollama:
-            # A local OpenAI-compatible server rarely checks keys, but the client insists on one.
-            kwargs["api_key"] = os.environ.get(dep.api_key_env, "") if dep.api_key_env else "no-key-needed"
-        if dep.is_ollama:
-            # Identical on every request, so Ollama never reloads the model (see ModelAlias).
-            kwargs.update(num_ctx=alias.num_ctx, keep_alive=self.manager.keep_alive_for(alias), **dict(alias.options))
+        kwargs.update(adapter(dep).request_options(alias, dep, self.manager.keep_alive_for(alias)))
         if call.tools:
             # litellm routes any call with tools through its MCP bridge, which imports the optional
             # `mcp` package (and its web stack); we pass plain function tools, so skip the bridge.
@@ -315,8 +311,9 @@ def _retry_call(call: "_Call", problem: "replies.ReplyProblem") -> "_Call":
 
 def _translate_litellm(exc: Exception, dep: Deployment) -> ModelError:
     text, host = str(exc), dep.api_base
-    if "not found" in text.lower() and dep.is_ollama:
-        return ModelMissing(dep.ollama_name, host)
+    missing = adapter(dep).missing(dep, text)
+    if missing is not None:
+        return missing
     name = type(exc).__name__
     if "Connection" in name or "connect" in text.lower():
         return OllamaUnreachable(host, name)

@@ -112,7 +112,7 @@ class ModelManager:
               timeout: float | None = None, on_load: Callable[[], None] | None = None) -> Lease:
         """Hold ``dep``'s model for one call, loading it (and evicting) if needed (``on_load`` is
         told just before a load begins: a progress phase for the person)."""
-        host, name = dep.api_base, dep.ollama_name
+        host, name = dep.api_base, dep.served_name
         deadline = time.monotonic() + (timeout if timeout is not None else self.config.request_timeout)
         while True:
             gen, ps = self._ps(host)
@@ -144,9 +144,9 @@ class ModelManager:
                 reason: str = "preload") -> bool:
         """Load ahead of need, but only into a free slot or over a model needed later than
         ``needed_at``: a preload never delays work that is due sooner. Never waits."""
-        if not dep.is_ollama:
+        if not dep.provider.manages_residency:
             return False
-        host, name = dep.api_base, dep.ollama_name
+        host, name = dep.api_base, dep.served_name
         gen, ps = self._ps(host)
         with self._cond:
             st = self._sync(host, ps, gen)
@@ -172,7 +172,7 @@ class ModelManager:
                  run_id: str | None, lease: bool) -> int:
         """Unload ``victim`` (confirmed), then load ``dep``: both were reserved by the caller.
         ``lease``: count a lease of it as it becomes resident. Returns the load's milliseconds."""
-        host, name = dep.api_base, dep.ollama_name
+        host, name = dep.api_base, dep.served_name
         st = self._hosts[host]
         try:
             if victim is not None:
@@ -354,7 +354,7 @@ class ModelManager:
     def is_resident(self, dep: Deployment) -> bool:
         with self._cond:
             st = self._hosts.get(dep.api_base)
-            return bool(st and dep.ollama_name in st.resident and dep.ollama_name not in st.unloading)
+            return bool(st and dep.served_name in st.resident and dep.served_name not in st.unloading)
 
     def has_free_slot(self, dep: Deployment) -> bool:
         with self._cond:

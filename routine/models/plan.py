@@ -29,7 +29,7 @@ OLLAMA_KEEP_ALIVE = timedelta(minutes=5)
 
 
 def model_key(dep: Deployment) -> ModelKey:
-    return (dep.api_base, dep.ollama_name)
+    return (dep.api_base, dep.served_name)
 
 
 def key_label(key: ModelKey) -> str:
@@ -51,7 +51,7 @@ class Use:
 
 def alias_key(config: Config, alias_name: str) -> ModelKey | None:
     alias = config.models.get(alias_name)
-    if alias is None or not alias.primary.is_ollama:
+    if alias is None or not alias.primary.provider.manages_residency:
         return None  # a server without residency (OpenAI-compatible): nothing to plan
     return model_key(alias.primary)
 

@@ -9,7 +9,6 @@ project's manager (`manager:`) runs them; a project without a loaded manager has
 from __future__ import annotations
 
 from datetime import timedelta
-from importlib import resources
 from pathlib import Path
 
 from routine.config.model import AgentSpec, Config, StepSpec, WriteSpec
@@ -17,6 +16,7 @@ from routine.errors import Problem
 from routine.projects.assignees import agent_aliases
 from routine.projects.model import Project, Status, list_projects
 from routine.schedule.cron import Cron, CronError
+from routine.prompts import template
 from routine.schedule.model import Block
 
 DEFAULT_CADENCE = {"digest": "0 9 * * *", "review": "0 16 * * 5"}
@@ -25,10 +25,6 @@ KINDS = {
     "digest": ("project_digest.md.j2", "{folder}/Digests/{{{{ today }}}}.md", "Daily digest"),
     "review": ("project_review.md.j2", "{folder}/Digests/{{{{ iso_week }}}}.md", "Weekly review"),
 }
-
-
-def prompt_text(name: str) -> str:
-    return resources.files("routine.prompts").joinpath(name).read_text(encoding="utf-8")
 
 
 def manager_agent(vault: Path, project: Project, agents: dict[str, AgentSpec]) -> AgentSpec | None:
@@ -71,7 +67,7 @@ def project_blocks(config: Config, agents: dict[str, AgentSpec],
                 problems.append(Problem(project.home, None, f"cadence.{kind}",
                                         f"bad cron {text!r}: {exc}; write five fields such as \"0 9 * * 1-5\"."))
                 continue
-            step = StepSpec(agent=manager.name, task=prompt_text(prompt),
+            step = StepSpec(agent=manager.name, task=template(prompt),
                             write=WriteSpec(note=note.format(folder=project.folder), section=section))
             work = autonomous_steps(config.vault, project, agents, manager) if kind == "digest" else ()
             blocks[block_id(project, kind)] = Block(
@@ -83,16 +79,14 @@ def project_blocks(config: Config, agents: dict[str, AgentSpec],
 def autonomous_steps(vault: Path, project: Project, agents: dict[str, AgentSpec], manager: AgentSpec) -> tuple:
     """Autonomous members work on the project's cadence: a step each before the digest, writing
     their section of the day's digest note (the manager's step sees their output)."""
-    from routine.projects.model import Behaviour
-
     steps = []
     for member in project.members:
-        if member.behaviour != Behaviour.AUTONOMOUS:
+        if member.behaviour is None or not member.behaviour.works_on_cadence:
             continue
         agent = next((a for a in agents.values() if member.name.lower() in agent_aliases(vault, a.name, a.source)), None)
         if agent is None or agent.name == manager.name:
             continue
-        steps.append(StepSpec(agent=agent.name, task=prompt_text("project_work.md.j2"),
+        steps.append(StepSpec(agent=agent.name, task=template("project_work.md.j2"),
                               write=WriteSpec(note=f"{project.folder}/Digests/{{{{ today }}}}.md",
                                               section=f"{member.name}'s work")))
     return tuple(steps)

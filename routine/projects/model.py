@@ -8,16 +8,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
+from routine.config.behaviours import NAMES as BEHAVIOURS
+from routine.config.behaviours import Behaviour
+from routine.config.behaviours import parse as parse_behaviour
+
 PROJECTS = "Projects"
 PEOPLE = "People"
 AGENTS = "Agents"
-
-
-class Behaviour(str, Enum):
-    AUTONOMOUS = "autonomous"          # works on the project's cadence, writes within the project
-    SEMI_AUTONOMOUS = "semi-autonomous"  # its writes become proposals
-    REACTIVE = "reactive"              # runs when a task is assigned to it
-    SCHEDULED = "scheduled"            # its own cron (its schedule files)
 
 
 class Status(str, Enum):
@@ -126,13 +124,11 @@ def project_from_properties(vault: Path, folder: str, name: str, props: dict) ->
         kind = member_kind(vault, member)
         behaviour = None
         if kind == "agent":
-            raw = behaviours.get(member.lower()) or _agent_behaviour(vault, member) or Behaviour.REACTIVE.value
-            try:
-                behaviour = Behaviour(raw.lower())
-            except ValueError:
-                problems.append(f"behaviours: {member!r} has {raw!r}; use one of "
-                                + ", ".join(b.value for b in Behaviour) + ".")
-                behaviour = Behaviour.REACTIVE
+            raw = behaviours.get(member.lower()) or _agent_behaviour(vault, member) or DEFAULT_BEHAVIOUR.value
+            behaviour = parse_behaviour(raw)
+            if behaviour is None:
+                problems.append(f"behaviours: {member!r} has {raw!r}; use one of {', '.join(BEHAVIOURS)}.")
+                behaviour = DEFAULT_BEHAVIOUR
         members.append(Member(member, kind, behaviour, roles.get(member.lower(), "")))
     try:
         status = Status(str(props.get("status") or "active").lower())

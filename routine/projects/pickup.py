@@ -25,9 +25,9 @@ from pathlib import Path
 
 from routine.causes import Cause
 from routine.config.model import AgentSpec, WriteSpec
-from routine.projects.cadence import prompt_text
+from routine.prompts import template
 from routine.projects.assignees import agent_aliases
-from routine.projects.model import Behaviour, Project, Status, list_projects
+from routine.projects.model import Project, Status, list_projects
 from routine.projects.tasks import (
     Task,
     TaskState,
@@ -125,7 +125,7 @@ def pending(vault: Path, agents: dict[str, AgentSpec], folder: str | None = None
                 continue
             agent = _agent_for(vault, task.assignee, agents)
             member = project.member(task.assignee)
-            if agent is None or (member is not None and member.behaviour == Behaviour.SCHEDULED):
+            if agent is None or (member is not None and member.behaviour and not member.behaviour.picks_up_tasks):
                 continue
             pick = Pickup(project, task, agent)
             if task.state == TaskState.OPEN and not task.result or (interrupted and task.state == TaskState.IN_PROGRESS and "[proposal::" not in task.line
@@ -155,7 +155,7 @@ def start(vault: Path, pick: Pickup) -> bool:
 def request(pick: Pickup):
     from routine.runner.step import StepRequest
 
-    return StepRequest(agent=pick.agent, task=prompt_text("project_task.md.j2"),
+    return StepRequest(agent=pick.agent, task=template("project_task.md.j2"),
                        write=WriteSpec(note=pick.result_rel), trigger=f"task:{pick.task.file}",
                        variables={"task_text": pick.task.text, "task_due": pick.task.due or ""},
                        details={"project": pick.project.name, "task": pick.task.text, "task_file": pick.task.file,

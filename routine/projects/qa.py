@@ -26,7 +26,7 @@ from routine.projects.artifacts import (
     read_artifact,
     set_properties,
 )
-from routine.projects.cadence import prompt_text
+from routine.prompts import template
 from routine.projects.model import project_folder_of
 
 DEFAULT_REVIEWERS = ("critic", "guardian")
@@ -120,7 +120,7 @@ def _review(runner, agents, name: str, artifact: Artifact, note, qa_note: str, p
 
     agent = agent_named(agents, [], name)
     # The reviewer reads the artifact and writes only its review; it never touches the artifact.
-    request = StepRequest(agent=agent, review=(artifact.rel, qa_note), task=prompt_text("qa_review.md.j2"),
+    request = StepRequest(agent=agent, review=(artifact.rel, qa_note), task=template("qa_review.md.j2"),
                           write=WriteSpec(note=qa_note, section=Path(agent.source).stem),
                           trigger=f"qa:{artifact.rel}",
                           variables={"artifact": artifact.rel[:-3], "artifact_type": artifact.artifact_type.value,

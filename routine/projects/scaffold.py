@@ -13,12 +13,14 @@ from pathlib import Path
 
 from routine import paths
 from routine.errors import NoteExists, UsageError
+from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
+from routine.config.behaviours import NAMES as BEHAVIOURS
+from routine.config.behaviours import parse as parse_behaviour
 from routine.projects.artifacts import set_properties
 from routine.projects.model import (
     AGENTS,
     PEOPLE,
     PROJECTS,
-    Behaviour,
     Project,
     as_list,
     find_project,
@@ -166,11 +168,10 @@ def assign(vault: Path, name: str, member: str, task: str | None = None, behavio
     project = project_named(vault, name)
     note, kind = member_note(vault, member, create_person=True)
     if behaviour is not None:
-        try:
-            behaviour = Behaviour(behaviour.lower()).value
-        except ValueError:
-            raise UsageError(f"{behaviour!r} is not a behaviour.",
-                             "use --as " + ", ".join(b.value for b in Behaviour) + ".") from None
+        known = parse_behaviour(behaviour)
+        if known is None:
+            raise UsageError(f"{behaviour!r} is not a behaviour.", f"use --as {', '.join(BEHAVIOURS)}.")
+        behaviour = known.value
         if kind != "agent":
             raise UsageError(f"{note} is a person; only agents have a behaviour.", "drop --as for a person.")
     props = parse_frontmatter((vault / project.home).read_text(encoding="utf-8")).data
@@ -180,7 +181,7 @@ def assign(vault: Path, name: str, member: str, task: str | None = None, behavio
         updates["members"] = members + [f"[[{note}]]"]
     current = project.member(note)
     if kind == "agent" and (behaviour or current is None):
-        updates["behaviours"] = _set_pair(props.get("behaviours"), note, behaviour or Behaviour.REACTIVE.value)
+        updates["behaviours"] = _set_pair(props.get("behaviours"), note, behaviour or DEFAULT_BEHAVIOUR.value)
     if role:
         updates["roles"] = _set_pair(props.get("roles"), note, role)
     if updates:
@@ -188,7 +189,7 @@ def assign(vault: Path, name: str, member: str, task: str | None = None, behavio
     line = add_or_reassign_task(vault, project, task, note, due) if task else None
     return {"project": project.name, "member": note, "kind": kind, "task": line,
             "behaviour": behaviour or (current.behaviour.value if current and current.behaviour else
-                                       (Behaviour.REACTIVE.value if kind == "agent" else None))}
+                                       (DEFAULT_BEHAVIOUR.value if kind == "agent" else None))}
 
 
 def add_or_reassign_task(vault: Path, project: Project, text: str, member: str | None, due: str | None) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from routine.errors import ContextTooSmall
 from routine.models.tokens import Counter, longest_head
-from routine.runner.context import ContextItem
+from routine.vault.context_items import ContextItem
 
 ITEM_OVERHEAD = 6        # "## label", blank lines around an item
 MIN_USEFUL_TOKENS = 120  # below this, a cut piece is noise: leave it out whole

@@ -12,11 +12,13 @@ import logging
 from dataclasses import asdict, dataclass, replace
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from routine.config.model import AgentSpec
 from routine.errors import RoutineError
 from routine.runner.prompt import Prompt
+if TYPE_CHECKING:
+    from routine.models.client import Completion, ModelClient
 from routine.vault.grounding import Finding, Strictness, check, findings_text, grounds_for
 
 log = logging.getLogger(__name__)
@@ -35,7 +37,7 @@ class Checked:
     record: dict | None = None       # journaled as the run's `grounding`
 
 
-def review(models, agent: AgentSpec, built: Prompt, answer, tool_texts: list[str], vault: Path, today: date,
+def review(models: ModelClient, agent: AgentSpec, built: Prompt, answer: Completion, tool_texts: list[str], vault: Path, today: date,
            run_id: str | None) -> Checked:
     """Check ``answer``; ask once more if it has unsupported claims; else hold it as a proposal."""
     strictness = Strictness(agent.grounding_check)
@@ -63,8 +65,8 @@ def review(models, agent: AgentSpec, built: Prompt, answer, tool_texts: list[str
     return Checked(answer, HELD.format(findings=findings_text(findings)), record)
 
 
-def _ask_again(models, agent: AgentSpec, built: Prompt, findings: list[Finding], run_id: str | None,
-               record: dict):
+def _ask_again(models: ModelClient, agent: AgentSpec, built: Prompt, findings: list[Finding], run_id: str | None,
+               record: dict) -> Completion | None:
     """The model's second answer, told what was unsupported; None when there is no room or it failed."""
     nudge = ASK_AGAIN.format(findings=findings_text(findings))
     *head, last = built.messages

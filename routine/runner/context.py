@@ -17,7 +17,6 @@ the index already filtered to those scopes (``routine.memory.retrieve``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import IntEnum
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,45 +26,12 @@ from routine.runner import inputs as input_forms
 from routine.runner.relevance import section_scores
 from routine.vault import files as vault_files
 from routine.vault import check_read, in_scope, read_note, resolve_wikilink, wikilink_for
+from routine.vault.context_items import ContextItem, Priority
 from routine.vault.outline import Section, compact_properties, find, readable, sections
-
-
-class Priority(IntEnum):
-    """Drop order under the token budget: the lowest goes first."""
-
-    SEARCH = 1     # found by meaning
-    OLDER = 2      # notes a glob matched or an input links to
-    INPUT = 3      # the step's declared inputs
-    GROUNDING = 4  # the agent's always-there notes (OKRs, Project Map)
-    TARGET = 5     # the note being written: its current draft
-    STEP = 6       # earlier steps' outputs in this block: the handoff
 
 
 MAX_GLOB_NOTES = 20
 MAX_LINKED_NOTES = 8
-
-
-@dataclass
-class ContextItem:
-    label: str  # shown to the model as the heading of this piece of context
-    priority: Priority
-    sections: list[Section]
-    source: str | None = None  # vault-relative path, for provenance and citations
-    order: int = 0
-    properties: str = ""
-    scores: list[float] = field(default_factory=list)  # per section: higher is kept first
-    removed: list[str] = field(default_factory=list)   # sections left out as duplicates, said to the model
-
-    def render(self, keep: list[int] | None = None) -> str:
-        """The text the model sees: properties, then the kept sections in document order."""
-        chosen = [s for i, s in enumerate(self.sections) if keep is None or i in keep]
-        parts = [f"Properties: {self.properties}"] if self.properties else []
-        parts += [s.render() for s in chosen if s.render()]
-        return "\n\n".join(parts).strip()
-
-    @property
-    def text(self) -> str:
-        return self.render()
 
 
 @dataclass
@@ -196,7 +162,8 @@ def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: di
     return Gathered(sorted(g.items.values(), key=lambda it: it.order), g.missing)
 
 
-def _add_input(g: _Gatherer, form: input_forms.Input, journal_report, calendar_report=None) -> None:
+def _add_input(g: _Gatherer, form: input_forms.Input, journal_report: Callable[[int], str] | None,
+               calendar_report: Callable[[str], str] | None = None) -> None:
     vault, agent = g.vault, g.agent
     if form.kind is input_forms.Kind.STEP:
         if form.text.strip():

@@ -3,29 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 
 from routine.config.model import AgentSpec, ModelAlias
 from routine.models.tokens import Counter, count_request
 from routine.runner.budget import Fitted, fit
 from routine.runner.context import Gathered
+from routine.prompts import template
 from routine.templating import render
 
-OUTPUT_FOR = {
-    "section": ("Write only the markdown that goes inside the section \"{section}\" of {note}: "
-                "no heading for the section itself, no preamble, no sign-off. "
-                "Cite the notes you draw on with wikilinks such as [[Plans/OKRs]]."),
-    "note": ("Write the body of the new note {note} in markdown: no preamble, no sign-off. "
-             "Cite the notes you draw on with wikilinks such as [[Plans/OKRs]]."),
-    "append": ("Write a short markdown entry to append to {note}: no preamble. "
-               "Cite the notes you draw on with wikilinks."),
-}
-
-
-@lru_cache(maxsize=None)
-def _template(name: str) -> str:
-    return resources.files("routine.prompts").joinpath(name).read_text(encoding="utf-8")
 
 
 @dataclass
@@ -40,10 +25,6 @@ class Prompt:
     reserved: int = 0  # of that, left free for the tool loop's first call and result (the agent's tool_reserve)
 
 
-def output_instructions(kind: str, note: str, section: str | None) -> str:
-    return OUTPUT_FOR[kind].format(note=note, section=section)
-
-
 def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, variables: dict,
           instructions: str, counter: Counter, person: str = "the person") -> Prompt:
     """The messages of a step, fitted so that the whole request (tool schemas included) counts
@@ -51,7 +32,7 @@ def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, va
     from routine.tools.registry import tools_for
 
     agent_prompt = render(agent.system_prompt, {**variables, "agent": agent.name}, f"the prompt of {agent.source}")
-    system = render(_template("system.md.j2"),
+    system = render(template("system.md.j2"),
                     {**variables, "agent_prompt": agent_prompt, "agent": agent.name, "person": person},
                     "system.md.j2").strip()
     base = {**variables, "task": task, "output_instructions": instructions, "missing": gathered.missing,
@@ -60,7 +41,7 @@ def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, va
     limit = alias.num_ctx - alias.num_predict
 
     def messages_with(fitted: Fitted) -> list[dict]:
-        user = render(_template("step.md.j2"), {**base, "items": fitted.kept, "dropped": fitted.dropped}, "step.md.j2")
+        user = render(template("step.md.j2"), {**base, "items": fitted.kept, "dropped": fitted.dropped}, "step.md.j2")
         return [{"role": "system", "content": system}, {"role": "user", "content": user.strip()}]
 
     fixed = count_request(counter, messages_with(Fitted([])), specs)

@@ -30,7 +30,8 @@ from routine.templating import date_vars, render
 
 if TYPE_CHECKING:
     from routine.memory import VaultIndex
-    from routine.models.client import Completion
+    from routine.models.client import Completion, ModelClient
+    from routine.runner.prompt import Prompt
     from routine.vault import WriteResult
 
 log = logging.getLogger(__name__)
@@ -104,8 +105,9 @@ def local_time(config: Config, when: datetime) -> datetime:
 
 
 class Runner:
-    def __init__(self, config: Config, journal: Journal | None, models=None,
-                 clock: Callable[[], datetime] | None = None, on_event: OnEvent | None = None, memory=None):
+    def __init__(self, config: Config, journal: Journal | None, models: ModelClient | None = None,
+                 clock: Callable[[], datetime] | None = None, on_event: OnEvent | None = None,
+                 memory: VaultIndex | Any = None) -> None:
         self.config = config
         self.journal = journal
         self._models = models
@@ -130,7 +132,7 @@ class Runner:
         return self.journal
 
     @property
-    def models(self):
+    def models(self) -> ModelClient:
         if self._models is None:  # `routine fire` without a daemon: a manager of its own
             from routine.journal.model_events import ModelEvents
             from routine.models.client import ModelClient
@@ -218,14 +220,13 @@ class Runner:
             task = render(req.task, {**variables, "task": ""}, f"the task of {where}").strip()
             variables["task"] = task
             target = self._render_target(req.write, variables, where)
-            rel = target.append or target.note
-            if rel is None:
+            if not target.dest:
                 raise UsageError(f"{where} names no note to write to.", "give it `write: {note: …}` or `write: {append: …}`.")
             from routine.vault import check_write
             from routine.vault.presence import require_vault
 
             require_vault(self.config.vault, empty_is_missing=True)  # an unmounted vault: no run writes into it
-            dest = target.append or target.note or ""  # the loaders require one of them
+            dest = target.dest
             check_write(self.config.vault, [*agent.writes, *agent.proposal_writes], dest, agent.name)
             search = None
             if req.search is not None:
@@ -239,9 +240,7 @@ class Runner:
                 from routine.graph.context import graph_items
 
                 gathered.items += graph_items(self.config, agent, req.graph, variables, where, 1000 + len(gathered.items))
-            kind = "append" if target.append else ("section" if target.section else "note")
-            instructions = prompt.output_instructions(kind, dest, target.section)
-            built = prompt.build(agent, alias, task, gathered, variables, instructions,
+            built = prompt.build(agent, alias, task, gathered, variables, target.instructions(),
                                  counter=self.models.counter(agent.model))
         except RoutineError as exc:
             return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed", task=req.task)
@@ -288,7 +287,8 @@ class Runner:
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
 
-    def _answer(self, req: StepRequest, built, run_id: str, now: datetime, on_token) -> tuple[Completion, list[str]]:
+    def _answer(self, req: StepRequest, built: Prompt, run_id: str, now: datetime,
+                on_token: Callable[[str], None] | None) -> tuple[Completion, list[str]]:
         """One completion, and the tool results the model was given on the way (for an agent with
         tools, the bounded tool loop; its transcript journaled)."""
         from routine.tools.registry import tools_for
@@ -322,23 +322,24 @@ class Runner:
         self.on_event(Phase(run_id, phase))
 
     def _render_target(self, spec: WriteSpec, variables: dict, where: str) -> WriteSpec:
-        def r(value):
+        def r(value: str | None) -> str | None:
             return render(value, variables, f"the write target of {where}").strip() if value else value
 
-        return WriteSpec(note=r(spec.note), section=r(spec.section), append=r(spec.append))
+        return WriteSpec(**{key: r(getattr(spec, key)) for key in WriteSpec.KEYS})
 
-    def _write(self, agent: AgentSpec, target: WriteSpec, answer, run_id: str, now: datetime, sources: list[str],
-               held: str | None = None):
-        from routine.vault import Provenance, WriteTarget, write_output
+    def _write(self, agent: AgentSpec, target: WriteSpec, answer: Completion, run_id: str, now: datetime,
+               sources: list[str], held: str | None = None) -> WriteResult:
+        from routine.vault import Provenance, write_output
         from routine.vault.guard import Guard
 
         prov = Provenance(agent=agent.name, model=answer.model, run=run_id, generated=now, sources=sources)
-        return write_output(self.config.vault, WriteTarget(note=target.note, section=target.section, append=target.append),
+        return write_output(self.config.vault, target,
                             _clean_output(answer.text), prov, list(agent.writes),
                             drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required",
                             guard=Guard.of(self.config), proposals=agent.proposal_writes, held=held)
 
-    def _fail(self, run_id, req: StepRequest, exc: RoutineError, now: datetime, status: str, task=None) -> StepOutcome:
+    def _fail(self, run_id: str | None, req: StepRequest, exc: RoutineError, now: datetime, status: str,
+              task: str | None = None) -> StepOutcome:
         log.error("%s %s: %s", req.agent.name, status, exc)
         alert = None
         if run_id is not None:
@@ -370,7 +371,7 @@ def _clean_output(text: str) -> str:
     return stripped.replace("%% routine:", "%% (routine):") + "\n"
 
 
-def merge_completions(turns: list, text: str):
+def merge_completions(turns: list[Completion], text: str) -> Completion:
     """The tool loop's turns as one completion for the journal: tokens and times added up."""
     from dataclasses import replace
 

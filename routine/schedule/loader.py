@@ -263,7 +263,7 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
     elif raw_write:
         from routine.config.checks import write_scope_problem
 
-        for key in ("note", "append", "section"):
+        for key in WriteSpec.KEYS:
             if isinstance(raw_write.get(key), str):
                 _check_template(doc, here + ("write", key), raw_write[key], earlier, problems)
         msg = write_scope_problem(write, agent)

@@ -13,7 +13,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, tzinfo
 from pathlib import Path
 
 from routine import atomicfile
@@ -40,7 +40,7 @@ class Hold:
     def holds_at(self, at: datetime) -> bool:
         return self.until is None or at < self.until
 
-    def describe(self, zone) -> str:
+    def describe(self, zone: tzinfo) -> str:
         return f"until {self.until.astimezone(zone):%a %d %b %Y %H:%M}" if self.until else "until resumed"
 
 
@@ -54,7 +54,7 @@ class Pauses:
         return {name: hold for name, hold in self.holds.items() if hold.holds_at(at)}
 
 
-def reason(pauses: Pauses, holidays: tuple[tuple[date, date], ...], block: str, at: datetime, zone) -> str | None:
+def reason(pauses: Pauses, holidays: tuple[tuple[date, date], ...], block: str, at: datetime, zone: tzinfo) -> str | None:
     """Why ``block``'s slot at ``at`` does not run (``skipped: paused …``), or None if it runs."""
     day = at.astimezone(zone).date()
     for first, last in holidays:
@@ -130,14 +130,14 @@ def resume(state: Path, blocks: list[str], now: datetime) -> tuple[Pauses, list[
 
 
 
-def holder(state: Path, holidays: tuple[tuple[date, date], ...], name: str, zone) -> Callable[[datetime], str | None]:
+def holder(state: Path, holidays: tuple[tuple[date, date], ...], name: str, zone: tzinfo) -> Callable[[datetime], str | None]:
     """``reason`` for block (or trigger) ``name`` with the pauses as written now: what the daemon
     asks when a block comes due or a trigger fires."""
     pauses = load(state)
     return lambda at: reason(pauses, holidays, name, at, zone)
 
 
-def in_force(state: Path, holidays: tuple[tuple[date, date], ...], now: datetime, zone) -> tuple[str, ...]:
+def in_force(state: Path, holidays: tuple[tuple[date, date], ...], now: datetime, zone: tzinfo) -> tuple[str, ...]:
     """What is paused now, one line each, for `routine status` and the dashboard."""
     today = now.astimezone(zone).date()
     lines = [f"everything today: a holiday ({first.isoformat()}{'' if first == last else '..' + last.isoformat()})"

@@ -19,6 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from routine.config.tool_names import TOOL_NAMES, ToolDefinitionError
+
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec, Config
 
@@ -27,10 +29,6 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
 
 class ToolError(Exception):
     """A refused or failed tool call, told to the model in one sentence it can act on."""
-
-
-class ToolDefinitionError(TypeError):
-    """A tool is defined wrongly (a bug in routine, caught at import)."""
 
 
 @dataclass
@@ -110,6 +108,8 @@ def _check_definition(t: Tool) -> None:
     for name, p in accepted.items():
         if name not in t.required and p.default is inspect.Parameter.empty:
             raise ToolDefinitionError(f"tool {t.name}: optional input {name!r} needs a default in the function")
+    if t.name not in TOOL_NAMES:
+        raise ToolDefinitionError(f"tool {t.name} is not declared: add its name to routine/config/tool_names.py")
 
 
 def checked_arguments(t: Tool, arguments) -> dict:

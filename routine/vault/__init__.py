@@ -13,11 +13,12 @@ from routine.vault.notes import (Note, NoteText, load_note_text, read_note, reso
 from routine.vault.scope import check_read, check_write, glob_match, in_scope, resolve
 from routine.vault.sections import (SectionSpan, SectionUpdate, clear_pending_proposal, content_sha, find_section,
                                     mark_pending_proposal, section_key, upsert_section)
-from routine.vault.writer import Provenance, WriteResult, WriteTarget, write_output
+from routine.vault.targets import WriteKind, WriteTarget
+from routine.vault.writer import Provenance, WriteResult, write_output
 
 __all__ = [
     "FrontmatterSplit", "Note", "NoteChanged", "NoteText", "Provenance", "SectionSpan", "SectionUpdate",
-    "WriteResult", "WriteTarget", "atomic_create", "atomic_write", "check_read", "check_write",
+    "WriteKind", "WriteResult", "WriteTarget", "atomic_create", "atomic_write", "check_read", "check_write",
     "clear_pending_proposal", "content_sha", "find_section", "glob_match", "in_scope", "join_frontmatter",
     "load_note_text", "mark_pending_proposal", "parse_frontmatter", "read_note", "resolve", "resolve_wikilink",
     "section_key", "split_frontmatter", "update_frontmatter", "update_live_block", "upsert_section", "wikilink_for",

@@ -24,6 +24,7 @@ from routine.vault.proposals import iso_time, note_name
 from routine.vault.scope import checked, resolve
 from routine.vault.sections import (apply_approved, clear_pending_proposal, content_sha, prepare_content, section_key,
                                     section_region)
+from routine.vault.targets import WriteKind
 from routine.vault.writer import _rewrite
 
 _PROPOSED = re.compile(r"^## Proposed text[ \t]*\n(.*?)(?=^## Changes from your text[ \t]*$|\Z)", re.M | re.S)
@@ -196,11 +197,11 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current, now: datet
     kind, text = proposal.kind, proposal.text
     link = wikilink_for(target)
     replaced = None
-    if kind == "append":
+    if kind == WriteKind.APPEND:
         entry = f"### {now:%H:%M} — {proposal.agent} (approved)\n{prepare_content(text)}"
         new_body = body + ("" if not body else "\n" if body.endswith("\n") else "\n\n") + entry
         message = f"Added the approved entry to {link}."
-    elif kind == "section":
+    elif kind == WriteKind.SECTION:
         if current is None and proposal.base is not None:
             return Applied(False, f"{link} no longer exists")
         section = proposal.section_named()
@@ -313,7 +314,7 @@ def _current_base(vault: Path, proposal: Proposal) -> str:
     if current is None:
         return "none"
     split = parse_frontmatter(current.text)
-    if proposal.kind == "section":
+    if proposal.kind == WriteKind.SECTION:
         region = section_region(split.body, proposal.section_named())[0]
         return content_sha(region) if region is not None else "none"
     return content_sha(split.body)

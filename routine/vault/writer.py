@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Callable, ClassVar
 
 from routine.errors import NoteExists, RoutineError, VaultUnwritable
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write
@@ -23,21 +23,13 @@ from routine.vault.guard import Guard
 from routine.vault.notes import NoteText, load_note_text, wikilink_for
 from routine.vault.proposals import iso_time, source_links, write_proposal
 from routine.vault.scope import checked, in_scope
+from routine.vault.targets import WriteKind, WriteTarget
 from routine.vault.sections import (CREATED, PERSON_EDITED, REPLACED, UNCHANGED, clear_pending_proposal,
                                     find_section, mark_pending_proposal, prepare_content, section_key,
                                     upsert_section)
 
 ATTEMPTS = 3
 PROVENANCE_KEYS = ("agent", "model", "run", "generated", "sources", "tags")
-
-
-@dataclass(frozen=True)
-class WriteTarget:
-    """Where output goes: ``note`` (with ``section``, or alone for a new note) or ``append``."""
-
-    note: str | None = None
-    section: str | None = None
-    append: str | None = None
 
 
 @dataclass(frozen=True)
@@ -55,20 +47,6 @@ class WriteResult:
     outcome: str              # created | replaced | unchanged | appended | proposal
     proposal_rel: str | None  # the proposal note, when one was written
     message: str              # one sentence for the person
-
-
-def _check_target(target: WriteTarget) -> str:
-    """The note ``target`` writes to, once it is a valid target."""
-    dest = target.note or target.append
-    if not dest or bool(target.note) == bool(target.append):
-        raise RoutineError("A write target needs exactly one of `note` and `append`.",
-                           "give the step `write: {note: ...}` or `write: {append: ...}`.")
-    if target.section is not None and not target.note:
-        raise RoutineError("A `section` write target needs a `note` to put it in.",
-                           "write it as `write: {note: ..., section: ...}`.")
-    if target.section is not None and not target.section.strip():
-        raise RoutineError("A `section` write target has an empty title.", "name the section.")
-    return dest
 
 
 def _tags_with(existing, tag: str):
@@ -165,7 +143,7 @@ def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Prov
     file, ``routine.access``). ``guard`` (default: the default layout) names the notes no agent
     writes directly. ``held``: why the output must not land as it is (unsupported claims): a
     proposal saying so."""
-    dest = _check_target(target)
+    dest = target.checked()
     vault_root = Path(vault_root)
     guard = guard or Guard(drafts=drafts_dir)
     path, rel = checked(vault_root, [*writes, *proposals], dest, prov.agent, "write")
@@ -179,11 +157,7 @@ def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Prov
             return writer.for_approval(held)
         if approval_required or proposal_only:
             return writer.for_approval()
-        if target.append:
-            return writer.append()
-        if target.section:
-            return writer.section()
-        return writer.new_note()
+        return writer.KINDS[target.kind](writer)
     except IsADirectoryError:
         raise RoutineError(f"{rel} is a folder, not a note, so routine wrote nothing there.",
                            "point the step's `write:` at a .md file.") from None
@@ -201,13 +175,14 @@ class _Writer:
     prov: Provenance
     drafts_dir: str
 
+    KINDS: ClassVar[dict[WriteKind, Callable[[_Writer], WriteResult]]]  # how each kind of target is written
+
     def _proposal(self, reason: str, current: str | None) -> str:
         return write_proposal(self.vault_root, self.drafts_dir, target_rel=self.rel, section=self.target.section,
                               proposed=prepare_content(self.content), current=current, reason=reason,
                               agent=self.prov.agent, model=self.prov.model, run=self.prov.run,
                               generated=self.prov.generated, sources=self.prov.sources,
-                              kind="append" if self.target.append else "section" if self.target.section else "note",
-                              target_existed=self.path.exists())
+                              kind=self.target.kind.value, target_existed=self.path.exists())
 
     def _result(self, outcome: str, message: str, proposal_rel: str | None = None) -> WriteResult:
         return WriteResult(self.rel, outcome, proposal_rel, message)
@@ -295,6 +270,9 @@ class _Writer:
 
         _rewrite(self.path, self.rel, point)
         return self._result("proposal", told.format(title=title, rel=self.rel, link=link), proposal)
+
+
+_Writer.KINDS = {WriteKind.NOTE: _Writer.new_note, WriteKind.SECTION: _Writer.section, WriteKind.APPEND: _Writer.append}
 
 
 # Why the person's text was kept: (sentence in the proposal, sentence in the result).

@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
+from typing import IO
 
 from routine import paths
 from routine.errors import DaemonError
@@ -15,7 +16,7 @@ from routine.errors import DaemonError
 NAME = "daemon.lock"
 
 
-def hold():
+def hold() -> IO[str]:
     """Take the lock for this process's lifetime (keep the returned file open)."""
     path = paths.state_dir() / NAME
     path.parent.mkdir(parents=True, exist_ok=True)

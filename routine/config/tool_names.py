@@ -1,0 +1,28 @@
+"""The names of routine's tools: the one list every other list of tool names is checked against.
+
+It lives below the tools themselves so that the schema (an agent's `tools:`, a library's) can
+name them without importing the tools' code. Each tool's ``@tool`` decorator checks its name is
+here, and ``routine/tools/registry.py`` checks every name here has its tool (both at import).
+"""
+
+from __future__ import annotations
+
+TOOL_NAMES: tuple[str, ...] = ("search_notes", "read_note", "list_notes", "write_note", "now", "date_math",
+                               "run_command", "graph_neighbors", "recommend_artifact", "propose_tasks")
+
+
+class ToolDefinitionError(TypeError):
+    """A tool is defined wrongly (a bug in routine, caught at import)."""
+
+
+def declared(*names: str) -> tuple[str, ...]:
+    """``names``, each the name of a declared tool; a name no tool has fails at import."""
+    unknown = [name for name in names if name not in TOOL_NAMES]
+    if unknown:
+        raise ToolDefinitionError(f"{', '.join(unknown)} named as a tool, but no tool is declared by that name "
+                                  f"(declared: {', '.join(TOOL_NAMES)})")
+    return names
+
+
+# What an agent installed from a library may have unless routine.yaml allows more for that library.
+LIBRARY_TOOLS = declared("search_notes", "read_note", "list_notes", "write_note", "now", "date_math")

@@ -1,0 +1,80 @@
+"""Where a step's output goes: the kinds of write target, declared once, and the target itself.
+
+A target is written in YAML as ``{note: N}`` (a new note), ``{note: N, section: S}`` (a fenced
+section of N, replaced) or ``{append: N}`` (an entry at the end of a log note). ``WriteTarget.kind``
+is the one place those three optional strings become a ``WriteKind``; everything else asks the
+kind. What differs by kind sits beside it: what the model is told here, how it is written in
+``vault/writer.py`` (``_Writer.KINDS``) and how an approved proposal of it lands in
+``vault/approvals.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from routine.errors import RoutineError
+
+
+class WriteKind(str, Enum):
+    NOTE = "note"        # a new note (or a whole note rewritten)
+    SECTION = "section"  # a section of a note, fenced, replaced
+    APPEND = "append"    # an entry at the end of a note
+
+    @property
+    def instructions(self) -> str:
+        """What the model is told about the shape of its answer ({note}, {section} filled in)."""
+        return _INSTRUCTIONS[self]
+
+
+_INSTRUCTIONS = {
+    WriteKind.SECTION: ("Write only the markdown that goes inside the section \"{section}\" of {note}: "
+                        "no heading for the section itself, no preamble, no sign-off. "
+                        "Cite the notes you draw on with wikilinks such as [[Plans/OKRs]]."),
+    WriteKind.NOTE: ("Write the body of the new note {note} in markdown: no preamble, no sign-off. "
+                     "Cite the notes you draw on with wikilinks such as [[Plans/OKRs]]."),
+    WriteKind.APPEND: ("Write a short markdown entry to append to {note}: no preamble. "
+                       "Cite the notes you draw on with wikilinks."),
+}
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    """Where output goes: ``note`` (with ``section``, or alone for a new note) or ``append``."""
+
+    note: str | None = None
+    section: str | None = None
+    append: str | None = None
+
+    KEYS = ("note", "section", "append")  # as written in YAML (the schema's WRITE_TARGET)
+
+    @property
+    def kind(self) -> WriteKind:
+        if self.append:
+            return WriteKind.APPEND
+        return WriteKind.SECTION if self.section else WriteKind.NOTE
+
+    @property
+    def dest(self) -> str:
+        """The note written to (vault-relative, maybe still a template); "" when none is named."""
+        return self.append or self.note or ""
+
+    def describe(self) -> str:
+        if self.kind is WriteKind.APPEND:
+            return f"append to {self.append}"
+        return f"{self.note} § {self.section}" if self.kind is WriteKind.SECTION else f"new note {self.note}"
+
+    def instructions(self) -> str:
+        return self.kind.instructions.format(note=self.dest, section=self.section)
+
+    def checked(self) -> str:
+        """The note this target writes to, once it is a valid target; else a RoutineError."""
+        if not self.dest or bool(self.note) == bool(self.append):
+            raise RoutineError("A write target needs exactly one of `note` and `append`.",
+                               "give the step `write: {note: ...}` or `write: {append: ...}`.")
+        if self.section is not None and not self.note:
+            raise RoutineError("A `section` write target needs a `note` to put it in.",
+                               "write it as `write: {note: ..., section: ...}`.")
+        if self.section is not None and not self.section.strip():
+            raise RoutineError("A `section` write target has an empty title.", "name the section.")
+        return self.dest
