@@ -56,9 +56,14 @@ KNOWN_VARIABLES = frozenset(date_vars(datetime(2026, 1, 1).astimezone())) | {"st
 @lru_cache(maxsize=1)
 def _env():
     import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+    # Jinja's sandbox: a template reaches no attribute that starts with an underscore, no unsafe
+    # callable, changes nothing it is given (the schedule author's templates are the only ones
+    # rendered: data reaches them as values, never as template text; docs/DESIGN-NOTES.md).
     # autoescape off: this is markdown, not HTML. keep_trailing_newline keeps notes tidy.
-    return jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    return ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                                         autoescape=False)
 
 
 @lru_cache(maxsize=1024)
@@ -71,9 +76,13 @@ def render(text: str, variables: dict, where: str) -> str:
     if "{" not in text:
         return text
     import jinja2
+    from jinja2.exceptions import SecurityError
 
     try:
         return _compiled(text).render(**variables)
+    except SecurityError as exc:
+        raise TemplateProblem(f"The template in {where} asks for something no template may use ({exc}).",
+                              "write plain text and variables such as {{ today }}.") from None
     except jinja2.UndefinedError as exc:
         raise TemplateProblem(f"Unknown template variable in {where}: {exc.message}.",
                               f"use one of: {', '.join(sorted(KNOWN_VARIABLES))}.") from None
@@ -83,6 +92,25 @@ def render(text: str, variables: dict, where: str) -> str:
     except Exception as exc:  # {{ 1/0 }}, a filter on the wrong type: the person's template, not our bug
         raise TemplateProblem(f"The template in {where} failed: {type(exc).__name__}: {exc}.",
                               "write plain text and variables such as {{ today }}, without arithmetic.") from None
+
+
+def literal(text: str) -> str:
+    """``text`` (a note's name, a folder, a task: data) made inert inside a template the author
+    wrote: every ``{`` becomes ``{{ '{' }}``, so no tag can open, and it renders as itself."""
+    return text.replace("{", "{{ '{' }}")
+
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")
+
+
+def fill(text: str, values: dict) -> str:
+    """An agent note's body (data, not a template): each ``{{ name }}`` whose name is in
+    ``values`` (the date variables, the agent's name) replaced by its value; everything else,
+    other braces included, left exactly as written. No Jinja runs."""
+    if "{" not in text:
+        return text
+    plain = {name: value for name, value in values.items() if isinstance(value, str)}
+    return _PLACEHOLDER.sub(lambda m: plain[m[1]] if m[1] in plain else m[0], text)
 
 
 _EXPRESSION = re.compile(r"\{\{(.*?)\}\}", re.S)

@@ -29,7 +29,7 @@ from routine.models.tokens import Counter, count_request
 from routine.prompts import template
 from routine.runner import context
 from routine.runner.budget import fit
-from routine.templating import date_vars, render
+from routine.templating import date_vars, fill, render
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class Conversation:
 
     def _system_vars(self, variables: dict) -> dict:
         agent = self.agent
-        agent_prompt = render(agent.system_prompt, variables, f"the prompt of {agent.source}")
+        agent_prompt = fill(agent.system_prompt, {**variables, "agent": agent.name})  # data: no template runs
         return {**variables, "agent_prompt": agent_prompt, "agent": agent.name, "person": self.person,
                 "tools": list(agent.tools), "can_read": "read_note" in agent.tools}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from routine.templating import literal
 from routine.config.model import AgentSpec, Config, StepSpec, WriteSpec
 from routine.errors import Problem
 from routine.projects.assignees import agent_aliases
@@ -68,7 +69,7 @@ def project_blocks(config: Config, agents: dict[str, AgentSpec],
                                         f"bad cron {text!r}: {exc}; write five fields such as \"0 9 * * 1-5\"."))
                 continue
             step = StepSpec(agent=manager.name, task=template(prompt),
-                            write=WriteSpec(note=note.format(folder=project.folder), section=section))
+                            write=WriteSpec(note=note.format(folder=literal(project.folder)), section=section))
             work = autonomous_steps(config.vault, project, agents, manager) if kind == "digest" else ()
             blocks[block_id(project, kind)] = Block(
                 id=block_id(project, kind), file=project.home, cron=cron, timezone=config.timezone, steps=(*work, step),
@@ -87,6 +88,6 @@ def autonomous_steps(vault: Path, project: Project, agents: dict[str, AgentSpec]
         if agent is None or agent.name == manager.name:
             continue
         steps.append(StepSpec(agent=agent.name, task=template("project_work.md.j2"),
-                              write=WriteSpec(note=f"{project.folder}/Digests/{{{{ today }}}}.md",
+                              write=WriteSpec(note=f"{literal(project.folder)}/Digests/{{{{ today }}}}.md",
                                               section=f"{member.name}'s work")))
     return tuple(steps)

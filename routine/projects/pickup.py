@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from routine.templating import literal
 from routine.causes import Cause
 from routine.config.model import AgentSpec, WriteSpec
 from routine.prompts import template
@@ -156,7 +157,7 @@ def request(pick: Pickup):
     from routine.runner.step import StepRequest
 
     return StepRequest(agent=pick.agent, task=template("project_task.md.j2"),
-                       write=WriteSpec(note=pick.result_rel), trigger=f"task:{pick.task.file}",
+                       write=WriteSpec(note=literal(pick.result_rel)), trigger=f"task:{pick.task.file}",
                        variables={"task_text": pick.task.text, "task_due": pick.task.due or ""},
                        details={"project": pick.project.name, "task": pick.task.text, "task_file": pick.task.file,
                                 "assignee": pick.task.assignee}, alert_cause=pickup_cause(pick))

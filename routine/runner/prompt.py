@@ -9,7 +9,7 @@ from routine.models.tokens import Counter, count_request
 from routine.runner.budget import Fitted, fit
 from routine.runner.context import Gathered
 from routine.prompts import template
-from routine.templating import render
+from routine.templating import fill, render
 
 
 
@@ -31,7 +31,7 @@ def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, va
     at most ``num_ctx - num_predict`` tokens by ``counter``."""
     from routine.tools.registry import tools_for
 
-    agent_prompt = render(agent.system_prompt, {**variables, "agent": agent.name}, f"the prompt of {agent.source}")
+    agent_prompt = fill(agent.system_prompt, {**variables, "agent": agent.name})  # data: no template runs
     system = render(template("system.md.j2"),
                     {**variables, "agent_prompt": agent_prompt, "agent": agent.name, "person": person},
                     "system.md.j2").strip()
