@@ -52,7 +52,7 @@ def test_calibration_learns_a_denser_tokenizer_from_what_the_server_reports():
     ("Half an answ", "length", reply.ReplyProblem.CUT_OFF),
     ("  \n ", "stop", reply.ReplyProblem.EMPTY),
     ("<|im_end|><|im_start|>" * 30, "stop", reply.ReplyProblem.CONTROL_TOKENS),
-    ("Fine start [INST] and then the template leaks", "stop", reply.ReplyProblem.CONTROL_TOKENS),
+    ("Fine start <|im_start|>user and then the template leaks", "stop", reply.ReplyProblem.CONTROL_TOKENS),
     ("- the same line again\n" * 60, "stop", reply.ReplyProblem.REPETITION),
     ("ab" * 400, "stop", reply.ReplyProblem.REPETITION),
     ("**Focus today**\n1. Ship the beta [[Plans/OKRs]]\n<|im_end|>", "stop", None),

@@ -31,7 +31,7 @@ def _truncated(path):
 
     journal = Journal(path)
     for n in range(300):
-        run = journal.start(agent="librarian", trigger="manual", task="x" * 2000)
+        run = journal.start(agent="librarian", trigger="manual", task="x" * 2000, run_id=f"run-{n:03d}")
         journal.finish(run, "ok", output=f"output {n} " + "y" * 2000)
     journal.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     journal.close()

@@ -135,6 +135,8 @@ def model_reply(model: str, messages: list) -> str | dict:
              for label in ("Top OKRs", "Progress", "Drift", "Focus")]
     lines += [f"- [ ] {h}:00 {rng.choice(['supplier call', 'install script', 'valve order'])} {rng.choice(links)}"
               for h in (9, 10, 13, 15)]
+    if "`VERDICT: ok`" in user:  # a reviewer asked for a verdict ends with one, as its task says
+        lines.append("VERDICT: ok")
     return "\n".join(lines)
 
 

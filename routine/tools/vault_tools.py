@@ -21,8 +21,8 @@ def _refused(exc: RoutineError) -> ToolError:
     return ToolError(exc.message)
 
 
-@tool("read_note", "Read one note of the vault (its properties and text), or a PDF's text (one page: "
-      "'Papers/Spec.pdf#page=3'). Use the path from list_notes or search_notes, such as 'Plans/OKRs.md'.",
+@tool("read_note", "Read a note (properties and text) or a PDF ('Spec.pdf#page=3'). Use the path from "
+      "list_notes or search_notes, such as 'Plans/OKRs.md'.",
       {"path": {"type": "string", "description": "the note's path from the vault root, e.g. 'Daily/2026-11-22.md'"}},
       required=["path"])
 def read_note(ctx: ToolContext, path: str) -> str:
