@@ -40,3 +40,18 @@ def test_a_finished_step_reads_back_typed_and_as_the_json_rows_show_it(tmp_path)
 
 def test_a_status_reads_as_its_word_wherever_it_is_printed():
     assert f"{RunStatus.MAX_ITERATIONS}" == str(RunStatus.MAX_ITERATIONS) == "max-iterations"
+
+
+def test_many_runs_of_one_second_never_collide_on_their_ids(tmp_path):
+    """A simulated or busy second starts hundreds of runs; their short ids draw again when taken."""
+    from datetime import datetime, timezone
+
+    from routine.journal import Journal
+
+    journal = Journal(tmp_path / "journal.sqlite3")
+    at = datetime(2026, 11, 24, 20, 0, tzinfo=timezone.utc)
+    try:
+        ids = [journal.start(agent="planner", trigger="schedule", at=at) for _ in range(600)]
+    finally:
+        journal.close()
+    assert len(set(ids)) == 600 and all(i.startswith("20261124-") for i in ids)

@@ -18,7 +18,8 @@ _JSON_FIELDS = ("prompt", "sources", "dropped", "wrote", "details", "metrics", "
 
 
 def new_run_id(now: datetime | None = None) -> str:
-    """Sortable and short enough to type: 20261122-073000-3f9a."""
+    """Sortable and short enough to type: 20261122-073000-3f9a (``Journal.start`` draws again
+    in the rare case two runs of one second draw the same)."""
     now = now or datetime.now().astimezone()
     return f"{now.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
 
@@ -96,15 +97,21 @@ class Journal:
     def start(self, *, agent: str | None, trigger: str, kind: str = "step", task: str | None = None,
               model: str | None = None, block: str | None = None, step: int | None = None,
               parent: str | None = None, slot: str | None = None, run_id: str | None = None,
-              at: datetime | None = None) -> str:
+              at: datetime | None = None, id_at: datetime | None = None) -> str:
         """A new run, started now (or ``at``: the runner's clock, which a block's dates follow)."""
-        run_id = run_id or new_run_id()
-        self.db.execute(
-            "INSERT INTO runs (id, parent, kind, block, step, agent, model, trigger, slot, status, started_at, task)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (run_id, parent, kind, block, step, agent, model, trigger, slot, "running", _utc_iso(at), task),
-        )
-        return run_id
+        for attempt in range(5):
+            chosen = run_id or new_run_id(id_at or at)
+            try:
+                self.db.execute(
+                    "INSERT INTO runs (id, parent, kind, block, step, agent, model, trigger, slot, status, started_at,"
+                    " task) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (chosen, parent, kind, block, step, agent, model, trigger, slot, "running", _utc_iso(at), task),
+                )
+                return chosen
+            except sqlite3.IntegrityError:
+                if run_id is not None or attempt == 4:  # a given id taken is a caller's mistake: say so
+                    raise
+        raise AssertionError("unreachable")
 
     def update(self, run_id: str, **fields) -> None:
         if not fields:

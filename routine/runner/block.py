@@ -14,7 +14,7 @@ from datetime import datetime
 
 from routine.config.model import AgentSpec, StepSpec, WriteSpec
 from routine.errors import UsageError
-from routine.journal import Journal, new_run_id
+from routine.journal import Journal
 from routine.runner.events import BlockStarted, BlockStep, Retrying
 from routine.runner.step import Runner, StepOutcome, StepRequest, local_time
 from routine.schedule.model import Block, RetryPolicy
@@ -118,7 +118,7 @@ def _begin(journal: Journal | None, block: Block, trigger: str, slot: str | None
         journal.update(resume.parent, status="running", error=None, ended_at=None)
         return resume.parent
     parent = journal.start(agent=None, trigger=trigger, kind="block", block=block.id, slot=slot,
-                           run_id=run_id or new_run_id(as_of), at=as_of)
+                           run_id=run_id, at=as_of)
     if block.project:
         journal.update(parent, project=block.project)
     return parent

@@ -22,7 +22,7 @@ from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, Write
 from routine.access import scoped
 from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
-from routine.journal import Journal, new_run_id
+from routine.journal import Journal
 from routine.notifications import Message, notify
 from routine.runner import claims, context, prompt
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
@@ -183,7 +183,7 @@ class Runner:
             return self._step(req, None, now, dry_run=True, stream=stream)
         run_id = self.runs.start(agent=req.agent.name, trigger=req.trigger, block=req.block,
                                     step=req.step_index, parent=req.parent, slot=req.slot,
-                                    model=alias.model, run_id=new_run_id(now))
+                                    model=alias.model, id_at=now)
         if project:
             self.runs.update(run_id, project=project)
         # Every log line of the run carries its id; the daemon's watchdog sees the step move.
