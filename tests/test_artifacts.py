@@ -68,6 +68,10 @@ def test_a_person_typed_intellectual_report_passes_qa_and_is_listed_and_drawn(cl
     assert props["derived_from"] == ["[[Garden Shed]]"] and "Verdict: passed" in home.note(REPORT)
     _, out, _ = cli("project", "show", PROJECT, "--json")
     assert json.loads(out)["artifacts"] == {"information-product": {"passed": [REPORT]}}
+    from routine.projects.brief import project_brief
+    from routine.projects.model import find_project
+
+    assert "[[Garden report]] (information-product, QA passed)" in project_brief(home.vault, find_project(home.vault, PROJECT))
 
     # The graph and the project's canvas show it as an artifact, derived from the shed.
     _, out, _ = cli("graph", "show", "project", PROJECT, "--json")
