@@ -55,7 +55,8 @@ def test_a_project_team_works_through_the_daemon_and_survives_a_restart(initiali
         # Reactive: the result is a note in the case file, linked from the task, which is done.
         result = home.vault / "Projects" / PROJECT / "Brief on competitor pricing.md"
         wait_for(lambda: "- [x]" in task_line(home, "Brief on competitor pricing"), 60, "the reactive agent's result")
-        assert result.exists() and "type: artifact" in result.read_text(encoding="utf-8")
+        text = result.read_text(encoding="utf-8")  # an intellectual artifact of the agent, ready for QA
+        assert "type: intellectual" in text and "owner: '[[Research]]'" in text and "qa: needed" in text, text
         line = task_line(home, "Brief on competitor pricing")
         assert "[result:: [[Brief on competitor pricing]]]" in line and f"✅ {date.today():%Y-%m-%d}" in line
 

@@ -23,7 +23,7 @@ from routine.graph.graph import KnowledgeGraph
 from routine.graph.model import NoteFacts
 from routine.statedb import open_sqlite
 
-FORMAT = "1"  # bump when extract changes what it reads: caches of another format are rebuilt
+FORMAT = "2"  # bump when extract changes what it reads: caches of another format are rebuilt
 RUN_DAYS = 30  # "what it read and wrote lately": runs that ended within this many days
 
 

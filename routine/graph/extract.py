@@ -1,7 +1,9 @@
 """One note → its facts: its type, its task lines, its OKR headings and every link out, typed by
 where the link stands (pure: text in, ``NoteFacts`` out; nothing is resolved here).
 
-Types follow the shared vault conventions: the ``type:`` property where present, else the
+Types follow the shared vault conventions: an artifact as ``projects.artifacts`` decides
+(``type: intellectual`` or ``type: artifact``; its kind is the node's ``artifact_type``), the
+``type:`` property where present, else the
 folder (``Agents/`` agent, ``People/`` person, ``Daily/`` daily, ``Weekly/`` weekly,
 ``Projects/<Name>/<Name>.md`` project, ``Plans/OKRs.md`` okrs, ``Chats/`` or a ``chat:``
 property chat). A link in a property is an edge named after the property; a task's
@@ -15,6 +17,7 @@ import re
 from pathlib import PurePosixPath
 
 from routine.graph.model import EdgeFact, EdgeType, NodeFact, NodeType, NoteFacts
+from routine.projects.artifacts import artifact_type_of
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import code_fence_ranges, in_ranges, wikilinks
 
@@ -37,6 +40,8 @@ _KEY_RESULT = re.compile(r"^(?:[ \t]*[-*+][ \t]+|#{1,6}[ \t]+)(KR[ \t]*\d+(?:\.\
 
 
 def note_type(rel: str, properties: dict) -> NodeType:
+    if artifact_type_of(properties) is not None:
+        return NodeType.ARTIFACT
     declared = NodeType.of(properties.get("type")) if isinstance(properties.get("type"), str) else None
     if declared is not None:
         return declared
@@ -74,6 +79,9 @@ def extract(rel: str, text: str) -> NoteFacts:
     props, body = split.data, split.body
     kind = note_type(rel, props)
     attrs = {k: str(props[k]) for k in _NODE_ATTRS if isinstance(props.get(k), (str, int, float)) and props.get(k) != ""}
+    kind_of_artifact = artifact_type_of(props)
+    if kind_of_artifact is not None:
+        attrs["artifact_type"] = kind_of_artifact.value
     if props.get("custom") is True:
         attrs["custom"] = "true"
     for scope in ("reads", "writes"):  # an agent's scopes, shown on its view

@@ -1,9 +1,13 @@
-"""Artifacts: notes of a case file with `type: artifact`, typed and owned.
+"""Artifacts: notes of a case file that are typed and owned.
 
-Properties (shared conventions): `artifact_type` (cognitive | intellectual |
-information-product), `owner`, `shared_with`, `derived_from`, `status`, `qa` (passed | failed |
-needed | none). routine adds `qa_sha`: the hash of the body that passed QA, so a later edit is
-seen (``stale_after_edit``) and the note goes back to `qa: needed`.
+A note is an artifact when ``artifact_type_of`` says so, the one place that decides: its
+`type:` is the kind as a person types it (`cognitive`, `intellectual`, `information product`,
+in any case, with a space, hyphen or underscore), or `type: artifact` with `artifact_type:`
+(the older form, still read and kept). Other properties (shared conventions): `owner`,
+`shared_with`, `derived_from`, `status`, `qa` (passed | failed | needed | none). routine adds
+`qa_sha`: the hash of the body that passed QA, so a later edit is seen (``stale_after_edit``)
+and the note goes back to `qa: needed`. A change of kind is written in the note's own form
+(``type_properties``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,54 @@ class ArtifactType(str, Enum):
     COGNITIVE = "cognitive"
     INTELLECTUAL = "intellectual"
     INFORMATION_PRODUCT = "information-product"
+
+    @classmethod
+    def parse(cls, value: object) -> ArtifactType | None:
+        """The kind a person wrote: 'Information Product', 'information_product', 'Intellectual'…"""
+        if not isinstance(value, str):
+            return None
+        try:
+            return cls("-".join(re.split(r"[-_\s]+", value.strip().lower())))
+        except ValueError:
+            return None
+
+    @property
+    def spoken(self) -> str:
+        """As a person says it: 'information product'."""
+        return self.value.replace("-", " ")
+
+
+LEGACY_TYPE = "artifact"  # `type: artifact` + `artifact_type:` (the older form)
+VOCABULARY = ", ".join(k.spoken for k in ArtifactType)  # "cognitive, intellectual, information product"
+
+
+def _declared_type(props: dict) -> str:
+    value = props.get("type")
+    return value.strip() if isinstance(value, str) else ""
+
+
+def artifact_type_of(props: dict) -> ArtifactType | None:
+    """The one definition of "this note is an artifact", and of which kind (None: it is not one)."""
+    declared = _declared_type(props)
+    if declared.lower() == LEGACY_TYPE:
+        return ArtifactType.parse(props.get("artifact_type")) or ArtifactType.COGNITIVE
+    return ArtifactType.parse(declared)
+
+
+def _spelled(kind: ArtifactType, like: str) -> str:
+    """``kind`` written as the person wrote their type ('Intellectual' -> 'Information Product')."""
+    sep = next((c for c in (" ", "_", "-") if c in like), " " if like[:1].isupper() else "-")
+    words = kind.value.split("-")
+    return sep.join(w.capitalize() for w in words) if like[:1].isupper() else sep.join(words)
+
+
+def type_properties(props: dict, kind: ArtifactType) -> dict:
+    """The properties that make (or keep) a note with ``props`` an artifact of ``kind``, in the
+    note's own form: `artifact_type:` beside `type: artifact`, else `type:` as the person spells it."""
+    declared = _declared_type(props)
+    if declared.lower() == LEGACY_TYPE:
+        return {"artifact_type": kind.value}
+    return {"type": _spelled(kind, declared) if ArtifactType.parse(declared) else kind.value}
 
 
 class QAState(str, Enum):
@@ -39,10 +91,15 @@ class Artifact:
     status: str
     qa: QAState
     qa_sha: str | None
+    declared_type: str  # its `type:` as written ("artifact", "Intellectual"…)
 
     @property
     def name(self) -> str:
         return self.rel.rsplit("/", 1)[-1].removesuffix(".md")
+
+    def retyped(self, kind: ArtifactType) -> dict:
+        """The properties that make it ``kind``, in its own form."""
+        return type_properties({"type": self.declared_type}, kind)
 
 
 def _enum(kind, value, default):
@@ -53,15 +110,15 @@ def _enum(kind, value, default):
 
 
 def artifact_from(rel: str, props: dict) -> Artifact | None:
-    if str(props.get("type") or "").lower() != "artifact":
+    kind = artifact_type_of(props)
+    if kind is None:
         return None
-    return Artifact(rel=rel, artifact_type=_enum(ArtifactType, props.get("artifact_type") or "cognitive",
-                                                 ArtifactType.COGNITIVE),
+    return Artifact(rel=rel, artifact_type=kind,
                     owner=link_target(props.get("owner")) or None,
                     shared_with=tuple(link_target(x) for x in as_list(props.get("shared_with")) if link_target(x)),
                     derived_from=tuple(link_target(x) for x in as_list(props.get("derived_from")) if link_target(x)),
                     status=str(props.get("status") or ""), qa=_enum(QAState, props.get("qa") or "none", QAState.NONE),
-                    qa_sha=str(props["qa_sha"]) if props.get("qa_sha") else None)
+                    qa_sha=str(props["qa_sha"]) if props.get("qa_sha") else None, declared_type=_declared_type(props))
 
 
 def read_artifact(vault: Path, rel: str) -> Artifact | None:
@@ -74,15 +131,15 @@ def read_artifact(vault: Path, rel: str) -> Artifact | None:
     return artifact_from(rel, note.frontmatter)
 
 
-_TYPE_ARTIFACT = re.compile(rb"^type:[ \t]*[\"']?artifact\b", re.MULTILINE)
+_TYPED = re.compile(rb"^type[ \t]*:", re.MULTILINE)  # only a note with a `type:` can be an artifact
 _SEEN: dict[str, tuple[tuple[int, int, int], Artifact | None]] = {}  # path -> ((mtime_ns, size, inode), artifact)
 
 
 def artifacts_in(vault: Path, folder: str = PROJECTS) -> list[Artifact]:
     """Every artifact under ``folder`` (all case files by default).
 
-    Every run asks (ownership is a scope), so it is cheap: a note whose head does not say
-    `type: artifact` is never parsed, and a parsed one is kept until its mtime or size changes.
+    Every run asks (ownership is a scope), so it is cheap: a note whose head has no `type:`
+    property is never parsed, and a parsed one is kept until its mtime or size changes.
     """
     from routine.projects.tasks import case_file_notes
 
@@ -98,7 +155,7 @@ def artifacts_in(vault: Path, folder: str = PROJECTS) -> list[Artifact]:
                     continue
                 with open(path, "rb") as fh:
                     head = fh.read(4096)
-                artifact = read_artifact(vault, rel) if head.startswith(b"---") and _TYPE_ARTIFACT.search(head) else None
+                artifact = read_artifact(vault, rel) if head.startswith(b"---") and _TYPED.search(head) else None
                 cached = _SEEN[str(path)] = (key, artifact)
         except OSError:
             continue
@@ -147,6 +204,6 @@ def mark_needs_qa(vault: Path, artifact: Artifact) -> bool:
         return False
     updates = {"qa": QAState.NEEDED.value}
     if artifact.artifact_type == ArtifactType.INFORMATION_PRODUCT:
-        updates["artifact_type"] = ArtifactType.INTELLECTUAL.value
+        updates.update(artifact.retyped(ArtifactType.INTELLECTUAL))
     set_properties(vault, artifact.rel, updates)
     return True

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from routine import paths
 from routine.errors import NoteExists, UsageError
+from routine.projects.artifacts import ArtifactType, artifact_type_of, type_properties
 from routine.projects.model import Project
 from routine.vault.atomic import atomic_create
 from routine.vault.frontmatter import join_frontmatter, parse_frontmatter
@@ -40,8 +41,8 @@ def instance_text(vault: Path, template: str, owner: str | None, shared_with: li
     _, path = template_named(vault, template)
     split = parse_frontmatter(path.read_text(encoding="utf-8"))
     props = dict(split.data) if split.readable else {}
-    props.update({"type": "artifact", "artifact_type": props.get("artifact_type") or "cognitive",
-                  "status": "draft", "qa": props.get("qa") or "none"})
+    props.update(type_properties(props, artifact_type_of(props) or ArtifactType.COGNITIVE))
+    props.update({"status": "draft", "qa": props.get("qa") or "none"})
     if owner:
         props["owner"] = f"[[{owner}]]"
     props["shared_with"] = [f"[[{m}]]" for m in shared_with]

@@ -171,11 +171,9 @@ def finish(vault: Path, pick: Pickup, outcome, today: datetime) -> None:
 
     wrote = getattr(outcome, "wrote", None)
     if outcome.status == "ok" and wrote is not None:
-        if wrote.outcome == "created":
-            set_properties(vault, wrote.rel, {"type": "artifact", "artifact_type": "intellectual",
-                                              "owner": f"[[{Path(pick.agent.source).stem}]]",
-                                              "derived_from": [f"[[{pick.project.name}]]"], "status": "draft",
-                                              "qa": "needed"})
+        updates = result_properties(vault, pick, wrote.rel, getattr(outcome.prompt, "sources", None) or [])
+        if updates:
+            set_properties(vault, wrote.rel, updates)
         update_task(vault, pick.task, lambda line: with_mark(line, TaskState.DONE).rstrip()
                     + f" ✅ {today:%Y-%m-%d}")
     elif outcome.status == "proposal" and wrote is not None and wrote.proposal_rel:
@@ -183,6 +181,31 @@ def finish(vault: Path, pick: Pickup, outcome, today: datetime) -> None:
         update_task(vault, pick.task, lambda line: with_field(line, "proposal", link))
     else:
         update_task(vault, pick.task, lambda line: without_field(with_mark(line, TaskState.OPEN), "result"))
+
+
+def result_properties(vault: Path, pick: Pickup, rel: str, sources: list[str]) -> dict:
+    """What makes a task's result an intellectual artifact from the start: owned by the agent,
+    derived from the note holding the task, the notes the task links and those its run read,
+    a draft that needs QA. A note that already is an artifact is left as it is; properties the
+    person already set are kept."""
+    from routine.projects.artifacts import ArtifactType, artifact_type_of, type_properties
+    from routine.projects.model import link_target
+    from routine.vault.notes import read_note, wikilink_for, wikilinks
+
+    try:
+        props = read_note(vault, rel).frontmatter
+    except OSError:
+        return {}
+    if artifact_type_of(props) is not None:
+        return {}
+    derived: dict[str, str] = {}
+    for link in [wikilink_for(pick.task.file), *(f"[[{t}]]" for t in wikilinks(pick.task.text)),
+                 *(wikilink_for(s) for s in sources if s != rel)]:
+        derived.setdefault(link_target(link).lower(), link)
+    derived.pop(link_target(rel).lower(), None)
+    wanted = {"owner": f"[[{Path(pick.agent.source).stem}]]", "derived_from": list(derived.values()),
+              "status": "draft", "qa": "needed"}
+    return {**type_properties({}, ArtifactType.INTELLECTUAL), **{k: v for k, v in wanted.items() if k not in props}}
 
 
 def run_pickup(runner, vault: Path, pick: Pickup, now: datetime, agents: dict | None = None) -> bool | None:

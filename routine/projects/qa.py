@@ -4,7 +4,8 @@ Each reviewer (the Critic and the Guardian by default; `--by` names others) runs
 ordinary step, journaled with the project, checking the artifact against a checklist suited
 to it and writing its review to `<case file>/QA/<artifact>.md`. routine — not the reviewers —
 then records the verdict, findings and runs in the artifact: a `QA` section, `qa:`, and on a
-pass `artifact_type: information-product` with `qa_sha`, the hash of the text that passed (an
+pass its type `information-product` (in the note's own form: `type: Information Product` for
+`type: Intellectual`, `artifact_type:` beside `type: artifact`) with `qa_sha`, the hash of the text that passed (an
 edit afterwards sets `qa: needed` again, see ``artifacts.mark_needs_qa``). A reply without a
 clear verdict counts as a fail: nothing unchecked is promoted.
 """
@@ -20,11 +21,12 @@ from routine.templating import literal
 from routine.config.model import AgentSpec, WriteSpec
 from routine.errors import UsageError
 from routine.projects.artifacts import (
+    VOCABULARY,
     Artifact,
     ArtifactType,
     QAState,
+    artifact_from,
     body_sha,
-    read_artifact,
     set_properties,
 )
 from routine.prompts import template
@@ -87,14 +89,15 @@ def parse_review(text: str) -> tuple[str, list[str]]:
 
 def run_qa(config, agents: dict[str, AgentSpec], runner, rel: str, now: datetime,
            reviewers: tuple[str, ...] = ()) -> QAResult:
+    from routine.vault.notes import read_note
+
     vault = Path(config.vault)
-    artifact = read_artifact(vault, rel)
-    if artifact is None:
-        raise UsageError(f"{rel} is not an artifact (it has no `type: artifact`).",
-                         "add `type: artifact` and `artifact_type: intellectual` to its properties.")
-    if artifact.artifact_type == ArtifactType.COGNITIVE:
-        raise UsageError(f"{rel} is a cognitive artifact (a thinking tool); QA promotes intellectual ones.",
-                         "set `artifact_type: intellectual` if it is a product.")
+    try:
+        note = read_note(vault, rel)
+    except OSError as exc:
+        raise UsageError(f"{rel} could not be read for QA ({exc.strerror or exc}).",
+                         "check that the note is there and readable, then run QA again.") from exc
+    artifact = _reviewable(rel, note.frontmatter)
     folder = project_folder_of(rel) or str(Path(rel).parent.as_posix())
     from routine.projects.model import find_project
 
@@ -103,9 +106,6 @@ def run_qa(config, agents: dict[str, AgentSpec], runner, rel: str, now: datetime
     if not names:
         raise UsageError("No reviewer agent is loaded (the Critic and the Guardian are the default).",
                          "restore Agents/Critic.md, or name reviewers with --by AGENT.")
-    from routine.vault.notes import read_note
-
-    note = read_note(vault, rel)
     qa_note = f"{folder}/QA/{artifact.name}.md"
     reviews = [_review(runner, agents, name, artifact, note, qa_note, project) for name in names]
     passed = all(r.verdict == "pass" for r in reviews)
@@ -113,6 +113,24 @@ def run_qa(config, agents: dict[str, AgentSpec], runner, rel: str, now: datetime
     _record(vault, artifact, reviews, passed, qa_note, now)
     return QAResult(rel, passed, reviews, promoted or (passed and artifact.artifact_type ==
                                                       ArtifactType.INFORMATION_PRODUCT))
+
+
+def _reviewable(rel: str, props: dict) -> Artifact:
+    """The artifact QA may promote, or one sentence saying which property to set (in the
+    person's words: `type: intellectual`)."""
+    artifact = artifact_from(rel, props)
+    if artifact is None:
+        others = VOCABULARY.replace(f"{ArtifactType.INTELLECTUAL.spoken}, ", "")
+        declared = props.get("type")
+        has = f"its `type:` is {str(declared)!r}" if declared not in (None, "") else "it has no `type:` property"
+        raise UsageError(f"{rel} is not an artifact ({has}).",
+                         f"{'set' if declared not in (None, '') else 'add'} `type: intellectual` (or {others}) "
+                         "in its properties.")
+    if artifact.artifact_type == ArtifactType.COGNITIVE:
+        key, value = next(iter(artifact.retyped(ArtifactType.INTELLECTUAL).items()))
+        raise UsageError(f"{rel} is a cognitive artifact (a thinking tool); QA promotes intellectual ones.",
+                         f"set `{key}: {value}` if it is a product.")
+    return artifact
 
 
 def _review(runner, agents, name: str, artifact: Artifact, note, qa_note: str, project) -> Review:
@@ -147,8 +165,8 @@ def _record(vault: Path, artifact: Artifact, reviews: list[Review], passed: bool
     updates: dict[str, object] = {"qa": QAState.PASSED.value if passed else QAState.FAILED.value,
                "qa_runs": [r.run_id for r in reviews if r.run_id]}
     if passed:
-        updates["artifact_type"] = ArtifactType.INFORMATION_PRODUCT.value
+        updates.update(artifact.retyped(ArtifactType.INFORMATION_PRODUCT))
         updates["qa_sha"] = body_sha(vault, artifact.rel)
     elif artifact.artifact_type == ArtifactType.INFORMATION_PRODUCT:
-        updates["artifact_type"] = ArtifactType.INTELLECTUAL.value
+        updates.update(artifact.retyped(ArtifactType.INTELLECTUAL))
     set_properties(vault, artifact.rel, updates)
