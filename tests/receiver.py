@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from waits import wait_until
 
 
 @dataclass
@@ -54,13 +55,8 @@ class Receiver:
         return [r.text for r in self.got]
 
     def wait_for(self, predicate, timeout: float, what: str):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = predicate(self.texts())
-            if found:
-                return found
-            time.sleep(0.05)  # a poll interval under the deadline
-        raise AssertionError(f"timed out waiting for {what}; received: {self.texts()}")
+        """The first true ``predicate(texts received)``, within ``timeout`` (scaled, tests/waits.py)."""
+        return wait_until(lambda: predicate(self.texts()), timeout, what, interval=0.05)
 
     def stop(self) -> None:
         self.server.shutdown()

@@ -11,6 +11,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from test_daemon import MINUTELY
+
 from routine.config.model import StepSpec, WriteSpec
 from routine.daemon.due import owed
 from routine.schedule import pause
@@ -19,16 +21,7 @@ from routine.schedule.model import Block
 
 BERLIN = ZoneInfo("Europe/Berlin")
 STEP = (StepSpec(agent="strategist", task="x", write=WriteSpec(note="Daily/x.md", section="A")),)
-TRIGGERED = """\
-blocks:
-  every-minute:
-    cron: "* * * * *"
-    missed: catch-up
-    grace: 10m
-    steps:
-      - agent: librarian
-        task: Note the minute.
-        write: {note: "Daily/{{ today }}.md", section: "Minute"}
+TRIGGERED = MINUTELY + """\
 triggers:
   - "on": created
     path: "Inbox/*.md"
