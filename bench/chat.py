@@ -24,7 +24,34 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-WORDS = ["kiln", "glaze", "relay", "supplier", "firing", "schedule", "thermocouple", "invoice", "client", "pricing", "draft", "launch", "review", "battery", "report", "garden", "budget", "sprint", "workshop", "notes", "plan", "deadline", "Friday", "Monday", "outline", "chapter"]
+WORDS = [
+    "kiln",
+    "glaze",
+    "relay",
+    "supplier",
+    "firing",
+    "schedule",
+    "thermocouple",
+    "invoice",
+    "client",
+    "pricing",
+    "draft",
+    "launch",
+    "review",
+    "battery",
+    "report",
+    "garden",
+    "budget",
+    "sprint",
+    "workshop",
+    "notes",
+    "plan",
+    "deadline",
+    "Friday",
+    "Monday",
+    "outline",
+    "chapter",
+]
 
 
 def prose(rng: random.Random, words: int) -> str:

@@ -50,8 +50,14 @@ def main() -> int:
     rng = random.Random(3)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        env = {**os.environ, "ROUTINE_CONFIG": str(tmp / "config/routine.yaml"), "ROUTINE_STATE_DIR": str(tmp / "state"),
-               "ROUTINE_RUNTIME_DIR": str(tmp / "run"), "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        env = {
+            **os.environ,
+            "ROUTINE_CONFIG": str(tmp / "config/routine.yaml"),
+            "ROUTINE_STATE_DIR": str(tmp / "state"),
+            "ROUTINE_RUNTIME_DIR": str(tmp / "run"),
+            "PYTHONPATH": str(ROOT),
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        }
         subprocess.run([sys.executable, "-m", "routine", "init", str(tmp / "Vault")], env=env, check=True,
                        capture_output=True)
         (tmp / "config/schedules/daily.yaml").write_text("triggers: []\n")
@@ -90,8 +96,11 @@ def main() -> int:
             daemon.wait(60)
     latencies.sort()
     p95 = latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))]
-    print(f"save → found by the daemon's search, {len(latencies)} rounds: p50 {statistics.median(latencies) * 1000:.0f} ms, "
-          f"p95 {p95 * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms")
+    print(
+        f"save → found by the daemon's search, {len(latencies)} rounds: p50 "
+        f"{statistics.median(latencies) * 1000:.0f} ms, "
+        f"p95 {p95 * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms"
+    )
     print("(includes the watcher's 0.4 s settle time, which makes one save one change)")
     return 0
 

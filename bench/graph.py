@@ -61,8 +61,11 @@ def generate(vault: Path, notes: int, rng: random.Random) -> None:
     day = 0
     while written < notes:
         links = " ".join(f"[[Project {rng.randrange(projects)}]]" for _ in range(3))
-        put(f"Daily/2026-{1 + day // 28:02d}-{1 + day % 28:02d}-{day}.md",
-            f"Worked on {links} with [[{rng.choice(people)}]].\n- [ ] Follow up [assignee:: [[{rng.choice(AGENTS)}]]]\n")
+        put(
+            f"Daily/2026-{1 + day // 28:02d}-{1 + day % 28:02d}-{day}.md",
+            f"Worked on {links} with [[{rng.choice(people)}]].\n- [ ] Follow up [assignee:: "
+            f"[[{rng.choice(AGENTS)}]]]\n",
+        )
         day += 1
 
 
@@ -107,7 +110,10 @@ def in_process(notes: int) -> None:
         started = time.perf_counter()
         written = writer.refresh(warm.graph)
         print(f"canvases after those changes: {len(written)} rewritten in {time.perf_counter() - started:.2f}s")
-        for what, rel in (("an artifact", "Projects/Project 3/Artifact 3-1.md"), ("a task line", "Projects/Project 4/Tasks.md")):
+        for what, rel in (
+            ("an artifact", "Projects/Project 3/Artifact 3-1.md"),
+            ("a task line", "Projects/Project 4/Tasks.md"),
+        ):
             note = vault / rel
             note.write_text(note.read_text().replace("[[", "[[Person 1]] [[", 1))
             started = time.perf_counter()
@@ -121,8 +127,14 @@ def in_process(notes: int) -> None:
 def through_daemon(notes: int, rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        env = {**os.environ, "ROUTINE_CONFIG": str(tmp / "config/routine.yaml"), "ROUTINE_STATE_DIR": str(tmp / "state"),
-               "ROUTINE_RUNTIME_DIR": str(tmp / "run"), "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        env = {
+            **os.environ,
+            "ROUTINE_CONFIG": str(tmp / "config/routine.yaml"),
+            "ROUTINE_STATE_DIR": str(tmp / "state"),
+            "ROUTINE_RUNTIME_DIR": str(tmp / "run"),
+            "PYTHONPATH": str(ROOT),
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        }
         subprocess.run([sys.executable, "-m", "routine", "init", str(tmp / "Vault")], env=env, check=True,
                        capture_output=True)
         (tmp / "config/schedules/daily.yaml").write_text("triggers: []\n")
@@ -147,8 +159,10 @@ def through_daemon(notes: int, rounds: int) -> None:
                 started = time.monotonic()
                 wait(lambda p=person: assigned(canvas, "Task 0 of") == f"People/{p}.md", 60)
                 latencies.append(time.monotonic() - started)
-            print(f"saved assignee → graph and canvas through the daemon: median {statistics.median(latencies):.2f}s, "
-                  f"max {max(latencies):.2f}s over {rounds} saves (the watcher's settle time is 0.4s of it)")
+            print(
+                f"saved assignee → graph and canvas through the daemon: median {statistics.median(latencies):.2f}s, "
+                f"max {max(latencies):.2f}s over {rounds} saves (the watcher's settle time is 0.4s of it)"
+            )
         finally:
             proc.send_signal(signal.SIGTERM)
             try:

@@ -3,7 +3,8 @@
 Measured three times on a small vault with the shipped MiniLM and the stand-in Ollama: idle
 after start-up (the first index pass included), idle after a later index pass (a note saved in
 Projects/, followed by the index), and idle after a run (a note saved in Inbox/: the default
-schedule's trigger runs the librarian, which loads LiteLLM into the daemon). The search index lives in a worker process that exits after
+schedule's trigger runs the librarian, which loads LiteLLM into the daemon). The search index
+lives in a worker process that exits after
 `memory.unload_after` idle seconds (default 120), so each phase reports the daemon and its
 worker apart: right after the pass, then at the end of an idle window of `--idle` seconds
 (default: `--unload-after` + 30, so the worker has had time to leave). CPU is user+system time
@@ -103,8 +104,15 @@ def idle_window(label: str, daemon: int, seconds: float) -> None:
             except OSError:
                 exited_after = time.monotonic() - started
     cpu = cpu_seconds(daemon) - before
-    gone = "no worker" if worker is None else (f"worker exited after {exited_after:.0f}s idle ({worker_cpu:.2f} CPU-s)"
-                                               if exited_after is not None else f"worker still alive ({worker_cpu:.2f} CPU-s)")
+    gone = (
+        "no worker"
+        if worker is None
+        else (
+            f"worker exited after {exited_after:.0f}s idle ({worker_cpu:.2f} CPU-s)"
+            if exited_after is not None
+            else f"worker still alive ({worker_cpu:.2f} CPU-s)"
+        )
+    )
     print(f"{label:<30} daemon {cpu:.2f} CPU-s in {seconds:.0f}s; {gone}")
     snapshot(f"{label}, at the end:", daemon)
 
@@ -118,16 +126,28 @@ def main() -> int:
     idle = args.idle if args.idle is not None else args.unload_after + 30
     with tempfile.TemporaryDirectory() as tmp, FakeOllama(max_loaded=3, load_delay=0.01) as ollama:
         tmp = Path(tmp)
-        env = {**os.environ, "ROUTINE_CONFIG": str(tmp / "config/routine.yaml"), "ROUTINE_STATE_DIR": str(tmp / "state"),
-               "ROUTINE_RUNTIME_DIR": str(tmp / "run"), "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-               "OLLAMA_HOST": ollama.url}
-        subprocess.run([sys.executable, "-m", "routine", "init", str(tmp / "Vault")], env=env, check=True, capture_output=True)
+        env = {
+            **os.environ,
+            "ROUTINE_CONFIG": str(tmp / "config/routine.yaml"),
+            "ROUTINE_STATE_DIR": str(tmp / "state"),
+            "ROUTINE_RUNTIME_DIR": str(tmp / "run"),
+            "PYTHONPATH": str(ROOT),
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "OLLAMA_HOST": ollama.url,
+        }
+        subprocess.run(
+            [sys.executable, "-m", "routine", "init", str(tmp / "Vault")], env=env, check=True, capture_output=True
+        )
         config = tmp / "config" / "routine.yaml"
         config.write_text(config.read_text() + f"\nmemory: {{unload_after: {args.unload_after:g}}}\n")
         for i in range(args.notes):
-            (tmp / "Vault" / "Projects" / f"Note {i:04d}.md").write_text(f"# Note {i}\n\nThe battery supplier, item {i}.\n")
+            (tmp / "Vault" / "Projects" / f"Note {i:04d}.md").write_text(
+                f"# Note {i}\n\nThe battery supplier, item {i}.\n"
+            )
         log = open(tmp / "daemon.log", "wb")
-        daemon = subprocess.Popen([sys.executable, "-m", "routine", "run"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "routine", "run"], env=env, stdout=log, stderr=subprocess.STDOUT
+        )
         sock = tmp / "run" / "control.sock"
         try:
             while not sock.exists():

@@ -119,14 +119,19 @@ def main() -> int:
     os.environ.update(ROUTINE_STATE_DIR=str(state), ROUTINE_CONFIG=str(config_file),
                       ROUTINE_RUNTIME_DIR=str(base / "run"))
     memory = f"\nmemory: {{embedding_model: {json.dumps(args.model)}}}\n" if args.model else ""
-    config_file.write_text(f"vault: {json.dumps(str(vault))}\nmodels: {{general: ollama_chat/mistral:7b-instruct-q4_K_M}}\n{memory}")
+    config_file.write_text(
+        f"vault: {json.dumps(str(vault))}\nmodels: {{general: ollama_chat/mistral:7b-instruct-q4_K_M}}\n{memory}"
+    )
     if not vault.exists():
         started = time.monotonic()
         generate(vault, args.notes)
         print(f"generated {args.notes} notes in {time.monotonic() - started:.1f} s")
     files = [p for p in vault.rglob("*.md")]
     size = sum(p.stat().st_size for p in files)
-    print(f"vault: {len(files)} notes, {size / 1e6:.1f} MB, median note {statistics.median(p.stat().st_size for p in files) / 1e3:.1f} kB")
+    print(
+        f"vault: {len(files)} notes, {size / 1e6:.1f} MB, median note "
+        f"{statistics.median(p.stat().st_size for p in files) / 1e3:.1f} kB"
+    )
 
     from routine.config.loader import load_config
     from routine.memory import VaultIndex
@@ -200,10 +205,12 @@ def report(index, vault: Path, files: list[Path]) -> None:
 
 
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss over fork and exec, so a child would report ours.
-COLD = ("import atexit, runpy, sys; "
-        "atexit.register(lambda: sys.stderr.write('peak-rss-kb %s\\n' % [l.split()[1] for l in open('/proc/self/status') "
-        "if l.startswith('VmHWM')][0])); "
-        "sys.argv = ['routine', 'index', '--json']; runpy.run_module('routine', run_name='__main__', alter_sys=True)")
+COLD = (
+    "import atexit, runpy, sys; "
+    "atexit.register(lambda: sys.stderr.write('peak-rss-kb %s\\n' % [l.split()[1] for l in open('/proc/self/status') "
+    "if l.startswith('VmHWM')][0])); "
+    "sys.argv = ['routine', 'index', '--json']; runpy.run_module('routine', run_name='__main__', alter_sys=True)"
+)
 
 
 def cold(base: Path) -> None:

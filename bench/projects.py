@@ -27,14 +27,19 @@ def build(vault: Path, projects: int, tasks: int, artifacts: int) -> None:
     for p in range(projects):
         folder = vault / "Projects" / f"Project {p}"
         folder.mkdir(parents=True)
-        lines = [f"- [ ] Task {t} [assignee:: [[{'Builder' if t % 3 == 0 else 'Ada'}]]] 📅 2026-12-01" for t in range(tasks)]
+        lines = [
+            f"- [ ] Task {t} [assignee:: [[{'Builder' if t % 3 == 0 else 'Ada'}]]] 📅 2026-12-01"
+            for t in range(tasks)
+        ]
         (folder / f"Project {p}.md").write_text(
             "---\ntype: project\nstatus: active\nmanager: '[[Project PM]]'\nmembers: ['[[Builder]]', '[[Ada]]']\n"
             "behaviours: ['Builder: reactive']\n---\n# Project\n\n## Tasks\n\n" + "\n".join(lines) + "\n")
         for a in range(artifacts):
             owner = "Builder" if a % 2 else "Ada"
             (folder / f"Artifact {a}.md").write_text(
-                f"---\ntype: artifact\nartifact_type: intellectual\nowner: '[[{owner}]]'\nqa: none\n---\n# A{a}\n\ntext\n")
+                f"---\ntype: artifact\nartifact_type: intellectual\nowner: '[[{owner}]]'\nqa: none\n---\n# "
+                f"A{a}\n\ntext\n"
+            )
 
 
 def main() -> None:

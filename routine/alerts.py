@@ -46,7 +46,8 @@ def raise_alert(config: Config, now: datetime, title: str, message: str, fix: st
         log.error("could not write the alert %r: %s", title, exc)
         rel = None
     body = f"{message}\nFix: {fix}" if fix else message
-    # Unwritten (the vault is away, a disk is full): the phone is then the only place the person can learn it, once a day.
+    # Unwritten (the vault is away, a disk is full): the phone is then the only place the person
+    # can learn it, once a day.
     key = f"alert:{rel}" if rel else f"alert:{cause or title}:{now:%Y-%m-%d}"
     notify(config, Message(Topic.ALERTS, key, title, f"{body}\n({rel or 'no alert note: the vault is unavailable'})"),
            now)

@@ -77,8 +77,11 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: 
     agent = agents.get(proposal.agent)
     try:
         if not proposal.made_by_routine:
-            raise ScopeError(f"{rel} is not a proposal routine made (it has no valid seal: an agent or a copy wrote it), "
-                             "so it was not applied.", "copy what you want from it by hand, or reject it.")
+            raise ScopeError(
+                f"{rel} is not a proposal routine made (it has no valid seal: an agent or a copy wrote it), "
+                "so it was not applied.",
+                "copy what you want from it by hand, or reject it.",
+            )
         if agent is None:
             raise ScopeError(f"The agent {proposal.agent!r} that wrote this proposal no longer exists.",
                              "apply the text by hand, or restore the agent note.")

@@ -92,7 +92,8 @@ class Supervised:
     def restarting(self) -> str | None:
         """A recent crash the thread is recovering from (degraded, not unhealthy), else None."""
         if not self.gave_up and self.crashes and time.monotonic() - self.crashes[-1] < WINDOW:
-            return f"the {self.name} thread failed {len(self.crashes)} time(s) recently and was restarted: {self.last_error}"
+            return (f"the {self.name} thread failed {len(self.crashes)} time(s) recently "
+                    f"and was restarted: {self.last_error}")
         return None
 
 

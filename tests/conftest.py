@@ -150,9 +150,15 @@ class DrivenClock:
     """The daemon's clock, driven by the test (routine.daemon.clock): the system clock plus an
     offset in seconds, written to the file ``ROUTINE_TEST_CLOCK`` names. It only moves forward."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, start_second: float = 5.0):
         self.path = path
-        self.offset = 0.0
+        # Start the daemon's day ``start_second`` into a minute, so a daemon started now has most
+        # of a minute before any per-minute slot falls due: a slot fires only when the test moves
+        # the clock to it (a daemon started a moment before a real minute boundary would otherwise
+        # fire that minute on its own, before the test's first ``before_next_minute``).
+        now = datetime.now(timezone.utc)
+        minute = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+        self.offset = (minute - now).total_seconds() + start_second
         self._write()
 
     def now(self) -> datetime:
@@ -223,7 +229,9 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     marker = item.get_closest_marker("daemon")
     if marker is not None and call.when == "call":  # carried in the report, so xdist workers send it too
-        outcome.get_result().user_properties.append(("daemon_budget", float(marker.kwargs.get("budget", DAEMON_BUDGET))))
+        outcome.get_result().user_properties.append(
+            ("daemon_budget", float(marker.kwargs.get("budget", DAEMON_BUDGET)))
+        )
 
 
 def pytest_runtest_logreport(report):

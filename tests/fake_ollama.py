@@ -80,7 +80,11 @@ def parse_keep_alive(value, default: float = 300.0) -> float:
         return default
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return math.inf if value < 0 else float(value)
-    m = re.fullmatch(r"([+-]?)((?:\d*\.?\d+(?:ns|us|µs|ms|s|m|h))+|0)", value.strip()) if isinstance(value, str) else None
+    m = (
+        re.fullmatch(r"([+-]?)((?:\d*\.?\d+(?:ns|us|µs|ms|s|m|h))+|0)", value.strip())
+        if isinstance(value, str)
+        else None
+    )
     if m is None:
         bare = isinstance(value, str) and re.fullmatch(r"[+-]?\d*\.?\d+", value.strip())
         raise ValueError(f'time: {"missing unit in" if bare else "invalid"} duration "{value}"')
@@ -500,8 +504,12 @@ class FakeOllama:
                 chunk = {**base, "object": "chat.completion.chunk",
                          "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
                 h.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            end = {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
-                   "usage": {"prompt_tokens": p_tok, "completion_tokens": e_tok, "total_tokens": p_tok + e_tok}}
+            end = {
+                **base,
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+                "usage": {"prompt_tokens": p_tok, "completion_tokens": e_tok, "total_tokens": p_tok + e_tok},
+            }
             h.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
             h.wfile.flush()
             h.close_connection = True

@@ -86,11 +86,11 @@ NOTES = {
 }
 
 AGENTS = {
-    "Agents/Builder.md": "---\nagent: builder\nmodel: coder\nreads: [\"Projects/**\", \"Research/**\"]\n"
-                         "writes: [\"Builds/**\"]\ngrounding: [\"[[Pricing page]]\"]\n---\nYou build.\n",
-    "Agents/Research.md": "---\nagent: research\nmodel: general\nreads: [\"Research/**\", \"Projects/Beta/**\"]\n"
-                          "writes: [\"Research/**\"]\n---\nYou research.\n",
-    "Agents/Planner.md": "---\nagent: planner\nmodel: general\nreads: [\"**\"]\nwrites: [\"Daily/**\"]\n---\nYou plan.\n",
+    "Agents/Builder.md": '---\nagent: builder\nmodel: coder\nreads: ["Projects/**", "Research/**"]\n'
+    'writes: ["Builds/**"]\ngrounding: ["[[Pricing page]]"]\n---\nYou build.\n',
+    "Agents/Research.md": '---\nagent: research\nmodel: general\nreads: ["Research/**", "Projects/Beta/**"]\n'
+    'writes: ["Research/**"]\n---\nYou research.\n',
+    "Agents/Planner.md": '---\nagent: planner\nmodel: general\nreads: ["**"]\nwrites: ["Daily/**"]\n---\nYou plan.\n',
 }
 
 

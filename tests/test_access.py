@@ -153,7 +153,9 @@ def test_agent_show_json_is_what_a_run_may_do_for_every_agent(team, ollama):
         out = shown["hidden"]
         for rel in notes:
             may_read = in_scope(shown["reads"] + out, rel)
-            proposal = bool(shown["proposal_writes"]) and in_scope(shown["proposal_writes"] + out + shown["denied"], rel)
+            proposal = bool(shown["proposal_writes"]) and in_scope(
+                shown["proposal_writes"] + out + shown["denied"], rel
+            )
             direct = not proposal and in_scope(shown["writes"] + out + shown["denied"], rel)
             run_proposal = bool(run["proposal_writes"]) and in_scope(run["proposal_writes"], rel)
             assert (may_read, direct, proposal) == (in_scope(run["reads"], rel),
@@ -188,9 +190,15 @@ def scope_computations(tree: ast.AST) -> list[str]:
             found.append(f"line {node.lineno}: {name}")
         if isinstance(node, ast.alias) and node.name.rsplit(".", 1)[-1] in GONE | ASSIGNMENT_READERS:
             found.append(f"imports {node.name}")
-        if isinstance(node, ast.Call) and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == "replace":
+        if (
+            isinstance(node, ast.Call)
+            and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == "replace"
+        ):
             if SCOPE_FIELDS & {k.arg for k in node.keywords}:
-                found.append(f"line {node.lineno}: replace(…, {', '.join(sorted(SCOPE_FIELDS & {k.arg for k in node.keywords}))}=…)")
+                found.append(
+                    f"line {node.lineno}: replace(…, "
+                    f"{', '.join(sorted(SCOPE_FIELDS & {k.arg for k in node.keywords}))}=…)"
+                )
         if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.left, ast.Constant)
                 and node.left.value == "!"):
             found.append(f"line {node.lineno}: '!' + …")

@@ -46,7 +46,9 @@ def two_vaults(initialised, tmp_path):
 
 def test_publish_install_fire_and_new_versions(two_vaults, ollama):
     author, other, shared = two_vaults
-    assert "Published pricer@1 to the shared library" in cli(author, "agent", "publish", "Pricer", "--to", "shared").stdout
+    assert (
+        "Published pricer@1 to the shared library" in cli(author, "agent", "publish", "Pricer", "--to", "shared").stdout
+    )
     manifest = json.loads((shared / "pricer" / "1" / "manifest.json").read_text())
     assert manifest["name"] == "pricer" and manifest["version"] == 1 and manifest["locked"] is False
     assert manifest["description"] == "Prices offers from our price list"

@@ -55,7 +55,9 @@ def test_ticking_approved_in_obsidian_applies_the_proposal_and_keeps_the_replace
         wait_for(lambda: not proposal.exists() and archived(home), 20, "the proposal to be applied and archived")
         note = daily(home).read_text()
         assert MY_EDIT not in note and "newer version" not in note
-        assert re.search(r"%% routine:begin alignment agent=strategist sha=\w+( run=[\w-]+)?( after=\w+)? %%\n- Summary of:", note)
+        assert re.search(
+            r"%% routine:begin alignment agent=strategist sha=\w+( run=[\w-]+)?( after=\w+)? %%\n- Summary of:", note
+        )
         kept = archived(home)[0].read_text()
         assert "status: applied" in kept and "decided_by: obsidian" in kept
         assert "## Replaced text" in kept and MY_EDIT in kept  # the person's words are not lost
@@ -145,7 +147,9 @@ def test_rejecting_a_section_proposal_whose_section_property_was_deleted_archive
     proposal.write_text(re.sub(r"(?m)^section:.*\n", "", proposal.read_text(), count=1))
     rel = str(proposal.relative_to(home.vault))
     approved = home.run("approve", rel)  # the edit broke the seal: refused, in a sentence
-    assert approved.returncode == 1 and "not a proposal routine made" in approved.stdout, approved.stdout + approved.stderr
+    assert approved.returncode == 1 and "not a proposal routine made" in approved.stdout, (
+        approved.stdout + approved.stderr
+    )
     rejected = home.run("approve", rel, "--reject")
     assert rejected.returncode == 0 and "Traceback" not in rejected.stderr, rejected.stdout + rejected.stderr
     assert "status: rejected" in archived(home)[0].read_text() and not proposal.exists()
@@ -164,7 +168,9 @@ def test_a_proposal_deleted_while_it_was_being_decided_is_still_archived(tmp_pat
                          generated=datetime(2026, 11, 27, 9, tzinfo=timezone.utc), sources=[])
     proposal = read_proposal(tmp_path, rel)
     (tmp_path / rel).unlink()  # the person deleted it after routine read the decision
-    kept = archive(tmp_path, proposal, "Archive", "applied", "obsidian", datetime(2026, 11, 27, 10, tzinfo=timezone.utc))
+    kept = archive(
+        tmp_path, proposal, "Archive", "applied", "obsidian", datetime(2026, 11, 27, 10, tzinfo=timezone.utc)
+    )
     text = (tmp_path / kept).read_text()
     assert "status: applied" in text and "Ship it." in text
     assert not (tmp_path / rel).exists()

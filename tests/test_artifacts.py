@@ -17,28 +17,46 @@ REPORT = f"Projects/{PROJECT}/Garden report.md"
 QA_PASS = ["VERDICT: PASS\nFINDINGS:\n- The question is stated first", "VERDICT: PASS\nFINDINGS:\n- Sources are cited"]
 
 
-@pytest.mark.parametrize("written, kind", [
-    ("intellectual", ArtifactType.INTELLECTUAL), ("Intellectual", ArtifactType.INTELLECTUAL),
-    ("cognitive", ArtifactType.COGNITIVE), ("COGNITIVE", ArtifactType.COGNITIVE),
-    ("information-product", ArtifactType.INFORMATION_PRODUCT), ("information product", ArtifactType.INFORMATION_PRODUCT),
-    ("Information Product", ArtifactType.INFORMATION_PRODUCT), ("information_product", ArtifactType.INFORMATION_PRODUCT),
-    (" Information  product ", ArtifactType.INFORMATION_PRODUCT),
-])
+@pytest.mark.parametrize(
+    "written, kind",
+    [
+        ("intellectual", ArtifactType.INTELLECTUAL),
+        ("Intellectual", ArtifactType.INTELLECTUAL),
+        ("cognitive", ArtifactType.COGNITIVE),
+        ("COGNITIVE", ArtifactType.COGNITIVE),
+        ("information-product", ArtifactType.INFORMATION_PRODUCT),
+        ("information product", ArtifactType.INFORMATION_PRODUCT),
+        ("Information Product", ArtifactType.INFORMATION_PRODUCT),
+        ("information_product", ArtifactType.INFORMATION_PRODUCT),
+        (" Information  product ", ArtifactType.INFORMATION_PRODUCT),
+    ],
+)
 def test_the_kinds_a_person_types_make_an_artifact(written, kind):
     assert artifact_type_of({"type": written}) is kind
 
 
 def test_the_older_form_still_counts_and_other_types_do_not():
-    assert artifact_type_of({"type": "artifact", "artifact_type": "Information Product"}) is ArtifactType.INFORMATION_PRODUCT
+    assert (
+        artifact_type_of({"type": "artifact", "artifact_type": "Information Product"})
+        is ArtifactType.INFORMATION_PRODUCT
+    )
     assert artifact_type_of({"type": "Artifact"}) is ArtifactType.COGNITIVE
-    for props in ({}, {"type": "project"}, {"type": "note"}, {"artifact_type": "intellectual"}, {"type": ["intellectual"]},
-                  {"type": "intellectuals"}):
+    for props in (
+        {},
+        {"type": "project"},
+        {"type": "note"},
+        {"artifact_type": "intellectual"},
+        {"type": ["intellectual"]},
+        {"type": "intellectuals"},
+    ):
         assert artifact_type_of(props) is None, props
 
 
 def test_a_change_of_kind_is_written_in_the_notes_own_form():
     product = ArtifactType.INFORMATION_PRODUCT
-    assert type_properties({"type": "artifact", "artifact_type": "intellectual"}, product) == {"artifact_type": product.value}
+    assert type_properties({"type": "artifact", "artifact_type": "intellectual"}, product) == {
+        "artifact_type": product.value
+    }
     assert type_properties({"type": "intellectual"}, product) == {"type": "information-product"}
     assert type_properties({"type": "Intellectual"}, product) == {"type": "Information Product"}
     assert type_properties({"type": "information product"}, ArtifactType.INTELLECTUAL) == {"type": "intellectual"}
@@ -71,7 +89,9 @@ def test_a_person_typed_intellectual_report_passes_qa_and_is_listed_and_drawn(cl
     from routine.projects.brief import project_brief
     from routine.projects.model import find_project
 
-    assert "[[Garden report]] (information-product, QA passed)" in project_brief(home.vault, find_project(home.vault, PROJECT))
+    assert "[[Garden report]] (information-product, QA passed)" in project_brief(
+        home.vault, find_project(home.vault, PROJECT)
+    )
 
     # The graph and the project's canvas show it as an artifact, derived from the shed.
     _, out, _ = cli("graph", "show", "project", PROJECT, "--json")
@@ -132,8 +152,10 @@ def test_a_reactive_members_task_result_is_an_artifact_qa_needs_no_hand_edit_and
     write(home, f"Projects/{PROJECT}/Garden Shed.md", "# Garden Shed\n\nThe roof leaks.\n")
     write(home, "Plans/Project Map.md", "# Project map\n\n- Acme Launch: the garden first.\n")
     agent_note = home.vault / "Agents/Research.md"  # its grounding: what every run of it reads and cites
-    agent_note.write_text(agent_note.read_text(encoding="utf-8").replace("grounding: []", 'grounding: ["[[Project Map]]"]'),
-                          encoding="utf-8")
+    agent_note.write_text(
+        agent_note.read_text(encoding="utf-8").replace("grounding: []", 'grounding: ["[[Project Map]]"]'),
+        encoding="utf-8",
+    )
     home_note = home.vault / f"Projects/{PROJECT}/{PROJECT}.md"
     home_note.write_text(home_note.read_text(encoding="utf-8").replace(
         "## Tasks\n", "## Tasks\n\n- [ ] Summarise [[Garden Shed]] [assignee:: [[Research]]]\n"), encoding="utf-8")

@@ -49,7 +49,9 @@ def test_the_queue_never_runs_one_key_twice_at_once_but_runs_other_keys_beside_i
     queue.submit(Work(key="block:morning", label="first", run=job("first", True)))
     queue.submit(Work(key="block:morning", label="second", run=job("second", False)))
     queue.submit(Work(key="block:other", label="other", run=job("other", False)))
-    wait_until(lambda: ("end", "other") in log, 5, "the other block to end", interval=0.02)  # it is not held up: it runs meanwhile
+    wait_until(
+        lambda: ("end", "other") in log, 5, "the other block to end", interval=0.02
+    )  # it is not held up: it runs meanwhile
     with lock:
         assert ("start", "other") in log and ("end", "other") in log
         assert ("start", "second") not in log                          # the same block waits its turn

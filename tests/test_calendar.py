@@ -112,7 +112,9 @@ def test_a_broken_or_unreachable_calendar_is_one_sentence_and_the_block_still_ru
     Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/family.ics"
-        home.config.write_text(home.config.read_text() + f"\ncalendars: [broken.ics, {{source: '{url}', name: family}}]\n")
+        home.config.write_text(
+            home.config.read_text() + f"\ncalendars: [broken.ics, {{source: '{url}', name: family}}]\n"
+        )
         done = home.run("fire", "morning-alignment")
     finally:
         server.shutdown()
@@ -135,4 +137,7 @@ def test_a_calendar_span_that_is_no_span_is_one_sentence(initialised, ollama):
     daily = home.config.parent / "schedules" / "daily.yaml"
     daily.write_text(daily.read_text().replace('"calendar: today"', '"calendar: soon"'))
     listed = home.run("schedule", "validate")
-    assert listed.returncode == 2 and "steps[1].inputs[1]': 'calendar: soon' is not a span of days" in listed.stdout + listed.stderr
+    assert (
+        listed.returncode == 2
+        and "steps[1].inputs[1]': 'calendar: soon' is not a span of days" in listed.stdout + listed.stderr
+    )

@@ -15,7 +15,34 @@ import pytest
 from routine.models.tokens import MistralTokens, count_request
 
 MODEL = "mistral:7b-instruct-q4_K_M"
-WORDS = ["kiln", "glaze", "relay", "supplier", "firing", "schedule", "thermocouple", "invoice", "client", "pricing", "draft", "launch", "review", "battery", "report", "garden", "budget", "sprint", "workshop", "notes", "plan", "deadline", "Friday", "Monday", "outline", "chapter"]
+WORDS = [
+    "kiln",
+    "glaze",
+    "relay",
+    "supplier",
+    "firing",
+    "schedule",
+    "thermocouple",
+    "invoice",
+    "client",
+    "pricing",
+    "draft",
+    "launch",
+    "review",
+    "battery",
+    "report",
+    "garden",
+    "budget",
+    "sprint",
+    "workshop",
+    "notes",
+    "plan",
+    "deadline",
+    "Friday",
+    "Monday",
+    "outline",
+    "chapter",
+]
 
 
 def prose(seed: int, words: int) -> str:
@@ -62,8 +89,13 @@ def cli(capsys, *args) -> tuple[int, str, str]:
 
 def chat_requests(ollama) -> list[dict]:
     """The conversation's requests (not the fold's, not the embedder's), in order."""
-    return [r for r in list(ollama.requests) if r["_path"] == "/api/chat"
-            and "in a\nconversation with" in r["messages"][0]["content"].replace("in a conversation with", "in a\nconversation with")]
+    return [
+        r
+        for r in list(ollama.requests)
+        if r["_path"] == "/api/chat"
+        and "in a\nconversation with"
+        in r["messages"][0]["content"].replace("in a conversation with", "in a\nconversation with")
+    ]
 
 
 def fold_requests(ollama) -> list[dict]:

@@ -70,7 +70,9 @@ def test_a_missing_vault_is_the_one_error_not_a_cascade(initialised):
     assert f"The vault {home.root / 'Moved'} does not exist" in fired.stderr and "no agent" not in fired.stderr
     doctor = home.run("doctor")
     fails = [line for line in doctor.stdout.splitlines() if line.startswith("FAIL")]
-    assert fails == [f"FAIL vault: {home.root / 'Moved'} does not exist (agents and schedules are checked once it does)"]
+    assert fails == [
+        f"FAIL vault: {home.root / 'Moved'} does not exist (agents and schedules are checked once it does)"
+    ]
     assert "agents:" not in doctor.stdout
 
 

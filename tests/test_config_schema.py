@@ -79,7 +79,9 @@ class Shown:
     item: bool = False  # begins a list item (`- key: value`)
 
 
-SETTING = re.compile(r'^(?P<lead> *)(?P<hash># ?)?(?P<indent> *)(?P<dash>- )?"?(?P<key>[a-z_][a-z0-9_]*)"?:(?: +(?P<rest>.*))?$')
+SETTING = re.compile(
+    r'^(?P<lead> *)(?P<hash># ?)?(?P<indent> *)(?P<dash>- )?"?(?P<key>[a-z_][a-z0-9_]*)"?:(?: +(?P<rest>.*))?$'
+)
 
 
 def example_keys(text: str) -> list[Shown]:

@@ -25,7 +25,8 @@ BERLIN = ZoneInfo("Europe/Berlin")
 def vault_texts() -> list[str]:
     texts = [p.read_text() for p in (REPO / "vault_templates").rglob("*.md")]
     texts += [p.read_text() for p in (REPO / "routine").rglob("*.py")][:30]  # code: denser than prose
-    texts.append("- [x] 08:00–09:00 KR 1.1: €12,400 by 2026-12-31 (47% → 60%), Jürgen 13:30 [[Daily/2026-11-20]]")
+    texts.append("- [x] 08:00–09:00 KR 1.1: €12,400 by 2026-12-31 (47% → 60%), "
+                 "Jürgen 13:30 [[Daily/2026-11-20]]")
     return texts
 
 

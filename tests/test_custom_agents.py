@@ -211,16 +211,21 @@ def test_an_assignment_made_in_obsidian_counts_at_the_next_run_of_an_agent_loade
 
     config = load_config()
     loaded = load_agents(config)[0]["pricer"]  # before the assignment
-    (home.vault / "Projects" / "Acme" / "Tasks.md").write_text("# Todo\n- [ ] Draft the Acme offer [assignee:: [[Pricer]]]\n")
+    (home.vault / "Projects" / "Acme" / "Tasks.md").write_text(
+        "# Todo\n- [ ] Draft the Acme offer [assignee:: [[Pricer]]]\n"
+    )
     journal = Journal()
     runner = Runner(config, journal)
     try:
-        ollama.script(MISTRAL, [call("write_note", path="Projects/Acme/Tasks.md", content="Offer sent.", section="Done"),
-                                "Done."])
+        ollama.script(
+            MISTRAL, [call("write_note", path="Projects/Acme/Tasks.md", content="Offer sent.", section="Done"), "Done."]
+        )
         assert runner.run_step(StepRequest.for_agent(config, loaded, "Draft it.")).error is None
         assert "Offer sent." in home.note("Projects/Acme/Tasks.md")
         (home.vault / "Projects" / "Acme" / "Tasks.md").write_text("# Todo\n- [x] Draft the Acme offer\n")
-        ollama.script(MISTRAL, [call("write_note", path="Projects/Acme/Tasks.md", content="More.", append=True), "Done."])
+        ollama.script(
+            MISTRAL, [call("write_note", path="Projects/Acme/Tasks.md", content="More.", append=True), "Done."]
+        )
         runner.run_step(StepRequest.for_agent(config, loaded, "Again."))
     finally:
         runner.close()

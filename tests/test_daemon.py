@@ -36,7 +36,9 @@ def daemon(home, log_name="daemon.log"):
     proc = subprocess.Popen([sys.executable, "-m", "routine", "run"], env=home.env, cwd=home.root,
                             stdout=log, stderr=subprocess.STDOUT)
     try:
-        wait_for(lambda: (home.root / "run" / "control.sock").exists() or proc.poll() is not None, 30, "the control socket")
+        wait_for(
+            lambda: (home.root / "run" / "control.sock").exists() or proc.poll() is not None, 30, "the control socket"
+        )
         assert proc.poll() is None, (home.root / log_name).read_text()
         yield proc
     finally:
@@ -151,7 +153,11 @@ def test_kill_9_mid_step_then_restart_leaves_one_completed_run_per_slot(initiali
     ollama.script("mistral:7b-instruct-q4_K_M", [{"content": "- slow answer", "delay": scaled(10)}])
     with daemon(home, "first.log") as first:
         first_slot = driven_clock.before_next_minute()
-        wait_for(lambda: journal_rows(home, "SELECT id FROM runs WHERE status='running' AND kind='step'"), 90, "a running step")
+        wait_for(
+            lambda: journal_rows(home, "SELECT id FROM runs WHERE status='running' AND kind='step'"),
+            90,
+            "a running step",
+        )
         first.kill()
         first.wait()
     running = journal_rows(home, "SELECT slot FROM runs WHERE status='running' AND kind='step'")

@@ -152,7 +152,9 @@ def test_fire_on_a_full_state_disk_says_so_in_one_sentence(initialised, ollama):
         fill()
         fired = home.run("fire", "strategist", process=True)
         assert fired.returncode == 1 and "Traceback" not in fired.stderr, fired.stderr
-        assert fired.stderr.startswith(f"routine: The disk holding routine's state ({home.state}) is full"), fired.stderr
+        assert fired.stderr.startswith(f"routine: The disk holding routine's state ({home.state}) is full"), (
+            fired.stderr
+        )
         assert f"Fix: free space on that disk (`df -h {home.state}`), then try again." in fired.stderr
         assert not list((home.vault / "Daily").glob("*.md"))  # nothing was run
 

@@ -44,7 +44,9 @@ def test_init_creates_vault_config_and_schedules_without_overwriting(home):
     assert f"vault: {home.vault}" in home.config.read_text()
 
     # A second init keeps the person's edits to agents and config.
-    (home.vault / "Agents" / "Strategist.md").write_text((home.vault / "Agents" / "Strategist.md").read_text() + "\nMy tweak.\n")
+    (home.vault / "Agents" / "Strategist.md").write_text(
+        (home.vault / "Agents" / "Strategist.md").read_text() + "\nMy tweak.\n"
+    )
     home.run("init", str(home.vault), check=True)
     assert home.note("Agents/Strategist.md").endswith("My tweak.\n")
 

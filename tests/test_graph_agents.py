@@ -76,7 +76,9 @@ def test_a_steps_graph_key_puts_the_typed_neighbourhood_in_its_context(initialis
     assert bad.returncode == 2 and "graph" in bad.stderr and "missing required key 'around'" in bad.stderr
     beta_map(home, '{around: "Projects/Alpha/Alpha.md"}')
     outside = home.run("schedule", "validate")
-    assert outside.returncode == 2 and "graph.around" in outside.stderr and "outside agent scout's reads" in outside.stderr
+    assert (
+        outside.returncode == 2 and "graph.around" in outside.stderr and "outside agent scout's reads" in outside.stderr
+    )
 
 
 def test_graph_commands(initialised):
@@ -99,6 +101,10 @@ def test_graph_commands(initialised):
     workspace = home.run("graph", "show", "workspace", "--json", check=True).stdout
     shutil.rmtree(home.state)
     assert home.run("graph", "show", "workspace", "--json", check=True).stdout == workspace
-    assert home.run("graph", "show", "project", "Alpha", "--json", check=True).stdout.strip() == json.dumps(alpha, indent=2, ensure_ascii=False)
+    assert home.run("graph", "show", "project", "Alpha", "--json", check=True).stdout.strip() == json.dumps(
+        alpha, indent=2, ensure_ascii=False
+    )
     missing = home.run("graph", "show", "project", "Gamma")
-    assert missing.returncode == 2 and "no project named 'Gamma'" in missing.stderr and "Traceback" not in missing.stderr
+    assert (
+        missing.returncode == 2 and "no project named 'Gamma'" in missing.stderr and "Traceback" not in missing.stderr
+    )

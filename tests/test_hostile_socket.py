@@ -60,7 +60,10 @@ def test_malformed_huge_and_idle_connections_are_refused_and_the_daemon_keeps_se
             assert daemon_sockets(proc) <= before + 64 + 8
             # The person's commands wait their turn and go through the daemon, never beside it.
             answer = home.run("status", "--json", timeout=120)
-            assert answer.returncode == 0 and answer.stdout.startswith("{"), (answer.stdout[:500], answer.stderr[-1500:])
+            assert answer.returncode == 0 and answer.stdout.startswith("{"), (
+                answer.stdout[:500],
+                answer.stderr[-1500:],
+            )
             assert json.loads(answer.stdout)["state"] == "running"
             fired = home.run("fire", "strategist", "--json", timeout=120)
             assert fired.returncode == 0, fired.stderr

@@ -75,7 +75,9 @@ def test_hostile_vault_content_never_crashes_hangs_or_blinds_the_daemon(initiali
     # A restart with all of it still there: the daemon starts and serves.
     with daemon(home, "second.log"):
         still_fires(home, "after a restart")
-    log = (home.root / "daemon.log").read_text(errors="replace") + (home.root / "second.log").read_text(errors="replace")
+    log = (home.root / "daemon.log").read_text(errors="replace") + (home.root / "second.log").read_text(
+        errors="replace"
+    )
     assert "Traceback" not in log, log[-3000:]
     assert "caf\\xe9.md: its name is not valid UTF-8" in log
 

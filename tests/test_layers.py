@@ -110,7 +110,9 @@ def layer_of(module: str) -> tuple[int, str]:
             if module == entry or (entry != "routine" and module.startswith(entry + ".")):
                 if best is None or len(entry) > best[0]:
                     best = (len(entry), index, layer)
-    assert best is not None, f"{module} is in no layer: add it to LAYERS in tests/test_layers.py and to docs/source-code.md"
+    assert best is not None, (
+        f"{module} is in no layer: add it to LAYERS in tests/test_layers.py and to docs/source-code.md"
+    )
     return best[1], best[2]
 
 
@@ -271,8 +273,13 @@ def test_the_behaviours_are_declared_once():
     from routine.config.schema import AGENT
 
     assert AGENT["properties"]["behaviour"]["enum"] == list(NAMES)
-    spelled = [f"{path.relative_to(ROOT)}:{line}" for path in sorted(PACKAGE.rglob("*.py"))
-               if path.name != "behaviours.py" for line, names in _string_lists(path) if len(set(names) & set(NAMES)) >= 2]
+    spelled = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name != "behaviours.py"
+        for line, names in _string_lists(path)
+        if len(set(names) & set(NAMES)) >= 2
+    ]
     assert not spelled, f"behaviours spelled out again (use routine.config.behaviours): {spelled}"
 
 

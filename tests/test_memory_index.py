@@ -124,8 +124,10 @@ def test_no_note_outside_the_reads_scopes_is_ever_returned(setup):
     scopes = [["Projects/**"], ["Daily/*.md", "Plans/**"], ["Private/Note 1*.md"], []]
     with VaultIndex(config, state) as index:
         index.reconcile()
-        queries = [query_for(rel, (vault / rel).read_text())
-                   for rel in sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md") if not p.is_symlink())]
+        queries = [
+            query_for(rel, (vault / rel).read_text())
+            for rel in sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md") if not p.is_symlink())
+        ]
         for reads in scopes:
             for query in queries:
                 hits = index.search(query, k=5, reads=reads, refresh=False)

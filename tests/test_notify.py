@@ -61,8 +61,15 @@ def test_an_alert_notifies_once_per_cause_and_once_when_it_resolves(config, rece
 
     at = datetime(2026, 11, 24, 9, 0, tzinfo=BERLIN)
     for i in range(3):
-        raise_alert(config, at + timedelta(minutes=i), "Ollama unreachable at http://h:11434", "Ollama is not reachable.",
-                    "start it.", cause="ollama:http://h:11434", affected=f"block-{i}")
+        raise_alert(
+            config,
+            at + timedelta(minutes=i),
+            "Ollama unreachable at http://h:11434",
+            "Ollama is not reachable.",
+            "start it.",
+            cause="ollama:http://h:11434",
+            affected=f"block-{i}",
+        )
     resolve_alerts(config, at + timedelta(minutes=5), "ollama:http://h:11434", "Ollama answers again.")
     assert notifications.flush()
     texts = receiver.texts()

@@ -81,7 +81,18 @@ def test_a_project_is_scaffolded_adopted_and_staffed_without_overwriting_anythin
 
     cli("project", "assign", PROJECT, "Ada", "--role", "client lead")
     cli("project", "assign", PROJECT, "research", "--as", "reactive")
-    cli("project", "assign", PROJECT, "scribe", "--as", "semi-autonomous", "--task", "Draft the FAQ", "--due", "2026-12-01")
+    cli(
+        "project",
+        "assign",
+        PROJECT,
+        "scribe",
+        "--as",
+        "semi-autonomous",
+        "--task",
+        "Draft the FAQ",
+        "--due",
+        "2026-12-01",
+    )
     assert properties(home, "People/Ada.md")["type"] == "person"
     _, out, _ = cli("project", "show", PROJECT, "--json")
     info = json.loads(out)
@@ -164,7 +175,9 @@ def test_qa_promotes_on_a_pass_an_edit_puts_it_back_and_a_fail_records_findings(
 
     # The person edits the promoted report: it needs QA again (seen by `project show`, and by the daemon).
     path = home.vault / rel
-    path.write_text(path.read_text(encoding="utf-8").replace("The market grows.", "The market shrinks."), encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("The market grows.", "The market shrinks."), encoding="utf-8"
+    )
     _, out, _ = cli("project", "show", PROJECT, "--json")
     assert json.loads(out)["artifacts"] == {"intellectual": {"needed": [rel]}}
 
@@ -251,7 +264,9 @@ def test_case_file_scopes_follow_membership_tasks_and_status(cli):
     cli("project", "new", "Garden")
     cli("project", "assign", PROJECT, "research", "--as", "reactive")
     cli("project", "assign", "Garden", "Ada", "--task", "Water the tomatoes")
-    with open(home.vault / "Projects" / "Garden" / "Garden.md", "a", encoding="utf-8") as fh:  # in Obsidian: not a member
+    with open(
+        home.vault / "Projects" / "Garden" / "Garden.md", "a", encoding="utf-8"
+    ) as fh:  # in Obsidian: not a member
         fh.write("- [ ] Review the plan [assignee:: [[Critic]]] [result:: [[Plan review]]]\n")
 
     def shown(agent: str) -> dict:

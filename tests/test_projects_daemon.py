@@ -61,7 +61,9 @@ def test_a_project_team_works_through_the_daemon_and_survives_a_restart(initiali
         assert "[result:: [[Brief on competitor pricing]]]" in line and f"✅ {date.today():%Y-%m-%d}" in line
 
         # Semi-autonomous: the output is a proposal, linked from the task; nothing lands in the case file.
-        wait_for(lambda: "[proposal:: [[Drafts/" in task_line(home, "Draft the FAQ"), 60, "the semi-autonomous proposal")
+        wait_for(
+            lambda: "[proposal:: [[Drafts/" in task_line(home, "Draft the FAQ"), 60, "the semi-autonomous proposal"
+        )
         proposal = task_line(home, "Draft the FAQ").split("[proposal:: [[", 1)[1].split("]]", 1)[0] + ".md"
         assert f"target: '[[Projects/{PROJECT}/Draft the FAQ]]'" in home.note(proposal)
         assert not (home.vault / "Projects" / PROJECT / "Draft the FAQ.md").exists()
@@ -81,7 +83,9 @@ def test_a_project_team_works_through_the_daemon_and_survives_a_restart(initiali
             assert fact in prompt, fact
 
         # The dashboard has a projects section.
-        wait_for(lambda: f"[[Projects/{PROJECT}/{PROJECT}]]" in home.note("Routine/Dashboard.md"), 20, "the dashboard row")
+        wait_for(
+            lambda: f"[[Projects/{PROJECT}/{PROJECT}]]" in home.note("Routine/Dashboard.md"), 20, "the dashboard row"
+        )
 
         # The cadence hot-reloads from the home note.
         edit(home, HOME_NOTE, "review: 0 16 * * 5", "review: 30 7 * * 1")
@@ -133,6 +137,9 @@ def test_an_edit_to_an_information_product_puts_it_back_to_needing_qa_and_a_task
 
         # The home note changed (the task list): the manager reacted, in the day's digest note.
         digests = home.vault / "Projects" / PROJECT / "Digests"
-        wait_for(lambda: digests.is_dir() and any("Changes" in p.read_text(encoding="utf-8") for p in digests.glob("*.md")),
-                 60, "the manager's reaction")
+        wait_for(
+            lambda: digests.is_dir() and any("Changes" in p.read_text(encoding="utf-8") for p in digests.glob("*.md")),
+            60,
+            "the manager's reaction",
+        )
         assert journal_rows(home, "SELECT project FROM runs WHERE agent = 'acme-launch-pm'") == [(PROJECT,)]

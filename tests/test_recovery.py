@@ -34,7 +34,9 @@ def failed_slots(home) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.daemon(budget=120)
-def test_ollama_outage_one_counted_alert_degraded_then_resolved_and_last_slot_retried(initialised, ollama, driven_clock):
+def test_ollama_outage_one_counted_alert_degraded_then_resolved_and_last_slot_retried(
+    initialised, ollama, driven_clock
+):
     home = initialised
     home.config.write_text(home.config.read_text() + FAKE_EMBEDDINGS)
     only_schedule(home, MINUTELY)
@@ -120,7 +122,11 @@ def test_full_state_disk_alerts_accounts_for_every_slot_and_resumes_without_rest
             # Two slots come and go while the disk is full (each fires on its real timer).
             for _ in range(2):
                 slot = driven_clock.before_next_minute()
-                wait_for(lambda slot=slot: driven_clock.now() > slot + timedelta(seconds=scaled(5)), 60, f"the slot {slot:%H:%M} to pass")
+                wait_for(
+                    lambda slot=slot: driven_clock.now() > slot + timedelta(seconds=scaled(5)),
+                    60,
+                    f"the slot {slot:%H:%M} to pass",
+                )
             assert len(_slot_keys(full_at, driven_clock.now())) >= 2
             st = status(home)
             assert st["health"]["state"] == "degraded" and any("state disk" in p for p in st["health"]["problems"])

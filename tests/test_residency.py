@@ -196,7 +196,10 @@ def test_preload_loads_ahead_of_the_step_and_never_evicts_a_sooner_need(tmp_path
     clock.now = wake
     preloader.run_due(clock.now)
     assert set(srv.resident()) == {MISTRAL, CODER}  # qwen (needed 10:30) made way, mistral (10:01) stayed
-    assert [(e["event"], e["reason"]) for e in events.recent(2)] == [("load", "preload"), ("unload", f"evict-for:{CODER}")]
+    assert [(e["event"], e["reason"]) for e in events.recent(2)] == [
+        ("load", "preload"),
+        ("unload", f"evict-for:{CODER}"),
+    ]
 
     # A preload whose only victim is needed before the step is refused.
     needs[CODER] = T0.replace(hour=10, minute=5)
@@ -255,7 +258,9 @@ def test_next_scheduled_use_agrees_with_the_enumerated_plan(initialised):
     blocks = load_schedules(config, agents).blocks.values()
     tz = ZoneInfo("Europe/Berlin")
     start = datetime(2026, 11, 23, 6, 0, tzinfo=tz)
-    forecast = Forecast(upcoming_uses(config, agents, blocks, start - timedelta(hours=1), start + timedelta(days=9), tz))
+    forecast = Forecast(
+        upcoming_uses(config, agents, blocks, start - timedelta(hours=1), start + timedelta(days=9), tz)
+    )
     keys = {u.model for u in forecast.uses}
     assert len(keys) == 3
     for minutes in range(0, 7 * 24 * 60, 47):

@@ -47,8 +47,11 @@ def test_a_scheduled_block_a_manual_fire_and_a_trigger_racing_for_three_models_k
                                 cwd=home.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         (home.vault / "Inbox" / "A bold idea.md").write_text("Rewrite everything in a weekend.\n")
         result = json.loads(fire.communicate(timeout=scaled(120))[0])
-        critique = wait_for(lambda: journal_rows(home, "SELECT status FROM runs WHERE agent='critic' AND status!='running'"),
-                            60, "the critic's trigger run")
+        critique = wait_for(
+            lambda: journal_rows(home, "SELECT status FROM runs WHERE agent='critic' AND status!='running'"),
+            60,
+            "the critic's trigger run",
+        )
         wait_for(lambda: journal_rows(home, "SELECT id FROM runs WHERE agent='builder' AND status!='running'"),
                  60, "the builder step to end")
     assert result.get("status") == "ok", result  # what fire printed, when it is not a finished run

@@ -41,7 +41,12 @@ def test_each_event_crosses_the_control_socket_whole(event):
 
 
 def test_the_wire_format_is_the_one_the_cli_already_reads():
-    assert ev.StepStarted("r1", "planner", "m").to_json() == {"event": "start", "run": "r1", "agent": "planner", "model": "m"}
+    assert ev.StepStarted("r1", "planner", "m").to_json() == {
+        "event": "start",
+        "run": "r1",
+        "agent": "planner",
+        "model": "m",
+    }
     assert json.loads(json.dumps(ev.BlockStep("r0", "b", 1, ("critic", "scribe")).to_json())) == {
         "event": "step", "run": "r0", "block": "b", "index": 1, "after": ["critic", "scribe"]}
     assert ev.Queued(3).to_json() == {"event": "queued", "ahead": 3}

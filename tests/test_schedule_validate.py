@@ -98,4 +98,7 @@ def test_two_blocks_writing_one_section_at_one_minute_is_an_error(initialised):
         """))
     proc = home.run("schedule", "validate")
     assert proc.returncode == 2
-    assert "same minute as block 'morning-alignment'" in proc.stderr or "same minute as block 'copy-of-alignment'" in proc.stderr
+    assert (
+        "same minute as block 'morning-alignment'" in proc.stderr
+        or "same minute as block 'copy-of-alignment'" in proc.stderr
+    )

@@ -132,7 +132,9 @@ def _prom_families(text: str) -> dict[str, dict]:
     """Parse node_exporter's textfile format strictly enough to catch a malformed file."""
 
     families: dict[str, dict] = {}
-    sample = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*\})? (-?[0-9.e+]+)$')
+    sample = re.compile(
+        r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*\})? (-?[0-9.e+]+)$'
+    )
     for line in text.splitlines():
         if line.startswith("# HELP "):
             name = line.split()[2]

@@ -32,5 +32,6 @@ def test_tegrastats_xavier_line_and_garbage():
 
 
 def test_system_memory_from_meminfo():
-    meminfo = "MemTotal:       64348160 kB\nMemFree:  1000 kB\nMemAvailable:   41943040 kB\nSwapTotal: 2097152 kB\nSwapFree: 1048576 kB\n"
+    meminfo = ("MemTotal:       64348160 kB\nMemFree:  1000 kB\nMemAvailable:   41943040 kB\n"
+               "SwapTotal: 2097152 kB\nSwapFree: 1048576 kB\n")
     assert system_memory(meminfo) == {"mem_total_mb": 62840, "mem_available_mb": 40960, "swap_used_mb": 1024}

@@ -32,7 +32,9 @@ def _packed_vault(home, reserve: int | None) -> None:
     for i in range(12):
         sections = "\n\n".join(f"## Part {j}\n" + f"Supplier {i} quoted {j * 110} EUR for valve batch {j}. " * 30
                                for j in range(4))
-        (inbox / f"Capture {i:02d} about the supplier portal and the valves.md").write_text(f"# Capture {i}\n\n{sections}\n")
+        (inbox / f"Capture {i:02d} about the supplier portal and the valves.md").write_text(
+            f"# Capture {i}\n\n{sections}\n"
+        )
     for i in range(100):
         folder = home.vault / "Research" / f"Topic {i // 10}"
         folder.mkdir(parents=True, exist_ok=True)

@@ -207,7 +207,10 @@ def test_small_model_quirks_json_in_text_broken_arguments(tester, ollama):
 
 def test_a_tool_is_checked_when_it_is_defined():
     with pytest.raises(ToolDefinitionError, match="schema inputs"):
-        @tool("bad_tool", "A tool whose schema and function disagree.", {"path": {"type": "string", "description": "x"}})
+
+        @tool(
+            "bad_tool", "A tool whose schema and function disagree.", {"path": {"type": "string", "description": "x"}}
+        )
         def bad_tool(ctx, name: str = ""):
             return name
     with pytest.raises(ToolDefinitionError, match="description"):
@@ -292,12 +295,16 @@ def test_run_command_as_root_gets_no_capabilities_no_fork_bomb_and_a_bounded_tmp
 
     home = tester(approval="required")  # a read-only work folder
     evil = f"/usr/routine-evil-{os.getpid()}"
-    commands = ["grep CapEff /proc/self/status",
-                f"mount -o remount,bind,rw /work; touch /work/got-in; mount -o remount,bind,rw /usr; touch {evil}",
-                # count the children really started ($! changes), with builtins only: no fork is left for ls
-                ("i=0; n=0; last=; while [ $i -lt 300 ]; do sleep 5 & [ \"$!\" != \"$last\" ] && n=$((n+1)) && last=$!; "
-                 "i=$((i+1)); echo $n; done"),
-                "dd if=/dev/zero of=/tmp/big bs=1M count=200"]
+    commands = [
+        "grep CapEff /proc/self/status",
+        f"mount -o remount,bind,rw /work; touch /work/got-in; mount -o remount,bind,rw /usr; touch {evil}",
+        # count the children really started ($! changes), with builtins only: no fork is left for ls
+        (
+            'i=0; n=0; last=; while [ $i -lt 300 ]; do sleep 5 & [ "$!" != "$last" ] && n=$((n+1)) && last=$!; '
+            "i=$((i+1)); echo $n; done"
+        ),
+        "dd if=/dev/zero of=/tmp/big bs=1M count=200",
+    ]
     ollama.script(MISTRAL, [call("run_command", command=c) for c in commands] + ["Tried."])
     home.run("fire", "tester", check=True)
     _, calls, _ = transcript(home)
@@ -306,5 +313,7 @@ def test_run_command_as_root_gets_no_capabilities_no_fork_bomb_and_a_bounded_tmp
     assert not os.path.exists(evil) and not (home.vault / "Projects" / "Sandbox" / "got-in").exists()
     assert results[1]["return_code"] != 0 and "Read-only file system" in results[1]["error"]
     assert "fork" in results[2]["error"].lower(), results[2]  # the shell was refused a process…
-    assert 0 < int(results[2]["output"].split()[-1]) < 64    # …after fewer than 64, not 300  # 64 processes at most (sh and bwrap count), not 300
+    assert (
+        0 < int(results[2]["output"].split()[-1]) < 64
+    )  # …after fewer than 64, not 300  # 64 processes at most (sh and bwrap count), not 300
     assert results[3]["return_code"] != 0 and "No space left" in results[3]["error"]

@@ -35,7 +35,9 @@ def test_a_note_dropped_in_the_inbox_gets_one_librarian_run_and_its_own_writes_n
     only_schedule(home, INBOX_TRIGGER)
     with daemon(home):
         (home.vault / "Inbox" / "Call with Sam.md").write_text("Sam wants the battery report by Friday.\n")
-        runs = wait_for(lambda: [r for r in trigger_runs(home, "Inbox/%") if r[1] != "running"], 60, "the librarian run")
+        runs = wait_for(
+            lambda: [r for r in trigger_runs(home, "Inbox/%") if r[1] != "running"], 60, "the librarian run"
+        )
         # Its write to the daily note is seen, and known as its own: not a change, no Daily trigger.
         daily = next((home.vault / "Daily").glob("*.md"))
         assert wait_for(lambda: settled_as(home, f"Daily/{daily.name}"), 60, "the watcher to settle that write") \
@@ -57,7 +59,9 @@ def test_a_note_dropped_in_the_inbox_gets_one_librarian_run_and_its_own_writes_n
     assert trigger == {"trigger": "test#0", "event": "created", "path": "Inbox/Call with Sam.md", "seen_by": "watch"}
     assert details["tokens_counted"] <= details["tokens_limit"]  # what the run sent, counted
     # The note was in the Librarian's context and the task named it.
-    prompt = json.loads(journal_rows(home, "SELECT prompt FROM runs WHERE trigger='trigger:Inbox/Call with Sam.md'")[0][0])
+    prompt = json.loads(
+        journal_rows(home, "SELECT prompt FROM runs WHERE trigger='trigger:Inbox/Call with Sam.md'")[0][0]
+    )
     user = prompt[-1]["content"]
     assert "File [[Inbox/Call with Sam.md]] (created)." in user and "battery report by Friday" in user
     assert "## Inbox" in daily.read_text()

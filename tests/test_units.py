@@ -110,7 +110,10 @@ def test_install_system_unit_without_systemd_prints_the_commands(initialised, tm
     assert analyze(unit, False, tmp_path) <= 2.0
 
     printed = home.run("service", "install", "--print", check=True, env_extra=env)
-    assert printed.stdout.startswith("# Written by `routine service install`") and "systemctl enable --now" in printed.stdout
+    assert (
+        printed.stdout.startswith("# Written by `routine service install`")
+        and "systemctl enable --now" in printed.stdout
+    )
 
 
 def test_install_refuses_to_run_the_service_as_root(initialised):

@@ -150,7 +150,10 @@ def test_changes_made_while_nobody_watched_are_found_at_start(watch, vault):
     (vault / "Inbox" / "new.md").write_text("arrived overnight\n")
     (vault / "Daily" / "2026-11-22.md").write_text("# Sunday, edited\n")
     second, seen, caught_up = watch()
-    assert sorted((c.kind, c.rel) for c in caught_up) == [("created", "Inbox/new.md"), ("modified", "Daily/2026-11-22.md")]
+    assert sorted((c.kind, c.rel) for c in caught_up) == [
+        ("created", "Inbox/new.md"),
+        ("modified", "Daily/2026-11-22.md"),
+    ]
     assert all(c.source == "reconcile" for c in caught_up)
 
 

@@ -94,11 +94,21 @@ def _daily(day: date, rng: random.Random) -> str:
     body = [f"# {day:%A %d %B %Y}", "", "## Plan"]
     for hour, task in zip((8, 10, 13, 14, 15), rng.sample(topics + ["admin and messages", "review PRs"], 5)):
         body.append(f"- [{'x' if rng.random() < 0.6 else ' '}] {hour:02d}:00 {task} ([[Projects/{name}/{name}]])")
-    body += ["", "## Log", f"Worked on {what}. " + _lorem(rng, 3, topics),
-             "", "## Evening Log", f"Good progress on {topics[0]}; {topics[1]} still blocked on a reply. " + _lorem(rng, 2, topics),
-             "", "## Dream Seeds", f"1. What would make {topics[2]} unnecessary? ([[Projects/{name}/{name}]])",
-             "", "## Digest", f"**Planned** {topics[0]}, {topics[1]} — **Done** {topics[0]} — **Decided** none — "
-             f"**Blocked** {topics[1]} (waiting on supplier) [[Projects/{name}/{name}]]"]
+    body += [
+        "",
+        "## Log",
+        f"Worked on {what}. " + _lorem(rng, 3, topics),
+        "",
+        "## Evening Log",
+        f"Good progress on {topics[0]}; {topics[1]} still blocked on a reply. " + _lorem(rng, 2, topics),
+        "",
+        "## Dream Seeds",
+        f"1. What would make {topics[2]} unnecessary? ([[Projects/{name}/{name}]])",
+        "",
+        "## Digest",
+        f"**Planned** {topics[0]}, {topics[1]} — **Done** {topics[0]} — **Decided** none — "
+        f"**Blocked** {topics[1]} (waiting on supplier) [[Projects/{name}/{name}]]",
+    ]
     return "\n".join(body) + "\n"
 
 

@@ -91,7 +91,9 @@ def _unique(*groups: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(g for group in groups for g in group))
 
 
-def resolve(config: Config, agent: AgentSpec, *, approving: bool = False, review: tuple[str, str] | None = None) -> Access:
+def resolve(
+    config: Config, agent: AgentSpec, *, approving: bool = False, review: tuple[str, str] | None = None
+) -> Access:
     """What ``agent`` may do now (assignments made in Obsidian count at once).
 
     ``approving``: the person approves a proposal the agent wrote, so its proposal-only globs
@@ -119,7 +121,9 @@ def resolve(config: Config, agent: AgentSpec, *, approving: bool = False, review
                   tasks=_unique(task.file for _, task in found.tasks))
 
 
-def scoped(config: Config, agent: AgentSpec, *, approving: bool = False, review: tuple[str, str] | None = None) -> AgentSpec:
+def scoped(
+    config: Config, agent: AgentSpec, *, approving: bool = False, review: tuple[str, str] | None = None
+) -> AgentSpec:
     """The agent spec with its effective scopes (``resolve``), for the code that runs it. An
     already resolved spec is returned as it is."""
     if agent.resolved:

@@ -111,7 +111,9 @@ def _export(config: Config, agent: AgentSpec, folder: Path) -> int:
     if dropped:
         print(f"Not exported (routine-only tools): {', '.join(dropped)}.")
     if agent.locked:
-        print(f"{agent.name} is locked: the folder holds its grounding in full (grounding/, prompts); share it with care.")
+        print(
+            f"{agent.name} is locked: the folder holds its grounding in full (grounding/, prompts); share it with care."
+        )
     return 0
 
 

@@ -12,7 +12,9 @@ if TYPE_CHECKING:
     from routine.config.model import AgentSpec, Config
 
 
-def assignment(config: Config, agents: dict[str, AgentSpec], problems, agent: AgentSpec, command: str, args: argparse.Namespace) -> int:
+def assignment(
+    config: Config, agents: dict[str, AgentSpec], problems, agent: AgentSpec, command: str, args: argparse.Namespace
+) -> int:
     if command == "assign":
         if args.project:
             rel = edits.assign_project(config, agent, args.project, args.behaviour)

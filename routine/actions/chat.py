@@ -83,7 +83,11 @@ def _from_note(asker: Asker, note_arg: str) -> str:
     from routine.vault import resolve_wikilink
 
     vault = asker.config.vault
-    rel = note_arg if (vault / note_arg).is_file() else resolve_wikilink(vault, note_arg.removeprefix("[[").removesuffix("]]"))
+    rel = (
+        note_arg
+        if (vault / note_arg).is_file()
+        else resolve_wikilink(vault, note_arg.removeprefix("[[").removesuffix("]]"))
+    )
     note = read_chat(vault, rel) if rel else None
     if note is None:
         raise UsageError(f"There is no note {note_arg!r} in the vault.", "give its path, e.g. Chats/Pricing.md.")

@@ -29,7 +29,9 @@ def _list(store: ChatStore, limit: int, as_json: bool) -> int:
         print_json(chats)
         return 0
     if not chats:
-        print('No conversations yet. Try `routine ask strategist "What matters today?"` or `routine chat new strategist`.')
+        print(
+            'No conversations yet. Try `routine ask strategist "What matters today?"` or `routine chat new strategist`.'
+        )
         return 0
     print_table([{**c, "title": c["title"] or c["note"] or "", "updated_at": c["updated_at"][:19].replace("T", " ")}
                  for c in chats], LIST_COLUMNS)
@@ -43,7 +45,9 @@ def _show(store: ChatStore, chat_id: str, as_json: bool) -> int:
     if as_json:
         print_json(chat.as_dict())
         return 0
-    print(f"Conversation {chat.id} with {chat.agent} ({chat.origin.value}" + (f", {chat.note}" if chat.note else "") + ")")
+    print(
+        f"Conversation {chat.id} with {chat.agent} ({chat.origin.value}" + (f", {chat.note}" if chat.note else "") + ")"
+    )
     if chat.summary:
         print(f"Summary so far (covers {chat.folded} messages):\n{_indent(chat.summary)}")
     for m in chat.messages:

@@ -131,8 +131,14 @@ def _ollama_checks(config: Config) -> list[Check]:
                 if not dep.provider.manages_residency or dep.api_base != host:
                     continue
                 ok = dep.served_name in pulled
-                checks.append(Check(f"model {alias.name}", ok, dep.served_name + (" is pulled" if ok else " is not pulled"),
-                                    None if ok else f"run `ollama pull {dep.served_name}` on {host}"))
+                checks.append(
+                    Check(
+                        f"model {alias.name}",
+                        ok,
+                        dep.served_name + (" is pulled" if ok else " is not pulled"),
+                        None if ok else f"run `ollama pull {dep.served_name}` on {host}",
+                    )
+                )
                 sizes[alias.name] = _size_of(host, dep.served_name)
     checks.append(_memory_budget(config, sizes))
     return checks

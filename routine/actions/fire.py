@@ -105,10 +105,20 @@ def _block_named(config: Config, agents: dict[str, AgentSpec], name: str):
     return block_from_files(config, agents, name)
 
 
-def fire_block(config: Config, agents: dict[str, AgentSpec], block: Block, args: argparse.Namespace, resume=None, trigger: str = "manual") -> int:
+def fire_block(
+    config: Config,
+    agents: dict[str, AgentSpec],
+    block: Block,
+    args: argparse.Namespace,
+    resume=None,
+    trigger: str = "manual",
+) -> int:
     """Run ``block`` in this process (no daemon), or pick up a failed run of it (``resume``)."""
     if args.task:
-        raise UsageError("--task applies to one agent, not a block.", f"fire one of the block's agents ({', '.join(block.agents)}) with --task.")
+        raise UsageError(
+            "--task applies to one agent, not a block.",
+            f"fire one of the block's agents ({', '.join(block.agents)}) with --task.",
+        )
     from routine.runner.block import run_block
     from routine.runner.step import Runner
 

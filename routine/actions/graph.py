@@ -71,8 +71,10 @@ def _neighbors(args: argparse.Namespace, config: Config, graph: KnowledgeGraph) 
     visible = _visible(args, config, graph)
     node = _node(graph, args.note)
     if visible is not None and not visible(node):
-        raise UsageError(f"{args.agent} may not read {graph.g.nodes[node].get('note', node)}, so it sees nothing there.",
-                         f"add a glob to `reads:` in the agent note of {args.agent}, or start from a note it may read.")
+        raise UsageError(
+            f"{args.agent} may not read {graph.g.nodes[node].get('note', node)}, so it sees nothing there.",
+            f"add a glob to `reads:` in the agent note of {args.agent}, or start from a note it may read.",
+        )
     shown = neighbors(graph, node, args.depth, set(args.type) if args.type else None, visible)
     if args.json:
         print_json(shown.as_dict())

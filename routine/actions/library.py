@@ -18,8 +18,10 @@ def run(args: argparse.Namespace) -> int:
         if args.agent:
             return _show_agent(library, args.agent, args.json)
         return _show(library, args.json)
-    rows: list[dict[str, Any]] = [{"name": lib.name, "path": str(lib.path), "agents": len(agents_in(lib)), "tools": list(lib.tools)}
-            for lib in config.libraries.values()]
+    rows: list[dict[str, Any]] = [
+        {"name": lib.name, "path": str(lib.path), "agents": len(agents_in(lib)), "tools": list(lib.tools)}
+        for lib in config.libraries.values()
+    ]
     if args.json:
         print_json(rows)
         return 0

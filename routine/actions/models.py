@@ -92,12 +92,18 @@ def _plan(config: Config, hours: int, as_json: bool) -> int:
     rows = []
     for mine, theirs in zip(ours.decisions, naive.decisions):
         use = mine.use
-        rows.append({
-            "at": use.at.astimezone(tz).strftime("%a %H:%M"), "block": use.block, "agent": use.agent,
-            "model": key_label(use.model),
-            "routine": _ours_cell(mine, leads[use.model], tz),
-            "ollama alone": "warm" if theirs.warm else "load" + (f", evicts {key_label(theirs.evicted)}" if theirs.evicted else ""),
-        })
+        rows.append(
+            {
+                "at": use.at.astimezone(tz).strftime("%a %H:%M"),
+                "block": use.block,
+                "agent": use.agent,
+                "model": key_label(use.model),
+                "routine": _ours_cell(mine, leads[use.model], tz),
+                "ollama alone": "warm"
+                if theirs.warm
+                else "load" + (f", evicts {key_label(theirs.evicted)}" if theirs.evicted else ""),
+            }
+        )
     summary = {"hours": hours, "steps": len(uses), "max_resident": slots,
                "loads": {"routine": ours.loads, "belady_bound": bound, "ollama_alone": naive.loads,
                          "idle_unloads": ours.idle_unloads},
@@ -114,7 +120,9 @@ def _plan(config: Config, hours: int, as_json: bool) -> int:
     print(f"\nModel loads in the next {hours} h: {ours.loads} with routine's plan "
           f"(the fewest possible with models kept loaded: {bound}{idle}), {naive.loads} with Ollama alone "
           f"(OLLAMA_MAX_LOADED_MODELS={slots}, keep_alive 5m).")
-    print(f"Steps starting on a warm model: {ours.warm_share:.0%} with routine, {naive.warm_share:.0%} with Ollama alone.")
+    print(
+        f"Steps starting on a warm model: {ours.warm_share:.0%} with routine, {naive.warm_share:.0%} with Ollama alone."
+    )
     return 0
 
 

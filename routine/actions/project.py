@@ -47,7 +47,9 @@ def _assign(config: Config, args: argparse.Namespace) -> int:
                     role=args.role, due=args.due)
     what = f" the task: {result['task']}" if result["task"] else ""
     how = f" as {result['behaviour']}" if result.get("behaviour") else ""
-    return _done(args, result, f"{result['member']} ({result['kind']}{how}) is on {result['project']}{';' if what else ''}{what}")
+    return _done(
+        args, result, f"{result['member']} ({result['kind']}{how}) is on {result['project']}{';' if what else ''}{what}"
+    )
 
 
 def _unassign(config: Config, args: argparse.Namespace) -> int:
@@ -107,8 +109,13 @@ def _show(config: Config, args: argparse.Namespace) -> int:
     print(f"{info['project']} ({info['status']}) — {info['goal'] or 'no goal set'}")
     print(f"Manager: {info['manager'] or 'none'}   Key results: {', '.join(info['key_results']) or 'none'}")
     print("\nMembers:")
-    print_table([{"member": m["name"], "kind": m["kind"], "behaviour": m["behaviour"], "role": m["role"]}
-                 for m in info["members"]], ["member", "kind", "behaviour", "role"]) if info["members"] else print("  none")
+    print_table(
+        [
+            {"member": m["name"], "kind": m["kind"], "behaviour": m["behaviour"], "role": m["role"]}
+            for m in info["members"]
+        ],
+        ["member", "kind", "behaviour", "role"],
+    ) if info["members"] else print("  none")
     print("\nOpen tasks:")
     rows = [{"assignee": who, "task": t["text"], "state": t["state"], "due": t["due"]}
             for who, tasks in info["open_tasks"].items() for t in tasks]

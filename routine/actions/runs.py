@@ -85,7 +85,11 @@ def _show(journal: Journal, run_id: str, as_json: bool) -> int:
         print("\nLeft out of context:\n" + "\n".join(f"  {d['label']}: {d['reason']}" for d in row["dropped"]))
     if row.get("wrote"):
         wrote = row["wrote"]
-        print(f"\nWrote:\n  {wrote.get('message') or wrote.get('path')}" if isinstance(wrote, dict) else f"\nWrote: {wrote}")
+        print(
+            f"\nWrote:\n  {wrote.get('message') or wrote.get('path')}"
+            if isinstance(wrote, dict)
+            else f"\nWrote: {wrote}"
+        )
     if row.get("prompt"):
         print("\nPrompt:")
         for message in row["prompt"]:
@@ -102,7 +106,10 @@ def _show(journal: Journal, run_id: str, as_json: bool) -> int:
         print(f"\nDetails:\n{_indent(json.dumps(row['details'], indent=2, ensure_ascii=False))}")
     for child in journal.children(row["id"]):
         attempt = (child.details or {}).get("attempt") if isinstance(child.details, dict) else None
-        print(f"\nStep {child.step}: {child.agent} {child.status} ({child.id})" + (f", attempt {attempt}" if attempt else ""))
+        print(
+            f"\nStep {child.step}: {child.agent} {child.status} ({child.id})"
+            + (f", attempt {attempt}" if attempt else "")
+        )
     return 0
 
 
@@ -142,10 +149,14 @@ def transcript_lines(entries: list[dict]) -> list[str]:
              f"{f', {refused} refused' if refused else ''}):"]
     for e in entries:
         if e["type"] == "model":
-            asked = ", ".join(f"{c['name']}({_args(c['arguments'])})" + (" [written as text]" if c.get("written_as_text") else "")
-                              for c in e.get("calls") or [])
+            asked = ", ".join(
+                f"{c['name']}({_args(c['arguments'])})" + (" [written as text]" if c.get("written_as_text") else "")
+                for c in e.get("calls") or []
+            )
             said = (e.get("content") or "").strip()
-            lines.append(f"  {e['turn']}. model: " + (f"calls {asked}" if asked else f"answers ({len(said)} characters)"))
+            lines.append(
+                f"  {e['turn']}. model: " + (f"calls {asked}" if asked else f"answers ({len(said)} characters)")
+            )
             if said and asked:
                 lines.append(_indent(_first_lines(said), 6))
         elif e["type"] == "elided":

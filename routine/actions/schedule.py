@@ -78,7 +78,10 @@ def _validate(config: Config, agents: dict[str, AgentSpec], agent_problems, as_j
     elif problems:
         raise ConfigError(problems)
     elif schedules is not None:  # None only when loading raised, with problems
-        print(f"ok: {len(schedules.blocks)} blocks and {len(schedules.triggers)} triggers in {len(schedules.files)} files.")
+        print(
+            f"ok: {len(schedules.blocks)} blocks and {len(schedules.triggers)} triggers in "
+            f"{len(schedules.files)} files."
+        )
     return 0 if not problems else ConfigError.exit_code
 
 
@@ -118,8 +121,15 @@ def _dst_note(block: Block, fire: datetime) -> str | None:
 def _next(config: Config, schedules: Schedules, n: int, as_json: bool, kept: dict | None = None) -> int:
     rows = upcoming(config, schedules, n)
     for held in (kept or {}).values():  # the daemon's last good version of a broken file
-        rows += [{"block": f["block"], "at": datetime.fromisoformat(f["at"]).astimezone(), "agents": f.get("agents") or [],
-                  "dst_shift": "last good version (the file is broken)"} for f in held]
+        rows += [
+            {
+                "block": f["block"],
+                "at": datetime.fromisoformat(f["at"]).astimezone(),
+                "agents": f.get("agents") or [],
+                "dst_shift": "last good version (the file is broken)",
+            }
+            for f in held
+        ]
     rows = sorted(rows, key=lambda r: r["at"])[:n]
     if as_json:
         print_json([{**r, "at": r["at"].isoformat()} for r in rows])
@@ -132,18 +142,41 @@ def _next(config: Config, schedules: Schedules, n: int, as_json: bool, kept: dic
 
 def _list(schedules: Schedules, as_json: bool) -> int:
     if as_json:
-        print_json({
-            "blocks": [{"id": b.id, "file": b.file, "cron": b.cron.expr, "timezone": b.timezone, "missed": b.missed,
-                        "grace": b.grace.total_seconds(), "enabled": b.enabled, "description": b.description,
-                        "steps": [{"agent": s.agent, "write": s.write.describe() if s.write else None} for s in b.steps]}
-                       for b in schedules.blocks.values()],
-            "triggers": [{"id": t.id, "on": t.on, "path": t.path, "agent": t.agent, "debounce": t.debounce.total_seconds()}
-                         for t in schedules.triggers],
-        })
+        print_json(
+            {
+                "blocks": [
+                    {
+                        "id": b.id,
+                        "file": b.file,
+                        "cron": b.cron.expr,
+                        "timezone": b.timezone,
+                        "missed": b.missed,
+                        "grace": b.grace.total_seconds(),
+                        "enabled": b.enabled,
+                        "description": b.description,
+                        "steps": [
+                            {"agent": s.agent, "write": s.write.describe() if s.write else None} for s in b.steps
+                        ],
+                    }
+                    for b in schedules.blocks.values()
+                ],
+                "triggers": [
+                    {"id": t.id, "on": t.on, "path": t.path, "agent": t.agent, "debounce": t.debounce.total_seconds()}
+                    for t in schedules.triggers
+                ],
+            }
+        )
         return 0
-    rows = [{"block": b.id, "cron": b.cron.expr, "missed": f"{b.missed} ({_human(b.grace)})" if b.missed == "catch-up" else b.missed,
-             "steps": " → ".join(b.agents), "writes": "; ".join(s.write.describe() for s in b.steps if s.write)}
-            for b in schedules.blocks.values()]
+    rows = [
+        {
+            "block": b.id,
+            "cron": b.cron.expr,
+            "missed": f"{b.missed} ({_human(b.grace)})" if b.missed == "catch-up" else b.missed,
+            "steps": " → ".join(b.agents),
+            "writes": "; ".join(s.write.describe() for s in b.steps if s.write),
+        }
+        for b in schedules.blocks.values()
+    ]
     print_table(rows, ["block", "cron", "missed", "steps", "writes"])
     if schedules.triggers:
         print()

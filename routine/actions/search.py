@@ -50,7 +50,11 @@ def _search(args: argparse.Namespace, progress) -> list[dict]:
 
     config = config or load_config(args.config)
     # No daemon holds the model warm: say why the first answer takes a while.
-    print(f"routine: no daemon is running, so the search model ({config.memory.embedding_model or 'the shipped MiniLM'}) "
-          "loads here first; this can take 10–20 s (with the daemon running, searches are quick).", file=sys.stderr, flush=True)
+    print(
+        f"routine: no daemon is running, so the search model ({config.memory.embedding_model or 'the shipped MiniLM'}) "
+        "loads here first; this can take 10–20 s (with the daemon running, searches are quick).",
+        file=sys.stderr,
+        flush=True,
+    )
     with VaultIndex(config) as index:
         return [hit.as_dict() for hit in index.search(args.query, args.k, reads, progress=progress)]

@@ -59,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
                             "As root, install and start it:", sudo=True)
     systemctl = _systemctl(args.user)
     if systemctl is None:
-        return _print_steps(_commands(scope, name), "systemd is not running here; where it is, run:", sudo=not args.user)
+        return _print_steps(
+            _commands(scope, name), "systemd is not running here; where it is, run:", sudo=not args.user
+        )
     return _enable(systemctl, scope, name, changed, args.user, person, state)
 
 

@@ -152,7 +152,8 @@ def _note_text(config: Config, text: str, title: str, own: list[str]) -> tuple[s
     said = None
     if alias not in config.models:
         fallback = "general" if "general" in config.models else next(iter(config.models))
-        said = f"its model alias {alias!r} is not in {config.path.name}; it runs on {fallback!r} (edit `model:` to change)."
+        said = (f"its model alias {alias!r} is not in {config.path.name}; "
+                f"it runs on {fallback!r} (edit `model:` to change).")
         updates["model"] = fallback
     return update_frontmatter(split, updates) + split.body, said, grounding_said
 

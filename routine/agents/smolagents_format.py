@@ -77,11 +77,34 @@ def export(config: Config, agent: AgentSpec, folder: Path) -> list[str]:
     templates = prompt_templates(_system_prompt(agent, grounding))
     alias = config.models[agent.model]
     props = parse_frontmatter((config.vault / agent.source).read_text(encoding="utf-8")).data
-    routine = {"agent": agent.name, "title": PurePosixPath(agent.source).stem, "model": agent.model,
-               **{k: props[k] for k in ("role", "behaviour", "locked", "author", "version", "custom", "task",
-                                        "approval", "max_iterations", "timeout", "description") if k in props},
-               "tools": list(agent.tools), "grounding": [f"grounding/{PurePosixPath(r).name}" for r in
-                                                         (resolve_wikilink(config.vault, g) for g in agent.grounding) if r]}
+    routine = {
+        "agent": agent.name,
+        "title": PurePosixPath(agent.source).stem,
+        "model": agent.model,
+        **{
+            k: props[k]
+            for k in (
+                "role",
+                "behaviour",
+                "locked",
+                "author",
+                "version",
+                "custom",
+                "task",
+                "approval",
+                "max_iterations",
+                "timeout",
+                "description",
+            )
+            if k in props
+        },
+        "tools": list(agent.tools),
+        "grounding": [
+            f"grounding/{PurePosixPath(r).name}"
+            for r in (resolve_wikilink(config.vault, g) for g in agent.grounding)
+            if r
+        ],
+    }
     # The model as LiteLLM sees it, with the alias's pinned options (so Ollama does not reload it),
     # and litellm's MCP bridge skipped as routine does (it would import the optional `mcp` package).
     model = {"model_id": alias.model, "api_base": alias.primary.api_base, **alias.request_options(),
@@ -122,7 +145,9 @@ def import_folder(config: Config, folder: Path, name: str | None = None) -> tupl
             raise OSError("no regular file agent.json in it")
         data = json.loads(read_regular(folder / "agent.json", MAX_FILE_BYTES).decode("utf-8"))
     except (OSError, ValueError) as exc:
-        raise UsageError(f"{folder} has no readable agent.json ({exc}).", "point at a folder smolagents saved.") from None
+        raise UsageError(
+            f"{folder} has no readable agent.json ({exc}).", "point at a folder smolagents saved."
+        ) from None
     routine = data.get("routine") or {}
     title = check_name(name or routine.get("title") or str(data.get("name") or folder.name).replace("_", "-").title())
     note = config.vault / config.layout.agents / f"{title}.md"
@@ -143,8 +168,12 @@ def import_folder(config: Config, folder: Path, name: str | None = None) -> tupl
     alias = routine.get("model")
     if alias not in config.models:
         alias = "general" if "general" in config.models else next(iter(config.models))
-    props = {"agent": title.lower(), "role": routine.get("role") or data.get("description") or f"Imported agent {title}",
-             "model": alias, "custom": True}
+    props = {
+        "agent": title.lower(),
+        "role": routine.get("role") or data.get("description") or f"Imported agent {title}",
+        "model": alias,
+        "custom": True,
+    }
     props.update({k: routine[k] for k in ("behaviour", "locked", "author", "version", "approval", "max_iterations",
                                           "timeout", "description") if k in routine})
     props.update({"tools": tools, "grounding": links, "write": {"append": f"{config.layout.agents}/{title}/Log.md"},

@@ -29,16 +29,16 @@ def _inside(rel):
 '''
 
 FORWARDS = {
-    "read_note": '''    def forward(self, path: str) -> str:
+    "read_note": """    def forward(self, path: str) -> str:
         rel = path if path.endswith(".md") else path + ".md"
         return _inside(rel).read_text(encoding="utf-8")
-''',
-    "list_notes": '''    def forward(self, folder: str | None = None, limit: int | None = None) -> str:
+""",
+    "list_notes": """    def forward(self, folder: str | None = None, limit: int | None = None) -> str:
         base = _inside(folder or ".")
         notes = sorted((p for p in base.rglob("*.md")), key=lambda p: p.stat().st_mtime, reverse=True)
         return "\\n".join(p.relative_to(_vault()).as_posix() for p in notes[: limit or 30])
-''',
-    "search_notes": '''    def forward(self, query: str, k: int | None = None) -> str:
+""",
+    "search_notes": """    def forward(self, query: str, k: int | None = None) -> str:
         words = {w.lower() for w in query.split() if len(w) > 2}
         scored = []
         for p in _vault().rglob("*.md"):
@@ -48,8 +48,10 @@ FORWARDS = {
                 scored.append((score, p.relative_to(_vault()).as_posix(), " ".join(text.split())[:200]))
         scored.sort(reverse=True)
         return "\\n".join(f"- {rel}: {snippet}" for _, rel, snippet in scored[: k or 5]) or "No match."
-''',
-    "write_note": '''    def forward(self, path: str, content: str, section: str | None = None, append: bool | None = None) -> str:
+""",
+    "write_note": """    def forward(
+        self, path: str, content: str, section: str | None = None, append: bool | None = None
+    ) -> str:
         rel = path if path.endswith(".md") else path + ".md"
         target = _inside(rel)
         if target.exists() and not append and not section:
@@ -58,13 +60,13 @@ FORWARDS = {
         with target.open("a", encoding="utf-8") as out:
             out.write((f"\\n## {section}\\n" if section else "\\n") + content.strip() + "\\n")
         return f"Wrote {rel}."
-''',
-    "now": '''    def forward(self, timezone: str | None = None) -> str:
+""",
+    "now": """    def forward(self, timezone: str | None = None) -> str:
         from datetime import datetime
         from zoneinfo import ZoneInfo
         moment = datetime.now(ZoneInfo(timezone)) if timezone else datetime.now().astimezone()
         return moment.strftime("%A %Y-%m-%d %H:%M %Z, ISO week %V")
-''',
+""",
 }
 
 EXPORTABLE = declared(*FORWARDS)

@@ -89,9 +89,13 @@ class Conversation:
         now = self.runner.clock()
         variables = {**date_vars(now), "agent": agent.name, "steps": {}, "path": "", "event": "", "task": question}
         tools = tools_for(agent)
-        shape = _Shape(self._system_vars(variables), [t.spec() for t in tools] or None,
-                       {"role": "user", "content": f"[{now:%a %Y-%m-%d %H:%M} {variables['timezone']}] {question.strip()}"},
-                       client.counter(agent.model), client.limit(agent.model))
+        shape = _Shape(
+            self._system_vars(variables),
+            [t.spec() for t in tools] or None,
+            {"role": "user", "content": f"[{now:%a %Y-%m-%d %H:%M} {variables['timezone']}] {question.strip()}"},
+            client.counter(agent.model),
+            client.limit(agent.model),
+        )
         summary, covers, turns = self._fold(shape, history, run_id)
         gathered = self._gather(question, variables)
         fitted, sent, counted = shape.fitted(summary, turns, gathered)
@@ -116,9 +120,14 @@ class Conversation:
         turns = list(history.turns[covers:])
         skipped = max(0, len(turns) - MAX_FOLD_TURNS)
         if skipped:  # a note of thousands of messages: fold what one answer can, never hang on the rest
-            log.warning("a conversation with %s has %d messages not yet summarised; the oldest %d are passed over "
-                        "(the summary says so); the latest %d are folded as the window needs", self.agent.name, len(turns), skipped,
-                        MAX_FOLD_TURNS)
+            log.warning(
+                "a conversation with %s has %d messages not yet summarised; the oldest %d are passed over "
+                "(the summary says so); the latest %d are folded as the window needs",
+                self.agent.name,
+                len(turns),
+                skipped,
+                MAX_FOLD_TURNS,
+            )
             summary = (summary.strip() + "\n" if summary.strip() else "") + (
                 f"- ({skipped} earlier messages were too many to summarise; see the note itself for them.)")
             covers, turns = covers + skipped, turns[skipped:]

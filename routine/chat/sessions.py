@@ -108,10 +108,17 @@ def log_tools(store: ChatStore, chat_id: str, transcript: list[dict]) -> None:
     for entry in transcript:
         if entry.get("type") != "tool":
             continue
-        store.add(chat_id, ChatMessage(Role.TOOL, tool=entry.get("name"), arguments=entry.get("arguments"),
-                                       result=entry.get("result") if "result" in entry else entry.get("error"),
-                                       duration_ms=entry.get("ms"),
-                                       details={"turn": entry.get("turn"), **({"refused": True} if entry.get("refused") else {})}))
+        store.add(
+            chat_id,
+            ChatMessage(
+                Role.TOOL,
+                tool=entry.get("name"),
+                arguments=entry.get("arguments"),
+                result=entry.get("result") if "result" in entry else entry.get("error"),
+                duration_ms=entry.get("ms"),
+                details={"turn": entry.get("turn"), **({"refused": True} if entry.get("refused") else {})},
+            ),
+        )
 
 
 def start_from_note(store: ChatStore, agent: str, note) -> str:

@@ -101,7 +101,11 @@ def _send_notifications() -> None:
 def _setup_logging(debug: bool, one_shot: bool) -> None:
     from routine import logs
 
-    level = logging.DEBUG if debug else getattr(logging, os.environ.get("ROUTINE_LOG_LEVEL", "WARNING").upper(), logging.WARNING)
+    level = (
+        logging.DEBUG
+        if debug
+        else getattr(logging, os.environ.get("ROUTINE_LOG_LEVEL", "WARNING").upper(), logging.WARNING)
+    )
     handler = logs.setup(level)
     # The command says how its run ended, once: its run's lines stay off a terminal unless asked
     # for (ROUTINE_LOG_LEVEL); under journald they always go to the journal.

@@ -107,7 +107,9 @@ def models(p: argparse.ArgumentParser) -> None:
 
 
 def approve(p: argparse.ArgumentParser) -> None:
-    p.add_argument("note", nargs="?", metavar="NOTE", help="the proposal (path or name); without it, list those waiting")
+    p.add_argument(
+        "note", nargs="?", metavar="NOTE", help="the proposal (path or name); without it, list those waiting"
+    )
     p.add_argument("--reject", action="store_true", help="reject it instead (it is archived, nothing is applied)")
     p.add_argument("--force", action="store_true",
                    help="apply a proposal in conflict over the text there now (that text is kept in the archive)")
@@ -142,7 +144,9 @@ def project(p: argparse.ArgumentParser) -> None:
     new.add_argument("name", metavar="NAME")
     new.add_argument("--goal", help="what the project is for (the home note's goal)")
     _json(new)
-    adopt = sub.add_parser("adopt", help="make a folder in Projects/ made by hand a project (adds only what is missing)")
+    adopt = sub.add_parser(
+        "adopt", help="make a folder in Projects/ made by hand a project (adds only what is missing)"
+    )
     adopt.add_argument("name", metavar="NAME")
     _json(adopt)
     _json(sub.add_parser("list", help="every project: status, manager, members, open tasks, next fire"))
@@ -198,7 +202,9 @@ def agent(p: argparse.ArgumentParser) -> None:
                      help="the tools it may use (default: read_note list_notes search_notes)")
     new.add_argument("--behaviour", choices=BEHAVIOURS)
     new.add_argument("--role", help="one line: what it is for")
-    new.add_argument("--locked", action="store_true", help="hide its grounding's content from listings and other agents")
+    new.add_argument(
+        "--locked", action="store_true", help="hide its grounding's content from listings and other agents"
+    )
     _json(sub.add_parser("list", help="every agent: role, model, tools, custom or built in, locked"))
     show = sub.add_parser("show", help="one agent: role, model, scopes, tools, grounding, assignments, last runs")
     show.add_argument("name", metavar="NAME")

@@ -219,7 +219,9 @@ def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
                                                         "or 2026-12-24..2026-12-26."))
     zone = data.get("timezone")
     if isinstance(zone, str) and zone and not valid_timezone(zone):
-        problems.append(doc.problem(("timezone",), f"unknown time zone {zone!r}; write an IANA name such as Europe/Berlin."))
+        problems.append(
+            doc.problem(("timezone",), f"unknown time zone {zone!r}; write an IANA name such as Europe/Berlin.")
+        )
     return problems
 
 
@@ -278,7 +280,9 @@ def load_agents(config: Config, require_vault: bool = False) -> tuple[dict[str, 
             problems.extend(note_problems)
             continue
         if spec.name in agents:
-            note_problems.append(Problem(rel, 2, "agent", f"agent {spec.name!r} is already defined in {agents[spec.name].source}."))
+            note_problems.append(
+                Problem(rel, 2, "agent", f"agent {spec.name!r} is already defined in {agents[spec.name].source}.")
+            )
         problems.extend(note_problems)
         if not note_problems:
             agents[spec.name] = spec
@@ -314,7 +318,11 @@ def read_agent_note(vault: Path, rel: str) -> str:
 def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | None, list[Problem]]:
     match = _FRONTMATTER.match(text)
     if not match:
-        return None, [Problem(rel, 1, "", "an agent note needs YAML frontmatter between '---' lines, starting with `agent: NAME`.")]
+        return None, [
+            Problem(
+                rel, 1, "", "an agent note needs YAML frontmatter between '---' lines, starting with `agent: NAME`."
+            )
+        ]
     doc = parse_yaml(match.group(1), rel, line_offset=1)
     if not isinstance(doc.data, dict) or "agent" not in doc.data:
         return None, []  # a note in Agents/ that is not an agent (a README, say) is fine
@@ -358,7 +366,13 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
             if msg:
                 problems.append(doc.problem((key, i), msg))
     if spec.model not in config.models:
-        problems.append(doc.problem(("model",), f"model alias {spec.model!r} is not defined in {config.path.name} (defined: {', '.join(config.models)})."))
+        problems.append(
+            doc.problem(
+                ("model",),
+                f"model alias {spec.model!r} is not defined in {config.path.name} (defined: "
+                f"{', '.join(config.models)}).",
+            )
+        )
     if spec.write:
         from routine.config.checks import write_scope_problem
 

@@ -94,119 +94,208 @@ CONFIG = {
     "additionalProperties": False,
     "required": ["vault", "models"],
     "properties": {
-        "vault": key("your Obsidian vault (relative to this file, or absolute); the agents read and write only "
-                     "inside it", {"type": "string", "minLength": 1}),
-        "timezone": key("the IANA time zone of schedules and of the dates in notes; default: the machine's",
-                        {"type": "string"}),
+        "vault": key(
+            "your Obsidian vault (relative to this file, or absolute); the agents read and write only inside it",
+            {"type": "string", "minLength": 1},
+        ),
+        "timezone": key(
+            "the IANA time zone of schedules and of the dates in notes; default: the machine's", {"type": "string"}
+        ),
         "ollama": section(
             "the Ollama server and which models stay loaded",
-            host=key("the Ollama server; $OLLAMA_HOST, when set, comes before this default", {"type": "string"},
-                     default="http://127.0.0.1:11434"),
-            max_resident=key("at most this many models loaded at once; routine swaps the rest",
-                             {"type": "integer", "minimum": 1, "maximum": 8}, default=2),
-            unload_foreign=key("whether models other programs loaded (`ollama run`) may be unloaded to make room",
-                               {"type": "boolean"}, default=False),
-            idle_unload=key("unload a model of routine's when nothing in the schedule needs it for this long",
-                            DURATION, default="6h"),
+            host=key(
+                "the Ollama server; $OLLAMA_HOST, when set, comes before this default",
+                {"type": "string"},
+                default="http://127.0.0.1:11434",
+            ),
+            max_resident=key(
+                "at most this many models loaded at once; routine swaps the rest",
+                {"type": "integer", "minimum": 1, "maximum": 8},
+                default=2,
+            ),
+            unload_foreign=key(
+                "whether models other programs loaded (`ollama run`) may be unloaded to make room",
+                {"type": "boolean"},
+                default=False,
+            ),
+            idle_unload=key(
+                "unload a model of routine's when nothing in the schedule needs it for this long",
+                DURATION,
+                default="6h",
+            ),
             preload=key("load each model shortly before the step that needs it", {"type": "boolean"}, default=True),
         ),
-        "models": key("model aliases by name; each agent note names one in its `model:`",
-                      {"type": "object", "minProperties": 1, "additionalProperties": MODEL_ALIAS}),
+        "models": key(
+            "model aliases by name; each agent note names one in its `model:`",
+            {"type": "object", "minProperties": 1, "additionalProperties": MODEL_ALIAS},
+        ),
         "sandbox": section(
             "run_command's sandbox (bubblewrap)",
-            workdir=key("the folder mounted at /work: a vault folder, or an absolute path",
-                        {"type": "string", "minLength": 1}, default="Builds"),
-            mode=key("for an absolute workdir: ro or rw (a vault folder follows the agent's writes:)",
-                     {"enum": ["ro", "rw"]}, default="ro"),
+            workdir=key(
+                "the folder mounted at /work: a vault folder, or an absolute path",
+                {"type": "string", "minLength": 1},
+                default="Builds",
+            ),
+            mode=key(
+                "for an absolute workdir: ro or rw (a vault folder follows the agent's writes:)",
+                {"enum": ["ro", "rw"]},
+                default="ro",
+            ),
             timeout=key("the longest a command may run", DURATION, default="60s"),
             memory=key("the most memory a command may use", SIZE, default="1GiB"),
             output=key("the most output a command returns to the model", SIZE, default="64KiB"),
         ),
         "watch": section(
             "the vault watcher",
-            inotify=key("use change events; false for a vault on a network share (NFS/SMB), where they do not arrive",
-                        {"type": "boolean"}, default=True),
+            inotify=key(
+                "use change events; false for a vault on a network share (NFS/SMB), where they do not arrive",
+                {"type": "boolean"},
+                default=True,
+            ),
             reconcile=key("how often a full pass finds changes the events missed", DURATION, default="5m"),
         ),
         "chat": section(
             "chat notes",
-            quiet=key("how long a chat note must be still after the person's save before it is answered",
-                      DURATION, default="3s"),
+            quiet=key(
+                "how long a chat note must be still after the person's save before it is answered",
+                DURATION,
+                default="3s",
+            ),
         ),
         "projects": section(
             "projects and their tasks",
-            pickup_backoff=key("how long after a failed task pickup it is tried again; doubled after each failure "
-                               "(at most an hour)", DURATION, default="30s"),
+            pickup_backoff=key(
+                "how long after a failed task pickup it is tried again; doubled after each failure (at most an hour)",
+                DURATION,
+                default="30s",
+            ),
         ),
-        "request_timeout": key("seconds for one model call, loading the model included",
-                               {"type": "number", "exclusiveMinimum": 0}, default=600),
-        "retries": key("retries of a failed model call before the fallbacks are tried",
-                       {"type": "integer", "minimum": 0, "maximum": 10}, default=2),
-        "retry_backoff": key("seconds before the first retry of a model call; doubled after each",
-                             {"type": "number", "minimum": 0}, default=2),
+        "request_timeout": key(
+            "seconds for one model call, loading the model included",
+            {"type": "number", "exclusiveMinimum": 0},
+            default=600,
+        ),
+        "retries": key(
+            "retries of a failed model call before the fallbacks are tried",
+            {"type": "integer", "minimum": 0, "maximum": 10},
+            default=2,
+        ),
+        "retry_backoff": key(
+            "seconds before the first retry of a model call; doubled after each",
+            {"type": "number", "minimum": 0},
+            default=2,
+        ),
         "layout": section(
             "where routine's own folders and notes are in the vault (vault-relative)",
             daily=key("daily notes", {"type": "string", "minLength": 1}, default="Daily"),
             weekly=key("weekly notes", {"type": "string", "minLength": 1}, default="Weekly"),
             drafts=key("proposals waiting for approval", {"type": "string", "minLength": 1}, default="Drafts"),
             alerts=key("alerts routine raises", {"type": "string", "minLength": 1}, default="Alerts"),
-            archive=key("archived notes (agents' searches skip it)", {"type": "string", "minLength": 1},
-                        default="Archive"),
-            agents=key("agent notes, and custom agents' own folders", {"type": "string", "minLength": 1},
-                       default="Agents"),
+            archive=key(
+                "archived notes (agents' searches skip it)", {"type": "string", "minLength": 1}, default="Archive"
+            ),
+            agents=key(
+                "agent notes, and custom agents' own folders", {"type": "string", "minLength": 1}, default="Agents"
+            ),
             dashboard=key("the dashboard note", {"type": "string", "minLength": 1}, default="Routine/Dashboard.md"),
             chats=key("chat notes made by `routine chat new`", {"type": "string", "minLength": 1}, default="Chats"),
         ),
         "metrics": section(
             "figures for Prometheus",
-            textfile=key("node_exporter's textfile, rewritten after each run; false: not written. "
-                         "Default: metrics/routine.prom in the state folder",
-                         {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]}),
+            textfile=key(
+                "node_exporter's textfile, rewritten after each run; false: not written. "
+                "Default: metrics/routine.prom in the state folder",
+                {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]},
+            ),
         ),
         "calendars": key(
             "your calendars, read-only: .ics files (relative to this file) or http(s) URLs on your LAN; a step "
             "reads them with the input `calendar: today` (or tomorrow, this_week)",
-            {"type": "array", "items": {"oneOf": [
-                {"type": "string", "minLength": 1},
-                {"type": "object", "additionalProperties": False, "required": ["source"], "properties": {
-                    "source": key("the .ics file or URL", {"type": "string", "minLength": 1}),
-                    "name": key("how steps see it named (default: the file's name)", {"type": "string", "minLength": 1}),
-                }}]}}, default=[]),
+            {
+                "type": "array",
+                "items": {
+                    "oneOf": [
+                        {"type": "string", "minLength": 1},
+                        {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["source"],
+                            "properties": {
+                                "source": key("the .ics file or URL", {"type": "string", "minLength": 1}),
+                                "name": key(
+                                    "how steps see it named (default: the file's name)",
+                                    {"type": "string", "minLength": 1},
+                                ),
+                            },
+                        },
+                    ]
+                },
+            },
+            default=[],
+        ),
         "notify": section(
             "messages to your phone or mail when something needs you (Apprise URLs: ntfy, Gotify, Matrix, "
             "email, Telegram, a JSON webhook…); `routine notify test` sends one",
-            urls=key("where messages go, e.g. ntfy://ntfy.lan/routine or json://box.lan:8080/hook",
-                     {"type": "array", "items": {"type": "string", "minLength": 3}}, default=[]),
-            on=key("what is sent: alerts (one message per cause, and when it resolves), proposals waiting, "
-                   "tasks assigned to a person, ready (the notes of the blocks in `ready`)",
-                   {"type": "array", "items": {"enum": [t.value for t in Topic]}, "uniqueItems": True},
-                   default=[t.value for t in Topic]),
-            ready=key("blocks whose note, once written, is sent with its first lines (e.g. [morning])",
-                      {"type": "array", "items": {"type": "string", "minLength": 1}}, default=[]),
-            quiet_hours=key("HH:MM-HH:MM in your time zone when nothing is sent; held messages go out after; "
-                            "empty: never quiet", {"type": "string", "pattern": r"^(\d{2}:\d{2}\s*-\s*\d{2}:\d{2})?$"},
-                            default=""),
+            urls=key(
+                "where messages go, e.g. ntfy://ntfy.lan/routine or json://box.lan:8080/hook",
+                {"type": "array", "items": {"type": "string", "minLength": 3}},
+                default=[],
+            ),
+            on=key(
+                "what is sent: alerts (one message per cause, and when it resolves), proposals waiting, "
+                "tasks assigned to a person, ready (the notes of the blocks in `ready`)",
+                {"type": "array", "items": {"enum": [t.value for t in Topic]}, "uniqueItems": True},
+                default=[t.value for t in Topic],
+            ),
+            ready=key(
+                "blocks whose note, once written, is sent with its first lines (e.g. [morning])",
+                {"type": "array", "items": {"type": "string", "minLength": 1}},
+                default=[],
+            ),
+            quiet_hours=key(
+                "HH:MM-HH:MM in your time zone when nothing is sent; held messages go out after; empty: never quiet",
+                {"type": "string", "pattern": r"^(\d{2}:\d{2}\s*-\s*\d{2}:\d{2})?$"},
+                default="",
+            ),
         ),
-        "holiday": key("days on which nothing scheduled runs (triggers wait too): a date, or first..last; "
-                       "`routine pause` pauses for a while without editing this",
-                       {"type": "array", "items": {"type": "string",
-                                                   "pattern": r"^\d{4}-\d{2}-\d{2}(\s*\.\.\s*\d{4}-\d{2}-\d{2})?$"}},
-                       default=[]),
+        "holiday": key(
+            "days on which nothing scheduled runs (triggers wait too): a date, or first..last; "
+            "`routine pause` pauses for a while without editing this",
+            {
+                "type": "array",
+                "items": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}(\s*\.\.\s*\d{4}-\d{2}-\d{2})?$"},
+            },
+            default=[],
+        ),
         "libraries": key(
             "agent libraries by name: a folder (a synced or git folder a team shares), or {path, tools}; "
             "the shipped library `general` is always there",
-            {"type": "object", "propertyNames": {"pattern": r"^[A-Za-z0-9][A-Za-z0-9_-]*$"},
-             "additionalProperties": {"oneOf": [{"type": "string", "minLength": 1}, LIBRARY]}}),
+            {
+                "type": "object",
+                "propertyNames": {"pattern": r"^[A-Za-z0-9][A-Za-z0-9_-]*$"},
+                "additionalProperties": {"oneOf": [{"type": "string", "minLength": 1}, LIBRARY]},
+            },
+        ),
         "memory": section(
             "the vault search index",
-            embedding_model=key("the shipped all-MiniLM-L6-v2 (offline), a folder holding a sentence-transformers "
-                                "model, a model in the local Hugging Face cache, or ollama:MODEL; a change "
-                                "rebuilds the index", {"type": "string", "minLength": 1}, default="all-MiniLM-L6-v2"),
-            unload_after=key("seconds idle before the daemon's index worker (chromadb and the embedding "
-                             "model) exits, and before a model a command loaded is released",
-                             {"type": "number", "minimum": 0}, default=120),
-            chunk_chars=key("the longest piece of a note that is embedded; notes are cut at headings first",
-                            {"type": "integer", "minimum": 200, "maximum": 20000}, default=1000),
+            embedding_model=key(
+                "the shipped all-MiniLM-L6-v2 (offline), a folder holding a sentence-transformers "
+                "model, a model in the local Hugging Face cache, or ollama:MODEL; a change "
+                "rebuilds the index",
+                {"type": "string", "minLength": 1},
+                default="all-MiniLM-L6-v2",
+            ),
+            unload_after=key(
+                "seconds idle before the daemon's index worker (chromadb and the embedding "
+                "model) exits, and before a model a command loaded is released",
+                {"type": "number", "minimum": 0},
+                default=120,
+            ),
+            chunk_chars=key(
+                "the longest piece of a note that is embedded; notes are cut at headings first",
+                {"type": "integer", "minimum": 200, "maximum": 20000},
+                default=1000,
+            ),
         ),
     },
 }

@@ -55,9 +55,15 @@ def _index(node: yaml.Node, path: PathKey, lines: dict, file: str = "", line_off
             key = key_node.value
             if path + (key,) in lines and isinstance(key, str) and key != "<<":
                 # YAML would keep only the last one and silently drop the other.
-                raise YamlSyntaxError(Problem(file, key_node.start_mark.line + 1 + line_offset, format_path(path + (key,)),
-                                              f"{key!r} appears twice (first on line {lines[path + (key,)] + line_offset}); "
-                                              "the first would be silently dropped: rename or remove one."))
+                raise YamlSyntaxError(
+                    Problem(
+                        file,
+                        key_node.start_mark.line + 1 + line_offset,
+                        format_path(path + (key,)),
+                        f"{key!r} appears twice (first on line {lines[path + (key,)] + line_offset}); "
+                        "the first would be silently dropped: rename or remove one.",
+                    )
+                )
             lines[path + (key,)] = key_node.start_mark.line + 1
             _index(value_node, path + (key,), lines, file, line_offset)
     elif isinstance(node, yaml.SequenceNode):

@@ -3,8 +3,9 @@
 Start-up: config (fatal if invalid), then the parts of ``Daemon.components`` in order: journal
 (interrupted runs marked) → model manager and preloader → work queue (what is owed since last
 time: catch-up or missed) → timers → search index (in a worker process that exits when idle;
-checked, rebuilt if damaged, brought level with the vault, in the background) → config watcher → vault watcher (changes made while down fire
-first; the index follows it) → control socket → health monitor → first publish (STATUS line,
+checked, rebuilt if damaged, brought level with the vault, in the background) → config watcher →
+vault watcher (changes made while down fire first; the index follows it) → control socket →
+health monitor → first publish (STATUS line,
 dashboard note, metrics textfile) and ``READY=1`` → watchdog pings (only while healthy, see
 ``daemon.health``) → publisher thread. A part that fails to start stops those before it.
 Shutdown (SIGTERM/SIGINT): ``STOPPING=1``; every part halted in reverse (no new work; the
@@ -88,7 +89,8 @@ class Daemon:
         self.watcher: ConfigWatcher | None = None
         self.started_at = time.time()
         self.residency: Residency | None = None  # routine.daemon.residency: the one model manager of this process
-        self.vault_events: VaultEvents | None = None  # routine.daemon.vault_events: the watcher, triggers, approvals, the index feed
+        # routine.daemon.vault_events: the watcher, triggers, approvals, the index feed
+        self.vault_events: VaultEvents | None = None
         self.memory: RemoteIndex | None = None  # the vault search index, in a worker process (its one writer)
 
         self.notifier = Notifier.from_environment()  # systemd's notify socket, when it gave one
@@ -115,20 +117,31 @@ class Daemon:
         all in reverse (``daemon.components``)."""
         return [
             Component("journal", self._recover, stop=self.journal.close),
-            Component("model manager", self._start_residency, stop=if_there(lambda: self.residency, lambda r: r.stop())),
+            Component(
+                "model manager", self._start_residency, stop=if_there(lambda: self.residency, lambda r: r.stop())
+            ),
             Component("work queue", self._start_queue, halt=self._drain),
             Component("timers", self._start_timers, halt=self._stop_timers),
-            Component("search index", self._open_memory, halt=if_there(lambda: self.memory, lambda m: m.interrupt()),
-                      stop=self._close_memory),
+            Component(
+                "search index",
+                self._open_memory,
+                halt=if_there(lambda: self.memory, lambda m: m.interrupt()),
+                stop=self._close_memory,
+            ),
             Component("config watcher", self._watch_config, halt=if_there(lambda: self.watcher, lambda w: w.stop())),
-            Component("vault watcher", self._watch_vault, halt=if_there(lambda: self.vault_events, lambda v: v.stop_watching()),
-                      stop=if_there(lambda: self.vault_events, lambda v: v.close())),
+            Component(
+                "vault watcher",
+                self._watch_vault,
+                halt=if_there(lambda: self.vault_events, lambda v: v.stop_watching()),
+                stop=if_there(lambda: self.vault_events, lambda v: v.close()),
+            ),
             Component("control socket", self._open_control, stop=if_there(lambda: self.control, lambda c: c.stop())),
             Component("health monitor", self.monitor.start, halt=self.monitor.stop),
             Component("first publish", self._ready),
             Component("watchdog", self.watchdog.start, halt=self.watchdog.stop),
-            Component("publisher", self.publisher.start, halt=self.publisher.stop,
-                      stop=self.publisher.stopped),  # the dashboard says it is no longer live
+            Component(
+                "publisher", self.publisher.start, halt=self.publisher.stop, stop=self.publisher.stopped
+            ),  # the dashboard says it is no longer live
         ]
 
     def start(self) -> None:
@@ -262,7 +275,9 @@ class Daemon:
             old.close()  # the new index waits for the old one's lock
         if result.changed and self.timers:
             self.timers.sync(self.live.schedules.blocks)
-            log.info("reloaded: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers))
+            log.info(
+                "reloaded: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers)
+            )
         self._changed()
 
     # --- state for systemd, the dashboard and `routine status` -------------------------------

@@ -2,8 +2,8 @@
 
 Rendered from the status snapshot and written through the vault layer only when what it
 shows changes, or at least every ``AS_OF_EVERY`` so its "as of" time says how fresh it is (a
-dashboard left behind by a crash shows an old "as of"); a clean stop writes "stopped at". Links are wikilinks to the notes runs wrote and to open alerts, only to
-notes that exist, so every link in it resolves.
+dashboard left behind by a crash shows an old "as of"); a clean stop writes "stopped at". Links
+are wikilinks to the notes runs wrote and to open alerts, only to notes that exist, so every link in it resolves.
 """
 
 from __future__ import annotations
@@ -49,7 +49,9 @@ def _link(vault: Path, rel: str | None) -> str:
 def _wrote(vault: Path, run: RecentRun) -> str:
     wrote = run.wrote
     if isinstance(wrote, dict):
-        target = wrote.get("proposal") if wrote.get("outcome") == "proposal" and wrote.get("proposal") else wrote.get("path")
+        target = (
+            wrote.get("proposal") if wrote.get("outcome") == "proposal" and wrote.get("proposal") else wrote.get("path")
+        )
         return _link(vault, target)
     if isinstance(wrote, list) and wrote:
         return ", ".join(_link(vault, rel) for rel in dict.fromkeys(wrote))
@@ -113,7 +115,10 @@ def render(snap: DaemonStatus, vault: Path, tz: tzinfo | None, as_of: datetime |
 
     projects = dashboard_rows(vault)
     if projects:
-        lines += ["| project | status | team | open tasks | blockers | last digest |", "| --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            "| project | status | team | open tasks | blockers | last digest |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
         lines += [f"| {_link(vault, p['home'])} | {p['status']} | {p['team']} | {p['open']} | {p['blockers']} "
                   f"| {_link(vault, p['digest'])} |" for p in projects]
     else:

@@ -63,14 +63,20 @@ def owed(block: Block, slots: Slots, now: datetime, default_tz: ZoneInfo,
     *older, (latest, why) = candidates
     late = now - latest
     if late <= ON_TIME:
-        result.run.append(Slot(block.id, latest, slot_key(latest), "interrupted, run again" if why == "interrupted" else "on time"))
+        result.run.append(
+            Slot(block.id, latest, slot_key(latest), "interrupted, run again" if why == "interrupted" else "on time")
+        )
     elif block.missed == "catch-up" and late <= block.grace:
         what = "interrupted, run again" if why == "interrupted" else "catch-up"
-        result.run.append(Slot(block.id, latest, slot_key(latest), f"{what}: {_human(late)} late, within grace {_human(block.grace)}"))
+        result.run.append(
+            Slot(block.id, latest, slot_key(latest), f"{what}: {_human(late)} late, within grace {_human(block.grace)}")
+        )
     else:
         older.append((latest, why))
     for at, why in older[-MAX_MISSED_ROWS:]:
-        result.missed.append(Slot(block.id, at, slot_key(at), _miss_reason(block, at, now, why, bool(result.run), absent)))
+        result.missed.append(
+            Slot(block.id, at, slot_key(at), _miss_reason(block, at, now, why, bool(result.run), absent))
+        )
     result.not_recorded = max(0, len(older) - MAX_MISSED_ROWS)
     return _held(result, paused) if paused else result
 

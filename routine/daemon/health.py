@@ -1,7 +1,7 @@
 """Is the daemon healthy? What the watchdog asks before each ping.
 
-Healthy means: the scheduler thread runs, no supervised thread was left down, the control socket is served, no lock of the
-scheduling path is stuck, and the work queue is not wedged. A worker legitimately spends
+Healthy means: the scheduler thread runs, no supervised thread was left down, the control socket
+is served, no lock of the scheduling path is stuck, and the work queue is not wedged. A worker legitimately spends
 minutes in one model call, so "wedged" is measured against the longest a step may take
 (``step_limit``, derived from the config): the model call with every retry and fallback,
 plus a margin for reading context and writing the note.

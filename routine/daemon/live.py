@@ -52,7 +52,12 @@ class Live:
                 out.problems.append(Problem(str(self.config.path), None, "", f"could not be read: {exc}"))
             self._reload_agents(out)
             self._reload_schedules(out)
-            after = (self.config, self.agents, {b.id: b for b in self.schedules.blocks.values()}, self.schedules.triggers)
+            after = (
+                self.config,
+                self.agents,
+                {b.id: b for b in self.schedules.blocks.values()},
+                self.schedules.triggers,
+            )
             out.changed = before != after
             for p in out.problems:
                 log.error("rejected: %s (the last good version stays in force)", p)

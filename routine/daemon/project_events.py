@@ -165,10 +165,14 @@ class ProjectEvents:
             return
         journal = Journal()
         try:
-            request = StepRequest(agent=agent, task=template("project_react.md.j2"),
-                                  write=WriteSpec(note=f"{literal(found.folder)}/Digests/{{{{ today }}}}.md", section="Changes"),
-                                  trigger=f"trigger:{rel}", variables={"path": rel, "event": kind},
-                                  details={"project": project, "path": rel, "event": kind})
+            request = StepRequest(
+                agent=agent,
+                task=template("project_react.md.j2"),
+                write=WriteSpec(note=f"{literal(found.folder)}/Digests/{{{{ today }}}}.md", section="Changes"),
+                trigger=f"trigger:{rel}",
+                variables={"path": rel, "event": kind},
+                details={"project": project, "path": rel, "event": kind},
+            )
             self.host.make_runner(journal).run_step(request)
         finally:
             journal.close()

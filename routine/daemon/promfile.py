@@ -87,8 +87,12 @@ def render(snapshot: DaemonStatus, totals: list[dict[str, Any]]) -> str:
     blocks = [t for t in totals if t["kind"] == "block"]
     f.add("routine_runs_total", "counter", "Agent runs (steps) finished, by agent and outcome.",
           [({"agent": t["name"], "status": t["status"]}, t["runs"]) for t in steps])
-    f.add("routine_block_runs_total", "counter", "Schedule block runs, by block and outcome (missed and skipped included).",
-          [({"block": t["name"], "status": t["status"]}, t["runs"]) for t in blocks])
+    f.add(
+        "routine_block_runs_total",
+        "counter",
+        "Schedule block runs, by block and outcome (missed and skipped included).",
+        [({"block": t["name"], "status": t["status"]}, t["runs"]) for t in blocks],
+    )
     by_agent: dict[str, dict] = {}
     for t in steps:
         agg = by_agent.setdefault(t["name"], {"in": 0, "out": 0, "ms": 0, "load": 0, "last": None})

@@ -212,10 +212,12 @@ class VaultEvents:
         details = {"trigger": trigger.id, "event": change.kind, "path": change.rel, "seen_by": change.source}
         if change.src:
             details["from"] = change.src
-        work = Work(key=f"trigger:{trigger.id}:{change.rel}", label=f"trigger {trigger.id} ({change.kind} {change.rel})",
-                    run=partial(self.run_trigger, trigger, agent.name, change, (change.rel,) if readable else (),
-                                details),
-                    models=self.host.model_keys([agent.name]))
+        work = Work(
+            key=f"trigger:{trigger.id}:{change.rel}",
+            label=f"trigger {trigger.id} ({change.kind} {change.rel})",
+            run=partial(self.run_trigger, trigger, agent.name, change, (change.rel,) if readable else (), details),
+            models=self.host.model_keys([agent.name]),
+        )
         if self.host.queue.submit(work, coalesce=True):
             log.info("trigger %s fires %s on %s %s", trigger.id, agent.name, change.kind, change.rel)
 

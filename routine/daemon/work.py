@@ -88,10 +88,15 @@ class WorkQueue:
             for w in self._running.values():
                 silent = now - w.last_beat
                 if silent > silence_limit:
-                    found.append(f"{w.label} has shown no progress for {silent:.0f}s (the most a step may take is {silence_limit:.0f}s)")
+                    found.append(
+                        f"{w.label} has shown no progress for {silent:.0f}s (the most a step may take is "
+                        f"{silence_limit:.0f}s)"
+                    )
             runnable = [w for w in self._items if w.key not in self._running]
             if runnable and len(self._running) < len(self._threads) and now - self.last_progress > stall_limit:
-                found.append(f"{runnable[0].label} has waited {now - runnable[0].queued_at:.0f}s while a worker was free")
+                found.append(
+                    f"{runnable[0].label} has waited {now - runnable[0].queued_at:.0f}s while a worker was free"
+                )
         dead = [t.name for t in self._threads if t.ident is not None and not t.is_alive()]
         if dead:
             found.append(f"worker thread(s) {', '.join(dead)} died")

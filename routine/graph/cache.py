@@ -196,7 +196,9 @@ class GraphCache:
                 self._run_edge(row["agent"], rel, "read", at)
             wrote = row.get("wrote")
             if isinstance(wrote, dict) and wrote.get("path"):
-                rel = wrote["proposal"] if wrote.get("outcome") == "proposal" and wrote.get("proposal") else wrote["path"]
+                rel = (
+                    wrote["proposal"] if wrote.get("outcome") == "proposal" and wrote.get("proposal") else wrote["path"]
+                )
                 self._run_edge(row["agent"], rel, "wrote", at)
                 wrote_paths.append(rel)
         self.db.execute("DELETE FROM runs WHERE at < ?", (since,))

@@ -116,8 +116,14 @@ def merge(fresh: dict, existing: dict | None, last_written: dict[str, dict] | No
         nodes.append(merged)
     _fit_groups(nodes, fresh, placed)
     ours = {n["id"] for n in nodes}
-    mine = [n for n in existing.get("nodes") or [] if isinstance(n, dict) and not str(n.get("id", "")).startswith(PREFIX)
-            and n.get("id") != MARKER and n.get("id") not in ours]
+    mine = [
+        n
+        for n in existing.get("nodes") or []
+        if isinstance(n, dict)
+        and not str(n.get("id", "")).startswith(PREFIX)
+        and n.get("id") != MARKER
+        and n.get("id") not in ours
+    ]
     ids = ours | {n.get("id") for n in mine}
     old_edges = {e["id"]: e for e in existing.get("edges") or [] if isinstance(e, dict) and "id" in e}
     edges = [{**{k: v for k, v in old_edges.get(e["id"], {}).items() if k not in e}, **e} for e in fresh["edges"]]
@@ -141,7 +147,9 @@ def _fit_groups(nodes: list[dict], fresh: dict, moved: dict) -> None:
 
 
 def _within(node: dict, group: dict) -> bool:
-    return (group["x"] <= node["x"] < group["x"] + group["width"]) and (group["y"] <= node["y"] < group["y"] + group["height"])
+    return (group["x"] <= node["x"] < group["x"] + group["width"]) and (
+        group["y"] <= node["y"] < group["y"] + group["height"]
+    )
 
 
 def placements(doc: dict, moved: list[str]) -> dict[str, dict]:

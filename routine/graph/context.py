@@ -15,7 +15,8 @@ def _name(node: str, data: dict) -> str:
         box = "x" if data.get("done") == "true" else " "
         return f"task [{box}] “{data.get('text') or data.get('label')}” in [[{data['note'].removesuffix('.md')}]]"
     if "#" in node:
-        return f"{data.get('type', 'heading').replace('_', ' ')} “{data.get('label')}” in [[{data['note'].removesuffix('.md')}]]"
+        kind = data.get('type', 'heading').replace('_', ' ')
+        return f"{kind} “{data.get('label')}” in [[{data['note'].removesuffix('.md')}]]"
     return f"[[{node.removesuffix('.md')}]] ({data.get('type', 'note')})"
 
 
@@ -40,8 +41,10 @@ def neighbourhood(graph, agent, around: str, depth: int = 1, link_types: set[str
     visible = scope_test(list(agent.reads), graph)
     if not visible(node):
         note = graph.g.nodes[node].get("note", node)
-        raise ScopeError(f"{agent.name} may not read {note}: outside its reads scope ({', '.join(agent.reads) or 'none'}).",
-                         f"add a matching glob to `reads:` in {agent.source}, or point `graph: around:` at a note it may read.")
+        raise ScopeError(
+            f"{agent.name} may not read {note}: outside its reads scope ({', '.join(agent.reads) or 'none'}).",
+            f"add a matching glob to `reads:` in {agent.source}, or point `graph: around:` at a note it may read.",
+        )
     return neighbors(graph, node, depth, link_types, visible)
 
 

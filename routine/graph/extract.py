@@ -34,7 +34,9 @@ _LINK_TARGET = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
 _DUE = re.compile(r"📅\s*(\d{4}-\d{2}-\d{2})")
 _COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
 # "## Objective 1: Ship it" (a heading) and "- KR 1.1: five users…" (a heading or a list item).
-_OBJECTIVE = re.compile(r"^#{1,6}[ \t]+(Objective(?:[ \t]*\d+(?:\.\d+)?)?|O[ \t]*\d+)\b[ \t]*:?[ \t]*(.*)$", re.MULTILINE)
+_OBJECTIVE = re.compile(
+    r"^#{1,6}[ \t]+(Objective(?:[ \t]*\d+(?:\.\d+)?)?|O[ \t]*\d+)\b[ \t]*:?[ \t]*(.*)$", re.MULTILINE
+)
 _KEY_RESULT = re.compile(r"^(?:[ \t]*[-*+][ \t]+|#{1,6}[ \t]+)(KR[ \t]*\d+(?:\.\d+)*)[ \t]*:?[ \t]*(.*)$",
                          re.MULTILINE | re.IGNORECASE)
 
@@ -78,7 +80,9 @@ def extract(rel: str, text: str) -> NoteFacts:
     split = parse_frontmatter(text.removeprefix("\ufeff").replace("\r\n", "\n"))
     props, body = split.data, split.body
     kind = note_type(rel, props)
-    attrs = {k: str(props[k]) for k in _NODE_ATTRS if isinstance(props.get(k), (str, int, float)) and props.get(k) != ""}
+    attrs = {
+        k: str(props[k]) for k in _NODE_ATTRS if isinstance(props.get(k), (str, int, float)) and props.get(k) != ""
+    }
     kind_of_artifact = artifact_type_of(props)
     if kind_of_artifact is not None:
         attrs["artifact_type"] = kind_of_artifact.value

@@ -273,6 +273,8 @@ class KnowledgeGraph:
         """Nodes and edges in a fixed order: two graphs are the same iff their snapshots are."""
         with self.lock:
             nodes = sorted((n, sorted(d.items())) for n, d in self.g.nodes(data=True))
-            edges = sorted((u, v, k, d.get("type"), d.get("label")) for u, v, k, d in self.g.edges(keys=True, data=True))
+            edges = sorted(
+                (u, v, k, d.get("type"), d.get("label")) for u, v, k, d in self.g.edges(keys=True, data=True)
+            )
         return {"nodes": nodes, "edges": edges}
 

@@ -31,7 +31,9 @@ HEADER = ("Made by routine from your notes and its run journal; refreshed when t
 
 def canvas_rel(kind: str, label: str) -> str:
     safe = "".join(ch for ch in label if ch not in '\\/:*?"<>|#^[]').strip() or "unnamed"
-    return f"{GRAPHS_DIR}/Workspace.canvas" if kind == ViewKind.WORKSPACE else f"{GRAPHS_DIR}/{kind.title()} {safe}.canvas"
+    return (
+        f"{GRAPHS_DIR}/Workspace.canvas" if kind == ViewKind.WORKSPACE else f"{GRAPHS_DIR}/{kind.title()} {safe}.canvas"
+    )
 
 
 @dataclass(frozen=True)

@@ -71,8 +71,10 @@ def _named(graph: KnowledgeGraph, kind: NodeType, name: str) -> str:
                       str(data.get("agent", "")).lower()):
             return node
     known = ", ".join(graph.g.nodes[n]["label"] for n in candidates) or "none yet"
-    raise UsageError(f"There is no {kind.value} named {name!r} in the vault's graph (known: {known}).",
-                     f"use one of those names; give the note `type: {kind.value}` (or put it in its folder) to make it one.")
+    raise UsageError(
+        f"There is no {kind.value} named {name!r} in the vault's graph (known: {known}).",
+        f"use one of those names; give the note `type: {kind.value}` (or put it in its folder) to make it one.",
+    )
 
 
 def project_view(graph: KnowledgeGraph, name: str) -> View:
@@ -128,7 +130,9 @@ def workspace_view(graph: KnowledgeGraph, name: str = "") -> View:
 
 
 def view(graph: KnowledgeGraph, kind: str, name: str) -> View:
-    return {ViewKind.PROJECT: project_view, ViewKind.AGENT: agent_view, ViewKind.WORKSPACE: workspace_view}[kind](graph, name)
+    return {ViewKind.PROJECT: project_view, ViewKind.AGENT: agent_view, ViewKind.WORKSPACE: workspace_view}[kind](
+        graph, name
+    )
 
 
 def _follow(g, ids: set[str], kinds: set[str], hops: int) -> None:

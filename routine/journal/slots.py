@@ -23,14 +23,18 @@ class Slots:
                             (block, slot, "claimed", _now()))
             return True
         except sqlite3.IntegrityError:
-            cur = self.db.execute("UPDATE slots SET state='claimed', updated_at=? WHERE block=? AND slot=? AND state='interrupted'",
-                                  (_now(), block, slot))
+            cur = self.db.execute(
+                "UPDATE slots SET state='claimed', updated_at=? WHERE block=? AND slot=? AND state='interrupted'",
+                (_now(), block, slot),
+            )
             return cur.rowcount == 1
 
     def retake_failed(self, block: str, slot: str) -> bool:
         """True if a failed slot is now claimed again (its one retry after an outage)."""
-        cur = self.db.execute("UPDATE slots SET state='claimed', updated_at=? WHERE block=? AND slot=? AND state='failed'",
-                              (_now(), block, slot))
+        cur = self.db.execute(
+            "UPDATE slots SET state='claimed', updated_at=? WHERE block=? AND slot=? AND state='failed'",
+            (_now(), block, slot),
+        )
         return cur.rowcount == 1
 
     def set(self, block: str, slot: str, state: str, run_id: str | None = None, reason: str | None = None) -> None:
@@ -47,8 +51,11 @@ class Slots:
     def mark_interrupted(self) -> list[tuple[str, str, str | None]]:
         """At start-up: every slot left claimed or running by a dead process was interrupted."""
         rows = self.db.execute("SELECT block, slot, run_id FROM slots WHERE state IN ('claimed','running')").fetchall()
-        self.db.execute("UPDATE slots SET state='interrupted', reason='the daemon stopped during this run', updated_at=? "
-                        "WHERE state IN ('claimed','running')", (_now(),))
+        self.db.execute(
+            "UPDATE slots SET state='interrupted', reason='the daemon stopped during this run', updated_at=? "
+            "WHERE state IN ('claimed','running')",
+            (_now(),),
+        )
         return [tuple(r) for r in rows]
 
     def last_slot(self, block: str) -> str | None:
@@ -56,7 +63,12 @@ class Slots:
         return row[0]
 
     def interrupted(self, block: str) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT slot FROM slots WHERE block=? AND state='interrupted' ORDER BY slot", (block,))]
+        return [
+            r[0]
+            for r in self.db.execute(
+                "SELECT slot FROM slots WHERE block=? AND state='interrupted' ORDER BY slot", (block,)
+            )
+        ]
 
     def seen_since(self, block: str, now: datetime) -> str:
         """When the daemon first knew this block (recorded on first call)."""

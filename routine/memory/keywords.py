@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 
 _WORD = re.compile(r"\d{4}-\d{2}-\d{2}|[\w][\w.-]*\w|\w", re.UNICODE)
-_STOP = frozenset("a an and are as at be by for from in is it of on or that the this to was what when where which who with".split())
+_STOP = frozenset(
+    "a an and are as at be by for from in is it of on or that the this to was what when where which who with".split()
+)
 TITLE_WEIGHT, TEXT_WEIGHT = 0.6, 0.25
 
 

@@ -180,7 +180,9 @@ class RemoteIndex:
         self.idle_after = config.memory.unload_after
         # Ollama embeddings are made here (the model manager's leases); a local model in the worker.
         spec = config.memory.embedding_model
-        self.embedder: Embedder | None = make_embedder(config, self.state_dir, models) if spec.startswith("ollama:") else None
+        self.embedder: Embedder | None = (
+            make_embedder(config, self.state_dir, models) if spec.startswith("ollama:") else None
+        )
         self._guard = threading.Lock()
         self._channel: Channel | None = None
         self._lock_file: IO[str] | None = None
@@ -317,8 +319,10 @@ class RemoteIndex:
                                     stdout=subprocess.DEVNULL, env=env)
         except OSError as exc:
             ours.close()
-            raise SearchIndexError(f"The search index's worker process could not be started ({exc}).",
-                                   "check the box's free memory and process limits, then run the command again.") from None
+            raise SearchIndexError(
+                f"The search index's worker process could not be started ({exc}).",
+                "check the box's free memory and process limits, then run the command again.",
+            ) from None
         finally:
             theirs.close()
         channel = Channel(proc, ours, self._embed_for)
@@ -356,8 +360,10 @@ class RemoteIndex:
             reply: Message = {"embed": message["embed"]}
             try:
                 if self.embedder is None:
-                    raise SearchIndexError("The search index's worker asked the daemon for embeddings it does not make.",
-                                           "restart the daemon.")
+                    raise SearchIndexError(
+                        "The search index's worker asked the daemon for embeddings it does not make.",
+                        "restart the daemon.",
+                    )
                 reply["vectors"] = self.embedder.embed(list(message.get("texts") or []))
             except Exception as exc:
                 reply["error"] = error_to_dict(exc)

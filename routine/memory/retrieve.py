@@ -72,7 +72,9 @@ def ranked_hits(index, query: str, k: int, reads: list[str] | None, exclude: set
     titled |= table.containing([w for w in query_words if exact_word(w)], allowed)
     titled -= set(best)
     if titled:
-        best.update({path: (chunk_id, score) for chunk_id, path, score in table.best_per_note(vector, len(titled), titled)})
+        best.update(
+            {path: (chunk_id, score) for chunk_id, path, score in table.best_per_note(vector, len(titled), titled)}
+        )
     details = index.store.details([chunk_id for chunk_id, _ in best.values()])
     if len(details) < len(best):
         raise DamagedStore(f"holds {len(details)} of the {len(best)} chunks it ranked")

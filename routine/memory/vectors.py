@@ -36,8 +36,12 @@ class VectorTable:
         if not ids:
             return cls.empty()
         lowered = [t.lower() for t in texts] if texts is not None else [""] * len(ids)
-        return cls(np.array(ids, dtype=object), np.array(paths, dtype=object), _unit(np.asarray(vectors, dtype=np.float32)),
-                   np.array(lowered, dtype=object))
+        return cls(
+            np.array(ids, dtype=object),
+            np.array(paths, dtype=object),
+            _unit(np.asarray(vectors, dtype=np.float32)),
+            np.array(lowered, dtype=object),
+        )
 
     def containing(self, exact_words: list[str], allowed: set[str] | None) -> set[str]:
         """The notes (among ``allowed``) with a chunk holding every one of ``exact_words``."""
@@ -53,8 +57,12 @@ class VectorTable:
         """A new table without ``removed`` and without the old rows of ``added``'s ids, plus ``added``."""
         gone = removed | set(added.ids.tolist())
         keep = np.fromiter((i not in gone for i in self.ids), dtype=bool, count=len(self.ids)) if gone else None
-        parts = [self if keep is None else VectorTable(self.ids[keep], self.paths[keep], self.matrix[keep], self.texts[keep]),
-                 added]
+        parts = [
+            self
+            if keep is None
+            else VectorTable(self.ids[keep], self.paths[keep], self.matrix[keep], self.texts[keep]),
+            added,
+        ]
         parts = [p for p in parts if len(p)]
         if not parts:
             return VectorTable.empty()

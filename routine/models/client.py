@@ -288,14 +288,15 @@ NO_STOP = ("cut off at the answer's token limit twice, the second time when aske
 NO_STOP_FIX = ("use a larger or instruction-tuned model for this alias (check it with `ollama run`); raising "
                "`num_predict` helps only a model that stops by itself.")
 _FIX = {
-    replies.ReplyProblem.CUT_OFF: "raise `num_predict` for the model alias in routine.yaml, or ask for a shorter answer.",
+    replies.ReplyProblem.CUT_OFF: "raise `num_predict` for the model alias in routine.yaml, "
+    "or ask for a shorter answer.",
     replies.ReplyProblem.EMPTY: "try again with `routine fire`; if it persists, check the model with `ollama run`.",
     replies.ReplyProblem.CONTROL_TOKENS: "the model's chat template does not match its server; check the model "
-                                         "(`ollama show --modelfile`) or the OpenAI-compatible server's template.",
+    "(`ollama show --modelfile`) or the OpenAI-compatible server's template.",
     replies.ReplyProblem.REPETITION: "try again; if it persists, use a larger model or set a repeat_penalty in "
-                                     "the alias's options.",
+    "the alias's options.",
     replies.ReplyProblem.PROMPT_CUT: "raise `num_ctx` for the model alias in routine.yaml (the prompt was counted "
-                                     "too low: see `routine runs show`).",
+    "too low: see `routine runs show`).",
 }
 
 

@@ -24,8 +24,9 @@ MANAGER = "manager"
 # A Tasks/Dataview task line carrying an assignee: "- [ ] Draft the page [assignee:: [[Builder]]]".
 # Linear in the note: nothing crosses a line end (a `\s*` at a line start would scan every blank
 # line after it, for every line), and the link's name stops at any bracket.
-TASK_ASSIGNEE = re.compile(r"^[ \t]*[-*+] \[[ xX/-]\][^\n]*?\[assignee::[ \t]*\[\[([^\[\]|#\n]+)(?:[#|][^\[\]\n]*)?\]\][ \t]*\]",
-                           re.MULTILINE)
+TASK_ASSIGNEE = re.compile(
+    r"^[ \t]*[-*+] \[[ xX/-]\][^\n]*?\[assignee::[ \t]*\[\[([^\[\]|#\n]+)(?:[#|][^\[\]\n]*)?\]\][ \t]*\]", re.MULTILINE
+)
 
 
 def names_agent(target: str, agent_name: str) -> bool:

@@ -78,7 +78,9 @@ def project_brief(vault: Path, project: Project, now: datetime | None = None) ->
     if others:
         lines.append("Agents in the library, not on the team: " + ", ".join(others))
     if now is not None:
-        lines.append("Changed since yesterday: " + (", ".join(f"[[{rel[:-3]}]]" for rel in facts.changed) or "nothing."))
+        lines.append(
+            "Changed since yesterday: " + (", ".join(f"[[{rel[:-3]}]]" for rel in facts.changed) or "nothing.")
+        )
     return "\n".join(lines)
 
 

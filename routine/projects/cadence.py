@@ -72,8 +72,16 @@ def project_blocks(config: Config, agents: dict[str, AgentSpec],
                             write=WriteSpec(note=note.format(folder=literal(project.folder)), section=section))
             work = autonomous_steps(config.vault, project, agents, manager) if kind == "digest" else ()
             blocks[block_id(project, kind)] = Block(
-                id=block_id(project, kind), file=project.home, cron=cron, timezone=config.timezone, steps=(*work, step),
-                description=f"{project.name}: {kind}", missed="catch-up", grace=timedelta(hours=2), project=project.name)
+                id=block_id(project, kind),
+                file=project.home,
+                cron=cron,
+                timezone=config.timezone,
+                steps=(*work, step),
+                description=f"{project.name}: {kind}",
+                missed="catch-up",
+                grace=timedelta(hours=2),
+                project=project.name,
+            )
     return blocks, problems
 
 
@@ -84,7 +92,9 @@ def autonomous_steps(vault: Path, project: Project, agents: dict[str, AgentSpec]
     for member in project.members:
         if member.behaviour is None or not member.behaviour.works_on_cadence:
             continue
-        agent = next((a for a in agents.values() if member.name.lower() in agent_aliases(vault, a.name, a.source)), None)
+        agent = next(
+            (a for a in agents.values() if member.name.lower() in agent_aliases(vault, a.name, a.source)), None
+        )
         if agent is None or agent.name == manager.name:
             continue
         steps.append(StepSpec(agent=agent.name, task=template("project_work.md.j2"),

@@ -36,7 +36,9 @@ def template_named(vault: Path, name: str) -> tuple[str, Path]:
                      f"templates: {', '.join(sorted(library)) or 'none'}; add your own as a note in {LIBRARY}/.")
 
 
-def instance_text(vault: Path, template: str, owner: str | None, shared_with: list[str], derived_from: list[str]) -> str:
+def instance_text(
+    vault: Path, template: str, owner: str | None, shared_with: list[str], derived_from: list[str]
+) -> str:
     """The template's text with its artifact properties set for this case file."""
     _, path = template_named(vault, template)
     split = parse_frontmatter(path.read_text(encoding="utf-8"))

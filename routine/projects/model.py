@@ -144,7 +144,9 @@ def project_from_properties(vault: Path, folder: str, name: str, props: dict) ->
                    problems=tuple(problems))
 
 
-_SEEN: dict[str, tuple[tuple[int, int, int], dict, str | None]] = {}  # home path -> ((mtime_ns, size, inode), properties, error)
+_SEEN: dict[
+    str, tuple[tuple[int, int, int], dict, str | None]
+] = {}  # home path -> ((mtime_ns, size, inode), properties, error)
 
 
 def _home_properties(vault: Path, home: Path) -> tuple[dict, str | None]:

@@ -129,8 +129,16 @@ def pending(vault: Path, agents: dict[str, AgentSpec], folder: str | None = None
             if agent is None or (member is not None and member.behaviour and not member.behaviour.picks_up_tasks):
                 continue
             pick = Pickup(project, task, agent)
-            if task.state == TaskState.OPEN and not task.result or (interrupted and task.state == TaskState.IN_PROGRESS and "[proposal::" not in task.line
-                  and not (Path(vault) / pick.result_rel).exists()):
+            if (
+                task.state == TaskState.OPEN
+                and not task.result
+                or (
+                    interrupted
+                    and task.state == TaskState.IN_PROGRESS
+                    and "[proposal::" not in task.line
+                    and not (Path(vault) / pick.result_rel).exists()
+                )
+            ):
                 found.append(pick)
     return found
 
@@ -223,7 +231,9 @@ def run_pickup(runner, vault: Path, pick: Pickup, now: datetime, agents: dict | 
     if ok:
         from routine.alerts import resolve_alerts
 
-        resolve_alerts(runner.config, now, pickup_cause(pick).key, f"the task {pick.task.text!r} was picked up and ran.")
+        resolve_alerts(
+            runner.config, now, pickup_cause(pick).key, f"the task {pick.task.text!r} was picked up and ran."
+        )
     return ok
 
 

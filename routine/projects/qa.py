@@ -33,16 +33,26 @@ from routine.prompts import template
 from routine.projects.model import project_folder_of
 
 DEFAULT_REVIEWERS = ("critic", "guardian")
-GENERIC = ["It does what its title and the task that asked for it say",
-           "Every claim is supported by a linked note or marked as an assumption", "Nothing essential is missing, and there are no placeholders or TODOs",
-           "It is clear to its reader: structure, length, plain words"]
+GENERIC = [
+    "It does what its title and the task that asked for it say",
+    "Every claim is supported by a linked note or marked as an assumption",
+    "Nothing essential is missing, and there are no placeholders or TODOs",
+    "It is clear to its reader: structure, length, plain words",
+]
 # A word in the artifact's name or tags -> the checks that suit that kind of product.
 CHECKLISTS = {
-    "report": ["The question it answers is stated first", "Findings cite their sources", "Conclusions follow from the findings"],
+    "report": [
+        "The question it answers is stated first",
+        "Findings cite their sources",
+        "Conclusions follow from the findings",
+    ],
     "plan": ["Each step has an owner and a date", "Risks and dependencies are named", "It serves a key result"],
     "blueprint": ["Components and their interfaces are named", "Constraints (hardware, budget) are respected"],
-    "script": ["It runs as written (commands, paths, versions are real)", "Destructive steps carry a warning",
-               "How to test it is stated"],
+    "script": [
+        "It runs as written (commands, paths, versions are real)",
+        "Destructive steps carry a warning",
+        "How to test it is stated",
+    ],
     "software": ["It runs as written", "Inputs, outputs and errors are handled", "How to test it is stated"],
 }
 _VERDICT = re.compile(r"^\W*VERDICT\W*:?\s*\**\s*(PASS|FAIL)", re.IGNORECASE | re.MULTILINE)
@@ -156,7 +166,10 @@ def _review(runner, agents, name: str, artifact: Artifact, note, qa_note: str, p
 def _record(vault: Path, artifact: Artifact, reviews: list[Review], passed: bool, qa_note: str, now: datetime) -> None:
     from routine.vault import Provenance, WriteTarget, write_output
 
-    lines = [f"**Verdict: {'passed' if passed else 'failed'}** ({now:%Y-%m-%d %H:%M}), reviews in [[{qa_note[:-3]}]]", ""]
+    lines = [
+        f"**Verdict: {'passed' if passed else 'failed'}** ({now:%Y-%m-%d %H:%M}), reviews in [[{qa_note[:-3]}]]",
+        "",
+    ]
     for review in reviews:
         lines.append(f"- {review.reviewer}: {review.verdict} (run `{review.run_id}`)")
         lines += [f"    - {finding}" for finding in review.findings]

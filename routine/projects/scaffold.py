@@ -240,7 +240,9 @@ def unassign(vault: Path, name: str, member: str, task: str | None = None) -> di
         line = add_or_reassign_task(vault, project, task, None, None)
         return {"project": project.name, "member": note, "task": line}
     if project.member(note) is None:
-        raise UsageError(f"{note} is not a member of {project.name}.", f"`routine project show {project.name!r}` lists them.")
+        raise UsageError(
+            f"{note} is not a member of {project.name}.", f"`routine project show {project.name!r}` lists them."
+        )
     props = parse_frontmatter((vault / project.home).read_text(encoding="utf-8")).data
     set_properties(vault, project.home, {
         "members": [m for m in as_list(props.get("members")) if link_target(m).lower() != note.lower()],

@@ -139,7 +139,9 @@ def case_file_notes(vault: Path, folder: str) -> list[str]:
     return out
 
 
-_SEEN: dict[str, tuple[tuple[int, int, int], tuple[list[Task], list[str]]]] = {}  # path -> ((mtime_ns, size, inode), parsed)
+_SEEN: dict[
+    str, tuple[tuple[int, int, int], tuple[list[Task], list[str]]]
+] = {}  # path -> ((mtime_ns, size, inode), parsed)
 
 
 def note_tasks(vault: Path, rel: str) -> tuple[list[Task], list[str]]:

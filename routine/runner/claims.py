@@ -37,8 +37,16 @@ class Checked:
     record: dict | None = None       # journaled as the run's `grounding`
 
 
-def review(models: ModelClient, agent: AgentSpec, built: Prompt, answer: Completion, tool_texts: list[str], vault: Path, today: date,
-           run_id: str | None) -> Checked:
+def review(
+    models: ModelClient,
+    agent: AgentSpec,
+    built: Prompt,
+    answer: Completion,
+    tool_texts: list[str],
+    vault: Path,
+    today: date,
+    run_id: str | None,
+) -> Checked:
     """Check ``answer``; ask once more if it has unsupported claims; else hold it as a proposal."""
     strictness = Strictness(agent.grounding_check)
     if strictness is Strictness.OFF:

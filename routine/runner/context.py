@@ -154,8 +154,13 @@ def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: di
         g.note(target.note, Priority.TARGET)
     if search is not None and search.query:
         # Notes already given are not offered again; the rest are ranked within the scopes.
-        hits = search.memory.search(search.query, search.k, list(agent.reads), exclude={it.source for it in g.items.values() if it.source},
-                                    progress=search.progress)
+        hits = search.memory.search(
+            search.query,
+            search.k,
+            list(agent.reads),
+            exclude={it.source for it in g.items.values() if it.source},
+            progress=search.progress,
+        )
         for hit in hits:
             g.text(f"search:{hit.path}", f"{hit.link} (found by search)", readable(hit.text), Priority.SEARCH)
             g.items[f"search:{hit.path}"].source = hit.path

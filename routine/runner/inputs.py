@@ -84,7 +84,9 @@ def expand(raw: str, variables: dict, where: str) -> list[Input]:
 def _span(word: str, where: str) -> Span:
     span = Span.named(word)
     if span is None:
-        raise UsageError(f"`calendar: {word.strip()}` in {where} is not a span of days.", f"write one of: {Span.choices()}.")
+        raise UsageError(
+            f"`calendar: {word.strip()}` in {where} is not a span of days.", f"write one of: {Span.choices()}."
+        )
     return span
 
 

@@ -29,8 +29,10 @@ def block_run_of(journal: Journal, run: RunRecord) -> RunRecord:
         raise UsageError(f"Run {run.id} is a one-off run of {run.agent}, not a block; there is nothing to resume.",
                          f"run it again with `routine fire {run.agent}`.")
     if run.status not in RESUMABLE:
-        raise UsageError(f"Block run {run.id} ({run.block}) is {run.status}; only a failed or interrupted one is resumed.",
-                         f"to run the block anew, `routine fire {run.block}`.")
+        raise UsageError(
+            f"Block run {run.id} ({run.block}) is {run.status}; only a failed or interrupted one is resumed.",
+            f"to run the block anew, `routine fire {run.block}`.",
+        )
     return run
 
 

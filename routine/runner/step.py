@@ -56,7 +56,8 @@ class StepRequest:
     retries_left: int = 0  # a transient failure will be tried again: no alert for this attempt
     as_of: datetime | None = None  # the dates its templates render (a block's start, kept by a retry); else now
     review: tuple[str, str] | None = None  # a QA review: (artifact, review note), the only note it writes
-    alert_cause: Cause | None = None  # its failures share one alert of this cause (a task's pickup), unless theirs has one
+    # Its failures share one alert of this cause (a task's pickup), unless theirs has one.
+    alert_cause: Cause | None = None
 
     @classmethod
     def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual") -> "StepRequest":
@@ -215,13 +216,21 @@ class Runner:
         self.on_event(StepStarted(run_id, agent.name, alias.model))
         where = f"{req.block or 'fire'} step {agent.name}"
         try:
-            variables = {**date_vars(req.as_of or now), "steps": {k: {"output": v} for k, v in req.prior.items()}, "agent": agent.name,
-                         "path": "", "event": "", **req.variables}
+            variables = {
+                **date_vars(req.as_of or now),
+                "steps": {k: {"output": v} for k, v in req.prior.items()},
+                "agent": agent.name,
+                "path": "",
+                "event": "",
+                **req.variables,
+            }
             task = render(req.task, {**variables, "task": ""}, f"the task of {where}").strip()
             variables["task"] = task
             target = self._render_target(req.write, variables, where)
             if not target.dest:
-                raise UsageError(f"{where} names no note to write to.", "give it `write: {note: …}` or `write: {append: …}`.")
+                raise UsageError(
+                    f"{where} names no note to write to.", "give it `write: {note: …}` or `write: {append: …}`."
+                )
             from routine.vault import check_write
             from routine.vault.presence import require_vault
 
@@ -239,11 +248,15 @@ class Runner:
             if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
                 from routine.graph.context import graph_items
 
-                gathered.items += graph_items(self.config, agent, req.graph, variables, where, 1000 + len(gathered.items))
+                gathered.items += graph_items(
+                    self.config, agent, req.graph, variables, where, 1000 + len(gathered.items)
+                )
             built = prompt.build(agent, alias, task, gathered, variables, target.instructions(),
                                  counter=self.models.counter(agent.model))
         except RoutineError as exc:
-            return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed", task=req.task)
+            return self._fail(
+                run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed", task=req.task
+            )
         if dry_run or run_id is None:
             return StepOutcome(None, "dry-run", prompt=built, model=alias.model, agent=agent)
         return self._call_and_write(req, run_id, now, task, target, built, stream)

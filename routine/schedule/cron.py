@@ -37,7 +37,10 @@ def _value(token: str, name: str, lo: int, hi: int, names: dict) -> int:
     if key in names:
         return names[key]
     if not key.isdigit():
-        raise CronError(f"{token!r} is not a valid {name}" + (f" (use {lo}-{hi} or names like {next(iter(names))})" if names else f" (use {lo}-{hi})"))
+        raise CronError(
+            f"{token!r} is not a valid {name}"
+            + (f" (use {lo}-{hi} or names like {next(iter(names))})" if names else f" (use {lo}-{hi})")
+        )
     n = int(key)
     if not lo <= n <= hi:
         raise CronError(f"{name} {n} is out of range {lo}-{hi}")
@@ -86,7 +89,9 @@ class Cron:
         text = MACROS.get(expr.strip().lower(), expr.strip())
         parts = text.split()
         if len(parts) != 5:
-            raise CronError(f"{expr!r} has {len(parts)} fields; cron needs 5: minute hour day-of-month month day-of-week")
+            raise CronError(
+                f"{expr!r} has {len(parts)} fields; cron needs 5: minute hour day-of-month month day-of-week"
+            )
         parsed = [_field(p, *spec) for p, spec in zip(parts, FIELDS)]
         weekdays = frozenset(d % 7 for d in parsed[4][0])  # 7 is Sunday too
         if parsed[4][1] and not any(d <= MONTH_DAYS[m] for m in parsed[3][0] for d in parsed[2][0]):

@@ -153,7 +153,11 @@ def load_file(path: Path, config: Config, agents: dict[str, AgentSpec]) -> FileR
         from routine.config.loader import valid_timezone
 
         if not valid_timezone(data["timezone"]):
-            result.problems.append(doc.problem(("timezone",), f"unknown time zone {data['timezone']!r}; write an IANA name such as Europe/Berlin."))
+            result.problems.append(
+                doc.problem(
+                    ("timezone",), f"unknown time zone {data['timezone']!r}; write an IANA name such as Europe/Berlin."
+                )
+            )
     blocks = data.get("blocks")
     for block_id, raw in (blocks.items() if isinstance(blocks, dict) else ()):
         if not _well_formed_block(raw):
@@ -227,10 +231,21 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
     agent = agents.get(s["agent"])
     before = len(problems)
     if agent is None:
-        problems.append(doc.problem(here + ("agent",), f"unknown agent {s['agent']!r}" + (f" (agents: {', '.join(sorted(agents))})." if agents else ".")))
+        problems.append(
+            doc.problem(
+                here + ("agent",),
+                f"unknown agent {s['agent']!r}" + (f" (agents: {', '.join(sorted(agents))})." if agents else "."),
+            )
+        )
         return None
     if s["agent"] in earlier:
-        problems.append(doc.problem(here + ("agent",), f"agent {s['agent']!r} already has a step in this block; steps are named by agent, so use it once per block."))
+        problems.append(
+            doc.problem(
+                here + ("agent",),
+                f"agent {s['agent']!r} already has a step in this block; steps are named by agent, so use it "
+                "once per block.",
+            )
+        )
     if isinstance(s.get("task"), str):
         _check_template(doc, here + ("task",), s["task"], earlier, problems)
     if not s.get("task") and not agent.task:
@@ -247,7 +262,12 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
         if "steps." not in item and not any(c in item for c in "*?[") and not item.startswith("journal:"):
             rel = sample_path(_input_path(item))
             if rel is not None and not _in_scope(agent.reads, rel):
-                problems.append(doc.problem(here + ("inputs", j), f"{item!r} is outside agent {agent.name}'s reads scope ({', '.join(agent.reads) or 'none'})."))
+                problems.append(
+                    doc.problem(
+                        here + ("inputs", j),
+                        f"{item!r} is outside agent {agent.name}'s reads scope ({', '.join(agent.reads) or 'none'}).",
+                    )
+                )
     if isinstance(s.get("search"), dict) and isinstance(s["search"].get("query"), str):
         _check_template(doc, here + ("search", "query"), s["search"]["query"], earlier, problems)
     if isinstance(s.get("graph"), dict) and isinstance(s["graph"].get("around"), str):
@@ -288,7 +308,9 @@ def _condition(doc, here, raw: dict | None, earlier: list[str], problems) -> Con
         problems.append(doc.problem(here + ("when", "step"), f"`when` names step {raw['step']!r}, which is not an "
                                     f"earlier step of this block ({', '.join(earlier) or 'none before it'})."))
     verdict = raw.get("verdict")
-    verdicts = tuple(" ".join(str(v).lower().split()) for v in ([verdict] if isinstance(verdict, str) else verdict or ()))
+    verdicts = tuple(
+        " ".join(str(v).lower().split()) for v in ([verdict] if isinstance(verdict, str) else verdict or ())
+    )
     return Condition(step=raw["step"], verdict=verdicts, contains=raw.get("contains"), otherwise=raw.get("else"))
 
 
@@ -326,16 +348,26 @@ def _check_template(doc, path, text: str, earlier: list[str], problems) -> None:
         problems.append(doc.problem(path, f"template syntax error: {getattr(exc, 'message', exc)}."))
         return
     if bad:
-        problems.append(doc.problem(path, f"unknown template variable {', '.join(sorted(bad))}; "
-                                          f"use {', '.join(sorted(KNOWN_VARIABLES - {'steps'}))} or steps.AGENT.output."))
+        problems.append(
+            doc.problem(
+                path,
+                f"unknown template variable {', '.join(sorted(bad))}; "
+                f"use {', '.join(sorted(KNOWN_VARIABLES - {'steps'}))} or steps.AGENT.output.",
+            )
+        )
         return
     failure = sample_error(text, earlier)
     if failure and all(name in earlier for name in _step_refs(text)):
         problems.append(doc.problem(path, failure))
     for name in _step_refs(text):
         if name not in earlier:
-            problems.append(doc.problem(path, f"steps.{name}.output is not an earlier step of this block"
-                                              + (f" (earlier: {', '.join(earlier)})." if earlier else " (this is the first step).")))
+            problems.append(
+                doc.problem(
+                    path,
+                    f"steps.{name}.output is not an earlier step of this block"
+                    + (f" (earlier: {', '.join(earlier)})." if earlier else " (this is the first step)."),
+                )
+            )
 
 
 def _step_refs(text: str) -> list[str]:
@@ -374,7 +406,14 @@ def cross_file_problems(results: list[FileResult]) -> list[Problem]:
     for r in results:
         for block_id in r.blocks:
             if block_id in owner and owner[block_id] != r.path:
-                problems.append(Problem(str(r.path), None, f"blocks.{block_id}", f"block {block_id!r} is also defined in {owner[block_id]}."))
+                problems.append(
+                    Problem(
+                        str(r.path),
+                        None,
+                        f"blocks.{block_id}",
+                        f"block {block_id!r} is also defined in {owner[block_id]}.",
+                    )
+                )
             owner.setdefault(block_id, r.path)
     from routine.schedule.conflicts import section_clashes
 

@@ -54,7 +54,9 @@ class Pauses:
         return {name: hold for name, hold in self.holds.items() if hold.holds_at(at)}
 
 
-def reason(pauses: Pauses, holidays: tuple[tuple[date, date], ...], block: str, at: datetime, zone: tzinfo) -> str | None:
+def reason(
+    pauses: Pauses, holidays: tuple[tuple[date, date], ...], block: str, at: datetime, zone: tzinfo
+) -> str | None:
     """Why ``block``'s slot at ``at`` does not run (``skipped: paused …``), or None if it runs."""
     day = at.astimezone(zone).date()
     for first, last in holidays:
@@ -130,7 +132,9 @@ def resume(state: Path, blocks: list[str], now: datetime) -> tuple[Pauses, list[
 
 
 
-def holder(state: Path, holidays: tuple[tuple[date, date], ...], name: str, zone: tzinfo) -> Callable[[datetime], str | None]:
+def holder(
+    state: Path, holidays: tuple[tuple[date, date], ...], name: str, zone: tzinfo
+) -> Callable[[datetime], str | None]:
     """``reason`` for block (or trigger) ``name`` with the pauses as written now: what the daemon
     asks when a block comes due or a trigger fires."""
     pauses = load(state)

@@ -144,5 +144,7 @@ def _coerce(schema: dict, value):
 def _example(t: Tool) -> str:
     import json
 
-    sample = {k: ("..." if t.properties[k].get("type") == "string" else 1) for k in (t.required or list(t.properties)[:1])}
+    sample = {
+        k: ("..." if t.properties[k].get("type") == "string" else 1) for k in (t.required or list(t.properties)[:1])
+    }
     return f"{t.name}({json.dumps(sample)})"

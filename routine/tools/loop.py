@@ -64,7 +64,9 @@ def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], c
         out.completions.append(answer)
         out.turns = turn
         if time.monotonic() - started > timeout:  # a retry's answer, say, that came after the time was up
-            return _stop(out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout); the last answer came too late")
+            return _stop(
+                out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout); the last answer came too late"
+            )
         calls = native_calls(answer.tool_calls) or calls_in_text(answer.text, set(by_name))
         out.log.append({"type": "model", "turn": turn, "content": answer.text,
                         "calls": [{"name": c.name, "arguments": c.arguments if c.arguments is not None else c.raw,
@@ -79,12 +81,17 @@ def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], c
                                         for c in calls]})
         for call in calls:
             if time.monotonic() - started > timeout:
-                return _stop(out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout), during the tool calls")
+                return _stop(
+                    out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout), during the tool calls"
+                )
             content = _execute(call, by_name, ctx, out, turn)
             out.shown.append(content)
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content})
-    return _stop(out, "max-iterations",
-                 f"stopped after {max_iterations} model turns without a final answer (max_iterations in the agent note)")
+    return _stop(
+        out,
+        "max-iterations",
+        f"stopped after {max_iterations} model turns without a final answer (max_iterations in the agent note)",
+    )
 
 
 ELIDED = "[This tool result was left out for length; call the tool again if you still need it.]"

@@ -7,11 +7,16 @@ from routine.errors import RoutineError
 from routine.tools.base import ToolContext, ToolError, tool
 
 
-@tool("recommend_artifact", "Recommend a thinking tool from the artifact library (e.g. 'Pre-mortem', 'Interview guide', "
-      "'Decision record') for your project; the person approves it and it is added to the case file.",
-      {"template": {"type": "string", "description": "the template's name in Templates/Artifacts, e.g. 'Pre-mortem'"},
-       "reason": {"type": "string", "description": "one sentence: why it helps now"}},
-      required=["template", "reason"])
+@tool(
+    "recommend_artifact",
+    "Recommend a thinking tool from the artifact library (e.g. 'Pre-mortem', 'Interview guide', "
+    "'Decision record') for your project; the person approves it and it is added to the case file.",
+    {
+        "template": {"type": "string", "description": "the template's name in Templates/Artifacts, e.g. 'Pre-mortem'"},
+        "reason": {"type": "string", "description": "one sentence: why it helps now"},
+    },
+    required=["template", "reason"],
+)
 def recommend_artifact(ctx: ToolContext, template: str, reason: str) -> str:
     from routine.projects.recommend import recommend_artifact as recommend
 

@@ -50,8 +50,10 @@ def _refuse_interactive(command: str) -> None:
         raise ToolError("run_command needs a command.")
     program = os.path.basename(words[0])
     if program in INTERACTIVE or (program in REPLS and len(words) == 1):
-        raise ToolError(f"{program} waits for a person at a terminal, and nobody is there: run a command that "
-                        "finishes on its own (for a file, use cat or sed -n; for Python, python3 -c '...' or a script).")
+        raise ToolError(
+            f"{program} waits for a person at a terminal, and nobody is there: run a command that "
+            "finishes on its own (for a file, use cat or sed -n; for Python, python3 -c '...' or a script)."
+        )
 
 
 def sandbox_argv(workdir: Path, writable: bool, limits: Limits = Limits()) -> list[str]:
@@ -119,8 +121,12 @@ def _collect(proc: subprocess.Popen, limits: Limits) -> dict:
         proc.wait()
     for r in readers:
         r.join(5)
-    output = kept["out"].decode("utf-8", "replace") + (f"\n[… {dropped['out']} more bytes cut]" if dropped["out"] else "")
-    error = kept["err"].decode("utf-8", "replace") + (f"\n[… {dropped['err']} more bytes cut]" if dropped["err"] else "")
+    output = kept["out"].decode("utf-8", "replace") + (
+        f"\n[… {dropped['out']} more bytes cut]" if dropped["out"] else ""
+    )
+    error = kept["err"].decode("utf-8", "replace") + (
+        f"\n[… {dropped['err']} more bytes cut]" if dropped["err"] else ""
+    )
     if timed_out:
         error += f"\n[stopped: the command ran longer than {limits.timeout:.0f}s]"
     return {"return_code": code, "output": output, "error": error.strip("\n")}

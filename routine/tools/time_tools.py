@@ -20,7 +20,9 @@ def _zone(name: str, ctx: ToolContext) -> ZoneInfo:
     try:
         return ZoneInfo(name.strip())
     except (ZoneInfoNotFoundError, ValueError):
-        raise ToolError(f"Unknown time zone {name!r}; use an IANA name such as Europe/Berlin or America/New_York.") from None
+        raise ToolError(
+            f"Unknown time zone {name!r}; use an IANA name such as Europe/Berlin or America/New_York."
+        ) from None
 
 
 def _describe(moment: datetime) -> str:

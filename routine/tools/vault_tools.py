@@ -67,9 +67,19 @@ def _read_pdf(ctx: ToolContext, rel: str, anchor: str) -> str:
     return f"# {rel}" + (f"#{anchor.strip()}" if page else "") + f" (PDF)\n\n{text[:MAX_READ_CHARS]}{cut}"
 
 
-@tool("list_notes", "List the notes in a folder of the vault (newest first), with when each was last changed.",
-      {"folder": {"type": "string", "description": "a folder from the vault root, e.g. 'Inbox'; empty for all"},
-       "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIST, "description": "at most this many (default 30)"}})
+@tool(
+    "list_notes",
+    "List the notes in a folder of the vault (newest first), with when each was last changed.",
+    {
+        "folder": {"type": "string", "description": "a folder from the vault root, e.g. 'Inbox'; empty for all"},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIST,
+            "description": "at most this many (default 30)",
+        },
+    },
+)
 def list_notes(ctx: ToolContext, folder: str = "", limit: int = 30) -> str:
     from datetime import datetime
 
@@ -113,7 +123,9 @@ def search_notes(ctx: ToolContext, query: str, k: int = 5) -> str:
     if not query.strip():
         raise ToolError("search_notes needs a query: a few words of what to look for.")
     if ctx.search is None:
-        raise ToolError("Search is not available right now (the vault index is not built); use list_notes and read_note.")
+        raise ToolError(
+            "Search is not available right now (the vault index is not built); use list_notes and read_note."
+        )
     hits = ctx.search(query, k, list(ctx.agent.reads))
     if not hits:
         return f"Nothing in the notes you may read matches {query!r}."
@@ -146,9 +158,17 @@ def write_note(ctx: ToolContext, path: str, content: str, section: str = "", app
     prov = Provenance(agent=ctx.agent.name, model=model, run=ctx.run_id or "", generated=ctx.now)
     try:
         with ctx.write_gate():
-            result = write_output(ctx.vault, target, content, prov, list(ctx.agent.writes),
-                                  drafts_dir=ctx.config.layout.drafts, approval_required=ctx.agent.approval == "required",
-                                  guard=Guard.of(ctx.config), proposals=ctx.agent.proposal_writes)
+            result = write_output(
+                ctx.vault,
+                target,
+                content,
+                prov,
+                list(ctx.agent.writes),
+                drafts_dir=ctx.config.layout.drafts,
+                approval_required=ctx.agent.approval == "required",
+                guard=Guard.of(ctx.config),
+                proposals=ctx.agent.proposal_writes,
+            )
     except RoutineError as exc:
         raise _refused(exc) from None
     ctx.wrote.append(result)

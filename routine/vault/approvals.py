@@ -131,9 +131,13 @@ def apply(vault: Path, proposal: Proposal, writes: list[str], now: datetime, gua
     if proposal.target_existed and load_note_text(path) is None:  # deleted, or renamed (Obsidian, a sync)
         renamed = find_renamed(vault, proposal)
         if renamed is None:
-            return Applied(False, f"{wikilink_for(target)} no longer exists (deleted, or renamed to a note that does not "
-                                  "hold this proposal's section or text), so nothing was applied and it was not "
-                                  "created again", gone=True)
+            return Applied(
+                False,
+                f"{wikilink_for(target)} no longer exists (deleted, or renamed to a note that does not "
+                "hold this proposal's section or text), so nothing was applied and it was not "
+                "created again",
+                gone=True,
+            )
         followed = f" (it was renamed from {wikilink_for(target)})"
         path, target = checked(vault, writes, renamed, proposal.agent or "the agent", "write")
     stamp = (guard or Guard()).why(vault, target) is None
@@ -225,7 +229,9 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current, now: datet
         if proposal.base is None or content_sha(body) != proposal.base:
             return Applied(False, f"{link} changed after this proposal was written")
         new_body, replaced = prepare_content(text), body
-        message = f"Replaced the text of {link} with the approved proposal (the old text is kept in the archived proposal)."
+        message = (
+            f"Replaced the text of {link} with the approved proposal (the old text is kept in the archived proposal)."
+        )
     if current is None:
         from routine.vault.frontmatter import join_frontmatter
 

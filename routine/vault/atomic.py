@@ -127,8 +127,10 @@ def _replace(path: Path, data: bytes, expected: bytes | None, check: bool = True
             old = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
             st = os.fstat(old)
             if not stat.S_ISREG(st.st_mode):
-                raise NotARegularFile(f"{path} is not a regular file (a pipe, a device?), so routine did not replace it.",
-                                      "remove it, or point the step at a note.")
+                raise NotARegularFile(
+                    f"{path} is not a regular file (a pipe, a device?), so routine did not replace it.",
+                    "remove it, or point the step at a note.",
+                )
             os.chmod(temp, stat.S_IMODE(st.st_mode))
         except FileNotFoundError:
             pass

@@ -18,7 +18,9 @@ import yaml
 _OPENING = re.compile(r"---[ \t]*\r?\n")
 _CLOSING = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
 # A top-level mapping key at column 0: plain, or quoted. Not a list item, comment or '---'.
-_TOP_KEY = re.compile(r"""^(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:,\[\]{}&*!|>%@`][^:#]*?))[ \t]*:(?:[ \t\r\n]|$)""")
+_TOP_KEY = re.compile(
+    r"""^(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:,\[\]{}&*!|>%@`][^:#]*?))[ \t]*:(?:[ \t\r\n]|$)"""
+)
 
 
 # libyaml's loader where PyYAML has it: the same safe types, several times faster (the knowledge
@@ -133,7 +135,11 @@ def update_frontmatter(split: FrontmatterSplit, updates: dict) -> str:
     closing = _CLOSING.search(split.block, first_end)
     if closing is None:  # not a block parse_frontmatter cut: leave it as it is
         return split.block
-    opening, inner, tail = split.block[:first_end], split.block[first_end:closing.start()], split.block[closing.start():]
+    opening, inner, tail = (
+        split.block[:first_end],
+        split.block[first_end : closing.start()],
+        split.block[closing.start() :],
+    )
     chunks = _chunks(inner)
     pending = dict(updates)
     for chunk in chunks:

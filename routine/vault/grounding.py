@@ -58,7 +58,9 @@ class Grounds:
     names: frozenset[str]               # People/ and Projects/ note names, lowercased
 
     def dates(self) -> set[date]:
-        return {d for d, _ in _dates(self.shown) if d is not None} | {self.today + timedelta(days=n) for n in (-1, 0, 1)}
+        return {d for d, _ in _dates(self.shown) if d is not None} | {
+            self.today + timedelta(days=n) for n in (-1, 0, 1)
+        }
 
     def figures(self) -> set[str]:
         return {value for value, *_ in _figures(self.shown)}
@@ -137,8 +139,9 @@ _MONTH_DATE = re.compile(rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}}
 _TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
 _LIST_NUMBER = re.compile(r"^(\s*)\d+[.)](?=\s)", re.M)
 _FIGURE = re.compile(r"(?<![\w.,/-])([€$£]\s?)?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(\s?%|\s?k\b)?")
-_ESTIMATE = re.compile(r"(~|≈|\babout|\baround|\broughly|\bapprox(?:imately|\.)?|\bestimated?|\best\.)\s*[€$£]?\s*$",
-                       re.I)
+_ESTIMATE = re.compile(
+    r"(~|≈|\babout|\baround|\broughly|\bapprox(?:imately|\.)?|\bestimated?|\best\.)\s*[€$£]?\s*$", re.I
+)
 _KR_LINE = re.compile(r"\bKR\s*\d|key result|objective|\btarget|\bcurrent\b|\bMRR\b|\bprogress\b", re.I)
 _URL = re.compile(r"https?://\S+")
 _INLINE_CODE = re.compile(r"`[^`\n]*`")

@@ -215,7 +215,9 @@ class VaultWatcher:
                     return
             for rel in sorted(ready, key=lambda r: r in self._moved_away):  # arrivals before departures
                 settled = self._settle(rel)
-                log.debug("vault settled: %s: %s", rel, settled.change.kind if settled.change else settled.outcome.value)
+                log.debug(
+                    "vault settled: %s: %s", rel, settled.change.kind if settled.change else settled.outcome.value
+                )
                 self._emit(settled.change)
                 with self._cond:
                     self._recent.append(settled)
