@@ -11,7 +11,7 @@ import errno
 import sqlite3
 from dataclasses import dataclass
 
-from routine.errors import ModelMissing, OllamaUnreachable, VaultUnwritable
+from routine.errors import ModelMissing, OllamaUnreachable, StateDiskFull, VaultUnwritable
 
 DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 SQLITE_FULL = 13
@@ -56,7 +56,10 @@ def cause_of(exc: BaseException) -> Cause | None:
 
 
 def is_disk_full(exc: BaseException) -> bool:
-    """An OSError or SQLite error saying the disk (or the quota) is full."""
+    """An OSError or SQLite error saying the disk (or the quota) is full, or routine's own
+    ``StateDiskFull`` (a state database that could not be opened for lack of room)."""
+    if isinstance(exc, StateDiskFull):
+        return True
     if isinstance(exc, OSError):
         return exc.errno in DISK_FULL_ERRNOS
     if isinstance(exc, sqlite3.Error):
