@@ -8,8 +8,8 @@ point (the daemon, signals, what a fresh process imports). `ROUTINE_TEST_SUBPROC
 every call as a subprocess. Only the Ollama server is a stand-in (tests/fake_ollama.py),
 reached through the real `ollama` and `litellm` clients.
 
-Speed without less realism: a real-daemon test's index worker embeds with a stand-in (the
-hashing embedder, `ROUTINE_TEST_EMBEDDER=hashing`: no torch) unless the test is marked
+Speed without less realism: a test's search index embeds with a stand-in (the hashing
+embedder, `ROUTINE_TEST_EMBEDDER=hashing`: no torch) unless the test is marked
 `real_embeddings` (the search and memory tests: the shipped MiniLM, for real); per-minute blocks
 run on a clock the test drives (the `driven_clock` fixture, `ROUTINE_TEST_CLOCK`); waits are on
 conditions, with timeouts scaled by `ROUTINE_TEST_TIMEOUT_SCALE` (tests/waits.py).
@@ -130,7 +130,7 @@ def home(tmp_path, ollama, request) -> Home:
         LITELLM_LOCAL_MODEL_COST_MAP="True",
         PYTHONPATH=str(REPO),
     )
-    if request.node.get_closest_marker("daemon") and not request.node.get_closest_marker("real_embeddings"):
+    if not request.node.get_closest_marker("real_embeddings"):
         env["ROUTINE_TEST_EMBEDDER"] = "hashing"  # routine.memory.embedder: search is not under test here
     h = Home(root=tmp_path, vault=tmp_path / "Vault", config=tmp_path / "config" / "routine.yaml",
              state=tmp_path / "state", env=env)

@@ -37,6 +37,7 @@ def _week(tmp_path, server, monkeypatch):
                      ("ROUTINE_RUNTIME_DIR", "run")):
         monkeypatch.setenv(key, str(tmp_path / sub))
     monkeypatch.setenv("OLLAMA_HOST", server.url)
+    monkeypatch.setenv("ROUTINE_TEST_EMBEDDER", "hashing")  # the context's fit is under test, not search
     from routine.cli import main
 
     vault = tmp_path / "Vault"

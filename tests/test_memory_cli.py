@@ -182,7 +182,7 @@ def kill_mid_indexing(home, lines_before_kill: int) -> str:
 def test_kill_9_during_indexing_then_search_matches_a_fresh_index(initialised):
     home = initialised
     home.config.write_text(home.config.read_text() + FAKE_EMBEDDINGS)
-    generated_vault(home, 1600)
+    generated_vault(home, 1000)
     kill_mid_indexing(home, 1)
     kill_mid_indexing(home, 2)  # the resumed pass, killed again
     recovered = top_hits(home)  # a search after the crash: it checks, repairs and finishes the index

@@ -8,6 +8,7 @@ reported as such), unloads (``keep_alive: 0``) and residency (``/api/ps``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from routine.errors import ModelMissing, OllamaUnreachable
 
@@ -20,7 +21,10 @@ class Resident:
     context_length: int | None
 
 
-def _client(host: str, timeout: float):
+@lru_cache(maxsize=16)
+def _client(host: str, timeout: float):  # -> ollama.Client (imported lazily: non-LLM commands)
+    """One client per (host, timeout), kept: each new one builds a TLS context from the CA bundle
+    (~50 ms of CPU), which the residency checks would otherwise pay on every call."""
     import ollama
 
     return ollama.Client(host=host, timeout=timeout)
