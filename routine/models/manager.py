@@ -103,7 +103,7 @@ class ModelManager:
         self._hosts: dict[str, _Host] = {}
         self._events_lock = threading.Lock()
 
-    def keep_alive_for(self, alias: ModelAlias):
+    def keep_alive_for(self, alias: ModelAlias) -> str | int:
         return -1 if self.managed else alias.keep_alive
 
     # --- leases --------------------------------------------------------------------------------

@@ -8,8 +8,12 @@ reported as such), unloads (``keep_alive: 0``) and residency (``/api/ps``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from routine.errors import ModelMissing, OllamaUnreachable
+
+if TYPE_CHECKING:
+    from ollama import Client
 
 
 @dataclass(frozen=True)
@@ -20,7 +24,7 @@ class Resident:
     context_length: int | None
 
 
-def _client(host: str, timeout: float):
+def _client(host: str, timeout: float) -> Client:
     import ollama
 
     return ollama.Client(host=host, timeout=timeout)
@@ -39,7 +43,7 @@ def _translate(exc: Exception, host: str, model: str | None) -> Exception:
     return exc
 
 
-def load(name: str, host: str, options: dict, keep_alive, timeout: float) -> int:
+def load(name: str, host: str, options: dict, keep_alive: str | int, timeout: float) -> int:
     """Load (or touch) the model with its pinned options; returns Ollama's load_duration in ms.
 
     The options are exactly those of every chat request for the alias (``ModelAlias.
