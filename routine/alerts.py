@@ -131,7 +131,7 @@ def _open_cause_alerts(config: Config) -> list[tuple[str, str]]:
     return found
 
 
-def _load(config: Config, rel: str):
+def _load(config: Config, rel: str) -> tuple[dict, str, bytes] | None:
     from routine.vault import load_note_text, split_frontmatter
 
     try:
@@ -174,7 +174,7 @@ def _count_in(config: Config, rel: str, now: datetime, run_id: str | None, affec
             continue
 
 
-def _seen_line(body: str, count: int, raised, now: datetime, names: list[str], run_id: str | None) -> str:
+def _seen_line(body: str, count: int, raised: object, now: datetime, names: list[str], run_id: str | None) -> str:
     since = str(raised or "")[:16].replace("T", " ")
     line = f"**Seen {count} times** since {since}, last at {now:%a %d %b %H:%M}"
     line += f"; affected: {', '.join(names)}." if names else "."

@@ -7,11 +7,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from routine.alerts import raise_alert
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError, ScopeError, UsageError
+
+if TYPE_CHECKING:
+    from routine.journal import Journal
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +41,7 @@ class _Record(TypedDict):
     decision: str
 
 
-def decide(config: Config, agents: dict[str, AgentSpec], journal, rel: str, by: str, now: datetime,
+def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: str, by: str, now: datetime,
            decision: bool | None = None, force: bool = False) -> Decided:
     """Carry out the decision on the proposal at ``rel``: ``decision`` from the CLI, else the
     note's own ``approved`` property.

@@ -7,7 +7,9 @@ fix (``fix``). Nothing here imports anything heavy.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 EXIT_OK = 0
 EXIT_JOB_FAILED = 1
@@ -72,12 +74,12 @@ class UsageError(RoutineError):
 class VaultNotConfigured(UsageError):
     """The config names a vault folder that is not there: the root cause of every 'no agent' after it."""
 
-    def __init__(self, vault, config_path):
+    def __init__(self, vault: Path, config_path: Path) -> None:
         super().__init__(f"The vault {vault} does not exist (`vault:` in {config_path}).",
                          f"create it with `routine init {vault}`, or correct `vault:` in {config_path}.")
 
 
-def did_you_mean(name: str, known) -> str:
+def did_you_mean(name: str, known: Iterable[str]) -> str:
     """' Did you mean 'x'?' for the closest of ``known`` to a misspelt ``name``, else ''."""
     import difflib
 
@@ -150,7 +152,7 @@ class VaultUnwritable(RoutineError):
 class StateDiskFull(RoutineError):
     """routine's own files (the journal, caches) cannot be opened or written: the state disk is full."""
 
-    def __init__(self, path, detail: str):
+    def __init__(self, path: Path, detail: str) -> None:
         super().__init__(f"The disk holding routine's state ({path.parent}) is full, so {path.name} cannot be "
                          f"opened or written ({detail}); nothing was run.",
                          f"free space on that disk (`df -h {path.parent}`), then try again.")

@@ -65,7 +65,7 @@ def journal_socket_path() -> str:
     return os.environ.get("ROUTINE_JOURNAL_SOCKET") or JOURNAL_SOCKET
 
 
-def _field(name: str, value) -> bytes:
+def _field(name: str, value: object) -> bytes:
     data = str(value).encode("utf-8", errors="replace")
     key = name.encode("ascii")
     if b"\n" in data:

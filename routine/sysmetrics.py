@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Protocol
 
 from routine import __version__
 
@@ -25,7 +26,20 @@ def begin() -> dict:
     return {"wall": time.monotonic(), "thread_cpu": time.thread_time()}
 
 
-def finish(started: dict, completion=None) -> dict:
+class Answer(Protocol):
+    """What the figures take from a model's answer (``routine.models.client.Completion``, a layer up)."""
+
+    @property
+    def tokens_in(self) -> int | None: ...
+    @property
+    def tokens_out(self) -> int | None: ...
+    @property
+    def load_duration_ms(self) -> int | None: ...
+    @property
+    def duration_ms(self) -> int: ...
+
+
+def finish(started: dict, completion: Answer | None = None) -> dict:
     """The run's figures. ``completion``: the model's answer (routine.models.client.Completion)."""
     out: dict = {"duration_s": round(time.monotonic() - started["wall"], 3),
                  "cpu_s": round(time.thread_time() - started["thread_cpu"], 3)}

@@ -9,8 +9,13 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from routine.errors import RoutineError
+
+if TYPE_CHECKING:
+    from jinja2 import Template
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 
 class TemplateProblem(RoutineError):
@@ -54,7 +59,7 @@ KNOWN_VARIABLES = frozenset(date_vars(datetime(2026, 1, 1).astimezone())) | {"st
 
 
 @lru_cache(maxsize=1)
-def _env():
+def _env() -> ImmutableSandboxedEnvironment:
     import jinja2
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -67,7 +72,7 @@ def _env():
 
 
 @lru_cache(maxsize=1024)
-def _compiled(text: str):
+def _compiled(text: str) -> Template:
     return _env().from_string(text)
 
 

@@ -13,8 +13,10 @@ import os
 import re
 import socket
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from routine import paths
@@ -52,7 +54,27 @@ def routine_command() -> list[str]:
     return [str(Path(sys.executable).absolute()), "-m", "routine"]
 
 
-def gather(config, state: Path) -> Install:
+class _ModelAddress(Protocol):
+    @property
+    def api_base(self) -> str | None: ...
+
+
+class InstallConfig(Protocol):
+    """What a unit needs of the loaded config (``routine.config.model.Config``, a layer up)."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def vault(self) -> Path: ...
+    @property
+    def ollama_host(self) -> str: ...
+    @property
+    def models(self) -> Mapping[str, _ModelAddress]: ...
+    @property
+    def metrics_textfile(self) -> Path | None: ...
+
+
+def gather(config: InstallConfig, state: Path) -> Install:
     """Paths, environment and addresses for ``config`` and ``state``."""
     writable = [config.vault, state]
     textfile = config.metrics_textfile

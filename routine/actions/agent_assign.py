@@ -9,11 +9,13 @@ from routine.agents import assign as edits
 from routine.config.loader import agent_named
 
 if TYPE_CHECKING:
+    from routine.errors import Problem
     from routine.config.model import AgentSpec, Config
 
 
 def assignment(
-    config: Config, agents: dict[str, AgentSpec], problems, agent: AgentSpec, command: str, args: argparse.Namespace
+    config: Config, agents: dict[str, AgentSpec], problems: list[Problem], agent: AgentSpec, command: str,
+    args: argparse.Namespace
 ) -> int:
     if command == "assign":
         if args.project:

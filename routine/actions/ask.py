@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, TextIO
 
 from routine.cli.output import print_json
 from routine.config.loader import agent_named, load_agents, load_config
@@ -21,14 +21,15 @@ if TYPE_CHECKING:
 class Asker:
     """Sends messages of one conversation: to the daemon if it runs, else answered here."""
 
-    def __init__(self, config_arg, agent_name: str):
+    def __init__(self, config_arg: str | None, agent_name: str) -> None:
         self.config = load_config(config_arg)
         agents, problems = load_agents(self.config)
         self.agent = agent_named(agents, problems, agent_name)
         self._runner: Runner | None = None
         self._journal: Journal | None = None
 
-    def ask(self, question: str, session: str | None, continue_last: bool, on_token=None) -> dict:
+    def ask(self, question: str, session: str | None, continue_last: bool,
+            on_token: Callable[[str], None] | None = None) -> dict:
         from routine import control
 
         message = {"op": "chat", "agent": self.agent.name, "question": question, "session": session,
@@ -50,7 +51,7 @@ class Asker:
         runner, journal = self._local()
         return ask(runner, journal, self.agent, question, session, continue_last, on_token).as_dict()
 
-    def _local(self):
+    def _local(self) -> tuple[Runner, Journal]:
         if self._runner is None:
             from routine.actions.fire import _progress
             from routine.journal import Journal
@@ -59,6 +60,7 @@ class Asker:
             self._journal = Journal()
             # Without the daemon, the search index is brought up to date here first: show it.
             self._runner = Runner(self.config, self._journal, on_event=_progress(False))
+        assert self._journal is not None  # made with the runner
         return self._runner, self._journal
 
     def close(self) -> None:
@@ -70,7 +72,7 @@ class Asker:
             self._journal = None
 
 
-def stream_to(out):
+def stream_to(out: TextIO) -> Callable[[str], None]:
     def write(piece: str) -> None:
         out.write(piece)
         out.flush()

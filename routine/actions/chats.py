@@ -7,7 +7,7 @@ import argparse
 from routine.cli.output import print_json, print_table
 from routine.errors import UsageError
 from routine.journal import Journal
-from routine.journal.chats import ChatStore, Role
+from routine.journal.chats import ChatMessage, ChatStore, Role
 
 LIST_COLUMNS = ["id", "agent", "origin", "title", "messages", "updated_at"]
 
@@ -65,7 +65,7 @@ def _show(store: ChatStore, chat_id: str, as_json: bool) -> int:
     return 0
 
 
-def _header(m) -> str:
+def _header(m: ChatMessage) -> str:
     at = m.at[11:19]
     if m.role is Role.TOOL:
         return f"[{at}] tool call {m.tool}" + (" (refused)" if m.details.get("refused") else "") + \

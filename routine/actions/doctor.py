@@ -13,6 +13,7 @@ from routine.config.loader import load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, EXIT_USAGE, RoutineError
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from routine.config.model import AgentSpec, Config
 
 # A failure here is a mistake in a file the person edits: exit 2, like `schedule validate`.
@@ -68,7 +69,7 @@ def _state_check() -> Check:
                  warn=True)
 
 
-def _vault_writable(vault) -> Check:
+def _vault_writable(vault: Path) -> Check:
     if not vault.is_dir():
         return Check("vault", False, f"{vault} does not exist (agents and schedules are checked once it does)",
                      f"run `routine init {vault}`, or correct `vault:` in the config")

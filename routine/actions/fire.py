@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from routine.cli.output import print_json
 from routine.config.loader import agent_named, agent_note_problems, load_agents, load_config
@@ -12,6 +12,9 @@ from routine.errors import EXIT_JOB_FAILED, UsageError
 from routine.journal.status import succeeded
 
 if TYPE_CHECKING:
+    from routine.runner.events import RunEvent
+    from routine.runner.resume import Resume
+    from routine.runner.step import Runner, StepOutcome
     from routine.config.model import AgentSpec, Config
     from routine.schedule.model import Block
 
@@ -98,7 +101,7 @@ def through_daemon(args: argparse.Namespace, resume: str | None = None) -> int |
     return final.get("exit", 0)
 
 
-def _block_named(config: Config, agents: dict[str, AgentSpec], name: str):
+def _block_named(config: Config, agents: dict[str, AgentSpec], name: str) -> Block | None:
     """The block called ``name``; a problem in another schedule file does not stop it."""
     from routine.schedule.loader import block_from_files
 
@@ -110,7 +113,7 @@ def fire_block(
     agents: dict[str, AgentSpec],
     block: Block,
     args: argparse.Namespace,
-    resume=None,
+    resume: Resume | None = None,
     trigger: str = "manual",
 ) -> int:
     """Run ``block`` in this process (no daemon), or pick up a failed run of it (``resume``)."""
@@ -151,7 +154,7 @@ def fire_block(
     return 0 if succeeded(outcome.status) else EXIT_JOB_FAILED
 
 
-def _dry_runner(config: Config):
+def _dry_runner(config: Config) -> Runner:
     """A runner for --dry-run: while the daemon runs, searches go to its index (it holds the lock)."""
     from routine import control
     from routine.runner.step import Runner
@@ -160,9 +163,10 @@ def _dry_runner(config: Config):
     return Runner(config, journal=None, memory=memory, on_event=_progress(False))  # only indexing progress
 
 
-def _print_outcome(outcome) -> None:
+def _print_outcome(outcome: StepOutcome) -> None:
     if outcome.error is None:
         wrote = outcome.wrote
+        assert wrote is not None  # a step that did not fail wrote (or proposed) its note
         print(_wrote_line(wrote.message, wrote.outcome, outcome.run_id))
     else:
         print(f"routine: {outcome.error}", file=sys.stderr)
@@ -176,7 +180,7 @@ def _wrote_line(message: str, outcome: str, run_id: str | None) -> str:
     return message if outcome == "proposal" else f"{message.rstrip('.')} (run {run_id})."
 
 
-def _progress(interactive: bool):
+def _progress(interactive: bool) -> Callable[[RunEvent], None]:
     from routine.cli.progress import ProgressPrinter
     from routine.runner import events as ev
 
@@ -206,8 +210,9 @@ def _progress(interactive: bool):
     return on_event
 
 
-def _print_dry_run(outcome, as_json: bool) -> int:
+def _print_dry_run(outcome: StepOutcome, as_json: bool) -> int:
     p = outcome.prompt
+    assert p is not None  # a dry run stops with the prompt built
     if as_json:
         agent = outcome.agent  # as it would run: the globs its reads and writes are checked against
         scopes = None if agent is None else {"reads": list(agent.reads), "writes": list(agent.writes),
@@ -227,8 +232,8 @@ def _print_dry_run(outcome, as_json: bool) -> int:
         print(f"  {source}")
     for item in p.dropped:
         print(f"  dropped {item['label']}: {item['reason']}")
-    for item in p.missing:
-        print(f"  missing {item}")
+    for rel in p.missing:
+        print(f"  missing {rel}")
     if p.tools:
         from routine.tools.registry import TOOLS
 

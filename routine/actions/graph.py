@@ -11,6 +11,7 @@ from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
 
 if TYPE_CHECKING:
+    from routine.graph.views import View, Visible
     from routine.config.model import Config
     from routine.graph.graph import KnowledgeGraph
 
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
         cache.close()
 
 
-def _visible(args: argparse.Namespace, config: Config, graph: KnowledgeGraph):
+def _visible(args: argparse.Namespace, config: Config, graph: KnowledgeGraph) -> Visible | None:
     from routine.graph.views import scope_test
 
     if not getattr(args, "agent", None):
@@ -99,7 +100,7 @@ def _path(args: argparse.Namespace, config: Config, graph: KnowledgeGraph) -> in
     return 0 if steps else 1
 
 
-def _print_view(shown) -> None:
+def _print_view(shown: View) -> None:
     print(shown.title)
     if not shown.nodes:
         print("  (nothing)")

@@ -9,6 +9,7 @@ from typing import Any
 from routine.agents.library import agents_in, library_named, preview, version
 from routine.cli.output import print_json, print_table
 from routine.config.loader import load_config
+from routine.config.model import LibrarySource
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show(library, as_json: bool) -> int:
+def _show(library: LibrarySource, as_json: bool) -> int:
     rows = agents_in(library)
     if as_json:
         print_json({"name": library.name, "path": str(library.path), "agents": rows})
@@ -43,7 +44,7 @@ def _show(library, as_json: bool) -> int:
     return 0
 
 
-def _show_agent(library, text: str, as_json: bool) -> int:
+def _show_agent(library: LibrarySource, text: str, as_json: bool) -> int:
     from routine.actions.agent_library import _name_and_version
 
     name, number = _name_and_version(text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from datetime import datetime, timedelta, timezone
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
@@ -12,6 +13,7 @@ from routine.config.loader import load_agents, load_config
 from routine.errors import RoutineError
 
 if TYPE_CHECKING:
+    from routine.models.plan import Decision, ModelKey
     from routine.config.model import Config
 
 
@@ -126,14 +128,14 @@ def _plan(config: Config, hours: int, as_json: bool) -> int:
     return 0
 
 
-def _ours_cell(decision, lead: timedelta, tz) -> str:
+def _ours_cell(decision: Decision, lead: timedelta, tz: ZoneInfo) -> str:
     if not decision.loaded:
         return "warm"
     cell = f"preload {(decision.use.at - lead).astimezone(tz):%H:%M}"
     return cell + (f", evicts {decision.evicted[1]}" if decision.evicted else "")
 
 
-def _leads(config: Config, keys) -> dict:
+def _leads(config: Config, keys: Iterable[ModelKey]) -> dict[ModelKey, timedelta]:
     from routine.journal import Journal
     from routine.journal.model_events import ModelEvents
     from routine.models.preloader import learned_lead

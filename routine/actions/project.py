@@ -14,6 +14,7 @@ from routine.cli.output import print_json, print_table
 from routine.config.loader import load_config
 
 if TYPE_CHECKING:
+    from routine.schedule.model import Block
     from routine.config.model import Config
 
 
@@ -69,7 +70,7 @@ def _done(args: argparse.Namespace, result: dict, message: str) -> int:
     return 0
 
 
-def _blocks(config: Config):
+def _blocks(config: Config) -> dict[str, Block]:
     from routine.config.loader import load_agents
     from routine.projects.cadence import project_blocks
 

@@ -10,10 +10,11 @@ import argparse
 
 from routine.errors import UsageError
 from routine.journal import Journal
+from routine.journal.runs import RunRecord
 from routine.runner.resume import block_run_of, resume_point
 
 
-def retry(args: argparse.Namespace, journal: Journal, run) -> int:
+def retry(args: argparse.Namespace, journal: Journal, run: RunRecord) -> int:
     run = block_run_of(journal, run)
     fire_args = argparse.Namespace(target=run.block, task=None, dry_run=False, json=args.json, config=args.config)
     from routine.actions.fire import fire_block, through_daemon
@@ -26,6 +27,7 @@ def retry(args: argparse.Namespace, journal: Journal, run) -> int:
 
     config = load_config(args.config)
     agents, _ = load_agents(config, require_vault=True)
+    assert run.block is not None  # block_run_of gave a block's run
     block = block_from_files(config, agents, run.block)
     if block is None:
         raise UsageError(f"Block {run.block} of run {run.id} is no longer in the schedules.",

@@ -8,6 +8,7 @@ import json
 from routine.cli.output import print_json, print_table
 from routine.errors import UsageError
 from routine.journal import Journal
+from routine.journal.runs import RunRecord
 
 LIST_COLUMNS = ["id", "status", "agent", "block", "trigger", "model", "started_at", "duration_ms", "wrote"]
 
@@ -45,7 +46,7 @@ def _list(journal: Journal, limit: int, as_json: bool) -> int:
     return 0
 
 
-def _wrote_cell(wrote) -> str | None:
+def _wrote_cell(wrote: str | dict | list | None) -> str | None:
     """One note's path, or a block's notes joined: never a Python list's repr."""
     if isinstance(wrote, dict):
         return wrote.get("path")
@@ -54,7 +55,7 @@ def _wrote_cell(wrote) -> str | None:
     return wrote
 
 
-def find_run(journal: Journal, run_id: str):
+def find_run(journal: Journal, run_id: str) -> RunRecord:
     """The run with this id or unique prefix; an ambiguous prefix or no match is a usage error."""
     matches = journal.matching(run_id)
     if len(matches) > 1:
@@ -171,7 +172,7 @@ def transcript_lines(entries: list[dict]) -> list[str]:
     return lines
 
 
-def _args(arguments) -> str:
+def _args(arguments: object) -> str:
     if isinstance(arguments, dict):
         return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in arguments.items())
     return repr(arguments)[:120]

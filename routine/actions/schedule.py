@@ -14,6 +14,8 @@ from routine.errors import ConfigError
 from routine.schedule.loader import declared_blocks, in_force, load_schedules
 
 if TYPE_CHECKING:
+    from datetime import timedelta
+    from routine.errors import Problem
     from routine.config.model import AgentSpec, Config
     from routine.schedule.model import Block, Schedules
 
@@ -67,7 +69,7 @@ def _say_broken(broken: dict, kept: dict) -> int:
     return ConfigError.exit_code if broken else 0
 
 
-def _validate(config: Config, agents: dict[str, AgentSpec], agent_problems, as_json: bool) -> int:
+def _validate(config: Config, agents: dict[str, AgentSpec], agent_problems: list[Problem], as_json: bool) -> int:
     try:
         schedules = load_schedules(config, agents)
         problems = list(agent_problems)
@@ -185,6 +187,6 @@ def _list(schedules: Schedules, as_json: bool) -> int:
     return 0
 
 
-def _human(delta) -> str:
+def _human(delta: timedelta) -> str:
     s = int(delta.total_seconds())
     return f"{s // 86400}d" if s % 86400 == 0 else f"{s // 3600}h" if s % 3600 == 0 else f"{s // 60}m"

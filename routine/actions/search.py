@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _search(args: argparse.Namespace, progress) -> list[dict]:
+def _search(args: argparse.Namespace, progress: ProgressPrinter) -> list[dict]:
     config = None
     reads = None
     if args.agent:

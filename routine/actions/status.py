@@ -78,7 +78,7 @@ def _local(at: datetime | str | None) -> str:
     return f"{(datetime.fromisoformat(at) if isinstance(at, str) else at).astimezone():%a %Y-%m-%d %H:%M}"
 
 
-def _wrote(wrote) -> str | None:
+def _wrote(wrote: str | dict | list | None) -> str | None:
     if isinstance(wrote, dict):
         return wrote.get("proposal") or wrote.get("path")
     if isinstance(wrote, list):

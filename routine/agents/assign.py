@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
+from typing import Callable
 
 from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.model import AgentSpec, Config
@@ -34,7 +35,7 @@ def _project_home(config: Config, project: str) -> str:
     return rel
 
 
-def _as_list(value) -> list:
+def _as_list(value: object) -> list:
     if value is None:
         return []
     return list(value) if isinstance(value, list) else [value]
@@ -49,7 +50,7 @@ def _behaviours_without(behaviours: list, agent: AgentSpec) -> list:
     return [b for b in behaviours if str(b).split(":", 1)[0].strip().lower() not in names]
 
 
-def _edit_project(config: Config, project: str, change) -> str:
+def _edit_project(config: Config, project: str, change: Callable[[dict], dict | None]) -> str:
     rel = _project_home(config, project)
 
     def edit(current: NoteText | None) -> str | None:

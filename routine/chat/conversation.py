@@ -19,7 +19,10 @@ any request over ``num_ctx - num_predict`` whatever happens here.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Callable
 
 from routine import runcontext
 from routine.access import scoped
@@ -30,6 +33,13 @@ from routine.prompts import template
 from routine.runner import context
 from routine.runner.budget import fit
 from routine.templating import date_vars, fill, render
+
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec
+    from routine.models.client import Completion, ModelClient
+    from routine.runner.budget import Fitted, Kept
+    from routine.runner.step import Runner
+    from routine.tools.base import Tool
 
 log = logging.getLogger(__name__)
 
@@ -71,17 +81,18 @@ class Conversation:
     """Answers messages to ``agent`` through ``runner`` (its model client, search index, clock,
     write gate: the daemon's when it runs, this process's otherwise)."""
 
-    def __init__(self, runner, agent, person: str = "the person"):
+    def __init__(self, runner: Runner, agent: AgentSpec, person: str = "the person") -> None:
         self.runner, self.person = runner, person
         self.declared = agent  # the agent note's own scopes; each answer resolves them anew
         self.agent = scoped(runner.config, agent)
         self.tool_log: list[dict] = []  # the last answer's tool transcript, kept even when it failed
 
     @property
-    def client(self):
+    def client(self) -> ModelClient:
         return self.runner.models
 
-    def reply(self, history: History, question: str, on_token=None, run_id: str | None = None) -> Reply:
+    def reply(self, history: History, question: str, on_token: Callable[[str], None] | None = None,
+              run_id: str | None = None) -> Reply:
         from routine.tools.registry import tools_for
 
         self.agent = scoped(self.runner.config, self.declared)  # assignments made meanwhile count
@@ -167,7 +178,8 @@ class Conversation:
             return context.gather(runner.config.vault, agent, agent.inputs, variables, where, None,
                                   journal_report=runner._journal_report)
 
-    def _answer(self, messages: list[dict], tools, now, on_token, run_id):
+    def _answer(self, messages: list[dict], tools: list[Tool], now: datetime,
+                on_token: Callable[[str], None] | None, run_id: str | None) -> Completion:
         agent, client = self.agent, self.client
         self.tool_log = []
         if not tools:
@@ -202,7 +214,8 @@ class _Shape:
     counter: Counter
     limit: int
 
-    def messages(self, summary: str, turns: list[Turn], items=(), dropped=(), missing=()) -> list[dict]:
+    def messages(self, summary: str, turns: list[Turn], items: Iterable[Kept] = (), dropped: Iterable[dict] = (),
+                 missing: Iterable[str] = ()) -> list[dict]:
         system = render(template("chat.md.j2"), {**self.variables, "summary": summary, "items": list(items),
                                                  "dropped": list(dropped), "missing": list(missing)},
                         "chat.md.j2").strip()
@@ -211,7 +224,8 @@ class _Shape:
     def count(self, summary: str, turns: list[Turn]) -> int:
         return count_request(self.counter, self.messages(summary, turns), self.specs)
 
-    def fitted(self, summary: str, turns: list[Turn], gathered: context.Gathered):
+    def fitted(self, summary: str, turns: list[Turn],
+               gathered: context.Gathered) -> tuple[Fitted, list[dict], int]:
         """Vault context in what the summary, the turns and the message leave: (fitted, messages, counted)."""
         fixed = self.count(summary, turns)
         while True:

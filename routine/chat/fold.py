@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from routine.models.client import ModelClient
 from routine.models.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, Counter, count_request, longest_head
 from routine.prompts import template
 from routine.templating import render
@@ -64,7 +65,8 @@ def how_many_to_fold(counter: Counter, turns: list[Turn], room: int, costs: list
 class Folder:
     """Writes the running summary with the conversation's own model."""
 
-    def __init__(self, client, alias: str, agent: str, person: str = "the person", max_tokens: int = 400):
+    def __init__(self, client: ModelClient, alias: str, agent: str, person: str = "the person",
+                 max_tokens: int = 400) -> None:
         self.client, self.alias, self.agent, self.person = client, alias, agent, person
         self.counter = client.counter(alias)
         self.max_tokens = max_tokens

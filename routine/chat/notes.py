@@ -9,6 +9,8 @@ summary callout and ``summary_covers``. The answer goes in through the vault lay
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from routine.chat.conversation import Conversation, History
 from routine.chat.fold import Turn
@@ -17,6 +19,11 @@ from routine.errors import UsageError
 from routine.journal.chats import ChatStore, Origin
 from routine.vault.chat_notes import ChatNote, answer_callout, append_answer, parse_chat
 from routine.vault.notes import load_note_text
+
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec
+    from routine.journal import Journal
+    from routine.runner.step import Runner
 
 
 @dataclass(frozen=True)
@@ -28,12 +35,12 @@ class NoteAnswer:
     folded: int
 
 
-def read_chat(vault, rel: str) -> ChatNote | None:
+def read_chat(vault: Path, rel: str) -> ChatNote | None:
     current = load_note_text(vault / rel)
     return None if current is None else parse_chat(rel, current.text)
 
 
-def answer_note(runner, journal, agents: dict, rel: str) -> NoteAnswer | None:
+def answer_note(runner: Runner, journal: Journal, agents: dict[str, AgentSpec], rel: str) -> NoteAnswer | None:
     """Answer the chat note's pending message; None when it has none (or is no chat note)."""
     vault = runner.config.vault
     note = read_chat(vault, rel)

@@ -5,11 +5,19 @@ every conversation (a chat note's too): each message, each tool call with its re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import tzinfo
+from typing import TYPE_CHECKING, Callable
 
 from routine.chat.conversation import Conversation, History, Reply
 from routine.chat.fold import Turn
 from routine.errors import RoutineError, UsageError
 from routine.journal.chats import ChatMessage, ChatStore, Origin, Role
+
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec
+    from routine.journal import Journal
+    from routine.runner.step import Runner
+    from routine.vault.chat_notes import ChatNote
 
 
 @dataclass
@@ -27,7 +35,7 @@ class Answered:
         return dict(self.__dict__)
 
 
-def history_of(store: ChatStore, chat_id: str, tz=None) -> History:
+def history_of(store: ChatStore, chat_id: str, tz: tzinfo | None = None) -> History:
     """The session's turns; with ``tz``, each of the person's messages stamped with when it was
     sent, in their time zone, as the new one is (so the model can reason about time)."""
     chat = store.get(chat_id)
@@ -38,7 +46,7 @@ def history_of(store: ChatStore, chat_id: str, tz=None) -> History:
     return History(turns, chat.summary, chat.folded)
 
 
-def _stamped(message: ChatMessage, tz) -> str:
+def _stamped(message: ChatMessage, tz: tzinfo | None) -> str:
     if tz is None or message.role is not Role.USER or message.details.get("from_note") or not message.at:
         return message.content
     from datetime import datetime
@@ -64,8 +72,8 @@ def session_for(store: ChatStore, agent: str, session: str | None, continue_last
     return store.create(agent, Origin.TERMINAL)
 
 
-def ask(runner, journal, agent, question: str, session: str | None = None, continue_last: bool = False,
-        on_token=None) -> Answered:
+def ask(runner: Runner, journal: Journal, agent: AgentSpec, question: str, session: str | None = None,
+        continue_last: bool = False, on_token: Callable[[str], None] | None = None) -> Answered:
     """One message and its answer in a terminal session, both journaled."""
     if not question.strip():
         raise UsageError("The question is empty.", 'ask something, e.g. routine ask strategist "What matters today?"')
@@ -79,7 +87,7 @@ def ask(runner, journal, agent, question: str, session: str | None = None, conti
 
 
 def answer_logged(store: ChatStore, chat_id: str, conversation: Conversation, history: History, question: str,
-                  on_token=None) -> Reply:
+                  on_token: Callable[[str], None] | None = None) -> Reply:
     """Answer ``question``; the journal gets the message, the tool calls, the summary and the
     answer in order, or the message and what went wrong."""
     counter = conversation.client.counter(conversation.agent.model)
@@ -121,7 +129,7 @@ def log_tools(store: ChatStore, chat_id: str, transcript: list[dict]) -> None:
         )
 
 
-def start_from_note(store: ChatStore, agent: str, note) -> str:
+def start_from_note(store: ChatStore, agent: str, note: ChatNote) -> str:
     """A terminal session that begins with a chat note's conversation (``routine chat --note``)."""
     chat_id = store.create(agent, Origin.TERMINAL, title=note.title, note=None)
     for turn in note.turns:

@@ -6,7 +6,7 @@ import json
 import sys
 
 
-def print_json(data) -> None:
+def print_json(data: object) -> None:
     json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
     sys.stdout.write("\n")
 
@@ -20,7 +20,7 @@ def print_table(rows: list[dict], columns: list[str]) -> None:
         print("  ".join(_cell(r.get(c)).ljust(widths[c]) for c in columns).rstrip())
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return "-"
     text = str(value).replace("\n", " ")

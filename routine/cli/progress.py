@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TextIO
 
 BAR_WIDTH = 30
 LINE_EVERY_SECONDS = 5.0
@@ -12,7 +13,7 @@ LINE_EVERY_SECONDS = 5.0
 class ProgressPrinter:
     """Call with (what, done, total). Writes to stderr, so stdout stays the command's answer."""
 
-    def __init__(self, stream=None, tty: bool | None = None):
+    def __init__(self, stream: TextIO | None = None, tty: bool | None = None) -> None:
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty() if tty is None else tty
         self._last_time = 0.0

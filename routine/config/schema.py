@@ -7,6 +7,7 @@ schema cannot say (unknown agent, bad cron, scopes). Both report every problem a
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from routine.config.behaviours import NAMES as BEHAVIOURS
 from routine.config.notify import Topic
@@ -30,7 +31,7 @@ WRITE_TARGET = {
 }
 
 
-def key(description: str, schema: dict | None = None, **default) -> dict:
+def key(description: str, schema: dict | None = None, **default: object) -> dict:
     """One key of routine.yaml: its schema, what it does, and (``default=``) its default as a
     person would write it. The loader fills in these defaults; routine.example.yaml shows them."""
     return {**(schema or {}), "description": description, **default}
@@ -306,7 +307,7 @@ def defaults(schema: dict) -> dict:
     return with_defaults(schema, {})
 
 
-def with_defaults(schema: dict, data):
+def with_defaults(schema: dict, data: Any) -> Any:  # data: as parsed from YAML
     """``data`` (valid against ``schema``) with every missing key that has a default filled in,
     inside sections and inside named entries (models, libraries) written out as objects."""
     form = _object_form(schema, data)
@@ -327,7 +328,7 @@ def with_defaults(schema: dict, data):
     return out
 
 
-def _object_form(schema: dict, data) -> dict | None:
+def _object_form(schema: dict, data: object) -> dict | None:
     """The branch of ``schema`` that describes an object (a oneOf may also allow a string)."""
     if not isinstance(data, dict):
         return None

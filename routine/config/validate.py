@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from routine.config.yamlfile import LocatedYaml, format_path
 from routine.errors import Problem
 
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
 
-def _sentence(error) -> str:
+
+def _sentence(error: ValidationError) -> str:
     v = error.validator
     if v == "required":
         return f"missing required key {error.message.split(' is a required')[0]}."

@@ -12,16 +12,22 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from routine import paths
 from routine.graph.extract import extract
 from routine.graph.graph import KnowledgeGraph
 from routine.graph.model import NoteFacts
 from routine.statedb import open_sqlite
+
+if TYPE_CHECKING:
+    from routine.config.model import Config
+    from routine.journal import Journal
 
 FORMAT = "2"  # bump when extract changes what it reads: caches of another format are rebuilt
 RUN_DAYS = 30  # "what it read and wrote lately": runs that ended within this many days
@@ -68,7 +74,7 @@ class GraphCache:
         self.db.close()
 
     @contextmanager
-    def _batch(self):
+    def _batch(self) -> Iterator[None]:
         """One transaction for a pass: a thousand notes are one commit, not a thousand."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
@@ -84,7 +90,7 @@ class GraphCache:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
 
-    def _set_meta(self, key: str, value) -> None:
+    def _set_meta(self, key: str, value: object) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
 
     def _load(self) -> None:
@@ -134,7 +140,7 @@ class GraphCache:
         stats.seconds = time.monotonic() - started
         return stats
 
-    def update_paths(self, rels) -> SyncStats:
+    def update_paths(self, rels: Iterable[str]) -> SyncStats:
         """Notes the vault watcher says changed (created, modified, moved away or deleted)."""
         started, stats = time.monotonic(), SyncStats()
         with self._batch():
@@ -142,7 +148,7 @@ class GraphCache:
         stats.notes, stats.seconds = len(self.graph.facts), time.monotonic() - started
         return stats
 
-    def _update(self, rels, stats: SyncStats) -> None:
+    def _update(self, rels: Iterable[str], stats: SyncStats) -> None:
         from routine.watch.filters import is_note
 
         for rel in sorted(set(rels)):
@@ -183,7 +189,7 @@ class GraphCache:
 
     # --- following the journal ---------------------------------------------------------------------
 
-    def follow_journal(self, journal, now: datetime | None = None) -> list[str]:
+    def follow_journal(self, journal: Journal, now: datetime | None = None) -> list[str]:
         """Add the read and wrote edges of runs finished since last time; returns the notes those
         runs wrote (routine's own writes do not reach the vault watcher, so read them here)."""
         now = now or datetime.now(UTC)
@@ -214,7 +220,7 @@ class GraphCache:
                         " at = max(at, excluded.at)", (agent, rel, kind, at))
 
 
-def _tool_reads(log) -> list[str]:
+def _tool_reads(log: object) -> list[str]:
     """Notes a tool-using run read with read_note (its transcript says which, first line '# PATH')."""
     found = []
     for entry in log if isinstance(log, list) else []:
@@ -233,7 +239,7 @@ def _stat(path: Path) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
-def open_current(config) -> GraphCache:
+def open_current(config: Config) -> GraphCache:
     """The graph of ``config``'s vault, brought level with the vault and the journal now (what
     the CLI uses; the daemon keeps one open and follows the watcher instead)."""
     from routine.journal import Journal

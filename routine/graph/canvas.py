@@ -159,7 +159,7 @@ def placements(doc: dict, moved: list[str]) -> dict[str, dict]:
             if str(n["id"]).startswith(PREFIX) and n["type"] != "group"}
 
 
-def problems(doc) -> list[str]:
+def problems(doc: object) -> list[str]:
     """What breaks the JSON Canvas 1.0 rules: required fields and their types, unique ids, known
     node types, sides and ends, and edges between nodes that exist. Empty when valid."""
     found: list[str] = []

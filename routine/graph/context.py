@@ -4,8 +4,15 @@ and the walk never passes through one it may not read."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from routine.errors import ScopeError
 from routine.vault.context_items import ContextItem, Priority
+
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec, Config, GraphSpec
+    from routine.graph.graph import KnowledgeGraph
+    from routine.graph.views import View
 
 MAX_LINES = 60
 
@@ -20,7 +27,7 @@ def _name(node: str, data: dict) -> str:
     return f"[[{node.removesuffix('.md')}]] ({data.get('type', 'note')})"
 
 
-def describe(shown) -> str:
+def describe(shown: View) -> str:
     """One line per typed link: "[[Projects/Alpha/Alpha]] (project) —members→ [[People/Ada]] (person)"."""
     lines = [f"{_name(u, shown.nodes[u])} —{label}→ {_name(v, shown.nodes[v])}" for u, v, _, label in shown.edges]
     alone = [n for n in shown.nodes if not any(n in (u, v) for u, v, _, _ in shown.edges)]
@@ -30,7 +37,8 @@ def describe(shown) -> str:
     return "\n".join(lines)
 
 
-def neighbourhood(graph, agent, around: str, depth: int = 1, link_types: set[str] | None = None):
+def neighbourhood(graph: KnowledgeGraph, agent: AgentSpec, around: str, depth: int = 1,
+                  link_types: set[str] | None = None) -> View | None:
     """The scope-checked neighbourhood of ``around`` for ``agent`` (an AgentSpec): a View, or
     ScopeError when the note itself is not one the agent may read, or None if there is no such note."""
     from routine.graph.views import neighbors, scope_test
@@ -48,7 +56,8 @@ def neighbourhood(graph, agent, around: str, depth: int = 1, link_types: set[str
     return neighbors(graph, node, depth, link_types, visible)
 
 
-def graph_items(config, agent, spec, variables: dict, where: str, order: int) -> list:
+def graph_items(config: Config, agent: AgentSpec, spec: GraphSpec, variables: dict, where: str,
+                order: int) -> list[ContextItem]:
     """A step's ``graph: {around: NOTE, depth: N}`` as one piece of context (kept after the step's
     inputs, before search hits, under the token budget)."""
     from routine.graph.service import graph_for
@@ -61,5 +70,6 @@ def graph_items(config, agent, spec, variables: dict, where: str, order: int) ->
         text = f"(no note {around!r} in the vault's graph yet)"
         return [ContextItem(f"Knowledge graph around {around}", Priority.OLDER, [Section(None, 0, text)], None, order)]
     body = describe(shown) or "(no typed links you may see)"
-    return [ContextItem(f"Knowledge graph around [[{shown.center.removesuffix('.md')}]] (typed links)", Priority.OLDER,
+    center = shown.center or around  # a neighbourhood always has its center
+    return [ContextItem(f"Knowledge graph around [[{center.removesuffix('.md')}]] (typed links)", Priority.OLDER,
                         [Section(None, 0, body)], None, order)]

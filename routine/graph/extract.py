@@ -68,7 +68,7 @@ def link_targets(text: str) -> list[str]:
     return found
 
 
-def _property_links(value) -> list[str]:
+def _property_links(value: object) -> list[str]:
     if isinstance(value, list):
         return [t for item in value for t in _property_links(item)]
     if isinstance(value, str):

@@ -9,6 +9,7 @@ the run journal (``read``, ``wrote``) are kept apart and re-linked as a set.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -32,7 +33,7 @@ class Touched:
 
 
 class KnowledgeGraph:
-    def __init__(self):
+    def __init__(self) -> None:
         import networkx as nx
 
         self.g = nx.MultiDiGraph()
@@ -169,7 +170,7 @@ class KnowledgeGraph:
         self._put_nodes(facts)
         self._add_edges(facts)
 
-    def _touch_edges(self, edges) -> None:
+    def _touch_edges(self, edges: Iterable[tuple[str, str, str]]) -> None:
         if self._touched is not None:
             self._touched.edges.update(edges)
 

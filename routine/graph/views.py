@@ -10,10 +10,14 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from routine.errors import UsageError
 from routine.graph.graph import KnowledgeGraph
 from routine.graph.model import EdgeType, NodeType
+
+if TYPE_CHECKING:
+    from networkx import MultiDiGraph
 
 Visible = Callable[[str], bool]  # a node id -> may it be shown
 
@@ -135,7 +139,7 @@ def view(graph: KnowledgeGraph, kind: str, name: str) -> View:
     )
 
 
-def _follow(g, ids: set[str], kinds: set[str], hops: int) -> None:
+def _follow(g: MultiDiGraph, ids: set[str], kinds: set[str], hops: int) -> None:
     frontier = set(ids)
     for _ in range(hops):
         step = {t for n in frontier for _, t, k in g.out_edges(n, data="type") if k in kinds} - ids

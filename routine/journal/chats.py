@@ -13,6 +13,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
+from typing import Any
 
 
 class Role(str, Enum):
@@ -131,14 +132,14 @@ class ChatStore:
         return [{**_chat(r).as_dict(with_messages=False), "messages": r["messages"]} for r in rows]
 
 
-def _chat(row) -> Chat:
+def _chat(row: sqlite3.Row) -> Chat:
     return Chat(id=row["id"], agent=row["agent"], origin=Origin(row["origin"]), title=row["title"], note=row["note"],
                 created_at=row["created_at"], updated_at=row["updated_at"], summary=row["summary"] or "",
                 folded=row["folded"] or 0)
 
 
-def _message(row) -> ChatMessage:
-    def loads(value):
+def _message(row: sqlite3.Row) -> ChatMessage:
+    def loads(value: str | None) -> Any:  # the JSON stored, or the text when it is not JSON
         if value is None:
             return None
         try:

@@ -113,7 +113,7 @@ class Journal:
                     raise
         raise AssertionError("unreachable")
 
-    def update(self, run_id: str, **fields) -> None:
+    def update(self, run_id: str, **fields: object) -> None:
         if not fields:
             return
         for key in _JSON_FIELDS:
@@ -122,7 +122,7 @@ class Journal:
         cols = ", ".join(f"{k}=?" for k in fields)
         self.db.execute(f"UPDATE runs SET {cols} WHERE id=?", (*fields.values(), run_id))
 
-    def finish(self, run_id: str, status: str, error: str | None = None, **fields) -> None:
+    def finish(self, run_id: str, status: str, error: str | None = None, **fields: object) -> None:
         row = self.db.execute("SELECT started_at FROM runs WHERE id=?", (run_id,)).fetchone()
         ended = datetime.now(timezone.utc)
         duration = None
@@ -130,7 +130,7 @@ class Journal:
             duration = int((ended - datetime.fromisoformat(row[0])).total_seconds() * 1000)
         self.update(run_id, status=status, error=error, ended_at=_utc_iso(ended), duration_ms=duration, **fields)
 
-    def record(self, *, agent: str | None, trigger: str, status: str, error: str, **fields) -> str:
+    def record(self, *, agent: str | None, trigger: str, status: str, error: str, **fields: Any) -> str:
         """A run that never started (refused, missed, skipped), written in one go."""
         run_id = self.start(agent=agent, trigger=trigger, **{k: fields.pop(k) for k in
                             ("kind", "task", "model", "block", "step", "parent", "slot") if k in fields})

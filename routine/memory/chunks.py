@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -57,7 +58,7 @@ def frontmatter_tags(data: dict) -> list[str]:
     return [str(tag).strip().lstrip("#") for tag in value if tag is not None and str(tag).strip().lstrip("#")]
 
 
-def property_line(data) -> str:
+def property_line(data: object) -> str:
     """A note's properties as one line of text ("status: active; owner: [[Ada]]"), for the index."""
     if not isinstance(data, dict):
         return ""
@@ -106,7 +107,7 @@ def chunk_note(rel: str, raw: str, max_chars: int) -> list[Chunk]:
     return chunks
 
 
-def _sections(body: str):
+def _sections(body: str) -> Iterator[tuple[str | None, str, str]]:
     """(heading, heading trail, text) for each section; headings inside code fences are text."""
     fences = code_fence_ranges(body)
     starts = [m for m in HEADING.finditer(body) if not in_ranges(m.start(), fences) and heading_title(m[2])]

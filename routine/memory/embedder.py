@@ -23,10 +23,18 @@ import shutil
 import tempfile
 import threading
 import zipfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from routine.config.model import Config, Deployment, ModelAlias
 from routine.errors import EmbeddingModelError, ModelMissing, OllamaUnreachable
+
+if TYPE_CHECKING:
+    import ollama
+    from sentence_transformers import SentenceTransformer
+
+    from routine.models.manager import ModelManager
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +45,10 @@ DOCUMENT_BATCH = 64
 TEST_EMBEDDER_ENV = "ROUTINE_TEST_EMBEDDER"
 
 
-class Embedder:
+_Model = TypeVar("_Model")  # what a subclass loads and embeds with
+
+
+class Embedder(Generic[_Model]):
     """Lazy, thread-safe, released when idle. Subclasses say how to load and how to embed."""
 
     identity: str  # what the index records, so that vectors of another model are never mixed in
@@ -46,8 +57,9 @@ class Embedder:
         self.unload_after = unload_after
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
-        self._model = None
-        self.on_release = lambda: None  # what else goes with the model when idle (the index's vector table)
+        self._model: _Model | None = None
+        # What else goes with the model when idle (the index's vector table).
+        self.on_release: Callable[[], None] = lambda: None
 
     @property
     def loaded(self) -> bool:
@@ -84,21 +96,21 @@ class Embedder:
         self._timer.daemon = True
         self._timer.start()
 
-    def _load(self):
+    def _load(self) -> _Model:
         raise NotImplementedError
 
-    def _encode(self, model, texts: list[str]):
+    def _encode(self, model: _Model, texts: list[str]) -> Iterable[Iterable[float]]:
         raise NotImplementedError
 
 
-class SentenceTransformerEmbedder(Embedder):
-    def __init__(self, name_or_path: str, state_dir: Path, unload_after: float):
+class SentenceTransformerEmbedder(Embedder["SentenceTransformer"]):
+    def __init__(self, name_or_path: str, state_dir: Path, unload_after: float) -> None:
         super().__init__(unload_after)
         self.spec = name_or_path
         self.state_dir = state_dir
         self.identity = embedder_identity(name_or_path)
 
-    def _load(self):
+    def _load(self) -> SentenceTransformer:
         source = str(shipped_model_dir(self.state_dir)) if self.spec.lower() in SHIPPED_NAMES else self.spec
         if (
             source.startswith("/")
@@ -120,12 +132,12 @@ class SentenceTransformerEmbedder(Embedder):
                                       "a model already in the local Hugging Face cache, or ollama:MODEL; "
                                       "or remove it to use the shipped all-MiniLM-L6-v2.") from None
 
-    def _encode(self, model, texts: list[str]):
+    def _encode(self, model: SentenceTransformer, texts: list[str]) -> Iterable[Iterable[float]]:
         return model.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True,
                             show_progress_bar=False)
 
 
-class OllamaEmbedder(Embedder):
+class OllamaEmbedder(Embedder["ollama.Client"]):
     """Embeddings from a model served by Ollama (``ollama:nomic-embed-text``).
 
     Each batch holds a lease of the model manager, as chat calls do: the embedding model counts
@@ -134,7 +146,7 @@ class OllamaEmbedder(Embedder):
 
     NUM_CTX = 2048  # pinned like a chat alias's, so Ollama never reloads it between batches
 
-    def __init__(self, config: Config, model: str, manager=None):
+    def __init__(self, config: Config, model: str, manager: ModelManager | None = None) -> None:
         unload_after = config.memory.unload_after
         super().__init__(unload_after)
         self.config, self.model, self.host, self.timeout = config, model, config.ollama_host, config.request_timeout
@@ -144,7 +156,7 @@ class OllamaEmbedder(Embedder):
                                 keep_alive=f"{int(unload_after)}s", deployments=(Deployment(f"ollama/{model}", host),))
         self.manager = manager
 
-    def _load(self):
+    def _load(self) -> ollama.Client:
         import ollama
 
         if self.manager is None:
@@ -153,10 +165,11 @@ class OllamaEmbedder(Embedder):
             self.manager = ModelManager(self.config)
         return ollama.Client(host=self.host, timeout=self.timeout)
 
-    def _encode(self, client, texts: list[str]):
+    def _encode(self, client: ollama.Client, texts: list[str]) -> Iterable[Iterable[float]]:
         import httpx
         import ollama
 
+        assert self.manager is not None  # _load made one when none was given
         try:
             with self.manager.lease(self.alias, self.alias.primary):
                 return client.embed(model=self.model, input=texts, options=self.alias.request_options(),
@@ -172,7 +185,7 @@ class OllamaEmbedder(Embedder):
             ) from None
 
 
-class HashingEmbedder(Embedder):
+class HashingEmbedder(Embedder[int]):
     """A test's stand-in for the shipped model (``ROUTINE_TEST_EMBEDDER=hashing``): each word
     hashed into one of ``DIMENSIONS`` buckets, normalised. Deterministic, instant, no torch; a
     note's own words find it, and nothing more is claimed."""
@@ -180,10 +193,10 @@ class HashingEmbedder(Embedder):
     DIMENSIONS = 384
     identity = "test:hashing"
 
-    def _load(self):
+    def _load(self) -> int:
         return self.DIMENSIONS
 
-    def _encode(self, dimensions, texts: list[str]):
+    def _encode(self, dimensions: int, texts: list[str]) -> Iterable[Iterable[float]]:
         return [self._vector(text, dimensions) for text in texts]
 
     @staticmethod
@@ -195,7 +208,7 @@ class HashingEmbedder(Embedder):
         return [v / norm for v in vector]
 
 
-def make_embedder(config: Config, state_dir: Path, models=None) -> Embedder:
+def make_embedder(config: Config, state_dir: Path, models: ModelManager | None = None) -> Embedder:
     """``models``: the process's model manager (the daemon's), so embeddings share its limit."""
     settings = config.memory
     spec = settings.embedding_model

@@ -21,7 +21,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO, TYPE_CHECKING, Iterable
 
 from routine import paths
 from routine.config.model import Config
@@ -35,6 +35,10 @@ from routine.memory.store import ChromaStore, DamagedStore
 from routine.memory.sync import IndexStats, Progress, apply_changes, is_searchable, scan_vault
 from routine.memory.vectors import VectorTable
 
+if TYPE_CHECKING:
+    from routine.memory.retrieve import Hit
+    from routine.models.manager import ModelManager
+
 log = logging.getLogger(__name__)
 
 FORMAT = 1 * 1000 + CHUNKER_VERSION  # bump the first factor when the stored layout changes
@@ -42,7 +46,7 @@ FORMAT = 1 * 1000 + CHUNKER_VERSION  # bump the first factor when the stored lay
 
 class VaultIndex:
     def __init__(self, config: Config, state_dir: Path | None = None, embedder: Embedder | None = None,
-                 models=None, lock_fd: int | None = None):
+                 models: ModelManager | None = None, lock_fd: int | None = None) -> None:
         state_dir = state_dir or paths.state_dir()
         self.vault = config.vault
         self.folder = state_dir / "index"
@@ -152,10 +156,10 @@ class VaultIndex:
                 self._lock_file = None
             self.embedder.release()
 
-    def __enter__(self):
+    def __enter__(self) -> VaultIndex:
         return self.open()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _take_lock(self) -> None:
@@ -290,7 +294,8 @@ class VaultIndex:
             stats = self._apply_or_discard(list(candidates), list(gone), known, None)
             return self.reconcile() if stats is None else self._finish(stats, started)
 
-    def _apply_or_discard(self, candidates, gone, known, progress) -> IndexStats | None:
+    def _apply_or_discard(self, candidates: list[str], gone: list[str], known: dict,
+                          progress: Progress | None) -> IndexStats | None:
         """``_apply``; None when the vector store failed and was emptied (reconcile again)."""
         try:
             return apply_changes(self, candidates, gone, known, progress)
@@ -323,7 +328,7 @@ class VaultIndex:
     # --- searching --------------------------------------------------------------------------
 
     def search(self, query: str, k: int = 6, reads: list[str] | tuple[str, ...] | None = None,
-               exclude: Iterable[str] = (), refresh: bool = True, progress: Progress | None = None):
+               exclude: Iterable[str] = (), refresh: bool = True, progress: Progress | None = None) -> list[Hit]:
         """The best ``k`` notes for ``query`` (one hit per note), only from ``reads`` when given.
 
         Unless a vault watcher keeps the index current, the vault is reconciled first (a stat

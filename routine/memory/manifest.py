@@ -8,7 +8,7 @@ kill -9 every vector in the store is known here and nothing half-done is trusted
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import sqlite3
 import threading
@@ -43,7 +43,7 @@ class Manifest:
             return self._db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
 
     @contextmanager
-    def transaction(self):
+    def transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -53,7 +53,7 @@ class Manifest:
                 raise
             self._db.execute("COMMIT")
 
-    def _rows(self, sql: str, args=()) -> list[tuple]:
+    def _rows(self, sql: str, args: Sequence[object] = ()) -> list[tuple]:
         with self._lock:
             return self._db.execute(sql, args).fetchall()
 

@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable
 
 from routine import paths
 from routine.config.model import Config
@@ -44,6 +44,9 @@ from routine.memory.embedder import Embedder, make_embedder
 from routine.memory.lock import take_lock
 from routine.memory.retrieve import Hit
 from routine.memory.sync import IndexStats, Progress
+
+if TYPE_CHECKING:
+    from routine.models.manager import ModelManager
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +176,7 @@ class Channel:
 class RemoteIndex:
     """The daemon's search index: requests to a worker process spawned on demand."""
 
-    def __init__(self, config: Config, state_dir: Path | None = None, models=None):
+    def __init__(self, config: Config, state_dir: Path | None = None, models: ModelManager | None = None) -> None:
         self.config = config
         self.state_dir = state_dir or paths.state_dir()
         self.lock_path = self.state_dir / "index.lock"
@@ -250,7 +253,7 @@ class RemoteIndex:
 
     # --- the worker's life ------------------------------------------------------------------
 
-    def _request(self, op: str, progress: Progress | None, bounded: bool = False, **args) -> Any:
+    def _request(self, op: str, progress: Progress | None, bounded: bool = False, **args: object) -> Any:
         """``bounded``: give up after ``REPLY_SECONDS`` of silence from the worker."""
         with self._guard:
             if self._closed:

@@ -9,12 +9,21 @@ and against the vault (a note deleted since it was indexed is not offered).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from routine.memory.chunks import note_title
 from routine.memory.keywords import exact_word, keyword_score, words
 from routine.memory.store import DamagedStore
 from routine.vault.scope import in_scope
+
+if TYPE_CHECKING:
+    from routine.memory.embedder import Embedder
+    from routine.memory.manifest import Manifest
+    from routine.memory.store import ChromaStore
+    from routine.memory.vectors import VectorTable
 
 SNIPPET_CHARS = 200
 
@@ -45,7 +54,22 @@ class Hit:
         return cls(d["path"], d.get("heading"), float(d["score"]), d.get("text", ""))
 
 
-def ranked_hits(index, query: str, k: int, reads: list[str] | None, exclude: set[str]) -> list[Hit]:
+class SearchedIndex(Protocol):
+    """What a search uses of the open index (``routine.memory.index.VaultIndex``, which imports this)."""
+
+    vault: Path
+    embedder: Embedder
+
+    @property
+    def own_folders(self) -> tuple[str, ...]: ...
+    @property
+    def opened_manifest(self) -> Manifest: ...
+    @property
+    def opened_store(self) -> ChromaStore: ...
+    def vectors(self) -> VectorTable: ...
+
+
+def ranked_hits(index: SearchedIndex, query: str, k: int, reads: list[str] | None, exclude: set[str]) -> list[Hit]:
     """``index`` is an open VaultIndex; ``reads`` None means the whole vault (the person's own search).
 
     Hybrid: the vector ranking's candidates, and every note whose title shares a word with the
@@ -54,7 +78,7 @@ def ranked_hits(index, query: str, k: int, reads: list[str] | None, exclude: set
     unless its reads name them, and notes with no text: agents do not feed on routine's output."""
     if k < 1 or not query.strip():
         return []
-    indexed = index.manifest.indexed_paths()
+    indexed = index.opened_manifest.indexed_paths()
     allowed = {p for p in indexed if p not in exclude and (reads is None or in_scope(reads, p))}
     if reads is not None:
         allowed = {p for p in allowed if not _own_folder(p, index.own_folders, reads)}
@@ -75,7 +99,7 @@ def ranked_hits(index, query: str, k: int, reads: list[str] | None, exclude: set
         best.update(
             {path: (chunk_id, score) for chunk_id, path, score in table.best_per_note(vector, len(titled), titled)}
         )
-    details = index.store.details([chunk_id for chunk_id, _ in best.values()])
+    details = index.opened_store.details([chunk_id for chunk_id, _ in best.values()])
     if len(details) < len(best):
         raise DamagedStore(f"holds {len(details)} of the {len(best)} chunks it ranked")
     hits = []
@@ -90,7 +114,7 @@ def ranked_hits(index, query: str, k: int, reads: list[str] | None, exclude: set
     return hits[:k]
 
 
-def _own_folder(path: str, folders, reads: list[str]) -> bool:
+def _own_folder(path: str, folders: Iterable[str], reads: list[str]) -> bool:
     """In routine's own folders (Archive/, Agents/), which the agent's reads do not name."""
     for folder in folders:
         if path.startswith(folder.rstrip("/") + "/") and not any(r.startswith(folder.rstrip("/") + "/") for r in reads):

@@ -7,8 +7,12 @@ the durable store of vectors, texts and metadata; ranking is exact, in ``vectors
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 COLLECTION = "vault"
 
@@ -24,7 +28,7 @@ class ChromaStore:
         self._collection: Any = None
 
     @property
-    def collection(self):
+    def collection(self) -> Any:  # chromadb's Collection: its stubs are narrower than what it takes and gives
         if self._collection is None:
             self.open()
         return self._collection
@@ -55,7 +59,7 @@ class ChromaStore:
     def count(self) -> int:
         return self.collection.count()
 
-    def _batches(self, n: int):
+    def _batches(self, n: int) -> Iterator[tuple[int, int]]:
         size = max(1, min(self._client.get_max_batch_size() if self._client else 1000, 4000))
         return ((start, start + size) for start in range(0, n, size))
 
@@ -80,7 +84,7 @@ class ChromaStore:
         got = self.collection.get(ids=ids, include=["embeddings"])
         return {i: [float(x) for x in v] for i, v in zip(got["ids"], got["embeddings"])}
 
-    def all_vectors(self, page: int = 2000):
+    def all_vectors(self, page: int = 2000) -> tuple[list[str], list[str], np.ndarray, list[str]]:
         """(ids, paths, float32 matrix, texts) of every chunk, read a page at a time to keep memory low."""
         import numpy as np
 

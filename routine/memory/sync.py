@@ -14,13 +14,19 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from routine.errors import NoteUnreadable, SearchIndexError
 from routine.memory.chunks import Chunk, chunk_note
 from routine.watch.filters import is_searchable  # the one rule: what the watcher ignores, the index does too
 from routine.vault.files import NOTE_MAX_BYTES, read_regular, skip_undecodable
 from routine.vault.pdf import PDF_MAX_BYTES, is_pdf, pages_of, pdf_markdown
+
+if TYPE_CHECKING:
+    from routine.memory.embedder import Embedder
+    from routine.memory.manifest import Manifest
+    from routine.memory.store import ChromaStore
+    from routine.memory.vectors import VectorTable
 
 log = logging.getLogger(__name__)
 _told: set = set()  # (note, why) already logged as not indexed
@@ -29,6 +35,21 @@ EMBED_BATCH = 256  # chunks embedded and written together
 RACY_NS = 2_000_000_000  # a note changed this recently is hashed again next time (same-mtime edits)
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
+
+
+class OpenIndex(Protocol):
+    """What indexing uses of the open index (``routine.memory.index.VaultIndex``, which imports this)."""
+
+    vault: Path
+    chunk_chars: int
+    embedder: Embedder
+
+    @property
+    def opened_manifest(self) -> Manifest: ...
+    @property
+    def opened_store(self) -> ChromaStore: ...
+    def stopping(self) -> bool: ...
+    def written(self, added: VectorTable, removed: list[str]) -> None: ...
 
 
 @dataclass
@@ -85,7 +106,8 @@ def scan_vault(vault: Path, under: str = "") -> dict[str, tuple[int, int]]:
 
 
 
-def apply_changes(ix, candidates: list[str], gone: list[str], known: dict, progress: Progress | None) -> IndexStats:
+def apply_changes(ix: OpenIndex, candidates: list[str], gone: list[str], known: dict,
+                  progress: Progress | None) -> IndexStats:
     """Index ``candidates`` (new or changed on disk) and remove ``gone``; ``ix`` is the open VaultIndex."""
     stats = IndexStats()
     total, done = len(candidates) + len(gone), 0
@@ -121,22 +143,22 @@ def apply_changes(ix, candidates: list[str], gone: list[str], known: dict, progr
         part = gone[start:start + EMBED_BATCH]
         from routine.memory.vectors import VectorTable  # numpy: only where indexing happens
 
-        ids = [i for rel in part for i in ix.manifest.chunk_ids(rel)]
-        ix.store.delete(ids)
+        ids = [i for rel in part for i in ix.opened_manifest.chunk_ids(rel)]
+        ix.opened_store.delete(ids)
         ix.written(VectorTable.empty(), ids)
-        ix.manifest.settle([], ids, [], forgotten=part)
+        ix.opened_manifest.settle([], ids, [], forgotten=part)
         stats.removed += len(part)
     if progress and total:
         progress("indexing", total, total)
     return stats
 
-def _interrupted_if_stopping(ix) -> None:
+def _interrupted_if_stopping(ix: OpenIndex) -> None:
     if ix.stopping():
         raise SearchIndexError("Indexing was interrupted; what was indexed so far is kept.",
                                "run `routine index` to finish it.")
 
 
-def _plan(ix, rel: str, known: tuple[int, int, str] | None) -> _NotePlan | None:
+def _plan(ix: OpenIndex, rel: str, known: tuple[int, int, str] | None) -> _NotePlan | None:
     """What changes for one note; None when it vanished meanwhile."""
     path = ix.vault / rel
     try:
@@ -156,7 +178,7 @@ def _plan(ix, rel: str, known: tuple[int, int, str] | None) -> _NotePlan | None:
         return None
     plan.scanned = is_pdf(rel) and not text
     chunks = chunk_note(rel, text, ix.chunk_chars)
-    old = ix.manifest.chunk_ids(rel)
+    old = ix.opened_manifest.chunk_ids(rel)
     wanted = {c.id for c in chunks}
     plan.keep = [c for c in chunks if old.get(c.id) == 1]
     plan.new = [c for c in chunks if old.get(c.id) != 1]
@@ -181,34 +203,34 @@ def _tell(rel: str, why: str) -> None:
         log.warning("not indexed: %s", why)
 
 
-def _write_batch(ix, batch: list[_NotePlan], stats: IndexStats) -> None:
+def _write_batch(ix: OpenIndex, batch: list[_NotePlan], stats: IndexStats) -> None:
     if not batch:
         return
     new = [c for plan in batch for c in plan.new]
     vectors = _vectors_for(ix, new, stats)  # before anything is written: a failure changes nothing
-    ix.manifest.intend([(c.id, c.path, c.sha) for c in new])
+    ix.opened_manifest.intend([(c.id, c.path, c.sha) for c in new])
     if new:
-        ix.store.upsert([c.id for c in new], [vectors[c.sha] for c in new], [c.body for c in new],
+        ix.opened_store.upsert([c.id for c in new], [vectors[c.sha] for c in new], [c.body for c in new],
                         [_metadata(c, plan.mtime_ns) for plan in batch for c in plan.new])
     keep = [(c, plan.mtime_ns) for plan in batch for c in plan.keep]
     if keep:
-        ix.store.update_metadata([c.id for c, _ in keep], [_metadata(c, m) for c, m in keep])
+        ix.opened_store.update_metadata([c.id for c, _ in keep], [_metadata(c, m) for c, m in keep])
     drop = [i for plan in batch for i in plan.drop]
-    ix.store.delete(drop)
+    ix.opened_store.delete(drop)
     from routine.memory.vectors import VectorTable  # numpy: only where indexing happens
 
     ix.written(VectorTable.of([c.id for c in new], [c.path for c in new], [vectors[c.sha] for c in new],
                               [c.body for c in new]), drop)
     now = time.time_ns()
-    ix.manifest.settle([c.id for c in new], drop,
+    ix.opened_manifest.settle([c.id for c in new], drop,
                        [(p.rel, p.mtime_ns, p.size if now - p.mtime_ns > RACY_NS else -1, p.sha) for p in batch])
 
 
-def _vectors_for(ix, chunks: list[Chunk], stats: IndexStats) -> dict[str, list[float]]:
+def _vectors_for(ix: OpenIndex, chunks: list[Chunk], stats: IndexStats) -> dict[str, list[float]]:
     """sha -> vector for each chunk: reused from a stored chunk of the same text, else embedded."""
     shas = list(dict.fromkeys(c.sha for c in chunks))
-    donors = ix.manifest.stored_ids_by_sha(shas)
-    stored = ix.store.vectors_of(list(donors.values()))
+    donors = ix.opened_manifest.stored_ids_by_sha(shas)
+    stored = ix.opened_store.vectors_of(list(donors.values()))
     vectors = {sha: stored[donors[sha]] for sha in shas if donors.get(sha) in stored}
     stats.reused += sum(1 for c in chunks if c.sha in vectors)
     todo = [sha for sha in shas if sha not in vectors]

@@ -32,7 +32,8 @@ class VectorTable:
                    np.array([], dtype=object))
 
     @classmethod
-    def of(cls, ids: list[str], paths: list[str], vectors, texts: list[str] | None = None) -> "VectorTable":
+    def of(cls, ids: list[str], paths: list[str], vectors: np.ndarray | list[list[float]],
+           texts: list[str] | None = None) -> "VectorTable":
         if not ids:
             return cls.empty()
         lowered = [t.lower() for t in texts] if texts is not None else [""] * len(ids)
@@ -69,7 +70,8 @@ class VectorTable:
         return VectorTable(np.concatenate([p.ids for p in parts]), np.concatenate([p.paths for p in parts]),
                            np.concatenate([p.matrix for p in parts]), np.concatenate([p.texts for p in parts]))
 
-    def best_per_note(self, vector, k: int, allowed: set[str] | None) -> list[tuple[str, str, float]]:
+    def best_per_note(self, vector: np.ndarray | list[float], k: int,
+                      allowed: set[str] | None) -> list[tuple[str, str, float]]:
         """(chunk id, path, cosine similarity) of the best chunk of each of the ``k`` best notes,
         among the notes in ``allowed`` (all when None): the scope is applied before ranking."""
         if not len(self) or k < 1:

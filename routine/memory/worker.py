@@ -23,7 +23,7 @@ import socket
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import IO, Any, Callable
 
 from routine.config.model import Config
 from routine.errors import RoutineError, SearchIndexError
@@ -72,7 +72,7 @@ class Worker:
         except OSError:  # the daemon is gone: nobody is waiting for this any more
             pass
 
-    def serve(self, stream) -> None:
+    def serve(self, stream: IO[bytes]) -> None:
         """Take requests until the daemon closes the socket, then close the index."""
         for line in stream:
             message = json.loads(line)

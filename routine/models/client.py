@@ -11,7 +11,8 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable
 
 from routine.config.model import Config, Deployment, ModelAlias
 from routine.errors import (Abandoned, ContextOverflow, ModelBusy, ModelError, ModelMissing, OllamaUnreachable,
@@ -19,6 +20,11 @@ from routine.errors import (Abandoned, ContextOverflow, ModelBusy, ModelError, M
 from routine.models import reply as replies
 from routine.models.providers import adapter
 from routine.models.tokens import Calibration, Counter, count_request
+
+if TYPE_CHECKING:
+    from litellm.types.utils import ModelResponse
+
+    from routine.models.manager import ModelManager
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +45,7 @@ class Completion:
     counted: int | None = None  # the prompt tokens we counted before sending
 
 
-def _litellm(default_host: str):
+def _litellm(default_host: str) -> ModuleType:
     # An edge box is often offline: never let litellm fetch its cost map at import.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     # litellm looks up model info with POST /api/show at OLLAMA_API_BASE (not at api_base),
@@ -72,8 +78,8 @@ class ModelClient:
     request then carries the alias's pinned options, so Ollama never reloads a model.
     """
 
-    def __init__(self, config: Config, manager=None, sleep: Callable[[float], None] = time.sleep,
-                 calibration: Calibration | None = None):
+    def __init__(self, config: Config, manager: ModelManager | None = None,
+                 sleep: Callable[[float], None] = time.sleep, calibration: Calibration | None = None) -> None:
         from routine.models.manager import ModelManager
 
         self.config = config
@@ -232,7 +238,7 @@ class ModelClient:
 
         threading.Thread(target=load, name=f"prefetch-{alias_name}", daemon=True).start()
 
-    def _call(self, alias: ModelAlias, dep: Deployment, call: "_Call"):
+    def _call(self, alias: ModelAlias, dep: Deployment, call: "_Call") -> ModelResponse:
         litellm = _litellm(self.config.ollama_host)
         messages, on_token = call.messages, call.on_token
         kwargs = dict(
@@ -266,7 +272,7 @@ class ModelClient:
             raise _translate_litellm(exc, dep) from None
 
 
-def _with_streamed_calls(response, calls: list):
+def _with_streamed_calls(response: ModelResponse, calls: list) -> ModelResponse:
     """litellm's chunk builder loses Ollama's streamed tool calls (they come without an id): put
     them back, so a streamed turn of a tool loop still acts."""
     message = response.choices[0].message

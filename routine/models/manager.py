@@ -25,12 +25,16 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from routine.config.model import Config, Deployment, ModelAlias
 from routine.errors import ModelBusy, ModelError
 from routine.models import ollama_host
 from routine.models.plan import IDLE_GRACE, ModelKey
+
+if TYPE_CHECKING:
+    from routine.journal.model_events import ModelEvents
+    from routine.models.ollama_host import Resident
 
 log = logging.getLogger(__name__)
 
@@ -85,13 +89,13 @@ class Lease:
     def __enter__(self) -> "Lease":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 
 class ModelManager:
-    def __init__(self, config: Config, events=None, forecast: Forecast | None = None,
-                 clock: Callable[[], datetime] | None = None, managed: bool = False):
+    def __init__(self, config: Config, events: ModelEvents | None = None, forecast: Forecast | None = None,
+                 clock: Callable[[], datetime] | None = None, managed: bool = False) -> None:
         self.config = config
         self.events = events  # routine.journal.model_events.ModelEvents, or None (dry runs)
         self.forecast = forecast or (lambda key, now: None)
@@ -103,7 +107,7 @@ class ModelManager:
         self._hosts: dict[str, _Host] = {}
         self._events_lock = threading.Lock()
 
-    def keep_alive_for(self, alias: ModelAlias):
+    def keep_alive_for(self, alias: ModelAlias) -> str | int:
         return -1 if self.managed else alias.keep_alive
 
     # --- leases --------------------------------------------------------------------------------
@@ -300,13 +304,13 @@ class ModelManager:
 
     # --- bookkeeping ---------------------------------------------------------------------------
 
-    def _ps(self, host: str) -> tuple[int, list]:
+    def _ps(self, host: str) -> tuple[int, list[Resident]]:
         """/api/ps, with the generation of our view it was asked at."""
         with self._cond:
             gen = self._hosts.setdefault(host, _Host()).generation
         return gen, ollama_host.resident(host)
 
-    def _sync(self, host: str, ps, gen: int | None = None) -> _Host:
+    def _sync(self, host: str, ps: list[Resident], gen: int | None = None) -> _Host:
         """Bring our view of ``host`` in line with /api/ps (lock held), except for the models
         one of our loads or unloads changed since ``ps`` was asked (generation ``gen``): of
         those our view is newer. Every other model it lists (another program's) counts."""
@@ -335,7 +339,8 @@ class ModelManager:
         with self._events_lock:
             return self.events.last_load(host, name) is not None
 
-    def _record(self, host, name, event, reason, alias, load_ms, run_id) -> None:
+    def _record(self, host: str, name: str, event: str, reason: str, alias: str | None, load_ms: int | None,
+                run_id: str | None) -> None:
         if self.events is None:
             return
         with self._events_lock:

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from routine.errors import ModelMissing, OllamaUnreachable
+
+if TYPE_CHECKING:
+    from ollama import Client
 
 
 @dataclass(frozen=True)
@@ -22,7 +26,7 @@ class Resident:
 
 
 @lru_cache(maxsize=16)
-def _client(host: str, timeout: float):  # -> ollama.Client (imported lazily: non-LLM commands)
+def _client(host: str, timeout: float) -> Client:
     """One client per (host, timeout), kept: each new one builds a TLS context from the CA bundle
     (~50 ms of CPU), which the residency checks would otherwise pay on every call."""
     import ollama
@@ -43,7 +47,7 @@ def _translate(exc: Exception, host: str, model: str | None) -> Exception:
     return exc
 
 
-def load(name: str, host: str, options: dict, keep_alive, timeout: float) -> int:
+def load(name: str, host: str, options: dict, keep_alive: str | int, timeout: float) -> int:
     """Load (or touch) the model with its pinned options; returns Ollama's load_duration in ms.
 
     The options are exactly those of every chat request for the alias (``ModelAlias.

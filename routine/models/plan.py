@@ -12,11 +12,13 @@ naming the same model on one host share one resident copy.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from routine.config.model import AgentSpec, Config, Deployment
+from routine.config.model import AgentSpec, Config, Deployment, StepSpec
 
 ModelKey = tuple[str, str]  # (host, model name as Ollama knows it)
 
@@ -56,8 +58,28 @@ def alias_key(config: Config, alias_name: str) -> ModelKey | None:
     return model_key(alias.primary)
 
 
-def upcoming_uses(config: Config, agents: dict[str, AgentSpec], blocks, start: datetime, end: datetime,
-                  default_tz: ZoneInfo, step_estimate: timedelta = STEP_ESTIMATE) -> list[Use]:
+class _Cron(Protocol):
+    def next_after(self, after: datetime, tz: ZoneInfo) -> datetime | None: ...
+    def between(self, start: datetime, end: datetime, tz: ZoneInfo) -> list[datetime]: ...
+
+
+class ScheduledBlock(Protocol):
+    """What the plan reads of a schedule block (``routine.schedule.model.Block``, a layer up)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def enabled(self) -> bool: ...
+    @property
+    def timezone(self) -> str | None: ...
+    @property
+    def cron(self) -> _Cron: ...
+    @property
+    def steps(self) -> Sequence[StepSpec]: ...
+
+
+def upcoming_uses(config: Config, agents: dict[str, AgentSpec], blocks: Iterable[ScheduledBlock], start: datetime,
+                  end: datetime, default_tz: ZoneInfo, step_estimate: timedelta = STEP_ESTIMATE) -> list[Use]:
     """Every scheduled step's model need in (start, end], a block's later steps placed
     ``step_estimate`` apart after its fire time."""
     uses = []
@@ -75,8 +97,9 @@ def upcoming_uses(config: Config, agents: dict[str, AgentSpec], blocks, start: d
     return uses
 
 
-def next_scheduled_use(config: Config, agents: dict[str, AgentSpec], blocks, key: ModelKey, after: datetime,
-                       default_tz: ZoneInfo, step_estimate: timedelta = STEP_ESTIMATE) -> datetime | None:
+def next_scheduled_use(config: Config, agents: dict[str, AgentSpec], blocks: Iterable[ScheduledBlock], key: ModelKey,
+                       after: datetime, default_tz: ZoneInfo,
+                       step_estimate: timedelta = STEP_ESTIMATE) -> datetime | None:
     """The first time at or after ``after`` a scheduled step needs model ``key``: one cron
     lookup per step that uses it (the live manager asks this at every eviction)."""
     best = None

@@ -21,6 +21,7 @@ from typing import Callable
 from routine.causes import is_disk_full
 from routine.config.model import Config
 from routine.errors import ModelError
+from routine.models.manager import ModelManager
 from routine.models.plan import ModelKey, Use
 
 log = logging.getLogger(__name__)
@@ -40,8 +41,9 @@ def learned_lead(load_ms: list[int]) -> timedelta:
 
 
 class Preloader:
-    def __init__(self, manager, config_of: Callable[[], Config], uses: Callable[[datetime, datetime], list[Use]],
-                 lead_for: Callable[[ModelKey], timedelta], clock: Callable[[], datetime] | None = None):
+    def __init__(self, manager: ModelManager, config_of: Callable[[], Config],
+                 uses: Callable[[datetime, datetime], list[Use]],
+                 lead_for: Callable[[ModelKey], timedelta], clock: Callable[[], datetime] | None = None) -> None:
         self.manager = manager
         self.config_of = config_of
         self.uses = uses
@@ -76,7 +78,7 @@ class Preloader:
         self._tried = {k: t for k, t in self._tried.items() if k[2] > now}
         return max(min(wake), now + timedelta(seconds=1))
 
-    def _preload(self, config, use: Use) -> bool:
+    def _preload(self, config: Config, use: Use) -> bool:
         alias = config.models.get(use.alias)
         if alias is None:
             return True

@@ -24,7 +24,12 @@ import string
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from mistral_common.tokens.tokenizers.base import Tokenizer
+
+    from routine.journal.token_samples import TokenSamples
 
 DEFAULT_CHARS_PER_TOKEN = 3.2  # letters and spaces; with the rest counted apart, Mistral errs ≤ 4% above
 MIN_CHARS_PER_TOKEN, MAX_CHARS_PER_TOKEN = 1.5, 4.5
@@ -76,7 +81,7 @@ def request_texts(messages: list[dict], tools: list[dict] | None = None) -> list
     return texts
 
 
-def _content(content) -> str:
+def _content(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # OpenAI-style parts
@@ -111,7 +116,7 @@ class MistralTokens:
 
     exact = True
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._raw = _mistral_tokenizer()
 
     def text(self, text: str) -> int:
@@ -124,7 +129,7 @@ class MistralTokens:
 
 
 @lru_cache(maxsize=1)
-def _mistral_tokenizer():
+def _mistral_tokenizer() -> Tokenizer:
     from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
 
     return MistralTokenizer.v3().instruct_tokenizer.tokenizer
@@ -161,7 +166,7 @@ class Calibration:
     (a test, a dry run without state) the samples live only in memory.
     """
 
-    def __init__(self, store=None):
+    def __init__(self, store: TokenSamples | None = None) -> None:
         self.store = store
         self._lock = threading.Lock()
         self._ratios: dict[str, list[float]] = {}

@@ -16,8 +16,14 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from routine.projects.model import PROJECTS, as_list, link_target
+
+if TYPE_CHECKING:
+    from routine.vault.notes import NoteText
+
+_E = TypeVar("_E", bound=Enum)
 
 
 class ArtifactType(str, Enum):
@@ -102,7 +108,7 @@ class Artifact:
         return type_properties({"type": self.declared_type}, kind)
 
 
-def _enum(kind, value, default):
+def _enum(kind: type[_E], value: object, default: _E) -> _E:
     try:
         return kind(str(value).strip().lower())
     except ValueError:
@@ -186,7 +192,7 @@ def set_properties(vault: Path, rel: str, updates: dict) -> None:
     from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
     from routine.vault.writer import _rewrite
 
-    def change(current):
+    def change(current: NoteText | None) -> str | None:
         if current is None:
             return None
         split = parse_frontmatter(current.text)

@@ -31,7 +31,7 @@ def link_target(link: object) -> str:
     return text.rsplit("/", 1)[-1].removesuffix(".md").strip()
 
 
-def as_list(value) -> list:
+def as_list(value: object) -> list:
     if value is None or value == "":
         return []
     return list(value) if isinstance(value, (list, tuple)) else [value]
@@ -85,7 +85,7 @@ class Project:
         return next((m for m in self.members if m.name.lower() == key), None)
 
 
-def _pairs(values) -> dict[str, str]:
+def _pairs(values: object) -> dict[str, str]:
     """["Builder: reactive", "Ada: client lead"] -> {"builder": "reactive", "ada": "client lead"}."""
     out = {}
     for item in as_list(values):

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from routine.templating import literal
 from routine.causes import Cause
@@ -37,6 +38,10 @@ from routine.projects.tasks import (
     with_field,
     with_mark,
 )
+
+if TYPE_CHECKING:
+    from routine.projects.qa import QAResult
+    from routine.runner.step import Runner, StepOutcome, StepRequest
 
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]%]+')
 _QA_TASK = re.compile(r"^(?:QA|Review)\b", re.IGNORECASE)
@@ -161,7 +166,7 @@ def start(vault: Path, pick: Pickup) -> bool:
     return update_task(vault, pick.task, take) and bool(taken)
 
 
-def request(pick: Pickup):
+def request(pick: Pickup) -> StepRequest:
     from routine.runner.step import StepRequest
 
     return StepRequest(agent=pick.agent, task=template("project_task.md.j2"),
@@ -171,7 +176,7 @@ def request(pick: Pickup):
                                 "assignee": pick.task.assignee}, alert_cause=pickup_cause(pick))
 
 
-def finish(vault: Path, pick: Pickup, outcome, today: datetime) -> None:
+def finish(vault: Path, pick: Pickup, outcome: StepOutcome, today: datetime) -> None:
     """Record the outcome on the task line: done with its result, waiting on a proposal, or
     back to open (the run failed; its alert says why)."""
     from routine.projects.artifacts import set_properties
@@ -216,7 +221,7 @@ def result_properties(vault: Path, pick: Pickup, rel: str, sources: list[str]) -
     return {**type_properties({}, ArtifactType.INTELLECTUAL), **{k: v for k, v in wanted.items() if k not in props}}
 
 
-def run_pickup(runner, vault: Path, pick: Pickup, now: datetime, agents: dict | None = None) -> bool | None:
+def run_pickup(runner: Runner, vault: Path, pick: Pickup, now: datetime, agents: dict | None = None) -> bool | None:
     """Start, run the agent, finish: the whole life of a picked-up task. True when it
     succeeded (its failures' alert, if any, is resolved), False when it failed, None when it
     did not start (the person changed or removed the line meanwhile)."""
@@ -237,7 +242,7 @@ def run_pickup(runner, vault: Path, pick: Pickup, now: datetime, agents: dict | 
     return ok
 
 
-def _run_qa_task(runner, vault: Path, pick: Pickup, now: datetime, agents: dict):
+def _run_qa_task(runner: Runner, vault: Path, pick: Pickup, now: datetime, agents: dict) -> QAResult | None:
     """A task asking for QA runs the QA step with its assignee as the reviewer; the task line
     records the verdict (`[qa:: passed]`) and is done either way (the QA ran)."""
     from routine.errors import RoutineError

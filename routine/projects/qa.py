@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from routine.templating import literal
 from routine.config.model import AgentSpec, WriteSpec
@@ -31,6 +32,14 @@ from routine.projects.artifacts import (
 )
 from routine.prompts import template
 from routine.projects.model import project_folder_of
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from routine.config.model import Config
+    from routine.projects.model import Project
+    from routine.runner.step import Runner
+    from routine.vault.notes import Note
 
 DEFAULT_REVIEWERS = ("critic", "guardian")
 GENERIC = [
@@ -79,7 +88,7 @@ class QAResult:
                             for r in self.reviews]}
 
 
-def checklist_for(artifact: Artifact, tags) -> list[str]:
+def checklist_for(artifact: Artifact, tags: Iterable[object] | None) -> list[str]:
     words = (artifact.name + " " + " ".join(str(t) for t in (tags or []))).lower()
     extra = [item for key, items in CHECKLISTS.items() if key in words for item in items]
     return GENERIC + extra
@@ -97,7 +106,7 @@ def parse_review(text: str) -> tuple[str, list[str]]:
     return verdict, findings
 
 
-def run_qa(config, agents: dict[str, AgentSpec], runner, rel: str, now: datetime,
+def run_qa(config: Config, agents: dict[str, AgentSpec], runner: Runner, rel: str, now: datetime,
            reviewers: tuple[str, ...] = ()) -> QAResult:
     from routine.vault.notes import read_note
 
@@ -143,7 +152,8 @@ def _reviewable(rel: str, props: dict) -> Artifact:
     return artifact
 
 
-def _review(runner, agents, name: str, artifact: Artifact, note, qa_note: str, project) -> Review:
+def _review(runner: Runner, agents: dict[str, AgentSpec], name: str, artifact: Artifact, note: Note, qa_note: str,
+            project: Project | None) -> Review:
     from routine.config.loader import agent_named
     from routine.runner.step import StepRequest
 

@@ -11,25 +11,31 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from routine.errors import UsageError
 from routine.projects.library import free_name, instance_text, template_named, templates
 from routine.projects.assignees import agent_aliases
 from routine.projects.model import Project, list_projects
 
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec
+    from routine.vault.writer import Provenance
 
-def managed_project(vault: Path, agent) -> Project | None:
+
+def managed_project(vault: Path, agent: AgentSpec) -> Project | None:
     names = agent_aliases(vault, agent.name, agent.source)
     return next((p for p in list_projects(vault) if p.manager and p.manager.lower() in names), None)
 
 
-def _managed(vault: Path, agent) -> Project:
+def _managed(vault: Path, agent: AgentSpec) -> Project:
     project = managed_project(vault, agent)
     if project is None:
         raise UsageError(f"{agent.name} manages no project.", "only a project's manager recommends for it.")
     return project
 
 
-def recommend_artifact(vault: Path, agent, model: str, run: str, now: datetime, drafts: str,
+def recommend_artifact(vault: Path, agent: AgentSpec, model: str, run: str, now: datetime, drafts: str,
                        template: str, reason: str) -> str:
     """Write the proposal; returns its path."""
     from routine.vault.proposals import write_proposal
@@ -44,7 +50,7 @@ def recommend_artifact(vault: Path, agent, model: str, run: str, now: datetime, 
                           agent=agent.name, model=model, run=run, generated=now, sources=[project.home], kind="note")
 
 
-def propose_tasks(vault: Path, agent, prov, drafts: str, tasks: list[dict]) -> str:
+def propose_tasks(vault: Path, agent: AgentSpec, prov: Provenance, drafts: str, tasks: list[dict]) -> str:
     from routine.vault import WriteTarget, write_output
 
     project = _managed(vault, agent)

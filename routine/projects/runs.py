@@ -4,12 +4,33 @@ project, its facts as template variables (`project`, `project_brief`). The agent
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import Field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec
 
 
-def for_run(vault: Path, req, now: datetime):
+class ProjectRun(Protocol):
+    """What the hook reads of a run's request (``routine.runner.step.StepRequest``, a layer up): a
+    dataclass, so that the hook returns it with its variables replaced."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    @property
+    def agent(self) -> AgentSpec: ...
+    @property
+    def variables(self) -> dict: ...
+    @property
+    def details(self) -> dict: ...
+
+
+_Request = TypeVar("_Request", bound=ProjectRun)
+
+
+def for_run(vault: Path, req: _Request, now: datetime) -> tuple[_Request, str | None]:
     """(the request with the project's variables, project name)."""
     project = (req.details or {}).get("project")
     if not project:  # a project manager's own run (`routine fire acme-pm`) is for its project

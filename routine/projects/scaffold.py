@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from routine import paths
 from routine.errors import NoteExists, UsageError
@@ -33,6 +34,9 @@ from routine.vault.atomic import atomic_create
 from routine.vault.files import read_text
 from routine.vault.frontmatter import join_frontmatter, parse_frontmatter
 from routine.vault.writer import _rewrite
+
+if TYPE_CHECKING:
+    from routine.vault.notes import NoteText
 
 PM_TEMPLATE = "Templates/Project Manager.md"
 _BAD_NAME = re.compile(r'[\\/:*?"<>|#^\[\]%]')
@@ -158,7 +162,7 @@ def member_note(vault: Path, member: str, create_person: bool) -> tuple[str, str
     return wanted, "person"
 
 
-def _set_pair(values, name: str, value: str | None) -> list:
+def _set_pair(values: object, name: str, value: str | None) -> list:
     kept = [v for v in as_list(values) if link_target(str(v).partition(":")[0]).lower() != name.lower()]
     return kept + ([f"{name}: {value}"] if value else [])
 
@@ -200,7 +204,7 @@ def add_or_reassign_task(vault: Path, project: Project, text: str, member: str |
         raise UsageError(f"--due {due!r} is not a date.", "write it as YYYY-MM-DD.")
     out = {}
 
-    def change(current):
+    def change(current: NoteText | None) -> str | None:
         body = current.text if current is not None else ""
         lines = body.split("\n")
         for i, line in enumerate(lines):

@@ -18,8 +18,12 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from routine.projects.model import link_target
+
+if TYPE_CHECKING:
+    from routine.vault.notes import NoteText
 
 log = logging.getLogger("routine.projects")
 
@@ -202,7 +206,7 @@ def without_field(line: str, key: str) -> str:
     return out
 
 
-def update_task(vault: Path, task: Task, change) -> bool:
+def update_task(vault: Path, task: Task, change: Callable[[str], str]) -> bool:
     """Rewrite the task's line with ``change(line) -> line``; found again by its key if lines
     moved. False when the task is gone (the person deleted or rewrote it). Atomic, and only on
     the bytes read (``routine.vault.writer._rewrite``)."""
@@ -211,7 +215,7 @@ def update_task(vault: Path, task: Task, change) -> bool:
     path = Path(vault) / task.file
     found = {}
 
-    def edit(current):
+    def edit(current: NoteText | None) -> str | None:
         if current is None:
             return None
         lines = current.text.split("\n")

@@ -7,7 +7,9 @@ while another is being fixed; `load_schedules` raises with the problems of all f
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 from routine.config.calendars import INPUT_PREFIX as CALENDAR, Span
@@ -16,7 +18,7 @@ from routine.config.conditions import Condition
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
 from routine.config.schema import BLOCK, STEP, SCHEDULE, TRIGGER, with_defaults
 from routine.config.validate import schema_problems
-from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml
+from routine.config.yamlfile import LocatedYaml, PathKey, YamlSyntaxError, load_yaml
 from routine.errors import ConfigError, Problem, RoutineError
 from routine.schedule.cron import Cron, CronError
 from routine.schedule.model import Block, RetryPolicy, Schedules, Trigger, parse_duration
@@ -179,19 +181,19 @@ def load_file(path: Path, config: Config, agents: dict[str, AgentSpec]) -> FileR
     return result
 
 
-def _duration(text):
+def _duration(text: str) -> timedelta:
     try:
         return parse_duration(text)
     except ValueError:
-        return None  # reported by the schema
+        return timedelta(0)  # reported by the schema: the file loads nothing
 
 
-def _well_formed_block(raw) -> bool:
+def _well_formed_block(raw: object) -> bool:
     return (isinstance(raw, dict) and isinstance(raw.get("cron"), str) and isinstance(raw.get("steps"), list)
             and all(isinstance(s, dict) and isinstance(s.get("agent"), str) for s in raw["steps"]))
 
 
-def _normalise_on_keys(data) -> None:
+def _normalise_on_keys(data: object) -> None:
     # YAML 1.1 reads an unquoted `on:` as the boolean True; a person writing `on: created`
     # means the key "on".
     for trigger in (data.get("triggers") or []) if isinstance(data, dict) else []:
@@ -199,7 +201,8 @@ def _normalise_on_keys(data) -> None:
             trigger["on"] = trigger.pop(True)
 
 
-def _block(doc: LocatedYaml, block_id: str, raw: dict, tz, agents, problems: list[Problem]) -> Block | None:
+def _block(doc: LocatedYaml, block_id: str, raw: dict, tz: str | None, agents: dict[str, AgentSpec],
+           problems: list[Problem]) -> Block | None:
     here = ("blocks", block_id)
     before = len(problems)
     try:
@@ -227,7 +230,8 @@ def _retry(raw: dict) -> RetryPolicy:
     return RetryPolicy(attempts=raw["attempts"], backoff=_duration(raw["backoff"]))
 
 
-def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec | None:
+def _step(doc: LocatedYaml, here: PathKey, s: dict, agents: dict[str, AgentSpec], earlier: list[str],
+          problems: list[Problem]) -> StepSpec | None:
     agent = agents.get(s["agent"])
     before = len(problems)
     if agent is None:
@@ -300,7 +304,8 @@ def _step(doc, here, s: dict, agents, earlier: list[str], problems) -> StepSpec 
                     graph=graph, when=_condition(doc, here, s.get("when"), earlier, problems))
 
 
-def _condition(doc, here, raw: dict | None, earlier: list[str], problems) -> Condition | None:
+def _condition(doc: LocatedYaml, here: PathKey, raw: dict | None, earlier: list[str],
+               problems: list[Problem]) -> Condition | None:
     """`when:` names an earlier step of the block (the schema checked its form)."""
     if raw is None:
         return None
@@ -314,7 +319,7 @@ def _condition(doc, here, raw: dict | None, earlier: list[str], problems) -> Con
     return Condition(step=raw["step"], verdict=verdicts, contains=raw.get("contains"), otherwise=raw.get("else"))
 
 
-def _branch_problems(doc, here, steps: list[StepSpec], problems: list[Problem]) -> None:
+def _branch_problems(doc: LocatedYaml, here: PathKey, steps: list[StepSpec], problems: list[Problem]) -> None:
     """Each `else:` names a later step of the block, one that has no `when:` of its own and is no
     other step's `else:`."""
     names = [s.agent for s in steps]
@@ -339,7 +344,8 @@ def _input_path(item: str) -> str:
     return re.sub(r"\{\{\s*(" + "|".join(LIST_VARIABLES) + r")\s*\}\}", "2026-01-05", text)
 
 
-def _check_template(doc, path, text: str, earlier: list[str], problems) -> None:
+def _check_template(doc: LocatedYaml, path: PathKey, text: str, earlier: list[str],
+                    problems: list[Problem]) -> None:
     import jinja2
 
     try:
@@ -376,13 +382,14 @@ def _step_refs(text: str) -> list[str]:
     return re.findall(r"steps\.([A-Za-z0-9_-]+)", text)
 
 
-def _in_scope(globs, rel: str) -> bool:
+def _in_scope(globs: Iterable[str], rel: str) -> bool:
     from routine.vault.scope import in_scope
 
     return in_scope(list(globs), rel)
 
 
-def _trigger(doc, i: int, raw: dict, agents, problems) -> Trigger | None:
+def _trigger(doc: LocatedYaml, i: int, raw: dict, agents: dict[str, AgentSpec],
+             problems: list[Problem]) -> Trigger | None:
     here = ("triggers", i)
     agent = agents.get(raw["agent"])
     if agent is None:

@@ -58,7 +58,7 @@ class Tool:
     required: tuple[str, ...]
     function: Callable
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _check_definition(self)
 
     @property
@@ -71,11 +71,12 @@ class Tool:
         return {"type": "function", "function": {"name": self.name, "description": self.description,
                                                  "parameters": self.parameters}}
 
-    def call(self, ctx: ToolContext, arguments: dict):
+    def call(self, ctx: ToolContext, arguments: dict) -> str | tuple[Path, bool]:
         return self.function(ctx, **arguments)
 
 
-def tool(name: str, description: str, properties: dict, required: list[str] | tuple = ()):
+def tool(name: str, description: str, properties: dict,
+         required: list[str] | tuple = ()) -> Callable[[Callable], Tool]:
     def wrap(function: Callable) -> Tool:
         return Tool(name, description, properties, tuple(required), function)
     return wrap
@@ -112,7 +113,7 @@ def _check_definition(t: Tool) -> None:
         raise ToolDefinitionError(f"tool {t.name} is not declared: add its name to routine/config/tool_names.py")
 
 
-def checked_arguments(t: Tool, arguments) -> dict:
+def checked_arguments(t: Tool, arguments: object) -> dict:
     """The model's arguments, gently coerced (small models send "5" for 5) and validated
     against the schema; a ToolError says exactly what to fix."""
     import jsonschema
@@ -130,7 +131,7 @@ def checked_arguments(t: Tool, arguments) -> dict:
     return args
 
 
-def _coerce(schema: dict, value):
+def _coerce(schema: dict, value: object) -> object:
     kind = schema.get("type")
     if kind == "integer" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value.strip())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
@@ -29,7 +30,7 @@ class Call:
     from_text: bool = False  # the model wrote the call as text, not as a tool call
 
 
-def parse_arguments(raw) -> tuple[dict | None, str | None]:
+def parse_arguments(raw: object) -> tuple[dict | None, str | None]:
     if raw is None or raw == "":
         return {}, None
     if isinstance(raw, dict):
@@ -49,7 +50,7 @@ def parse_arguments(raw) -> tuple[dict | None, str | None]:
     return None, f"the arguments are not valid JSON: {raw[:200]!r}"
 
 
-def _repairs(text: str):
+def _repairs(text: str) -> Iterator[str]:
     yield text
     body = text[: text.rfind("}") + 1] if "}" in text else text
     body = re.sub(r",\s*([}\]])", r"\1", body)  # trailing commas
@@ -105,7 +106,7 @@ def _objects(chunk: str) -> list:
     return []
 
 
-def _as_call(obj, tool_names: set[str]) -> Call | None:
+def _as_call(obj: object, tool_names: set[str]) -> Call | None:
     if not isinstance(obj, dict):
         return None
     function = obj.get("function")

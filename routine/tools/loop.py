@@ -14,8 +14,10 @@ import logging
 import time
 from dataclasses import dataclass, field
 from difflib import get_close_matches
+from typing import Callable
 
 from routine.errors import Abandoned, RoutineError
+from routine.models.client import ModelClient
 from routine.models.tokens import longest_head
 from routine.tools.base import Tool, ToolContext, ToolError, checked_arguments
 from routine.tools.calls import Call, calls_in_text, native_calls
@@ -42,9 +44,11 @@ class LoopResult:
                 "calls": self.calls, "refused": self.refused}
 
 
-def run_tool_loop(client, alias: str, messages: list[dict], tools: list[Tool], ctx: ToolContext,
-                  max_iterations: int, timeout: float, run_id: str | None = None, beat=lambda: None,
-                  out: LoopResult | None = None, on_token=None, on_phase=None) -> LoopResult:
+def run_tool_loop(client: ModelClient, alias: str, messages: list[dict], tools: list[Tool], ctx: ToolContext,
+                  max_iterations: int, timeout: float, run_id: str | None = None,
+                  beat: Callable[[], None] = lambda: None, out: LoopResult | None = None,
+                  on_token: Callable[[str], None] | None = None,
+                  on_phase: Callable[[str], None] | None = None) -> LoopResult:
     """``out``: filled as the loop goes, so the caller keeps the transcript even when a model
     call raises halfway (a tool may already have written). ``on_token``: each turn streamed
     (a conversation shows its answer as it comes)."""
@@ -98,7 +102,7 @@ ELIDED = "[This tool result was left out for length; call the tool again if you 
 CUT = "\n[… the rest of this result was left out for length: ask for less, e.g. a narrower folder, a smaller limit]"
 
 
-def _fit_transcript(client, alias: str, messages: list[dict], specs: list[dict], out: LoopResult) -> None:
+def _fit_transcript(client: ModelClient, alias: str, messages: list[dict], specs: list[dict], out: LoopResult) -> None:
     """Keep the next request inside the window, giving back only what the loop itself added:
     older tool results first (the model can ask again), then older exchanges whole, then the
     latest results cut to the room left. The step's own prompt was planned to leave room

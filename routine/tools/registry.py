@@ -6,6 +6,7 @@ checked with ``declared`` when it is defined."""
 
 from __future__ import annotations
 
+from routine.config.model import AgentSpec
 from routine.config.tool_names import TOOL_NAMES, ToolDefinitionError, declared
 from routine.tools.base import Tool
 from routine.tools.graph_tools import graph_neighbors
@@ -23,5 +24,5 @@ if tuple(TOOLS) != TOOL_NAMES:
 __all__ = ["TOOLS", "declared", "tools_for"]
 
 
-def tools_for(agent) -> list[Tool]:
+def tools_for(agent: AgentSpec) -> list[Tool]:
     return [TOOLS[name] for name in agent.tools if name in TOOLS]

@@ -20,6 +20,7 @@ import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from routine.tools.base import ToolContext, ToolError, tool
 from routine.tools.proclimit import process_cap
@@ -101,7 +102,7 @@ def _collect(proc: subprocess.Popen, limits: Limits) -> dict:
     kept = {"out": bytearray(), "err": bytearray()}
     dropped = {"out": 0, "err": 0}
 
-    def drain(stream, key):  # keep the first bytes, count and discard the rest: never block the command
+    def drain(stream: IO[bytes], key: str) -> None:  # keep the first bytes, count and discard the rest
         for chunk in iter(lambda: stream.read(8192), b""):
             room = limits.output - len(kept[key])
             kept[key] += chunk[:max(room, 0)]

@@ -8,6 +8,7 @@ The model's arguments are untrusted text: every path goes through ``routine.vaul
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from routine.errors import RoutineError
 from routine.tools.base import ToolContext, ToolError, tool
@@ -107,7 +108,7 @@ def list_notes(ctx: ToolContext, folder: str = "", limit: int = 30) -> str:
     return f"{len(found)} note(s) in {prefix or 'the vault'}:\n" + "\n".join(lines) + more
 
 
-def _mtime(path) -> float:
+def _mtime(path: Path) -> float:
     try:
         return os.path.getmtime(path)
     except OSError:  # gone since the listing

@@ -19,7 +19,7 @@ from routine.errors import NoteExists, RoutineError
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write, remove_note
 from routine.vault.frontmatter import FrontmatterSplit, parse_frontmatter, update_frontmatter
 from routine.vault.guard import Guard, seal, sealed_by_routine
-from routine.vault.notes import load_note_text, note_text, wikilink_for
+from routine.vault.notes import NoteText, load_note_text, note_text, wikilink_for
 from routine.vault.proposals import iso_time, note_name
 from routine.vault.scope import checked, resolve
 from routine.vault.sections import (apply_approved, clear_pending_proposal, content_sha, prepare_content, section_key,
@@ -195,7 +195,8 @@ def _provenance(proposal: Proposal, existing: dict, now: datetime) -> dict:
     return provenance_properties(prov, existing)
 
 
-def _apply_once(path: Path, target: str, proposal: Proposal, current, now: datetime, stamp: bool = True) -> Applied:
+def _apply_once(path: Path, target: str, proposal: Proposal, current: NoteText | None, now: datetime,
+                stamp: bool = True) -> Applied:
     split = parse_frontmatter(current.text) if current is not None else FrontmatterSplit()
     body = split.body
     kind, text = proposal.kind, proposal.text
@@ -282,7 +283,7 @@ def mark_conflict(vault: Path, proposal: Proposal, why: str, now: datetime) -> N
                "would overwrite that edit. Nothing was changed.\n> Copy what you want from it by hand, or set "
                "`status: proposed` and `approved: true` again to apply it over the current text.\n\n")
 
-    def marked(current) -> str | None:
+    def marked(current: NoteText | None) -> str | None:
         if current is None:  # the person deleted the proposal meanwhile: nothing to mark
             return None
         split = parse_frontmatter(current.text)
@@ -301,7 +302,7 @@ def clear_pointer(vault: Path, proposal: Proposal) -> None:
         return  # without its section's name the pointer cannot be told apart; the section's next run clears it
     path, rel = resolve(vault, proposal.target_rel)
 
-    def cleared(current) -> str | None:
+    def cleared(current: NoteText | None) -> str | None:
         if current is None:
             return None
         split = parse_frontmatter(current.text)

@@ -14,6 +14,7 @@ import os
 import re
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from routine import atomicfile
@@ -26,14 +27,15 @@ __all__ = ["TEMP_MARKER", "NoteChanged", "NotARegularFile", "atomic_create", "at
 # Called with (path, bytes) just before routine puts bytes at path, and (path, None) before it
 # removes a note: the daemon's vault watcher learns what its own writes look like, so they never
 # trigger anything, while the person's next edit of the same note does.
-_write_listeners: list = []
+WriteListener = Callable[[Path, "bytes | None"], None]  # (path, the bytes written, or None: removed)
+_write_listeners: list[WriteListener] = []
 
 
-def add_write_listener(listener) -> None:
+def add_write_listener(listener: WriteListener) -> None:
     _write_listeners.append(listener)
 
 
-def remove_write_listener(listener) -> None:
+def remove_write_listener(listener: WriteListener) -> None:
     if listener in _write_listeners:
         _write_listeners.remove(listener)
 

@@ -111,7 +111,7 @@ def _chunks(inner: str) -> list[list]:
     return chunks
 
 
-def _replace_chunk(old: str, key: str, value, newline: str) -> str:
+def _replace_chunk(old: str, key: str, value: object, newline: str) -> str:
     text = dump_yaml({key: value})
     trailing_blank = old[len(old.rstrip("\r\n \t")):]
     # Keep the blank lines the person left after this item.

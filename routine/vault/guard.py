@@ -19,6 +19,7 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from routine.atomicfile import create
 from routine.vault.frontmatter import parse_frontmatter
@@ -29,6 +30,32 @@ PROPOSAL_TAG = "routine/proposal"
 # What the seal covers: where the proposal is and what it would do (its text may be edited by
 # the person before approving, so the text is not sealed).
 SEALED = ("target", "section", "kind", "base", "agent", "run")
+
+
+class _Layout(Protocol):
+    @property
+    def agents(self) -> str: ...
+    @property
+    def alerts(self) -> str: ...
+    @property
+    def drafts(self) -> str: ...
+    @property
+    def archive(self) -> str: ...
+    @property
+    def dashboard(self) -> str: ...
+
+
+class GuardedConfig(Protocol):
+    """What the guard reads of the config (``routine.config.model.Config``, a layer up)."""
+
+    @property
+    def layout(self) -> _Layout: ...
+    @property
+    def vault(self) -> Path: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def schedules_dir(self) -> Path: ...
 
 
 @dataclass(frozen=True)
@@ -43,7 +70,7 @@ class Guard:
     config_rels: tuple[str, ...] = ()  # routine.yaml and schedules/, when inside the vault
 
     @classmethod
-    def of(cls, config) -> Guard:
+    def of(cls, config: GuardedConfig) -> Guard:
         layout = config.layout
         return cls(agents=layout.agents, alerts=layout.alerts, drafts=layout.drafts, archive=layout.archive,
                    dashboard=layout.dashboard, config_rels=_inside(config.vault, [config.path, config.schedules_dir]))

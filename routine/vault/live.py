@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from routine.vault.notes import code_fence_ranges, in_ranges
+from routine.vault.notes import NoteText, code_fence_ranges, in_ranges
 from routine.vault.scope import resolve
 from routine.vault.writer import _rewrite
 
@@ -56,7 +56,7 @@ def update_live_block(vault_root: Path, rel: str, name: str, content: str, title
     block = f"{_begin(name)}\n{content.strip()}\n{_end(name)}"
     outcome = [UNCHANGED]
 
-    def change(current) -> str | None:
+    def change(current: NoteText | None) -> str | None:
         if current is None:
             outcome[0] = CREATED
             return f"# {title}\n\n{block}\n"

@@ -25,8 +25,8 @@ from routine.vault.proposals import iso_time, source_links, write_proposal
 from routine.vault.scope import checked, in_scope
 from routine.vault.targets import WriteKind, WriteTarget
 from routine.vault.sections import (CREATED, PERSON_EDITED, REPLACED, UNCHANGED, clear_pending_proposal,
-                                    find_section, mark_pending_proposal, prepare_content, section_key,
-                                    upsert_section)
+                                    SectionUpdate, find_section, mark_pending_proposal, prepare_content,
+                                    section_key, upsert_section)
 
 ATTEMPTS = 3
 PROVENANCE_KEYS = ("agent", "model", "run", "generated", "sources", "tags")
@@ -49,7 +49,7 @@ class WriteResult:
     message: str              # one sentence for the person
 
 
-def _tags_with(existing, tag: str):
+def _tags_with(existing: object, tag: str) -> list[str] | None:
     """The note's tags plus ``tag``; None when it is already there (so the line stays as is)."""
     if existing is None or existing == "":
         return [tag]
@@ -62,7 +62,7 @@ def _tags_with(existing, tag: str):
     return [*existing, tag]
 
 
-def _listed(value) -> list[str]:
+def _listed(value: object) -> list[str]:
     if value is None or value == "":
         return []
     return [str(v) for v in value] if isinstance(value, list) else [str(value)]
@@ -258,7 +258,7 @@ class _Writer:
         assert update.outcome == PERSON_EDITED
         return self._kept_persons_text(title, update)
 
-    def _kept_persons_text(self, title: str, update) -> WriteResult:
+    def _kept_persons_text(self, title: str, update: SectionUpdate) -> WriteResult:
         reason, told = _KEPT[update.reason]
         proposal = self._proposal(reason.format(key=update.key), update.current)
         link = wikilink_for(proposal)
@@ -276,7 +276,7 @@ _Writer.KINDS = {WriteKind.NOTE: _Writer.new_note, WriteKind.SECTION: _Writer.se
 
 
 # Why the person's text was kept: (sentence in the proposal, sentence in the result).
-_KEPT = {
+_KEPT: dict[str | None, tuple[str, str]] = {  # by SectionUpdate.reason (set when the person edited)
     "edited": ("You edited this section after routine wrote it, so routine did not overwrite it.",
                "Your edit of {title} in {rel} was kept; the new version is in {link}."),
     "own-heading": ("This section is text you wrote yourself (it has no routine markers), so routine "

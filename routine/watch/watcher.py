@@ -33,6 +33,7 @@ from routine.watch.filters import ignored, is_note
 from routine.watch.state import FileState, FileStates
 
 if TYPE_CHECKING:
+    from watchdog.events import FileSystemEvent
     from watchdog.observers.api import BaseObserver
 
 log = logging.getLogger(__name__)
@@ -99,7 +100,7 @@ class VaultWatcher:
         watcher = self
 
         class Handler(FileSystemEventHandler):
-            def on_any_event(self, event):
+            def on_any_event(self, event: FileSystemEvent) -> None:
                 watcher._raw_event(event)
 
         observer = Observer()
@@ -132,7 +133,7 @@ class VaultWatcher:
 
     # --- raw events --------------------------------------------------------------------------------
 
-    def _rel(self, path) -> str | None:
+    def _rel(self, path: str | bytes | Path) -> str | None:
         """The vault-relative name of an event's path; None outside the vault or for a name
         that is not UTF-8 (it could never be stored, searched or linked: skipped, logged once)."""
         path = os.fsdecode(path)
@@ -143,7 +144,7 @@ class VaultWatcher:
                 return None if skip_undecodable(rel) else rel
         return None
 
-    def _raw_event(self, event) -> None:
+    def _raw_event(self, event: FileSystemEvent) -> None:
         if event.is_directory or event.event_type in ("opened", "closed_no_write"):
             return
         src = self._rel(event.src_path)
