@@ -11,22 +11,20 @@ import copy
 from routine.config.behaviours import NAMES as BEHAVIOURS
 from routine.config.notify import Topic
 from routine.config.tool_names import LIBRARY_TOOLS, TOOL_NAMES
+from routine.vault.targets import WriteTarget
 
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
 GLOBS = {"type": "array", "items": {"type": "string", "minLength": 1}}
 SIZE = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(B|KiB|MiB|GiB|KB|MB|GB|K|M|G)\s*$"}
 __all__ = ["LIBRARY_TOOLS", "TOOL_NAMES"]  # the tools' names live in config/tool_names.py
 
+# A write target's keys and forms are WriteTarget's (routine/vault/targets.py), the one declaration.
 WRITE_TARGET = {
     "type": "object",
     "additionalProperties": False,
-    "properties": {
-        "note": {"type": "string", "minLength": 1},
-        "section": {"type": "string", "minLength": 1},
-        "append": {"type": "string", "minLength": 1},
-    },
-    "oneOf": [{"required": ["note"]}, {"required": ["append"]}],
-    "not": {"required": ["append", "section"]},
+    "properties": {key: {"type": "string", "minLength": 1} for key in WriteTarget.KEYS},
+    "oneOf": [{"required": [key]} for key in WriteTarget.DESTS],
+    "not": {"anyOf": [{"required": [key, "section"]} for key in WriteTarget.DESTS if key not in WriteTarget.SECTIONED]},
 }
 
 
