@@ -270,7 +270,7 @@ def test_the_behaviours_are_declared_once():
     choices and the project code take it from there, and no list of behaviour names is written
     out anywhere else (nor compared by name: each difference is a property of the behaviour)."""
     from routine.config.behaviours import NAMES
-    from routine.config.schema import AGENT
+    from routine.config.schedule_schema import AGENT
 
     assert AGENT["properties"]["behaviour"]["enum"] == list(NAMES)
     spelled = [

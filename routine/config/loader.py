@@ -22,7 +22,8 @@ from routine.config.model import (
     ModelAlias,
     WriteSpec,
 )
-from routine.config.schema import AGENT, CONFIG, LIBRARY_TOOLS, with_defaults
+from routine.config.schedule_schema import AGENT
+from routine.config.schema import CONFIG, LIBRARY_TOOLS, with_defaults
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml, parse_yaml
 from routine.durations import parse_duration

@@ -11,7 +11,8 @@ from routine.config.calendars import CalendarSource
 from routine.config.conditions import Condition
 from routine.config.notify import NotifySettings
 from routine.config.providers import Provider
-from routine.config.schema import AGENT, ALIAS, STEP, defaults
+from routine.config.schedule_schema import AGENT, STEP
+from routine.config.schema import ALIAS, defaults
 from routine.vault.targets import WriteTarget
 from routine.durations import parse_duration
 

@@ -14,7 +14,8 @@ from routine.config.calendars import INPUT_PREFIX as CALENDAR, Span
 from routine.config.checks import sample_error, sample_path
 from routine.config.conditions import Condition
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
-from routine.config.schema import BLOCK, STEP, SCHEDULE, TRIGGER, with_defaults
+from routine.config.schedule_schema import BLOCK, SCHEDULE, STEP, TRIGGER
+from routine.config.schema import with_defaults
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml
 from routine.errors import ConfigError, Problem, RoutineError
