@@ -27,6 +27,20 @@ def sample_error(template: str, earlier: list[str]) -> str | None:
                                      "event": "created"})
 
 
+def note_text_problems(data: dict) -> list[tuple[tuple, str]]:
+    """An agent note's `task`, `write` paths and `inputs` that hold template code, as (YAML path,
+    sentence): an agent note is data (a library or an agent may have written it), never rendered
+    as more than its {{ today }} placeholders."""
+    from routine.templating import note_template_problem
+
+    fields: list[tuple[tuple, object]] = [(("task",), data.get("task"))]
+    fields += [(("write", key), value) for key, value in (data.get("write") or {}).items()]
+    fields += [(("inputs", i), value) for i, value in enumerate(data.get("inputs") or ())]
+    return [(where, f"this {why}; write it as plain text with only placeholders such as {{{{ today }}}} or "
+                    "{{ steps.AGENT.output }} (no {% %}, filters, calls or attributes).")
+            for where, value in fields if isinstance(value, str) and (why := note_template_problem(value))]
+
+
 def scope_glob_problem(glob: str) -> str | None:
     """A reads/writes glob must name notes inside the vault: no absolute path, no '..', no '~'."""
     parts = glob.replace("\\", "/").split("/")

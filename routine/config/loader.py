@@ -359,8 +359,10 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
         tool_reserve=d["tool_reserve"],
         grounding_check=d["grounding_check"],
     )
-    from routine.config.checks import scope_glob_problem
+    from routine.config.checks import note_text_problems, scope_glob_problem
 
+    templated = note_text_problems(d)  # refused before anything renders it, even in the sandbox
+    problems += [doc.problem(where, msg) for where, msg in templated]
     for key in ("reads", "writes"):
         for i, glob in enumerate(getattr(spec, key)):
             msg = scope_glob_problem(glob)
@@ -374,7 +376,7 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
                 f"{', '.join(config.models)}).",
             )
         )
-    if spec.write:
+    if spec.write and not any(where[0] == "write" for where, _ in templated):
         from routine.config.checks import write_scope_problem
 
         msg = write_scope_problem(spec.write, spec)

@@ -238,3 +238,11 @@ class StepSpec:
     write: WriteSpec | None = None
     graph: GraphSpec | None = None
     when: Condition | None = None  # a conditional handoff (routine.config.conditions)
+    # Values its templates insert (a project's folder, a member's name): data, never rendered.
+    variables: tuple[tuple[str, str], ...] = ()
+
+    def describe_write(self) -> str | None:
+        """Where it writes, as a person reads it: its own values filled in, {{ today }} left as is."""
+        from routine.templating import fill
+
+        return fill(self.write.describe(), dict(self.variables)) if self.write else None
