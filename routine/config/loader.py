@@ -12,6 +12,7 @@ from typing import cast
 from routine import paths
 from routine.config.notify import NotifySettings, Topic, quiet_hours
 from routine.config.calendars import CalendarSource
+from routine.config.checks import pinning_conflicts
 from routine.config.model import (
     AgentSpec,
     Config,
@@ -50,7 +51,7 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
     if problems:
         raise ConfigError(sorted(problems, key=lambda p: p.line or 0))
     config = _build_config(path, cast(dict, doc.data))  # an object: the schema said so
-    problems = _pinning_conflicts(config, doc)
+    problems = pinning_conflicts(config, doc)
     if problems:
         raise ConfigError(problems)
     return config
@@ -223,25 +224,6 @@ def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
         problems.append(
             doc.problem(("timezone",), f"unknown time zone {zone!r}; write an IANA name such as Europe/Berlin.")
         )
-    return problems
-
-
-def _pinning_conflicts(config: Config, doc: LocatedYaml) -> list[Problem]:
-    """Two aliases that send one Ollama model different load options would make Ollama reload
-    it on every switch between them: refuse, and say which to align."""
-    problems: list[Problem] = []
-    seen: dict[tuple[str, str], ModelAlias] = {}
-    for alias in config.models.values():
-        for dep in alias.deployments:
-            if not dep.provider.manages_residency:
-                continue
-            key = (dep.api_base, dep.served_name)
-            other = seen.setdefault(key, alias)
-            if other is not alias and other.request_options() != alias.request_options():
-                problems.append(doc.problem(("models", alias.name), (
-                    f"alias {alias.name!r} runs {dep.served_name} with options {alias.request_options()}, but alias "
-                    f"{other.name!r} runs it with {other.request_options()}; Ollama would reload the model at every "
-                    "switch. Give both the same num_ctx and options.")))
     return problems
 
 

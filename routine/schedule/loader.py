@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from routine.config.calendars import INPUT_PREFIX as CALENDAR, Span
-from routine.config.checks import sample_error, sample_path
+from routine.config.checks import sample_path, template_problems
 from routine.config.conditions import Condition
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
 from routine.config.schedule_schema import BLOCK, SCHEDULE, STEP, TRIGGER
@@ -21,7 +21,7 @@ from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml
 from routine.errors import ConfigError, Problem, RoutineError
 from routine.schedule.cron import Cron, CronError
 from routine.schedule.model import Block, RetryPolicy, Schedules, Trigger, parse_duration
-from routine.templating import KNOWN_VARIABLES, LIST_VARIABLES, unknown_variables
+from routine.templating import LIST_VARIABLES
 
 
 @dataclass
@@ -340,41 +340,8 @@ def _input_path(item: str) -> str:
     return re.sub(r"\{\{\s*(" + "|".join(LIST_VARIABLES) + r")\s*\}\}", "2026-01-05", text)
 
 
-def _check_template(doc, path, text: str, earlier: list[str], problems) -> None:
-    import jinja2
-
-    try:
-        bad = unknown_variables(text)
-    except jinja2.TemplateSyntaxError as exc:
-        problems.append(doc.problem(path, f"template syntax error: {getattr(exc, 'message', exc)}."))
-        return
-    if bad:
-        problems.append(
-            doc.problem(
-                path,
-                f"unknown template variable {', '.join(sorted(bad))}; "
-                f"use {', '.join(sorted(KNOWN_VARIABLES - {'steps'}))} or steps.AGENT.output.",
-            )
-        )
-        return
-    failure = sample_error(text, earlier)
-    if failure and all(name in earlier for name in _step_refs(text)):
-        problems.append(doc.problem(path, failure))
-    for name in _step_refs(text):
-        if name not in earlier:
-            problems.append(
-                doc.problem(
-                    path,
-                    f"steps.{name}.output is not an earlier step of this block"
-                    + (f" (earlier: {', '.join(earlier)})." if earlier else " (this is the first step)."),
-                )
-            )
-
-
-def _step_refs(text: str) -> list[str]:
-    import re
-
-    return re.findall(r"steps\.([A-Za-z0-9_-]+)", text)
+def _check_template(doc: LocatedYaml, path: tuple, text: str, earlier: list[str], problems: list[Problem]) -> None:
+    problems += [doc.problem(path, msg) for msg in template_problems(text, earlier)]
 
 
 def _in_scope(globs, rel: str) -> bool:
