@@ -1,7 +1,8 @@
 """Why something failed, as one key per cause: what alerts are shared by, what health checks
 watch, and what decides that a failed slot is retried once its dependency is back.
 
-Keys: ``ollama:HOST`` (Ollama not reachable), ``model:MODEL@HOST`` (a model not pulled),
+Keys: ``ollama:HOST`` (a model server not reachable; the key's word kept from when Ollama was the
+only one, so alerts already open still match), ``model:MODEL@HOST`` (a model not pulled),
 ``vault-unwritable``, ``disk-full:state`` and ``disk-full:vault``.
 """
 
@@ -11,7 +12,7 @@ import errno
 import sqlite3
 from dataclasses import dataclass
 
-from routine.errors import ModelMissing, OllamaUnreachable, StateDiskFull, VaultUnwritable
+from routine.errors import ModelMissing, ServerUnreachable, StateDiskFull, VaultUnwritable
 
 DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 SQLITE_FULL = 13
@@ -23,8 +24,12 @@ class Cause:
     title: str  # the shared alert's title
 
 
-def ollama(host: str) -> Cause:
-    return Cause(f"ollama:{host}", f"Ollama unreachable at {host.split('://')[-1]}")
+_SERVER = "ollama"
+
+
+def server(host: str) -> Cause:
+    """A model server not reachable at ``host``."""
+    return Cause(f"{_SERVER}:{host}", f"model server unreachable at {host.split('://')[-1]}")
 
 
 def disk_full(where: str) -> Cause:
@@ -38,14 +43,14 @@ def describe(key: str) -> str:
     """What a cause key is about, for a sentence: "Ollama at http://…", "the vault"."""
     kind, _, rest = key.partition(":")
     model, _, host = rest.rpartition("@")
-    return {"ollama": f"Ollama at {rest}", "model": f"the model {model} at {host}", "vault-unwritable": "the vault",
-            "disk-full": f"space on the {rest} disk"}.get(kind, key)
+    return {_SERVER: f"the model server at {rest}", "model": f"the model {model} at {host}",
+            "vault-unwritable": "the vault", "disk-full": f"space on the {rest} disk"}.get(kind, key)
 
 
 def cause_of(exc: BaseException) -> Cause | None:
     """The shared cause of a failure, or None for one that is the run's own (a bad reply…)."""
-    if isinstance(exc, OllamaUnreachable):
-        return ollama(exc.host)
+    if isinstance(exc, ServerUnreachable):
+        return server(exc.host)
     if isinstance(exc, ModelMissing):
         return Cause(f"model:{exc.model}@{exc.host}", f"model {exc.model} missing")
     if isinstance(exc, VaultUnwritable):

@@ -109,16 +109,15 @@ class NoteExists(RoutineError):
 class ModelError(RoutineError):
     """A model call failed in a way the person must know about."""
 
-    transient = True  # Ollama away, busy or slow: a block's `retry:` may try again
+    transient = True  # the model server away, busy or slow: a block's `retry:` may try again
 
 
-class OllamaUnreachable(ModelError):
-    def __init__(self, host: str, detail: str = ""):
-        super().__init__(
-            f"Ollama is not reachable at {host}{f' ({detail})' if detail else ''}.",
-            "start it with `ollama serve` (or `systemctl start ollama`), "
-            "or set `ollama.host` in routine.yaml / OLLAMA_HOST to where it runs.",
-        )
+class ServerUnreachable(ModelError):
+    """A model server did not answer; its provider's adapter (``routine.models.providers``) words
+    the sentence and the fix, as each kind of server is started and configured differently."""
+
+    def __init__(self, host: str, message: str, fix: str):
+        super().__init__(message, fix)
         self.host = host
 
 

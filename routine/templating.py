@@ -1,7 +1,16 @@
-"""Template variables and rendering. Jinja2 with StrictUndefined: a missing variable fails loudly.
+"""Templates and data: what is rendered, and what is only inserted (docs/DESIGN-NOTES.md).
 
-Used for task texts, input paths, write targets and agent system prompts. The date variables
-are computed once per run from the run's own clock, in the person's time zone.
+- **An author's template** (a schedule's `task`, `inputs`, `search.query`, `graph.around`,
+  `write`; routine's own ``prompts/*.j2`` and the steps routine builds) is rendered by ``render``
+  in Jinja's ``ImmutableSandboxedEnvironment`` with ``StrictUndefined`` and no globals but
+  ``range``: a missing variable fails loudly, reaching for Python is refused with a sentence.
+- **Text from notes** (an agent note's body, and its `task`, `write`, `inputs`, which may hold
+  only placeholders such as ``{{ today }}``: ``note_template_problem`` refuses more at load),
+  task lines, libraries and model replies is never rendered as a template of its own.
+- **Values built from data** (the changed note of a trigger, a result note named after a task,
+  a project's folder, a member's name) go in as variables: Jinja inserts a value, never renders it.
+
+The date variables are computed once per run from the run's own clock, in the person's time zone.
 """
 
 from __future__ import annotations
@@ -67,8 +76,12 @@ def _env() -> ImmutableSandboxedEnvironment:
     # callable, changes nothing it is given (the schedule author's templates are the only ones
     # rendered: data reaches them as values, never as template text; docs/DESIGN-NOTES.md).
     # autoescape off: this is markdown, not HTML. keep_trailing_newline keeps notes tidy.
-    return ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                                         autoescape=False)
+    env = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                                        autoescape=False)
+    # Only routine's variables and `range`: no lipsum, cycler, joiner or namespace object for a
+    # template to climb from (validation then reports `{{ lipsum }}` as unknown, as a run would).
+    env.globals = {"range": env.globals["range"]}
+    return env
 
 
 @lru_cache(maxsize=1024)
@@ -99,12 +112,6 @@ def render(text: str, variables: dict, where: str) -> str:
                               "write plain text and variables such as {{ today }}, without arithmetic.") from None
 
 
-def literal(text: str) -> str:
-    """``text`` (a note's name, a folder, a task: data) made inert inside a template the author
-    wrote: every ``{`` becomes ``{{ '{' }}``, so no tag can open, and it renders as itself."""
-    return text.replace("{", "{{ '{' }}")
-
-
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")
 
 
@@ -128,6 +135,21 @@ def _only_names(text: str) -> bool:
         return False
     rest = _EXPRESSION.sub("", text)
     return "{{" not in rest and "}}" not in rest and all(_NAME.fullmatch(e) for e in _EXPRESSION.findall(text))
+
+
+_STEP_OUTPUT = re.compile(r"steps\.\w+\.output")
+
+
+def note_template_problem(text: str) -> str | None:
+    """Why ``text`` from an agent note (its `task`, a `write` path, an `inputs` entry) holds more
+    than plain placeholders of routine's names (``{{ today }}``, ``{{ steps.AGENT.output }}``),
+    or None. Agent notes are data (a library installs them): they get no template code."""
+    if "{" not in text and "}" not in text:
+        return None
+    names = [e.strip() for e in _EXPRESSION.findall(text)]
+    if _only_names(text) and all(n in KNOWN_VARIABLES - {"steps"} or _STEP_OUTPUT.fullmatch(n) for n in names):
+        return None
+    return "holds template code, and an agent note is data"
 
 
 def template_error(text: str, variables: dict) -> str | None:

@@ -251,7 +251,7 @@ def test_an_alias_made_in_code_has_the_same_defaults_as_a_loaded_one(tmp_path, m
 def test_an_agent_note_of_only_the_required_keys_has_the_schemas_defaults(tmp_path):
     from routine.config.loader import load_config, parse_agent_note
     from routine.config.model import AgentSpec
-    from routine.config.schema import AGENT
+    from routine.config.schedule_schema import AGENT
 
     path = tmp_path / "routine.yaml"
     path.write_text("vault: Vault\nmodels:\n  general: ollama_chat/m\n")
@@ -271,7 +271,8 @@ def test_a_block_and_trigger_of_only_the_required_keys_have_the_schemas_defaults
     """Schedule files' defaults are the schema's too: a block read from a file, a block built in
     code (a project's cadence) and the schema agree, so changing one side alone fails here."""
     from routine.config.loader import load_agents, load_config
-    from routine.config.schema import BLOCK, STEP, TRIGGER, defaults
+    from routine.config.schedule_schema import BLOCK, STEP, TRIGGER
+    from routine.config.schema import defaults
     from routine.schedule.cron import Cron
     from routine.schedule.loader import load_schedules
     from routine.schedule.model import Block, Trigger

@@ -270,7 +270,7 @@ def test_the_behaviours_are_declared_once():
     choices and the project code take it from there, and no list of behaviour names is written
     out anywhere else (nor compared by name: each difference is a property of the behaviour)."""
     from routine.config.behaviours import NAMES
-    from routine.config.schema import AGENT
+    from routine.config.schedule_schema import AGENT
 
     assert AGENT["properties"]["behaviour"]["enum"] == list(NAMES)
     spelled = [
@@ -286,11 +286,13 @@ def test_the_behaviours_are_declared_once():
 def test_the_kind_of_a_write_target_is_derived_once():
     """``WriteTarget.kind`` (vault/targets.py) turns note/section/append into a WriteKind; nothing
     else re-derives it from the three strings, and every kind has its instructions and its writer."""
-    from routine.vault.targets import WriteKind
+    from routine.config.schema import WRITE_TARGET
+    from routine.vault.targets import WriteKind, WriteTarget
     from routine.vault.writer import _Writer
 
     assert set(_Writer.KINDS) == set(WriteKind)
     assert all("{note}" in kind.instructions for kind in WriteKind)
+    assert set(WRITE_TARGET["properties"]) == set(WriteTarget.KEYS)  # the schema is made from the declaration
     derived = []
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.name == "targets.py":
@@ -300,4 +302,10 @@ def test_the_kind_of_a_write_target_is_derived_once():
                 attrs = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
                 if {"append", "note"} <= attrs or {"append", "section"} <= attrs:
                     derived.append(f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)[:80]}")
+            # a target's keys spelled again: write.get("append"), {"note", "append"}
+            keyed = (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                     and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "append")
+            if keyed or (isinstance(node, ast.Set) and any(isinstance(e, ast.Constant) and e.value == "append"
+                                                          for e in node.elts)):
+                derived.append(f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)[:80]}")
     assert not derived, f"ask the target's kind or dest instead: {derived}"

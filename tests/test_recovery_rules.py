@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 from routine.config.model import StepSpec, WriteSpec
 from routine.daemon.due import Slot, owed
 from routine.daemon.recovery import STATE_FULL, Recovery
-from routine.errors import OllamaUnreachable
+from routine.models.ollama_host import unreachable
 from routine.journal.slots import Slots
 from routine.schedule.cron import Cron, slot_key
 from routine.schedule.model import Block
@@ -65,7 +65,7 @@ def fail_slot(slots, recovery, block, at) -> Slot:
     slot = Slot(block.id, at, slot_key(at), "on time")
     slots.claim(block.id, slot.key)
     slots.set(block.id, slot.key, "failed", run_id=f"run-{slot.key}")
-    recovery.failed(block.id, slot, Failed([StepFailed(OllamaUnreachable(HOST, "ConnectionError"))]), "schedule")
+    recovery.failed(block.id, slot, Failed([StepFailed(unreachable(HOST, "ConnectionError"))]), "schedule")
     return slot
 
 
@@ -90,7 +90,7 @@ def test_a_retry_that_fails_again_is_not_retried_again(slots):
     parts = DaemonParts(slots, block, T0)
     recovery = Recovery(parts)
     slot = fail_slot(slots, recovery, block, T0)
-    recovery.failed(block.id, slot, Failed([StepFailed(OllamaUnreachable(HOST))]), "retry")
+    recovery.failed(block.id, slot, Failed([StepFailed(unreachable(HOST))]), "retry")
     assert recovery.retry[block.id][0] == slot  # the schedule's failure is still the one retried
 
 

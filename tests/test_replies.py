@@ -148,3 +148,14 @@ def test_a_model_that_never_stops_is_told_apart_from_a_long_answer(initialised, 
     ollama.script(MISTRAL, [BAD["length"], BAD["length"]])
     out = json.loads(home.run("fire", "strategist", "--json").stdout)
     assert "the model did not stop; it may not follow instructions" in out["error"]
+
+
+def test_an_unreachable_openai_compatible_server_is_named_as_such_not_as_ollama(initialised):
+    """The sentence and the fix come from the provider's adapter (issue 26): nothing says to start Ollama."""
+    home = initialised
+    without_fallbacks(home)
+    use_openai_path(home, "http://127.0.0.1:9")  # nothing listens on the discard port
+    proc = home.run("fire", "strategist")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "The model server at http://127.0.0.1:9/v1 is not reachable" in proc.stderr
+    assert "api_base" in proc.stderr and "ollama serve" not in proc.stderr

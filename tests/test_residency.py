@@ -270,7 +270,7 @@ def test_next_scheduled_use_agrees_with_the_enumerated_plan(initialised):
 
 
 def test_ollama_embeddings_count_toward_the_limit_and_make_way_for_a_step(tmp_path, srv, events):
-    from routine.memory.embedder import OllamaEmbedder
+    from routine.memory.embedder import ServerEmbedder
 
     config = write_config(tmp_path, srv.url, extra="memory: {embedding_model: 'ollama:nomic-embed-text'}\n")
     clock = Clock()
@@ -280,7 +280,7 @@ def test_ollama_embeddings_count_toward_the_limit_and_make_way_for_a_step(tmp_pa
         clock.now += timedelta(minutes=1)
         manager.lease(config.models[name], config.models[name].primary).release()
     clock.now += timedelta(minutes=1)
-    vectors = OllamaEmbedder(config, "nomic-embed-text", manager=manager).embed(["the kiln", "the battery"])
+    vectors = ServerEmbedder(config, "ollama:nomic-embed-text", manager=manager).embed(["the kiln", "the battery"])
     assert len(vectors) == 2 and len(vectors[0]) == 384
     assert sorted(srv.resident()) == ["nomic-embed-text:latest", QWEN]  # general, not needed again, made way
     # A step that needs general now: the embedding model (nothing scheduled needs it) goes.
@@ -307,11 +307,11 @@ def test_many_parallel_steps_and_embeddings_never_make_three_resident(tmp_path, 
     before another thread's load finished must not make that model look gone (a third load)."""
     import time as _time
 
-    from routine.memory.embedder import OllamaEmbedder
+    from routine.memory.embedder import ServerEmbedder
 
     config = write_config(tmp_path, srv.url, extra="memory: {embedding_model: 'ollama:nomic-embed-text'}\n")
     manager = ModelManager(config, events=events)
-    embedder = OllamaEmbedder(config, "nomic-embed-text", manager=manager)
+    embedder = ServerEmbedder(config, "ollama:nomic-embed-text", manager=manager)
     srv.ps_delay = 0.03  # a busy Jetson answers /api/ps late
     errors = []
     stop = _time.monotonic() + 4

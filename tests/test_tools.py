@@ -251,7 +251,8 @@ def test_every_list_of_tool_names_names_only_declared_tools():
 
     from routine.agents.authoring import DEFAULT_TOOLS
     from routine.agents.smolagents_tools import EXPORTABLE
-    from routine.config.schema import AGENT, CONFIG, LIBRARY_TOOLS, TOOL_NAMES
+    from routine.config.schedule_schema import AGENT
+    from routine.config.schema import CONFIG, LIBRARY_TOOLS, TOOL_NAMES
     from routine.tools.registry import TOOLS, declared
 
     assert TOOL_NAMES == tuple(TOOLS)

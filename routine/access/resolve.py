@@ -145,7 +145,8 @@ def _grants(found: Assignments) -> _Grants:
     for member in found.memberships:
         glob = member.project.case_file_glob
         reads.append(glob)
-        (proposal if member.role == Behaviour.SEMI_AUTONOMOUS else writes).append(glob)
+        writes_as_proposals = isinstance(member.role, Behaviour) and member.role.writes_as_proposals
+        (proposal if writes_as_proposals else writes).append(glob)
     for project, task in found.tasks:
         notes = [task.file] + ([f"{project.folder}/{task.result}.md"] if task.result else [])
         reads += [glob_literal(rel) for rel in notes]

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
                             "\n".join(map(str, problems)), None if not problems else "correct the lines listed"))
         checks.extend(_schedule_checks(config, agents))
         checks.extend(_sandbox_checks(agents))
-    checks.extend(_ollama_checks(config))
+    checks.extend(_server_checks(config))
     checks.append(_state_check())
     return _report(checks, args.json)
 
@@ -114,15 +114,14 @@ def _sandbox_checks(agents: dict[str, AgentSpec]) -> list[Check]:
     return [Check("sandbox", True, f"bubblewrap works (for {who})")]
 
 
-def _ollama_checks(config: Config) -> list[Check]:
-    from routine.models import ollama_host
+def _server_checks(config: Config) -> list[Check]:
+    from routine.models import providers
 
     checks = []
-    hosts = config.managed_hosts
     sizes = {}
-    for host in hosts:
+    for host in config.managed_hosts:
         try:
-            pulled = ollama_host.pulled(host)
+            pulled = providers.pulled_sizes(host)
         except RoutineError as exc:
             checks.append(Check(f"ollama {host}", False, exc.message, exc.fix))
             continue
@@ -140,21 +139,9 @@ def _ollama_checks(config: Config) -> list[Check]:
                         None if ok else f"run `ollama pull {dep.served_name}` on {host}",
                     )
                 )
-                sizes[alias.name] = _size_of(host, dep.served_name)
+                sizes[alias.name] = pulled.get(dep.served_name, 0)
     checks.append(_memory_budget(config, sizes))
     return checks
-
-
-def _size_of(host: str, name: str) -> int:
-    import ollama
-
-    try:
-        for m in ollama.Client(host=host, timeout=5).list().get("models") or []:
-            if (m.get("model") or m.get("name")) in (name, f"{name}:latest"):
-                return int(m.get("size") or 0)
-    except Exception:
-        pass
-    return 0
 
 
 def _memory_budget(config: Config, sizes: dict) -> Check:

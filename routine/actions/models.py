@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
 def _ps(config: Config, as_json: bool) -> int:
     from routine.journal import Journal
     from routine.journal.model_events import ModelEvents
-    from routine.models import ollama_host
+    from routine.models import providers
 
     journal = Journal()
     try:
@@ -35,7 +35,7 @@ def _ps(config: Config, as_json: bool) -> int:
         rows, unreachable = [], []
         for host in config.managed_hosts:
             try:
-                resident = ollama_host.resident(host)
+                resident = providers.resident(host)
             except RoutineError as exc:
                 unreachable.append({"host": host, "error": exc.message, "fix": exc.fix})
                 continue

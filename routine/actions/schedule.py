@@ -157,7 +157,7 @@ def _list(schedules: Schedules, as_json: bool) -> int:
                         "enabled": b.enabled,
                         "description": b.description,
                         "steps": [
-                            {"agent": s.agent, "write": s.write.describe() if s.write else None} for s in b.steps
+                            {"agent": s.agent, "write": s.describe_write()} for s in b.steps
                         ],
                     }
                     for b in schedules.blocks.values()
@@ -175,7 +175,7 @@ def _list(schedules: Schedules, as_json: bool) -> int:
             "cron": b.cron.expr,
             "missed": f"{b.missed} ({_human(b.grace)})" if b.missed == "catch-up" else b.missed,
             "steps": " → ".join(b.agents),
-            "writes": "; ".join(s.write.describe() for s in b.steps if s.write),
+            "writes": "; ".join(s.describe_write() or "" for s in b.steps if s.write),
         }
         for b in schedules.blocks.values()
     ]

@@ -33,7 +33,7 @@ from routine.agents.library import (
     verify,
 )
 from routine.vault.files import shown
-from routine.config.model import Config
+from routine.config.model import Config, WriteSpec
 from routine.errors import UsageError
 from routine.vault.atomic import atomic_write
 from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
@@ -98,7 +98,8 @@ def check_policy(config: Config, found: Version, props: dict, title: str) -> Non
         raise _refuse(found, f"asks to read or write {', '.join(wide)}; an agent from a library gets only its "
                       "grounding, its own folder and what you assign it", "assign it to a project or task instead.")
     write = props.get("write") or {}
-    target = (write.get("append") or write.get("note") or "") if isinstance(write, dict) else "?"
+    spec = WriteSpec.from_dict(write) if isinstance(write, dict) else None
+    target = spec.dest if spec else ("?" if write else "")
     if target and (normalised(target).startswith(("/", "..")) or not glob_match(desk, normalised(target))):
         raise _refuse(found, f"writes its results to {target}, outside its own folder {desk[:-3]}",
                       "publish it again with a `write:` target in its own folder.")

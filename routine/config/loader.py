@@ -12,6 +12,7 @@ from typing import cast
 from routine import paths
 from routine.config.notify import NotifySettings, Topic, quiet_hours
 from routine.config.calendars import CalendarSource
+from routine.config.checks import pinning_conflicts
 from routine.config.model import (
     AgentSpec,
     Config,
@@ -22,7 +23,8 @@ from routine.config.model import (
     ModelAlias,
     WriteSpec,
 )
-from routine.config.schema import AGENT, CONFIG, LIBRARY_TOOLS, with_defaults
+from routine.config.schedule_schema import AGENT
+from routine.config.schema import CONFIG, LIBRARY_TOOLS, with_defaults
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml, parse_yaml
 from routine.durations import parse_duration
@@ -49,7 +51,7 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
     if problems:
         raise ConfigError(sorted(problems, key=lambda p: p.line or 0))
     config = _build_config(path, cast(dict, doc.data))  # an object: the schema said so
-    problems = _pinning_conflicts(config, doc)
+    problems = pinning_conflicts(config, doc)
     if problems:
         raise ConfigError(problems)
     return config
@@ -225,25 +227,6 @@ def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
     return problems
 
 
-def _pinning_conflicts(config: Config, doc: LocatedYaml) -> list[Problem]:
-    """Two aliases that send one Ollama model different load options would make Ollama reload
-    it on every switch between them: refuse, and say which to align."""
-    problems: list[Problem] = []
-    seen: dict[tuple[str, str], ModelAlias] = {}
-    for alias in config.models.values():
-        for dep in alias.deployments:
-            if not dep.provider.manages_residency:
-                continue
-            key = (dep.api_base, dep.served_name)
-            other = seen.setdefault(key, alias)
-            if other is not alias and other.request_options() != alias.request_options():
-                problems.append(doc.problem(("models", alias.name), (
-                    f"alias {alias.name!r} runs {dep.served_name} with options {alias.request_options()}, but alias "
-                    f"{other.name!r} runs it with {other.request_options()}; Ollama would reload the model at every "
-                    "switch. Give both the same num_ctx and options.")))
-    return problems
-
-
 def valid_timezone(name: str) -> bool:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -358,8 +341,10 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
         tool_reserve=d["tool_reserve"],
         grounding_check=d["grounding_check"],
     )
-    from routine.config.checks import scope_glob_problem
+    from routine.config.checks import note_text_problems, scope_glob_problem
 
+    templated = note_text_problems(d)  # refused before anything renders it, even in the sandbox
+    problems += [doc.problem(where, msg) for where, msg in templated]
     for key in ("reads", "writes"):
         for i, glob in enumerate(getattr(spec, key)):
             msg = scope_glob_problem(glob)
@@ -373,7 +358,7 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
                 f"{', '.join(config.models)}).",
             )
         )
-    if spec.write:
+    if spec.write and not any(where[0] == "write" for where, _ in templated):
         from routine.config.checks import write_scope_problem
 
         msg = write_scope_problem(spec.write, spec)

@@ -11,7 +11,8 @@ from routine.config.calendars import CalendarSource
 from routine.config.conditions import Condition
 from routine.config.notify import NotifySettings
 from routine.config.providers import Provider
-from routine.config.schema import AGENT, ALIAS, STEP, defaults
+from routine.config.schedule_schema import AGENT, STEP
+from routine.config.schema import ALIAS, defaults
 from routine.vault.targets import WriteTarget
 from routine.durations import parse_duration
 
@@ -237,3 +238,11 @@ class StepSpec:
     write: WriteSpec | None = None
     graph: GraphSpec | None = None
     when: Condition | None = None  # a conditional handoff (routine.config.conditions)
+    # Values its templates insert (a project's folder, a member's name): data, never rendered.
+    variables: tuple[tuple[str, str], ...] = ()
+
+    def describe_write(self) -> str | None:
+        """Where it writes, as a person reads it: its own values filled in, {{ today }} left as is."""
+        from routine.templating import fill
+
+        return fill(self.write.describe(), dict(self.variables)) if self.write else None

@@ -41,3 +41,20 @@ class Provider(str, Enum):
 _PREFIXES: dict[Provider, tuple[str, ...]] = {
     Provider.OLLAMA: ("ollama_chat", "ollama"),
 }
+
+
+# memory.embedding_model: ollama:MODEL (the key's value as the person writes it) names an
+# embedding model a managed server serves, made under the daemon's model manager.
+_SERVED_EMBEDDING_PREFIX = "ollama:"
+_SERVED_EMBEDDING_PROVIDER = Provider.OLLAMA
+
+
+def served_embedding(spec: str) -> str | None:
+    """The model's name when ``memory.embedding_model`` names one a model server serves, else None
+    (a sentence-transformers model, made in the process that searches)."""
+    return spec.removeprefix(_SERVED_EMBEDDING_PREFIX) if spec.startswith(_SERVED_EMBEDDING_PREFIX) else None
+
+
+def served_embedding_model(name: str) -> str:
+    """The LiteLLM model string of a served embedding model (for its lease of the model manager)."""
+    return f"{_PREFIXES[_SERVED_EMBEDDING_PROVIDER][-1]}/{name}"

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from routine.config.yamlfile import LocatedYaml, format_path
 from routine.errors import Problem
+from routine.vault.targets import WriteTarget
 
 if TYPE_CHECKING:
     from jsonschema import ValidationError
@@ -25,10 +26,10 @@ def _sentence(error: ValidationError) -> str:
         return f"{error.instance!r} is not a duration; write e.g. 90s, 10m, 2h or 1d."
     if v == "pattern":
         return f"{error.instance!r} has the wrong form (expected {error.validator_value})."
-    if v == "oneOf" and isinstance(error.instance, dict) and {"note", "append"} & set(error.instance):
-        return "a write target takes exactly one of 'note' or 'append'."
+    if v == "oneOf" and isinstance(error.instance, dict) and set(WriteTarget.DESTS) & set(error.instance):
+        return f"a write target takes exactly one of {' or '.join(repr(k) for k in WriteTarget.DESTS)}."
     if v in ("oneOf", "not") and isinstance(error.instance, dict):
-        return "a write target is {note: PATH} or {note: PATH, section: NAME} or {append: PATH}."
+        return f"a write target is {WriteTarget.FORMS}."
     if v == "propertyNames":
         return f"{error.instance!r} is not a valid name: use lower-case letters, digits, '-' or '_'."
     return error.message[0].lower() + error.message[1:] + ("" if error.message.endswith(".") else ".")

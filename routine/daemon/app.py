@@ -18,37 +18,31 @@ from __future__ import annotations
 
 import logging
 import signal
-import sqlite3
 import threading
 import time
 from datetime import datetime, timezone
 from functools import partial
-from typing import TYPE_CHECKING, Callable, Iterable
-from zoneinfo import ZoneInfo
+from typing import TYPE_CHECKING, Callable
 
 from routine import paths
 from routine.alerts import raise_alert
 from routine.causes import is_disk_full
-from routine.daemon import due, health
+from routine.daemon import health
 from routine.daemon.clock import driven_clock
 from routine.daemon.components import Component, Components, if_there
-from routine.daemon.gate import WriteGate
 from routine.daemon.live import Live
-from routine.daemon.missed import alert_missed, record_missed
-from routine.daemon.ready import ready
+from routine.daemon.scheduled import ScheduledWork
 from routine.daemon.monitor import Monitor
 from routine.daemon.notify import Notifier, Watchdog
-from routine.journal.status import succeeded
 from routine.daemon.publish import Publisher
 from routine.daemon.recovery import Recovery
 from routine.daemon.run_events import RunEvents
 from routine.daemon.status import snapshot
 from routine.daemon.status_record import status_line
-from routine.daemon.work import Work, WorkQueue
+from routine.daemon.work import WorkQueue
 from routine.errors import RoutineError
 from routine.journal import Journal
 from routine.journal.slots import Slots
-from routine.schedule import pause
 
 if TYPE_CHECKING:
     from routine.config.model import Config
@@ -59,11 +53,6 @@ if TYPE_CHECKING:
     from routine.daemon.timers import Timers
     from routine.daemon.vault_events import VaultEvents
     from routine.memory.remote import RemoteIndex
-    from routine.models.client import ModelClient
-    from routine.models.plan import ModelKey
-    from routine.runner.events import OnEvent
-    from routine.runner.step import Runner
-    from routine.schedule.model import Block
 
 log = logging.getLogger("routine.daemon")
 
@@ -71,7 +60,7 @@ STOP_GRACE_SECONDS = 20.0
 INDEX_STOP_SECONDS = 10.0  # STOP_GRACE + this stays well inside TimeoutStopSec=60s
 
 
-class Daemon:
+class Daemon(ScheduledWork):
     def __init__(self, config_arg: str | None = None, clock: Callable[[], datetime] | None = None, workers: int = 2):
         self.live = Live(config_arg)
         self.driven = driven_clock()  # a test's clock (ROUTINE_TEST_CLOCK, daemon.clock); else None
@@ -102,13 +91,6 @@ class Daemon:
         self.run_events = RunEvents(self.model_keys, self.monitor.poke, self._runs_finished)
         self._resident: tuple[float, tuple[ResidentModel, ...] | None, str | None] | None = None
         self._parts = Components([])
-
-    @property
-    def models(self) -> ModelClient | None:
-        return self.residency.client if self.residency else None
-
-    def zone_name(self) -> str:
-        return self.live.config.zone_name()
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -351,98 +333,3 @@ class Daemon:
                 found = self.residency.annotate(found)
             cached = self._resident = (time.monotonic(), found, error)
         return cached[1], cached[2]
-
-    # --- scheduled work ----------------------------------------------------------------------
-
-    def now_local(self) -> datetime:
-        return self.clock().astimezone(ZoneInfo(self.zone_name()))
-
-    def on_due(self, block_id: str, now: datetime | None = None) -> None:
-        """A block may owe runs: run what is on time or within grace; record every other slot.
-        When the state disk is full nothing can be recorded: the block is accounted for once
-        it has room again (``daemon.recovery``)."""
-        with self.due_lock:
-            block = self.live.schedules.blocks.get(block_id)
-            if block is None or self.stopping.is_set():
-                return
-            try:
-                self._owe(block, now or self.clock())
-            except (OSError, sqlite3.Error) as exc:
-                if not is_disk_full(exc):
-                    raise
-                self.recovery.could_not_record(block_id, exc)
-
-    def _owe(self, block: Block, now: datetime) -> None:
-        absent = self.recovery.absent_reason(block.id)
-        held = pause.holder(self.state_dir, self.live.config.holiday, block.id, ZoneInfo(self.zone_name()))
-        owed = due.owed(block, self.slots, now, ZoneInfo(self.zone_name()),
-                        **({"absent": absent} if absent else {}), paused=held)
-        for slot in owed.paused:
-            record_missed(self.journal, self.slots, block, slot, paused=True)
-        for slot in owed.missed:
-            record_missed(self.journal, self.slots, block, slot)
-        if owed.missed:
-            alert_missed(self.live.config, self.now_local(), block, owed, absent)
-        for slot in owed.run:
-            if self.slots.claim(block.id, slot.key):
-                self.submit_slot(block, slot, "schedule" if slot.reason == "on time" else "catch-up")
-        self.recovery.accounted(block.id)
-
-    def submit_slot(self, block: Block, slot: due.Slot, trigger: str) -> None:
-        """Queue a claimed slot's run."""
-        work = Work(key=f"block:{block.id}", label=f"{block.id} @ {slot.key}", models=self.model_keys(block.agents))
-        work.run = partial(self._run_block, block.id, slot, trigger, work)
-        self.queue.submit(work)
-
-    def _run_block(self, block_id: str, slot: due.Slot, trigger: str, work: Work | None = None) -> None:
-        from routine.runner.block import run_block
-
-        block = self.live.schedules.blocks.get(block_id)
-        if block is None:  # removed by a reload while it waited
-            self.slots.set(block_id, slot.key, "skipped", reason="the block was removed from the schedule")
-            return
-        journal = None
-        try:
-            self.slots.set(block_id, slot.key, "running")
-            journal = Journal()
-            runner = self.make_runner(journal, work=work)
-            outcome = run_block(runner, block, self.live.agents, trigger=trigger, slot=slot.key)
-        except (OSError, sqlite3.Error) as exc:
-            if not is_disk_full(exc):
-                raise
-            self.recovery.run_not_recorded(block_id, slot, exc)
-            return
-        finally:
-            if journal is not None:
-                journal.close()
-        if not self.abandon.is_set():
-            self.slots.set(block_id, slot.key, "done" if succeeded(outcome.status) else "failed", run_id=outcome.run_id)
-            ready(self.live.config, block_id, slot.key, outcome, self.clock())
-            if not succeeded(outcome.status):
-                self.recovery.failed(block_id, slot, outcome, trigger)
-
-    def model_keys(self, agent_names: Iterable[str]) -> tuple[ModelKey, ...]:
-        return self.residency.keys_for_agents(agent_names) if self.residency else ()
-
-    def make_runner(self, journal: Journal, on_event: OnEvent | None = None, work: Work | None = None,
-                    cancel: threading.Event | None = None) -> Runner:
-        """A runner on the shared model manager. With ``work``, the job's model set follows its
-        block: the steps still to come are what the forecast counts as needed now."""
-        from routine.runner.step import Runner, local_time
-
-        config = self.live.config
-        runner = Runner(config, journal, models=self.models, clock=lambda: local_time(config, self.clock()),
-                        on_event=self.run_events.listener(work, on_event), memory=self.memory)
-        runner.write_gate = partial(self._gate, cancel)
-        runner.pause = lambda seconds: not self.stopping.wait(seconds)  # a retry's wait ends at a stop
-        return runner
-
-    def _runs_finished(self) -> None:
-        if self.vault_events and self.vault_events.graph_feed:
-            self.vault_events.graph_feed.runs_finished()  # the graph reads what the run read and wrote
-
-    def _gate(self, cancel: threading.Event | None = None) -> WriteGate:
-        """Held by a step while it writes; refuses once shutdown has abandoned running steps, or
-        the person called this run off (``cancel``)."""
-        return WriteGate(self.write_gate, self.abandon, cancel)
-

@@ -1,5 +1,6 @@
-"""What the daemon depends on, checked: Ollama at each host, the vault readable and writable,
-free space where routine writes (the state dir and the vault), the scheduler and the watcher.
+"""What the daemon depends on, checked: each model server whose residency routine manages, the
+vault readable and writable, free space where routine writes (the state dir and the vault), the
+scheduler and the watcher.
 
 Each check is a ``Check`` with the cause key (``routine.causes``) it clears when it passes, so
 a shared alert resolves itself and a slot that failed on it is retried.
@@ -17,17 +18,18 @@ if TYPE_CHECKING:
     from routine.config.model import Config
 
 MIN_FREE_BYTES = 32 * 2**20  # below this a disk counts as full: SQLite and atomic writes need room
-OLLAMA_TIMEOUT = 3.0
+SERVER_TIMEOUT = 3.0
+SERVER = "ollama"  # a managed model server's check, named as status and the metrics (check="ollama") show it
 
 
 @dataclass
 class Check:
-    name: str           # ollama | vault | state disk | vault disk | scheduler | watcher
+    name: str           # SERVER | vault | state disk | vault disk | scheduler | watcher
     target: str         # a host or a path
     ok: bool
     detail: str = ""    # why not, for the person
     cause: str | None = None  # the cause key this check clears when it passes
-    models: set[str] = field(default_factory=set)  # for ollama: the models pulled there
+    models: set[str] = field(default_factory=set)  # for SERVER: the models pulled there
 
     def sentence(self) -> str:
         return f"{self.name} ({self.target}): {self.detail}"
@@ -36,16 +38,16 @@ class Check:
         return {"name": self.name, "target": self.target, "ok": self.ok, "detail": self.detail}
 
 
-def ollama(host: str) -> Check:
-    from routine.causes import ollama as ollama_cause
+def server(host: str) -> Check:
+    from routine.causes import server as server_cause
     from routine.errors import RoutineError
-    from routine.models import ollama_host
+    from routine.models import providers
 
     try:
-        models = ollama_host.pulled(host, timeout=OLLAMA_TIMEOUT)
+        models = providers.pulled(host, timeout=SERVER_TIMEOUT)
     except RoutineError as exc:
-        return Check("ollama", host, False, "not reachable: " + exc.message, ollama_cause(host).key)
-    return Check("ollama", host, True, cause=ollama_cause(host).key, models=models)
+        return Check(SERVER, host, False, "not reachable: " + exc.message, server_cause(host).key)
+    return Check(SERVER, host, True, cause=server_cause(host).key, models=models)
 
 
 def vault(root: Path) -> Check:
@@ -79,10 +81,10 @@ def free_space(name: str, path: Path, cause: str) -> Check:
 
 
 def check_all(config: Config, state_dir: Path) -> list[Check]:
-    """Every dependency of the config in force (Ollama per host, the vault, both disks)."""
+    """Every dependency of the config in force (each managed model server, the vault, both disks)."""
     from routine.causes import disk_full
 
-    checks = [ollama(host) for host in config.managed_hosts]
+    checks = [server(host) for host in config.managed_hosts]
     checks.append(vault(config.vault))
     checks.append(free_space("state disk", state_dir, disk_full("state").key))
     checks.append(free_space("vault disk", config.vault, disk_full("vault").key))
@@ -93,7 +95,7 @@ def clears(checks: list[Check], cause: str) -> bool | None:
     """Whether the checks show ``cause`` gone (True), still there (False), or cannot tell (None)."""
     if cause.startswith("model:"):
         model, _, host = cause[len("model:"):].rpartition("@")
-        found = next((c for c in checks if c.name == "ollama" and c.target == host), None)
+        found = next((c for c in checks if c.name == SERVER and c.target == host), None)
         if found is None:
             return None
         return found.ok and model in found.models

@@ -1,10 +1,12 @@
-"""Slots a block owed that are past its grace: each journaled (``missed``, or ``skipped`` when the
-block says ``missed: skip``), and one alert for the person unless the block skips them."""
+"""What a block owes, accounted for: slots past their grace each journaled (``missed``, or
+``skipped`` when paused or the block says ``missed: skip``) with one alert for the person unless
+the block skips them; slots on time or within grace claimed and handed on to run."""
 
 from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Callable
 from zoneinfo import ZoneInfo
 
 from routine.alerts import raise_alert
@@ -36,3 +38,17 @@ def alert_missed(config: Config, now: datetime, block: Block, owed: due.Owed, ab
                 f"The block {block.id} did not run at {times}{extra}: {absent or 'the daemon was not running'} then, "
                 f"and those times are beyond the block's grace of {block.grace}.",
                 "nothing to do unless this keeps happening; `routine fire " + block.id + "` runs it now.")
+
+
+def account(journal: Journal, slots: Slots, config: Config, now_local: datetime, block: Block, owed: due.Owed,
+            absent: str | None, submit: Callable[[Block, due.Slot, str], None]) -> None:
+    """Every slot of ``owed``: paused and missed ones recorded (and alerted), the rest claimed and submitted."""
+    for slot in owed.paused:
+        record_missed(journal, slots, block, slot, paused=True)
+    for slot in owed.missed:
+        record_missed(journal, slots, block, slot)
+    if owed.missed:
+        alert_missed(config, now_local, block, owed, absent)
+    for slot in owed.run:
+        if slots.claim(block.id, slot.key):
+            submit(block, slot, "schedule" if slot.reason == "on time" else "catch-up")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from routine import supervise
 from routine.alerts import alert_set_aside, open_causes, raise_alert, resolve_alerts
 from routine.causes import Cause, describe
-from routine.causes import ollama as ollama_cause
+from routine.causes import server as server_cause
 from routine.daemon import dependencies
 from routine.daemon.dependencies import Check
 from routine.notifications import deliver_held
@@ -36,7 +36,7 @@ DEGRADED_EVERY = 10.0
 
 # Causes the monitor raises an alert for itself: no run may be there to raise it.
 _ALERTED_BY_CHECK = {"vault": "vault not writable", "state disk": "state disk full", "vault disk": "vault disk full"}
-_OLLAMA_FIX = ("start it (`ollama serve`, or `systemctl start ollama`); scheduled runs that fail meanwhile are "
+_SERVER_FIX = ("start it (`ollama serve`, or `systemctl start ollama`); scheduled runs that fail meanwhile are "
                "retried once when it is back, within their grace.")
 _FIX = {"vault": "make the vault folder readable and writable by the user routine runs as (mount, permissions).",
         "state disk": "free space on the disk of routine's state dir; routine records the slots it could not and "
@@ -122,8 +122,8 @@ class Monitor:
                 log.warning("%s (%s) is back", check.name, check.target)
             else:
                 log.error("degraded: %s", check.sentence())
-                if check.name == "ollama":  # the same note the runs that fail on it count in
-                    self.note_failure(ollama_cause(check.target), f"Ollama is {check.detail}.", _OLLAMA_FIX)
+                if check.name == dependencies.SERVER:  # the same note the runs that fail on it count in
+                    self.note_failure(server_cause(check.target), f"The model server is {check.detail}.", _SERVER_FIX)
                 elif check.name in _ALERTED_BY_CHECK and check.cause:
                     self.note_failure(Cause(check.cause, _ALERTED_BY_CHECK[check.name]),
                                       f"The {check.name} check failed: {check.detail}.", _FIX[check.name])

@@ -20,7 +20,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from routine.templating import literal
 from routine.daemon.person_tasks import tell_people
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
@@ -168,9 +167,9 @@ class ProjectEvents:
             request = StepRequest(
                 agent=agent,
                 task=template("project_react.md.j2"),
-                write=WriteSpec(note=f"{literal(found.folder)}/Digests/{{{{ today }}}}.md", section="Changes"),
+                write=WriteSpec(note="{{ project_folder }}/Digests/{{ today }}.md", section="Changes"),
                 trigger=f"trigger:{rel}",
-                variables={"path": rel, "event": kind},
+                variables={"path": rel, "event": kind, "project_folder": found.folder},
                 details={"project": project, "path": rel, "event": kind},
             )
             self.host.make_runner(journal).run_step(request)

@@ -130,14 +130,14 @@ def _watch_state(vault_events: VaultEvents | None) -> WatchState:
 
 
 def resident_models(config: Config) -> tuple[tuple[ResidentModel, ...] | None, str | None]:
-    """Models loaded in every Ollama the config uses, from Ollama's own /api/ps; (None, why)
-    when an Ollama cannot be asked."""
-    from routine.models import ollama_host
+    """Models loaded on every managed model server the config uses, from the server's own report;
+    (None, why) when one cannot be asked."""
+    from routine.models import providers
 
     found: list[ResidentModel] = []
     for host in config.managed_hosts:
         try:
-            found += [ResidentModel(m.name, m.size, host, m.expires_at) for m in ollama_host.resident(host, timeout=3)]
+            found += [ResidentModel(m.name, m.size, host, m.expires_at) for m in providers.resident(host, timeout=3)]
         except RoutineError as exc:
             return None, exc.message
     return tuple(found), None

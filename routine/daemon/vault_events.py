@@ -215,7 +215,7 @@ class VaultEvents:
         work = Work(
             key=f"trigger:{trigger.id}:{change.rel}",
             label=f"trigger {trigger.id} ({change.kind} {change.rel})",
-            run=partial(self.run_trigger, trigger, agent.name, change, (change.rel,) if readable else (), details),
+            run=partial(self.run_trigger, trigger, agent.name, change, ("{{ path }}",) if readable else (), details),
             models=self.host.model_keys([agent.name]),
         )
         if self.host.queue.submit(work, coalesce=True):

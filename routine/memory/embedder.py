@@ -1,4 +1,4 @@
-"""Turning text into vectors: sentence-transformers in this process, or Ollama's /api/embed.
+"""Turning text into vectors: sentence-transformers in this process, or a model server's (Ollama's /api/embed).
 
 The model is loaded on first use and released after ``memory.unload_after`` idle seconds
 (principle 5: idle means idle). Nothing here reaches the network: the default model is the
@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from routine.config.model import Config, Deployment, ModelAlias
-from routine.errors import EmbeddingModelError, ModelMissing, OllamaUnreachable
+from routine.config.providers import served_embedding, served_embedding_model
+from routine.errors import EmbeddingModelError
 
 if TYPE_CHECKING:
-    import ollama
     from sentence_transformers import SentenceTransformer
 
     from routine.models.manager import ModelManager
@@ -137,52 +137,39 @@ class SentenceTransformerEmbedder(Embedder["SentenceTransformer"]):
                             show_progress_bar=False)
 
 
-class OllamaEmbedder(Embedder["ollama.Client"]):
-    """Embeddings from a model served by Ollama (``ollama:nomic-embed-text``).
+class ServerEmbedder(Embedder["ModelManager"]):
+    """Embeddings from a model a model server serves (``memory.embedding_model: ollama:nomic-embed-text``).
 
     Each batch holds a lease of the model manager, as chat calls do: the embedding model counts
     toward ``max_resident``, never becomes a third resident model, and is the first to go when a
     step needs its slot (nothing in the schedule needs it)."""
 
-    NUM_CTX = 2048  # pinned like a chat alias's, so Ollama never reloads it between batches
+    NUM_CTX = 2048  # pinned like a chat alias's, so the server never reloads it between batches
 
-    def __init__(self, config: Config, model: str, manager: ModelManager | None = None) -> None:
+    def __init__(self, config: Config, spec: str, manager: ModelManager | None = None) -> None:
         unload_after = config.memory.unload_after
         super().__init__(unload_after)
-        self.config, self.model, self.host, self.timeout = config, model, config.ollama_host, config.request_timeout
-        host = self.host
-        self.identity = embedder_identity(f"ollama:{model}")
-        self.alias = ModelAlias(name=f"embedding:{model}", model=f"ollama/{model}", num_ctx=self.NUM_CTX,
-                                keep_alive=f"{int(unload_after)}s", deployments=(Deployment(f"ollama/{model}", host),))
+        self.model = served_embedding(spec) or spec
+        self.config, self.host, self.timeout = config, config.ollama_host, config.request_timeout
+        self.identity = embedder_identity(spec)
+        litellm_model = served_embedding_model(self.model)
+        self.alias = ModelAlias(name=f"embedding:{self.model}", model=litellm_model, num_ctx=self.NUM_CTX,
+                                keep_alive=f"{int(unload_after)}s", deployments=(Deployment(litellm_model, self.host),))
         self.manager = manager
 
-    def _load(self) -> ollama.Client:
-        import ollama
-
+    def _load(self) -> ModelManager:
         if self.manager is None:
             from routine.models.manager import ModelManager
 
             self.manager = ModelManager(self.config)
-        return ollama.Client(host=self.host, timeout=self.timeout)
+        return self.manager
 
-    def _encode(self, client: ollama.Client, texts: list[str]) -> Iterable[Iterable[float]]:
-        import httpx
-        import ollama
+    def _encode(self, manager: ModelManager, texts: list[str]) -> list[list[float]]:
+        from routine.models import providers
 
-        assert self.manager is not None  # _load made one when none was given
-        try:
-            with self.manager.lease(self.alias, self.alias.primary):
-                return client.embed(model=self.model, input=texts, options=self.alias.request_options(),
-                                    keep_alive=self.manager.keep_alive_for(self.alias)).embeddings
-        except (httpx.ConnectError, httpx.TimeoutException, ConnectionError) as exc:
-            raise OllamaUnreachable(self.host, str(exc)) from None
-        except ollama.ResponseError as exc:
-            if exc.status_code == 404:
-                raise ModelMissing(self.model, self.host) from None
-            raise EmbeddingModelError(
-                f"Ollama could not embed with {self.model}: {exc.error}.",
-                f"check that {self.model} is an embedding model (`ollama show {self.model}`).",
-            ) from None
+        with manager.lease(self.alias, self.alias.primary):
+            return providers.embed(self.host, self.model, texts, self.alias.request_options(),
+                                   manager.keep_alive_for(self.alias), self.timeout)
 
 
 class HashingEmbedder(Embedder[int]):
@@ -212,8 +199,8 @@ def make_embedder(config: Config, state_dir: Path, models: ModelManager | None =
     """``models``: the process's model manager (the daemon's), so embeddings share its limit."""
     settings = config.memory
     spec = settings.embedding_model
-    if spec.startswith("ollama:"):
-        return OllamaEmbedder(config, spec.removeprefix("ollama:"), manager=models)
+    if served_embedding(spec):
+        return ServerEmbedder(config, spec, manager=models)
     if spec.lower() in SHIPPED_NAMES and os.environ.get(TEST_EMBEDDER_ENV) == "hashing":
         return HashingEmbedder(settings.unload_after)
     return SentenceTransformerEmbedder(spec, state_dir, settings.unload_after)
@@ -221,7 +208,7 @@ def make_embedder(config: Config, state_dir: Path, models: ModelManager | None =
 
 def embedder_identity(spec: str) -> str:
     """What the index records of the model ``memory.embedding_model`` names."""
-    if spec.startswith("ollama:"):
+    if served_embedding(spec):
         return spec
     return (
         "sentence-transformers:all-MiniLM-L6-v2" if spec.lower() in SHIPPED_NAMES else f"sentence-transformers:{spec}"

@@ -39,6 +39,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Iterable
 
 from routine import paths
 from routine.config.model import Config
+from routine.config.providers import served_embedding
 from routine.errors import RoutineError, SearchIndexError
 from routine.memory.embedder import Embedder, make_embedder
 from routine.memory.lock import take_lock
@@ -68,7 +69,7 @@ def error_to_dict(exc: BaseException) -> Message:
 
 
 def error_from_dict(data: Message) -> RoutineError:
-    """The same error class again (``OllamaUnreachable`` stays one, for alerts and retries)."""
+    """The same error class again (``ServerUnreachable`` stays one, for alerts and retries)."""
     from routine import errors
 
     cls = getattr(errors, str(data.get("type")), None)
@@ -184,7 +185,7 @@ class RemoteIndex:
         # Ollama embeddings are made here (the model manager's leases); a local model in the worker.
         spec = config.memory.embedding_model
         self.embedder: Embedder | None = (
-            make_embedder(config, self.state_dir, models) if spec.startswith("ollama:") else None
+            make_embedder(config, self.state_dir, models) if served_embedding(spec) else None
         )
         self._guard = threading.Lock()
         self._channel: Channel | None = None

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any, Callable
 
 from routine.config.model import Config
+from routine.config.providers import served_embedding
 from routine.errors import RoutineError, SearchIndexError
 from routine.memory.embedder import Embedder, embedder_identity
 from routine.memory.remote import Message, encode, error_from_dict, error_to_dict
@@ -61,7 +62,7 @@ class Worker:
         self._keys = itertools.count(1)
         self._gone = False
         spec = config.memory.embedding_model
-        embedder = DaemonEmbedder(spec, self._ask_daemon) if spec.startswith("ollama:") else None
+        embedder = DaemonEmbedder(spec, self._ask_daemon) if served_embedding(spec) else None
         self.index = VaultIndex(config, state_dir, embedder=embedder, lock_fd=lock_fd)
         self.index.follows_vault = True  # the daemon's vault watcher feeds update_paths
 

@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Callable
 
 from routine.config.model import Config, Deployment, ModelAlias
-from routine.errors import (Abandoned, ContextOverflow, ModelBusy, ModelError, ModelMissing, OllamaUnreachable,
+from routine.errors import (Abandoned, ContextOverflow, ModelBusy, ModelError, ModelMissing,
                             ReplyRejected, RoutineError)
 from routine.models import reply as replies
 from routine.models.providers import adapter
@@ -317,13 +317,13 @@ def _retry_call(call: "_Call", problem: "replies.ReplyProblem") -> "_Call":
 
 
 def _translate_litellm(exc: Exception, dep: Deployment) -> ModelError:
-    text, host = str(exc), dep.api_base
+    text = str(exc)
     missing = adapter(dep).missing(dep, text)
     if missing is not None:
         return missing
     name = type(exc).__name__
     if "Connection" in name or "connect" in text.lower():
-        return OllamaUnreachable(host, name)
+        return adapter(dep).unreachable(dep, name)
     if "Timeout" in name:
         return ModelError(f"The model {dep.model} did not answer within {int(_timeout_of(exc))} s.",
                           "raise `request_timeout` in routine.yaml, or use a smaller model.")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from routine.errors import ModelMissing, OllamaUnreachable
+from routine.errors import EmbeddingModelError, ModelMissing, ServerUnreachable
 
 if TYPE_CHECKING:
     from ollama import Client
@@ -23,6 +23,15 @@ class Resident:
     size: int
     expires_at: str | None
     context_length: int | None
+
+
+def unreachable(host: str, detail: str = "") -> ServerUnreachable:
+    return ServerUnreachable(
+        host,
+        f"Ollama is not reachable at {host}{f' ({detail})' if detail else ''}.",
+        "start it with `ollama serve` (or `systemctl start ollama`), "
+        "or set `ollama.host` in routine.yaml / OLLAMA_HOST to where it runs.",
+    )
 
 
 @lru_cache(maxsize=16)
@@ -41,9 +50,9 @@ def _translate(exc: Exception, host: str, model: str | None) -> Exception:
     if isinstance(exc, ollama.ResponseError):
         if exc.status_code == 404 and model:
             return ModelMissing(model, host)
-        return OllamaUnreachable(host, f"HTTP {exc.status_code}: {exc.error}")
+        return unreachable(host, f"HTTP {exc.status_code}: {exc.error}")
     if isinstance(exc, (httpx.TransportError, ConnectionError)):
-        return OllamaUnreachable(host, type(exc).__name__)
+        return unreachable(host, type(exc).__name__)
     return exc
 
 
@@ -82,14 +91,39 @@ def resident(host: str, timeout: float = 5) -> list[Resident]:
 
 
 def pulled(host: str, timeout: float = 5) -> set[str]:
+    return set(pulled_sizes(host, timeout))
+
+
+def pulled_sizes(host: str, timeout: float = 5) -> dict[str, int]:
+    """Every model pulled on the server (also without its ":latest"), with its size in bytes."""
     try:
         response = _client(host, timeout).list()
     except Exception as exc:
         raise _translate(exc, host, None) from None
-    names = set()
+    sizes = {}
     for m in response.get("models") or []:
         name = m.get("model") or m.get("name")
-        names.add(name)
+        sizes[name] = int(m.get("size") or 0)
         if name.endswith(":latest"):
-            names.add(name[: -len(":latest")])
-    return names
+            sizes[name[: -len(":latest")]] = sizes[name]
+    return sizes
+
+
+def embed(host: str, model: str, texts: list[str], options: dict, keep_alive: str | int,
+          timeout: float) -> list[list[float]]:
+    """Ollama's /api/embed, its failures as domain errors with the fix."""
+    import httpx
+    import ollama
+
+    try:
+        reply = _client(host, timeout).embed(model=model, input=texts, options=options, keep_alive=keep_alive)
+        return [list(vector) for vector in reply.embeddings]
+    except (httpx.ConnectError, httpx.TimeoutException, ConnectionError) as exc:
+        raise unreachable(host, str(exc)) from None
+    except ollama.ResponseError as exc:
+        if exc.status_code == 404:
+            raise ModelMissing(model, host) from None
+        raise EmbeddingModelError(
+            f"Ollama could not embed with {model}: {exc.error}.",
+            f"check that {model} is an embedding model (`ollama show {model}`).",
+        ) from None

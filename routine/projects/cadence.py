@@ -11,7 +11,6 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from routine.templating import literal
 from routine.config.model import AgentSpec, Config, StepSpec, WriteSpec
 from routine.errors import Problem
 from routine.projects.assignees import agent_aliases
@@ -23,8 +22,8 @@ from routine.schedule.model import Block
 DEFAULT_CADENCE = {"digest": "0 9 * * *", "review": "0 16 * * 5"}
 # kind -> (prompt, note, section)
 KINDS = {
-    "digest": ("project_digest.md.j2", "{folder}/Digests/{{{{ today }}}}.md", "Daily digest"),
-    "review": ("project_review.md.j2", "{folder}/Digests/{{{{ iso_week }}}}.md", "Weekly review"),
+    "digest": ("project_digest.md.j2", "{{ project_folder }}/Digests/{{ today }}.md", "Daily digest"),
+    "review": ("project_review.md.j2", "{{ project_folder }}/Digests/{{ iso_week }}.md", "Weekly review"),
 }
 
 
@@ -69,7 +68,7 @@ def project_blocks(config: Config, agents: dict[str, AgentSpec],
                                         f"bad cron {text!r}: {exc}; write five fields such as \"0 9 * * 1-5\"."))
                 continue
             step = StepSpec(agent=manager.name, task=template(prompt),
-                            write=WriteSpec(note=note.format(folder=literal(project.folder)), section=section))
+                            write=WriteSpec(note=note, section=section), variables=_folder(project))
             work = autonomous_steps(config.vault, project, agents, manager) if kind == "digest" else ()
             blocks[block_id(project, kind)] = Block(
                 id=block_id(project, kind),
@@ -98,6 +97,12 @@ def autonomous_steps(vault: Path, project: Project, agents: dict[str, AgentSpec]
         if agent is None or agent.name == manager.name:
             continue
         steps.append(StepSpec(agent=agent.name, task=template("project_work.md.j2"),
-                              write=WriteSpec(note=f"{literal(project.folder)}/Digests/{{{{ today }}}}.md",
-                                              section=f"{member.name}'s work")))
+                              write=WriteSpec(note="{{ project_folder }}/Digests/{{ today }}.md",
+                                              section="{{ member }}'s work"),
+                              variables=(*_folder(project), ("member", member.name))))
     return tuple(steps)
+
+
+def _folder(project: Project) -> tuple[tuple[str, str], ...]:
+    """The project's folder is a name from the vault: a value its templates insert, never rendered."""
+    return (("project_folder", project.folder),)

@@ -24,7 +24,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from routine.templating import literal
 from routine.causes import Cause
 from routine.config.model import AgentSpec, WriteSpec
 from routine.prompts import template
@@ -170,8 +169,10 @@ def request(pick: Pickup) -> StepRequest:
     from routine.runner.step import StepRequest
 
     return StepRequest(agent=pick.agent, task=template("project_task.md.j2"),
-                       write=WriteSpec(note=literal(pick.result_rel)), trigger=f"task:{pick.task.file}",
-                       variables={"task_text": pick.task.text, "task_due": pick.task.due or ""},
+                       # the result note is named from the task's text: a value, never part of a template
+                       write=WriteSpec(note="{{ result_note }}"), trigger=f"task:{pick.task.file}",
+                       variables={"task_text": pick.task.text, "task_due": pick.task.due or "",
+                                  "result_note": pick.result_rel},
                        details={"project": pick.project.name, "task": pick.task.text, "task_file": pick.task.file,
                                 "assignee": pick.task.assignee}, alert_cause=pickup_cause(pick))
 

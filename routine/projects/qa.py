@@ -18,7 +18,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from routine.templating import literal
 from routine.config.model import AgentSpec, WriteSpec
 from routine.errors import UsageError
 from routine.projects.artifacts import (
@@ -160,9 +159,10 @@ def _review(runner: Runner, agents: dict[str, AgentSpec], name: str, artifact: A
     agent = agent_named(agents, [], name)
     # The reviewer reads the artifact and writes only its review; it never touches the artifact.
     request = StepRequest(agent=agent, review=(artifact.rel, qa_note), task=template("qa_review.md.j2"),
-                          write=WriteSpec(note=literal(qa_note), section=Path(agent.source).stem),
+                          write=WriteSpec(note="{{ qa_note }}", section="{{ reviewer }}"),  # names: values
                           trigger=f"qa:{artifact.rel}",
-                          variables={"artifact": artifact.rel[:-3], "artifact_type": artifact.artifact_type.value,
+                          variables={"qa_note": qa_note, "reviewer": Path(agent.source).stem,
+                                     "artifact": artifact.rel[:-3], "artifact_type": artifact.artifact_type.value,
                                      "checklist": checklist_for(artifact, note.frontmatter.get("tags")),
                                      "text": note.body.strip()},
                           details={"qa": artifact.rel, **({"project": project.name} if project else {})})

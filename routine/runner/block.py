@@ -72,7 +72,7 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
         request = StepRequest(agent=agent, task=step.task or agent.task, write=_write_of(step, agent),
                               inputs=step.inputs, search=step.search, graph=step.graph, trigger=trigger, block=block.id,
                               step_index=index, parent=parent, slot=slot, prior=dict(prior), as_of=as_of,
-                              prefetch=following.model if following else None,
+                              prefetch=following.model if following else None, variables=dict(step.variables),
                               details={**({"project": block.project} if block.project else {}),
                                        **({"branch": branch} if branch else {})})
         result = run_with_retries(runner, block.retry, request, dry_run, stream)

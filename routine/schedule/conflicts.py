@@ -6,11 +6,14 @@ from datetime import date, timedelta
 
 from routine.errors import Problem
 from routine.schedule.model import Block
+from routine.templating import fill
 
 
 def _targets(block: Block) -> set[tuple[str, str]]:
-    # The schema allows a section only with a note (never with append).
-    return {(s.write.note, s.write.section) for s in block.steps if s.write and s.write.note and s.write.section}
+    # The schema allows a section only with a note (never with append). A step's own values
+    # (a project's folder) are filled in: two projects' digests are two notes.
+    return {(fill(s.write.note, dict(s.variables)), fill(s.write.section, dict(s.variables)))
+            for s in block.steps if s.write and s.write.note and s.write.section}
 
 
 def _share_a_minute(a: Block, b: Block) -> bool:

@@ -13,16 +13,17 @@ from datetime import timedelta
 from pathlib import Path
 
 from routine.config.calendars import INPUT_PREFIX as CALENDAR, Span
-from routine.config.checks import sample_error, sample_path
+from routine.config.checks import sample_path, template_problems
 from routine.config.conditions import Condition
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
-from routine.config.schema import BLOCK, STEP, SCHEDULE, TRIGGER, with_defaults
+from routine.config.schedule_schema import BLOCK, SCHEDULE, STEP, TRIGGER
+from routine.config.schema import with_defaults
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, PathKey, YamlSyntaxError, load_yaml
 from routine.errors import ConfigError, Problem, RoutineError
 from routine.schedule.cron import Cron, CronError
 from routine.schedule.model import Block, RetryPolicy, Schedules, Trigger, parse_duration
-from routine.templating import KNOWN_VARIABLES, LIST_VARIABLES, unknown_variables
+from routine.templating import LIST_VARIABLES
 
 
 @dataclass
@@ -344,42 +345,8 @@ def _input_path(item: str) -> str:
     return re.sub(r"\{\{\s*(" + "|".join(LIST_VARIABLES) + r")\s*\}\}", "2026-01-05", text)
 
 
-def _check_template(doc: LocatedYaml, path: PathKey, text: str, earlier: list[str],
-                    problems: list[Problem]) -> None:
-    import jinja2
-
-    try:
-        bad = unknown_variables(text)
-    except jinja2.TemplateSyntaxError as exc:
-        problems.append(doc.problem(path, f"template syntax error: {getattr(exc, 'message', exc)}."))
-        return
-    if bad:
-        problems.append(
-            doc.problem(
-                path,
-                f"unknown template variable {', '.join(sorted(bad))}; "
-                f"use {', '.join(sorted(KNOWN_VARIABLES - {'steps'}))} or steps.AGENT.output.",
-            )
-        )
-        return
-    failure = sample_error(text, earlier)
-    if failure and all(name in earlier for name in _step_refs(text)):
-        problems.append(doc.problem(path, failure))
-    for name in _step_refs(text):
-        if name not in earlier:
-            problems.append(
-                doc.problem(
-                    path,
-                    f"steps.{name}.output is not an earlier step of this block"
-                    + (f" (earlier: {', '.join(earlier)})." if earlier else " (this is the first step)."),
-                )
-            )
-
-
-def _step_refs(text: str) -> list[str]:
-    import re
-
-    return re.findall(r"steps\.([A-Za-z0-9_-]+)", text)
+def _check_template(doc: LocatedYaml, path: PathKey, text: str, earlier: list[str], problems: list[Problem]) -> None:
+    problems += [doc.problem(path, msg) for msg in template_problems(text, earlier)]
 
 
 def _in_scope(globs: Iterable[str], rel: str) -> bool:

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from routine.config.model import StepSpec, WriteSpec
-from routine.config.schema import BLOCK, TRIGGER, defaults
+from routine.config.schedule_schema import BLOCK, TRIGGER
+from routine.config.schema import defaults
 from routine.durations import parse_duration
 from routine.schedule.cron import Cron
 

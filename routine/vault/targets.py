@@ -46,7 +46,10 @@ class WriteTarget:
     section: str | None = None
     append: str | None = None
 
-    KEYS = ("note", "section", "append")  # as written in YAML (the schema's WRITE_TARGET)
+    KEYS = ("note", "section", "append")  # as written in YAML (the schema's WRITE_TARGET is made of these)
+    DESTS = ("note", "append")            # the keys that name the note written: exactly one per target
+    SECTIONED = ("note",)                 # the keys a `section` may go with
+    FORMS = "{note: PATH} or {note: PATH, section: NAME} or {append: PATH}"  # for the person, in refusals
 
     @property
     def kind(self) -> WriteKind:
@@ -57,7 +60,7 @@ class WriteTarget:
     @property
     def dest(self) -> str:
         """The note written to (vault-relative, maybe still a template); "" when none is named."""
-        return self.append or self.note or ""
+        return next((value for key in self.DESTS if (value := getattr(self, key))), "")
 
     def describe(self) -> str:
         if self.kind is WriteKind.APPEND:
@@ -69,12 +72,16 @@ class WriteTarget:
 
     def checked(self) -> str:
         """The note this target writes to, once it is a valid target; else a RoutineError."""
-        if not self.dest or bool(self.note) == bool(self.append):
-            raise RoutineError("A write target needs exactly one of `note` and `append`.",
-                               "give the step `write: {note: ...}` or `write: {append: ...}`.")
-        if self.section is not None and not self.note:
+        if sum(bool(getattr(self, key)) for key in self.DESTS) != 1:
+            raise RoutineError(f"A write target needs exactly one of {_either(self.DESTS)}.",
+                               f"give the step `write:` as {self.FORMS}.")
+        if self.section is not None and not any(getattr(self, key) for key in self.SECTIONED):
             raise RoutineError("A `section` write target needs a `note` to put it in.",
                                "write it as `write: {note: ..., section: ...}`.")
         if self.section is not None and not self.section.strip():
             raise RoutineError("A `section` write target has an empty title.", "name the section.")
         return self.dest
+
+
+def _either(keys: tuple[str, ...]) -> str:
+    return " and ".join(f"`{key}`" for key in keys)
