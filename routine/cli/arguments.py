@@ -40,7 +40,15 @@ def fire(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", help="what to do this time, instead of the agent's default task")
     p.add_argument("--dry-run", action="store_true",
                    help="print the exact messages and their sources; call no model, write nothing")
+    _model(p, "this run")
+    p.add_argument("--write", action="store_true",
+                   help="with --model: write as the agent would (default: the run on another model is a proposal)")
     _json(p, parent=True)
+
+
+def _model(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--model", metavar="ALIAS", default=None,
+                   help=f"answer {what} with another model alias from routine.yaml (journaled as such)")
 
 
 def runs(p: argparse.ArgumentParser) -> None:
@@ -276,6 +284,7 @@ def chat(p: argparse.ArgumentParser) -> None:
     p.add_argument("-c", "--continue", dest="continue_", action="store_true",
                    help="continue your last conversation with this agent")
     p.add_argument("--note", metavar="NOTE", help="begin with the conversation in this chat note")
+    _model(p, "this conversation")
 
 
 def ask(p: argparse.ArgumentParser) -> None:
@@ -284,6 +293,7 @@ def ask(p: argparse.ArgumentParser) -> None:
     p.add_argument("-c", "--continue", dest="continue_", action="store_true",
                    help="continue your last conversation with this agent")
     p.add_argument("--session", metavar="ID", help="continue this conversation (see `routine chats list`)")
+    _model(p, "this question")
     _json(p, parent=True)
 
 
