@@ -106,11 +106,21 @@ def status(p: argparse.ArgumentParser) -> None:
 
 
 def models(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="models_command", metavar="ps|plan")
+    sub = p.add_subparsers(dest="models_command", metavar="ps|plan|try|scores")
     _json(sub.add_parser("ps", help="resident models: who loaded each, when it expires"))
     plan = sub.add_parser("plan", help="the coming day's model loads: routine's plan against Ollama alone")
     plan.add_argument("--hours", type=int, default=24, help="how far ahead (default 24)")
     _json(plan)
+    tried = sub.add_parser("try", help="replay real runs' requests on a candidate model; its answers are judged "
+                                       "beside the originals, nothing is written")
+    tried.add_argument("candidate", metavar="CANDIDATE", help="the model alias to try (from routine.yaml)")
+    tried.add_argument("--against", metavar="ALIAS", help="only runs made with this alias")
+    tried.add_argument("--runs", nargs="+", default=["yesterday"], metavar="yesterday|today|ID",
+                       help="which runs: yesterday's step runs (default), today's, or run ids")
+    tried.add_argument("--now", action="store_true",
+                       help="run the trials now in this command (no daemon running), not in the trials window")
+    _json(tried)
+    _json(sub.add_parser("scores", help="per model and agent: checks passed and figures; writes Routine/Models.md"))
     _json(p, parent=True)
 
 

@@ -20,6 +20,7 @@ from routine.config.model import (
     LibrarySource,
     MemorySettings,
     ModelAlias,
+    TrialSettings,
     WriteSpec,
 )
 from routine.config.schema import AGENT, CONFIG, LIBRARY_TOOLS, with_defaults
@@ -117,6 +118,7 @@ def _build_config(path: Path, raw: dict) -> Config:
         calendars=tuple(_calendar(c) for c in data["calendars"]),
         notify=NotifySettings(urls=tuple(data["notify"]["urls"]), on=frozenset(Topic(t) for t in data["notify"]["on"]),
                               ready=tuple(data["notify"]["ready"]), quiet=quiet_hours(data["notify"]["quiet_hours"])),
+        trials=TrialSettings(window=quiet_hours(data["trials"]["window"]), clear=_seconds(data["trials"]["clear"])),
     )
 
 
@@ -210,6 +212,12 @@ def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
     except ValueError:
         problems.append(doc.problem(("notify", "quiet_hours"), f"{quiet!r} is not two times of day; write e.g. "
                                                                   "22:00-07:00."))
+    window = (data.get("trials") or {}).get("window") if isinstance(data.get("trials"), dict) else None
+    try:
+        quiet_hours(window) if isinstance(window, str) else None
+    except ValueError:
+        problems.append(doc.problem(("trials", "window"), f"{window!r} is not two times of day; write e.g. "
+                                                             "01:00-05:00."))
     holiday = data.get("holiday")
     for i, entry in enumerate(holiday if isinstance(holiday, list) else ()):
         try:
