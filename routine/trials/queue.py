@@ -26,10 +26,14 @@ def queue(journal: Journal, runs: list[RunRecord], candidate: str) -> tuple[int,
 
 def run_next(config: Config, agents: dict[str, AgentSpec], journal: Journal, client: ModelClient) -> Trial | None:
     """Claim the oldest queued trial and run it; the trial as stored after (None: none queued)."""
+    trial = Trials(journal.db).claim()
+    return None if trial is None else run_claimed(config, agents, journal, client, trial)
+
+
+def run_claimed(config: Config, agents: dict[str, AgentSpec], journal: Journal, client: ModelClient,
+                trial: Trial) -> Trial:
+    """Run ``trial`` (claimed: `running`) and store what came of it; the trial as stored after."""
     trials = Trials(journal.db)
-    trial = trials.claim()
-    if trial is None:
-        return None
     run = journal.get(trial.run)
     try:
         if run is None:
