@@ -94,6 +94,9 @@ def replay(config: Config, agents: dict[str, AgentSpec], run: RunRecord, candida
     specs = [t.spec() for t in tools] or None
     day = _day_of(config, run)
     kept = _kept_section(config, run)
+    from routine.models.client import prepare
+
+    prepare(config)  # the library's import is not the model's first token
     first: list[float] = []
     started = time.monotonic()
     completion: Completion | None = None

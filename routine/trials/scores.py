@@ -125,6 +125,9 @@ def recommendation(rows: list[Score]) -> list[str]:
         if best.pass_rate > was.pass_rate:
             sentences.append(f"{best.model} passes {best.pass_rate:.0%} vs {was.pass_rate:.0%} for {was.model} "
                              f"{where}{_speed(best, was)}; switch its alias yourself if you agree.")
+        elif best.pass_rate == was.pass_rate:
+            sentences.append(f"{best.model} passes as often as {was.model} {where} ({best.pass_rate:.0%})"
+                             f"{_speed(best, was)}.")
         else:
             sentences.append(f"{was.model} stays best {where}: it passes {was.pass_rate:.0%} vs "
                              f"{best.pass_rate:.0%} for {best.model}{_speed(was, best)}.")
