@@ -82,3 +82,14 @@ def test_trials_of_an_unknown_alias_or_run_are_refused_in_one_sentence(initialis
     assert proc.returncode == 2 and "(defined: general, analyst, coder)" in proc.stderr
     proc = home.run("models", "try", "analyst", "--runs", "20991231-000000-ffff")
     assert proc.returncode == 2 and "No run '20991231-000000-ffff' in the journal" in proc.stderr
+
+
+def test_a_wrong_trials_window_is_named_with_its_line_and_the_fix(initialised, ollama):
+    home = initialised
+    text = home.config.read_text()
+    home.config.write_text(text + 'trials:\n  window: "25:00-26:00"\n')
+    line = len(text.splitlines()) + 2
+    proc = home.run("models", "try", "analyst")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"routine.yaml:{line}" in proc.stderr and "trials.window" in proc.stderr
+    assert "'25:00-26:00' is not two times of day; write e.g. 01:00-05:00." in proc.stderr

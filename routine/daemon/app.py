@@ -5,8 +5,8 @@ Start-up: config (fatal if invalid), then the parts of ``Daemon.components`` in 
 time: catch-up or missed) → timers → search index (in a worker process that exits when idle;
 checked, rebuilt if damaged, brought level with the vault, in the background) → config watcher →
 vault watcher (changes made while down fire first; the index follows it) → control socket →
-health monitor → trials (``daemon.trials``: queued trials of other models, in their window) → first publish (STATUS line,
-dashboard note, metrics textfile) and ``READY=1`` → watchdog pings (only while healthy, see
+health monitor → trials (``daemon.trials``: queued trials of other models, in their window) →
+first publish (STATUS line, dashboard note, metrics textfile) and ``READY=1`` → watchdog pings (only while healthy, see
 ``daemon.health``) → publisher thread. A part that fails to start stops those before it.
 Shutdown (SIGTERM/SIGINT): ``STOPPING=1``; every part halted in reverse (no new work; the
 running step may finish for a short while, else it is abandoned without writing and recorded),
