@@ -93,3 +93,17 @@ def test_a_wrong_trials_window_is_named_with_its_line_and_the_fix(initialised, o
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"routine.yaml:{line}" in proc.stderr and "trials.window" in proc.stderr
     assert "'25:00-26:00' is not two times of day; write e.g. 01:00-05:00." in proc.stderr
+
+
+def test_a_candidates_tool_calls_are_judged_against_the_agents_tools_never_run(initialised, ollama):
+    home = initialised
+    fire_day(home, ollama, ("strategist", "planner"))
+    before = snapshot(home.vault)
+    ollama.script(QWEN, [{"tool_calls": [{"name": "write_note", "arguments": {"path": "Daily/x.md", "text": "!"}}]},
+                         {"tool_calls": [{"name": "read_note", "arguments": {"path": "Plans/OKRs.md"}}]}])
+    out = home.run("models", "try", "analyst", "--runs", "today", "--now", check=True).stdout
+    assert "tool calls: write_note: not one of the agent's tools" in out
+    results = [json.loads(r)["candidate"] for (r,) in journal_rows(home, "SELECT result FROM trials ORDER BY id")]
+    assert [(r["tool_calls"], r["tool_calls_valid"], r["passed"]) for r in results] == [(1, False, False),
+                                                                                      (1, True, True)]
+    assert snapshot(home.vault) == before  # the calls were judged, not carried out
