@@ -69,6 +69,7 @@ def test_a_better_candidate_is_recommended_and_measured_against_what_the_person_
     judged = json.loads(result)
     assert judged["candidate"]["closeness"] > judged["original"]["closeness"] > 0
     assert judged["candidate"]["tokens_out"] and judged["candidate"]["ttft_ms"] is not None
+    assert judged["candidate"]["memory_mb"] >= 4683  # Ollama's `ps`: qwen2.5:7b's weights (4683 MB) and its cache
     scores = json.loads(home.run("models", "scores", "--json", check=True).stdout)
     assert any(s.startswith(f"{QWEN} passes 100% vs 0% for {MISTRAL} on your Strategist runs")
                for s in scores["recommendation"]), scores["recommendation"]

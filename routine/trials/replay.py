@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 from routine import sysmetrics
 from routine.access import scoped
 from routine.config.model import AgentSpec, Config
-from routine.errors import ReplyRejected, UsageError
+from routine.errors import ReplyRejected, RoutineError, UsageError
 from routine.journal import RunRecord
 from routine.models import reply as replies
 from routine.tools.base import ToolError, checked_arguments
@@ -50,6 +50,7 @@ class Judged:
     load_ms: int | None = None
     duration_ms: int | None = None
     closeness: float | None = None    # to the section as the person kept it (difflib ratio), if edited
+    memory_mb: float | None = None    # the model's size in memory as Ollama's `ps` reports it after the answer
 
     @property
     def passed(self) -> bool:
@@ -110,6 +111,7 @@ def replay(config: Config, agents: dict[str, AgentSpec], run: RunRecord, candida
     if completion is not None:
         judged = _judge_completion(completion, agent, messages, config, day, kept)
         judged.ttft_ms = int((first[0] - started) * 1000) if first else completion.duration_ms
+        judged.memory_mb = _memory_mb(config, candidate, completion.model)
     original = _judge_text(run.output or "", run.model, agent, messages, config, day, kept)
     original.tokens_in, original.tokens_out, original.load_ms = run.tokens_in, run.tokens_out, run.load_duration_ms
     original.tokens_per_s = (run.metrics or {}).get("tokens_per_s") if isinstance(run.metrics, dict) else None
@@ -160,6 +162,21 @@ def _tool_problems(calls: list, agent: AgentSpec) -> list[str]:
             except ToolError as exc:
                 problems.append(str(exc))
     return problems
+
+
+def _memory_mb(config: Config, alias: str, model: str) -> float | None:
+    """What the model that answered takes in memory, by Ollama's own `ps` (None: not an Ollama, or gone)."""
+    from routine.models import ollama_host
+
+    dep = next((d for d in config.models[alias].deployments if d.model == model), None)
+    if dep is None or not dep.provider.manages_residency:
+        return None
+    try:
+        found = ollama_host.resident(dep.api_base)
+    except RoutineError:
+        return None
+    names = {dep.served_name, f"{dep.served_name}:latest"}
+    return next((round(r.size / 2**20, 1) for r in found if r.name in names and r.size), None)
 
 
 def _day_of(config: Config, run: RunRecord) -> date:

@@ -32,6 +32,7 @@ class Score:
     answer_chars: float | None
     load_ms: float | None
     closeness: float | None
+    peak_memory_mb: float | None = None  # the largest size in memory Ollama reported after an answer
     failed: int = 0        # trials that got no answer at all (the server away, the model missing)
 
     @property
@@ -81,10 +82,12 @@ def _score(key: tuple[str, str, str], answers: list[dict[str, Any]], failed: int
         seen = [a[name] for a in answers if a.get(name) is not None]
         return round(mean(seen), 3) if seen else None
 
+    memory = [a["memory_mb"] for a in answers if a.get("memory_mb") is not None]
     return Score(*key, answers=len(answers), passed=sum(1 for a in answers if a.get("passed")),
                  reply_ok=rate("reply_ok"), grounding_ok=rate("grounding_ok"),
                  tool_calls_valid=rate("tool_calls_valid"), tokens_per_s=avg("tokens_per_s"), ttft_ms=avg("ttft_ms"),
-                 answer_chars=avg("answer_chars"), load_ms=avg("load_ms"), closeness=avg("closeness"), failed=failed)
+                 answer_chars=avg("answer_chars"), load_ms=avg("load_ms"), closeness=avg("closeness"),
+                 peak_memory_mb=max(memory) if memory else None, failed=failed)
 
 
 def overall(rows: list[Score]) -> list[Score]:
@@ -100,10 +103,11 @@ def overall(rows: list[Score]) -> list[Score]:
             seen = [(getattr(r, name), r.answers) for r in group if getattr(r, name) is not None and r.answers]
             return round(sum(v * n for v, n in seen) / sum(n for _, n in seen), 3) if seen else None
 
+        peaks = [r.peak_memory_mb for r in group if r.peak_memory_mb is not None]
         merged.append(Score(model, "all", role, answers, sum(r.passed for r in group), weighted("reply_ok"),
                             weighted("grounding_ok"), weighted("tool_calls_valid"), weighted("tokens_per_s"),
                             weighted("ttft_ms"), weighted("answer_chars"), weighted("load_ms"), weighted("closeness"),
-                            sum(r.failed for r in group)))
+                            max(peaks) if peaks else None, sum(r.failed for r in group)))
     return ranked(merged)
 
 
@@ -150,7 +154,7 @@ def note_rel(config: Config) -> str:
 
 
 COLUMNS = ("model", "agent", "as", "answers", "passes", "reply checks", "grounding", "tool calls", "tokens/s",
-           "first token", "answer chars", "load", "closeness", "no answer")
+           "first token", "answer chars", "load", "memory", "closeness", "no answer")
 
 
 def table_rows(rows: list[Score]) -> list[list[str]]:
@@ -162,7 +166,7 @@ def table_rows(rows: list[Score]) -> list[list[str]]:
 
     return [[r.model, r.agent, r.role, str(r.answers), pct(r.pass_rate), pct(r.reply_ok), pct(r.grounding_ok),
              pct(r.tool_calls_valid), num(r.tokens_per_s), num(r.ttft_ms, " ms"), num(r.answer_chars),
-             num(r.load_ms, " ms"), pct(r.closeness), str(r.failed)] for r in rows]
+             num(r.load_ms, " ms"), num(r.peak_memory_mb, " MB"), pct(r.closeness), str(r.failed)] for r in rows]
 
 
 def write_note(config: Config, rows: list[Score]) -> str:
