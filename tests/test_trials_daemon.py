@@ -86,6 +86,8 @@ def test_a_night_of_trials_ranks_the_models_holds_residency_and_survives_a_resta
         wait_for(lambda: journal_rows(home, "SELECT COUNT(*) FROM trials WHERE status='done'") == [(6,)], 120,
                  "every trial, the interrupted one again")
         fired = json.loads(home.run("fire", "strategist", "--model", "small", "--json", check=True).stdout)
+        home.run("ask", "planner", "What first?", "--model", "small", check=True)  # answered by the daemon
+        assert "defined: small, general" in home.run("fire", "strategist", "--model", "gpt9").stderr
 
     pairs = journal_rows(home, "SELECT run, candidate, COUNT(*) FROM trials GROUP BY run, candidate")
     assert sorted((r, c) for r, c, _ in pairs) == sorted((r, c) for r in day for c in ("analyst", "small"))
@@ -106,3 +108,4 @@ def test_a_night_of_trials_ranks_the_models_holds_residency_and_survives_a_resta
     assert fired["status"] == "proposal" and fired["wrote"]["proposal"].startswith("Drafts/")
     [(model, details)] = journal_rows(home, "SELECT model, details FROM runs WHERE id=?", fired["run"])
     assert model == f"ollama_chat/{LLAMA}" and json.loads(details)["model_alias"] == "small"
+    assert journal_rows(home, "SELECT model FROM chat_messages WHERE role='assistant'") == [(f"ollama_chat/{LLAMA}",)]
