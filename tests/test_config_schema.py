@@ -196,6 +196,8 @@ LOADED = {
     ("notify", "on"): (lambda c: c.notify.on, lambda v: frozenset(Topic(t) for t in v)),
     ("notify", "ready"): (lambda c: c.notify.ready, tuple),
     ("notify", "quiet_hours"): (lambda c: c.notify.quiet, lambda v: None),
+    ("trials", "window"): (lambda c: c.trials.window, lambda v: None),
+    ("trials", "clear"): (lambda c: c.trials.clear, _seconds),
     ("memory", "embedding_model"): (lambda c: c.memory.embedding_model, str),
     ("memory", "unload_after"): (lambda c: c.memory.unload_after, float),
     ("memory", "chunk_chars"): (lambda c: c.memory.chunk_chars, int),

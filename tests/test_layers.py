@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                "routine.graph.service", "routine.projects.runs", "routine.projects.recommend")),
     ("tools", ("routine.tools",)),
     ("runner", ("routine.runner",)),
+    ("trials", ("routine.trials",)),  # a real run's request replayed on another model, judged beside it
     ("conversations", ("routine.chat", "routine.agents")),
     ("flows", ("routine.approval", "routine.projects.pickup", "routine.projects.qa")),
     ("protocol", ("routine.control",)),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable, TextIO
 
 from routine.cli.output import print_json
 from routine.config.loader import agent_named, load_agents, load_config
+from routine.config.overrides import on_model
 
 if TYPE_CHECKING:
     from routine.journal import Journal
@@ -21,10 +22,11 @@ if TYPE_CHECKING:
 class Asker:
     """Sends messages of one conversation: to the daemon if it runs, else answered here."""
 
-    def __init__(self, config_arg: str | None, agent_name: str) -> None:
+    def __init__(self, config_arg: str | None, agent_name: str, model: str | None = None) -> None:
         self.config = load_config(config_arg)
         agents, problems = load_agents(self.config)
-        self.agent = agent_named(agents, problems, agent_name)
+        self.model = model
+        self.agent = on_model(self.config, agent_named(agents, problems, agent_name), model, write=True)
         self._runner: Runner | None = None
         self._journal: Journal | None = None
 
@@ -33,7 +35,7 @@ class Asker:
         from routine import control
 
         message = {"op": "chat", "agent": self.agent.name, "question": question, "session": session,
-                   "continue": continue_last}
+                   "continue": continue_last, **({"model": self.model} if self.model else {})}
         from routine.runner.events import Queued, Token, from_json
 
         def on_event(line: dict) -> None:
@@ -81,7 +83,7 @@ def stream_to(out: TextIO) -> Callable[[str], None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    asker = Asker(args.config, args.agent)
+    asker = Asker(args.config, args.agent, args.model)
     try:
         result = asker.ask(args.question, args.session, args.continue_, None if args.json else stream_to(sys.stdout))
     finally:

@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     if args.words:
         raise UsageError(f"Unexpected words after the agent's name: {' '.join(args.words)}.",
                          f'talk to it in the session, or ask once: routine ask {args.agent} "…"')
-    asker = Asker(args.config, args.agent)
+    asker = Asker(args.config, args.agent, args.model)
     try:
         return _converse(asker, args)
     finally:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Callable
 
 from routine.cli.output import print_json
 from routine.config.loader import agent_named, agent_note_problems, load_agents, load_config
+from routine.config.overrides import known_alias, on_model, on_models
 from routine.errors import EXIT_JOB_FAILED, UsageError
 from routine.journal.status import succeeded
 
@@ -20,11 +21,15 @@ if TYPE_CHECKING:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.write and not args.model:
+        raise UsageError("--write applies to a run on another model.", "add --model ALIAS, or leave out --write.")
     if not args.dry_run:
         code = through_daemon(args)
         if code is not None:
             return code
     config = load_config(args.config)
+    if args.model:
+        known_alias(config, args.model)
     agents, problems = load_agents(config, require_vault=True)
     blocks = None
     if args.target.lower() not in agents and not agent_note_problems(problems, args.target):
@@ -34,11 +39,11 @@ def run(args: argparse.Namespace) -> int:
         from routine.schedule.loader import declared_block_ids
 
         blocks = declared_block_ids(config)
-    agent = agent_named(agents, problems, args.target, blocks)
+    agent = on_model(config, agent_named(agents, problems, args.target, blocks), args.model, args.write)
 
     from routine.runner.step import Runner, StepRequest
 
-    request = StepRequest.for_agent(config, agent, args.task)
+    request = StepRequest.for_agent(config, agent, args.task, model_override=args.model)
     if args.dry_run:
         runner = _dry_runner(config)
         try:
@@ -75,7 +80,8 @@ def through_daemon(args: argparse.Namespace, resume: str | None = None) -> int |
     from routine.runner.events import from_json
 
     progress = _progress(interactive)
-    message = {"op": "fire", "target": args.target, "task": args.task, **({"resume": resume} if resume else {})}
+    message = {"op": "fire", "target": args.target, "task": args.task, **({"resume": resume} if resume else {}),
+               **({"model": args.model, "write": args.write} if getattr(args, "model", None) else {})}
 
     def on_line(line: dict) -> None:
         event = from_json(line)
@@ -125,6 +131,7 @@ def fire_block(
     from routine.runner.block import run_block
     from routine.runner.step import Runner
 
+    agents = on_models(config, agents, block.agents, getattr(args, "model", None), getattr(args, "write", False))
     if args.dry_run:
         runner = _dry_runner(config)
         try:

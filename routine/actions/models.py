@@ -1,4 +1,5 @@
-"""`routine models [ps|plan]`: what is resident now, and the model-load plan for the coming day."""
+"""`routine models [ps|plan|try|scores]`: what is resident now, the model-load plan for the coming day;
+trials and their scoreboard (`actions/model_trials.py`)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,13 @@ if TYPE_CHECKING:
 
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
-    if getattr(args, "models_command", None) == "plan":
+    command = getattr(args, "models_command", None)
+    if command == "plan":
         return _plan(config, args.hours, args.json)
+    if command in ("try", "scores"):
+        from routine.actions import model_trials
+
+        return model_trials.try_model(config, args) if command == "try" else model_trials.scores(config, args.json)
     return _ps(config, args.json)
 
 

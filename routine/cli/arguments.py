@@ -40,7 +40,15 @@ def fire(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", help="what to do this time, instead of the agent's default task")
     p.add_argument("--dry-run", action="store_true",
                    help="print the exact messages and their sources; call no model, write nothing")
+    _model(p, "this run")
+    p.add_argument("--write", action="store_true",
+                   help="with --model: write as the agent would (default: the run on another model is a proposal)")
     _json(p, parent=True)
+
+
+def _model(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--model", metavar="ALIAS", default=None,
+                   help=f"answer {what} with another model alias from routine.yaml (journaled as such)")
 
 
 def runs(p: argparse.ArgumentParser) -> None:
@@ -98,11 +106,21 @@ def status(p: argparse.ArgumentParser) -> None:
 
 
 def models(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="models_command", metavar="ps|plan")
+    sub = p.add_subparsers(dest="models_command", metavar="ps|plan|try|scores")
     _json(sub.add_parser("ps", help="resident models: who loaded each, when it expires"))
     plan = sub.add_parser("plan", help="the coming day's model loads: routine's plan against Ollama alone")
     plan.add_argument("--hours", type=int, default=24, help="how far ahead (default 24)")
     _json(plan)
+    tried = sub.add_parser("try", help="replay real runs' requests on a candidate model; its answers are judged "
+                                       "beside the originals, nothing is written")
+    tried.add_argument("candidate", metavar="CANDIDATE", help="the model alias to try (from routine.yaml)")
+    tried.add_argument("--against", metavar="ALIAS", help="only runs made with this alias")
+    tried.add_argument("--runs", nargs="+", default=["yesterday"], metavar="yesterday|today|ID",
+                       help="which runs: yesterday's step runs (default), today's, or run ids")
+    tried.add_argument("--now", action="store_true",
+                       help="run the trials now in this command (no daemon running), not in the trials window")
+    _json(tried)
+    _json(sub.add_parser("scores", help="per model and agent: checks passed and figures; writes Routine/Models.md"))
     _json(p, parent=True)
 
 
@@ -276,6 +294,7 @@ def chat(p: argparse.ArgumentParser) -> None:
     p.add_argument("-c", "--continue", dest="continue_", action="store_true",
                    help="continue your last conversation with this agent")
     p.add_argument("--note", metavar="NOTE", help="begin with the conversation in this chat note")
+    _model(p, "this conversation")
 
 
 def ask(p: argparse.ArgumentParser) -> None:
@@ -284,6 +303,7 @@ def ask(p: argparse.ArgumentParser) -> None:
     p.add_argument("-c", "--continue", dest="continue_", action="store_true",
                    help="continue your last conversation with this agent")
     p.add_argument("--session", metavar="ID", help="continue this conversation (see `routine chats list`)")
+    _model(p, "this question")
     _json(p, parent=True)
 
 

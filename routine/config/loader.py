@@ -21,6 +21,7 @@ from routine.config.model import (
     LibrarySource,
     MemorySettings,
     ModelAlias,
+    TrialSettings,
     WriteSpec,
 )
 from routine.config.schedule_schema import AGENT
@@ -119,6 +120,7 @@ def _build_config(path: Path, raw: dict) -> Config:
         calendars=tuple(_calendar(c) for c in data["calendars"]),
         notify=NotifySettings(urls=tuple(data["notify"]["urls"]), on=frozenset(Topic(t) for t in data["notify"]["on"]),
                               ready=tuple(data["notify"]["ready"]), quiet=quiet_hours(data["notify"]["quiet_hours"])),
+        trials=TrialSettings(window=quiet_hours(data["trials"]["window"]), clear=_seconds(data["trials"]["clear"])),
     )
 
 
@@ -206,12 +208,12 @@ def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
             if isinstance(fb, str) and fb not in models:
                 problems.append(doc.problem(("models", name, "fallbacks"),
                                             f"fallback {fb!r} is not a model alias defined under 'models'."))
-    quiet = (data.get("notify") or {}).get("quiet_hours") if isinstance(data.get("notify"), dict) else None
-    try:
-        quiet_hours(quiet) if isinstance(quiet, str) else None
-    except ValueError:
-        problems.append(doc.problem(("notify", "quiet_hours"), f"{quiet!r} is not two times of day; write e.g. "
-                                                                  "22:00-07:00."))
+    for section, key, example in (("notify", "quiet_hours", "22:00-07:00"), ("trials", "window", "01:00-05:00")):
+        hours = (data.get(section) or {}).get(key) if isinstance(data.get(section), dict) else None
+        try:
+            quiet_hours(hours) if isinstance(hours, str) else None
+        except ValueError:
+            problems.append(doc.problem((section, key), f"{hours!r} is not two times of day; write e.g. {example}."))
     holiday = data.get("holiday")
     for i, entry in enumerate(holiday if isinstance(holiday, list) else ()):
         try:

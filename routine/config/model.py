@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, time
 from pathlib import Path
 
 from routine.config.calendars import CalendarSource
 from routine.config.conditions import Condition
-from routine.config.notify import NotifySettings
+from routine.config.notify import NotifySettings, in_window
 from routine.config.providers import Provider
 from routine.config.schedule_schema import AGENT, STEP
-from routine.config.schema import ALIAS, defaults
+from routine.config.schema import ALIAS, TRIALS, defaults
 from routine.vault.targets import WriteTarget
 from routine.durations import parse_duration
 
@@ -126,6 +126,17 @@ class LibrarySource:
 
 
 @dataclass(frozen=True)
+class TrialSettings:
+    """`trials:`: when the daemon runs queued trials (routine.trials)."""
+
+    window: tuple[time, time] | None = None  # (from, to) local time; None: only `models try --now`
+    clear: float = parse_duration(defaults(TRIALS)["clear"]).total_seconds()  # seconds free before a block
+
+    def open_at(self, local: time) -> bool:
+        return self.window is not None and in_window(self.window, local)
+
+
+@dataclass(frozen=True)
 class Config:
     """routine.yaml as the code uses it; every field is set by the loader, missing keys from
     the schema's defaults (see the schema's descriptions for what each does)."""
@@ -161,6 +172,7 @@ class Config:
     holiday: tuple[tuple[date, date], ...] = ()  # `holiday:` as (first, last) days; see schedule.pause
     notify: NotifySettings = NotifySettings()  # `notify:`; see routine.notifications
     calendars: tuple[CalendarSource, ...] = ()  # `calendars:`; see routine.agenda
+    trials: TrialSettings = TrialSettings()  # `trials:`; see routine.trials
 
     @property
     def managed_hosts(self) -> list[str]:

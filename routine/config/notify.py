@@ -29,10 +29,13 @@ class NotifySettings:
         return bool(self.urls) and topic in self.on
 
     def is_quiet(self, local: time) -> bool:
-        if self.quiet is None:
-            return False
-        start, end = self.quiet
-        return start <= local < end if start <= end else (local >= start or local < end)
+        return self.quiet is not None and in_window(self.quiet, local)
+
+
+def in_window(window: tuple[time, time], local: time) -> bool:
+    """``local`` falls in the daily ``window`` (from, to), which may wrap past midnight."""
+    start, end = window
+    return start <= local < end if start <= end else (local >= start or local < end)
 
 
 def quiet_hours(text: str) -> tuple[time, time] | None:

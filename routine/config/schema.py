@@ -39,6 +39,22 @@ def section(description: str, **properties: dict) -> dict:
     return {"type": "object", "additionalProperties": False, "description": description, "properties": properties}
 
 
+TRIALS = section(
+    "trials of other models on your own runs (`routine models try`), run by the daemon when the box is idle",
+    window=key(
+        "HH:MM-HH:MM in your time zone when queued trials run (one at a time, never during a block); "
+        "empty: only `routine models try --now` runs them",
+        {"type": "string", "pattern": r"^(\d{2}:\d{2}\s*-\s*\d{2}:\d{2})?$"},
+        default="",
+    ),
+    clear=key(
+        "no trial starts when a scheduled block is due within this long",
+        DURATION,
+        default="15m",
+    ),
+)
+
+
 ALIAS = {  # a model alias written out; a bare string is {model: STRING}
     "type": "object",
     "additionalProperties": False,
@@ -161,6 +177,7 @@ CONFIG = {
                 default="3s",
             ),
         ),
+        "trials": TRIALS,
         "projects": section(
             "projects and their tasks",
             pickup_backoff=key(

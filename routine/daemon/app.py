@@ -5,8 +5,8 @@ Start-up: config (fatal if invalid), then the parts of ``Daemon.components`` in 
 time: catch-up or missed) → timers → search index (in a worker process that exits when idle;
 checked, rebuilt if damaged, brought level with the vault, in the background) → config watcher →
 vault watcher (changes made while down fire first; the index follows it) → control socket →
-health monitor → first publish (STATUS line,
-dashboard note, metrics textfile) and ``READY=1`` → watchdog pings (only while healthy, see
+health monitor → trials (``daemon.trials``: queued trials of other models, in their window) →
+first publish (STATUS line, dashboard note, metrics textfile) and ``READY=1`` → watchdog pings (only while healthy, see
 ``daemon.health``) → publisher thread. A part that fails to start stops those before it.
 Shutdown (SIGTERM/SIGINT): ``STOPPING=1``; every part halted in reverse (no new work; the
 running step may finish for a short while, else it is abandoned without writing and recorded),
@@ -39,6 +39,7 @@ from routine.daemon.recovery import Recovery
 from routine.daemon.run_events import RunEvents
 from routine.daemon.status import snapshot
 from routine.daemon.status_record import status_line
+from routine.daemon.trials import NightTrials
 from routine.daemon.work import WorkQueue
 from routine.errors import RoutineError
 from routine.journal import Journal
@@ -89,6 +90,8 @@ class Daemon(ScheduledWork):
         self.monitor = Monitor(self)      # what the daemon depends on, checked; alerts resolved
         self.recovery = Recovery(self)    # slots owed after a full disk or an outage
         self.run_events = RunEvents(self.model_keys, self.monitor.poke, self._runs_finished)
+        # Trials of other models, in the `trials:` window, when the box is idle (routine.daemon.trials)
+        self.trials = NightTrials(self.live, self.queue, lambda: self.models, self.now_local)
         self._resident: tuple[float, tuple[ResidentModel, ...] | None, str | None] | None = None
         self._parts = Components([])
 
@@ -119,6 +122,7 @@ class Daemon(ScheduledWork):
             ),
             Component("control socket", self._open_control, stop=if_there(lambda: self.control, lambda c: c.stop())),
             Component("health monitor", self.monitor.start, halt=self.monitor.stop),
+            Component("trials", self.trials.start, halt=self.trials.halt, stop=self.trials.stop),
             Component("first publish", self._ready),
             Component("watchdog", self.watchdog.start, halt=self.watchdog.stop),
             Component(
@@ -285,6 +289,7 @@ class Daemon(ScheduledWork):
             self.timers.replan()
         for block_id in list(self.live.schedules.blocks):
             self.on_due(block_id)
+        self.trials.poke()
 
     def restart_timers(self) -> None:
         """Start the timers, or start them again after their thread died (no restart needed)."""
@@ -316,6 +321,7 @@ class Daemon(ScheduledWork):
         """Something the person can see changed (work queued or done, a reload, health)."""
         self._resident = None  # a run may have loaded a model
         self.publisher.poke()
+        self.trials.poke()  # work done or queued: a trial may start, or must wait
 
     def resident_models(self, max_age: float = 20.0) -> tuple[tuple[ResidentModel, ...] | None, str | None]:
         """Models loaded now: (models, None), or (None, why not).

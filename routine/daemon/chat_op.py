@@ -1,7 +1,7 @@
 """The control socket's ``chat`` request: one message of a terminal conversation, answered by
 the daemon (its one model manager and search index), the answer's tokens streamed back.
 
-Request: ``{"op": "chat", "agent", "question", "session"?, "continue"?}``; events
+Request: ``{"op": "chat", "agent", "question", "session"?, "continue"?, "model"?}`` (``model``: another alias); events
 ``Queued`` and ``Token`` (``routine.runner.events``); the end ``{"done": true, "result":
 Answered.as_dict()}``.
 """
@@ -22,10 +22,14 @@ log = logging.getLogger(__name__)
 def chat(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], None]) -> None:
     from routine.chat.sessions import ask
     from routine.config.loader import agent_named
+    from routine.config.overrides import on_model
+    from routine.models.plan import alias_key
     from routine.daemon.work import Work
     from routine.journal import Journal
 
-    agent = agent_named(jobs.live.agents, [], str(message.get("agent") or ""))
+    alias = str(message["model"]) if message.get("model") else None
+    agent = on_model(jobs.live.config, agent_named(jobs.live.agents, [], str(message.get("agent") or "")), alias,
+                     write=True)
     done = threading.Event()
     result: dict[str, object] = {}  # "result" (Answered.as_dict()), or "error", "fix" and "exit"
 
@@ -46,8 +50,9 @@ def chat(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], N
             journal.close()
             done.set()
 
+    key = alias_key(jobs.live.config, alias) if alias else None
     jobs.queue.submit(Work(key=f"chat:{agent.name}", label=f"chat with {agent.name}", run=work,
-                             models=jobs.model_keys([agent.name])))
+                           models=(key,) if key else jobs.model_keys([agent.name])))
     snapshot = jobs.queue.snapshot()
     if snapshot.queued:
         send(Queued(snapshot.ahead()).to_json())

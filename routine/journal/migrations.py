@@ -252,3 +252,30 @@ def m018_notifications(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("018_notifications", m018_notifications))
+
+
+def m019_trials(db: sqlite3.Connection) -> None:
+    # issue 28: a real run's request replayed on a candidate alias (routine/trials). One row per
+    # (run, candidate): the same pair is never tried twice; the answer sits beside the original run.
+    _script(db, """
+        CREATE TABLE trials (
+            id INTEGER PRIMARY KEY,
+            run TEXT NOT NULL,           -- the step run replayed (runs.id)
+            candidate TEXT NOT NULL,     -- the model alias tried
+            agent TEXT,
+            original_model TEXT,         -- runs.model of the run replayed
+            status TEXT NOT NULL,        -- queued | running | done | failed
+            queued_at TEXT NOT NULL,
+            started_at TEXT,
+            ended_at TEXT,
+            model TEXT,                  -- the LiteLLM model string that answered
+            answer TEXT,
+            result TEXT,                 -- JSON: the verdicts and figures (routine.trials.replay.TrialResult)
+            error TEXT,
+            UNIQUE (run, candidate)
+        );
+        CREATE INDEX trials_status ON trials (status, id)
+    """)
+
+
+MIGRATIONS.append(("019_trials", m019_trials))

@@ -58,6 +58,12 @@ def _litellm(default_host: str) -> ModuleType:
     return litellm
 
 
+def prepare(config: Config) -> None:
+    """Import the client library now, so that a call whose time is measured (a trial's first
+    token) does not pay for the import."""
+    _litellm(config.ollama_host)
+
+
 @dataclass(frozen=True)
 class _Call:
     """What one completion asks for, passed down through deployments and retries."""

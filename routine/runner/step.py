@@ -60,14 +60,17 @@ class StepRequest:
     alert_cause: Cause | None = None
 
     @classmethod
-    def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual") -> "StepRequest":
-        """A one-off run of an agent (`routine fire AGENT`): its default task and write target."""
+    def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual",
+                  model_override: str | None = None) -> "StepRequest":
+        """A one-off run of an agent (`routine fire AGENT`): its default task and write target.
+        ``model_override``: the alias it runs on instead of its own (`--model`), journaled in its details."""
         task = task or agent.task
         if not task:
             raise UsageError(f"Agent {agent.name} has no default task.",
                              f"pass --task TEXT, or add `task:` to {agent.source}.")
         write = agent.write or WriteSpec(note=f"{config.layout.daily}/{{{{ today }}}}.md", section=agent.name.title())
-        return cls(agent=agent, task=task, write=write, inputs=agent.inputs, trigger=trigger)
+        details = {"model_alias": model_override} if model_override else {}
+        return cls(agent=agent, task=task, write=write, inputs=agent.inputs, trigger=trigger, details=details)
 
 
 @dataclass

@@ -104,6 +104,12 @@ def find_section(body: str, key: str) -> SectionSpan | None:
                        intact=not duplicated)
 
 
+def section_of_run(body: str, run_id: str) -> SectionSpan | None:
+    """The generated section whose begin marker names run ``run_id`` (the run that wrote it last)."""
+    key = next((key for key, _, attrs in _begins(body) if attrs.get("run") == run_id), None)
+    return find_section(body, key) if key is not None else None
+
+
 def _own_heading(body: str, key: str) -> re.Match | None:
     fences = code_fence_ranges(body)
     return next((m for m in _HEADING.finditer(body)

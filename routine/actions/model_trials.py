@@ -1,0 +1,129 @@
+"""`routine models try CANDIDATE [--against ALIAS] [--runs yesterday|today|ID…] [--now]` and
+`routine models scores [--json]`: trials of a model on your own runs, and the scoreboard."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from routine.cli.output import print_json, print_table
+from routine.config.model import Config
+from routine.errors import UsageError
+
+if TYPE_CHECKING:
+    from routine.journal import Journal
+    from routine.journal.trials import Trial
+
+DAYS = {"yesterday": 0, "today": 1}  # how many days after the default (yesterday) the runs are from
+
+
+def try_model(config: Config, args: argparse.Namespace) -> int:
+    from routine import control
+    from routine.journal import Journal
+    from routine.trials.queue import queue
+    from routine.trials.select import runs_to_try
+
+    if args.now and control.daemon_running():
+        raise UsageError("The daemon is running: trials must go through its model manager, not beside it.",
+                         "leave out --now (the daemon runs them in its `trials:` window), or stop the daemon first.")
+    ids = [r for r in args.runs if r not in DAYS]
+    shift = max((DAYS[r] for r in args.runs if r in DAYS), default=0)
+    journal = Journal()
+    try:
+        from datetime import timedelta
+
+        now = datetime.now().astimezone() + timedelta(days=shift)
+        runs = runs_to_try(config, journal, args.candidate, now, args.against, ids or None)
+        added, before = queue(journal, runs, args.candidate)
+        done = _run_now(config, journal) if args.now else []
+    finally:
+        journal.close()
+    if args.json:
+        print_json({"queued": added, "tried_before": before, "runs": [r.id for r in runs],
+                    "ran": [_trial_json(t) for t in done]})
+        return 0
+    if not runs:
+        print(f"No runs to try {args.candidate} on (step runs that called a model"
+              f"{' on ' + args.against if args.against else ''}, other than {args.candidate}'s own).")
+        return 0
+    print(f"Queued {added} trial(s) of {args.candidate} on {len(runs)} run(s)"
+          f"{f' ({before} tried or queued before)' if before else ''}.")
+    if not args.now:
+        window = config.trials.window if config.trials else None
+        print(f"The daemon runs them in its trials window ({window})." if window else
+              "Add `trials: {window: \"01:00-05:00\"}` to routine.yaml for the daemon to run them at night, "
+              "or run them now with --now.")
+    for trial in done:
+        print(_trial_line(trial))
+    return 0
+
+
+def _run_now(config: Config, journal: Journal) -> list[Trial]:
+    """Every queued trial, one at a time, in this process (no daemon runs)."""
+    from routine.config.loader import load_agents
+    from routine.journal.model_events import ModelEvents
+    from routine.models.client import ModelClient
+    from routine.models.manager import ModelManager
+    from routine.trials.queue import run_next
+
+    agents, _ = load_agents(config, require_vault=True)
+    client = ModelClient(config, ModelManager(config, events=ModelEvents(journal.db)))
+    done = []
+    while (trial := run_next(config, agents, journal, client)) is not None:
+        done.append(trial)
+    return done
+
+
+def _trial_line(trial: Trial) -> str:
+    where = f"{trial.agent} run {trial.run} on {trial.candidate}"
+    if trial.result is None:
+        return f"  {where}: no answer ({trial.error})"
+    c = trial.result["candidate"]
+    verdict = "landed (passes every check)" if c["passed"] else "rejected: " + "; ".join(_problems(c))
+    figures = ", ".join(f for f in (f"{c['tokens_per_s']} tokens/s" if c.get("tokens_per_s") else "",
+                                    f"first token {c['ttft_ms']} ms" if c.get("ttft_ms") is not None else "",
+                                    f"{c['answer_chars']} chars", f"load {c['load_ms']} ms" if c.get("load_ms") else "",
+                                    f"closeness {c['closeness']:.0%}" if c.get("closeness") is not None else "") if f)
+    return f"  {where}: {verdict} ({figures})"
+
+
+def _problems(judged: dict) -> list[str]:
+    out = []
+    if judged.get("reply_ok") is False:
+        out.append(f"reply {judged.get('reply_problem')}")
+    if judged.get("grounding_ok") is False:
+        out.append("unsupported: " + ", ".join(judged.get("findings") or []))
+    if judged.get("tool_calls_valid") is False:
+        out.append("tool calls: " + ", ".join(judged.get("tool_problems") or []))
+    return out
+
+
+def _trial_json(trial: Trial) -> dict:
+    return {"id": trial.id, "run": trial.run, "candidate": trial.candidate, "agent": trial.agent,
+            "status": trial.status.value, "model": trial.model, "result": trial.result, "error": trial.error}
+
+
+def scores(config: Config, as_json: bool) -> int:
+    from routine.journal import Journal
+    from routine.journal.trials import Trials
+    from routine.trials.scores import COLUMNS, overall, ranked, recommendation, scores as score, table_rows, write_note
+
+    journal = Journal()
+    try:
+        rows = score(config, Trials(journal.db).all())
+    finally:
+        journal.close()
+    note = write_note(config, rows)
+    if as_json:
+        print_json({"scores": [r.as_dict() for r in ranked(rows)], "overall": [r.as_dict() for r in overall(rows)],
+                    "recommendation": recommendation(rows), "note": note})
+        return 0
+    if not rows:
+        print("No trials yet: `routine models try CANDIDATE` queues some.")
+        return 0
+    print_table([dict(zip(COLUMNS, cells)) for cells in table_rows([*overall(rows), *ranked(rows)])], list(COLUMNS))
+    for sentence in recommendation(rows):
+        print(f"\n{sentence}")
+    print(f"\nWritten to {note}. Nothing was switched: change an agent's `model:` yourself.")
+    return 0

@@ -1,0 +1,129 @@
+"""The daemon's trials (issue 28): queued trials (`routine models try`) run only inside the
+`trials: {window}` of routine.yaml, one at a time, through the work queue and the daemon's one
+model manager (so `max_resident` and the day's residency plan hold), and never while work is
+queued or running or a scheduled block is due within `trials.clear`. A trial a stop cut short
+is queued again at the next start (it had stored nothing). After each, `Routine/Models.md`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime, timedelta
+from functools import partial
+from typing import TYPE_CHECKING, Callable
+from zoneinfo import ZoneInfo
+
+from routine import supervise
+from routine.daemon.live import Live
+from routine.daemon.work import Work, WorkQueue
+from routine.errors import RoutineError
+from routine.journal import Journal
+from routine.journal.trials import Trial, Trials
+from routine.models.plan import alias_key, upcoming_uses
+
+if TYPE_CHECKING:
+    from routine.models.client import ModelClient
+
+log = logging.getLogger(__name__)
+
+IDLE_SECONDS = 60.0  # between looks when nothing may start (a queue change or a clock jump wakes it sooner)
+BUSY_SECONDS = 5.0   # between looks while other work runs inside the window
+
+
+class NightTrials:
+    """``live``: the config in force; ``queue``: the daemon's work queue; ``client``: its model
+    client (its one manager); ``now``: the daemon's clock, in the person's time zone."""
+
+    def __init__(self, live: Live, queue: WorkQueue, client: Callable[[], ModelClient | None],
+                 now: Callable[[], datetime]):
+        self.live, self.queue, self.client, self.now = live, queue, client, now
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._inflight = threading.Event()
+        self._journal: Journal | None = None
+        self._thread: supervise.Supervised | None = None
+        self._waiting: str | None = None  # why trials wait, as last logged
+
+    def start(self) -> None:
+        self._journal = Journal()
+        again = Trials(self._journal.db).requeue_running()
+        if again:
+            log.info("%d trial(s) cut short by the last stop are queued again", again)
+        self._thread = supervise.start("trials", self._loop, self._stop)
+
+    def halt(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._thread.thread.join(5)
+        if self._journal is not None:
+            self._journal.close()
+
+    def poke(self) -> None:
+        """Look again now (the queue changed, the clock moved)."""
+        self._wake.set()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            wait = self.tick()
+            self._wake.wait(wait)
+            self._wake.clear()
+
+    def tick(self) -> float:
+        """Start the next trial when it may; the seconds until it is worth looking again."""
+        if self._inflight.is_set() or self._journal is None:
+            return IDLE_SECONDS
+        now = self.now()
+        config = self.live.config
+        if not config.trials.open_at(now.time()):
+            return IDLE_SECONDS
+        why = self.busy(now)
+        if why is not None:
+            if why != self._waiting:  # said once per reason, not once per look
+                log.info("trials wait: %s", why)
+            self._waiting = why
+            return BUSY_SECONDS
+        self._waiting = None
+        trial = Trials(self._journal.db).claim()
+        if trial is None:
+            return IDLE_SECONDS
+        key = alias_key(config, trial.candidate)
+        self._inflight.set()
+        self.queue.submit(Work(key="trials", label=f"trial of {trial.candidate} on run {trial.run}",
+                               run=partial(self._run, trial), models=(key,) if key else ()))
+        return IDLE_SECONDS
+
+    def busy(self, now: datetime) -> str | None:
+        """Why no trial may start now (work queued or running, a block due soon), else None."""
+        snapshot = self.queue.snapshot()
+        if snapshot.running or snapshot.queued:
+            return f"work in the queue ({', '.join((*snapshot.running, *snapshot.queued))})"
+        live = self.live
+        clear = timedelta(seconds=live.config.trials.clear)
+        uses = upcoming_uses(live.config, live.agents, live.schedules.blocks.values(), now, now + clear,
+                             ZoneInfo(live.config.zone_name()))
+        if uses:
+            return f"{uses[0].block} is due at {uses[0].at.astimezone(now.tzinfo):%H:%M}"
+        return None
+
+    def _run(self, trial: Trial) -> None:
+        from routine.trials.queue import run_claimed
+        from routine.trials.scores import scores, write_note
+
+        journal = Journal()
+        try:
+            client = self.client()
+            if client is None:
+                raise RoutineError("The daemon has no model manager.", "restart the daemon.")
+            config = self.live.config
+            run_claimed(config, self.live.agents, journal, client, trial)
+            write_note(config, scores(config, Trials(journal.db).all()))
+        except RoutineError as exc:
+            log.error("trial %d: %s", trial.id, exc.message)
+        finally:
+            journal.close()
+            self._inflight.clear()
+            self.poke()

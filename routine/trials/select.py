@@ -1,0 +1,46 @@
+"""Which real runs a trial replays: yesterday's step runs (or the ids named), of the alias tried
+against when one is named, never the candidate's own runs."""
+
+from __future__ import annotations
+
+from datetime import datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from routine.config.model import Config
+from routine.config.overrides import known_alias
+from routine.errors import UsageError
+from routine.journal import Journal, RunRecord
+from routine.journal.trials import replayable
+
+
+def runs_to_try(config: Config, journal: Journal, candidate: str, now: datetime, against: str | None = None,
+                run_ids: list[str] | None = None) -> list[RunRecord]:
+    """The runs ``candidate`` is to replay: ``run_ids`` (each an id or a unique prefix), else the
+    step runs of the day before ``now`` (local); only those of ``against``'s model when named."""
+    known_alias(config, candidate)
+    if against is not None:
+        known_alias(config, against)
+    if run_ids:
+        runs = [_named(journal, run_id) for run_id in run_ids]
+    else:
+        tz = ZoneInfo(config.zone_name())
+        today = datetime.combine(now.astimezone(tz).date(), time(), tz)
+        runs = replayable(journal.db, today - timedelta(days=1), today)
+    own = _models_of(config, candidate)
+    theirs = _models_of(config, against) if against is not None else None
+    return [r for r in runs if r.model not in own and (theirs is None or r.model in theirs)]
+
+
+def _models_of(config: Config, alias: str) -> set[str]:
+    return {d.model for d in config.models[alias].deployments}
+
+
+def _named(journal: Journal, run_id: str) -> RunRecord:
+    run = journal.get(run_id)
+    if run is None:
+        raise UsageError(f"No run {run_id!r} in the journal (or the prefix names more than one).",
+                         "see `routine runs list` for the ids.")
+    if run.kind != "step" or not isinstance(run.prompt, list):
+        raise UsageError(f"Run {run.id} sent no model request to replay (a {run.kind} run, {run.status.value}).",
+                         "name a step run that called a model (`routine runs show ID`).")
+    return run

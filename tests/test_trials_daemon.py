@@ -1,0 +1,111 @@
+"""Issue 28's acceptance, through a real daemon on a driven clock and the stand-in Ollama: a night
+of trials of two aliases scripted to differ (one cuts off, one cites a missing note) on a day's
+real runs ranks them correctly, holds `max_resident`, never runs during a block, writes nothing
+into the vault but `Routine/Models.md`, and survives a kill -9 mid-trial (resumed, no duplicates);
+`fire --model` through the daemon journals the alias and writes a proposal."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from datetime import timedelta, timezone
+
+import pytest
+from test_daemon import daemon, journal_rows, only_schedule, wait_for
+from test_trials import CUT, GOOD, MISSING, MISTRAL, QWEN, snapshot
+
+from waits import scaled
+
+LLAMA = "llama3.2:3b"
+
+
+def configure(home, window: str) -> None:
+    text = home.config.read_text().replace("max_resident: 2", "max_resident: 1")
+    text = text.replace("models:\n", 'models:\n  small:\n    model: "ollama_chat/llama3.2:3b"\n    num_ctx: 8192\n', 1)
+    home.config.write_text(text + f'\ntimezone: UTC\ntrials: {{window: "{window}", clear: 15m}}\n')
+
+
+def scripted(slow: dict):
+    """Mistral answers well; qwen (analyst) is cut off every time; llama (small) cites a missing
+    note in its first answer only. qwen's first answer is slow while ``slow["on"]``."""
+    llama_calls = []
+
+    def reply(model: str, messages: list):
+        if model.startswith("qwen2.5:7b"):
+            if slow.pop("on", False):
+                return {**CUT, "delay": scaled(20)}
+            return CUT
+        if model.startswith("llama3.2"):
+            llama_calls.append(1)
+            return MISSING if len(llama_calls) == 1 else GOOD
+        return GOOD
+    return reply
+
+
+@pytest.mark.daemon(budget=150)
+def test_a_night_of_trials_ranks_the_models_holds_residency_and_survives_a_restart(initialised, ollama,
+                                                                                     driven_clock):
+    home = initialised
+    now = driven_clock.now().astimezone(timezone.utc)
+    opens = now.replace(second=0, microsecond=0) + timedelta(minutes=10)
+    block_at = opens + timedelta(minutes=3)
+    configure(home, f"{opens:%H:%M}-{opens + timedelta(hours=2):%H:%M}")
+    only_schedule(home, textwrap.dedent(f"""\
+        blocks:
+          nightly:
+            cron: "{block_at:%M %H} * * *"
+            missed: skip
+            steps:
+              - agent: librarian
+                task: Note the night.
+                write: {{note: "Daily/Nightly.md", section: "Night"}}
+        """))
+    slow: dict = {}
+    ollama.reply_fn = scripted(slow)
+    day = []
+    for agent in ("strategist", "planner", "librarian"):  # the day's real runs, on mistral
+        day.append(json.loads(home.run("fire", agent, "--json", check=True).stdout)["run"])
+    for candidate in ("analyst", "small"):
+        home.run("models", "try", candidate, "--runs", "today", check=True)
+    assert journal_rows(home, "SELECT COUNT(*) FROM trials WHERE status='queued'") == [(6,)]
+    before = snapshot(home.vault)
+    slow["on"] = True
+    trials_started = "SELECT COUNT(*) FROM trials WHERE status != 'queued'"
+
+    with daemon(home, "first.log") as first:
+        driven_clock.move_to(opens + timedelta(seconds=5))  # the window opens; the block is due in 3 min
+        wait_for(lambda: "trials wait: nightly is due" in (home.root / "first.log").read_text(), 30,
+                 "trials to wait for the coming block")
+        assert journal_rows(home, trials_started) == [(0,)]
+        driven_clock.move_to(block_at - timedelta(seconds=scaled(2)))
+        wait_for(lambda: journal_rows(home, "SELECT id FROM trials WHERE status='running'"), 90, "a running trial")
+        first.kill()  # kill -9 mid-trial: qwen's first answer is slow
+        first.wait()
+    assert journal_rows(home, "SELECT status, candidate FROM trials WHERE status='running'") == [("running", "analyst")]
+    with daemon(home, "second.log"):
+        wait_for(lambda: journal_rows(home, "SELECT COUNT(*) FROM trials WHERE status='done'") == [(6,)], 120,
+                 "every trial, the interrupted one again")
+        fired = json.loads(home.run("fire", "strategist", "--model", "small", "--json", check=True).stdout)
+        home.run("ask", "planner", "What first?", "--model", "small", check=True)  # answered by the daemon
+        assert "defined: small, general" in home.run("fire", "strategist", "--model", "gpt9").stderr
+
+    pairs = journal_rows(home, "SELECT run, candidate, COUNT(*) FROM trials GROUP BY run, candidate")
+    assert sorted((r, c) for r, c, _ in pairs) == sorted((r, c) for r in day for c in ("analyst", "small"))
+    assert all(n == 1 for *_, n in pairs)  # resumed, never tried twice
+    [(block_ended,)] = journal_rows(home, "SELECT ended_at FROM runs WHERE kind='block' AND block='nightly'")
+    starts = [s for (s,) in journal_rows(home, "SELECT started_at FROM trials")]
+    assert min(starts) > block_ended  # no trial ran while the block did (nor before it, as it was due soon)
+    assert ollama.peak_resident <= 1  # max_resident: 1 held for trials and the block alike
+    changed = {k for k, v in snapshot(home.vault).items() if before.get(k) != v}
+    theirs = {"Daily/Nightly.md", fired["wrote"]["proposal"]}  # the block's note, the fire's proposal
+    daemons = {k for k in changed if k == "Routine/Dashboard.md" or k.startswith("Routine/Graphs/")}
+    assert changed - theirs - daemons == {"Routine/Models.md"}, changed  # the trials wrote only this
+
+    scores = json.loads(home.run("models", "scores", "--json", check=True).stdout)
+    assert [(s["model"], s["pass_rate"]) for s in scores["overall"]] == [
+        (MISTRAL, 1.0), (LLAMA, round(2 / 3, 3)), (QWEN, 0.0)]
+    # fire --model through the daemon: the alias it ran on is journaled, and it is a proposal
+    assert fired["status"] == "proposal" and fired["wrote"]["proposal"].startswith("Drafts/")
+    [(model, details)] = journal_rows(home, "SELECT model, details FROM runs WHERE id=?", fired["run"])
+    assert model == f"ollama_chat/{LLAMA}" and json.loads(details)["model_alias"] == "small"
+    assert journal_rows(home, "SELECT model FROM chat_messages WHERE role='assistant'") == [(f"ollama_chat/{LLAMA}",)]
