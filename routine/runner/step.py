@@ -163,6 +163,9 @@ class Runner:
 
         if self.journal is None:
             return "(no journal in a dry run without state)"
+        from routine.journal.keep import KeepRates
+
+        KeepRates(self.journal.db).measure_due(self.config.vault, self.clock())  # sections 48 h old, measured now
         return team_report(self.journal.db, self.clock(), days)
 
     def _search_for_tools(self, query: str, k: int, reads: list[str]) -> list[dict]:
@@ -286,11 +289,12 @@ class Runner:
         status = "proposal" if result.outcome == "proposal" else "ok"
         self.runs.finish(run_id, status, output=answer.text, model=answer.model,
                             wrote={"path": result.rel, "outcome": result.outcome, "proposal": result.proposal_rel,
-                                   "message": result.message},
+                                   "message": result.message, **({"why": result.why} if result.why else {})},
                             tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
                             load_duration_ms=answer.load_duration_ms, warm=answer.warm, grounding=checked.record,
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit,
                                      **({"fallback_attempts": answer.attempts} if answer.attempts else {})})
+        self._written(req, run_id, now, target, result)
         self.on_event(Wrote(run_id, result.rel, result.outcome, result.message))
         if result.proposal_rel:
             notify(self.config, Message(Topic.PROPOSALS, f"proposal:{result.proposal_rel}",
@@ -300,6 +304,16 @@ class Runner:
                    self.journal.path if self.journal else None)
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
+
+    def _written(self, req: StepRequest, run_id: str, now: datetime, target: WriteSpec, result: WriteResult) -> None:
+        """A section that landed is kept in the journal as written, for its keep-rate."""
+        if self.journal is None or result.section_text is None or not target.section:
+            return
+        from routine.journal.keep import KeepRates, Written
+
+        written = Written(req.agent.name, result.rel, " ".join(target.section.split()), result.section_text, now,
+                          block=req.block, run_id=run_id)
+        KeepRates(self.journal.db).record(written, result.replaced_text)
 
     def _answer(self, req: StepRequest, built: Prompt, run_id: str, now: datetime,
                 on_token: Callable[[str], None] | None) -> tuple[Completion, list[str]]:
