@@ -14,6 +14,7 @@ from routine.journal.keep import AGE, Ending, KeepRate, KeepRates, Via, Written,
 from routine.journal.report import team_report
 from routine.vault.keep import kept_share
 from test_approval import archived, daily, set_property
+from test_daemon import daemon, journal_rows, only_schedule, wait_for
 
 GENERAL = "mistral:7b-instruct-q4_K_M"  # the `general` alias: the Strategist's and the Planner's model
 # Four lines of equal length: the person who deletes one keeps 75% of it.
@@ -187,3 +188,21 @@ def test_the_dashboard_shows_the_keep_rate_per_agent_and_block(tmp_path):
     assert "| agent | strategist | 4 | 75% | 2 | 1 | 1 | 1 (kept 100%) |" in shown
     assert "| block | morning | 4 | 75% |" in shown
     assert "No section measured yet" in render(DaemonStatus(DaemonState.RUNNING), tmp_path, timezone.utc)
+
+
+def test_the_running_daemon_measures_at_48_hours_and_the_dashboard_shows_it(initialised, ollama, driven_clock):
+    home = initialised
+    only_schedule(home, "triggers: []\n")
+    dashboard = home.vault / "Routine" / "Dashboard.md"
+    with daemon(home):
+        _scripted_day(home, ollama)
+        _delete_line(home, "alignment", FOUR[2])
+        wait_for(lambda: dashboard.is_file() and "## Keep-rate" in dashboard.read_text(), 20, "the dashboard")
+        assert "No section measured yet" in dashboard.read_text()
+        driven_clock.offset += 49 * 3600  # two days later, by the daemon's clock
+        driven_clock._write()
+        wait_for(lambda: "| agent | strategist | 1 | 75% | 0 | 1 | 0 | - |" in dashboard.read_text(), 30,
+                 "the keep-rate on the dashboard")
+        assert "| agent | planner | 1 | 100% | 1 | 0 | 0 | - |" in dashboard.read_text()
+    ended = journal_rows(home, "SELECT agent, ending FROM written_sections ORDER BY agent")
+    assert ended == [("planner", "kept"), ("strategist", "edited")]
