@@ -17,9 +17,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from routine.vault.keep import kept_share, section_now
+
+if TYPE_CHECKING:
+    from routine.vault.writer import WriteResult
 
 AGE = timedelta(hours=48)
 KEPT_WHOLE = 0.995  # at or above: left alone (a trailing space an editor added is no edit)
@@ -143,6 +146,15 @@ class KeepRates:
                 groups.setdefault(r[key] or "fire", []).append(r)
             out += [_rate(by, name, group) for name, group in sorted(groups.items())]
         return out
+
+
+def written_by_run(db: sqlite3.Connection, result: WriteResult, section: str | None, agent: str, block: str | None,
+                   run_id: str, at: datetime) -> None:
+    """A step's write: when a section landed (created or replaced), it is kept as written."""
+    if result.section_text is None or not section:
+        return
+    written = Written(agent, result.rel, " ".join(section.split()), result.section_text, at, block=block, run_id=run_id)
+    KeepRates(db).record(written, result.replaced_text)
 
 
 def _mean(values: list[float]) -> float | None:

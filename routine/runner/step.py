@@ -22,7 +22,7 @@ from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, Write
 from routine.access import scoped
 from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
-from routine.journal import Journal
+from routine.journal import Journal, keep
 from routine.notifications import Message, notify
 from routine.runner import claims, context, prompt
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
@@ -163,9 +163,7 @@ class Runner:
 
         if self.journal is None:
             return "(no journal in a dry run without state)"
-        from routine.journal.keep import KeepRates
-
-        KeepRates(self.journal.db).measure_due(self.config.vault, self.clock())  # sections 48 h old, measured now
+        keep.KeepRates(self.journal.db).measure_due(self.config.vault, self.clock())  # sections now 48 h old
         return team_report(self.journal.db, self.clock(), days)
 
     def _search_for_tools(self, query: str, k: int, reads: list[str]) -> list[dict]:
@@ -294,7 +292,8 @@ class Runner:
                             load_duration_ms=answer.load_duration_ms, warm=answer.warm, grounding=checked.record,
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit,
                                      **({"fallback_attempts": answer.attempts} if answer.attempts else {})})
-        self._written(req, run_id, now, target, result)
+        if self.journal is not None:  # a section that landed: its keep-rate, measured when 48 h old
+            keep.written_by_run(self.journal.db, result, target.section, agent.name, req.block, run_id, now)
         self.on_event(Wrote(run_id, result.rel, result.outcome, result.message))
         if result.proposal_rel:
             notify(self.config, Message(Topic.PROPOSALS, f"proposal:{result.proposal_rel}",
@@ -304,16 +303,6 @@ class Runner:
                    self.journal.path if self.journal else None)
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
-
-    def _written(self, req: StepRequest, run_id: str, now: datetime, target: WriteSpec, result: WriteResult) -> None:
-        """A section that landed is kept in the journal as written, for its keep-rate."""
-        if self.journal is None or result.section_text is None or not target.section:
-            return
-        from routine.journal.keep import KeepRates, Written
-
-        written = Written(req.agent.name, result.rel, " ".join(target.section.split()), result.section_text, now,
-                          block=req.block, run_id=run_id)
-        KeepRates(self.journal.db).record(written, result.replaced_text)
 
     def _answer(self, req: StepRequest, built: Prompt, run_id: str, now: datetime,
                 on_token: Callable[[str], None] | None) -> tuple[Completion, list[str]]:
