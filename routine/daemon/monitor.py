@@ -24,6 +24,7 @@ from routine.causes import Cause, describe
 from routine.causes import ollama as ollama_cause
 from routine.daemon import dependencies
 from routine.daemon.dependencies import Check
+from routine.errors import RoutineError
 from routine.notifications import deliver_held
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ class Monitor:
                 return KeepRates(journal.db).measure_due(config.vault, self.host.now_local())
             finally:
                 journal.close()
-        except (OSError, sqlite3.Error) as exc:  # the journal or vault unreadable: the checks say so
+        except (OSError, sqlite3.Error, RoutineError) as exc:  # a full state disk, an unreadable vault: checks say so
             log.warning("could not measure the keep-rate: %s", exc)
             return 0
 
