@@ -14,6 +14,7 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 from routine.journal.keep import KeepRate, KeepRates
+from routine.vault.writer import Why
 
 MAX_LISTED = 8
 
@@ -68,8 +69,9 @@ def _dropped(runs: list[dict]) -> str:
 
 
 # Why a run wrote a proposal (``runs.wrote.why``, routine.vault.writer.Why), as the report says it.
-_WHY = {"person-edited": "the person had rewritten the section", "person-owns": "the person's own text was there",
-        "approval": "approval required", "held": "claims not supported by its sources"}
+_WHY = {Why.PERSON_EDITED.value: "the person had rewritten the section",
+        Why.PERSON_OWNS.value: "the person's own text was there", Why.APPROVAL.value: "approval required",
+        Why.HELD.value: "claims not supported by its sources"}
 
 
 def _proposals(db: sqlite3.Connection, runs: list[dict], since: str) -> str:
