@@ -12,6 +12,11 @@ from typing import TYPE_CHECKING, TypedDict
 from routine.alerts import raise_alert
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError, ScopeError, UsageError
+from routine.vault.targets import WriteKind
+
+if TYPE_CHECKING:
+    from routine.journal import Journal
+    from routine.vault.approvals import Applied, Proposal
 
 if TYPE_CHECKING:
     from routine.journal import Journal
@@ -111,6 +116,7 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
                                    f"in {config.layout.drafts}/; to apply it over the text there now, run "
                                    f"`routine approve {proposal.rel} --force`.")
     archived = archive(config.vault, proposal, config.layout.archive, "applied", by, now, applied.replaced)
+    _written(journal, proposal, applied, record["run_id"], now)
     decisions.record(outcome="applied", archived_as=archived, detail=applied.message, **record)
     log.info("proposal %s applied: %s", proposal.rel, applied.message)
     replaced = ""
@@ -118,4 +124,17 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
         first = applied.replaced.strip().splitlines()[0][:80]
         replaced = f" Forced: it replaced {len(applied.replaced.strip().splitlines())} line(s) starting {first!r}."
     return Decided("applied", f"{applied.message}{replaced} The proposal is in {archived}.", archived)
+
+
+def _written(journal: Journal, proposal: Proposal, applied: Applied, run_id: str | None, now: datetime) -> None:
+    """An approved section is kept in the journal as written, through approval, for its keep-rate."""
+    if proposal.kind != WriteKind.SECTION.value or not applied.target:
+        return
+    from routine.journal.keep import KeepRates, Via, Written
+    from routine.vault.sections import prepare_content
+
+    run = journal.get(run_id) if run_id else None
+    written = Written(proposal.agent, applied.target, " ".join(proposal.section_named().split()),
+                      prepare_content(proposal.text), now, Via.APPROVAL, run.block if run else None, run_id)
+    KeepRates(journal.db).record(written, applied.replaced)
 

@@ -29,6 +29,8 @@ FULL = {
     "metrics_textfile": "/var/lib/node_exporter/routine.prom",
     "vault_watch": {"mode": "reconcile only", "problem": "the inotify watch limit is reached"},
     "paused": ["everything until Sun 27 Dec 2026 08:00"],
+    "keep_rates": [{"by": "agent", "name": "strategist", "sections": 4, "kept": 0.75, "untouched": 2, "edited": 1,
+                    "deleted": 1, "approved": 1, "approved_kept": 1.0}],
 }
 
 

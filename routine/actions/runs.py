@@ -1,4 +1,4 @@
-"""`routine runs [list|show ID]`: the run history from the journal."""
+"""`routine runs [list|show ID|retry ID|keep]`: the run history from the journal."""
 
 from __future__ import annotations
 
@@ -22,6 +22,10 @@ def run(args: argparse.Namespace) -> int:
             from routine.actions.retry import retry
 
             return retry(args, journal, find_run(journal, args.run_id))
+        if getattr(args, "runs_command", None) == "keep":
+            from routine.actions.keep import keep
+
+            return keep(args, journal)
         return _list(journal, getattr(args, "limit", 20), args.json)
     finally:
         journal.close()

@@ -96,9 +96,9 @@ def _human(seconds: int) -> str:
 
 def _offline(args: argparse.Namespace) -> DaemonStatus:
     """No daemon: the same record, with what can be known without it."""
-    from routine.daemon.status import recent_runs
+    from routine.daemon.status import keep_rates, recent_runs
 
-    status = DaemonStatus(DaemonState.NOT_RUNNING, recent_runs=recent_runs())
+    status = DaemonStatus(DaemonState.NOT_RUNNING, recent_runs=recent_runs(), keep_rates=keep_rates())
     try:
         from routine.actions.schedule import upcoming
         from routine.config.loader import load_agents, load_config

@@ -52,7 +52,7 @@ def _model(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def runs(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="runs_command", metavar="list|show|retry")
+    sub = p.add_subparsers(dest="runs_command", metavar="list|show|retry|keep")
     ls = sub.add_parser("list", help="recent runs, newest first")
     ls.add_argument("-n", "--limit", type=_limit, default=20, help="how many (default 20)")
     _json(ls)
@@ -63,6 +63,10 @@ def runs(p: argparse.ArgumentParser) -> None:
                                          "reusing the earlier steps' outputs")
     retry.add_argument("run_id", metavar="ID", help="the block run (or one of its steps): an id or a unique prefix")
     _json(retry)
+    keep = sub.add_parser("keep", help="how much of each generated section the person kept after 48 hours, "
+                                       "per agent and per block")
+    keep.add_argument("--days", type=_limit, default=7, help="sections written in the last N days (default 7)")
+    _json(keep)
     _json(p, parent=True)
 
 

@@ -284,9 +284,11 @@ class Daemon(ScheduledWork):
             self.timers.stop()
 
     def _clock_moved(self) -> None:
-        """A test drove the clock: the timers plan again, and what came due is owed (as after a restart)."""
+        """A test drove the clock: the timers plan again, what came due is owed (as after a restart),
+        and the monitor looks again (what its round measures by the clock: the keep-rate)."""
         if self.timers:
             self.timers.replan()
+        self.monitor.poke()
         for block_id in list(self.live.schedules.blocks):
             self.on_due(block_id)
         self.trials.poke()

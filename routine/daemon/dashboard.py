@@ -124,12 +124,28 @@ def render(snap: DaemonStatus, vault: Path, tz: tzinfo | None, as_of: datetime |
     else:
         lines.append("None yet: `routine project new NAME`.")
 
+    lines += ["", "## Keep-rate", ""]
+    lines += _keep_rates(snap)
     lines += ["", "## Open alerts", ""]
     alerts = snap.open_alerts
     lines += [f"- {_link(vault, rel)}" for rel in alerts[:20]] or ["None."]
     if len(alerts) > 20:
         lines.append(f"- … and {len(alerts) - 20} more in the alerts folder")
     return "\n".join(lines) + "\n"
+
+
+def _keep_rates(snap: DaemonStatus) -> list[str]:
+    """How much of each agent's (and block's) generated sections the person kept after 48 hours."""
+    if not snap.keep_rates:
+        return ["No section measured yet: a generated section is measured when it is 48 hours old."]
+    lines = ["| by | name | sections | kept | left alone | edited | deleted | via approval |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for k in snap.keep_rates:
+        approved = f"{k.approved} (kept {k.approved_kept:.0%})" if k.approved and k.approved_kept is not None else "-"
+        kept = "-" if k.kept is None else f"{k.kept:.0%}"
+        lines.append(f"| {k.by} | {_cell(k.name)} | {k.sections} | {kept} | {k.untouched} | {k.edited} "
+                     f"| {k.deleted} | {approved} |")
+    return [*lines, "", "Each section: `routine runs keep`."]
 
 
 def update(config: Config, snap: DaemonStatus, tz: tzinfo | None, now: datetime, memo: dict[str, Any]) -> str:

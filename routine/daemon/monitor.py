@@ -12,6 +12,7 @@ Idle, the thread sleeps on an Event between rounds: no polling loop.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,9 +24,11 @@ from routine.causes import Cause, describe
 from routine.causes import server as server_cause
 from routine.daemon import dependencies
 from routine.daemon.dependencies import Check
+from routine.errors import RoutineError
 from routine.notifications import deliver_held
 
 if TYPE_CHECKING:
+    from routine.config.model import Config
     from routine.daemon.live import Live
     from routine.daemon.vault_events import VaultEvents
 
@@ -130,8 +133,23 @@ class Monitor:
         self._resolve(checks)
         self._alert_set_aside()
         deliver_held(config, datetime.now(timezone.utc))  # what quiet hours held, once they are over
-        if changed:
+        if self._measure_keep(config) or changed:  # the dashboard shows the keep-rate
             host.changed()
+
+    def _measure_keep(self, config: Config) -> int:
+        """Generated sections 48 h old, measured now (``journal.keep``); how many."""
+        from routine.journal import Journal
+        from routine.journal.keep import KeepRates
+
+        try:
+            journal = Journal()
+            try:
+                return KeepRates(journal.db).measure_due(config.vault, self.host.now_local())
+            finally:
+                journal.close()
+        except (OSError, sqlite3.Error, RoutineError) as exc:  # a full state disk, an unreadable vault: checks say so
+            log.warning("could not measure the keep-rate: %s", exc)
+            return 0
 
     def _alert_set_aside(self) -> None:
         """A damaged journal or graph cache set aside (at start, by a command, by the graph) gets its alert."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Protocol
 from zoneinfo import ZoneInfo
 
@@ -19,6 +19,7 @@ from routine.errors import RoutineError
 from routine.schedule import pause
 
 if TYPE_CHECKING:
+    from routine.journal.keep import KeepRate
     from routine.config.model import Config
     from routine.daemon.live import Live
     from routine.daemon.monitor import Monitor
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from routine.daemon.vault_events import VaultEvents
 
 RECENT_RUNS = 10
+KEEP_DAYS = 7
 
 
 class Sources(Parts, Protocol):
@@ -74,6 +76,7 @@ def snapshot(parts: Sources, health_problems: list[str] | None = None) -> Daemon
         metrics_textfile=str(config.metrics_textfile) if config.metrics_textfile else None,
         vault_watch=_watch_state(parts.vault_events),
         paused=paused_now(config),
+        keep_rates=keep_rates(),
     )
 
 
@@ -96,6 +99,18 @@ def recent_runs(limit: int = RECENT_RUNS) -> tuple[RecentRun, ...]:
     journal = Journal()
     try:
         return tuple(RecentRun.from_json(r.as_dict()) for r in journal.recent(limit))
+    finally:
+        journal.close()
+
+
+def keep_rates(days: int = KEEP_DAYS) -> tuple[KeepRate, ...]:
+    """The keep-rate per agent and per block of the sections written in the last ``days`` days."""
+    from routine.journal import Journal
+    from routine.journal.keep import KeepRates
+
+    journal = Journal()
+    try:
+        return tuple(KeepRates(journal.db).rates(datetime.now(timezone.utc) - timedelta(days=days)))
     finally:
         journal.close()
 

@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any
 
 from routine.daemon.dependencies import Check
+from routine.journal.keep import KeepRate
 from routine.journal.status import RunStatus
 
 RUN_FIELDS = ("id", "kind", "status", "block", "agent", "trigger", "model", "started_at", "ended_at",
@@ -224,6 +225,7 @@ class DaemonStatus:
     metrics_textfile: str | None = None
     vault_watch: WatchState | None = None
     paused: tuple[str, ...] = ()  # what a pause or a holiday holds now (`schedule.pause.in_force`)
+    keep_rates: tuple[KeepRate, ...] = ()  # per agent and per block, the last KEEP_DAYS days (`journal.keep`)
     config_error: str | None = None  # no daemon and the config does not load (in the JSON only when set)
     error: str | None = None  # a daemon that did not answer: why (in the JSON only when set)
 
@@ -243,6 +245,7 @@ class DaemonStatus:
             "metrics_textfile": self.metrics_textfile,
             "vault_watch": self.vault_watch.to_json() if self.vault_watch else None,
             "paused": list(self.paused),
+            "keep_rates": [k.to_json() for k in self.keep_rates],
             "config_error": self.config_error, "error": self.error,
         }
         return _without_none(out, ("config_error", "error"))
@@ -263,6 +266,7 @@ class DaemonStatus:
             "recent_runs": tuple(RecentRun.from_json(r) for r in d.get("recent_runs") or ()),
             "open_alerts": tuple(d.get("open_alerts") or ()),
             "paused": tuple(d.get("paused") or ()),
+            "keep_rates": tuple(KeepRate.from_json(k) for k in d.get("keep_rates") or ()),
             "dashboard": DashboardState.from_json(d["dashboard"]) if d.get("dashboard") else None,
             "vault_watch": WatchState.from_json(d["vault_watch"]) if d.get("vault_watch") else None,
         })

@@ -279,3 +279,29 @@ def m019_trials(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("019_trials", m019_trials))
+
+
+def m021_keep_rate(db: sqlite3.Connection) -> None:
+    # issue 25, keep-rate: each generated section as written (by a run, or by an approval of its
+    # proposal), and how much of it the person kept once it was 48 hours old (routine/journal/keep.py).
+    _script(db, """
+        CREATE TABLE written_sections (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT,                 -- the step run that wrote it (an approval: the proposal's run)
+            agent TEXT NOT NULL,
+            block TEXT,                  -- the schedule block (NULL: a one-off `routine fire`)
+            note TEXT NOT NULL,          -- vault path of the note
+            section TEXT NOT NULL,       -- the section's title
+            via TEXT NOT NULL,           -- run | approval
+            written_at TEXT NOT NULL,    -- UTC ISO
+            text TEXT NOT NULL,          -- the section's text as written
+            measured_at TEXT,            -- UTC ISO, NULL until measured
+            kept REAL,                   -- 0.0-1.0 of the written text still there
+            ending TEXT                  -- kept | edited | deleted | superseded (measured before a newer write)
+        );
+        CREATE INDEX written_sections_due ON written_sections (measured_at, written_at);
+        CREATE INDEX written_sections_note ON written_sections (note, section)
+    """)
+
+
+MIGRATIONS.append(("021_keep_rate", m021_keep_rate))

@@ -13,17 +13,22 @@ import sqlite3
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 
+from routine.journal.keep import KeepRate, KeepRates
+from routine.vault.writer import Why
+
 MAX_LISTED = 8
 
 
 def team_report(db: sqlite3.Connection, now: datetime, days: int) -> str:
     since = (now - timedelta(days=days)).astimezone(timezone.utc).isoformat(timespec="milliseconds")
     runs = [dict(r) for r in db.execute(
-        "SELECT id, agent, block, status, error, dropped, tokens_out, duration_ms, load_duration_ms, model, details"
+        "SELECT id, agent, block, status, error, dropped, tokens_out, duration_ms, load_duration_ms, model, details,"
+        " wrote"
         " FROM runs WHERE kind='step' AND started_at >= ? ORDER BY started_at", (since,))]
     if not runs:
         return f"No runs in the last {days} days."
-    parts = [_totals(runs, days), _failures(runs), _dropped(runs), _proposals(db, runs, since), _speed(runs)]
+    parts = [_totals(runs, days), _failures(runs), _dropped(runs), _proposals(db, runs, since),
+             keep_report(db, now, days), _speed(runs)]
     return "\n\n".join(p for p in parts if p)
 
 
@@ -63,15 +68,53 @@ def _dropped(runs: list[dict]) -> str:
     return f"**Context left out for length** in {len(lost)} runs; most often: {worst}."
 
 
+# Why a run wrote a proposal (``runs.wrote.why``, routine.vault.writer.Why), as the report says it.
+_WHY = {Why.PERSON_EDITED.value: "the person had rewritten the section",
+        Why.PERSON_OWNS.value: "the person's own text was there", Why.APPROVAL.value: "approval required",
+        Why.HELD.value: "claims not supported by its sources"}
+
+
 def _proposals(db: sqlite3.Connection, runs: list[dict], since: str) -> str:
-    made = sum(1 for r in runs if r["status"] == "proposal")
+    made = [r for r in runs if r["status"] == "proposal"]
     decided = Counter(f"{d['decision']} → {d['outcome']}" for d in db.execute(
         "SELECT decision, outcome FROM decisions WHERE at >= ?", (since,)))
     if not made and not decided:
         return "**Proposals**: none."
+    whys = Counter(_WHY.get(_why(r), "other") for r in made)
+    split = " (" + ", ".join(f"{n}: {why}" for why, n in whys.most_common()) + ")" if whys else ""
     tail = "; decided: " + ", ".join(f"{k} {n}" for k, n in decided.most_common()) if decided else ""
-    return (f"**Proposals**: {made} runs wrote a proposal instead of the note (a section the person had "
-            f"rewritten, or approval required){tail}.")
+    return f"**Proposals**: {len(made)} runs wrote a proposal instead of the note{split}{tail}."
+
+
+def _why(run: dict) -> str:
+    try:
+        wrote = json.loads(run["wrote"] or "{}")
+    except ValueError:
+        return ""
+    return str(wrote.get("why") or "") if isinstance(wrote, dict) else ""
+
+
+def keep_report(db: sqlite3.Connection, now: datetime, days: int) -> str:
+    """Keep-rate per agent and per block of the sections written in the last ``days`` days and
+    measured (48 h old, or written again); those that went through approval told apart."""
+    keep = KeepRates(db)
+    rates = keep.rates(now - timedelta(days=days))
+    waiting = keep.pending()
+    if not rates:
+        return "**Keep-rate**: no section measured yet" + (f" ({waiting} waiting for 48 h)." if waiting else ".")
+    lines = [f"- {r.by} {r.name}: {_kept(r)}" for r in rates]
+    head = "**Keep-rate** (how much of each generated section the person kept after 48 h)"
+    return head + (f", {waiting} more waiting" if waiting else "") + ":\n" + "\n".join(lines)
+
+
+def _kept(rate: KeepRate) -> str:
+    said = []
+    if rate.kept is not None:
+        said.append(f"kept {rate.kept:.0%} of {rate.sections} sections it wrote ({rate.untouched} left alone, "
+                    f"{rate.edited} rewritten by the person in part or whole, {rate.deleted} deleted)")
+    if rate.approved_kept is not None:
+        said.append(f"{rate.approved} went through approval, kept {rate.approved_kept:.0%}")
+    return "; ".join(said)
 
 
 def _speed(runs: list[dict]) -> str:

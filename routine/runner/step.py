@@ -22,7 +22,7 @@ from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, Write
 from routine.access import scoped
 from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
-from routine.journal import Journal
+from routine.journal import Journal, keep
 from routine.notifications import Message, notify
 from routine.runner import claims, context, prompt
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
@@ -166,6 +166,7 @@ class Runner:
 
         if self.journal is None:
             return "(no journal in a dry run without state)"
+        keep.KeepRates(self.journal.db).measure_due(self.config.vault, self.clock())  # sections now 48 h old
         return team_report(self.journal.db, self.clock(), days)
 
     def _search_for_tools(self, query: str, k: int, reads: list[str]) -> list[dict]:
@@ -289,11 +290,13 @@ class Runner:
         status = "proposal" if result.outcome == "proposal" else "ok"
         self.runs.finish(run_id, status, output=answer.text, model=answer.model,
                             wrote={"path": result.rel, "outcome": result.outcome, "proposal": result.proposal_rel,
-                                   "message": result.message},
+                                   "message": result.message, **({"why": result.why} if result.why else {})},
                             tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
                             load_duration_ms=answer.load_duration_ms, warm=answer.warm, grounding=checked.record,
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit,
                                      **({"fallback_attempts": answer.attempts} if answer.attempts else {})})
+        if self.journal is not None:  # a section that landed: its keep-rate, measured when 48 h old
+            keep.written_by_run(self.journal.db, result, target.section, agent.name, req.block, run_id, now)
         self.on_event(Wrote(run_id, result.rel, result.outcome, result.message))
         if result.proposal_rel:
             notify(self.config, Message(Topic.PROPOSALS, f"proposal:{result.proposal_rel}",

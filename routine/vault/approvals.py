@@ -114,6 +114,7 @@ class Applied:
     message: str                 # one sentence for the person and the journal
     replaced: str | None = None  # the text the approval replaced, kept in the archived proposal
     gone: bool = False           # the target was deleted (or renamed out of reach): never created again
+    target: str | None = None    # applied: the note it landed in (a renamed target followed)
 
 
 def apply(vault: Path, proposal: Proposal, writes: list[str], now: datetime, guard: Guard | None = None,
@@ -146,7 +147,7 @@ def apply(vault: Path, proposal: Proposal, writes: list[str], now: datetime, gua
         if force:
             proposal = replace(proposal, properties={**proposal.properties, "base": _current_base(vault, proposal)})
         try:
-            applied = _apply_once(path, target, proposal, current, now, stamp)
+            applied = replace(_apply_once(path, target, proposal, current, now, stamp), target=target)
             return replace(applied, message=applied.message.rstrip(".") + followed + ".") if followed else applied
         except (NoteChanged, NoteExists):
             continue  # the person saved the target meanwhile: look again

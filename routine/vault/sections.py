@@ -212,7 +212,7 @@ def upsert_section(body: str, title: str, content: str, agent: str, run: str | N
     if current_sha != span.sha:
         if _normalised(span.content) == _normalised(text):
             # The person's edit already says what we would write: only the stored hash moves.
-            return SectionUpdate(body[:span.start] + block + body[span.end:], REPLACED, key)
+            return SectionUpdate(body[:span.start] + block + body[span.end:], REPLACED, key, current=span.content)
         return SectionUpdate(body, PERSON_EDITED, key, "edited", span.content)
     if _normalised(span.content) == _normalised(text) and span.agent == agent:
         return SectionUpdate(body, UNCHANGED, key, current=span.content)

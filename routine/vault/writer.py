@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import Enum
 from pathlib import Path
 from typing import Callable, ClassVar
 
@@ -24,8 +25,8 @@ from routine.vault.notes import NoteText, load_note_text, wikilink_for
 from routine.vault.proposals import iso_time, source_links, write_proposal
 from routine.vault.scope import checked, in_scope
 from routine.vault.targets import WriteKind, WriteTarget
-from routine.vault.sections import (CREATED, PERSON_EDITED, REPLACED, UNCHANGED, clear_pending_proposal,
-                                    SectionUpdate, find_section, mark_pending_proposal, prepare_content,
+from routine.vault.sections import (CREATED, PERSON_EDITED, REPLACED, UNCHANGED, SectionUpdate,
+                                    clear_pending_proposal, find_section, mark_pending_proposal, prepare_content,
                                     section_key, upsert_section)
 
 ATTEMPTS = 3
@@ -41,12 +42,28 @@ class Provenance:
     sources: list[str] = field(default_factory=list)
 
 
+class Why(str, Enum):
+    """Why a write became a proposal (``WriteResult.why``, journaled in ``runs.wrote``): Team
+    Health tells the section the person rewrote from the one that asked for approval."""
+
+    PERSON_EDITED = "person-edited"  # the person had rewritten the section since routine wrote it
+    PERSON_OWNS = "person-owns"      # their own heading, or markers they damaged
+    APPROVAL = "approval"            # the agent's writes need approval, or the target is protected
+    HELD = "held"                    # the reply's claims were not supported (or another reason to hold it)
+
+
 @dataclass(frozen=True)
 class WriteResult:
     rel: str                  # the note written (or, for a proposal, the one it was meant for)
     outcome: str              # created | replaced | unchanged | appended | proposal
     proposal_rel: str | None  # the proposal note, when one was written
     message: str              # one sentence for the person
+    # A section written (created | replaced): its text as written, and the text it held just
+    # before (None: it was not there); what the keep-rate measures (routine/journal/keep.py).
+    section_text: str | None = None
+    replaced_text: str | None = None
+    # A proposal: why (``Why``): the person had edited the section, or approval was asked for.
+    why: Why | None = None
 
 
 def _tags_with(existing: object, tag: str) -> list[str] | None:
@@ -154,7 +171,7 @@ def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Prov
         if protected:
             return writer.for_approval(f"{rel} {protected}, which no agent changes directly.")
         if held:
-            return writer.for_approval(held)
+            return writer.for_approval(held, Why.HELD)
         if approval_required or proposal_only:
             return writer.for_approval()
         return writer.KINDS[target.kind](writer)
@@ -184,10 +201,13 @@ class _Writer:
                               generated=self.prov.generated, sources=self.prov.sources,
                               kind=self.target.kind.value, target_existed=self.path.exists())
 
-    def _result(self, outcome: str, message: str, proposal_rel: str | None = None) -> WriteResult:
-        return WriteResult(self.rel, outcome, proposal_rel, message)
+    def _result(self, outcome: str, message: str, proposal_rel: str | None = None, why: Why | None = None,
+                written: SectionUpdate | None = None) -> WriteResult:
+        if written is None:
+            return WriteResult(self.rel, outcome, proposal_rel, message, why=why)
+        return WriteResult(self.rel, outcome, proposal_rel, message, prepare_content(self.content), written.current)
 
-    def for_approval(self, why: str | None = None) -> WriteResult:
+    def for_approval(self, why: str | None = None, kind: Why = Why.APPROVAL) -> WriteResult:
         """Approval required (or a protected target): the target is not touched, whatever its state."""
         split = _split(load_note_text(self.path))
         current = None
@@ -200,7 +220,7 @@ class _Writer:
         reason = why or f"{who}'s writes need your approval."
         proposal = self._proposal(reason, current)
         return self._result("proposal", f"{reason.removesuffix('.')}; the text for {self.rel} "
-                                        f"is in {wikilink_for(proposal)} for the person to approve.", proposal)
+                                        f"is in {wikilink_for(proposal)} for the person to approve.", proposal, kind)
 
     def new_note(self) -> WriteResult:
         given, body = _model_frontmatter(self.content)
@@ -250,16 +270,16 @@ class _Writer:
         _rewrite(self.path, self.rel, put_section)
         update = outcome["update"]
         if update.outcome == CREATED:
-            return self._result("created", f"Wrote {title} in {self.rel}.")
+            return self._result("created", f"Wrote {title} in {self.rel}.", written=update)
         if update.outcome == REPLACED:
-            return self._result("replaced", f"Updated {title} in {self.rel}.")
+            return self._result("replaced", f"Updated {title} in {self.rel}.", written=update)
         if update.outcome == UNCHANGED:
             return self._result("unchanged", f"{title} in {self.rel} was already up to date.")
         assert update.outcome == PERSON_EDITED
         return self._kept_persons_text(title, update)
 
     def _kept_persons_text(self, title: str, update: SectionUpdate) -> WriteResult:
-        reason, told = _KEPT[update.reason]
+        reason, told = _KEPT[update.reason or "edited"]
         proposal = self._proposal(reason.format(key=update.key), update.current)
         link = wikilink_for(proposal)
 
@@ -269,7 +289,8 @@ class _Writer:
             return None if marked == split.body else _stamped(split, marked, None)
 
         _rewrite(self.path, self.rel, point)
-        return self._result("proposal", told.format(title=title, rel=self.rel, link=link), proposal)
+        why = Why.PERSON_EDITED if update.reason == "edited" else Why.PERSON_OWNS
+        return self._result("proposal", told.format(title=title, rel=self.rel, link=link), proposal, why)
 
 
 _Writer.KINDS = {WriteKind.NOTE: _Writer.new_note, WriteKind.SECTION: _Writer.section, WriteKind.APPEND: _Writer.append}
