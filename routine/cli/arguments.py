@@ -98,11 +98,13 @@ def status(p: argparse.ArgumentParser) -> None:
 
 
 def models(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="models_command", metavar="ps|plan")
+    sub = p.add_subparsers(dest="models_command", metavar="ps|plan|tokens")
     _json(sub.add_parser("ps", help="resident models: who loaded each, when it expires"))
     plan = sub.add_parser("plan", help="the coming day's model loads: routine's plan against Ollama alone")
     plan.add_argument("--hours", type=int, default=24, help="how far ahead (default 24)")
     _json(plan)
+    _json(sub.add_parser("tokens", help="per alias: how its prompts are counted, and the count's error against "
+                                        "what the server reported"))
     _json(p, parent=True)
 
 

@@ -252,3 +252,19 @@ def m018_notifications(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("018_notifications", m018_notifications))
+
+
+def m020_token_counters(db: sqlite3.Connection) -> None:
+    # How each sample was counted: the counter (estimate or a tokenizer), its uncalibrated count of the
+    # text, the template overhead added, what was counted when sent, and the run: errors per alias and run.
+    _script(db, """
+        ALTER TABLE token_samples ADD COLUMN counter TEXT;
+        ALTER TABLE token_samples ADD COLUMN base INTEGER;
+        ALTER TABLE token_samples ADD COLUMN overhead INTEGER;
+        ALTER TABLE token_samples ADD COLUMN counted INTEGER;
+        ALTER TABLE token_samples ADD COLUMN run_id TEXT;
+        CREATE INDEX token_samples_run ON token_samples (run_id)
+    """)
+
+
+MIGRATIONS.append(("020_token_counters", m020_token_counters))

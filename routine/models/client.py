@@ -18,7 +18,8 @@ from routine.errors import (Abandoned, ContextOverflow, ModelBusy, ModelError, M
                             ReplyRejected, RoutineError)
 from routine.models import reply as replies
 from routine.models.providers import adapter
-from routine.models.tokens import Calibration, Counter, count_request
+from routine.models.calibration import Calibration
+from routine.models.tokens import Counter, count_request
 
 log = logging.getLogger(__name__)
 
@@ -203,7 +204,9 @@ class ModelClient:
         message = response.choices[0].message
         text = message.content or ""
         usage = getattr(response, "usage", None)
-        self.calibration.record(dep.model, call.messages, call.tools, getattr(usage, "prompt_tokens", None))
+        counted = self.count(alias.name, call.messages, call.tools)
+        self.calibration.record(dep.model, alias.tokenizer, call.messages, call.tools,
+                                getattr(usage, "prompt_tokens", None), counted, call.run_id)
         tool_calls = [{"id": tc.id, "name": tc.function.name, "arguments": tc.function.arguments}
                       for tc in (getattr(message, "tool_calls", None) or [])]
         return Completion(
