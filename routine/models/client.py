@@ -140,13 +140,13 @@ class ModelClient:
         """One answer that is fit to write, else ReplyRejected. A bad reply is tried once more
         (sampling differs; a cut-off one is asked to be shorter)."""
         result = self._with_retries(alias, dep, call)
-        problem = self._problem(alias, result)
+        first = problem = self._problem(alias, result)
         if problem is not None and problem.retry_helps:
             log.warning("reply of %s was %s; asking once more", alias.name, problem.value)
             result = self._with_retries(alias, dep, _retry_call(call, problem))
             problem = self._problem(alias, result)
-        if problem is replies.ReplyProblem.CUT_OFF:  # asked for a much shorter answer, it ran to the limit again
-            raise ReplyRejected(dep.model, NO_STOP, " ".join(result.text.split())[:80], NO_STOP_FIX)
+        if problem is not None and (stopless := _did_not_stop(first, problem)) is not None:
+            raise ReplyRejected(dep.model, stopless, " ".join(result.text.split())[:80], NO_STOP_FIX)
         if problem is not None:
             raise ReplyRejected(dep.model, problem.value, " ".join(result.text.split())[:80], _FIX[problem])
         result.text = replies.strip_trailing_control(result.text, dep.model) if not result.tool_calls else result.text
@@ -286,8 +286,22 @@ def _with_streamed_calls(response, calls: list):
 
 PROMPT_CUT_MARGIN = 16  # a prompt this close to num_ctx was cut by the server to fit
 
-NO_STOP = ("cut off at the answer's token limit twice, the second time when asked for a much shorter answer: "
-           "the model did not stop; it may not follow instructions")
+NO_STOP = "the model did not stop; it may not follow instructions"
+_STOPLESS = {  # (first reply, the retry): what a model that does not follow the prompt did
+    (replies.ReplyProblem.CUT_OFF, replies.ReplyProblem.CUT_OFF):
+        "cut off at the answer's token limit twice, the second time when asked for a much shorter answer",
+    (replies.ReplyProblem.CUT_OFF, replies.ReplyProblem.REPETITION):
+        "cut off at the answer's token limit, then, asked for a much shorter answer, a loop repeating itself",
+    (replies.ReplyProblem.REPETITION, replies.ReplyProblem.CUT_OFF):
+        "a loop repeating itself, then, asked again, cut off at the answer's token limit",
+}
+
+
+def _did_not_stop(first: "replies.ReplyProblem | None", last: "replies.ReplyProblem") -> str | None:
+    """What to call two bad replies that show a model running on to the token limit; None for other failures."""
+    what = _STOPLESS.get((first, last)) if first is not None else None
+    return f"{what}: {NO_STOP}" if what else None
+
 NO_STOP_FIX = ("use a larger or instruction-tuned model for this alias (check it with `ollama run`); raising "
                "`num_predict` helps only a model that stops by itself.")
 _FIX = {
