@@ -38,6 +38,13 @@ class Completion:
     tool_calls: list[dict] = field(default_factory=list)  # {"id", "name", "arguments"} the model asked for
     finish_reason: str | None = None  # stop | length | tool_calls, as the server said
     counted: int | None = None  # the prompt tokens we counted before sending
+    rejected: list[str] = field(default_factory=list)  # why each reply before this one was not used (it may
+    # have been streamed: the stream then said so)
+
+    @property
+    def attempt(self) -> int:
+        """Which reply this is, counting every reply asked for (1: the first was accepted)."""
+        return len(self.rejected) + 1
 
 
 def _litellm(default_host: str):
@@ -64,6 +71,28 @@ class _Call:
     tools: list[dict] | None
     timeout: float | None
     on_phase: Callable[[str], None] | None = None  # "loading MODEL", "generating": what the call waits on
+    rejected: list[str] = field(default_factory=list)  # replies not used so far, shared by retries and fallbacks
+
+
+class _Stream:
+    """The caller's ``on_token``; when a streamed reply is thrown away, a line in the stream says so
+    before anything else is streamed, so a rejected answer is never shown as if accepted."""
+
+    def __init__(self, on_token: Callable[[str], None]):
+        self.on_token = on_token
+        self.shown = False  # something was streamed since the last such line
+
+    def __call__(self, piece: str) -> None:
+        self.shown = True
+        self.on_token(piece)
+
+    def rejected(self, reason: str, then: str = "") -> None:
+        if self.shown:
+            self.on_token(f"\n\n{REJECTED_MARK} ({reason}){'; ' + then if then else ''} —\n\n")
+            self.shown = False
+
+
+REJECTED_MARK = "— this answer was rejected"
 
 
 class ModelClient:
@@ -110,7 +139,8 @@ class ModelClient:
         ``prefetch``: the alias the next step will need; it is preloaded while this call runs
         when that delays nothing. ``tools``: function specs (a streamed turn still carries its calls).
         ``timeout``: at most this long for the call (never longer than request_timeout)."""
-        call = _Call(messages, on_token, run_id, prefetch, tools, timeout, on_phase)
+        stream = _Stream(on_token) if on_token is not None else None
+        call = _Call(messages, stream, run_id, prefetch, tools, timeout, on_phase)
         chain = [alias_name] + [fb for fb in self.config.models[alias_name].fallbacks if fb != alias_name]
         attempts: list[str] = []
         first_error: RoutineError | None = None
@@ -129,9 +159,12 @@ class ModelClient:
                     attempts.append(f"{name} ({dep.label}): {exc.message}")
                     first_error = first_error or exc
                     log.warning("model %s at %s failed: %s", name, dep.api_base, exc.message)
+                    if stream is not None:
+                        stream.rejected(getattr(exc, "problem", None) or "the call failed")
                     continue
                 result.attempts = attempts
                 result.counted = counted
+                result.rejected = list(call.rejected)
                 return result
         assert first_error is not None
         raise first_error
@@ -141,10 +174,16 @@ class ModelClient:
         (sampling differs; a cut-off one is asked to be shorter)."""
         result = self._with_retries(alias, dep, call)
         first = problem = self._problem(alias, result)
+        if problem is not None:
+            call.rejected.append(problem.value)
         if problem is not None and problem.retry_helps:
             log.warning("reply of %s was %s; asking once more", alias.name, problem.value)
+            if isinstance(call.on_token, _Stream):
+                call.on_token.rejected(problem.value, "asking again")
             result = self._with_retries(alias, dep, _retry_call(call, problem))
             problem = self._problem(alias, result)
+            if problem is not None:
+                call.rejected.append(problem.value)
         if problem is not None and (stopless := _did_not_stop(first, problem)) is not None:
             raise ReplyRejected(dep.model, stopless, " ".join(result.text.split())[:80], NO_STOP_FIX)
         if problem is not None:
