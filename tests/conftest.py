@@ -128,7 +128,7 @@ def home(tmp_path, ollama, request) -> Home:
         ROUTINE_RUNTIME_DIR=str(tmp_path / "run"),
         OLLAMA_HOST=ollama.url,
         LITELLM_LOCAL_MODEL_COST_MAP="True",
-        PYTHONPATH=str(REPO),
+        PYTHONPATH=os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),  # REPO first
     )
     if not request.node.get_closest_marker("real_embeddings"):
         env["ROUTINE_TEST_EMBEDDER"] = "hashing"  # routine.memory.embedder: search is not under test here

@@ -139,6 +139,39 @@ def test_ask_then_continue_keeps_the_conversation_and_the_journal_has_every_mess
     assert chat_id in out and "strategist" in out
 
 
+LEAKED = "Sure, the beta first.\n<|im_start|>user\nAnd tomorrow?"  # a reply streamed, then refused
+
+
+def test_ask_marks_a_streamed_answer_that_was_rejected_before_the_retry(chat_home, ollama, capsys):
+    """`routine ask` streams as the model writes; a reply the checks refuse was already on screen: the
+    stream says it was rejected, on a line of its own, before the retry's answer."""
+    good = prose(7, 40)
+    ollama.script(MODEL, [LEAKED, good])
+    code, out, err = cli(capsys, "ask", "strategist", "What matters today?")
+    assert code == 0, err
+    rejected, _, accepted = out.partition("— this answer was rejected (chat-template control tokens instead of "
+                                          "text); asking again —\n")
+    assert "Sure, the beta first." in rejected and accepted.strip() == good
+    assert "reply 2" in err and "chat-template control tokens" in err
+    chat_id = re.search(r"conversation (c[\w-]+)", err)[1]
+    code, out, _ = cli(capsys, "chats", "show", chat_id, "--json")
+    answer = json.loads(out)["messages"][-1]
+    assert answer["content"].strip() == good and "control tokens" in answer["details"]["rejected"][0]
+
+
+def test_ask_json_says_which_reply_was_accepted(chat_home, ollama, capsys):
+    good = prose(8, 40)
+    ollama.script(MODEL, [LEAKED, good])
+    code, out, err = cli(capsys, "ask", "strategist", "What matters today?", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["answer"] == good and result["attempt"] == 2
+    assert result["rejected"] == ["chat-template control tokens instead of text"]
+    ollama.script(MODEL, [good])
+    result = json.loads(cli(capsys, "ask", "strategist", "-c", "And then?", "--json")[1])
+    assert result["attempt"] == 1 and result["rejected"] == []
+
+
 def test_a_tool_call_in_a_conversation_is_logged_with_its_result_and_shown(chat_home, ollama, capsys):
     ollama.script(MODEL, [{"tool_calls": [{"name": "read_note", "arguments": {"path": "Plans/Project Map.md"}}]},
                           "The Project Map lists no projects yet ([[Plans/Project Map]])."])

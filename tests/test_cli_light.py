@@ -25,11 +25,11 @@ def imported_modules(args, env) -> set[str]:
                                   ["index", "--help"], ["search", "--help"], ["schedule", "list"],
                                   ["graph", "show", "workspace"], ["chats", "list"], ["chat", "--help"],
                                   ["ask", "--help"], ["chat", "new", "strategist", "Light"], ["project", "list"],
-                                  ["project", "show", "Acme"], ["models", "scores"]])
+                                  ["project", "show", "Acme"], ["models", "scores"], ["models", "tokens"]])
 def test_listing_commands_import_nothing_heavy(home, args):
     if args in (["runs", "list"], ["schedule", "list"], ["graph", "show", "workspace"], ["chats", "list"],
                 ["chat", "new", "strategist", "Light"], ["project", "list"], ["project", "show", "Acme"],
-                ["models", "scores"]):
+                ["models", "scores"], ["models", "tokens"]):
         home.run("init", str(home.vault), check=True)
         home.run("project", "new", "Acme", check=True)
     names = imported_modules(args, home.env)

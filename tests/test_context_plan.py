@@ -12,7 +12,8 @@ import pytest
 
 from routine.config.model import AgentSpec, ModelAlias, WriteSpec
 from routine.models import reply
-from routine.models.tokens import Calibration, Estimate, MistralTokens, count_request, mistral_available
+from routine.models.calibration import Calibration
+from routine.models.tokens import Estimate, MistralTokens, count_request, mistral_available
 from routine.runner import context, prompt
 from routine.runner.inputs import Kind, expand
 from routine.templating import date_vars
@@ -42,10 +43,10 @@ def test_calibration_learns_a_denser_tokenizer_from_what_the_server_reports():
     messages = [{"role": "user", "content": "plain words about the beta launch " * 40}]
     before = count_request(cal.counter("m", None), messages)
     for _ in range(3):  # the server says each request cost half as much again as we counted
-        cal.record("m", messages, None, int(before * 1.5))
+        cal.record("m", None, messages, None, int(before * 1.5))
     assert count_request(cal.counter("m", None), messages) >= before * 1.4
     # A cached prefix makes a sample look cheap: it never lowers the count below the honest ones.
-    cal.record("m", messages, None, before // 3)
+    cal.record("m", None, messages, None, before // 3)
     assert count_request(cal.counter("m", None), messages) >= before * 1.4
 
 

@@ -13,6 +13,7 @@ import pytest
 from fake_ollama import FakeOllama
 
 MISTRAL = "mistral:7b-instruct-q4_K_M"
+QWEN = "qwen2.5:7b-instruct-q4_K_M"
 GOOD = "**Top OKRs** — KR 1.1 per [[Plans/OKRs]].\n**Focus today**\n1. Ship the beta (KR 1.1)\n"
 
 BAD = {
@@ -123,31 +124,69 @@ def test_a_prompt_the_server_cut_to_fit_fails_the_run_and_teaches_the_count(home
         dense.stop()
 
 
-@pytest.mark.parametrize("text", ["Plan: <s>call the supplier</s> done already.\n- <s>old focus</s>",
-                                  "Mistral wraps a prompt in [INST] and [/INST] tags, as its docs say."],
-                         ids=["html-strikethrough", "inst-in-a-sentence"])
-def test_prose_that_looks_like_template_tokens_lands(initialised, ollama, text):
+LOOKALIKES = {
+    "html-strikethrough": "Plan: <s>call the supplier</s> done already.\n- <s>old focus</s>",
+    "strikethrough-with-spaces": "- <s> old focus </s>\n<s> dropped: the Q3 survey </s>",
+    "inst-in-a-sentence": "Mistral wraps a prompt in [INST] and [/INST] tags, as its docs say.",
+    "inst-starting-a-line": "[INST] marks the person's turn in Mistral's template; the answer follows it.",
+    "eos-ending-a-line": "Every Mistral answer ends with the token </s>\n- and the next point follows.",
+    "sys-in-a-sentence": "Llama 2 put the system prompt between <<SYS>> and <</SYS>> markers.",
+}
+
+
+@pytest.mark.parametrize("model", [MISTRAL, QWEN])
+@pytest.mark.parametrize("kind", list(LOOKALIKES))
+def test_prose_that_looks_like_template_tokens_lands(initialised, ollama, kind, model):
+    """HTML and a mention of a token in prose are not template debris, for either model family."""
     home = initialised
     without_fallbacks(home)
-    ollama.script(MISTRAL, [GOOD + text])
-    home.run("fire", "strategist", check=True)
-    assert text in daily(home)
+    text = LOOKALIKES[kind]
+    if model == QWEN:  # the critic's alias, analyst, is Qwen (a reply that makes no claim to check)
+        ollama.script(QWEN, ["**Critique**\nThe plan holds.\n" + text])
+        home.run("fire", "critic", check=True)
+        written = "\n".join(p.read_text() for p in (home.vault / "Critiques").rglob("*.md"))
+    else:
+        ollama.script(MISTRAL, [GOOD + text])
+        home.run("fire", "strategist", check=True)
+        written = daily(home)
+    assert text in written
 
 
-def test_a_leaked_turn_of_the_models_own_template_is_still_refused():
+LEAKS = {
+    "a-turn": "Answer.\n[INST] And tomorrow? [/INST]\nSure.",
+    "end-then-a-turn": "Answer.</s>\n[INST] And what about tomorrow?",
+    "a-token-alone": "Answer.\n[/INST]\nMore of the answer.",
+    "tool-calls": "Answer.\n[TOOL_CALLS] [{\"name\": \"read_note\"}]",
+    "chatml-in-any-model": "Answer. <|im_start|>user\nAnd tomorrow?",
+}
+
+
+@pytest.mark.parametrize("kind", list(LEAKS))
+def test_a_leaked_turn_of_the_models_own_template_is_still_refused(kind):
     from routine.models.reply import ReplyProblem, problem_with
 
-    leak = "Answer.\n[INST] And tomorrow? [/INST]\nSure."
-    assert problem_with(leak, "stop", "ollama_chat/mistral:7b") is ReplyProblem.CONTROL_TOKENS
-    assert problem_with(leak, "stop", "ollama_chat/qwen2.5:7b") is None  # not Qwen's template
+    assert problem_with(LEAKS[kind], "stop", "ollama_chat/mistral:7b") is ReplyProblem.CONTROL_TOKENS
+    if kind != "chatml-in-any-model":
+        assert problem_with(LEAKS[kind], "stop", "ollama_chat/qwen2.5:7b") is None  # not Qwen's template
 
 
-def test_a_model_that_never_stops_is_told_apart_from_a_long_answer(initialised, ollama):
+RUNAWAY = {"content": "## Focus\n- ship the beta\n" * 60, "done_reason": "length"}  # repeats to the limit
+
+
+@pytest.mark.parametrize("replies", [[BAD["length"], BAD["length"]], [RUNAWAY, BAD["repetition"]],
+                                     [BAD["repetition"], RUNAWAY]],
+                         ids=["cut-off-twice", "runaway-then-a-loop", "a-loop-then-runaway"])
+def test_a_model_that_never_stops_is_told_apart_from_a_long_answer(initialised, ollama, replies):
+    """A model that does not follow the prompt (it runs to the token limit, repeating or never ending a
+    section): the error and the alert say so, not only "raise num_predict"."""
     home = initialised
     without_fallbacks(home)
-    ollama.script(MISTRAL, [BAD["length"], BAD["length"]])
+    ollama.script(MISTRAL, replies)
     out = json.loads(home.run("fire", "strategist", "--json").stdout)
     assert "the model did not stop; it may not follow instructions" in out["error"]
+    alert = (home.vault / out["alert"]).read_text()
+    assert "did not stop" in alert and "instruction-tuned model" in alert
+    assert "## Alignment" not in daily(home)
 
 
 def test_an_unreachable_openai_compatible_server_is_named_as_such_not_as_ollama(initialised):

@@ -82,6 +82,14 @@ def stream_to(out: TextIO) -> Callable[[str], None]:
     return write
 
 
+def said_rejected(result: dict) -> None:
+    """Which reply is the answer, when earlier ones were rejected (the stream marked each)."""
+    rejected = result.get("rejected") or []
+    if rejected:
+        sys.stderr.write(f"(the answer above is reply {len(rejected) + 1}; rejected before it: "
+                         f"{'; '.join(rejected)})\n")
+
+
 def run(args: argparse.Namespace) -> int:
     asker = Asker(args.config, args.agent, args.model)
     try:
@@ -92,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(result)
         return 0
     sys.stdout.write("\n")
+    said_rejected(result)
     if result.get("sources"):
         sys.stderr.write("Sources: " + " · ".join(result["sources"]) + "\n")
     sys.stderr.write(f"(conversation {result['chat']}; continue it with `routine ask {asker.agent.name} -c \"…\"`)\n")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from routine.actions.ask import Asker, stream_to
+from routine.actions.ask import Asker, said_rejected, stream_to
 from routine.errors import RoutineError, UsageError
 
 HELP = "/exit ends, /reset starts a new conversation, /sources lists the notes behind the last answer."
@@ -68,6 +68,7 @@ def _converse(asker: Asker, args: argparse.Namespace) -> int:
             print("\n(answer interrupted)")
             continue
         print()
+        said_rejected(result)
         session, continue_last, sources = result["chat"], False, result.get("sources") or []
     if session:
         print(f"(conversation {session}: `routine chats show {session}`; continue with `routine chat {name} -c`)")

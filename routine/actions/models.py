@@ -1,5 +1,5 @@
-"""`routine models [ps|plan|try|scores]`: what is resident now, the model-load plan for the coming day;
-trials and their scoreboard (`actions/model_trials.py`)."""
+"""`routine models [ps|plan|try|scores|tokens]`: what is resident now, the model-load plan for the coming
+day, how well each alias's prompts are counted; trials and their scoreboard (`actions/model_trials.py`)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ def run(args: argparse.Namespace) -> int:
         from routine.actions import model_trials
 
         return model_trials.try_model(config, args) if command == "try" else model_trials.scores(config, args.json)
+    if command == "tokens":
+        return _tokens(config, args.json)
     return _ps(config, args.json)
 
 
@@ -152,3 +154,33 @@ def _leads(config: Config, keys: Iterable[ModelKey]) -> dict[ModelKey, timedelta
         return {k: learned_lead(events.load_durations_ms(*k)) for k in keys}
     finally:
         journal.close()
+
+
+def _tokens(config: Config, as_json: bool) -> int:
+    """Per alias: the method its prompts are counted with, and the mean error against the server's counts."""
+    from routine.journal import Journal
+    from routine.journal.token_samples import TokenSamples
+    from routine.models.calibration import Calibration
+
+    journal = Journal()
+    try:
+        calibration = Calibration(TokenSamples(journal.db))
+        rows: list[dict] = []
+        for alias in config.models.values():
+            acc = calibration.accuracy(alias.model, alias.tokenizer)
+            rows.append({"alias": alias.name, "model": alias.primary.served_name, "method": acc.method.value,
+                         "samples": acc.samples, "error_pct": acc.error_now, "error_when_sent_pct": acc.error_sent,
+                         "mean error": _pct(acc.error_now), "when sent": _pct(acc.error_sent)})
+    finally:
+        journal.close()
+    if as_json:
+        print_json({"aliases": [{k: v for k, v in r.items() if k not in ("mean error", "when sent")} for r in rows]})
+        return 0
+    print_table(rows, ["alias", "samples", "mean error", "method", "when sent", "model"])
+    print("\nMean error: the count as it is now against what the server reported for the latest requests "
+          "(positive: counted high, the safe side). When sent: as counted then.")
+    return 0
+
+
+def _pct(value: float | None) -> str | None:
+    return None if value is None else f"{value:+.1f}%"

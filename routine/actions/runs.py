@@ -73,8 +73,9 @@ def find_run(journal: Journal, run_id: str) -> RunRecord:
 
 def _show(journal: Journal, run_id: str, as_json: bool) -> int:
     row = find_run(journal, run_id).as_dict()
+    counts = _token_counts(journal, row["id"])
     if as_json:
-        print_json({**row, "steps": [c.as_dict() for c in journal.children(row["id"])]})
+        print_json({**row, "token_counts": counts, "steps": [c.as_dict() for c in journal.children(row["id"])]})
         return 0
     for key in ("id", "status", "agent", "block", "trigger", "slot", "model", "started_at", "ended_at",
                 "duration_ms", "load_duration_ms", "tokens_in", "tokens_out"):
@@ -107,6 +108,10 @@ def _show(journal: Journal, run_id: str, as_json: bool) -> int:
         print("\nMetrics:")
         for line in _metric_lines(row["metrics"]):
             print(f"  {line}")
+    if counts:
+        print("\nToken counts (each request as counted before it was sent, against what the server reported):")
+        for c in counts:
+            print(f"  {c['counted']} counted, {c['reported']} by the server ({c['error_pct']:+.1f}%), {c['counter']}")
     if row.get("details"):
         print(f"\nDetails:\n{_indent(json.dumps(row['details'], indent=2, ensure_ascii=False))}")
     for child in journal.children(row["id"]):
@@ -116,6 +121,15 @@ def _show(journal: Journal, run_id: str, as_json: bool) -> int:
             + (f", attempt {attempt}" if attempt else "")
         )
     return 0
+
+
+def _token_counts(journal: Journal, run_id: str) -> list[dict]:
+    from routine.journal.token_samples import TokenSamples
+    from routine.models.calibration import error_percent
+
+    return [{"model": s.model, "counter": s.counter, "counted": s.counted, "reported": s.reported,
+             "error_pct": round(error_percent(s.counted, s.reported), 1)}
+            for s in TokenSamples(journal.db).of_run(run_id) if s.counted]
 
 
 _METRIC_LABELS = [

@@ -75,6 +75,7 @@ class Reply:
     tokens_out: int | None = None
     duration_ms: int = 0
     tool_log: list[dict] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # why each earlier reply was not used (the stream said so)
 
 
 class Conversation:
@@ -116,7 +117,7 @@ class Conversation:
                      summary=summary, covers=covers, folded=covers - min(history.covers, len(history.turns)),
                      counted=counted, limit=shape.limit, messages=sent, dropped=fitted.dropped,
                      tokens_in=answer.tokens_in, tokens_out=answer.tokens_out, duration_ms=answer.duration_ms,
-                     tool_log=list(self.tool_log))
+                     tool_log=list(self.tool_log), rejected=list(answer.rejected))
 
     def _system_vars(self, variables: dict) -> dict:
         agent = self.agent

@@ -30,9 +30,15 @@ class Answered:
     tokens_in: int | None = None
     tokens_out: int | None = None
     duration_ms: int = 0
+    rejected: list[str] = field(default_factory=list)  # why each earlier reply was not used
+
+    @property
+    def attempt(self) -> int:
+        """Which reply was accepted, counting every reply asked for (1: the first)."""
+        return len(self.rejected) + 1
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {**self.__dict__, "attempt": self.attempt}
 
 
 def history_of(store: ChatStore, chat_id: str, tz: tzinfo | None = None) -> History:
@@ -83,7 +89,7 @@ def ask(runner: Runner, journal: Journal, agent: AgentSpec, question: str, sessi
     history = history_of(store, chat_id, runner.clock().tzinfo)
     reply = answer_logged(store, chat_id, conversation, history, question, on_token)
     return Answered(chat_id, reply.text, reply.model, reply.sources, reply.folded, reply.tokens_in, reply.tokens_out,
-                    reply.duration_ms)
+                    reply.duration_ms, reply.rejected)
 
 
 def answer_logged(store: ChatStore, chat_id: str, conversation: Conversation, history: History, question: str,
@@ -108,7 +114,8 @@ def answer_logged(store: ChatStore, chat_id: str, conversation: Conversation, hi
                                    duration_ms=reply.duration_ms, tokens_in=reply.tokens_in,
                                    tokens_out=reply.tokens_out,
                                    details={"sources": reply.sources, "counted": reply.counted, "limit": reply.limit,
-                                            **({"dropped": reply.dropped} if reply.dropped else {})}))
+                                            **({"dropped": reply.dropped} if reply.dropped else {}),
+                                            **({"rejected": reply.rejected} if reply.rejected else {})}))
     return reply
 
 

@@ -29,7 +29,8 @@ COMMANDS = {
     "schedule": ("schedule", "the schedule: blocks, their next fire times, validation"),
     "runs": ("runs", "run history: prompts, sources, output, timings, tokens, errors"),
     "approve": ("approve", "approve (or --reject) a proposal in Drafts/; without NOTE, list those waiting"),
-    "models": ("models", "resident models, the coming day's load plan, trials of another model, scores"),
+    "models": ("models", "resident models, the coming day's load plan, token counts' errors, trials of another model, "
+               "scores"),
     "service": ("service", "install the systemd unit (system, or --user) and start it"),
     "index": ("index", "bring the vault search index up to date (only what changed), or --rebuild it"),
     "search": ("search", "search the vault: ranked notes with heading and snippet"),

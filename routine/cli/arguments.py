@@ -110,11 +110,13 @@ def status(p: argparse.ArgumentParser) -> None:
 
 
 def models(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="models_command", metavar="ps|plan|try|scores")
+    sub = p.add_subparsers(dest="models_command", metavar="ps|plan|tokens|try|scores")
     _json(sub.add_parser("ps", help="resident models: who loaded each, when it expires"))
     plan = sub.add_parser("plan", help="the coming day's model loads: routine's plan against Ollama alone")
     plan.add_argument("--hours", type=int, default=24, help="how far ahead (default 24)")
     _json(plan)
+    _json(sub.add_parser("tokens", help="per alias: how its prompts are counted, and the count's error against "
+                                        "what the server reported"))
     tried = sub.add_parser("try", help="replay real runs' requests on a candidate model; its answers are judged "
                                        "beside the originals, nothing is written")
     tried.add_argument("candidate", metavar="CANDIDATE", help="the model alias to try (from routine.yaml)")

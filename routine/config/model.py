@@ -49,8 +49,8 @@ class ModelAlias:
     model: str  # LiteLLM model string, e.g. "ollama_chat/mistral:7b-instruct-q4_K_M"
     num_ctx: int = _ALIAS["num_ctx"]
     num_predict: int = _ALIAS["num_predict"]  # the answer's reserve: no prompt may leave less than this in num_ctx
-    # How prompts are counted: "mistral" (Mistral's tokenizer, exact, from mistral-common) or an
-    # estimate calibrated from what the server reports (routine.models.tokens).
+    # How prompts are counted: "auto" (the family's tokenizer by the model's name), "mistral", "qwen" or
+    # "estimate"; every count is calibrated from what the server reports (routine.models.calibration).
     tokenizer: str = _ALIAS["tokenizer"]
     fallbacks: tuple[str, ...] = ()
     # Load-affecting options are pinned here so every request is identical and Ollama

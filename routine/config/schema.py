@@ -66,9 +66,10 @@ ALIAS = {  # a model alias written out; a bare string is {model: STRING}
                        {"type": "integer", "minimum": 512}, default=8192),
         "num_predict": key("the longest answer in tokens; a prompt always leaves this much room in num_ctx",
                            {"type": "integer", "minimum": 16}, default=1024),
-        "tokenizer": key("how a prompt is counted before it is sent: mistral (Mistral's tokenizer, exact) or "
-                         "estimate (a cautious count that learns each model's characters per token)",
-                         {"enum": ["mistral", "estimate"]}, default="estimate"),
+        "tokenizer": key("how a prompt is counted before it is sent: auto (the model family's tokenizer when "
+                         "installed: Mistral's for mistral/mixtral, Qwen's for qwen, else the estimate), mistral, "
+                         "qwen, or estimate (a cautious count); every count learns from what the server reports",
+                         {"enum": ["auto", "mistral", "qwen", "estimate"]}, default="auto"),
         "fallbacks": key("other aliases tried in order when this model fails or is missing",
                          {"type": "array", "items": {"type": "string"}}, default=[]),
         "options": key("more Ollama options, pinned on every request (e.g. temperature)",

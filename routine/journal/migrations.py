@@ -281,6 +281,22 @@ def m019_trials(db: sqlite3.Connection) -> None:
 MIGRATIONS.append(("019_trials", m019_trials))
 
 
+def m020_token_counters(db: sqlite3.Connection) -> None:
+    # How each sample was counted: the counter (estimate or a tokenizer), its uncalibrated count of the
+    # text, the template overhead added, what was counted when sent, and the run: errors per alias and run.
+    _script(db, """
+        ALTER TABLE token_samples ADD COLUMN counter TEXT;
+        ALTER TABLE token_samples ADD COLUMN base INTEGER;
+        ALTER TABLE token_samples ADD COLUMN overhead INTEGER;
+        ALTER TABLE token_samples ADD COLUMN counted INTEGER;
+        ALTER TABLE token_samples ADD COLUMN run_id TEXT;
+        CREATE INDEX token_samples_run ON token_samples (run_id)
+    """)
+
+
+MIGRATIONS.append(("020_token_counters", m020_token_counters))
+
+
 def m021_keep_rate(db: sqlite3.Connection) -> None:
     # issue 25, keep-rate: each generated section as written (by a run, or by an approval of its
     # proposal), and how much of it the person kept once it was 48 hours old (routine/journal/keep.py).

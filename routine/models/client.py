@@ -19,7 +19,8 @@ from routine.errors import (Abandoned, ContextOverflow, ModelBusy, ModelError, M
                             ReplyRejected, RoutineError)
 from routine.models import reply as replies
 from routine.models.providers import adapter
-from routine.models.tokens import Calibration, Counter, count_request
+from routine.models.calibration import Calibration
+from routine.models.tokens import Counter, count_request
 
 if TYPE_CHECKING:
     from litellm.types.utils import ModelResponse
@@ -43,6 +44,13 @@ class Completion:
     tool_calls: list[dict] = field(default_factory=list)  # {"id", "name", "arguments"} the model asked for
     finish_reason: str | None = None  # stop | length | tool_calls, as the server said
     counted: int | None = None  # the prompt tokens we counted before sending
+    rejected: list[str] = field(default_factory=list)  # why each reply before this one was not used (it may
+    # have been streamed: the stream then said so)
+
+    @property
+    def attempt(self) -> int:
+        """Which reply this is, counting every reply asked for (1: the first was accepted)."""
+        return len(self.rejected) + 1
 
 
 def _litellm(default_host: str) -> ModuleType:
@@ -75,6 +83,28 @@ class _Call:
     tools: list[dict] | None
     timeout: float | None
     on_phase: Callable[[str], None] | None = None  # "loading MODEL", "generating": what the call waits on
+    rejected: list[str] = field(default_factory=list)  # replies not used so far, shared by retries and fallbacks
+
+
+class _Stream:
+    """The caller's ``on_token``; when a streamed reply is thrown away, a line in the stream says so
+    before anything else is streamed, so a rejected answer is never shown as if accepted."""
+
+    def __init__(self, on_token: Callable[[str], None]):
+        self.on_token = on_token
+        self.shown = False  # something was streamed since the last such line
+
+    def __call__(self, piece: str) -> None:
+        self.shown = True
+        self.on_token(piece)
+
+    def rejected(self, reason: str, then: str = "") -> None:
+        if self.shown:
+            self.on_token(f"\n\n{REJECTED_MARK} ({reason}){'; ' + then if then else ''} —\n\n")
+            self.shown = False
+
+
+REJECTED_MARK = "— this answer was rejected"
 
 
 class ModelClient:
@@ -121,7 +151,8 @@ class ModelClient:
         ``prefetch``: the alias the next step will need; it is preloaded while this call runs
         when that delays nothing. ``tools``: function specs (a streamed turn still carries its calls).
         ``timeout``: at most this long for the call (never longer than request_timeout)."""
-        call = _Call(messages, on_token, run_id, prefetch, tools, timeout, on_phase)
+        stream = _Stream(on_token) if on_token is not None else None
+        call = _Call(messages, stream, run_id, prefetch, tools, timeout, on_phase)
         chain = [alias_name] + [fb for fb in self.config.models[alias_name].fallbacks if fb != alias_name]
         attempts: list[str] = []
         first_error: RoutineError | None = None
@@ -140,9 +171,12 @@ class ModelClient:
                     attempts.append(f"{name} ({dep.label}): {exc.message}")
                     first_error = first_error or exc
                     log.warning("model %s at %s failed: %s", name, dep.api_base, exc.message)
+                    if stream is not None:
+                        stream.rejected(getattr(exc, "problem", None) or "the call failed")
                     continue
                 result.attempts = attempts
                 result.counted = counted
+                result.rejected = list(call.rejected)
                 return result
         assert first_error is not None
         raise first_error
@@ -151,13 +185,19 @@ class ModelClient:
         """One answer that is fit to write, else ReplyRejected. A bad reply is tried once more
         (sampling differs; a cut-off one is asked to be shorter)."""
         result = self._with_retries(alias, dep, call)
-        problem = self._problem(alias, result)
+        first = problem = self._problem(alias, result)
+        if problem is not None:
+            call.rejected.append(problem.value)
         if problem is not None and problem.retry_helps:
             log.warning("reply of %s was %s; asking once more", alias.name, problem.value)
+            if isinstance(call.on_token, _Stream):
+                call.on_token.rejected(problem.value, "asking again")
             result = self._with_retries(alias, dep, _retry_call(call, problem))
             problem = self._problem(alias, result)
-        if problem is replies.ReplyProblem.CUT_OFF:  # asked for a much shorter answer, it ran to the limit again
-            raise ReplyRejected(dep.model, NO_STOP, " ".join(result.text.split())[:80], NO_STOP_FIX)
+            if problem is not None:
+                call.rejected.append(problem.value)
+        if problem is not None and (stopless := _did_not_stop(first, problem)) is not None:
+            raise ReplyRejected(dep.model, stopless, " ".join(result.text.split())[:80], NO_STOP_FIX)
         if problem is not None:
             raise ReplyRejected(dep.model, problem.value, " ".join(result.text.split())[:80], _FIX[problem])
         result.text = replies.strip_trailing_control(result.text, dep.model) if not result.tool_calls else result.text
@@ -215,7 +255,9 @@ class ModelClient:
         message = response.choices[0].message
         text = message.content or ""
         usage = getattr(response, "usage", None)
-        self.calibration.record(dep.model, call.messages, call.tools, getattr(usage, "prompt_tokens", None))
+        counted = self.count(alias.name, call.messages, call.tools)
+        self.calibration.record(dep.model, alias.tokenizer, call.messages, call.tools,
+                                getattr(usage, "prompt_tokens", None), counted, call.run_id)
         tool_calls = [{"id": tc.id, "name": tc.function.name, "arguments": tc.function.arguments}
                       for tc in (getattr(message, "tool_calls", None) or [])]
         return Completion(
@@ -295,8 +337,22 @@ def _with_streamed_calls(response: ModelResponse, calls: list) -> ModelResponse:
 
 PROMPT_CUT_MARGIN = 16  # a prompt this close to num_ctx was cut by the server to fit
 
-NO_STOP = ("cut off at the answer's token limit twice, the second time when asked for a much shorter answer: "
-           "the model did not stop; it may not follow instructions")
+NO_STOP = "the model did not stop; it may not follow instructions"
+_STOPLESS = {  # (first reply, the retry): what a model that does not follow the prompt did
+    (replies.ReplyProblem.CUT_OFF, replies.ReplyProblem.CUT_OFF):
+        "cut off at the answer's token limit twice, the second time when asked for a much shorter answer",
+    (replies.ReplyProblem.CUT_OFF, replies.ReplyProblem.REPETITION):
+        "cut off at the answer's token limit, then, asked for a much shorter answer, a loop repeating itself",
+    (replies.ReplyProblem.REPETITION, replies.ReplyProblem.CUT_OFF):
+        "a loop repeating itself, then, asked again, cut off at the answer's token limit",
+}
+
+
+def _did_not_stop(first: "replies.ReplyProblem | None", last: "replies.ReplyProblem") -> str | None:
+    """What to call two bad replies that show a model running on to the token limit; None for other failures."""
+    what = _STOPLESS.get((first, last)) if first is not None else None
+    return f"{what}: {NO_STOP}" if what else None
+
 NO_STOP_FIX = ("use a larger or instruction-tuned model for this alias (check it with `ollama run`); raising "
                "`num_predict` helps only a model that stops by itself.")
 _FIX = {

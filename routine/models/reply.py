@@ -9,10 +9,11 @@ import zlib
 from collections import Counter
 from enum import Enum
 
-# Chat-template control tokens. The `<|…|>` tokens (ChatML, Llama 3, Phi) never occur in prose:
-# anywhere outside code they are debris. The others read like markup or words (`<s>` is HTML
+# Chat-template control tokens, the exact strings of each family. The `<|…|>` tokens (ChatML, Llama 3,
+# Phi) never occur in prose: anywhere outside code they are debris, whatever the model (a fine-tune
+# may use another family's template). The others read like markup or words (`<s>` is HTML
 # strikethrough, `[INST]` is mentioned in sentences): they count only for their model family
-# (``family_of``), and only where a template puts them, at the start or end of a line.
+# (``family_of``), and only where a template puts them (``_markers``).
 PIPE_TOKENS = ("im_start", "im_end", "endoftext", "eot_id", "start_header_id", "end_header_id", "begin_of_text",
                "end_of_text", "assistant", "user", "system", "end", "eom_id", "python_tag")
 FAMILY_TOKENS = {
@@ -22,11 +23,17 @@ FAMILY_TOKENS = {
     "gemma": ("<start_of_turn>", "<end_of_turn>", "<bos>", "<eos>", "<pad>"),
     "chatml": (), "llama3": (), "phi": (),  # their tokens are all `<|…|>`
 }
+# A template's turn: an opening token at a line's start, its closing one at the line's end.
+TURNS = (("[INST]", "[/INST]"), ("<<SYS>>", "<</SYS>>"), ("[TOOL_RESULTS]", "[/TOOL_RESULTS]"),
+         ("[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]"), ("[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]"),
+         ("<start_of_turn>", "<end_of_turn>"))
+# A token that opens what only a template writes: a role after Gemma's turn, a JSON list after tool calls.
+OPENERS = ((r"<start_of_turn>", r"(?:user|model)\b"), (r"\[TOOL_CALLS\]", r"\s*\["))
 _FAMILY_NAMES = (("gemma", "gemma"), ("mixtral", "mistral"), ("mistral", "mistral"), ("ministral", "mistral"),
                  ("codestral", "mistral"), ("llama2", "llama2"), ("llama-2", "llama2"), ("qwen", "chatml"),
                  ("llama3", "llama3"), ("llama-3", "llama3"), ("phi", "phi"))
 _PIPE = re.compile(r"<\|(?:" + "|".join(PIPE_TOKENS) + r")\|>")
-_STRIKETHROUGH = re.compile(r"<s>(?=\S)[^<\n]*</s>")
+_STRIKETHROUGH = re.compile(r"<s>(?!\s*\[/?INST\])[^<\n]*</s>")
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
 
 
@@ -44,11 +51,20 @@ def _family_tokens(model: str | None) -> tuple[str, ...]:
 
 
 def _markers(model: str | None) -> re.Pattern[str]:
-    """A control token where a template would put it: the family's at a line's start or end."""
-    tokens = "|".join(re.escape(t) for t in _family_tokens(model))
+    """Template debris for this model: a `<|…|>` token anywhere; the family's word-like tokens only as a
+    template writes them: a line of tokens alone, two tokens side by side (`</s>` then `[INST]`), a turn
+    (`[INST] … [/INST]` filling a line), or an opener followed by what only a template puts there.
+    A token mentioned in a sentence, even at a line's start or end, is prose."""
+    tokens = _family_tokens(model)
     if not tokens:
         return _PIPE
-    return re.compile(rf"{_PIPE.pattern}|(?m:^[ \t]*(?:{tokens})|(?:{tokens})[ \t]*$)")
+    any_token = "(?:" + "|".join(re.escape(t) for t in tokens) + ")"
+    parts = [_PIPE.pattern, rf"(?m:^[ \t]*{any_token}(?:[ \t]*{any_token})*[ \t]*$)",
+             rf"{any_token}\s*{any_token}"]
+    parts += [rf"(?m:^[ \t]*{re.escape(a)}[^\n]*{re.escape(b)}[ \t]*$)"
+              for a, b in TURNS if a in tokens and b in tokens]
+    parts += [rf"{opener}{after}" for opener, after in OPENERS if any(re.fullmatch(opener, t) for t in tokens)]
+    return re.compile("|".join(parts))
 
 
 MIN_REPETITION_CHARS = 400   # shorter replies are not judged for repetition

@@ -1,44 +1,55 @@
 """Counting a request's tokens before it is sent, so no request ever exceeds the window.
 
 What is counted is what is really sent: every message (content and tool calls), the tool
-schemas, and the chat template's overhead per message. Two ways to count:
+schemas, and the chat template's overhead per message. Two ways to count a text:
 
-- ``tokenizer: mistral`` on a model alias: Mistral's own tokenizer (PyPI ``mistral-common``),
-  exact and offline.
+- a tokenizer of the model's family, offline: Mistral's (PyPI ``mistral-common``, sentencepiece)
+  for ``tokenizer: mistral``, Qwen's byte-level BPE (``qwen.tiktoken``, shipped inside PyPI
+  ``dashscope``, read with ``tiktoken``; dashscope itself is never imported) for ``tokenizer: qwen``;
+  ``tokenizer: auto`` (the default) picks one from the model's name when it is installed.
 - otherwise an estimate that errs high: digits and punctuation count one token each (Llama and
   Mistral tokenizers split digits), other non-ASCII characters two (an emoji five: byte
   fallback), letters and spaces ``chars_per_token`` characters a token.
-  It starts from a conservative default and is calibrated per model from what the server
-  reports it evaluated (``prompt_eval_count``), kept in the journal (``token_samples``).
 
-Ollama's count can be lower than the truth when it reuses a cached prompt prefix, so the
-calibration takes the *smallest* characters-per-token seen lately: cached requests only make a
-sample look cheaper, and the least cheap one is the honest one.
+Either count learns from what the server reports it evaluated (``prompt_eval_count``), kept in
+the journal (``token_samples``): the count is scaled by the largest ratio of reported to counted
+seen lately (an estimate both ways, a tokenizer only upwards: its count of the text is exact).
+Ollama's count can be lower than the truth when it reuses a cached prompt prefix: cached requests
+only make a sample look cheaper, and the least cheap one is the honest one.
 """
 
 from __future__ import annotations
 
+import base64
+import importlib.util
 import json
 import math
 import string
-import threading
 from dataclasses import dataclass
+from enum import Enum
 from functools import lru_cache
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    from mistral_common.tokens.tokenizers.base import Tokenizer
-
-    from routine.journal.token_samples import TokenSamples
+from pathlib import Path
+from typing import Any, Protocol
 
 DEFAULT_CHARS_PER_TOKEN = 3.2  # letters and spaces; with the rest counted apart, Mistral errs ≤ 4% above
-MIN_CHARS_PER_TOKEN, MAX_CHARS_PER_TOKEN = 1.5, 4.5
-CALIBRATION_SAFETY = 0.95      # the calibrated ratio is lowered by 5%: count a little high
-MIN_SAMPLES = 3                # until then the default stands
+MIN_SCALE, MAX_SCALE = 0.2, 5.0  # a learned scale outside these is a server that reports nonsense
+CALIBRATION_SAFETY = 1.02      # the learned scale is raised by 2%: count a little high
+MIN_SAMPLES = 3                # until then the uncalibrated count stands
+MIN_SAMPLE_TOKENS = 60         # a smaller request tells too little
 SAMPLE_WINDOW = 50             # the calibration looks at the latest samples only
 MESSAGE_OVERHEAD = 8           # role markers and template tokens around each message
 REQUEST_OVERHEAD = 16          # BOS, the generation prompt, a system-prompt wrapper
 TOOLS_OVERHEAD = 24            # the template's wrapper around the tool schemas
+ENCODE_CHUNK = 50_000          # tiktoken's BPE recurses: a very long text is encoded in pieces
+ESTIMATE = "estimate"          # the counter name of the estimate (the others: a tokenizer's name)
+
+
+class Method(Enum):
+    """How an alias's prompts are counted now."""
+
+    TOKENIZER = "tokenizer"    # the model family's own tokenizer
+    CALIBRATED = "calibrated"  # the estimate, scaled by what the server reported
+    DEFAULT = "default"        # the estimate, not yet calibrated (fewer than MIN_SAMPLES samples)
 
 
 @dataclass(frozen=True)
@@ -95,26 +106,31 @@ def overhead(messages: list[dict], tools: list[dict] | None) -> int:
 
 class Counter(Protocol):
     exact: bool
+    method: Method
 
     def text(self, text: str) -> int: ...
 
 
 class Estimate:
-    """Characters per token, from the journal's samples of this model (else the default)."""
+    """Letters and spaces at ``chars_per_token``, the rest one by one; times the learned ``scale``."""
 
     exact = False
 
-    def __init__(self, chars_per_token: float = DEFAULT_CHARS_PER_TOKEN):
+    def __init__(self, chars_per_token: float = DEFAULT_CHARS_PER_TOKEN, scale: float | None = None):
         self.chars_per_token = chars_per_token
+        self.scale = scale
+        self.method = Method.DEFAULT if scale is None else Method.CALIBRATED
 
     def text(self, text: str) -> int:
-        return shape_of(text).tokens(self.chars_per_token)
+        tokens = shape_of(text).tokens(self.chars_per_token)
+        return tokens if self.scale is None else math.ceil(tokens * self.scale)
 
 
 class MistralTokens:
     """Mistral's tokenizer (sentencepiece, shipped inside ``mistral-common``): exact, offline."""
 
     exact = True
+    method = Method.TOKENIZER
 
     def __init__(self) -> None:
         self._raw = _mistral_tokenizer()
@@ -125,22 +141,123 @@ class MistralTokens:
         try:
             return len(self._raw.encode(text, bos=False, eos=False))
         except (RuntimeError, UnicodeError):  # lone surrogates (a name that is not UTF-8) cannot be cast
-            return len(self._raw.encode(text.encode("utf-8", "backslashreplace").decode("utf-8"), bos=False, eos=False))
+            return len(self._raw.encode(_castable(text), bos=False, eos=False))
+
+
+class QwenTokens:
+    """Qwen's byte-level BPE (151,643 merges, the vocabulary of Qwen 1 to 3): exact for the text, offline."""
+
+    exact = True
+    method = Method.TOKENIZER
+
+    def __init__(self) -> None:
+        self._encoding = _qwen_encoding()
+
+    def text(self, text: str) -> int:
+        if not text:
+            return 0
+        text = _castable(text)
+        return sum(len(self._encoding.encode_ordinary(text[i:i + ENCODE_CHUNK]))
+                   for i in range(0, len(text), ENCODE_CHUNK))
+
+
+class Scaled:
+    """A tokenizer's count raised by what the server reported beyond it (a template it adds, a newer vocabulary)."""
+
+    exact = False
+    method = Method.TOKENIZER
+
+    def __init__(self, inner: Counter, scale: float):
+        self.inner, self.scale = inner, scale
+
+    def text(self, text: str) -> int:
+        return math.ceil(self.inner.text(text) * self.scale)
+
+
+def _castable(text: str) -> str:
+    """Lone surrogates (a file name that is not UTF-8) as escapes: every tokenizer can take it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 @lru_cache(maxsize=1)
-def _mistral_tokenizer() -> Tokenizer:
+def _mistral_tokenizer() -> Any:
     from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
 
     return MistralTokenizer.v3().instruct_tokenizer.tokenizer
 
 
-def mistral_available() -> bool:
+QWEN_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def qwen_vocabulary() -> Path | None:
+    """``qwen.tiktoken`` inside the installed ``dashscope`` package, found without importing it."""
     try:
-        _mistral_tokenizer()
-    except Exception:  # not installed, or its sentencepiece extra missing
+        spec = importlib.util.find_spec("dashscope")
+    except (ImportError, ValueError):
+        return None
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        path = Path(folder) / "resources" / "qwen.tiktoken"
+        if path.is_file():
+            return path
+    return None
+
+
+@lru_cache(maxsize=1)
+def _qwen_encoding() -> Any:
+    path = qwen_vocabulary()
+    if path is None:
+        raise ModuleNotFoundError("dashscope (which ships qwen.tiktoken) is not installed")
+    import tiktoken
+
+    ranks = {base64.b64decode(token): int(rank)
+             for token, rank in (line.split() for line in path.read_bytes().splitlines() if line)}
+    return tiktoken.Encoding(name="qwen", pat_str=QWEN_PATTERN, mergeable_ranks=ranks, special_tokens={})
+
+
+_TOKENIZERS: dict[str, tuple[type[MistralTokens] | type[QwenTokens], Any]] = {
+    "mistral": (MistralTokens, _mistral_tokenizer),
+    "qwen": (QwenTokens, _qwen_encoding),
+}
+
+
+@lru_cache(maxsize=None)
+def tokenizer_available(name: str) -> bool:
+    try:
+        _TOKENIZERS[name][1]()
+    except Exception:  # not installed, or its sentencepiece / tiktoken part missing
         return False
     return True
+
+
+def mistral_available() -> bool:
+    return tokenizer_available("mistral")
+
+
+def qwen_available() -> bool:
+    return tokenizer_available("qwen")
+
+
+def tokenizer_of(model: str, setting: str | None) -> str:
+    """The counter for an alias: a tokenizer's name, or ``estimate``. ``auto`` reads the model's name:
+    Qwen 1 to 3 and QwQ share one vocabulary; Ollama's ``mistral``/``mixtral`` are Mistral 7B and 8x7B (v3 and
+    v1 sentencepiece; Nemo, Small and Large use another tokenizer and are estimated)."""
+    name = model.lower().rsplit("/", 1)[-1]
+    wanted = setting or "auto"
+    if wanted == "auto":
+        base = name.split(":", 1)[0]
+        wanted = ("qwen" if base.startswith(("qwen", "qwq"))
+                  else "mistral" if base in ("mistral", "mixtral") or base.startswith("mistral-7b") else ESTIMATE)
+    return wanted if wanted in _TOKENIZERS and tokenizer_available(wanted) else ESTIMATE
+
+
+def base_counter(name: str) -> Counter:
+    """The uncalibrated counter of that name (``tokenizer_of``)."""
+    return _TOKENIZERS[name][0]() if name in _TOKENIZERS else Estimate()
 
 
 def longest_head(text: str, tokens: int, counter: Counter, suffix: str = "") -> str:
@@ -155,54 +272,10 @@ def longest_head(text: str, tokens: int, counter: Counter, suffix: str = "") -> 
     return text[:lo]
 
 
+def count_texts(counter: Counter, messages: list[dict], tools: list[dict] | None = None) -> int:
+    """The request's text as the counter counts it, without the template's overhead."""
+    return sum(counter.text(t) for t in request_texts(messages, tools))
+
+
 def count_request(counter: Counter, messages: list[dict], tools: list[dict] | None = None) -> int:
-    return sum(counter.text(t) for t in request_texts(messages, tools)) + overhead(messages, tools)
-
-
-class Calibration:
-    """Per model: the characters a token, learned from what the server says it evaluated.
-
-    ``store`` persists samples (``routine.journal.token_samples.TokenSamples``); without one
-    (a test, a dry run without state) the samples live only in memory.
-    """
-
-    def __init__(self, store: TokenSamples | None = None) -> None:
-        self.store = store
-        self._lock = threading.Lock()
-        self._ratios: dict[str, list[float]] = {}
-
-    def counter(self, model: str, tokenizer: str | None) -> Counter:
-        if tokenizer == "mistral" and mistral_available():
-            return MistralTokens()
-        return Estimate(self.chars_per_token(model))
-
-    def chars_per_token(self, model: str) -> float:
-        ratios = self._load(model)
-        if len(ratios) < MIN_SAMPLES:
-            return DEFAULT_CHARS_PER_TOKEN
-        return min(MAX_CHARS_PER_TOKEN, max(MIN_CHARS_PER_TOKEN, min(ratios) * CALIBRATION_SAFETY))
-
-    def record(self, model: str, messages: list[dict], tools: list[dict] | None, reported: int | None) -> None:
-        """One request and the prompt tokens the server reported for it."""
-        if not reported:
-            return
-        shapes = [shape_of(t) for t in request_texts(messages, tools)]
-        fixed = sum(s.fixed for s in shapes) + overhead(messages, tools)
-        chars = sum(s.chars for s in shapes)
-        rest = reported - fixed
-        if chars < 200 or rest <= 0:
-            return  # too small to tell anything, or a cached prefix hid most of it
-        ratio = chars / rest
-        with self._lock:
-            ratios = self._load(model)
-            ratios.append(ratio)
-            del ratios[:-SAMPLE_WINDOW]
-        if self.store is not None:
-            self.store.add(model, chars, fixed, reported)
-
-    def _load(self, model: str) -> list[float]:
-        if model not in self._ratios:
-            rows = self.store.recent(model, SAMPLE_WINDOW) if self.store is not None else []
-            self._ratios[model] = [chars / (reported - fixed) for chars, fixed, reported in rows
-                                   if reported > fixed]
-        return self._ratios[model]
+    return count_texts(counter, messages, tools) + overhead(messages, tools)

@@ -399,4 +399,5 @@ def merge_completions(turns: list[Completion], text: str) -> Completion:
     total = lambda name: sum(getattr(t, name) or 0 for t in turns)  # noqa: E731
     return replace(last, text=text, tokens_in=total("tokens_in"), tokens_out=total("tokens_out"),
                    load_duration_ms=total("load_duration_ms"), duration_ms=total("duration_ms"),
-                   warm=turns[0].warm, attempts=[a for t in turns for a in t.attempts], tool_calls=[])
+                   warm=turns[0].warm, attempts=[a for t in turns for a in t.attempts], tool_calls=[],
+                   rejected=[r for t in turns for r in t.rejected])
