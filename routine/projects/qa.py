@@ -12,7 +12,6 @@ clear verdict counts as a fail: nothing unchecked is promoted.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +29,7 @@ from routine.projects.artifacts import (
     set_properties,
 )
 from routine.prompts import template
+from routine.verdicts import REVIEW_FORM, verdict_of
 from routine.projects.model import project_folder_of
 
 DEFAULT_REVIEWERS = ("critic", "guardian")
@@ -55,7 +55,6 @@ CHECKLISTS = {
     ],
     "software": ["It runs as written", "Inputs, outputs and errors are handled", "How to test it is stated"],
 }
-_VERDICT = re.compile(r"^\W*VERDICT\W*:?\s*\**\s*(PASS|FAIL)", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass
@@ -86,15 +85,18 @@ def checklist_for(artifact: Artifact, tags) -> list[str]:
 
 
 def parse_review(text: str) -> tuple[str, list[str]]:
-    match = _VERDICT.search(text or "")
-    verdict = match.group(1).lower() if match else "fail"
-    after = text.split("FINDINGS", 1)[1] if "FINDINGS" in text.upper() else text
-    after = after[after.upper().find("FINDINGS") + 8:] if "FINDINGS" in after.upper() else after
+    """(pass | fail, the findings): the verdict as ``verdict_of`` reads it (the one reader), the
+    findings the bullets after the Findings label. Anything but PASS counts as a fail."""
+    said = verdict_of(text)
+    at = (text or "").upper().find("FINDINGS")
+    after = text[at + len("FINDINGS"):] if at >= 0 else (text or "")
     findings = [line.strip().lstrip("-*• ").strip() for line in after.splitlines()
-                if line.strip().startswith(("-", "*", "•")) and line.strip().lstrip("-*• ").strip()]
-    if not match:
+                if line.strip().startswith(("-", "* ", "•")) and line.strip().lstrip("-*• ").strip()]
+    if said is None:
         findings.insert(0, "the reviewer's answer gave no VERDICT line, so it counts as a fail")
-    return verdict, findings
+    elif said not in ("pass", "fail"):
+        findings.insert(0, f"the reviewer's verdict was {said!r}, not PASS or FAIL, so it counts as a fail")
+    return ("pass" if said == "pass" else "fail"), findings
 
 
 def run_qa(config, agents: dict[str, AgentSpec], runner, rel: str, now: datetime,
@@ -153,6 +155,7 @@ def _review(runner, agents, name: str, artifact: Artifact, note, qa_note: str, p
                           write=WriteSpec(note=literal(qa_note), section=Path(agent.source).stem),
                           trigger=f"qa:{artifact.rel}",
                           variables={"artifact": artifact.rel[:-3], "artifact_type": artifact.artifact_type.value,
+                                     "answer_form": REVIEW_FORM,
                                      "checklist": checklist_for(artifact, note.frontmatter.get("tags")),
                                      "text": note.body.strip()},
                           details={"qa": artifact.rel, **({"project": project.name} if project else {})})

@@ -1,0 +1,98 @@
+"""QA as a person meets it, from a fresh `routine init`, through the CLI and the stand-in Ollama:
+a reviewer that answers exactly as its own agent note says passes a sound report; the verdict
+is read by the one reader the conditional handoffs use too."""
+
+from __future__ import annotations
+
+import json
+
+from test_projects import PROJECT, properties
+from test_projects import cli as cli  # noqa: F401  (the fixture)
+
+from routine.verdicts import verdict_of
+
+REPORT = f"Projects/{PROJECT}/Garden report.md"
+QA_SECTION = "## When the task is a QA review of an artifact"
+
+
+def write(home, rel: str, text: str) -> None:
+    path = home.vault / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def qa_requests(ollama) -> list[list[dict]]:
+    return [r["messages"] for r in ollama.requests
+            if r["_path"] == "/api/chat" and "Review the artifact" in json.dumps(r["messages"])]
+
+
+def reviewer_following_its_prompt(verdict: str = "PASS"):
+    """A reviewer that writes exactly what its own agent note (the system prompt) asks for a QA
+    review, with ``verdict`` chosen; an agent note without such a section gets its general form
+    (the shipped Guardian's `**Verdict** — `OK`…` line), as a model following it would write."""
+
+    def reply(model: str, messages: list[dict]) -> str | None:
+        system, task = messages[0]["content"], messages[-1]["content"]
+        if "Review the artifact" not in task:
+            return None
+        if QA_SECTION not in system:
+            return ("**Grounding**\nChecked 2 claims; all supported by the notes.\n\n"
+                    "**Verdict** — `OK`, nothing to flag.")
+        section = system.split(QA_SECTION, 1)[1].split("\n## ", 1)[0]
+        form = [line for line in section.splitlines() if line.startswith(("**", "- "))]
+        filled = []
+        for line in form:
+            if line.startswith("**Verdict:**"):
+                line = line.replace("PASS or FAIL", verdict).replace("one sentence why", "it does what it says")
+            elif line.startswith("- "):
+                line = "- Findings cite their sources: the roof claim cites [[Garden Shed]]"
+            filled.append(line)
+        return "\n".join(filled)
+
+    return reply
+
+
+def test_a_report_passes_qa_with_reviewers_that_follow_their_own_prompt(cli, ollama):
+    home = cli.home
+    cli("project", "new", PROJECT)
+    write(home, f"Projects/{PROJECT}/Garden Shed.md", "# Garden Shed\n\nThe roof leaks.\n")
+    write(home, REPORT, "---\ntype: intellectual\n---\n# Garden report\n\nDoes the shed need a new roof? "
+                        "Yes: the roof leaks ([[Garden Shed]]).\n")
+    ollama.reply_fn = reviewer_following_its_prompt("PASS")
+    _, out, _ = cli("artifact", "qa", REPORT, "--json")
+    result = json.loads(out)
+    assert result["verdict"] == "passed" and result["promoted"] is True, result
+    assert [r["verdict"] for r in result["reviews"]] == ["pass", "pass"]
+    assert "the roof claim cites [[Garden Shed]]" in result["reviews"][0]["findings"][0]
+    props = properties(home, REPORT)
+    assert props["type"] == "information-product" and props["qa"] == "passed"
+
+    # Both reviewers were asked, in their agent note and in the task, for the same form.
+    requests = qa_requests(ollama)
+    assert len(requests) == 2
+    for messages in requests:
+        own = messages[0]["content"].split(QA_SECTION, 1)[1].split("\n## ", 1)[0]
+        form = "\n".join(line for line in own.splitlines() if line.startswith(("**", "- ")))
+        assert form and form in messages[-1]["content"], (form, messages[-1]["content"])
+
+    # The same reviewer saying FAIL fails it, its finding recorded.
+    write(home, REPORT, "---\ntype: intellectual\n---\n# Garden report\n\nThe roof is fine.\n")
+    ollama.reply_fn = reviewer_following_its_prompt("FAIL")
+    code, out, _ = cli("artifact", "qa", REPORT, ok=False)
+    assert code == 1 and properties(home, REPORT)["qa"] == "failed"
+
+
+def test_one_reader_for_every_verdict_form_the_prompts_ask_for():
+    assert verdict_of("**Verdict:** PASS — it does what it says.\n**Findings**\n- fine") == "pass"
+    assert verdict_of("**Verdict** — `OK`, nothing to flag.") == "ok"
+    assert verdict_of("**Verdict:** WATCH — the deadline is close.") == "watch"
+    assert verdict_of("VERDICT: **FAIL**\nFINDINGS:\n- no sources") == "fail"
+    assert verdict_of("VERDICT: needs review") == "needs review"
+    assert verdict_of("VERDICT: ok, it is ready to build on") == "ok"
+    assert verdict_of("Verdicts are hard.\n## Verdict\n") is None
+    from routine.config import conditions
+    from routine.projects import qa
+
+    assert conditions.verdict_of is verdict_of and qa.verdict_of is verdict_of
+    assert qa.parse_review("**Verdict:** OK — fine.")[0] == "fail"
+    assert "not PASS or FAIL" in qa.parse_review("**Verdict:** OK — fine.")[1][0]
