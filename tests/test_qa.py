@@ -96,3 +96,36 @@ def test_one_reader_for_every_verdict_form_the_prompts_ask_for():
     assert conditions.verdict_of is verdict_of and qa.verdict_of is verdict_of
     assert qa.parse_review("**Verdict:** OK — fine.")[0] == "fail"
     assert "not PASS or FAIL" in qa.parse_review("**Verdict:** OK — fine.")[1][0]
+
+
+def test_reviewers_see_what_the_artifact_cites_within_their_scope_and_may_read_more(cli, ollama):
+    home = cli.home
+    cli("project", "new", PROJECT)
+    write(home, f"Projects/{PROJECT}/Garden Shed.md", "# Garden Shed\n\nThe roof leaks in three places.\n")
+    write(home, f"Projects/{PROJECT}/Budget.md", "# Budget\n\nThe roof may cost 400 euros.\n")
+    write(home, "Private/Diary.md", "# Diary\n\nA private thought about the neighbour.\n")
+    write(home, REPORT, '---\ntype: intellectual\nsources: ["[[Plans/OKRs]]"]\n---\n# Garden report\n\n'
+                        "The roof leaks ([[Garden Shed]]); see also [[Diary]].\n")
+
+    def reviewer(model: str, messages: list[dict]) -> dict | str | None:
+        if "Review the artifact" not in str(messages[1]["content"]):
+            return None
+        if not any(m.get("role") == "tool" for m in messages):
+            return {"tool_calls": [{"name": "read_note", "arguments": {"path": f"Projects/{PROJECT}/Budget.md"}}]}
+        return "**Verdict:** PASS — the roof claim is in [[Garden Shed]].\n**Findings**\n- Sources: cited and checked"
+
+    ollama.reply_fn = reviewer
+    _, out, _ = cli("artifact", "qa", REPORT, "--json")
+    assert json.loads(out)["verdict"] == "passed", out
+    first = [r for r in ollama.requests if r["_path"] == "/api/chat" and "Review the artifact" in json.dumps(r)
+             and not any(m.get("role") == "tool" for m in r["messages"])]
+    assert len(first) == 2, len(first)  # the Critic's and the Guardian's first request
+    for request in first:
+        prompt = request["messages"][1]["content"]
+        assert "The roof leaks in three places." in prompt  # a cited note, in the reviewer's reads
+        assert "# OKRs" in prompt or "Objective 1" in prompt  # its `sources:`
+        assert "private thought" not in prompt  # cited, but outside every reviewer's reads
+        assert [t["function"]["name"] for t in request["tools"]] == ["read_note"]
+    after_tool = [r for r in ollama.requests if r["_path"] == "/api/chat"
+                  and any(m.get("role") == "tool" for m in r["messages"])]
+    assert after_tool and all("400 euros" in json.dumps(r["messages"]) for r in after_tool)

@@ -26,13 +26,16 @@ from routine.projects.artifacts import (
     QAState,
     artifact_from,
     body_sha,
+    cited_notes,
     set_properties,
 )
 from routine.prompts import template
 from routine.verdicts import REVIEW_FORM, verdict_of
 from routine.projects.model import project_folder_of
+from routine.vault.scope import glob_literal
 
 DEFAULT_REVIEWERS = ("critic", "guardian")
+MAX_CITED = 12  # cited notes put in a review's context (fitted to the window like any input)
 GENERIC = [
     "It does what its title and the task that asked for it say",
     "Every claim is supported by a linked note or marked as an assumption",
@@ -119,7 +122,7 @@ def run_qa(config, agents: dict[str, AgentSpec], runner, rel: str, now: datetime
         raise UsageError("No reviewer agent is loaded (the Critic and the Guardian are the default).",
                          "restore Agents/Critic.md, or name reviewers with --by AGENT.")
     qa_note = f"{folder}/QA/{artifact.name}.md"
-    reviews = [_review(runner, agents, name, artifact, note, qa_note, project) for name in names]
+    reviews = [_review(config, runner, agents, name, artifact, note, qa_note, project) for name in names]
     passed = all(r.verdict == "pass" for r in reviews)
     promoted = passed and artifact.artifact_type == ArtifactType.INTELLECTUAL
     _record(vault, artifact, reviews, passed, qa_note, now)
@@ -145,25 +148,38 @@ def _reviewable(rel: str, props: dict) -> Artifact:
     return artifact
 
 
-def _review(runner, agents, name: str, artifact: Artifact, note, qa_note: str, project) -> Review:
+def _review(config, runner, agents, name: str, artifact: Artifact, note, qa_note: str, project) -> Review:
     from routine.config.loader import agent_named
     from routine.runner.step import StepRequest
 
     agent = agent_named(agents, [], name)
-    # The reviewer reads the artifact and writes only its review; it never touches the artifact.
+    text = note.body.strip()
+    cited = _cited_inputs(config, agent, artifact, note.frontmatter, text, qa_note)
+    # The reviewer reads the artifact and what it cites, and writes only its review; it never touches the artifact.
     request = StepRequest(agent=agent, review=(artifact.rel, qa_note), task=template("qa_review.md.j2"),
                           write=WriteSpec(note=literal(qa_note), section=Path(agent.source).stem),
-                          trigger=f"qa:{artifact.rel}",
+                          inputs=cited, trigger=f"qa:{artifact.rel}",
                           variables={"artifact": artifact.rel[:-3], "artifact_type": artifact.artifact_type.value,
-                                     "answer_form": REVIEW_FORM,
+                                     "answer_form": REVIEW_FORM, "cited": len(cited),
                                      "checklist": checklist_for(artifact, note.frontmatter.get("tags")),
-                                     "text": note.body.strip()},
+                                     "text": text},
                           details={"qa": artifact.rel, **({"project": project.name} if project else {})})
     outcome = runner.run_step(request)
     if outcome.error is not None:
         return Review(Path(agent.source).stem, outcome.run_id, "fail", [f"the review did not run: {outcome.error}"])
     verdict, findings = parse_review(outcome.output)
     return Review(Path(agent.source).stem, outcome.run_id, verdict, findings)
+
+
+def _cited_inputs(config, agent: AgentSpec, artifact: Artifact, props: dict, text: str,
+                  qa_note: str) -> tuple[str, ...]:
+    """The notes ``text`` of the artifact cites that the reviewer may read (``routine.access``,
+    the one resolver, as the review runs), as the step's inputs: literal paths, never templates."""
+    from routine.access import resolve
+
+    scope = resolve(config, agent, review=(artifact.rel, qa_note))
+    cited = [rel for rel in cited_notes(Path(config.vault), artifact.rel, props, text) if scope.may_read(rel)]
+    return tuple(literal(glob_literal(rel)) for rel in cited[:MAX_CITED])
 
 
 def _record(vault: Path, artifact: Artifact, reviews: list[Review], passed: bool, qa_note: str, now: datetime) -> None:
