@@ -129,3 +129,71 @@ def test_reviewers_see_what_the_artifact_cites_within_their_scope_and_may_read_m
     after_tool = [r for r in ollama.requests if r["_path"] == "/api/chat"
                   and any(m.get("role") == "tool" for m in r["messages"])]
     assert after_tool and all("400 euros" in json.dumps(r["messages"]) for r in after_tool)
+
+
+def long_report(flawed: int | None = None) -> str:
+    sections = []
+    for n in range(1, 21):
+        lines = [f"In week {n} the {word} bed was weeded, watered and mulched before the frost, and the notes say why."
+                 for word in ("tomato", "bean", "onion", "carrot", "herb", "berry", "squash", "salad")] * 5
+        if n == flawed:
+            lines.append("TODO: fill in the harvest numbers here.")
+        sections.append(f"## Section {n}\n\n" + "\n\n".join(lines))
+    return "---\ntype: intellectual\n---\n# Garden season\n\n" + "\n\n".join(sections) + "\n"
+
+
+def test_a_long_artifact_is_reviewed_part_by_part_within_the_window(cli, ollama):
+    home = cli.home
+    cli("project", "new", PROJECT)
+    text = long_report()
+    assert len(text) > 73_000
+    write(home, REPORT, text)
+
+    def reviewer(model: str, messages: list[dict]) -> str | None:
+        task = str(messages[-1]["content"])
+        if "Review the artifact" not in task:
+            return None
+        if "TODO" in task.split("The artifact", 2)[-1]:
+            return "**Verdict:** FAIL — a placeholder is left.\n**Findings**\n- No placeholders: a TODO is left"
+        return "**Verdict:** PASS — complete.\n**Findings**\n- Complete: nothing is missing"
+
+    ollama.reply_fn = reviewer
+    _, out, _ = cli("artifact", "qa", REPORT, "--json")
+    result = json.loads(out)
+    assert result["verdict"] == "passed" and result["promoted"] is True, result
+    critic = [r["messages"][-1]["content"] for r in ollama.requests
+              if r["_path"] == "/api/chat" and "You are **the Critic**" in r["messages"][0]["content"]
+              and "Review the artifact" in r["messages"][-1]["content"]]
+    assert 3 <= len(critic) <= 20 and len(result["reviews"][0]["runs"]) == len(critic), len(critic)
+    for n in range(1, 21):  # every section reviewed, each in one part
+        assert sum(f"## Section {n}\n" in prompt for prompt in critic) == 1, n
+    assert ollama.truncated == []  # no request was over the window
+
+    # A placeholder in section 7: QA fails, and the QA note names the section that failed.
+    write(home, REPORT, long_report(flawed=7))
+    code, out, _ = cli("artifact", "qa", REPORT, "--json", ok=False)
+    result = json.loads(out)
+    assert code == 1 and result["verdict"] == "failed"
+    for review in result["reviews"]:  # the part that holds section 7 failed, and only that part
+        failed = review["failed_sections"]
+        assert "Section 7" in failed and len(failed) <= 3 and "Section 1" not in failed, failed
+    named = ", ".join(f"§ {name}" for name in result["reviews"][0]["failed_sections"])
+    qa_note = home.note(f"Projects/{PROJECT}/QA/Garden report.md")
+    assert f"failed in: {named}" in qa_note and f"{named}: No placeholders: a TODO is left" in qa_note
+    assert f"failed in: {named}" in home.note(REPORT) and properties(home, REPORT)["qa"] == "failed"
+
+
+def test_parts_fit_the_budget_and_name_their_sections():
+    from routine.models.tokens import Estimate
+    from routine.projects.review_parts import split_for_review
+
+    counter = Estimate()
+    short = "Intro line.\n\n## A\nSmall."
+    assert [p.sections for p in split_for_review(short, 500, counter)] == [("(top)", "A")]
+    huge = "## Big\n\n" + "\n\n".join(f"Paragraph {i} " + "words " * 60 for i in range(30)) + "\n\n## Small\nEnd."
+    parts = split_for_review(huge, 400, counter)
+    assert len(parts) > 3 and all(counter.text(p.text) <= 400 for p in parts)
+    assert parts[0].sections == ("Big (1 of " + parts[0].sections[0].split(" of ")[1],)
+    assert parts[-1].sections[-1] == "Small" and "".join(p.text for p in parts).count("Paragraph") == 30
+    one_line = "x" * 5000  # a paragraph longer than any part: cut at the longest head that fits
+    assert "".join(p.text for p in split_for_review(one_line, 300, counter)) == one_line
