@@ -1,7 +1,8 @@
 """A project's cadence as schedule blocks, derived from its home note (never a YAML file).
 
 `cadence:` in the home note maps `digest` and `review` to a 5-field cron; missing keys take
-the defaults below, `off` turns one off. The daemon re-derives the blocks whenever a home note
+the defaults below, `off` turns one off. The weekly review also reads the reviews and digests
+of earlier weeks (``review_inputs``). The daemon re-derives the blocks whenever a home note
 changes (``routine.daemon.project_events``), so an edit in Obsidian is a hot reload. The
 project's manager (`manager:`) runs them; a project without a loaded manager has no cadence.
 """
@@ -19,6 +20,7 @@ from routine.projects.model import Project, Status, list_projects
 from routine.schedule.cron import Cron, CronError
 from routine.prompts import template
 from routine.schedule.model import Block
+from routine.vault.scope import glob_literal
 
 DEFAULT_CADENCE = {"digest": "0 9 * * *", "review": "0 16 * * 5"}
 # kind -> (prompt, note, section)
@@ -69,6 +71,7 @@ def project_blocks(config: Config, agents: dict[str, AgentSpec],
                                         f"bad cron {text!r}: {exc}; write five fields such as \"0 9 * * 1-5\"."))
                 continue
             step = StepSpec(agent=manager.name, task=template(prompt),
+                            inputs=review_inputs(project) if kind == "review" else (),
                             write=WriteSpec(note=note.format(folder=literal(project.folder)), section=section))
             work = autonomous_steps(config.vault, project, agents, manager) if kind == "digest" else ()
             blocks[block_id(project, kind)] = Block(
@@ -83,6 +86,13 @@ def project_blocks(config: Config, agents: dict[str, AgentSpec],
                 project=project.name,
             )
     return blocks, problems
+
+
+def review_inputs(project: Project) -> tuple[str, ...]:
+    """What the weekly review reads besides the brief: the notes this cadence wrote in earlier
+    weeks, the weekly reviews (`Digests/2026-W47.md`) first, then the daily digests, newest first."""
+    digests = f"{literal(glob_literal(project.folder))}/Digests"
+    return (f"{digests}/*-W*.md", f"{digests}/*-*-*.md")
 
 
 def autonomous_steps(vault: Path, project: Project, agents: dict[str, AgentSpec], manager: AgentSpec) -> tuple:
