@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from test_daemon import journal_rows, only_schedule
 
-from routine.config.conditions import Condition, verdict_of
+from routine.config.conditions import Condition
+from routine.verdicts import verdict_of
 
 
 def critic_says(verdict: str):

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from routine.access.locks import locked_grounding
 from routine.config.model import AgentSpec, Config
+from routine.config.tool_names import REVIEW_TOOLS
 from routine.projects.assignees import Assignments, assignments_of
 from routine.projects.model import Behaviour
 from routine.vault.scope import glob_literal, in_scope
@@ -97,8 +98,8 @@ def resolve(
     """What ``agent`` may do now (assignments made in Obsidian count at once).
 
     ``approving``: the person approves a proposal the agent wrote, so its proposal-only globs
-    are writable. ``review``: (artifact, review note) of a QA review run: it reads the artifact and writes
-    only its review."""
+    are writable. ``review``: (artifact, review note) of a QA review run: it reads the artifact besides
+    its own reads, writes only its review, and has only ``REVIEW_TOOLS`` (read_note)."""
     vault = Path(config.vault)
     found = assignments_of(vault, agent.name, agent.source)
     grants = _grants(found)
@@ -114,7 +115,7 @@ def resolve(
         writes, proposal = writes + proposal, []
     if review is not None:
         reads, writes, proposal = [*reads, glob_literal(review[0])], [glob_literal(review[1])], []
-        tools, approval = (), "none"
+        tools, approval = REVIEW_TOOLS, "none"
     return Access(agent=agent.name, reads=_unique(reads, shared), writes=_unique(writes),
                   proposal_writes=_unique(proposal), hidden=_unique(hidden), denied=_unique(denied),
                   tools=tuple(tools), approval=approval, projects=found.projects,

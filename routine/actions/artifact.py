@@ -65,7 +65,10 @@ def _qa(config: Config, args: argparse.Namespace) -> int:
             else "failed: it stays as it was"
         print(f"QA of {rel} {verdict}.")
         for review in result.reviews:
-            print(f"  {review.reviewer}: {review.verdict} (run {review.run_id})")
+            runs = ", ".join(review.runs) or str(review.run_id)
+            print(f"  {review.reviewer}: {review.verdict} (run{'s' if len(review.runs) > 1 else ''} {runs})")
+            if review.failed_sections:
+                print("    failed in: " + ", ".join(f"§ {name}" for name in review.failed_sections))
             for finding in review.findings:
                 print(f"    - {finding}")
     return 0 if result.passed else EXIT_JOB_FAILED

@@ -2,22 +2,16 @@
 later step that runs instead when the condition does not hold (the person's design: "Critic ok →
 Builder, needs review → Synthesizer").
 
-A verdict is what an answer states on a `VERDICT: …` line (``verdict_of``; QA reads its PASS or
-FAIL the same way). Pure: the schedule loader builds a ``Condition``, the block runner asks it.
+A verdict is what an answer states on its verdict line (``routine.verdicts.verdict_of``, the
+one reader; QA reads its PASS or FAIL there too). Pure: the schedule loader builds a
+``Condition``, the block runner asks it.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-_VERDICT = re.compile(r"^\W*VERDICT\W*:?\s*\**\s*([^\n*]+?)\s*\**\s*\.?\s*$", re.IGNORECASE | re.MULTILINE)
-
-
-def verdict_of(text: str | None) -> str | None:
-    """The verdict an answer states on its last `VERDICT:` line, lower case; None if it states none."""
-    found = _VERDICT.findall(text or "")
-    return " ".join(found[-1].lower().split()) if found else None
+from routine.verdicts import verdict_of
 
 
 @dataclass(frozen=True)

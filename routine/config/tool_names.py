@@ -26,3 +26,6 @@ def declared(*names: str) -> tuple[str, ...]:
 
 # What an agent installed from a library may have unless routine.yaml allows more for that library.
 LIBRARY_TOOLS = declared("search_notes", "read_note", "list_notes", "write_note", "now", "date_math")
+
+# What a QA reviewer has, whatever its note lists: it reads what the artifact cites, nothing more.
+REVIEW_TOOLS = declared("read_note")

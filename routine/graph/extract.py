@@ -14,6 +14,7 @@ body link is ``links_to``.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from routine.graph.model import EdgeFact, EdgeType, NodeFact, NodeType, NoteFacts
@@ -144,26 +145,47 @@ def _hidden_ranges(body: str) -> list[tuple[int, int]]:
     return code_fence_ranges(body) + [(m.start(), m.end()) for m in _COMMENT.finditer(body)]
 
 
-def _okr_headings(rel: str, body: str, nodes: list, edges: list) -> None:
-    """Objectives (headings) and their key results (headings or list items) in the OKRs note,
-    named so that ``[[OKRs#KR 1.1]]`` finds them."""
-    note_link = rel.removesuffix(".md")
+@dataclass(frozen=True)
+class OkrItem:
+    kind: NodeType   # OBJECTIVE or KEY_RESULT
+    name: str        # "Objective 1", "KR 1.1": what ``[[OKRs#KR 1.1]]`` names
+    text: str        # what follows the name: "5 people use it every week — current 0 / target 5"
+    objective: str | None  # a key result's objective (its name)
+
+    @property
+    def line(self) -> str:
+        return f"{self.name}: {self.text}" if self.text else self.name
+
+
+def okr_items(body: str) -> list[OkrItem]:
+    """Objectives (headings) and key results (headings or list items) of a plan or OKRs note,
+    in order, each once; those in comments or code blocks left out (Obsidian does not show them)."""
     hidden = _hidden_ranges(body)
     found = sorted([(m.start(), NodeType.OBJECTIVE, m) for m in _OBJECTIVE.finditer(body)] +
                    [(m.start(), NodeType.KEY_RESULT, m) for m in _KEY_RESULT.finditer(body)], key=lambda t: t[0])
+    items: list[OkrItem] = []
     objective = None
     for start, kind, match in found:
         if in_ranges(start, hidden):
             continue
         name = re.sub(r"\s+", " ", match[1]).strip()
-        label = f"{name}: {match[2].strip()}" if match[2].strip() else name
-        node_id = f"{rel}#{name}"
-        if any(n.id == node_id for n in nodes):
+        if any(item.name == name for item in items):
             continue
-        parent = note_link if kind is NodeType.OBJECTIVE or objective is None else f"{note_link}#{objective}"
         if kind is NodeType.OBJECTIVE:
             objective = name
-        nodes.append(NodeFact(node_id, kind, label[:80], {}))
+        items.append(OkrItem(kind, name, match[2].strip(), None if kind is NodeType.OBJECTIVE else objective))
+    return items
+
+
+def _okr_headings(rel: str, body: str, nodes: list, edges: list) -> None:
+    """Objectives and key results in the OKRs note as nodes, named so that ``[[OKRs#KR 1.1]]`` finds them."""
+    note_link = rel.removesuffix(".md")
+    for item in okr_items(body):
+        node_id = f"{rel}#{item.name}"
+        if any(n.id == node_id for n in nodes):
+            continue
+        parent = note_link if item.objective is None else f"{note_link}#{item.objective}"
+        nodes.append(NodeFact(node_id, item.kind, item.line[:80], {}))
         edges.append(EdgeFact(node_id, parent, EdgeType.PART_OF, EdgeType.PART_OF.value))
 
 

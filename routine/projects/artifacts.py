@@ -170,6 +170,23 @@ def artifacts_in(vault: Path, folder: str = PROJECTS) -> list[Artifact]:
     return found
 
 
+CITING_PROPERTIES = ("sources", "derived_from")  # where a note names what it stands on, besides its links
+
+
+def cited_notes(vault: Path, rel: str, props: dict, text: str) -> list[str]:
+    """The notes ``text`` (of the note ``rel`` with ``props``) cites, each once, in order: its
+    `sources:` and `derived_from:`, then its wikilinks; those that resolve to a note, itself left out."""
+    from routine.vault.notes import resolve_wikilink, wikilinks
+
+    named = [str(v) for key in CITING_PROPERTIES for v in as_list(props.get(key)) if v not in (None, "")]
+    found: list[str] = []
+    for target in [*named, *wikilinks(text)]:
+        cited = resolve_wikilink(vault, target)
+        if cited is not None and cited != rel and cited not in found:
+            found.append(cited)
+    return found
+
+
 def body_sha(vault: Path, rel: str) -> str | None:
     from routine.vault.notes import read_note
     from routine.vault.sections import content_sha

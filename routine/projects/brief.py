@@ -55,6 +55,7 @@ def project_brief(vault: Path, project: Project, now: datetime | None = None) ->
     lines = [f"Project {project.name} ({project.status.value}); goal: {project.goal or 'not set'}."]
     if project.key_results:
         lines.append("Key results: " + ", ".join(project.key_results))
+        lines += [f"- {line}" for line in key_result_text(vault, project)]
     lines.append("Team and what each is doing:")
     by = facts.open_by_assignee
     done = [t for t in facts.tasks if t.state.value == "x"]
@@ -82,6 +83,32 @@ def project_brief(vault: Path, project: Project, now: datetime | None = None) ->
             "Changed since yesterday: " + (", ".join(f"[[{rel[:-3]}]]" for rel in facts.changed) or "nothing.")
         )
     return "\n".join(lines)
+
+
+MAX_KR_LINES = 12
+
+
+def key_result_text(vault: Path, project: Project) -> list[str]:
+    """What the key results the home note links say, from the plan or OKRs note they are in
+    (``[[OKRs#KR 1.1]]`` -> "KR 1.1: five users — current 2 / target 5 ([[Plans/OKRs#KR 1.1]])");
+    a link to the whole note gives its objectives and key results."""
+    from routine.graph.extract import link_targets, okr_items
+    from routine.vault.notes import read_note, resolve_wikilink
+
+    lines: list[str] = []
+    for target in (t for link in project.key_results for t in link_targets(link)):
+        base, _, heading = target.partition("#")
+        rel = resolve_wikilink(vault, base)
+        if rel is None:
+            continue
+        try:
+            items = okr_items(read_note(vault, rel).body)
+        except OSError:
+            continue
+        wanted = heading.strip().lower()  # "KR 1.1", or the whole heading "KR 1.1: five users"
+        chosen = [i for i in items if not wanted or wanted.split(":")[0].strip() == i.name.lower()]
+        lines += [f"{item.line} ([[{rel[:-3]}#{item.name}]])" for item in chosen]
+    return list(dict.fromkeys(lines))[:MAX_KR_LINES]
 
 
 def _library_agents(vault: Path, project: Project) -> list[str]:

@@ -1,7 +1,8 @@
 """A project's cadence as schedule blocks, derived from its home note (never a YAML file).
 
 `cadence:` in the home note maps `digest` and `review` to a 5-field cron; missing keys take
-the defaults below, `off` turns one off. The daemon re-derives the blocks whenever a home note
+the defaults below, `off` turns one off. The weekly review also reads the reviews and digests
+of earlier weeks (``review_inputs``). The daemon re-derives the blocks whenever a home note
 changes (``routine.daemon.project_events``), so an edit in Obsidian is a hot reload. The
 project's manager (`manager:`) runs them; a project without a loaded manager has no cadence.
 """
@@ -18,6 +19,7 @@ from routine.projects.model import Project, Status, list_projects
 from routine.schedule.cron import Cron, CronError
 from routine.prompts import template
 from routine.schedule.model import Block
+from routine.vault.scope import glob_literal
 
 DEFAULT_CADENCE = {"digest": "0 9 * * *", "review": "0 16 * * 5"}
 # kind -> (prompt, note, section)
@@ -68,6 +70,7 @@ def project_blocks(config: Config, agents: dict[str, AgentSpec],
                                         f"bad cron {text!r}: {exc}; write five fields such as \"0 9 * * 1-5\"."))
                 continue
             step = StepSpec(agent=manager.name, task=template(prompt),
+                            inputs=review_inputs() if kind == "review" else (),
                             write=WriteSpec(note=note, section=section), variables=_folder(project))
             work = autonomous_steps(config.vault, project, agents, manager) if kind == "digest" else ()
             blocks[block_id(project, kind)] = Block(
@@ -82,6 +85,13 @@ def project_blocks(config: Config, agents: dict[str, AgentSpec],
                 project=project.name,
             )
     return blocks, problems
+
+
+def review_inputs() -> tuple[str, ...]:
+    """What the weekly review reads besides the brief: the notes this cadence wrote in earlier
+    weeks, the weekly reviews (`Digests/2026-W47.md`) first, then the daily digests, newest first.
+    The project's folder goes in as a value (``project_glob``, literal in a glob)."""
+    return ("{{ project_glob }}/Digests/*-W*.md", "{{ project_glob }}/Digests/*-*-*.md")
 
 
 def autonomous_steps(vault: Path, project: Project, agents: dict[str, AgentSpec], manager: AgentSpec) -> tuple:
@@ -105,4 +115,4 @@ def autonomous_steps(vault: Path, project: Project, agents: dict[str, AgentSpec]
 
 def _folder(project: Project) -> tuple[tuple[str, str], ...]:
     """The project's folder is a name from the vault: a value its templates insert, never rendered."""
-    return (("project_folder", project.folder),)
+    return (("project_folder", project.folder), ("project_glob", glob_literal(project.folder)))

@@ -23,6 +23,7 @@ class Prompt:
     counted: int = 0  # prompt tokens as counted before sending (messages and tool schemas)
     limit: int = 0    # the most the window allows beside the answer's reserve
     reserved: int = 0  # of that, left free for the tool loop's first call and result (the agent's tool_reserve)
+    fixed: int = 0     # of ``counted``, what is never cut: system prompt, task, instructions, tool schemas
 
 
 def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, variables: dict,
@@ -44,7 +45,7 @@ def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, va
         user = render(template("step.md.j2"), {**base, "items": fitted.kept, "dropped": fitted.dropped}, "step.md.j2")
         return [{"role": "system", "content": system}, {"role": "user", "content": user.strip()}]
 
-    fixed = count_request(counter, messages_with(Fitted([])), specs)
+    fixed = never_cut = count_request(counter, messages_with(Fitted([])), specs)
     # A step with tools leaves room for its first call and result, as far as the fixed part allows.
     reserved = min(agent.tool_reserve, max(0, limit - fixed)) if specs else 0
     plan = limit - reserved
@@ -57,4 +58,5 @@ def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, va
         messages = messages_with(fitted)
         counted = count_request(counter, messages, specs)
     return Prompt(messages=messages, sources=[k.source for k in fitted.kept if k.source], dropped=fitted.dropped,
-                  missing=gathered.missing, tools=list(agent.tools), counted=counted, limit=limit, reserved=reserved)
+                  missing=gathered.missing, tools=list(agent.tools), counted=counted, limit=limit, reserved=reserved,
+                  fixed=never_cut)

@@ -1,0 +1,77 @@
+"""The project manager's brief wherever the manager runs, through the CLI and the stand-in Ollama:
+a bare `routine fire <PM>` gets the project's facts; the weekly review gets the reviews and
+digests of earlier weeks and the text of the key results the home note links."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+
+from test_projects import HOME_NOTE, MISTRAL, PROJECT
+from test_projects import cli as cli  # noqa: F401  (the fixture)
+
+FACTS = "The project's facts, computed from its case file:"
+OKRS = """---
+tags: [plan]
+---
+# OKRs
+
+%%
+## Objective: an example in a comment
+- KR 9.9: not a real key result — current 0 / target 1
+%%
+
+## Objective 1: Launch the shop
+- KR 1.1: 40 people sign up before launch — current 12 / target 40 — by 2026-12-15
+- KR 1.2: the shop loads in under 2 seconds — current 3.1 s / target 2 s
+"""
+
+
+def write(home, rel: str, text: str) -> None:
+    path = home.vault / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def pm_requests(ollama) -> list[str]:
+    return [r["messages"][-1]["content"] for r in ollama.requests
+            if r["_path"] == "/api/chat" and "project manager of" in r["messages"][0]["content"]]
+
+
+def test_a_bare_fire_of_the_manager_gets_the_project_brief(cli, ollama):
+    cli("project", "new", PROJECT, "--goal", "Open the shop")
+    cli("project", "assign", PROJECT, "Ada", "--task", "Write the launch email")
+    ollama.script(MISTRAL, ["**Progress** — Ada: the launch email is open."])
+    cli("fire", "acme-launch-pm")
+    prompt = pm_requests(ollama)[-1]
+    assert FACTS in prompt and f"Project {PROJECT} (active); goal: Open the shop." in prompt, prompt
+    assert "Ada (person): Write the launch email (open)" in prompt
+
+    # A task that asks for the brief itself gets it once.
+    ollama.script(MISTRAL, ["Noted."])
+    cli("fire", "acme-launch-pm", "--task", "Say what stands out.\n\n{{ project_brief }}")
+    prompt = pm_requests(ollama)[-1]
+    assert FACTS not in prompt and prompt.count("Project Acme Launch (active)") == 1
+
+
+def test_the_weekly_review_gets_earlier_weeks_and_the_key_results_text(cli, ollama):
+    home = cli.home
+    cli("project", "new", PROJECT)
+    write(home, "Plans/OKRs.md", OKRS)
+    path = home.vault / HOME_NOTE
+    path.write_text(path.read_text(encoding="utf-8").replace("key_results: []", 'key_results: ["[[OKRs#KR 1.1]]"]'),
+                    encoding="utf-8")
+    digests = f"Projects/{PROJECT}/Digests"
+    yesterday = (date.today() - timedelta(days=1)).isoformat()
+    write(home, f"{digests}/2026-W01.md", "## Weekly review\n\nThe landing page was drafted; signups stood at 7.\n")
+    write(home, f"{digests}/{yesterday}.md", "## Daily digest\n\nAda sent the launch email to 30 friends.\n")
+
+    ollama.script(MISTRAL, ["**Progress** — signups 12 of 40."])
+    _, out, _ = cli("fire", "acme-launch-review", "--json")
+    assert [s["status"] for s in json.loads(out)["steps"]] == ["ok"], out
+    prompt = pm_requests(ollama)[-1]
+    assert "KR 1.1: 40 people sign up before launch — current 12 / target 40 — by 2026-12-15" in prompt, prompt
+    assert "KR 1.2" not in prompt and "KR 9.9" not in prompt  # only the linked one, never the commented example
+    assert "The landing page was drafted; signups stood at 7." in prompt  # an earlier week's review
+    assert "Ada sent the launch email to 30 friends." in prompt  # a daily digest
+    assert prompt.index("The landing page was drafted") < prompt.index("Ada sent the launch email")
