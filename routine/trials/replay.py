@@ -165,14 +165,15 @@ def _tool_problems(calls: list, agent: AgentSpec) -> list[str]:
 
 
 def _memory_mb(config: Config, alias: str, model: str) -> float | None:
-    """What the model that answered takes in memory, by Ollama's own `ps` (None: not an Ollama, or gone)."""
-    from routine.models import ollama_host
+    """What the model that answered takes in memory, by its managed server's own `ps` (None: not a
+    managed server, or gone)."""
+    from routine.models import providers
 
     dep = next((d for d in config.models[alias].deployments if d.model == model), None)
     if dep is None or not dep.provider.manages_residency:
         return None
     try:
-        found = ollama_host.resident(dep.api_base)
+        found = providers.resident(dep.api_base)
     except RoutineError:
         return None
     names = {dep.served_name, f"{dep.served_name}:latest"}
