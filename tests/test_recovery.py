@@ -172,7 +172,9 @@ def test_a_read_only_vault_is_reported_not_healthy_ok(initialised, ollama):
         if bound.returncode != 0:
             pytest.skip("cannot bind-mount here (needs root or CAP_SYS_ADMIN)")
         try:
-            subprocess.run(["mount", "-o", "remount,ro,bind", str(home.vault)], check=True, capture_output=True)
+            # Another test's mount at the same moment can make one remount fail (exit 32): try again.
+            remount = ["mount", "-o", "remount,ro,bind", str(home.vault)]
+            wait_for(lambda: subprocess.run(remount, capture_output=True).returncode == 0, 15, "the read-only remount")
             fired = home.run("fire", "strategist")
             assert fired.returncode == 1 and "Traceback" not in fired.stderr
             assert "Could not write Daily/" in fired.stderr and "read-only file system" in fired.stderr
