@@ -90,8 +90,10 @@ def report(trial: dict) -> None:
     if c["tool_calls_valid"] is False:
         why.append("tool calls: " + "; ".join(c["tool_problems"][:3]))
     verdict = "LANDED" if c["passed"] else "REJECTED (" + ", ".join(why) + ")"
-    print(f"{where}: {verdict}; {c['tokens_per_s']} tokens/s, first token {c['ttft_ms']} ms, "
-          f"{c['answer_chars']} chars, {c['tokens_out']} tokens out, load {c['load_ms']} ms")
+    measured = ((c["tokens_per_s"], " tokens/s"), (c["ttft_ms"], " ms to first token"),
+                (c["answer_chars"] or None, " chars"), (c["tokens_out"], " tokens out"), (c["load_ms"], " ms load"))
+    figures = [f"{value}{unit}" for value, unit in measured if value is not None]
+    print(f"{where}: {verdict}; " + (", ".join(figures) or "no figures (no reply was accepted to measure)"))
 
 
 if __name__ == "__main__":

