@@ -23,7 +23,6 @@ def chat(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], N
     from routine.chat.sessions import ask
     from routine.config.loader import agent_named
     from routine.config.overrides import on_model
-    from routine.models.plan import alias_key
     from routine.daemon.work import Work
     from routine.journal import Journal
 
@@ -50,9 +49,8 @@ def chat(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], N
             journal.close()
             done.set()
 
-    key = alias_key(jobs.live.config, alias) if alias else None
     jobs.queue.submit(Work(key=f"chat:{agent.name}", label=f"chat with {agent.name}", run=work,
-                           models=(key,) if key else jobs.model_keys([agent.name])))
+                           models=jobs.model_keys([agent.name], alias)))
     snapshot = jobs.queue.snapshot()
     if snapshot.queued:
         send(Queued(snapshot.ahead()).to_json())

@@ -19,14 +19,12 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from routine import paths
 from routine.causes import is_disk_full
-from routine.config.model import Config
 from routine.config.overrides import known_alias, on_model, on_models
 from routine.control import socket_path
 from routine.daemon.ports import Jobs
 from routine.errors import DaemonError, RoutineError, StateDiskFull, UsageError
 from routine.journal import Journal
 from routine.journal.status import succeeded
-from routine.models.plan import ModelKey, alias_key
 from routine.runner.events import IndexProgress, Queued, RunEvent
 
 if TYPE_CHECKING:
@@ -281,14 +279,14 @@ def fire(jobs: Jobs, message: dict[str, Any], send: Send, gone: threading.Event)
             outcome = run_block(jobs.make_runner(journal, on_event, job, gone), block, agents,
                                 trigger="retry" if resume else "manual", stream=True, resume=resume)
             return dict(status=outcome.status, run=outcome.run_id, steps=[s.summary() for s in outcome.steps])
-        job.key, job.models = f"block:{block.id}", _models(jobs, live.config, block.agents, alias)
+        job.key, job.models = f"block:{block.id}", jobs.model_keys(block.agents, alias)
     else:
         agent = on_model(live.config, agent_named(live.agents, [], target), alias, write)
         request = StepRequest.for_agent(live.config, agent, message.get("task"), model_override=alias)
 
         def run(journal: Journal) -> dict:
             return jobs.make_runner(journal, on_event, cancel=gone).run_step(request, stream=True).summary()
-        job.key, job.models = f"agent:{agent.name}", _models(jobs, live.config, [agent.name], alias)
+        job.key, job.models = f"agent:{agent.name}", jobs.model_keys([agent.name], alias)
     errors: list[RoutineError] = []
     job.run = _journaled(run, result, errors, done, job.label)
     jobs.queue.submit(job)
@@ -300,14 +298,6 @@ def fire(jobs: Jobs, message: dict[str, Any], send: Send, gone: threading.Event)
         raise errors[0]
     failed = not succeeded(result.get("status"))
     send({"done": True, "result": result, "exit": 1 if failed else 0})
-
-
-def _models(jobs: Jobs, config: Config, agent_names: list[str], alias: str | None) -> tuple[ModelKey, ...]:
-    """The models a fire's job needs: its agents' own, or the one alias it runs on (`--model`)."""
-    if alias is None:
-        return jobs.model_keys(agent_names)
-    key = alias_key(config, alias)
-    return (key,) if key is not None else ()
 
 
 def _journaled(run: Callable[[Journal], dict], result: dict, failed: list[RoutineError], done: threading.Event,

@@ -124,7 +124,13 @@ class ScheduledWork:
             if not succeeded(outcome.status):
                 self.recovery.failed(block_id, slot, outcome, trigger)
 
-    def model_keys(self, agent_names: Iterable[str]) -> tuple[ModelKey, ...]:
+    def model_keys(self, agent_names: Iterable[str], alias: str | None = None) -> tuple[ModelKey, ...]:
+        """The models a job needs: its agents' own, or the one alias it runs on instead (`--model`)."""
+        if alias is not None:
+            from routine.models.plan import alias_key
+
+            key = alias_key(self.live.config, alias)
+            return (key,) if key is not None else ()
         return self.residency.keys_for_agents(agent_names) if self.residency else ()
 
     def make_runner(self, journal: Journal, on_event: OnEvent | None = None, work: Work | None = None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
@@ -17,14 +17,15 @@ from zoneinfo import ZoneInfo
 
 from routine import agenda, runcontext, sysmetrics
 from routine.alerts import raise_alert
-from routine.causes import Cause, cause_of
-from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, WriteSpec
+from routine.causes import cause_of
+from routine.config.model import AgentSpec, Config, WriteSpec
 from routine.access import scoped
 from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, keep
 from routine.notifications import Message, notify
 from routine.runner import claims, context, prompt
+from routine.runner.request import StepOutcome, StepRequest
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
 from routine.templating import date_vars, render
 
@@ -35,66 +36,6 @@ if TYPE_CHECKING:
     from routine.vault import WriteResult
 
 log = logging.getLogger(__name__)
-
-@dataclass
-class StepRequest:
-    agent: AgentSpec
-    task: str  # a template
-    write: WriteSpec
-    inputs: tuple[str, ...] = ()
-    search: SearchSpec | None = None  # notes found by meaning, within the agent's reads scopes
-    graph: GraphSpec | None = None    # typed links around a note (issue 15), within the agent's reads scopes
-    trigger: str = "manual"
-    block: str | None = None
-    step_index: int | None = None
-    parent: str | None = None
-    slot: str | None = None
-    prior: dict[str, str] = field(default_factory=dict)  # earlier steps' outputs, by agent name
-    prefetch: str | None = None  # the model alias the block's next step needs (preloaded meanwhile)
-    variables: dict = field(default_factory=dict)  # more template variables (a trigger's path, event)
-    details: dict = field(default_factory=dict)    # journaled with the run (a trigger's id, event, path)
-    retries_left: int = 0  # a transient failure will be tried again: no alert for this attempt
-    as_of: datetime | None = None  # the dates its templates render (a block's start, kept by a retry); else now
-    review: tuple[str, str] | None = None  # a QA review: (artifact, review note), the only note it writes
-    # Its failures share one alert of this cause (a task's pickup), unless theirs has one.
-    alert_cause: Cause | None = None
-
-    @classmethod
-    def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual",
-                  model_override: str | None = None) -> "StepRequest":
-        """A one-off run of an agent (`routine fire AGENT`): its default task and write target.
-        ``model_override``: the alias it runs on instead of its own (`--model`), journaled in its details."""
-        task = task or agent.task
-        if not task:
-            raise UsageError(f"Agent {agent.name} has no default task.",
-                             f"pass --task TEXT, or add `task:` to {agent.source}.")
-        write = agent.write or WriteSpec(note=f"{config.layout.daily}/{{{{ today }}}}.md", section=agent.name.title())
-        details = {"model_alias": model_override} if model_override else {}
-        return cls(agent=agent, task=task, write=write, inputs=agent.inputs, trigger=trigger, details=details)
-
-
-@dataclass
-class StepOutcome:
-    run_id: str | None
-    status: str  # ok | proposal | failed | refused | dry-run
-    prompt: prompt.Prompt | None = None
-    output: str = ""
-    wrote: WriteResult | None = None
-    error: RoutineError | None = None
-    alert: str | None = None
-    model: str | None = None
-    completion: Completion | None = None  # when a model answered
-    agent: AgentSpec | None = None  # a dry run: the agent as it would run (its effective scopes)
-
-    def summary(self) -> dict:
-        """What the CLI prints for --json and the control socket sends back."""
-        wrote = self.wrote
-        return {
-            "run": self.run_id, "status": self.status, "model": self.model,
-            "wrote": None if wrote is None else {"path": wrote.rel, "outcome": wrote.outcome,
-                                                "proposal": wrote.proposal_rel, "message": wrote.message},
-            "error": None if self.error is None else str(self.error), "alert": self.alert,
-        }
 
 
 def local_now(config: Config) -> datetime:

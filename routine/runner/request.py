@@ -1,0 +1,79 @@
+"""What a step is asked to do (``StepRequest``) and what came of it (``StepOutcome``): the values
+that cross from whoever starts a run (fire, a block, a trigger, a task pickup, QA) into
+``runner.step.Runner.run_step`` and back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from routine.causes import Cause
+from routine.config.model import AgentSpec, Config, SearchSpec, GraphSpec, WriteSpec
+from routine.errors import RoutineError, UsageError
+
+if TYPE_CHECKING:
+    from routine.models.client import Completion
+    from routine.runner.prompt import Prompt
+    from routine.vault import WriteResult
+
+
+@dataclass
+class StepRequest:
+    agent: AgentSpec
+    task: str  # a template
+    write: WriteSpec
+    inputs: tuple[str, ...] = ()
+    search: SearchSpec | None = None  # notes found by meaning, within the agent's reads scopes
+    graph: GraphSpec | None = None    # typed links around a note (issue 15), within the agent's reads scopes
+    trigger: str = "manual"
+    block: str | None = None
+    step_index: int | None = None
+    parent: str | None = None
+    slot: str | None = None
+    prior: dict[str, str] = field(default_factory=dict)  # earlier steps' outputs, by agent name
+    prefetch: str | None = None  # the model alias the block's next step needs (preloaded meanwhile)
+    variables: dict = field(default_factory=dict)  # more template variables (a trigger's path, event)
+    details: dict = field(default_factory=dict)    # journaled with the run (a trigger's id, event, path)
+    retries_left: int = 0  # a transient failure will be tried again: no alert for this attempt
+    as_of: datetime | None = None  # the dates its templates render (a block's start, kept by a retry); else now
+    review: tuple[str, str] | None = None  # a QA review: (artifact, review note), the only note it writes
+    # Its failures share one alert of this cause (a task's pickup), unless theirs has one.
+    alert_cause: Cause | None = None
+
+    @classmethod
+    def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual",
+                  model_override: str | None = None) -> "StepRequest":
+        """A one-off run of an agent (`routine fire AGENT`): its default task and write target.
+        ``model_override``: the alias it runs on instead of its own (`--model`), journaled in its details."""
+        task = task or agent.task
+        if not task:
+            raise UsageError(f"Agent {agent.name} has no default task.",
+                             f"pass --task TEXT, or add `task:` to {agent.source}.")
+        write = agent.write or WriteSpec(note=f"{config.layout.daily}/{{{{ today }}}}.md", section=agent.name.title())
+        details = {"model_alias": model_override} if model_override else {}
+        return cls(agent=agent, task=task, write=write, inputs=agent.inputs, trigger=trigger, details=details)
+
+
+@dataclass
+class StepOutcome:
+    run_id: str | None
+    status: str  # ok | proposal | failed | refused | dry-run
+    prompt: Prompt | None = None
+    output: str = ""
+    wrote: WriteResult | None = None
+    error: RoutineError | None = None
+    alert: str | None = None
+    model: str | None = None
+    completion: Completion | None = None  # when a model answered
+    agent: AgentSpec | None = None  # a dry run: the agent as it would run (its effective scopes)
+
+    def summary(self) -> dict:
+        """What the CLI prints for --json and the control socket sends back."""
+        wrote = self.wrote
+        return {
+            "run": self.run_id, "status": self.status, "model": self.model,
+            "wrote": None if wrote is None else {"path": wrote.rel, "outcome": wrote.outcome,
+                                                "proposal": wrote.proposal_rel, "message": wrote.message},
+            "error": None if self.error is None else str(self.error), "alert": self.alert,
+        }
