@@ -5,7 +5,9 @@ a person would set, its own working directory, stdin, stdout and stderr: in this
 default (as simonw/llm's tests do: no interpreter start, no litellm import per call), or as a
 real `python -m routine` subprocess with `process=True` where the process boundary is the
 point (the daemon, signals, what a fresh process imports). `ROUTINE_TEST_SUBPROCESS=1` runs
-every call as a subprocess. Only the Ollama server is a stand-in (tests/fake_ollama.py),
+every call as a subprocess. `routine run` is a real process forked warm (tests/warm_start.py:
+litellm imported once per test worker, not once per daemon); `ROUTINE_TEST_COLD_START=1` starts
+it cold. Only the Ollama server is a stand-in (tests/fake_ollama.py),
 reached through the real `ollama` and `litellm` clients.
 
 Speed without less realism: a test's search index embeds with a stand-in (the hashing
@@ -37,6 +39,7 @@ sys.path.insert(0, str(REPO))  # in-process runs use this worktree's routine, li
 
 from fake_ollama import FakeOllama  # noqa: E402
 from waits import scaled  # noqa: E402
+from warm_start import WarmStarter  # noqa: E402
 
 ALWAYS_SUBPROCESS = os.environ.get("ROUTINE_TEST_SUBPROCESS") == "1"
 
@@ -57,13 +60,16 @@ class Home:
     config: Path
     state: Path
     env: dict
+    starter: WarmStarter  # real routine processes, forked warm (tests/warm_start.py)
 
     def run(self, *args: str, check: bool = False, timeout: float = 120, input: str | None = None,
             env_extra: dict | None = None, process: bool = False):
         """Run `routine ARGS` as a person would; in this process unless ``process`` (then
         ``timeout`` applies). `routine run`, the daemon, is always a real process."""
         env = {**self.env, **(env_extra or {})}
-        if process or ALWAYS_SUBPROCESS or (args and args[0] == "run"):
+        if args and args[0] == "run" and not process:
+            proc = self.starter.run(list(args), env, self.root, timeout=scaled(timeout), input=input)
+        elif process or ALWAYS_SUBPROCESS:
             proc = subprocess.run([sys.executable, "-m", "routine", *args], env=env, cwd=self.root,
                                   capture_output=True, text=True, timeout=scaled(timeout), input=input)
         else:
@@ -118,8 +124,16 @@ def run_in_process(args: list[str], env: dict, cwd: Path, stdin: str | None) -> 
     return subprocess.CompletedProcess(["routine", *args], code, out.getvalue(), err.getvalue())
 
 
+@pytest.fixture(scope="session")
+def warm_starter():
+    """This test worker's warm-start server (tests/warm_start.py), started on first use."""
+    starter = WarmStarter()
+    yield starter
+    starter.close()
+
+
 @pytest.fixture
-def home(tmp_path, ollama, request) -> Home:
+def home(tmp_path, ollama, request, warm_starter) -> Home:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ROUTINE_", "XDG_", "OLLAMA_"))}
     env.update(
         HOME=str(tmp_path / "home"),
@@ -133,7 +147,7 @@ def home(tmp_path, ollama, request) -> Home:
     if not request.node.get_closest_marker("real_embeddings"):
         env["ROUTINE_TEST_EMBEDDER"] = "hashing"  # routine.memory.embedder: search is not under test here
     h = Home(root=tmp_path, vault=tmp_path / "Vault", config=tmp_path / "config" / "routine.yaml",
-             state=tmp_path / "state", env=env)
+             state=tmp_path / "state", env=env, starter=warm_starter)
     return h
 
 
@@ -229,6 +243,17 @@ def pytest_collection_modifyitems(config, items):
             source = ""
         if "with daemon(" in source and not item.get_closest_marker("daemon"):
             item.add_marker(pytest.mark.daemon)
+    items.sort(key=_longest_first)
+
+
+def _longest_first(item) -> int:
+    """Run order: the long tests first (the simulated week, real daemons with the real embedding
+    model, other real daemons), so that with xdist no worker starts a long one while the others
+    run out of work. Stable: within a rank, the files' own order."""
+    if item.get_closest_marker("xdist_group"):
+        return 0
+    daemon, real = item.get_closest_marker("daemon"), item.get_closest_marker("real_embeddings")
+    return 1 if daemon and real else 2 if daemon else 3 if real else 4
 
 
 @pytest.hookimpl(hookwrapper=True)

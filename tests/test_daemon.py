@@ -33,8 +33,7 @@ wait_for = wait_until  # the daemon tests' name for it (tests/waits.py: timeouts
 @contextmanager
 def daemon(home, log_name="daemon.log"):
     log = open(home.root / log_name, "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "routine", "run"], env=home.env, cwd=home.root,
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = home.starter.popen(["run"], env=home.env, cwd=home.root, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_for(
             lambda: (home.root / "run" / "control.sock").exists() or proc.poll() is not None, 30, "the control socket"

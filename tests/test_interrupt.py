@@ -14,9 +14,16 @@ MISTRAL = "mistral:7b-instruct-q4_K_M"
 SLOW = {"content": " ".join(f"Alignment point {i}." for i in range(40)), "delay": 8}
 
 
+def at_a_terminal() -> None:
+    """Ctrl-C as a shell gives it to the command it runs in the foreground: SIGINT at its default.
+    (A test worker may have inherited SIGINT ignored, as a background job does; a command
+    started from it would then never see the Ctrl-C this test sends.)"""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def fire_then_ctrl_c(home, ollama):
     proc = subprocess.Popen([sys.executable, "-m", "routine", "fire", "strategist"], env=home.env, cwd=home.root,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=at_a_terminal)
     wait_for(lambda: ollama.last_request("/api/chat") is not None, 60, "the model call")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=scaled(30))
