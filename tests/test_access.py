@@ -114,6 +114,45 @@ def test_a_project_folder_named_star_grants_only_itself(team, ollama):
     assert "Our own plan." in home.note("Projects/*/Plan.md")
 
 
+
+def test_an_artifact_shared_with_one_agent_is_read_by_it_and_by_no_third_agent(team, ollama, monkeypatch):
+    """A report Research owns, typed as a person types it, `shared_with: ["[[Helper]]"]`: the
+    custom agent Helper (whose own scopes do not reach Projects/) may read it and not write it;
+    Other, a third custom agent, may not read it; as the resolver, `agent show` and a run say."""
+    from routine.access import resolve
+    from routine.config.loader import load_agents, load_config
+
+    home = team
+    put(home, "Artifacts/Notes.md", "# Notes\nMy own notes.\n")
+    cli(home, "agent", "new", "Other", "--from", "Artifacts/Notes.md", "--tools", "read_note")
+    project(home, "Atlas", {"Research": "autonomous"})
+    spec = "Projects/Atlas/Spec.md"
+    put(home, spec, '---\ntype: intellectual\nowner: "[[Research]]"\nshared_with: ["[[Helper]]"]\n---\n'
+                    "# Spec\nThe API answers in 40 ms.\n")
+
+    for key, value in home.env.items():
+        monkeypatch.setenv(key, value)
+    config = load_config()
+    agents = load_agents(config)[0]
+    helper, other = resolve(config, agents["helper"]), resolve(config, agents["other"])
+    assert helper.may_read(spec) and helper.write_mode(spec).value == "none"
+    assert not other.may_read(spec)
+    shown = {name: json.loads(cli(home, "agent", "show", name, "--json").stdout) for name in ("helper", "other")}
+    assert spec in shown["helper"]["reads"] and f"!{spec}" in shown["helper"]["denied"]
+    assert spec not in shown["other"]["reads"]
+
+    for name, refused in (("helper", False), ("other", True)):
+        ollama.script(MISTRAL, [call("read_note", path=spec), "Read."])
+        cli(home, "fire", name, "--task", "How fast is the API?")
+        [read] = tool_calls(home)
+        assert bool(read.get("refused")) is refused and ("40 ms" in json.dumps(read)) is not refused, (name, read)
+    # Shared for reading only: Helper's write of it is refused and the note stays as Research left it.
+    before = home.note(spec)
+    ollama.script(MISTRAL, [call("write_note", path=spec, content="Faster."), "Done."])
+    cli(home, "fire", "helper", "--task", "Improve the spec.")
+    [wrote] = tool_calls(home)
+    assert wrote.get("refused") and home.note(spec) == before, wrote
+
 # --- agent show --json is what a run may do ------------------------------------------------------
 
 def realistic(home) -> None:

@@ -4,14 +4,16 @@ list them, ownership holds; a reactive member's task result is an artifact from 
 
 from __future__ import annotations
 
+import ast
 import json
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from test_projects import PROJECT, QWEN, call, properties
 from test_projects import cli as cli  # noqa: F401  (the fixture)
 
-from routine.projects.artifacts import ArtifactType, artifact_type_of, type_properties
+from routine.projects.artifacts import LEGACY_TYPE, ArtifactType, artifact_type_of, type_properties
 
 REPORT = f"Projects/{PROJECT}/Garden report.md"
 QA_PASS = ["VERDICT: PASS\nFINDINGS:\n- The question is stated first", "VERDICT: PASS\nFINDINGS:\n- Sources are cited"]
@@ -190,3 +192,109 @@ def test_a_reactive_members_task_result_is_an_artifact_qa_needs_no_hand_edit_and
     finally:
         journal.close()
     assert any("neither owns nor was assigned" in json.dumps(e) for e in log if e.get("type") == "tool"), log
+
+
+# --- nothing else decides "is this an artifact", or its kind ------------------------------------
+
+ROUTINE = Path(__file__).resolve().parent.parent / "routine"
+DECIDER = "projects/artifacts.py"  # artifact_type_of: the one definition
+KIND_WORDS = {LEGACY_TYPE, *(k.value for k in ArtifactType), *(k.spoken for k in ArtifactType),
+              *(k.value.replace("-", "_") for k in ArtifactType)}
+ITS_OWN = {"LEGACY_TYPE", "_declared_type", "parse"}  # artifacts.py's means of reading a `type:`
+
+
+def _bare(node: ast.AST) -> ast.AST:
+    """``str(x).strip().lower()`` -> ``x``."""
+    while isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("lower", "strip", "casefold", "replace"):
+            node = node.func.value
+        elif isinstance(node.func, ast.Name) and node.func.id == "str" and node.args:
+            node = node.args[0]
+        else:
+            break
+    return node
+
+
+def _reads_type(node: ast.AST) -> bool:
+    """``x.get("type")``, ``x["type"]`` (a note's `type:` property read)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+        key = node.args[0]
+    elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+        key = node.slice
+    else:
+        return False
+    return isinstance(key, ast.Constant) and key.value == "type"
+
+
+def _kind(node: ast.AST) -> bool:
+    """A kind word ('intellectual', 'artifact'…, or a tuple of them) or an ``ArtifactType`` member."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.strip().lower() in KIND_WORDS
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_kind(e) for e in node.elts)
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "ArtifactType"
+
+
+def _written_out(tree: ast.AST) -> set[int]:
+    """ids of the "artifact_type" constants that only name an output's key (``attrs[k] = …``, ``{k: …}``)."""
+    keys = {id(n.slice) for n in ast.walk(tree) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)}
+    return keys | {id(k) for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in n.keys if k is not None}
+
+
+def artifact_decisions(tree: ast.AST) -> list[str]:
+    """What in a module decides for itself whether a note is an artifact, or of which kind: reading
+    `artifact_type`, the decider's own parsing, a `type:` (or anything) compared with a kind."""
+    found: list[tuple[int, str]] = []
+    out = _written_out(tree)
+    for node in ast.walk(tree):
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if name in ITS_OWN and (name != "parse" or _kind(node)):
+            found.append((node.lineno, name))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "ArtifactType":
+            found.append((node.lineno, "ArtifactType(…)"))
+        if isinstance(node, ast.Constant) and node.value == "artifact_type" and id(node) not in out:
+            found.append((node.lineno, "reads `artifact_type`"))
+        if isinstance(node, ast.Compare):
+            sides = [_bare(s) for s in (node.left, *node.comparators)]
+            words = any(_kind(s) and not isinstance(s, ast.Attribute) for s in sides)
+            if words or (any(_reads_type(s) for s in sides) and any(_kind(s) for s in sides)):
+                found.append((node.lineno, "compares with an artifact kind"))
+    return [f"line {line}: {what}" for line, what in sorted(found)]
+
+
+def test_only_artifact_type_of_decides_what_is_an_artifact():
+    offenders = {}
+    for path in sorted(ROUTINE.rglob("*.py")):
+        rel = path.relative_to(ROUTINE).as_posix()
+        found = [] if rel == DECIDER else artifact_decisions(ast.parse(path.read_text(encoding="utf-8")))
+        if found:
+            offenders[rel] = found
+    assert offenders == {}, ("only routine.projects.artifacts.artifact_type_of decides whether a note is an "
+                             f"artifact and of which kind; call it: {offenders}")
+
+
+def test_the_check_catches_a_second_definition():
+    second = ast.parse(
+        "def is_report(props):\n    return str(props.get('type')).strip().lower() in ('intellectual', 'cognitive')\n"
+        "def kind(note):\n    return note.frontmatter.get('artifact_type') or 'cognitive'\n"
+        "def legacy(props):\n    return props['type'] == ArtifactType.INTELLECTUAL.value\n"
+        "def parsed(props):\n    return ArtifactType.parse(props.get('kind'))\n"
+        "SHOWN = ('status', 'artifact_type')\n"
+        "def shown(kind, attrs):\n    attrs['artifact_type'] = kind.value\n    return kind == ArtifactType.COGNITIVE\n"
+    )
+    assert artifact_decisions(second) == [
+        "line 2: compares with an artifact kind", "line 4: reads `artifact_type`",
+        "line 6: compares with an artifact kind", "line 8: parse", "line 9: reads `artifact_type`",
+    ]
+
+
+def test_a_note_that_is_not_an_artifact_has_no_kind_in_the_graph():
+    """`artifact_type:` beside another `type:` is not an artifact: its graph node has no kind."""
+    from routine.graph.extract import extract
+
+    [node] = extract("Projects/Acme/Notes.md", "---\ntype: meeting\nartifact_type: intellectual\n---\n# Notes\n").nodes
+    assert node.type != "artifact" and "artifact_type" not in node.attrs, node
+    [node] = extract("Projects/Acme/Spec.md", "---\ntype: Intellectual\n---\n# Spec\n").nodes
+    assert node.type == "artifact" and node.attrs["artifact_type"] == "intellectual", node

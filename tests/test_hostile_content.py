@@ -32,6 +32,34 @@ def test_a_megabyte_task_line_with_an_unclosed_field_is_skipped_with_a_log_line(
     assert "Projects/Acme/Acme.md line" in proc.stderr and "over routine's limit of 4000" in proc.stderr
 
 
+
+def test_a_note_of_more_tasks_than_the_cap_is_read_the_rest_named_once_and_kept(initialised):
+    """6,000 task lines pasted into a home note: `project show` answers in bounded time with the first
+    5,000, says once which line the rest start at, and a later edit of a task keeps every line."""
+    from routine.projects.tasks import MAX_TASKS_PER_NOTE
+
+    home = initialised
+    home.run("project", "new", "Acme", "--goal", "Ship it", check=True)
+    note = home.vault / "Projects" / "Acme" / "Acme.md"
+    filler = "".join(f"- [ ] Step {i}\n" for i in range(MAX_TASKS_PER_NOTE + 1000))
+    note.write_text(note.read_text() + "- [ ] Draft the launch note [assignee:: [[Builder]]]\n" + filler
+                    + "- [ ] Past the cap [assignee:: [[Research]]]\n")
+    first_unread = [i for i, line in enumerate(note.read_text().splitlines()) if line.startswith("- [ ] ")][
+        MAX_TASKS_PER_NOTE] + 1
+    proc = home.run("project", "show", "Acme", "--json", process=True, timeout=GUARD,
+                    env_extra={"ROUTINE_LOG_LEVEL": "WARNING"})
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    shown = json.loads(proc.stdout)["open_tasks"]
+    assert [t["text"] for t in shown["Builder"]] == ["Draft the launch note"] and "Research" not in shown, shown.keys()
+    said = (f"Projects/Acme/Acme.md holds more than {MAX_TASKS_PER_NOTE} tasks; those from line {first_unread} "
+            "on are not read; split the note")
+    assert proc.stderr.count("more than") == 1 and said in proc.stderr, proc.stderr[-2000:]
+
+    before = note.read_text()
+    home.run("project", "assign", "Acme", "research", "--task", "Draft the launch note", check=True)
+    body = note.read_text().split("\n---\n", 1)[1]  # (its properties now list Research as a member)
+    assert body == before.split("\n---\n", 1)[1].replace("[assignee:: [[Builder]]]", "[assignee:: [[Research]]]")
+
 ANSWER = textwrap.dedent("""\
     import sys
     sys.path.insert(0, {tests!r})

@@ -27,7 +27,7 @@ _FOLDER_TYPES = {"Agents": NodeType.AGENT, "People": NodeType.PERSON, "Daily": N
 _PROPERTY_EDGES = {e.value: e for e in (EdgeType.MANAGER, EdgeType.MEMBERS, EdgeType.OWNER, EdgeType.SHARED_WITH,
                                         EdgeType.DERIVED_FROM, EdgeType.GROUNDING, EdgeType.SOURCES,
                                         EdgeType.KEY_RESULTS, EdgeType.RESULT)}
-_NODE_ATTRS = ("status", "artifact_type", "qa", "goal", "role", "behaviour", "agent")
+_NODE_ATTRS = ("status", "qa", "goal", "role", "behaviour", "agent")
 _TASK = re.compile(r"^[ \t]*[-*+][ \t]+\[([ xX/\-])\][ \t]+(.*)$", re.MULTILINE)
 _FIELD_LINKS = re.compile(r"([A-Za-z_][\w-]*)::[ \t]*((?:!?\[\[[^\[\]\n]+\]\][ \t,]*)+)")
 _FIELD = re.compile(r"[\[(][ \t]*[A-Za-z_][\w-]*::[^\[\]()\n]*(?:\[\[[^\[\]\n]*\]\][^\[\]()\n]*)*[\])]")
@@ -84,7 +84,7 @@ def extract(rel: str, text: str) -> NoteFacts:
     attrs = {
         k: str(props[k]) for k in _NODE_ATTRS if isinstance(props.get(k), (str, int, float)) and props.get(k) != ""
     }
-    kind_of_artifact = artifact_type_of(props)
+    kind_of_artifact = artifact_type_of(props)  # the kind as the decider says, never `artifact_type:` as typed
     if kind_of_artifact is not None:
         attrs["artifact_type"] = kind_of_artifact.value
     if props.get("custom") is True:
