@@ -65,13 +65,11 @@ class Home:
     def run(self, *args: str, check: bool = False, timeout: float = 120, input: str | None = None,
             env_extra: dict | None = None, process: bool = False):
         """Run `routine ARGS` as a person would; in this process unless ``process`` (then
-        ``timeout`` applies). `routine run`, the daemon, is always a real process."""
+        ``timeout`` applies). `routine run`, the daemon, is always a real process. A real process
+        is started warm (tests/warm_start.py)."""
         env = {**self.env, **(env_extra or {})}
-        if args and args[0] == "run" and not process:
+        if process or ALWAYS_SUBPROCESS or (args and args[0] == "run"):
             proc = self.starter.run(list(args), env, self.root, timeout=scaled(timeout), input=input)
-        elif process or ALWAYS_SUBPROCESS:
-            proc = subprocess.run([sys.executable, "-m", "routine", *args], env=env, cwd=self.root,
-                                  capture_output=True, text=True, timeout=scaled(timeout), input=input)
         else:
             proc = run_in_process(list(args), env, self.root, input)
         if check and proc.returncode != 0:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -138,7 +139,8 @@ def test_sigterm_during_the_first_index_build_of_a_vault_with_a_50_mb_note(initi
         assert proc.wait(timeout=60) == 0  # the unit's TimeoutStopSec
         took = time.monotonic() - started
     log = (home.root / "daemon.log").read_text()
-    assert "Export.md is 50.0 MB, over routine's limit" in log or took < 20, log[-2000:]
+    # The big note is refused by size at once (its size said as routine measures it), or the stop was quick.
+    assert re.search(r"Export\.md is 5\d\.\d MB, over routine's limit", log) or took < 20, log[-2000:]
     with daemon(home, "second.log"):
         wait_for(lambda: "search index ready" in (home.root / "second.log").read_text(), 120, "the index")
         still_fires(home, "after the stop")

@@ -10,7 +10,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 
@@ -105,10 +104,11 @@ def test_log_records_carry_the_run_id_to_journald_and_to_plain_lines(initialised
             st = os.fstat(stderr.fileno())
             env = {**home.env, "JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}", "ROUTINE_JOURNAL_SOCKET": journal.path,
                    "ROUTINE_LOG_LEVEL": "INFO"}
-            proc = subprocess.run([sys.executable, "-m", "routine", "fire", "strategist", "--json"], env=env,
-                                  cwd=home.root, stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=scaled(120))
+            proc = home.starter.popen(["fire", "strategist", "--json"], env=env, cwd=home.root,
+                                      stdout=subprocess.PIPE, stderr=stderr)
+            out, _ = proc.communicate(timeout=scaled(120))
         assert proc.returncode == 0, stderr_path.read_text()
-        run_id = json.loads(proc.stdout)["run"]
+        run_id = json.loads(out)["run"]
         records = wait_for(lambda: [r for r in _journal_records(journal) if r.get("ROUTINE_RUN") == run_id], 5,
                            "the run's records in the journal")
         done = [r for r in records if "wrote Daily/" in r["MESSAGE"]]

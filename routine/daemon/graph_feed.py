@@ -65,6 +65,9 @@ class GraphFeeder(PathFeed):
                 self._open()
                 break
             except Exception as exc:
+                if self._stopping:  # stop closed the cache under a long first pass: nothing is wrong
+                    log.info("the knowledge graph stopped before it was ready (%s)", exc)
+                    return
                 if not is_disk_full(exc):
                     log.exception("the knowledge graph could not be opened; canvases are not kept current")
                     return
@@ -87,6 +90,8 @@ class GraphFeeder(PathFeed):
             try:
                 self._pass(paths, runs)
             except Exception as exc:  # the next change or the next start brings it level
+                if self._stopping:
+                    return
                 log.error("the knowledge graph could not follow %s: %s", ", ".join(paths[:3]) or "the journal", exc,
                           exc_info=not is_disk_full(exc))
 
