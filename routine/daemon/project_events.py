@@ -116,10 +116,11 @@ class ProjectEvents:
                             pick.agent.name, delay)
             elif ok:
                 self.backoff.succeeded(pick.key)
-        # Our rewrite of the task line may have folded in a save the person made meanwhile (a file
-        # that settles to our bytes is no change to the watcher): look at the project again.
-        if not self.host.stopping.is_set():
-            self._submit_pending(pick.project.folder)
+            # Our rewrite of the task line may have folded in a save the person made meanwhile (a file
+            # that settles to our bytes is no change to the watcher): look at the project again. After
+            # a failure, even one that raised, this sets the timer that tries the task again.
+            if not self.host.stopping.is_set():
+                self._submit_pending(pick.project.folder)
 
     def _look_again(self, pick: Pickup, wait: float) -> None:
         """One timer per waiting task: when its backoff is over, its project is looked at again."""

@@ -127,7 +127,7 @@ class ModelClient:
             if events is not None:
                 from routine.journal.token_samples import TokenSamples
 
-                store = TokenSamples(events.db)
+                store = TokenSamples(events.db, lock=self.manager.events_lock)  # one connection, every thread
             calibration = Calibration(store)
         self.calibration = calibration
 
