@@ -83,6 +83,32 @@ def test_the_morning_plan_sees_todays_meetings_at_their_local_times_across_dst(c
     assert "all day Anna's birthday (work)" in asked
 
 
+def test_the_1630_setup_plans_around_tomorrows_meetings_at_their_local_times(initialised):
+    """The shipped 16:30 block (next-day-setup) reads `calendar: tomorrow`: its planner step is
+    given tomorrow's events, at their local times, and none of today's (a dry run: no model)."""
+    import yaml
+
+    home = initialised
+    daily = yaml.safe_load((home.config.parent / "schedules" / "daily.yaml").read_text())["blocks"]["next-day-setup"]
+    assert daily["cron"].startswith("30 16 ")
+    assert [s["agent"] for s in daily["steps"] if "calendar: tomorrow" in s.get("inputs", [])] == ["planner"]
+    today = datetime.now(BERLIN).date()
+    tomorrow = today + timedelta(days=1)
+    retro = "\r\n".join(["BEGIN:VEVENT", "UID:retro@test", f"DTSTART;TZID=Europe/Berlin:{today:%Y%m%d}T150000",
+                          f"DTEND;TZID=Europe/Berlin:{today:%Y%m%d}T160000", "SUMMARY:Retro today", "END:VEVENT"])
+    (home.config.parent / "work.ics").write_text(ics(tomorrow).replace("END:VCALENDAR", retro + "\r\nEND:VCALENDAR"))
+    home.config.write_text(home.config.read_text() + "\ntimezone: Europe/Berlin\ncalendars: [work.ics]\n")
+    shown = home.run("fire", "next-day-setup", "--dry-run", check=True).stdout
+    [asked] = [part for part in shown.split("# Dry run:") if "Draft tomorrow's time-blocked plan" in part]
+    assert f"Calendar, tomorrow ({tomorrow:%a %d %b}, times in " in asked
+    assert "09:00–09:30 Supplier call @ Room 2 (work)" in asked  # DTSTART was in the other DST state
+    assert "10:15–10:30 Standup (work)" in asked and "08:45–09:00 Standup" not in asked  # moved tomorrow
+    dentist = datetime.combine(tomorrow, datetime.min.time().replace(hour=13), ZoneInfo("UTC")).astimezone(BERLIN)
+    assert f"{dentist:%H:%M}–{dentist + timedelta(hours=1):%H:%M} Dentist (work)" in asked
+    assert "all day Anna's birthday (work)" in asked
+    assert "Retro today" not in asked  # today's events are the 07:30 block's
+
+
 def test_a_cancelled_occurrence_is_not_shown_and_this_week_groups_by_day(tmp_path):
     from routine.agenda import _format, events_between
     from routine.config.calendars import Span

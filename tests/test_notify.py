@@ -135,13 +135,21 @@ def test_a_blocks_note_is_sent_with_its_first_lines_when_named_in_ready(initiali
     assert all("## Alignment" in t and "Ship the shed plan first." in t and "routine:begin" not in t for t in texts)
 
 
-@pytest.mark.daemon(budget=120)
-def test_with_the_daemon_an_outage_and_a_persons_task_each_notify_once(initialised, ollama, receiver):
+def quiet_window_ahead(now: datetime, hours: int = 3) -> tuple[datetime, datetime]:
+    """Quiet hours of two hours beginning a whole minute some ``hours`` after ``now`` (Berlin)."""
+    start = (now.astimezone(BERLIN) + timedelta(hours=hours)).replace(second=0, microsecond=0) + timedelta(minutes=1)
+    return start, start + timedelta(hours=2)
+
+
+@pytest.mark.daemon(budget=150)
+def test_with_the_daemon_an_outage_a_proposal_and_a_persons_task_each_notify_once_and_quiet_hours_hold(
+        initialised, ollama, receiver, driven_clock):
     from test_daemon import daemon, only_schedule, settled_as, wait_for
     from test_recovery import FAKE_EMBEDDINGS
 
     home = initialised
-    with_notify(home, receiver)
+    quiet_from, quiet_to = quiet_window_ahead(driven_clock.now())  # the daemon's clock is outside them now
+    with_notify(home, receiver, f", quiet_hours: '{quiet_from:%H:%M}-{quiet_to:%H:%M}'")
     home.config.write_text(home.config.read_text() + FAKE_EMBEDDINGS)
     only_schedule(home, "triggers: []\n")
     home.run("project", "new", "Garden Shed", check=True)
@@ -163,6 +171,39 @@ def test_with_the_daemon_an_outage_and_a_persons_task_each_notify_once(initialis
         assert sum("Resolved:" in t for t in receiver.texts()) == 2
         tasks = [t for t in receiver.texts() if "Task for Ada" in t]
         assert len(tasks) == 2 and all("due 2026-12-01" in t for t in tasks)
+
+        # A proposal waiting: the builder proposes (a fire the daemon runs), the person is told once.
+        fired = home.run("fire", "builder", check=True)
+        assert "need your approval" in fired.stdout
+        receiver.wait_for(lambda ts: sum("builder proposes" in t for t in ts) >= 2, 30, "the proposal's message")
+        proposal = [t for t in receiver.texts() if "builder proposes a change to Builds/" in t]
+        assert len(proposal) == 2 and all("Drafts/" in t and "Waiting for you" in t for t in proposal)
+
+        # Quiet hours, by the daemon's clock: a new task for Ada is held, then sent when they end.
+        log = home.root / "daemon.log"
+        moves = log.read_text().count("test clock:")
+        driven_clock.move_to(quiet_from + timedelta(minutes=1))
+        wait_for(lambda: log.read_text().count("test clock:") > moves, 30, "the daemon to see its clock move")
+        homenote.write_text(homenote.read_text() + "\n- [ ] Paint the door [assignee:: [[Ada]]]\n")
+
+        def painted() -> list[dict]:
+            recent = json.loads(home.run("notify", "list", "--json", check=True).stdout)["recent"]
+            return [r for r in recent if "Paint the door" in r["title"]]
+        assert wait_for(painted, 30, "the held task")[0]["status"] == "held"
+        assert not any("Paint the door" in t for t in receiver.texts())
+        moves = log.read_text().count("test clock:")
+        driven_clock.move_to(quiet_to + timedelta(minutes=1))
+        wait_for(lambda: log.read_text().count("test clock:") > moves, 30, "the daemon to see its clock move")
+        receiver.wait_for(lambda ts: sum("Task for Ada: Paint the door" in t for t in ts) >= 2, 30,
+                          "the held task, once quiet hours are over")
+        wait_for(lambda: painted()[0]["status"] == "sent", 30, "the held task recorded as sent")
+
+        topics = [r["topic"] for r in json.loads(home.run("notify", "list", "--json", check=True).stdout)["recent"]]
+        assert sorted(topics) == ["alerts", "alerts", "proposals", "tasks", "tasks"], topics
+        texts = receiver.texts()
+        assert sum("builder proposes" in t for t in texts) == 2  # the proposal: once, to each service
+        assert sum("Task for Ada" in t for t in texts) == 4  # two tasks, each once, to each service
+        assert len(texts) == 10, texts
 
 
 def test_notify_on_written_plainly_is_read_as_meant_and_bad_quiet_hours_are_located(initialised):

@@ -87,7 +87,24 @@ def test_pause_refuses_a_typo_and_a_past_date_in_one_sentence(initialised):
     assert past.returncode == 2 and "in the past" in past.stderr
     nonsense = home.run("pause", "--until", "soon")
     assert nonsense.returncode == 2 and "neither a duration nor a date" in nonsense.stderr
+    for form in ("90m", "2026-12-27", "2026-12-27T08:00", "tomorrow", "monday"):  # it says what it takes
+        assert form in nonsense.stderr, nonsense.stderr
     assert not (home.state / "pause.json").exists()
+
+
+def test_until_tomorrow_and_a_weekday_end_as_that_day_begins_in_local_time():
+    monday_noon = datetime(2026, 12, 21, 12, 0, tzinfo=BERLIN)
+    assert pause.until_from("tomorrow", monday_noon) == at(22, 0)
+    assert pause.until_from("Tomorrow", datetime(2026, 12, 31, 23, 59, tzinfo=BERLIN)) == \
+        datetime(2027, 1, 1, 0, 0, tzinfo=BERLIN)
+    assert pause.until_from("wednesday", monday_noon) == at(23, 0)
+    assert pause.until_from("sun", monday_noon) == at(27, 0)
+    assert pause.until_from("monday", monday_noon) == at(28, 0)  # today's start is past: next week's
+    spring = pause.until_from("tomorrow", datetime(2026, 3, 28, 12, 0, tzinfo=BERLIN))  # the night DST begins
+    assert spring == datetime(2026, 3, 29, 0, 0, tzinfo=BERLIN) and spring.utcoffset() == timedelta(hours=1)
+    santiago = ZoneInfo("America/Santiago")  # clocks jump from 00:00 to 01:00 on 2026-09-06: no midnight
+    assert pause.until_from("tomorrow", datetime(2026, 9, 5, 12, 0, tzinfo=santiago)) == \
+        datetime(2026, 9, 6, 1, 0, tzinfo=santiago)
 
 
 def test_a_holiday_that_is_no_date_is_located_in_routine_yaml(initialised):
@@ -167,3 +184,28 @@ def test_the_dashboard_says_what_is_paused(tmp_path):
 
     text = render(DaemonStatus(DaemonState.RUNNING, paused=("everything until resumed",)), tmp_path, BERLIN)
     assert "> [!warning] Paused\n> - everything until resumed\n> `routine resume` ends it." in text
+
+
+def test_pause_until_tomorrow_skips_the_rest_of_today_and_the_slots_after_midnight_run(daemon, initialised):
+    """`routine pause --until tomorrow` (the CLI in process) on the daemon's clock: 22:59's slot is
+    skipped with the reason; so is the rest of the evening; 00:00's runs."""
+    home = initialised
+    zone = ZoneInfo(daemon.zone_name())
+    evening = datetime(2026, 12, 1, 22, 58, tzinfo=zone)
+    daemon.clock_value["now"] = evening
+    daemon.slots.seen_since("every-minute", evening)
+    clock = home.root / "clock"  # the CLI reads the daemon's clock: here, the same moment
+    clock.write_text(f"{(evening - datetime.now(timezone.utc)).total_seconds():.3f}\n")
+    said = home.run("pause", "--until", "tomorrow", check=True, env_extra={"ROUTINE_TEST_CLOCK": str(clock)})
+    assert "paused: everything until Wed 02 Dec 2026 00:00" in said.stdout
+    daemon.clock_value["now"] = evening + timedelta(minutes=1)
+    daemon.on_due("every-minute")
+    why = "skipped: paused, the schedule is paused until Wed 02 Dec 2026 00:00 (`routine resume` ends it)"
+    assert _rows(home) == [("skipped", why)]
+    assert daemon.queue.snapshot().queued == ()
+    daemon.clock_value["now"] = datetime(2026, 12, 2, 0, 0, 20, tzinfo=zone)
+    daemon.on_due("every-minute")
+    assert _rows(home) == [("skipped", why)] * 61  # 22:59, then 23:00 … 23:59
+    midnight = datetime(2026, 12, 2, 0, 0, tzinfo=zone).astimezone(timezone.utc)
+    assert daemon.queue.snapshot().queued == (f"every-minute @ {midnight:%Y-%m-%dT%H:%MZ}",)  # it runs
+    assert not list((home.vault / "Alerts").glob("*missed*"))

@@ -8,7 +8,7 @@ the last ``--days`` days: kept, edited, deleted, superseded, or still waiting fo
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from routine.cli.output import print_json, print_table
 from routine.config.loader import load_config
@@ -18,10 +18,9 @@ from routine.journal.keep import KeepRates
 
 def now() -> datetime:
     """The system clock; in tests only, the driven clock (``ROUTINE_TEST_CLOCK``, as the daemon's)."""
-    from routine.daemon.clock import driven_clock
+    from routine.daemon import clock
 
-    driven = driven_clock()
-    return driven.now() if driven else datetime.now(timezone.utc)
+    return clock.now()
 
 
 def keep(args: argparse.Namespace, journal: Journal) -> int:

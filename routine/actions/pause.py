@@ -1,17 +1,18 @@
-"""`routine pause [--until DATE|DURATION] [BLOCK…]` and `routine resume [BLOCK…]`.
+"""`routine pause [--until DATE|DURATION|DAY] [BLOCK…]` and `routine resume [BLOCK…]`.
 
 The pause is written to the state dir (`schedule.pause`); the daemon reads it when a block
-comes due, so it needs no daemon and holds from the next slot on.
+comes due, so it needs no daemon and holds from the next slot on. Its "now" (the day `tomorrow`
+ends) is the daemon's clock, in the daemon's zone.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from routine import paths
+from routine.daemon import clock
 from routine.cli.output import print_json
 from routine.config.model import Config
 from routine.config.loader import load_agents, load_config
@@ -23,7 +24,7 @@ from routine.schedule.loader import in_force
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     zone = ZoneInfo(config.zone_name())
-    now = datetime.now(zone)
+    now = clock.now().astimezone(zone)
     _known_names(config, args.blocks)
     state = paths.state_dir()
     if args.command == "resume":

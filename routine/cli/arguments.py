@@ -86,8 +86,9 @@ def run(p: argparse.ArgumentParser) -> None:
 
 def pause(p: argparse.ArgumentParser) -> None:
     p.add_argument("blocks", nargs="*", metavar="BLOCK", help="blocks (or triggers) to pause; none: everything")
-    p.add_argument("--until", metavar="DATE|DURATION", help="when the pause ends: 2026-12-27, 2026-12-27T08:00, "
-                   "3d, 12h (default: until `routine resume`)")
+    p.add_argument("--until", metavar="DATE|DURATION|DAY", help="when the pause ends: 2026-12-27, 2026-12-27T08:00, "
+                   "3d, 12h, tomorrow, or a weekday such as monday (as that day begins); default: until "
+                   "`routine resume`")
     _json(p, parent=True)
 
 

@@ -74,3 +74,10 @@ def driven_clock() -> DrivenClock | None:
     """The test's clock when ``ROUTINE_TEST_CLOCK`` is set, else None (the system clock)."""
     path = os.environ.get(CLOCK_ENV)
     return DrivenClock(Path(path)) if path else None
+
+
+def now() -> datetime:
+    """The daemon's clock read from outside the daemon (`routine pause`, `runs keep`, status): the
+    system clock; in tests only, the driven clock the daemon reads too."""
+    driven = driven_clock()
+    return driven.now() if driven else datetime.now(timezone.utc)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -132,7 +132,7 @@ class Monitor:
                                       f"The {check.name} check failed: {check.detail}.", _FIX[check.name])
         self._resolve(checks)
         self._alert_set_aside()
-        deliver_held(config, datetime.now(timezone.utc))  # what quiet hours held, once they are over
+        deliver_held(config, host.now_local())  # what quiet hours held, once over by the daemon's clock
         if self._measure_keep(config) or changed:  # the dashboard shows the keep-rate
             host.changed()
 

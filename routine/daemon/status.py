@@ -82,8 +82,10 @@ def snapshot(parts: Sources, health_problems: list[str] | None = None) -> Daemon
 
 def paused_now(config: Config) -> tuple[str, ...]:
     """What a pause or a holiday holds now (the daemon's status and `routine status` without one)."""
+    from routine.daemon import clock
+
     zone = ZoneInfo(config.zone_name())
-    return pause.in_force(paths.state_dir(), config.holiday, datetime.now(zone), zone)
+    return pause.in_force(paths.state_dir(), config.holiday, clock.now().astimezone(zone), zone)
 
 
 def next_fires(timers: Timers | None, live: Live) -> tuple[NextFire, ...]:

@@ -13,7 +13,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime, tzinfo
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
 
 from routine import atomicfile
@@ -70,8 +70,17 @@ def reason(
     return None
 
 
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+FORMS = ("a duration (90m, 12h, 3d), a date (2026-12-27: the pause ends as that day begins), a date and time "
+         "(2026-12-27T08:00), tomorrow (until tomorrow begins), or a weekday (monday … sunday, or mon … sun: "
+         "until the next one begins)")
+
+
 def until_from(text: str | None, now: datetime) -> datetime | None:
-    """``--until``: a duration (3d, 2h), a date (the pause ends as that day begins) or a date and time."""
+    """``--until``, the one parser of it: a duration (3d, 2h); a date (the pause ends as that day
+    begins) or a date and time; ``tomorrow``; a weekday name (``monday``, ``mon``: the start of the
+    next such day, a week on when it is that day now). Days begin at midnight in ``now``'s zone
+    (the daemon's: `timezone:` in routine.yaml)."""
     if not text:
         return None
     text = text.strip()
@@ -79,15 +88,34 @@ def until_from(text: str | None, now: datetime) -> datetime | None:
         return now + parse_duration(text)
     except (ValueError, RoutineError):
         pass
+    ahead = _days_ahead(text.lower(), now.date())
+    if ahead is not None:
+        return _day_start(now.date() + timedelta(days=ahead), now.tzinfo)
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise PauseProblem(f"--until {text!r} is neither a duration nor a date.",
-                           "write a duration (90m, 3d) or a date (2026-12-27, or 2026-12-27T08:00).") from None
+        raise PauseProblem(f"--until {text!r} is neither a duration nor a date, nor a day routine knows.",
+                           f"write {FORMS}.") from None
     moment = moment if moment.tzinfo else moment.replace(tzinfo=now.tzinfo)
     if moment <= now:
         raise PauseProblem(f"--until {text} is in the past.", "give a later date, or a duration such as 3d.")
     return moment
+
+
+def _days_ahead(word: str, today: date) -> int | None:
+    """How many days from ``today`` the day ``word`` names begins (tomorrow, a weekday), or None."""
+    if word == "tomorrow":
+        return 1
+    for number, name in enumerate(WEEKDAYS):
+        if word in (name, name[:3]):
+            return (number - today.weekday() - 1) % 7 + 1  # 1..7: never today, whose start is past
+    return None
+
+
+def _day_start(day: date, zone: tzinfo | None) -> datetime:
+    """Local midnight of ``day`` (on a day with no midnight, a DST gap, the first moment after it)."""
+    start = datetime.combine(day, time(0), zone)
+    return start.astimezone(timezone.utc).astimezone(zone) if zone is not None else start
 
 
 def load(state: Path) -> Pauses:
