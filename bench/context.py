@@ -2,11 +2,11 @@
 
 A realistic vault (tests/weekvault.py: OKRs with numbers, a Project Map, three projects, nine
 earlier daily notes, Inbox, research) and every shipped block at its time, Monday to the next
-Monday morning, through the real runner and the stand-in Ollama (whose token counts are
-Mistral's, from mistral-common). Per request: the tokens routine counted, the tokens Mistral's
-tokenizer counts in what was really sent, the limit (num_ctx less the answer's reserve), what
-was left out, and whether each handoff arrived. Figures, not a test (tests/test_context_week.py
-asserts the same promises).
+Monday morning, through the real runner and the stand-in Ollama (whose token counts are the
+model family's own, tests/chat_tokens.py: Mistral's for `general`, Qwen's for `analyst` and
+`coder`). Per request: the tokens its family's template and tokenizer count in what was really
+sent, the limit (num_ctx less the answer's reserve), what was left out, and whether each handoff
+arrived. Figures, not a test (tests/test_context_week.py asserts the same promises).
 
     make bench-context        # or: .venv/bin/python bench/context.py [--days 8] [--quiet]
 """
@@ -26,7 +26,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from fake_ollama import FakeOllama, mistral_tokenizer  # noqa: E402
-from weekvault import make_vault, mistral_count, model_reply, problems_of, simulate  # noqa: E402
+from chat_tokens import family_of, request_tokens  # noqa: E402
+from weekvault import make_vault, model_reply, problems_of, simulate, tokens_of  # noqa: E402
 
 MONDAY = date(2026, 11, 23)
 
@@ -38,7 +39,8 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        server = FakeOllama(max_loaded=3, load_delay=0, tokenizer=mistral_tokenizer(), reply_fn=model_reply).start()
+        server = FakeOllama(max_loaded=3, load_delay=0, tokenizer=mistral_tokenizer(), reply_fn=model_reply,
+                            prompt_counter=request_tokens).start()
         for key, sub in (("ROUTINE_CONFIG", "config/routine.yaml"), ("ROUTINE_STATE_DIR", "state"),
                          ("ROUTINE_RUNTIME_DIR", "run")):
             os.environ[key] = str(tmp / sub)
@@ -66,7 +68,7 @@ def report(seen, quiet: bool, elapsed: float) -> None:
     held = [s for s in checked if s.grounding["held"]]
     worst = 0.0
     if not quiet:
-        print(f"{'when':<10} {'block/agent':<38} {'mistral':>7} {'limit':>6} {'use':>5}  left out")
+        print(f"{'when':<10} {'block/agent':<38} {'family':>7} {'tokens':>6} {'limit':>6} {'use':>5}  left out")
     for step in seen:
         problems = problems_of(step)
         over += sum("over the" in p for p in problems)
@@ -75,16 +77,15 @@ def report(seen, quiet: bool, elapsed: float) -> None:
         left_out += sum("no room" in d.get("reason", "") for d in step.dropped)
         for body in step.requests:
             requests += 1
-            opts = body.get("options") or {}
-            limit = int(opts.get("num_ctx", 8192)) - int(opts.get("num_predict", 1024))
-            count = mistral_count(body["messages"], body.get("tools"))
+            count, limit = tokens_of(body)
             worst = max(worst, count / limit)
             if not quiet:
                 gone = "; ".join(f"{d['label']} ({d['reason'][:40]})" for d in step.dropped) or "-"
-                print(f"{step.when:%a %H:%M}  {step.block + '/' + step.agent:<38} {count:>7} {limit:>6} "
+                print(f"{step.when:%a %H:%M}  {step.block + '/' + step.agent:<38} {family_of(body['model']):>7} "
+                      f"{count:>6} {limit:>6} "
                       f"{count / limit:>5.0%}  {gone[:110]}{'  !! ' + '; '.join(problems) if problems else ''}")
-    print(f"\n{len(seen)} steps, {requests} requests in {elapsed:.0f}s: {over} over the window by Mistral's "
-          f"tokenizer, {dropped_handoffs} handoffs dropped; fullest request {worst:.0%} of its limit; "
+    print(f"\n{len(seen)} steps, {requests} requests in {elapsed:.0f}s: {over} over the window by their "
+          f"family's tokenizer, {dropped_handoffs} handoffs dropped; fullest request {worst:.0%} of its limit; "
           f"{partial} notes given by section or cut, {left_out} left out whole (search hits and older notes).")
     print(f"Grounding check: {len(checked)} replies checked, {len(flagged)} with unsupported claims (asked again), "
           f"{len(held)} held as proposals; steps that failed: "

@@ -145,7 +145,7 @@ class FakeOllama:
 
     def __init__(self, max_loaded=3, load_delay=0.05, models=None, clock=time.time, *, host="127.0.0.1",
                  port=0, default_keep_alive=300.0, default_num_ctx=4096, reply_fn=None, embed_dim=384,
-                 tokenizer=None):
+                 tokenizer=None, prompt_counter=None):
         self.max_loaded, self.load_delay, self.clock = max_loaded, load_delay, clock
         self.ps_delay = 0.0  # seconds /api/ps takes to answer (after taking its snapshot)
         self.host, self.port, self.embed_dim = host, port, embed_dim
@@ -153,6 +153,9 @@ class FakeOllama:
         self.reply_fn = reply_fn  # reply_fn(model, messages) -> reply | None (None = default reply)
         # tokenizer(text) -> int behind prompt_eval_count / eval_count (default: ceil(chars / 4)).
         self.count = tokenizer or count_tokens
+        # prompt_counter(model, messages, tools) -> int behind prompt_eval_count, as the model's own chat
+        # template and tokenizer count it (default: the tokenizer over the messages' text).
+        self.prompt_counter = prompt_counter
         self.truncated: list = []  # (model, prompt tokens, num_ctx) of every prompt cut to fit, as Ollama does
         models = DEFAULT_MODELS if models is None else models  # names, or {name: metadata tuple}
         models = models if isinstance(models, dict) else dict.fromkeys(models)
@@ -460,7 +463,7 @@ class FakeOllama:
         """What the prompt counts; one over the window is cut to fit it, as Ollama does (and says so
         only in prompt_eval_count)."""
         text = "\n".join(_text(m.get("content")) for m in messages) + (json.dumps(tools) if tools else "")
-        tokens = self.count(text)
+        tokens = self.count(text) if self.prompt_counter is None else self.prompt_counter(model, messages, tools)
         if tokens > num_ctx:
             with self._cond:
                 self.truncated.append((model, tokens, num_ctx))

@@ -88,6 +88,8 @@ def long_day(n: int) -> str:
 
 
 def test_under_a_small_window_the_handoff_the_draft_and_grounding_stay_and_long_notes_give_sections(tmp_path):
+    """The section the step rewrites (its draft) stays; the rest of the note it writes ranks as an
+    input, after those it asked for: yesterday's long note gives its relevant section, not its head."""
     (tmp_path / "Plans").mkdir()
     (tmp_path / "Daily").mkdir()
     (tmp_path / "Plans" / "Project Map.md").write_text("# Map\n- Atlas: supplier portal\n")
@@ -99,14 +101,14 @@ def test_under_a_small_window_the_handoff_the_draft_and_grounding_stay_and_long_
     gathered = context.gather(tmp_path, spec, ("{{ steps.strategist.output }}", "Daily/{{ yesterday }}.md"),
                               variables, "test", target=context.Target("Daily/2026-11-24.md", "Plan"),
                               prior={"strategist": "Focus: ship the beta. " * 10})
-    alias = ModelAlias(name="general", model="ollama_chat/m", num_ctx=1400, num_predict=256)
+    alias = ModelAlias(name="general", model="ollama_chat/m", num_ctx=1500, num_predict=256)
     built = prompt.build(spec, alias, variables["task"], gathered, variables, "Write the plan.", Estimate())
     user = built.messages[1]["content"]
-    assert built.counted <= built.limit == 1400 - 256
+    assert built.counted <= built.limit == 1500 - 256
     assert "Focus: ship the beta." in user                     # the handoff
     assert "draft from last evening" in user                   # the target's current draft
     assert "Atlas: supplier portal" in user                    # the grounding
-    assert "Evening Log text." in user                         # the relevant section of a long note...
+    assert "Evening Log text." in user                         # the relevant section of a long input...
     assert "Notes text." not in user                           # ...not its head
     assert any("sections left out" in d["reason"] for d in built.dropped)
     assert "Left out for length" in user
@@ -123,6 +125,44 @@ def test_a_section_already_sent_as_a_handoff_is_not_sent_again(tmp_path):
                               "Daily/{{ today }}.md"), variables, "test", prior={"strategist": output})
     rendered = "\n".join(it.render() for it in gathered.items)
     assert rendered.count("KR 1.1 is at 1 of 3") == 1
+
+
+@pytest.mark.parametrize("inputs", [
+    ("Projects/Atlas.md#Decisions", "Projects/Atlas.md#Risks"),     # the other section is missing
+    ("Projects/Atlas.md#Risks", "Projects/Atlas.md#Decisions"),     # ... asked first
+    ("Projects/Atlas.md#Risks", "Projects/Atlas.md#Open"),          # two missing: the whole note once
+    ("Projects/Atlas.md#Decisions", "Projects/./Atlas.md#decisions"),  # one section, two spellings
+    ("Projects/Atlas.md#Log", "Projects/Atlas.md#Decisions"),       # a section inside one given
+    ("Projects/Atlas.md#Decisions", "Projects/Atlas.md#Log"),       # ... given first
+], ids=["missing-second", "missing-first", "both-missing", "two-spellings", "inside", "inside-first"])
+def test_a_section_asked_twice_arrives_once(tmp_path, inputs):
+    (tmp_path / "Projects").mkdir()
+    (tmp_path / "Projects" / "Atlas.md").write_text(
+        "# Atlas\nThe supplier portal.\n## Log\nMonday: the API contract.\n"
+        "### Decisions\n- Use Postgres, not SQLite, for multi-user\n## Notes\nPricing page next.\n")
+    variables = {**date_vars(datetime(2026, 11, 24, 7, 30, tzinfo=BERLIN)), "task": "Review Atlas"}
+    gathered = context.gather(tmp_path, agent(tmp_path, grounding=()), inputs, variables, "test")
+    alias = ModelAlias(name="general", model="ollama_chat/m", num_ctx=4096, num_predict=256)
+    user = prompt.build(agent(tmp_path), alias, "Review Atlas", gathered, variables, "Write.", Estimate()).messages[1]
+    assert user["content"].count("Use Postgres, not SQLite") == 1, user["content"]
+    if "Projects/Atlas.md#Risks" in inputs:  # the person is told the section is not there
+        assert "no section 'Risks': the whole note" in user["content"]
+
+
+def test_a_section_the_task_names_in_the_plural_is_kept_first(tmp_path):
+    """A weekly review that looks for patterns "in the postmortems" keeps the day's Postmortem when the
+    note does not fit whole, not the later handoff sections."""
+    (tmp_path / "Daily").mkdir()
+    (tmp_path / "Daily" / "2026-11-27.md").write_text("\n".join(
+        f"## {h}\n" + f"{h} of the day, in detail. " * 40 for h in ("Plan", "Postmortem", "Risk Review", "Digest")))
+    task = "Systemic review: patterns that showed up more than once in the postmortems."
+    variables = {**date_vars(datetime(2026, 11, 27, 17, 15, tzinfo=BERLIN)), "task": task}
+    gathered = context.gather(tmp_path, agent(tmp_path, grounding=()), ("Daily/{{ today }}.md",), variables, "test")
+    alias = ModelAlias(name="analyst", model="ollama_chat/m", num_ctx=1100, num_predict=256)
+    built = prompt.build(agent(tmp_path), alias, task, gathered, variables, "Write.", Estimate())
+    user = built.messages[1]["content"]
+    assert "Postmortem of the day" in user
+    assert "Plan of the day" not in user and any("sections left out" in d["reason"] for d in built.dropped)
 
 
 def test_input_forms_and_the_dates_a_person_means():

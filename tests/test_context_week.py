@@ -1,11 +1,15 @@
 """A simulated week of the shipped schedules on a realistic vault: what every agent was sent.
 
-Checked on each request as the stand-in Ollama received it, counted with Mistral's own tokenizer
-(mistral-common): it fits the window beside the answer's reserve; earlier steps' outputs, the
-note being written and the Planner's Project Map are never dropped; nothing is sent twice; no
-Obsidian comment reaches a model. Every step's model first calls a tool (the Librarian's
-list_notes of the whole vault among them) and the step still fits and lands. Friday's OKR
-review sees all five weekdays; Monday's alignment sees Friday.
+Checked on each request as the stand-in Ollama received it, counted as its own model family counts
+it (tests/chat_tokens.py: Mistral's template and tokenizer for the `general` alias, Qwen's for
+`analyst` and `coder`; the stand-in reports the same counts, as Ollama does): it fits the window
+beside the answer's reserve; earlier steps' outputs, the note being written and the Planner's
+Project Map are never dropped; nothing is sent twice; no Obsidian comment reaches a model. Every
+step's model first calls a tool (the Librarian's list_notes of the whole vault among them) and the
+step still fits and lands. Friday's OKR review sees all five weekdays; Monday's alignment sees
+Friday. What a task names arrives: the 15:30 Guardian gets the day's research brief, what the
+agents wrote today and the notes the brief cites; dream seeding every objective and key result of
+the OKRs; Friday's systemic review the day's postmortem.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 import pytest
+from chat_tokens import family_of, request_tokens
 from fake_ollama import FakeOllama, mistral_tokenizer
 from weekvault import make_vault, model_reply, problems_of, simulate
 
@@ -22,12 +27,19 @@ pytestmark = pytest.mark.xdist_group("context-week")
 
 
 @pytest.fixture(scope="module")
-def week(tmp_path_factory):
-    counter = mistral_tokenizer()
-    if counter is None:
-        pytest.skip("mistral-common is not installed")
-    tmp_path = tmp_path_factory.mktemp("week")
-    server = FakeOllama(max_loaded=3, load_delay=0, tokenizer=counter, reply_fn=model_reply).start()
+def week_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("week")  # config, state and the vault (Vault/) of the simulated week
+
+
+@pytest.fixture(scope="module")
+def week(week_dir):
+    from routine.models.tokens import mistral_available, qwen_available
+
+    if not (mistral_available() and qwen_available()):
+        pytest.skip("mistral-common or Qwen's tokenizer (dashscope, tiktoken) is not installed")
+    tmp_path = week_dir
+    server = FakeOllama(max_loaded=3, load_delay=0, tokenizer=mistral_tokenizer(), reply_fn=model_reply,
+                        prompt_counter=request_tokens).start()
     with pytest.MonkeyPatch.context() as monkeypatch:
         yield from _week(tmp_path, server, monkeypatch)
 
@@ -65,13 +77,23 @@ def test_every_request_of_a_week_fits_and_carries_its_handoffs(week):
     assert not flagged, flagged[:5]
     problems = [f"{s.when:%a %H:%M} {s.block}/{s.agent}: {p}" for s in week for p in problems_of(s)]
     assert not problems, "\n".join(problems[:20])
+    # Each request was counted by its own model's family (problems_of): both families are in the week.
+    assert {family_of(body["model"]) for s in week for body in s.requests} == {"mistral", "qwen"}
+
+
+def composed(step) -> str:
+    """What routine composed for a step's requests (system and user messages, not tool results)."""
+    return "\n".join(m["content"] for body in step.requests for m in body["messages"]
+                     if m["role"] in ("system", "user"))
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
 
 
 def test_the_week_is_seen_as_the_person_means_it(week):
     def sent(day: date, block: str, agent: str) -> str:
-        step = next(s for s in week if s.when.date() == day and s.block == block and s.agent == agent)
-        return "\n".join(m["content"] for body in step.requests for m in body["messages"]
-                         if m["role"] in ("system", "user"))  # what routine composed, not tool results
+        return composed(next(s for s in week if s.when.date() == day and s.block == block and s.agent == agent))
 
     friday, next_monday = MONDAY + timedelta(days=4), MONDAY + timedelta(days=7)
     review = sent(friday, "okr-review", "strategist")
@@ -85,3 +107,45 @@ def test_the_week_is_seen_as_the_person_means_it(week):
     assert "EXAMPLE (not a real goal" not in alignment  # the OKR template's comment does not
     scope = sent(MONDAY + timedelta(days=1), "scope-audit", "critic")
     assert "[[Inbox/" in scope
+
+
+def test_the_1530_guardian_checks_the_research_brief_and_what_the_agents_wrote_today(week, week_dir):
+    from routine.vault import resolve_wikilink, split_frontmatter, wikilink_for, wikilinks
+    from routine.vault.outline import readable
+
+    vault = week_dir / "Vault"
+    guardians = [s for s in week if s.block == "postmortem" and s.agent == "guardian"]
+    assert len(guardians) == 6  # Monday to Friday, and the next Monday
+    for step in guardians:
+        day, text = step.when.date(), composed(step)
+        _, brief = split_frontmatter((vault / "Research" / f"{day} Deep Work Brief.md").read_text())
+        assert flat(readable(brief)) in flat(text), f"{day}: the research brief did not arrive whole"
+        for link in wikilinks(brief):  # the notes the brief's claims rest on
+            rel = resolve_wikilink(vault, link)
+            assert rel is None or f"## {wikilink_for(rel)}" in text, f"{day}: {link}, cited by the brief, is missing"
+        written = [s for s in week if s.when.date() == day and s.when < step.when and s.status == "ok"
+                   and s.target_label == f"[[Daily/{day}]]"]
+        assert len(written) >= 6, [s.agent for s in written]
+        for earlier in written:  # the claims to check: every section the agents wrote today
+            assert flat(earlier.output)[:200] in flat(text), f"{day}: {earlier.block}/{earlier.agent}'s section"
+
+
+def test_dream_seeding_sees_every_objective_and_key_result(week, week_dir):
+    from routine.graph.extract import okr_items
+
+    okrs = okr_items((week_dir / "Vault" / "Plans" / "OKRs.md").read_text())
+    assert [i.name for i in okrs if i.objective is None] == ["Objective 1", "Objective 2", "Objective 3"]
+    seeding = [s for s in week if s.block == "dream-seeding"]
+    assert len(seeding) == 8  # every evening, Monday to the next Monday
+    for step in seeding:
+        text = flat(composed(step))
+        lost = [item.name for item in okrs if flat(item.line) not in text]
+        assert not lost, f"{step.when:%a}: dream seeding lost {lost}"
+
+
+def test_the_weekly_systemic_review_sees_the_days_postmortem(week):
+    review = next(s for s in week if s.block == "systemic-improvement" and s.agent == "critic")
+    postmortem = next(s for s in week if s.block == "postmortem" and s.agent == "critic"
+                      and s.when.date() == review.when.date())
+    assert postmortem.status == "ok" and postmortem.target_section == "Postmortem"
+    assert flat(postmortem.output)[:200] in flat(composed(review))

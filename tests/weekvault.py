@@ -18,6 +18,8 @@ from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from chat_tokens import family_of, request_tokens
+
 PROJECTS = {
     "Atlas": ("supplier portal", "KR 1.1", ["supplier deadline", "API contract", "pricing page"]),
     "Beacon": ("home-lab assistant", "KR 2.1", ["install script", "build-log post", "Jetson benchmarks"]),
@@ -171,51 +173,6 @@ def person_edits(vault: Path, when: datetime, rng: random.Random) -> None:
     note.write_text(text)
 
 
-def mistral_count(messages: list, tools: list | None) -> int:
-    """The request's tokens by Mistral's own tokenizer and chat template (mistral-common), tool-loop
-    turns included (their call ids renamed to the nine characters Mistral's template wants)."""
-    import json
-
-    from mistral_common.protocol.instruct.messages import (AssistantMessage, SystemMessage, ToolMessage,
-                                                           UserMessage)
-    from mistral_common.protocol.instruct.request import ChatCompletionRequest
-    from mistral_common.protocol.instruct.tool_calls import Function, FunctionCall, Tool, ToolCall
-
-    ids: dict[str, str] = {}
-
-    def ident(raw) -> str:
-        return ids.setdefault(str(raw), f"call{len(ids):05d}")
-
-    def message(m: dict):
-        if m["role"] == "assistant":
-            calls = [ToolCall(id=ident(c.get("id")), function=FunctionCall(
-                name=c["function"]["name"], arguments=_arguments(c["function"].get("arguments"))))
-                for c in m.get("tool_calls") or []]
-            return AssistantMessage(content=m.get("content") or None, tool_calls=calls or None)
-        if m["role"] == "tool":
-            return ToolMessage(content=m.get("content") or "", tool_call_id=ident(m.get("tool_call_id")))
-        return {"system": SystemMessage, "user": UserMessage}[m["role"]](content=m.get("content") or "")
-
-    def _arguments(value) -> str:
-        return value if isinstance(value, str) else json.dumps(value or {})
-
-    specs = [Tool(function=Function(name=t["function"]["name"], description=t["function"].get("description", ""),
-                                    parameters=t["function"].get("parameters", {}))) for t in tools or []]
-    request = ChatCompletionRequest(messages=[message(m) for m in messages], tools=specs or None)
-    return len(_mistral().encode_chat_completion(request).tokens)
-
-
-_TOKENIZER = []
-
-
-def _mistral():
-    if not _TOKENIZER:
-        from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
-
-        _TOKENIZER.append(MistralTokenizer.v3())
-    return _TOKENIZER[0]
-
-
 @dataclass
 class StepSeen:
     """One step of the simulated week: what was sent and what the step was owed."""
@@ -230,6 +187,7 @@ class StepSeen:
     target_section: str | None
     status: str
     grounding: dict | None = None  # the journal's grounding check of the reply (routine/vault/grounding.py)
+    output: str = ""               # what the step answered (written to its target, or proposed)
 
 
 def simulate(config, server, days: list[date], seed: int = 11) -> list[StepSeen]:
@@ -269,7 +227,7 @@ def simulate(config, server, days: list[date], seed: int = 11) -> list[StepSeen]
                              if name in outputs]
                     seen.append(StepSeen(when, block.id, step.agent, bodies, prior, run.get("dropped") or [],
                                          wikilink_for(target[0]), target[1], result.status,
-                                         run.get("grounding")))
+                                         run.get("grounding"), result.output or ""))
                     outputs[step.agent] = result.output
     finally:
         runner.close()
@@ -285,15 +243,30 @@ def _target(write, when: datetime) -> tuple[str, str | None]:
     return note, (render(write.section, variables, "target") if write.section else None)
 
 
+def tokens_of(body: dict) -> tuple[int, int]:
+    """A request's tokens by its own model family's template and tokenizer, and its limit (num_ctx less
+    the answer's reserve)."""
+    opts = body.get("options") or {}
+    limit = int(opts.get("num_ctx", 8192)) - int(opts.get("num_predict", 1024))
+    return request_tokens(body["model"], body["messages"], body.get("tools")), limit
+
+
+def _is_draft(step: StepSeen, label: str, reason: str) -> bool:
+    """Whether a left-out piece is (or holds) the draft the step rewrites: the section it writes, given
+    on its own, or the whole note it writes."""
+    if step.target_section is None:
+        return label.startswith(step.target_label) and "no room" in reason
+    return label == f"{step.target_label} (§ {step.target_section})" or (
+        label.startswith(step.target_label) and step.target_section in reason)
+
+
 def problems_of(step: StepSeen) -> list[str]:
     """What a person would call wrong with what this step sent; empty when it was right."""
     out = []
     for body in step.requests:
-        opts = body.get("options") or {}
-        limit = int(opts.get("num_ctx", 8192)) - int(opts.get("num_predict", 1024))
-        count = mistral_count(body["messages"], body.get("tools"))
+        count, limit = tokens_of(body)
         if count > limit:
-            out.append(f"{count} tokens by Mistral's tokenizer, over the {limit} allowed")
+            out.append(f"{count} tokens by {family_of(body['model']).title()}'s tokenizer, over the {limit} allowed")
         # What routine composed (a tool's result is what the model asked for, and may repeat it).
         text = "\n".join(m.get("content") or "" for m in body["messages"] if m["role"] in ("system", "user"))
         if "%%" in text:
@@ -309,8 +282,7 @@ def problems_of(step: StepSeen) -> list[str]:
         label, reason = d.get("label", ""), d.get("reason", "")
         if label.startswith("Output of the"):
             out.append(f"dropped a handoff: {label}")
-        if label.startswith(step.target_label) and ("no room" in reason or
-                                                    (step.target_section and step.target_section in reason)):
+        if _is_draft(step, label, reason):
             out.append(f"dropped the target draft: {label} ({reason})")
         if step.agent == "planner" and label.startswith("[[Plans/Project Map]]"):
             out.append("dropped the Project Map")

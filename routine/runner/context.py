@@ -1,13 +1,15 @@
 """Gathering what goes into a step's prompt, each piece with its priority and its sections.
 
 What a step sees, most important first (``Priority``): the earlier steps' outputs, the note
-it is writing (its current draft), the agent's grounding, the step's declared inputs, notes
-those inputs link to or match by glob, and last what its ``search:`` finds. Notes are read as
+it is writing (its current draft: the section it writes, when it writes one, the rest of that
+note counted as an input), the agent's grounding, the step's declared inputs, notes those
+inputs link to or match by glob, and last what its ``search:`` finds. Notes are read as
 outlines (``routine.vault.outline``): comments and routine's markers out, properties on one
 line, text in sections, so a long note can give its relevant sections instead of a cut-off
 head (``routine.runner.budget``). Nothing is included twice: a note asked for twice comes
-once, at its higher priority, and a section that holds an earlier step's output (which the
-prompt already carries) is left out of the note.
+once, at its higher priority; so does a section (asked twice, spelled twice, inside a section
+given, or missing, when the whole note comes instead); and a section that holds an earlier
+step's output (which the prompt already carries) is left out of the note.
 
 Every read goes through the agent's `reads` scope (``routine.vault.scope.check_read``): the
 runtime enforces permissions, whatever a schedule or model asks for. Search hits come from
@@ -28,6 +30,7 @@ from routine.vault import files as vault_files
 from routine.vault import check_read, in_scope, read_note, resolve_wikilink, wikilink_for
 from routine.vault.context_items import ContextItem, Priority
 from routine.vault.outline import Section, compact_properties, find, readable, sections
+from routine.vault.scope import checked
 
 
 MAX_GLOB_NOTES = 20
@@ -71,46 +74,74 @@ class _Gatherer:
 
     def note(self, rel: str, priority: Priority, only: str | None = None, label_note: str = "") -> None:
         """Add a note, or one section of it. A note asked for twice comes once, at the higher
-        priority; a whole note takes the place of sections of it asked for before. A note that
-        cannot be read (a pipe, a symlink loop, past the size cap) is named as missing, with why."""
+        priority; a whole note takes the place of sections of it asked for before, and a section
+        that is already given (itself, or inside a section or note given) is not given again. A
+        section the note does not have gives the whole note, said so. A note that cannot be read
+        (a pipe, a symlink loop, past the size cap) is named as missing, with why."""
         try:
             self._note(rel, priority, only, label_note)
         except NoteUnreadable as exc:
             self.missing.append(f"{rel} ({exc.message})")
 
     def _note(self, rel: str, priority: Priority, only: str | None, label_note: str) -> None:
-        parts = [k for k in self.items if k.startswith(rel + "#")]
-        whole = self.items.get(rel)
-        if whole is not None or (only is not None and f"{rel}#{only}" in self.items):
-            item = whole or self.items[f"{rel}#{only}"]
-            item.priority = max(item.priority, priority)
+        given = self.items.get(rel) or (self.items.get(_key(rel, only)) if only is not None else None)
+        if given is not None:
+            given.priority = max(given.priority, priority)
             return
-        if only is None and parts:
-            priority = max([priority, *(self.items[k].priority for k in parts)])
-            order = min(self.items[k].order for k in parts)
-            for key in parts:
-                del self.items[key]
-            self.items[rel] = self._read(rel, priority, None, label_note, order)
-            return
-        self.items[rel if only is None else f"{rel}#{only}"] = self._read(rel, priority, only, label_note,
-                                                                           self.next_order())
-
-    def _read(self, rel: str, priority: Priority, only: str | None, label_note: str, order: int) -> ContextItem:
         note = read_note(self.vault, rel)
         outline = sections(readable(note.body))
-        label = wikilink_for(rel)
-        if only is not None:
-            part = find(outline, only)
-            if part:
-                outline, label = part, f"{label} (§ {only})"
-            else:
-                label_note = f"(no section {only!r}: the whole note)"
+        part = find(outline, only) if only is not None else []
+        if only is not None and not part:
+            only, label_note = None, f"(no section {only!r}: the whole note)"
+        holder, inside = self._overlap(rel, part)
+        if holder is not None:
+            holder.priority = max(holder.priority, priority)
+            return
+        priority = max([priority, *(self.items[k].priority for k in inside)])
+        order = min(self.items[k].order for k in inside) if inside else self.next_order()
+        for key in inside:
+            del self.items[key]
+        self.items[rel if only is None else _key(rel, only)] = self._item(rel, note.frontmatter, part or outline,
+                                                                           only, priority, label_note, order)
+
+    def _overlap(self, rel: str, part: list[Section]) -> tuple[ContextItem | None, list[str]]:
+        """For one section of ``rel`` (``part``; none: the whole note), the item given before that
+        holds it, else the keys of the sections given before that it holds."""
+        keys = [k for k in self.items if k.startswith(rel + "#")]
+        if not part:
+            return None, keys
+        kept, _ = self._without_handoffs(part)
+        holder = next((self.items[k] for k in keys if all(sec in self.items[k].sections for sec in kept)), None)
+        return holder, [k for k in keys if all(sec in kept for sec in self.items[k].sections)]
+
+    def _item(self, rel: str, frontmatter: dict, outline: list[Section], only: str | None, priority: Priority,
+              label_note: str, order: int) -> ContextItem:
         outline, removed = self._without_handoffs(outline)
         target_section = self.target.section if self.target and self.target.note == rel else None
-        return ContextItem(f"{label} {label_note}".strip(), priority, outline, rel, order,
-                           compact_properties(note.frontmatter),
+        return ContextItem(f"{_label(rel, only)} {label_note}".strip(), priority, outline, rel, order,
+                           compact_properties(frontmatter),
                            section_scores(outline, self.task, target_section, is_target=priority == Priority.TARGET),
                            removed)
+
+    def target_note(self, target: Target) -> None:
+        """The note the step writes. Writing one section of it, that section (its current draft)
+        is given on its own as the note being written, and the rest of the note as an input: a
+        long day's note ranks below the agent's grounding, its draft above."""
+        if target.section is None:
+            self.note(target.note, Priority.TARGET)
+            return
+        self.note(target.note, Priority.INPUT)
+        whole = self.items.get(target.note)
+        draft = {id(sec) for sec in find(whole.sections, target.section)} if whole is not None else set()
+        if whole is None or not draft:
+            return
+        mine = [id(sec) in draft for sec in whole.sections]
+        self.items[_key(target.note, target.section)] = ContextItem(
+            _label(target.note, target.section), Priority.TARGET,
+            [sec for sec, d in zip(whole.sections, mine) if d], target.note, whole.order,
+            scores=[score for score, d in zip(whole.scores, mine) if d])
+        whole.sections = [sec for sec, d in zip(whole.sections, mine) if not d]
+        whole.scores = [score for score, d in zip(whole.scores, mine) if not d]
 
     def _without_handoffs(self, outline: list[Section]) -> tuple[list[Section], list[str]]:
         """Sections that repeat an earlier step's output (it is in the prompt already)."""
@@ -151,7 +182,7 @@ def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: di
         for form in input_forms.expand(raw, variables, f"{where}, inputs[{i}]"):
             _add_input(g, form, journal_report, calendar_report)
     if target is not None and _readable(vault, agent, target.note):
-        g.note(target.note, Priority.TARGET)
+        g.target_note(target)
     if search is not None and search.query:
         # Notes already given are not offered again; the rest are ranked within the scopes.
         hits = search.memory.search(
@@ -188,20 +219,20 @@ def _add_input(g: _Gatherer, form: input_forms.Input, journal_report: Callable[[
     elif form.kind is input_forms.Kind.LINKS:
         _add_links(g, form)
     else:
-        path = check_read(vault, list(agent.reads), form.path, agent.name)
+        path, rel = checked(vault, list(agent.reads), form.path, agent.name, "read")  # one name for one note
         if not vault_files.readable(path):
             g.missing.append(form.path + (f"#{form.section}" if form.section else ""))
             return
-        g.note(form.path, Priority.INPUT, only=form.section)
+        g.note(rel, Priority.INPUT, only=form.section)
 
 
 def _add_links(g: _Gatherer, form: input_forms.Input) -> None:
     """The notes a note (or one of its sections) links to, in link order, those the agent may read."""
-    path = check_read(g.vault, list(g.agent.reads), form.path, g.agent.name)
+    path, source = checked(g.vault, list(g.agent.reads), form.path, g.agent.name, "read")
     if not vault_files.readable(path):
         g.missing.append(f"links of {form.path}")
         return
-    outline = sections(readable(read_note(g.vault, form.path).body))
+    outline = sections(readable(read_note(g.vault, source).body))
     if form.section:
         outline = find(outline, form.section)
     from routine.vault import wikilinks
@@ -209,12 +240,22 @@ def _add_links(g: _Gatherer, form: input_forms.Input) -> None:
     seen = 0
     for link in wikilinks("\n".join(s.text for s in outline)):
         rel = resolve_wikilink(g.vault, link)
-        if rel is None or rel == form.path or not in_scope(list(g.agent.reads), rel):
+        if rel is None or rel == source or not in_scope(list(g.agent.reads), rel):
             continue
         g.note(rel, Priority.OLDER)
         seen += 1
         if seen >= MAX_LINKED_NOTES:
             break
+
+
+def _label(rel: str, section: str | None) -> str:
+    """A note as the model sees it named, or one section of it."""
+    return wikilink_for(rel) + (f" (§ {section})" if section is not None else "")
+
+
+def _key(rel: str, section: str) -> str:
+    """How a section of a note is known among the items: headings are found case-insensitively."""
+    return f"{rel}#{section.strip().lower()}"
 
 
 def _readable(vault: Path, agent: AgentSpec, rel: str) -> bool:

@@ -1,9 +1,10 @@
 """Which sections of a note matter most to a step, when not all of it fits.
 
 Scores only order the sections for keeping; what is kept is shown in document order. The
-section the step is rewriting (its current draft) matters most; then sections the task names,
-the day's handoff sections (a digest, the plan, the evening log, dream seeds…), and the
-later sections of a log (newest entries last).
+section the step is rewriting (its current draft) matters most; then sections the task names
+(in the singular or the plural: "the postmortems" names the Postmortem section), the day's
+handoff sections (a digest, the plan, the evening log, dream seeds…), and the later sections
+of a log (newest entries last).
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 def section_scores(outline: list[Section], task: str, target_section: str | None, is_target: bool) -> list[float]:
-    task_words = set(_WORD.findall(task.lower()))
+    task_words = _words(task)
     scores = []
     for i, sec in enumerate(outline):
         heading = (sec.heading or "").lower()
         score = 0.01 * i  # later sections of a log are its newest
         if target_section and heading == target_section.lower():
             score += 100  # the draft being rewritten
-        words = set(_WORD.findall(heading))
+        words = _words(heading)
         if words and words <= task_words:
             score += 8
         elif words & task_words - _STOP:
@@ -40,6 +41,12 @@ def section_scores(outline: list[Section], task: str, target_section: str | None
             score += 1
         scores.append(score)
     return scores
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text``, a plural read as its singular (``reviews`` as ``review``; ``progress`` stays)."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+            for w in _WORD.findall(text.lower())}
 
 
 _STOP = frozenset({"the", "a", "an", "and", "of", "to", "in", "for", "on", "with", "my", "i", "today", "notes", "note"})
