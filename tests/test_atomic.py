@@ -115,3 +115,33 @@ def test_one_module_replaces_files():
     stray = [(rel, attr) for rel, attr in calls if rel != "atomicfile.py" and rel not in FOLDER_MOVES]
     assert not stray, f"write files through routine.atomicfile, not os.{stray[0][1]} in {stray[0][0]}"
     assert {attr for rel, attr in calls if rel == "atomicfile.py"} >= {"replace", "link", "fsync"}
+
+
+def test_two_task_pickups_finishing_together_both_land_on_the_home_note(tmp_path):
+    """Two of routine's threads rewriting lines of one note at the same moment (two agents' tasks
+    finished together): each change lands; neither rename drops the other's line."""
+    import threading
+
+    from routine.projects.tasks import parse_line
+
+    home = tmp_path / "Projects" / "Acme" / "Acme.md"
+    home.parent.mkdir(parents=True)
+    for round_ in range(30):
+        lines = [f"- [ ] Task {round_}-{i} [assignee:: [[Research]]]" for i in range(2)]
+        home.write_text("# Acme\n\n## Tasks\n\n" + "\n".join(lines) + "\n")
+        tasks = [parse_line("Projects/Acme/Acme.md", 4 + i, line) for i, line in enumerate(lines)]
+        start = threading.Barrier(2)
+
+        threads = [threading.Thread(target=_finish_together, args=(tmp_path, t, start)) for t in tasks]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert home.read_text().count("- [x]") == 2, (round_, home.read_text())
+
+
+def _finish_together(vault, task, start) -> None:
+    from routine.projects.tasks import update_task
+
+    start.wait()
+    update_task(vault, task, lambda text: text.replace("[ ]", "[x]", 1))

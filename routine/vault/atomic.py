@@ -13,6 +13,7 @@ import fcntl
 import os
 import re
 import stat
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -60,6 +61,8 @@ class NoteChanged(Exception):
 
 
 _LEFTOVER = re.compile(re.escape(TEMP_MARKER) + r"(?:(\d+)-)?[0-9a-f]{8}\Z")
+_PATH_LOCKS: dict[str, threading.Lock] = {}  # one per note: routine's own threads check and rename in turn
+_PATH_LOCKS_GUARD = threading.Lock()
 STALE_SECONDS = 3600.0  # a temp file this old is a leftover whatever its pid says (pids are reused)
 
 
@@ -118,9 +121,21 @@ def atomic_write(path: Path, text: str | bytes, *, expected: bytes | None = None
         _carry_over(path, expected, data, late)
 
 
+def _path_lock(path: Path) -> threading.Lock:
+    with _PATH_LOCKS_GUARD:
+        return _PATH_LOCKS.setdefault(str(path), threading.Lock())
+
+
 def _replace(path: Path, data: bytes, expected: bytes | None, check: bool = True) -> bytes | None:
     """One rename, checked first against ``expected`` (unless ``check`` is off); returns the old
-    file's bytes when they are not ``expected`` after the rename (a save landed on it)."""
+    file's bytes when they are not ``expected`` after the rename (a save landed on it). Two of
+    routine's threads never check and rename the same note at once: both would pass the check, and
+    the second rename would drop the first one's change (two task pickups finishing together)."""
+    with _path_lock(path):
+        return _replace_locked(path, data, expected, check)
+
+
+def _replace_locked(path: Path, data: bytes, expected: bytes | None, check: bool) -> bytes | None:
     temp = write_temp(path, data)
     old = None
     try:
