@@ -61,8 +61,9 @@ class NoteChanged(Exception):
 
 
 _LEFTOVER = re.compile(re.escape(TEMP_MARKER) + r"(?:(\d+)-)?[0-9a-f]{8}\Z")
-_PATH_LOCKS: dict[str, threading.Lock] = {}  # one per note: routine's own threads check and rename in turn
-_PATH_LOCKS_GUARD = threading.Lock()
+# Routine's own threads check and rename one note in turn: a lock per note, from a fixed set (a
+# daemon that runs for months writes many notes; two notes may share a lock, which only orders them).
+_PATH_LOCKS = tuple(threading.Lock() for _ in range(64))
 STALE_SECONDS = 3600.0  # a temp file this old is a leftover whatever its pid says (pids are reused)
 
 
@@ -122,8 +123,7 @@ def atomic_write(path: Path, text: str | bytes, *, expected: bytes | None = None
 
 
 def _path_lock(path: Path) -> threading.Lock:
-    with _PATH_LOCKS_GUARD:
-        return _PATH_LOCKS.setdefault(str(path), threading.Lock())
+    return _PATH_LOCKS[hash(str(path)) % len(_PATH_LOCKS)]
 
 
 def _replace(path: Path, data: bytes, expected: bytes | None, check: bool = True) -> bytes | None:
