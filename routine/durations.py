@@ -1,4 +1,4 @@
-"""Durations as a person writes them in YAML: 90s, 10m, 2h, 1d (one number, one unit)."""
+"""Durations as a person writes them in YAML: 90s, 10m, 2h, 1d (one number, one unit); the weekdays' names."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import re
 from datetime import timedelta
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")  # date.weekday() order
 
 
 def parse_duration(text: str) -> timedelta:

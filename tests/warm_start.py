@@ -95,7 +95,7 @@ def _child(request: dict, fds: list[int]) -> None:
     try:
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
-        os.closerange(3, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") < 65536 else 65536)
+        os.closerange(3, min(os.sysconf("SC_OPEN_MAX"), 65536))  # nothing of the server's stays open in it
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])

@@ -17,7 +17,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
 
 from routine import atomicfile
-from routine.durations import parse_duration
+from routine.durations import WEEKDAYS, parse_duration
 from routine.errors import EXIT_USAGE, RoutineError
 
 FILE = "pause.json"
@@ -70,7 +70,6 @@ def reason(
     return None
 
 
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 FORMS = ("a duration (90m, 12h, 3d), a date (2026-12-27: the pause ends as that day begins), a date and time "
          "(2026-12-27T08:00), tomorrow (until tomorrow begins), or a weekday (monday … sunday, or mon … sun: "
          "until the next one begins)")

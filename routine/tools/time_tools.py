@@ -6,9 +6,9 @@ import re
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from routine.durations import WEEKDAYS
 from routine.tools.base import ToolContext, ToolError, tool
 
-_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _UNIT = {"m": "minutes", "min": "minutes", "minute": "minutes", "minutes": "minutes", "h": "hours", "hour": "hours",
          "hours": "hours", "d": "days", "day": "days", "days": "days", "w": "weeks", "week": "weeks", "weeks": "weeks"}
 _PART = re.compile(r"([+-]?\d+)\s*([a-z]+)")
@@ -51,7 +51,7 @@ def date_math(ctx: ToolContext, start: str = "", add: str = "", next_weekday: st
         moment = moment + _duration(add)
     if next_weekday.strip():
         day = next_weekday.strip().lower()
-        match = [i for i, name in enumerate(_WEEKDAYS) if name.startswith(day[:3])] if len(day) >= 3 else []
+        match = [i for i, name in enumerate(WEEKDAYS) if name.startswith(day[:3])] if len(day) >= 3 else []
         if not match:
             raise ToolError(f"{next_weekday!r} is not a weekday; use monday … sunday.")
         ahead = (match[0] - moment.weekday()) % 7 or 7
