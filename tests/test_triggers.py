@@ -78,7 +78,11 @@ def test_a_hundred_rapid_saves_within_the_debounce_make_one_run(initialised, oll
             time.sleep(0.005)  # pacing: a person's saves, a few milliseconds apart (waits for nothing)
         wait_for(lambda: [r for r in trigger_runs(home, "Inbox/%") if r[1] != "running"], 60, "the run")
         wait_for(lambda: all_handled(home), 60, "the daemon to be idle")
-        assert settled_as(home, "Inbox/draft.md") == ["modified"]  # the whole burst settled once
+        # The whole burst settled as one change. On a loaded box the watcher's thread can hand
+        # over the burst's last events after that settle: they find the same bytes ("unchanged")
+        # and fire nothing.
+        changes = [o for o in settled_as(home, "Inbox/draft.md") if o != "unchanged"]
+        assert changes == ["modified"]
     assert len(trigger_runs(home, "Inbox/%")) == 1
 
 
