@@ -22,6 +22,13 @@ def alerts(home) -> list[str]:
     return sorted(f"{p.name}\n{p.read_text(encoding='utf-8')}" for p in folder.glob("*.md")) if folder.is_dir() else []
 
 
+def status_is(alert: str, status: str) -> bool:
+    """The alert's frontmatter says ``status``: its body says "Set `status: resolved` to close it
+    yourself", so a plain substring test would find "resolved" in an open alert."""
+    frontmatter = alert.split("\n---\n")[1]  # the file's name, then its frontmatter, then its body
+    return f"\nstatus: {status}\n" in f"\n{frontmatter}\n"
+
+
 def test_a_failing_pickup_backs_off_raises_one_alert_and_resolves_it(initialised, ollama):
     home = initialised
     only_schedule(home, "# nothing scheduled\n")
@@ -40,14 +47,14 @@ def test_a_failing_pickup_backs_off_raises_one_alert_and_resolves_it(initialised
         assert time.monotonic() - began >= 1.5  # the backoff grew: 2 s before the second retry
         runs = task_runs(home)
         assert len(runs) <= 5 and set(runs) <= {"failed", "running"}, runs  # not ~9 a second
-        opened = [a for a in alerts(home) if "status: open" in a]
+        opened = [a for a in alerts(home) if status_is(a, "open")]
         assert len(opened) == 1 and f"task not done - {TASK}.md" in opened[0], alerts(home)
         assert "the model refuses" in opened[0] and "count: " in opened[0]
 
         failing["on"] = False
         wait_for(lambda: "- [x]" in task_line(home, TASK), 60, "the pickup that succeeds")
         # The step's own failure alert may resolve first: wait for the task's alert itself.
-        task_alert_resolved = lambda: any(f"task not done - {TASK}" in a and "status: resolved" in a  # noqa: E731
+        task_alert_resolved = lambda: any(f"task not done - {TASK}" in a and status_is(a, "resolved")  # noqa: E731
                                           for a in alerts(home))
         wait_for(task_alert_resolved, 30, "the task's alert resolved")
-        assert not [a for a in alerts(home) if "status: open" in a], alerts(home)
+        assert not [a for a in alerts(home) if status_is(a, "open")], alerts(home)
