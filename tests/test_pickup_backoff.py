@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from routine.vault.frontmatter import split_frontmatter
 from test_daemon import daemon, journal_rows, only_schedule, wait_for
 from test_projects_daemon import HOME_NOTE, PROJECT, edit, task_line
 
@@ -23,10 +24,9 @@ def alerts(home) -> list[str]:
 
 
 def status_is(alert: str, status: str) -> bool:
-    """The alert's frontmatter says ``status``: its body says "Set `status: resolved` to close it
-    yourself", so a plain substring test would find "resolved" in an open alert."""
-    frontmatter = alert.split("\n---\n")[1]  # the file's name, then its frontmatter, then its body
-    return f"\nstatus: {status}\n" in f"\n{frontmatter}\n"
+    """The alert's `status:` property, read as routine reads it. Its body says "Set `status: resolved`
+    to close it yourself", so a plain substring test would find "resolved" in an open alert."""
+    return split_frontmatter(alert.split("\n", 1)[1])[0].get("status") == status
 
 
 def test_a_failing_pickup_backs_off_raises_one_alert_and_resolves_it(initialised, ollama):
