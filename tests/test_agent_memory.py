@@ -127,7 +127,8 @@ def test_two_weeks_of_agent_memory(env, ollama):
     assert text.count("What routine has learned") == 1 and len(text.splitlines()) < 12 + MAX_ENTRIES
     # A week-one entry reached the Planner's prompts in week two.
     assert week_two_prompts and all("never take meetings before 10:00" in p for p in week_two_prompts)
-    assert "- Deep work goes before lunch." in text and all("Deep work goes before lunch" in p for p in week_two_prompts)
+    assert "- Deep work goes before lunch." in text  # the person's own line, kept and given
+    assert all("Deep work goes before lunch" in p for p in week_two_prompts)
     # The Builder learns the Critic's verdict, not the Critic's words: Critiques/ is outside its reads.
     builder = memory_entries(config.vault, "Builder")
     assert any("A review by the Critic of your [[Builds/" in e and "verdict needs review" in e for e in builder)
