@@ -106,11 +106,21 @@ SCHEDULE: dict = {
             "additionalProperties": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["cron", "steps"],
+                "required": ["steps"],
                 "properties": {
                     "description": {"type": "string", "default": "",
                                     "description": "a line for `schedule list` and the dashboard"},
-                    "cron": {"type": "string", "description": "when the block fires, five cron fields"},
+                    "cron": {"type": "string", "description": "when the block fires, five cron fields "
+                                                              "(or `after:` instead)"},
+                    "after": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["block"],
+                        "description": "run this block each time another block's run ends well (or, with "
+                                       "`step`, each time that step of it wrote), seeing that step's output as "
+                                       "{{ steps.STEP.output }}: a review chained to the work it reviews",
+                        "properties": {"block": {"type": "string"}, "step": {"type": "string"}},
+                    },
                     "missed": {"enum": ["catch-up", "skip"], "default": "catch-up",
                                "description": "a slot missed while the box was off: run it late, or skip it"},
                     "grace": {**DURATION, "default": "1h",

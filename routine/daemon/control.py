@@ -278,6 +278,8 @@ def fire(jobs: Jobs, message: dict[str, Any], send: Send, gone: threading.Event)
         def run(journal: Journal) -> dict:
             outcome = run_block(jobs.make_runner(journal, on_event, job, gone), block, agents,
                                 trigger="retry" if resume else "manual", stream=True, resume=resume)
+            if alias is None:  # a run on another model writes proposals: nothing to review yet
+                jobs.follow(block.id, outcome)
             return dict(status=outcome.status, run=outcome.run_id, steps=[s.summary() for s in outcome.steps])
         job.key, job.models = f"block:{block.id}", jobs.model_keys(block.agents, alias)
     else:

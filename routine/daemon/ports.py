@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from routine.daemon.work import Work, WorkQueue
     from routine.journal import Journal
     from routine.models.plan import ModelKey
+    from routine.runner.block import BlockOutcome
     from routine.runner.events import OnEvent
     from routine.runner.step import Runner
 
@@ -32,3 +33,4 @@ class Jobs(Protocol):
     def model_keys(self, agent_names: Iterable[str], alias: str | None = None) -> tuple[ModelKey, ...]: ...
     def make_runner(self, journal: Journal, on_event: OnEvent | None = None, work: Work | None = None,
                     cancel: threading.Event | None = None) -> Runner: ...
+    def follow(self, block_id: str, outcome: BlockOutcome) -> None: ...

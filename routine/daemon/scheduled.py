@@ -26,7 +26,7 @@ from routine.daemon.work import Work, WorkQueue
 from routine.journal import Journal
 from routine.journal.slots import Slots
 from routine.journal.status import succeeded
-from routine.schedule import pause
+from routine.schedule import chains, pause
 
 if TYPE_CHECKING:
     from routine.daemon.recovery import Recovery
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from routine.memory.remote import RemoteIndex
     from routine.models.client import ModelClient
     from routine.models.plan import ModelKey
+    from routine.runner.block import BlockOutcome
     from routine.runner.events import OnEvent
     from routine.runner.step import Runner
     from routine.schedule.model import Block
@@ -123,6 +124,38 @@ class ScheduledWork:
             ready(self.live.config, block_id, slot.key, outcome, self.clock())
             if not succeeded(outcome.status):
                 self.recovery.failed(block_id, slot, outcome, trigger)
+            self.follow(block_id, outcome)
+
+    def follow(self, block_id: str, outcome: BlockOutcome) -> None:
+        """Queue, once each, the blocks chained `after:` this run of ``block_id`` (or a step of it)."""
+        if outcome.run_id is None or self.abandon.is_set():
+            return
+        ended_well = succeeded(outcome.status)
+        for block in chains.followers(self.live.schedules.blocks, block_id, list(outcome.outputs), ended_well):
+            work = Work(key=f"block:{block.id}", label=f"{block.id} after {outcome.run_id}",
+                        models=self.model_keys(block.agents))
+            work.run = partial(self._run_chained, block.id, outcome, work)
+            self.queue.submit(work)
+
+    def _run_chained(self, block_id: str, upstream: BlockOutcome, work: Work) -> None:
+        from routine.runner.block import run_block
+
+        block = self.live.schedules.blocks.get(block_id)
+        if block is None:
+            return
+        trigger = f"after:{upstream.run_id}"
+        journal = Journal()
+        try:
+            held = pause.holder(self.state_dir, self.live.config.holiday, block.id, ZoneInfo(self.zone_name()))
+            why = held(self.clock())
+            if why:  # paused: journaled like a paused slot, so the person sees the review did not run
+                journal.record(agent=None, trigger=trigger, status="skipped", error=why, kind="block", block=block.id)
+                return
+            outcome = run_block(self.make_runner(journal, work=work), block, self.live.agents, trigger=trigger,
+                                upstream=upstream.outputs)
+        finally:
+            journal.close()
+        self.follow(block_id, outcome)
 
     def model_keys(self, agent_names: Iterable[str], alias: str | None = None) -> tuple[ModelKey, ...]:
         """The models a job needs: its agents' own, or the one alias it runs on instead (`--model`)."""

@@ -76,7 +76,7 @@ class Timers:
 
     def sync(self, blocks: dict[str, Block]) -> None:
         """Make the jobs match the blocks in force: add, update, remove."""
-        wanted = {f"block:{b.id}": b for b in blocks.values() if b.enabled}
+        wanted = {f"block:{b.id}": b for b in blocks.values() if b.enabled and b.timed}
         for job in self.scheduler.get_jobs():
             if job.id not in wanted:
                 self.scheduler.remove_job(job.id)

@@ -321,3 +321,19 @@ def m021_keep_rate(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("021_keep_rate", m021_keep_rate))
+
+
+def m022_agent_memory(db: sqlite3.Connection) -> None:
+    # issue 40, agent memory: every piece of evidence an agent's memory note has learned from
+    # (routine/journal/lessons.py), so none is learned twice and a deleted entry stays deleted.
+    _script(db, """
+        CREATE TABLE memory_learned (
+            agent TEXT NOT NULL,
+            key TEXT NOT NULL,           -- keep-ID | decision-ID | review-RUN | chat-ID
+            learned_at TEXT NOT NULL,    -- UTC ISO
+            PRIMARY KEY (agent, key)
+        )
+    """)
+
+
+MIGRATIONS.append(("022_agent_memory", m022_agent_memory))

@@ -182,6 +182,16 @@ class Journal:
         cursor = (min(running) - 1) if running else (rows[-1]["rowid"] if rows else after)
         return done, cursor
 
+    def outputs_of_last(self, block: str) -> dict[str, str] | None:
+        """The outputs, by agent, of the steps that ended well in the latest run of ``block`` that
+        has ended (None: it never ran): what a block chained after it sees when fired by hand."""
+        row = self.db.execute("SELECT id FROM runs WHERE kind='block' AND block=? AND status != 'running'"
+                              " ORDER BY started_at DESC, id DESC LIMIT 1", (block,)).fetchone()
+        if row is None:
+            return None
+        return {c.agent: c.output or "" for c in self.children(row["id"])
+                if c.agent and c.status in ("ok", "proposal")}
+
     def children(self, run_id: str) -> list[RunRecord]:
         rows = self.db.execute("SELECT * FROM runs WHERE parent=? ORDER BY step, started_at", (run_id,))
         return [RunRecord.from_row(r) for r in rows]

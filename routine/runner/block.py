@@ -25,6 +25,7 @@ class BlockOutcome:
     run_id: str | None
     status: str  # ok | failed | dry-run
     steps: list[StepOutcome] = field(default_factory=list)
+    outputs: dict[str, str] = field(default_factory=dict)  # by agent: the steps that ran and ended without error
 
 
 @dataclass(frozen=True)
@@ -40,15 +41,20 @@ class Resume:
 
 def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigger: str = "manual",
               slot: str | None = None, dry_run: bool = False, stream: bool = False,
-              run_id: str | None = None, resume: Resume | None = None) -> BlockOutcome:
+              run_id: str | None = None, resume: Resume | None = None,
+              upstream: dict[str, str] | None = None) -> BlockOutcome:
+    """``upstream``: a chained block's (``after:``) view of the run it follows, its steps' outputs by
+    agent, which its own steps see as ``{{ steps.AGENT.output }}``."""
     journal = None if dry_run else runner.runs
+    if upstream is None and block.after is not None:
+        upstream = _last_run_followed(journal, block)
     # A block's {{ today }} is the day it started, through every step, retry and resume: a block
     # retried after midnight (or `runs retry` the next morning) finishes the notes of its own day.
     as_of = local_time(runner.config, resume.as_of) if resume is not None and resume.as_of else runner.clock()
     parent = _begin(journal, block, trigger, slot, run_id, resume, as_of)
     runner.on_event(BlockStarted(parent, block.id, len(block.steps)))
     outcome = BlockOutcome(parent, "dry-run" if dry_run else "ok")
-    prior: dict[str, str] = dict(resume.prior) if resume else {}
+    prior: dict[str, str] = {**(upstream or {}), **(resume.prior if resume else {})}
     failed_at: int | None = None
     for index, step in enumerate(block.steps):
         if resume is not None and index < resume.start:
@@ -83,11 +89,25 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
             continue
         # In a dry run no model answers; later steps see a placeholder so their prompts render.
         prior[agent.name] = result.output if not dry_run else f"(output of the {agent.name} step)"
+        outcome.outputs[agent.name] = prior[agent.name]
     if parent is not None:
         failed = [s for s in outcome.steps if s.error is not None]
         wrote = [*(resume.wrote if resume else ()), *(s.wrote.rel for s in outcome.steps if s.wrote is not None)]
         runner.runs.finish(parent, outcome.status, str(failed[0].error) if failed else None, wrote=wrote)
     return outcome
+
+
+def _last_run_followed(journal: Journal | None, block: Block) -> dict[str, str]:
+    """A chained block fired by hand: what the latest run it follows gave (a dry run: placeholders)."""
+    chain = block.after
+    assert chain is not None
+    if journal is None:
+        return {chain.step: f"(output of the {chain.step} step of {chain.block})"} if chain.step else {}
+    found = journal.outputs_of_last(chain.block)
+    if found is None or (chain.step is not None and chain.step not in found):
+        raise UsageError(f"Block {block.id} follows {chain.describe()}, which has no finished run to review yet.",
+                         f"fire {chain.block} first (its run starts {block.id} by itself when the daemon runs it).")
+    return found
 
 
 def _branch(block: Block, index: int, prior: dict[str, str]) -> tuple[str | None, str | None]:

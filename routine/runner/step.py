@@ -24,7 +24,7 @@ from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, keep
 from routine.notifications import Message, notify
-from routine.runner import claims, context, prompt
+from routine.runner import claims, context, prompt, recall
 from routine.runner.request import StepOutcome, StepRequest
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
 from routine.templating import date_vars, render
@@ -190,6 +190,9 @@ class Runner:
                                       target=context.Target(dest, target.section),
                                       prior=req.prior, journal_report=self._journal_report,
                                       calendar_report=partial(self._calendar_report, req.as_of or now))
+            if not dry_run and self.journal is not None:
+                recall.learn(self.config.vault, self.journal.db, agent, now)
+            gathered.items += recall.recalled(self.config.vault, agent, 900 + len(gathered.items))
             if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
                 from routine.graph.context import graph_items
 

@@ -99,6 +99,13 @@ class Cron:
             raise CronError(f"{expr!r} never fires: no month it names has day {days}")
         return cls(expr, parsed[0][0], parsed[1][0], parsed[2][0], parsed[3][0], weekdays, parsed[2][1], parsed[4][1])
 
+    @classmethod
+    def never(cls, label: str) -> "Cron":
+        """A block with no time of its own (one chained `after:` another): it never comes due.
+        ``label`` is what `schedule list` shows in the cron's place."""
+        empty: frozenset[int] = frozenset()
+        return cls(label, empty, empty, empty, empty, empty, False, False)
+
     def matches_day(self, d: date) -> bool:
         if d.month not in self.months:
             return False
@@ -120,6 +127,8 @@ class Cron:
         after_utc = after.astimezone(timezone.utc)
         day = after.astimezone(tz).date()
         times = self._times
+        if not times or not self.months:  # Cron.never
+            return None
         for _ in range(366 * SEARCH_YEARS):
             if self.matches_day(day):
                 # A day's fire instants never decrease as its wall times increase (a skipped

@@ -21,6 +21,7 @@ from routine.config.schema import with_defaults
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, PathKey, YamlSyntaxError, load_yaml
 from routine.errors import ConfigError, Problem, RoutineError
+from routine.schedule import chains
 from routine.schedule.cron import Cron, CronError
 from routine.schedule.model import Block, RetryPolicy, Schedules, Trigger, parse_duration
 from routine.templating import LIST_VARIABLES
@@ -190,7 +191,8 @@ def _duration(text: str) -> timedelta:
 
 
 def _well_formed_block(raw: object) -> bool:
-    return (isinstance(raw, dict) and isinstance(raw.get("cron"), str) and isinstance(raw.get("steps"), list)
+    return (isinstance(raw, dict) and isinstance(raw.get("cron") or raw.get("after"), (str, dict))
+            and isinstance(raw.get("steps"), list)
             and all(isinstance(s, dict) and isinstance(s.get("agent"), str) for s in raw["steps"]))
 
 
@@ -206,13 +208,10 @@ def _block(doc: LocatedYaml, block_id: str, raw: dict, tz: str | None, agents: d
            problems: list[Problem]) -> Block | None:
     here = ("blocks", block_id)
     before = len(problems)
-    try:
-        cron = Cron.parse(raw["cron"])
-    except CronError as exc:
-        problems.append(doc.problem(here + ("cron",), f"bad cron: {exc}."))
-        cron = None
+    chain = chains.parse(doc, here, raw, problems)
+    cron = chains.never(chain) if chain is not None else _cron(doc, here, raw.get("cron"), problems)
     steps = []
-    seen: list[str] = []
+    seen: list[str] = [chain.step] if chain is not None and chain.step else []  # its output is the first input
     for i, s in enumerate(raw["steps"]):
         step = _step(doc, here + ("steps", i), s, agents, seen, problems)
         if step:
@@ -224,7 +223,17 @@ def _block(doc: LocatedYaml, block_id: str, raw: dict, tz: str | None, agents: d
     raw = with_defaults(BLOCK, raw)  # the defaults are the schema's
     return Block(id=block_id, file=doc.file, cron=cron, timezone=tz, steps=tuple(steps),
                  description=raw["description"], missed=raw["missed"], grace=_duration(raw["grace"]),
-                 enabled=raw["enabled"], retry=_retry(raw["retry"]))
+                 enabled=raw["enabled"], retry=_retry(raw["retry"]), after=chain)
+
+
+def _cron(doc: LocatedYaml, here: PathKey, expr: object, problems: list[Problem]) -> Cron | None:
+    if not isinstance(expr, str):
+        return None  # said by chains.parse: a block needs `cron:` or `after:`
+    try:
+        return Cron.parse(expr)
+    except CronError as exc:
+        problems.append(doc.problem(here + ("cron",), f"bad cron: {exc}."))
+        return None
 
 
 def _retry(raw: dict) -> RetryPolicy:
@@ -392,4 +401,4 @@ def cross_file_problems(results: list[FileResult]) -> list[Problem]:
     from routine.schedule.conflicts import section_clashes
 
     problems += section_clashes([b for r in results for b in r.blocks.values()])
-    return problems
+    return problems + chains.problems((b, r.path) for r in results for b in r.blocks.values())

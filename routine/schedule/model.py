@@ -30,6 +30,19 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True)
+class Chain:
+    """``after:``: the block this one follows, and the step of it whose output it reviews (None:
+    the whole block, when it ended well). ``line``: where it is written, for a loop's sentence."""
+
+    block: str
+    step: str | None = None
+    line: int | None = None
+
+    def describe(self) -> str:
+        return f"{self.block}.{self.step}" if self.step else self.block
+
+
+@dataclass(frozen=True)
 class Block:
     id: str
     file: str
@@ -42,6 +55,12 @@ class Block:
     enabled: bool = _BLOCK["enabled"]
     retry: RetryPolicy = RetryPolicy()
     project: str | None = None  # a project's cadence (derived from its home note, routine.projects.cadence)
+    after: Chain | None = None  # runs after another block's run instead of by the clock (`cron` is Cron.never)
+
+    @property
+    def timed(self) -> bool:
+        """Whether the clock fires it (a chained block runs only after the one it follows)."""
+        return self.after is None
 
     @property
     def agents(self) -> list[str]:

@@ -1,0 +1,119 @@
+"""What an agent can learn from its own days, read from the journal: the evidence behind its
+memory entries (``routine.vault.agent_memory``).
+
+- **kept**: a section it wrote, measured at 48 h (``journal.keep``): kept, rewritten in part, or deleted;
+- **decided**: the person approved or rejected one of its proposals;
+- **reviewed**: a Critic step that reviewed its output (later in the same block run, or a block
+  chained ``after:`` that run) gave a verdict;
+- **told**: in a chat with it, the person said to remember something ("remember …", "from now on …").
+
+Each piece of evidence has a key; ``learned`` keeps every key taken (table ``memory_learned``,
+migration ``022_agent_memory``), so nothing is learned twice, and an entry the person deleted
+is not learned again. Evidence whose note the agent may not read (``readable``) gives no entry:
+a memory never carries what its agent could not have seen.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterator
+from datetime import date, datetime, timezone
+
+from routine.vault.agent_memory import Entry
+from routine.verdicts import verdict_of
+
+_TOLD = re.compile(r"^\s*(?:please\s+)?(?:remember|note for next time|from now on|always|never|don't|do not)\b",
+                   re.IGNORECASE)
+REVIEWER = "critic"
+
+
+def _day(iso: str) -> date:
+    return datetime.fromisoformat(iso).astimezone(timezone.utc).date()
+
+
+def _link(note: str) -> str:
+    return f"[[{note.removesuffix('.md')}]]"
+
+
+def evidence(db: sqlite3.Connection, agent: str, readable: Callable[[str], bool]) -> list[Entry]:
+    """Every entry the journal holds evidence for and that was not learned before, oldest first."""
+    learned = {r[0] for r in db.execute("SELECT key FROM memory_learned WHERE agent=?", (agent,))}
+    found = [*_kept(db, agent), *_decided(db, agent), *_reviewed(db, agent, readable), *_told(db, agent)]
+    return sorted((e for e, source in found if e.key not in learned and (source is None or readable(source))),
+                  key=lambda e: (e.day, e.key))
+
+
+def learned(db: sqlite3.Connection, agent: str, entries: list[Entry], at: datetime) -> None:
+    db.executemany("INSERT OR IGNORE INTO memory_learned (agent, key, learned_at) VALUES (?,?,?)",
+                   [(agent, e.key, at.astimezone(timezone.utc).isoformat(timespec="seconds")) for e in entries])
+    db.commit()
+
+
+def _kept(db: sqlite3.Connection, agent: str) -> Iterator[tuple[Entry, str | None]]:
+    rows = db.execute("SELECT id, note, section, kept, ending, measured_at FROM written_sections WHERE agent=?"
+                      " AND via='run' AND measured_at IS NOT NULL AND ending != 'superseded'", (agent,))
+    for row_id, note, section, kept, ending, at in rows:
+        where = f"your {section} in {_link(note)}"
+        if ending == "deleted":
+            text = f"The person deleted {where}."
+        elif ending == "kept":
+            text = f"The person kept {where} as you wrote it."
+        else:
+            text = f"The person rewrote {where}, keeping {round(100 * (kept or 0))}% of it."
+        yield Entry(_day(at), text, f"keep-{row_id}"), note
+
+
+def _decided(db: sqlite3.Connection, agent: str) -> Iterator[tuple[Entry, str | None]]:
+    rows = db.execute("SELECT d.id, d.decision, d.target, d.section, d.at FROM decisions d JOIN runs r"
+                      " ON r.id = d.run_id WHERE r.agent=? AND d.outcome IN ('applied', 'rejected')", (agent,))
+    for row_id, decision, target, section, at in rows:
+        what = f"{section} in {_link(target)}" if target and section else (_link(target) if target else "a note")
+        yield Entry(_day(at), f"The person {decision} your proposal for {what}.", f"decision-{row_id}"), target
+
+
+def _reviewed(db: sqlite3.Connection, agent: str,
+              readable: Callable[[str], bool]) -> Iterator[tuple[Entry, str | None]]:
+    rows = db.execute(
+        "SELECT c.id, c.output, c.wrote, c.started_at, a.wrote FROM runs a JOIN runs c"
+        " ON c.agent=? AND c.kind='step' AND c.status IN ('ok', 'proposal')"
+        " AND ((c.parent = a.parent AND c.step > a.step)"
+        "      OR c.parent IN (SELECT id FROM runs WHERE trigger = 'after:' || a.parent))"
+        " WHERE a.agent=? AND a.kind='step' AND a.status IN ('ok', 'proposal') AND a.parent IS NOT NULL",
+        (REVIEWER, agent))
+    for run_id, output, review_note, at, reviewed in rows:
+        verdict = verdict_of(output)
+        review, subject = _path_of(review_note), _path_of(reviewed)
+        what = f"your {_link(subject)}" if subject else "your output"
+        text = f"A review by the Critic of {what}: " + (f"verdict {verdict}." if verdict else "no verdict.")
+        point = _first_point(output)
+        if point and review and readable(review):  # its words only where the agent may read the review
+            text += f" First point: {point}"
+        yield Entry(_day(at), text, f"review-{run_id}"), None
+
+
+def _told(db: sqlite3.Connection, agent: str) -> Iterator[tuple[Entry, str | None]]:
+    rows = db.execute("SELECT m.id, m.content, m.at FROM chat_messages m JOIN chats c ON c.id = m.chat"
+                      " WHERE c.agent=? AND m.role='user'", (agent,))
+    for row_id, content, at in rows:
+        said = " ".join((content or "").split())
+        if _TOLD.match(said):
+            yield Entry(_day(at), f"The person told you in chat: “{said}”", f"chat-{row_id}"), None
+
+
+def _path_of(wrote: str | None) -> str | None:
+    """A step run's `wrote` column (JSON: its path, outcome, proposal) as the note's vault path."""
+    try:
+        found = json.loads(wrote or "null")
+    except ValueError:
+        return None
+    return found.get("path") if isinstance(found, dict) and isinstance(found.get("path"), str) else None
+
+
+def _first_point(output: str | None) -> str | None:
+    for line in (output or "").splitlines():
+        line = line.strip()
+        if line.startswith(("- ", "* ", "1. ")) and verdict_of(line) is None:
+            return line.lstrip("-*1. ").strip()
+    return None
