@@ -1,6 +1,7 @@
 """An agent's memory at the start of its run: what it has learned since its last run is added to
 its memory note (``routine.journal.lessons`` → ``routine.vault.agent_memory``), and the note is
-given to it as context, kept before inputs and search hits when the window is full."""
+given to it as context: when the window is full, kept after the step's inputs and the notes they link
+to, before search hits (``Priority.MEMORY``)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def recalled(vault: Path, agent: AgentSpec, order: int) -> list[ContextItem]:
     if not text:
         return []
     label = LABEL.format(link=f"[[{rel.removesuffix('.md')}]]")
-    return [ContextItem(label, Priority.GROUNDING, [Section(None, 0, text)], rel, order)]
+    return [ContextItem(label, Priority.MEMORY, [Section(None, 0, text)], rel, order)]
 
 
 def _title(agent: AgentSpec) -> str:

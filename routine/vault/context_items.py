@@ -15,11 +15,12 @@ class Priority(IntEnum):
     """Drop order under the token budget: the lowest goes first."""
 
     SEARCH = 1     # found by meaning
-    OLDER = 2      # notes a glob matched or an input links to
-    INPUT = 3      # the step's declared inputs
-    GROUNDING = 4  # the agent's always-there notes (OKRs, Project Map)
-    TARGET = 5     # the note being written: its current draft
-    STEP = 6       # earlier steps' outputs in this block: the handoff
+    MEMORY = 2     # the agent's memory note (routine.runner.recall): background, after what the step asks for
+    OLDER = 3      # notes a glob matched or an input links to
+    INPUT = 4      # the step's declared inputs
+    GROUNDING = 5  # the agent's always-there notes (OKRs, Project Map)
+    TARGET = 6     # the note being written: its current draft
+    STEP = 7       # earlier steps' outputs in this block: the handoff
 
 
 @dataclass
