@@ -3,7 +3,8 @@ in Team Health (the Watcher's `journal:` input) as in the summary the Planner is
 
 from __future__ import annotations
 
-from datetime import date
+import json
+from datetime import date, timedelta
 
 from routine.projects.follow_through import follow_through, read_days
 
@@ -35,9 +36,9 @@ WEEK = {
 }
 
 
-def write_week(vault) -> None:
+def write_week(vault, monday: date = MON) -> None:
     for offset, text in WEEK.items():
-        day = MON.replace(day=MON.day + offset)
+        day = monday + timedelta(days=offset)
         (vault / "Daily").mkdir(parents=True, exist_ok=True)
         (vault / "Daily" / f"{day.isoformat()}.md").write_text(f"---\ntags: [daily]\n---\n{text}")
 
@@ -67,3 +68,12 @@ def test_a_carry_over_older_than_three_days_is_named_with_its_age(tmp_path):
     week = follow_through(read_days(tmp_path, "Daily", later, 8), later)
     assert week.open_carries()[0].text == "Draft the newsletter intro"
     assert "Carry-overs older than 3 days: Draft the newsletter intro (5 days, since Wed 25 Nov)." in week.summary()
+
+
+def test_team_health_is_given_the_weeks_follow_through(initialised, ollama):
+    home = initialised
+    write_week(home.vault, date.today() - timedelta(days=3))  # the four days up to today
+    home.run("fire", "team-health", check=True)
+    asked = json.dumps([r["messages"] for r in ollama.requests if r.get("messages")])
+    assert "**Follow-through**: 6 of 11 planned blocks done (55%)" in asked
+    assert "Kinds that slip (not done of planned): draft 5 of 6." in asked

@@ -107,8 +107,17 @@ class Runner:
 
         if self.journal is None:
             return "(no journal in a dry run without state)"
-        keep.KeepRates(self.journal.db).measure_due(self.config.vault, self.clock())  # sections now 48 h old
-        return team_report(self.journal.db, self.clock(), days)
+        now = self.clock()
+        keep.KeepRates(self.journal.db).measure_due(self.config.vault, now)  # sections now 48 h old
+        return team_report(self.journal.db, now, days) + "\n\n" + self._follow_through(days)
+
+    def _follow_through(self, days: int) -> str:
+        """Planned vs done in the daily Plans of the last ``days`` days (routine.projects.follow_through)."""
+        from routine.projects import follow_through as ft
+
+        today = self.clock().astimezone(ZoneInfo(self.config.zone_name())).date()
+        plans = ft.read_days(self.config.vault, self.config.layout.daily, today, days)
+        return ft.follow_through(plans, today).summary()
 
     def _search_for_tools(self, query: str, k: int, reads: list[str]) -> list[dict]:
         """The search_notes tool's search: the same index and scope filter as a step's `search:`."""
