@@ -111,8 +111,8 @@ def resolve(
     denied, shared = _ownership(vault, found, agent)
     writes, proposal = [*agent.writes, *grants.writes], list(grants.proposal)
     tools, approval = agent.tools, agent.approval
-    if approving:
-        writes, proposal = writes + proposal, []
+    if approving:  # and a prompt trial's proposal to its own note (the person approves it: `agent try`)
+        writes, proposal = writes + proposal + [glob_literal(agent.source)], []
     if review is not None:
         reads, writes, proposal = [*reads, glob_literal(review[0])], [glob_literal(review[1])], []
         tools, approval = REVIEW_TOOLS, "none"

@@ -37,6 +37,10 @@ def run(args: argparse.Namespace) -> int:
         return publish(config, agent, args)
     if command == "export":
         return _export(config, agent, Path(args.dir))
+    if command == "try":
+        from routine.actions.agent_trial import try_prompt
+
+        return try_prompt(config, agent, args)
     from routine.actions.agent_assign import assignment
 
     return assignment(config, agents, problems, agent, command, args)

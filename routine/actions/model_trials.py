@@ -15,20 +15,16 @@ if TYPE_CHECKING:
     from routine.journal import Journal
     from routine.journal.trials import Trial
 
-DAYS = {"yesterday": 0, "today": 1}  # how many days after the default (yesterday) the runs are from
-
-
 def try_model(config: Config, args: argparse.Namespace) -> int:
     from routine import control
     from routine.journal import Journal
     from routine.trials.queue import queue
-    from routine.trials.select import runs_to_try
+    from routine.trials.select import days_and_ids, runs_to_try
 
     if args.now and control.daemon_running():
         raise UsageError("The daemon is running: trials must go through its model manager, not beside it.",
                          "leave out --now (the daemon runs them in its `trials:` window), or stop the daemon first.")
-    ids = [r for r in args.runs if r not in DAYS]
-    shift = max((DAYS[r] for r in args.runs if r in DAYS), default=0)
+    shift, ids = days_and_ids(args.runs)
     journal = Journal()
     try:
         from datetime import timedelta

@@ -216,7 +216,7 @@ def _assignment(p: argparse.ArgumentParser) -> None:
 
 
 def agent(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="agent_command", metavar="new|list|show|assign|unassign|reassign|publish|install|"
+    sub = p.add_subparsers(dest="agent_command", metavar="new|list|show|try|assign|unassign|reassign|publish|install|"
                            "export|import")
     new = sub.add_parser("new", help="a custom agent grounded in notes (artifacts)")
     new.add_argument("name", metavar="NAME", help="its name, also its note's: Agents/NAME.md")
@@ -234,6 +234,13 @@ def agent(p: argparse.ArgumentParser) -> None:
     show = sub.add_parser("show", help="one agent: role, model, scopes, tools, grounding, assignments, last runs")
     show.add_argument("name", metavar="NAME")
     _json(show)
+    tried = sub.add_parser("try", help="replay its real runs with a variant of its note; proposed when better")
+    tried.add_argument("name", metavar="NAME")
+    tried.add_argument("--variant", required=True, metavar="NOTE",
+                       help="a copy of its agent note with the instructions changed (e.g. Drafts/Planner v2.md)")
+    tried.add_argument("--runs", nargs="+", default=["yesterday"], metavar="yesterday|today|ID",
+                       help="which of its runs: yesterday's (default), today's, or run ids")
+    _json(tried)
     for verb, text in (("assign", "assign it to a project or a task"), ("unassign", "take it off a project or task")):
         a = sub.add_parser(verb, help=text)
         a.add_argument("name", metavar="NAME")

@@ -337,3 +337,28 @@ def m022_agent_memory(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("022_agent_memory", m022_agent_memory))
+
+
+def m023_prompt_trials(db: sqlite3.Connection) -> None:
+    # issue 40, prompt trials: an agent note's body (a version: its hash) tried against a variant on
+    # the agent's real runs (routine/trials/variants.py, `routine agent try`), and what came of it.
+    _script(db, """
+        CREATE TABLE prompt_trials (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,               -- UTC ISO
+            agent TEXT NOT NULL,
+            version TEXT NOT NULL,          -- the current note's body (routine.trials.variants.version_of)
+            variant_version TEXT NOT NULL,
+            variant_note TEXT NOT NULL,     -- where the variant was read
+            runs INTEGER NOT NULL,
+            current_passed INTEGER NOT NULL,
+            variant_passed INTEGER NOT NULL,
+            current_closeness REAL,         -- to what the person kept (NULL: no run's section was edited)
+            variant_closeness REAL,
+            better INTEGER NOT NULL,
+            proposal TEXT                   -- the proposal to the agent note, when better
+        )
+    """)
+
+
+MIGRATIONS.append(("023_prompt_trials", m023_prompt_trials))

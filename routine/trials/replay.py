@@ -89,8 +89,13 @@ def replay(config: Config, agents: dict[str, AgentSpec], run: RunRecord, candida
     agent = agents.get((run.agent or "").lower())
     if agent is None:
         raise UsageError(f"Run {run.id}'s agent {run.agent} is no longer defined.", "try runs of current agents.")
-    agent = scoped(config, agent)
-    messages: list[dict] = run.prompt
+    return replay_messages(config, scoped(config, agent), run, run.prompt, candidate, client)
+
+
+def replay_messages(config: Config, agent: AgentSpec, run: RunRecord, messages: list[dict], candidate: str,
+                    client: ModelClient) -> Replayed:
+    """Send ``messages`` (``run``'s request, or a variant of it) to ``candidate``, and judge the
+    answer beside the run's own: the same checks, the same grounds, the same section kept."""
     tools = tools_for(agent)
     specs = [t.spec() for t in tools] or None
     day = _day_of(config, run)

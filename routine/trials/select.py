@@ -31,6 +31,28 @@ def runs_to_try(config: Config, journal: Journal, candidate: str, now: datetime,
     return [r for r in runs if r.model not in own and (theirs is None or r.model in theirs)]
 
 
+DAYS = {"yesterday": 0, "today": 1}  # how many days after the default (yesterday) the runs are from
+
+
+def days_and_ids(runs: list[str]) -> tuple[int, list[str]]:
+    """`--runs yesterday|today|ID…`: how many days after yesterday, and the run ids named."""
+    return max((DAYS[r] for r in runs if r in DAYS), default=0), [r for r in runs if r not in DAYS]
+
+
+def agent_runs(config: Config, journal: Journal, agent: str, now: datetime,
+               run_ids: list[str] | None = None) -> list[RunRecord]:
+    """The runs of ``agent`` a prompt trial replays: ``run_ids``, else its step runs of the day before ``now``."""
+    if run_ids:
+        runs = [_named(journal, run_id) for run_id in run_ids]
+        other = [r.id for r in runs if r.agent != agent]
+        if other:
+            raise UsageError(f"Run {other[0]} is not a run of {agent}.", f"name runs of {agent} (`routine runs list`).")
+        return runs
+    tz = ZoneInfo(config.zone_name())
+    today = datetime.combine(now.astimezone(tz).date(), time(), tz)
+    return [r for r in replayable(journal.db, today - timedelta(days=1), today) if r.agent == agent]
+
+
 def _models_of(config: Config, alias: str) -> set[str]:
     return {d.model for d in config.models[alias].deployments}
 

@@ -1,0 +1,110 @@
+"""A prompt trial: an agent's real runs replayed with a variant of its note's body (its
+instructions), on the agent's own model, and judged beside the answers the current note gave —
+the reply checks, the grounding check, and closeness to what the person kept. Nothing is written
+but the trial's record (table ``prompt_trials``) and, when the variant did better, a proposal to
+the agent note that carries its figures: approving it changes the note as any proposal does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from statistics import mean
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
+
+from routine.access import scoped
+from routine.config.loader import parse_agent_note, read_agent_note
+from routine.config.model import AgentSpec, Config
+from routine.config.yamlfile import YamlSyntaxError
+from routine.errors import ConfigError, UsageError
+from routine.journal import RunRecord
+from routine.templating import date_vars, fill
+from routine.trials.replay import Judged, replay_messages
+
+if TYPE_CHECKING:
+    from routine.models.client import ModelClient
+
+FOOTER = "\n\n---\nYou are the "  # where routine's own lines follow the agent's (prompts/system.md.j2)
+CLOSER = 0.02  # closeness to the kept text: a difference under this is no difference
+
+
+def version_of(body: str) -> str:
+    """A short hash that names one version of an agent note's body."""
+    return hashlib.sha256(body.strip().encode()).hexdigest()[:10]
+
+
+def load_variant(config: Config, rel: str) -> AgentSpec:
+    """The variant: an agent note (its body is what is tried), anywhere in the vault."""
+    try:
+        spec, problems = parse_agent_note(read_agent_note(config.vault, rel), rel, config)
+    except YamlSyntaxError as exc:
+        raise ConfigError([exc.problem]) from None
+    if spec is None or problems:
+        raise ConfigError(problems)
+    return spec
+
+
+@dataclass(frozen=True)
+class Tried:
+    run: str
+    current: Judged  # the answer the agent note gave in the real run
+    variant: Judged  # the variant's answer to the same request
+
+
+@dataclass(frozen=True)
+class Verdict:
+    tried: tuple[Tried, ...]
+
+    def passed(self, which: str) -> int:
+        return sum(1 for t in self.tried if getattr(t, which).passed)
+
+    def closeness(self, which: str) -> float | None:
+        found = [getattr(t, which).closeness for t in self.tried if getattr(t, which).closeness is not None]
+        return round(mean(found), 3) if found else None
+
+    @property
+    def better(self) -> bool:
+        """Passes at least as often, is no further from what the person kept, and gains on one."""
+        now, new = self.closeness("current"), self.closeness("variant")
+        closer = new is not None and now is not None and new - now >= CLOSER
+        further = new is not None and now is not None and now - new >= CLOSER
+        passes = self.passed("variant") - self.passed("current")
+        return bool(self.tried) and passes >= 0 and not further and (passes > 0 or closer)
+
+    def figures(self) -> str:
+        n = len(self.tried)
+        line = f"checks passed {self.passed('current')}/{n} now, {self.passed('variant')}/{n} with the variant"
+        now, new = self.closeness("current"), self.closeness("variant")
+        if now is not None and new is not None:
+            line += f"; closeness to what you kept {now:.2f} now, {new:.2f} with the variant"
+        return line
+
+
+def variant_messages(messages: list[dict], variant: AgentSpec, when: datetime, agent: str, zone: str) -> list[dict]:
+    """``messages`` with the agent's part of the system message replaced by ``variant``'s body,
+    its placeholders filled as the run's were (the run's day, the agent's name)."""
+    first = messages[0] if messages else {}
+    content = str(first.get("content") or "")
+    if first.get("role") != "system" or FOOTER not in content:
+        raise UsageError("This run's request has no system message in the form routine writes.",
+                         "try a run made by this version of routine.")
+    footer = content[content.rindex(FOOTER):]
+    values = {**date_vars(when.astimezone(ZoneInfo(zone))), "agent": agent}
+    return [{**first, "content": fill(variant.system_prompt, values).strip() + footer}, *messages[1:]]
+
+
+def try_variant(config: Config, agent: AgentSpec, variant: AgentSpec, runs: list[RunRecord],
+                client: ModelClient) -> Verdict:
+    """Each of ``runs`` (the agent's own) asked again with the variant, on the agent's model."""
+    agent = scoped(config, agent)
+    tried = []
+    for run in runs:
+        if not isinstance(run.prompt, list) or not run.prompt:
+            continue
+        messages = variant_messages(run.prompt, variant, datetime.fromisoformat(run.started_at), agent.name,
+                                    config.zone_name())
+        replayed = replay_messages(config, agent, run, messages, agent.model, client)
+        tried.append(Tried(run.id, replayed.original, replayed.candidate))
+    return Verdict(tuple(tried))

@@ -1,0 +1,59 @@
+"""Prompt trials: an agent's real runs asked again with a variant of its note, judged beside what
+the current note gave. A variant the stand-in answers worse scores below and is never proposed;
+a better one is proposed with its figures, and approving it changes the agent note (its
+properties kept). Through the CLI, the stand-in Ollama and the real journal."""
+
+from __future__ import annotations
+
+import json
+
+from routine.vault.frontmatter import parse_frontmatter
+
+KEPT = "**Time blocks**\n- [ ] 09:00–10:30 Draft the pilot spec\n- [ ] 11:00–12:00 Admin"
+
+
+def reply(model, messages):
+    system = str(messages[0].get("content") or "") if messages else ""
+    if "VARIANT-WORSE" in system:
+        return "Sure! Here is your plan. [[Projects/Atlantis]] meets on 2031-02-30 with 97 people."
+    if "VARIANT-BETTER" in system:
+        return KEPT
+    return None  # the current note: the stand-in's usual answer
+
+
+def variant(home, marker: str) -> str:
+    note = (home.vault / "Agents" / "Planner.md").read_text()
+    split = parse_frontmatter(note)
+    rel = f"Drafts/Planner {marker}.md"
+    (home.vault / rel).write_text(note.replace(split.body, f"\n{marker}: plan the day in two blocks at most.\n"))
+    return rel
+
+
+def test_a_worse_variant_is_never_proposed_and_a_better_one_is_approved_into_the_note(initialised, ollama):
+    home = initialised
+    ollama.reply_fn = reply
+    for _ in range(2):
+        home.run("fire", "planner", check=True)
+    daily = next((home.vault / "Daily").glob("*.md"))  # the person rewrites the Plan the second run wrote
+    text = daily.read_text()
+    start = text.index("\n", text.index("%% routine:begin plan")) + 1
+    daily.write_text(text[:start] + KEPT + "\n" + text[text.index("%% routine:end plan"):])
+    before = (home.vault / "Agents" / "Planner.md").read_text()
+
+    worse = json.loads(home.run("agent", "try", "planner", "--variant", variant(home, "VARIANT-WORSE"),
+                                "--runs", "today", "--json", check=True).stdout)
+    assert len(worse["runs"]) == 2 and worse["passed"]["variant"] < worse["passed"]["current"], worse
+    assert worse["better"] is False and worse["proposal"] is None
+    assert (home.vault / "Agents" / "Planner.md").read_text() == before
+    assert not list((home.vault / "Drafts").glob("*proposal*"))
+
+    better = home.run("agent", "try", "planner", "--variant", variant(home, "VARIANT-BETTER"), "--runs", "today")
+    assert better.returncode == 0, better.stderr
+    assert "checks passed 2/2 now, 2/2 with the variant; closeness to what you kept" in better.stdout, better.stdout
+    proposal = next((home.vault / "Drafts").glob("*planner proposal for Planner*.md"))
+    assert "did better with the variant" in proposal.read_text()
+    home.run("approve", str(proposal.relative_to(home.vault)), check=True)
+    after = parse_frontmatter((home.vault / "Agents" / "Planner.md").read_text())
+    assert "VARIANT-BETTER: plan the day in two blocks at most." in after.body
+    assert after.data["model"] == parse_frontmatter(before).data["model"]  # its properties kept
+    assert "planner" in home.run("agent", "show", "planner").stdout  # still a valid agent note
