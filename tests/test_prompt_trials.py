@@ -6,6 +6,7 @@ properties kept). Through the CLI, the stand-in Ollama and the real journal."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from routine.vault.frontmatter import parse_frontmatter
 
@@ -29,7 +30,8 @@ def variant(home, marker: str) -> str:
     return rel
 
 
-def test_a_worse_variant_is_never_proposed_and_a_better_one_is_approved_into_the_note(initialised, ollama):
+def test_a_worse_variant_is_never_proposed_and_a_better_one_is_approved_into_the_note(initialised, ollama,
+                                                                                      driven_clock):
     home = initialised
     ollama.reply_fn = reply
     for _ in range(2):
@@ -57,3 +59,14 @@ def test_a_worse_variant_is_never_proposed_and_a_better_one_is_approved_into_the
     assert "VARIANT-BETTER: plan the day in two blocks at most." in after.body
     assert after.data["model"] == parse_frontmatter(before).data["model"]  # its properties kept
     assert "planner" in home.run("agent", "show", "planner").stdout  # still a valid agent note
+    # The keep-rate is counted per version of the note: the runs before the approval and the one after.
+    third = home.run("fire", "planner", check=True)
+    assert "09:00–10:30 Draft the pilot spec" in daily.read_text(), (third.stdout, daily.read_text())
+    driven_clock.move_to(driven_clock.now() + timedelta(days=3))
+    rates = json.loads(home.run("runs", "keep", "--json", check=True).stdout)["rates"]
+    versions = [r for r in rates if r["by"] == "version"]
+    assert len(versions) == 2 and all(r["name"].startswith("planner@") for r in versions), rates
+    # One section each: the old note's (its second run wrote the same text, so no new one), and the new's.
+    assert sorted(r["sections"] for r in versions) == [1, 1]
+    old, new = sorted(versions, key=lambda r: r["kept"])
+    assert old["kept"] < 0.5 and new["kept"] == 1.0  # the person rewrote the old note's Plan, kept the new one

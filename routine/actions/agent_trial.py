@@ -20,11 +20,11 @@ def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> in
     from routine import control
     from routine.journal import Journal
     from routine.journal.model_events import ModelEvents
-    from routine.journal.prompt_trials import PromptTrial, PromptTrials
+    from routine.journal.prompt_trials import PromptTrial, PromptTrials, version_of
     from routine.models.client import ModelClient
     from routine.models.manager import ModelManager
     from routine.trials.select import agent_runs, days_and_ids
-    from routine.trials.variants import load_variant, try_variant, version_of
+    from routine.trials.variants import load_variant, try_variant
 
     if control.daemon_running():
         raise UsageError("The daemon is running: a prompt trial calls the models beside it, which could load a "
@@ -52,7 +52,8 @@ def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> in
 
 
 def _propose(config: Config, agent: AgentSpec, variant: AgentSpec, verdict: object, now: datetime) -> str:
-    from routine.trials.variants import Verdict, version_of
+    from routine.journal.prompt_trials import version_of
+    from routine.trials.variants import Verdict
     from routine.vault.frontmatter import parse_frontmatter
     from routine.vault.notes import load_note_text
     from routine.vault.proposals import write_proposal

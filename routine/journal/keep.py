@@ -59,7 +59,7 @@ class KeepRate:
     """How much of one agent's (or one block's) measured sections the person kept: those its runs
     wrote into the note, and apart from them, those the person approved from a proposal."""
 
-    by: str           # agent | block
+    by: str           # agent | block | version (`agent@version`: one version of its note)
     name: str         # the agent, or the block (`fire`: a one-off run)
     sections: int     # measured, written by its runs
     kept: float | None  # their mean share kept, 0.0-1.0 (None: none)
@@ -133,11 +133,13 @@ class KeepRates:
     def sections(self, since: datetime) -> list[dict[str, Any]]:
         """Each section written since ``since``, newest first, measured or not."""
         return [dict(r) for r in self.db.execute(
-            "SELECT id, run_id, agent, block, note, section, via, written_at, measured_at, kept, ending"
-            " FROM written_sections WHERE written_at >= ? ORDER BY written_at DESC, id DESC", (_iso(since),))]
+            "SELECT w.id, w.run_id, w.agent, w.block, w.note, w.section, w.via, w.written_at, w.measured_at, w.kept,"
+            " w.ending, r.prompt_version FROM written_sections w LEFT JOIN runs r ON r.id = w.run_id"
+            " WHERE w.written_at >= ? ORDER BY w.written_at DESC, w.id DESC", (_iso(since),))]
 
     def rates(self, since: datetime) -> list[KeepRate]:
-        """Per agent, then per block: the sections written since ``since`` that are measured."""
+        """Per agent, then per block, then per version of an agent's note (`agent@version`, where its
+        runs were made with more than one): the sections written since ``since`` that are measured."""
         rows = [r for r in self.sections(since) if r["measured_at"] is not None]
         out: list[KeepRate] = []
         for by, key in (("agent", "agent"), ("block", "block")):
@@ -145,6 +147,12 @@ class KeepRates:
             for r in rows:
                 groups.setdefault(r[key] or "fire", []).append(r)
             out += [_rate(by, name, group) for name, group in sorted(groups.items())]
+        versions: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for r in rows:
+            if r["prompt_version"]:
+                versions.setdefault(r["agent"], {}).setdefault(r["prompt_version"], []).append(r)
+        out += [_rate("version", f"{agent}@{version}", group) for agent, found in sorted(versions.items())
+                if len(found) > 1 for version, group in sorted(found.items())]
         return out
 
 

@@ -362,3 +362,12 @@ def m023_prompt_trials(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("023_prompt_trials", m023_prompt_trials))
+
+
+def m024_prompt_version(db: sqlite3.Connection) -> None:
+    # issue 40: the version of the agent note's body a step ran with, so keep-rate and trials are
+    # counted per version of an agent's prompt (routine/journal/keep.py, `routine runs keep`).
+    _script(db, "ALTER TABLE runs ADD COLUMN prompt_version TEXT")
+
+
+MIGRATIONS.append(("024_prompt_version", m024_prompt_version))

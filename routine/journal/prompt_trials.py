@@ -4,15 +4,21 @@ with what figures, and the proposal it led to; the scores of each version of an 
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from dataclasses import astuple, dataclass, fields
 from datetime import datetime, timezone
 
 
+def version_of(body: str) -> str:
+    """A short hash that names one version of an agent note's body (its instructions)."""
+    return hashlib.sha256(body.strip().encode()).hexdigest()[:10]
+
+
 @dataclass(frozen=True)
 class PromptTrial:
     agent: str
-    version: str          # the current note's body (routine.trials.variants.version_of)
+    version: str          # the current note's body (version_of)
     variant_version: str
     variant_note: str     # where the variant was read
     runs: int

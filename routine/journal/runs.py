@@ -63,6 +63,7 @@ class RunRecord:
     log: Any = None  # a tool loop's transcript
     project: str | None = None
     grounding: Any = None  # the grounding check of the reply: findings, asked again, held as a proposal
+    prompt_version: str | None = None  # the agent note's body it ran with (journal.prompt_trials.version_of)
 
     @classmethod
     def from_row(cls, row: sqlite3.Row | dict) -> "RunRecord":

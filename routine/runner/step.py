@@ -25,6 +25,7 @@ from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, Us
 from routine.journal import Journal, keep
 from routine.notifications import Message, notify
 from routine.runner import claims, context, prompt, recall
+from routine.journal.prompt_trials import version_of
 from routine.runner.request import StepOutcome, StepRequest
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
 from routine.templating import date_vars, render
@@ -139,8 +140,8 @@ class Runner:
         run_id = self.runs.start(agent=req.agent.name, trigger=req.trigger, block=req.block,
                                     step=req.step_index, parent=req.parent, slot=req.slot,
                                     model=alias.model, id_at=now)
-        if project:
-            self.runs.update(run_id, project=project)
+        self.runs.update(run_id, prompt_version=version_of(req.agent.system_prompt), **({"project": project}
+                                                                                      if project else {}))
         # Every log line of the run carries its id; the daemon's watchdog sees the step move.
         with runcontext.scope(run=run_id, block=req.block, agent=req.agent.name, model=alias.model):
             runcontext.beat()

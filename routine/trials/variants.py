@@ -7,7 +7,6 @@ the agent note that carries its figures: approving it changes the note as any pr
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from statistics import mean
@@ -28,11 +27,6 @@ if TYPE_CHECKING:
 
 FOOTER = "\n\n---\nYou are the "  # where routine's own lines follow the agent's (prompts/system.md.j2)
 CLOSER = 0.02  # closeness to the kept text: a difference under this is no difference
-
-
-def version_of(body: str) -> str:
-    """A short hash that names one version of an agent note's body."""
-    return hashlib.sha256(body.strip().encode()).hexdigest()[:10]
 
 
 def load_variant(config: Config, rel: str) -> AgentSpec:
