@@ -12,11 +12,11 @@ from __future__ import annotations
 import logging
 import urllib.request
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
-from routine.config.calendars import Span
+from routine.config.calendars import CalendarSource, Span
 from routine.config.model import Config
 
 log = logging.getLogger(__name__)
@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 MAX_BYTES = 5 * 2**20  # a calendar file or download larger than this is refused
 FETCH_SECONDS = 10.0
 MAX_EVENTS = 60  # listed in one report; the rest counted
+_CAUSE = "calendar:"  # an unreadable calendar's alert cause (routine.causes), with its source
 
 
 @dataclass(frozen=True)
@@ -89,10 +90,11 @@ def _local(moment: date | datetime, zone: tzinfo) -> datetime:
     return moment.astimezone(zone) if moment.tzinfo else moment.replace(tzinfo=zone)  # floating time: local
 
 
-def report(config: Config, span: Span, now: datetime) -> str:
-    """What a step is given for `calendar: SPAN`: each event in local time, grouped by day."""
-    from routine.alerts import raise_alert, resolve_alerts
+def report(config: Config, span: Span, now: datetime, alert: bool = True) -> str:
+    """What a step is given for `calendar: SPAN`: each event in local time, grouped by day.
 
+    ``alert``: a calendar that cannot be read raises its alert, one that reads again resolves it;
+    a dry run passes False (it writes and sends nothing: the problem is in the text and logged)."""
     if not config.calendars:
         return ""
     zone = now.tzinfo
@@ -102,19 +104,65 @@ def report(config: Config, span: Span, now: datetime) -> str:
     events: list[Event] = []
     problems = []
     for cal in config.calendars:
-        cause = f"calendar:{cal.source}"
         try:
             events += events_between(read_source(cal.source, config.path.parent), cal.name, first, last, zone)
         except CalendarUnreadable as exc:
-            log.warning("calendar %s: %s", cal.name, exc)
+            log.warning("calendar %s could not be read: %s", cal.name, exc)
             problems.append(f"(The calendar {cal.name} could not be read: {exc}; its events are missing.)")
-            raise_alert(config, now, f"calendar {cal.name} unreadable", f"The calendar {cal.name} could not be "
-                        f"read: {exc}.", f"check `calendars:` in {config.path} (the file or URL {cal.source}).",
-                        cause=cause)
+            if alert:
+                _raise(config, cal, str(exc), now)
             continue
-        resolve_alerts(config, now, cause, "the calendar can be read again.")
+        if alert:
+            _resolve(config, cal, now)
+    if alert:
+        resolve_removed(config, now)
     return _format(sorted(events, key=lambda e: (e.start, e.summary)), span, first, last, now) + "".join(
         "\n" + p for p in problems)
+
+
+def check(config: Config, now: datetime) -> list[tuple[CalendarSource, str | None]]:
+    """Each calendar read and parsed now (`routine doctor`): None, or why it cannot be; the alert
+    of one that reads again is resolved here too, not left open until a step next reads it."""
+    results: list[tuple[CalendarSource, str | None]] = []
+    zone = now.tzinfo or timezone.utc
+    for cal in config.calendars:
+        try:
+            events_between(read_source(cal.source, config.path.parent), cal.name, now.date(), now.date(), zone)
+        except CalendarUnreadable as exc:
+            results.append((cal, str(exc)))
+            continue
+        _resolve(config, cal, now)
+        results.append((cal, None))
+    resolve_removed(config, now)
+    return results
+
+
+def resolve_removed(config: Config, now: datetime) -> None:
+    """An open calendar alert whose calendar is no longer in `calendars:` (the mistyped path was
+    corrected, the calendar taken out) has lost its cause: resolved."""
+    from routine.alerts import open_causes, resolve_alerts
+
+    named = {f"{_CAUSE}{cal.source}" for cal in config.calendars}
+    for cause in open_causes(config):
+        if cause.startswith(_CAUSE) and cause not in named:
+            resolve_alerts(config, now, cause, "that calendar is no longer in `calendars:`.")
+
+
+def fix_for(config: Config, cal: CalendarSource) -> str:
+    return f"check `calendars:` in {config.path} (the file or URL {cal.source})."
+
+
+def _raise(config: Config, cal: CalendarSource, problem: str, now: datetime) -> None:
+    from routine.alerts import raise_alert
+
+    raise_alert(config, now, f"calendar {cal.name} unreadable", f"The calendar {cal.name} could not be read: "
+                f"{problem}.", fix_for(config, cal), cause=f"{_CAUSE}{cal.source}")
+
+
+def _resolve(config: Config, cal: CalendarSource, now: datetime) -> None:
+    from routine.alerts import resolve_alerts
+
+    resolve_alerts(config, now, f"{_CAUSE}{cal.source}", "the calendar can be read again.")
 
 
 def _format(events: list[Event], span: Span, first: date, last: date, now: datetime) -> str:

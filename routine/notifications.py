@@ -92,6 +92,35 @@ def send_now(urls: tuple[str, ...], title: str, body: str) -> list[Result]:
     return [_send_one(url, title, body) for url in urls]
 
 
+REACH_SECONDS = 3.0  # `routine doctor`'s connect to a notify URL's host
+
+
+def check_url(url: str) -> str | None:
+    """Why ``url`` cannot carry a message (`routine doctor`), or None: Apprise must know it, and its
+    host (where it names one) must accept a connection. Nothing is sent."""
+    import socket
+
+    import apprise
+
+    said = logging.getLogger("apprise")
+    level, said.level = said.level, logging.CRITICAL  # its complaint is said below, in one sentence
+    try:
+        plugin = apprise.Apprise.instantiate(url)
+    finally:
+        said.setLevel(level)
+    if not plugin:
+        return f"{shown(url)} is not an Apprise URL this version knows"
+    host = getattr(plugin, "host", None)
+    if not isinstance(host, str) or not host:  # mail, a local socket: nothing to reach beforehand
+        return None
+    port = getattr(plugin, "port", None) or (443 if getattr(plugin, "secure", False) else 80)
+    try:
+        socket.create_connection((host, int(port)), timeout=REACH_SECONDS).close()
+    except OSError as exc:
+        return f"{shown(url)} cannot be reached at {host}:{port} ({exc.strerror or exc})"
+    return None
+
+
 def shown(url: str) -> str:
     """A URL as logs and tables show it: its scheme and host (tokens and passwords left out)."""
     scheme, _, rest = url.partition("://")

@@ -149,3 +149,46 @@ def test_the_weekly_systemic_review_sees_the_days_postmortem(week):
                       and s.when.date() == review.when.date())
     assert postmortem.status == "ok" and postmortem.target_section == "Postmortem"
     assert flat(postmortem.output)[:200] in flat(composed(review))
+
+
+def test_fridays_review_gives_fridays_note_before_a_whole_thursday_without_its_digest(week, week_dir):
+    """The issue's week: Thursday's note lost its Digest (the digest failed, or the person deleted
+    it) and grew a long log. Friday's 16:30 OKR review still gets Friday's own note, and of Thursday
+    the sections that matter, not its whole text."""
+    import re
+    from datetime import datetime, time
+
+    from weekvault import TZ
+
+    from routine.config.loader import load_agents, load_config
+    from routine.runner.block import run_block
+    from routine.runner.step import Runner
+    from routine.schedule.loader import load_schedules
+
+    vault = week_dir / "Vault"
+    thursday, friday = MONDAY + timedelta(days=3), MONDAY + timedelta(days=4)
+    note = vault / "Daily" / f"{thursday}.md"
+    text = re.sub(r"\n## Digest\n.*?(?=\n## |\Z)", "\n", note.read_text(), flags=re.S)
+    assert "## Digest" not in text
+    long_log = "\n\n".join(f"Call {i} with the supplier about the portal rollout went on for a while; we "
+                           f"agreed to revisit item {i} of the checklist next sprint." for i in range(260))
+    note.write_text(text + f"\n## Meeting Log\n{long_log}\n")
+
+    config = load_config()
+    agents, _ = load_agents(config)
+    block = load_schedules(config, agents).blocks["okr-review"]
+    runner = Runner(config, journal=None, clock=lambda: datetime.combine(friday, time(16, 30), TZ))
+    try:
+        outcome = run_block(runner, block, agents, dry_run=True)
+    finally:
+        runner.close()
+    step = outcome.steps[0]
+    assert step.error is None, step.error
+    sent = "\n".join(m["content"] for m in step.prompt.messages)
+    assert f"## [[Daily/{friday}]]" in sent, [d for d in step.prompt.dropped]  # Friday's own note
+    for i in range(3):  # Monday to Wednesday as their digests
+        assert f"[[Daily/{MONDAY + timedelta(days=i)}]] (§ Digest)" in sent
+    assert f"[[Daily/{thursday}]]" in sent  # Thursday is not missed either
+    assert "item 259 of the checklist" not in sent  # but not its whole long log
+    print(f"\nFriday's review: {step.prompt.counted} of {step.prompt.limit} tokens; left out: "
+          f"{[(d['label'], d['reason'][:60]) for d in step.prompt.dropped]}")

@@ -149,7 +149,7 @@ def _grants(found: Assignments) -> _Grants:
         writes_as_proposals = isinstance(member.role, Behaviour) and member.role.writes_as_proposals
         (proposal if writes_as_proposals else writes).append(glob)
     for project, task in found.tasks:
-        notes = [task.file] + ([f"{project.folder}/{task.result}.md"] if task.result else [])
+        notes = [task.file] + ([project.note_rel(task.result)] if task.result else [])
         reads += [glob_literal(rel) for rel in notes]
         writes += [glob_literal(rel) for rel in notes]
     return _Grants(tuple(reads), tuple(writes), tuple(proposal))

@@ -20,9 +20,10 @@ def assignment(
     if command == "assign":
         if args.project:
             rel = edits.assign_project(config, agent, args.project, args.behaviour)
+            print(f"Assigned {agent.name} in {rel}; it may now read and write that case file.")
         else:
             rel = edits.assign_task(config, agent, args.task, args.item)
-        print(f"Assigned {agent.name} in {rel}; it may now read and write that case file.")
+            print(f"Assigned {agent.name} a task in {rel}; {edits.picks_up(agent, rel)}")
     elif command == "unassign":
         rel = (edits.unassign_project(config, agent, args.project) if args.project
                else edits.unassign_task(config, agent, args.task))

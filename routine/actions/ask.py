@@ -65,6 +65,16 @@ class Asker:
         assert self._journal is not None  # made with the runner
         return self._runner, self._journal
 
+    def outside_reads(self, question: str) -> str | None:
+        """Better matches for the question that the agent's `reads:` hid from it, in one sentence."""
+        from routine.actions.search import agent_search
+        from routine.chat.conversation import SEARCH_K
+
+        if not question.strip():
+            return None
+        index = self._runner.memory if self._runner is not None else None  # answered here: its open index
+        return agent_search(self.config, self.agent, question, SEARCH_K, index=index)[1]
+
     def close(self) -> None:
         if self._runner is not None:
             self._runner.close()
@@ -94,14 +104,17 @@ def run(args: argparse.Namespace) -> int:
     asker = Asker(args.config, args.agent, args.model)
     try:
         result = asker.ask(args.question, args.session, args.continue_, None if args.json else stream_to(sys.stdout))
+        hidden = asker.outside_reads(args.question)
     finally:
         asker.close()
     if args.json:
-        print_json(result)
+        print_json({**result, **({"outside_reads": hidden} if hidden else {})})
         return 0
     sys.stdout.write("\n")
     said_rejected(result)
     if result.get("sources"):
         sys.stderr.write("Sources: " + " · ".join(result["sources"]) + "\n")
+    if hidden:
+        sys.stderr.write(hidden + "\n")
     sys.stderr.write(f"(conversation {result['chat']}; continue it with `routine ask {asker.agent.name} -c \"…\"`)\n")
     return 0

@@ -46,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
         checks.extend(_schedule_checks(config, agents))
         checks.extend(_sandbox_checks(agents))
     checks.extend(_server_checks(config))
+    checks.extend(_calendar_checks(config))
+    checks.extend(_notify_checks(config))
     checks.append(_state_check())
     return _report(checks, args.json)
 
@@ -112,6 +114,32 @@ def _sandbox_checks(agents: dict[str, AgentSpec]) -> list[Check]:
                       "allow unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`) or run the "
                       "system unit (`routine service install`)")]
     return [Check("sandbox", True, f"bubblewrap works (for {who})")]
+
+
+def _calendar_checks(config: Config) -> list[Check]:
+    """Each calendar read and parsed now; the alert of one that reads again resolves here."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from routine import agenda
+
+    now = datetime.now(ZoneInfo(config.zone_name()))
+    return [Check(f"calendar {cal.name}", problem is None, problem or f"{cal.source} reads",
+                  None if problem is None else agenda.fix_for(config, cal))
+            for cal, problem in agenda.check(config, now)]
+
+
+def _notify_checks(config: Config) -> list[Check]:
+    """Each notify URL: one Apprise knows, on a host that answers (nothing is sent)."""
+    from routine.notifications import check_url, shown
+
+    checks = []
+    for url in config.notify.urls:
+        problem = check_url(url)
+        checks.append(Check(f"notify {shown(url)}", problem is None, problem or "known to Apprise and reachable",
+                            None if problem is None else f"correct `notify.urls` in {config.path}, or start the "
+                            "receiver; `routine notify test` sends a test message"))
+    return checks
 
 
 def _server_checks(config: Config) -> list[Check]:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from routine import control
 from routine.cli.output import print_json
 from routine.cli.progress import ProgressPrinter
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
+
+if TYPE_CHECKING:
+    from routine.config.model import AgentSpec, Config
 
 
 def run(args: argparse.Namespace) -> int:
@@ -19,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("The query is empty.", "say what to look for, e.g. `routine search \"battery supplier\"`.")
     progress = ProgressPrinter()
     try:
-        hits = _search(args, progress)
+        hits, hidden = _search(args, progress)
     finally:
         progress.end()
     if args.json:
@@ -31,24 +35,51 @@ def run(args: argparse.Namespace) -> int:
             print(f"{rank}. {hit['link']}  ({hit['score']:.2f})")
             if hit["snippet"]:
                 print(f"   {hit['snippet']}")
+    if hidden:
+        print(hidden, file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
-def _search(args: argparse.Namespace, progress: ProgressPrinter) -> list[dict]:
-    config = None
-    reads = None
-    if args.agent:
-        config = load_config(args.config)
-        agents, problems = load_agents(config, require_vault=True)
-        from routine.access import resolve
+def _search(args: argparse.Namespace, progress: ProgressPrinter) -> tuple[list[dict], str | None]:
+    """The hits, and for an agent's search the sentence naming better matches its `reads:` hid."""
+    config = load_config(args.config)
+    if not args.agent:
+        return searches(config, args.query, args.k, [None], progress)[0], None
+    agents, problems = load_agents(config, require_vault=True)
+    agent = agent_named(agents, problems, args.agent)
+    hits, hidden = agent_search(config, agent, args.query, args.k, progress)
+    return hits, hidden
 
-        reads = resolve(config, agent_named(agents, problems, args.agent)).read_globs
-    final = control.call({"op": "search", "query": args.query, "k": args.k, "reads": reads})
-    if final is not None:  # the daemon runs: it holds the index
-        return control.result_of(final)
+
+def agent_search(config: Config, agent: AgentSpec, query: str, k: int, progress: ProgressPrinter | None = None,
+                 index: Any = None) -> tuple[list[dict], str | None]:
+    """An agent's search (its scopes as `routine.access` resolves them) and, when the whole vault
+    ranks notes outside its reads above its last hit, the sentence that says so."""
+    from routine.access import resolve
+    from routine.memory.retrieve import better_outside, outside_sentence
+
+    reads = resolve(config, agent).read_globs
+    hits, everyone = searches(config, query, k, [reads, None], progress, index)
+    hidden = better_outside(hits, everyone, reads, (config.layout.archive, config.layout.agents), k)
+    return hits, outside_sentence(agent.name, hidden) if hidden else None
+
+
+def searches(config: Config, query: str, k: int, scopes: list[list[str] | None],
+             progress: ProgressPrinter | None = None, index: Any = None) -> list[list[dict]]:
+    """One search per scope (None: the whole vault), on ``index`` when one is open here, else through
+    the daemon when it runs (it holds the index), else here on one open index."""
+    if index is not None:
+        return [[hit.as_dict() for hit in index.search(query, k, reads, progress=progress)] for reads in scopes]
+    found = []
+    for reads in scopes:
+        final = control.call({"op": "search", "query": query, "k": k, "reads": reads})
+        if final is None:
+            break
+        found.append(control.result_of(final))
+    else:
+        return found
     from routine.memory import VaultIndex
 
-    config = config or load_config(args.config)
     # No daemon holds the model warm: say why the first answer takes a while.
     print(
         f"routine: no daemon is running, so the search model ({config.memory.embedding_model or 'the shipped MiniLM'}) "
@@ -57,4 +88,5 @@ def _search(args: argparse.Namespace, progress: ProgressPrinter) -> list[dict]:
         flush=True,
     )
     with VaultIndex(config) as index:
-        return [hit.as_dict() for hit in index.search(args.query, args.k, reads, progress=progress)]
+        return [[hit.as_dict() for hit in index.search(query, k, reads, progress=progress, refresh=i == 0)]
+                for i, reads in enumerate(scopes)]

@@ -15,8 +15,8 @@ from typing import Callable
 from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.model import AgentSpec, Config
 from routine.errors import UsageError
-from routine.projects.assignees import PROJECTS, TASK_ASSIGNEE, names_agent
-from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
+from routine.projects.assignees import PROJECTS, TASK_ASSIGNEE, TASK_NOTES, linked_note, names_agent, own_behaviour
+from routine.vault.frontmatter import FlowList, parse_frontmatter, update_frontmatter
 from routine.vault.notes import NoteText, resolve_wikilink
 from routine.vault.writer import rewrite_note as rewrite
 
@@ -104,10 +104,51 @@ def _strip_assignee(line: str, agent_name: str) -> str:
     return line
 
 
+def _outside_projects(rel: str) -> bool:
+    return not rel.startswith(PROJECTS + "/")
+
+
+def _list_task_note(config: Config, agent: AgentSpec, rel: str, keep: bool) -> None:
+    """Name (``keep``) or stop naming ``rel`` in the agent note's `tasks:`: the notes outside every
+    project where its tasks are (``routine.projects.assignees``: the one reader of it)."""
+    link = f"[[{rel.removesuffix('.md')}]]"
+
+    def edit(current: NoteText | None) -> str | None:
+        split = parse_frontmatter(current.text if current else "")
+        if not split.readable:
+            raise UsageError(f"{agent.source} has frontmatter routine cannot read ({split.error}).",
+                             f"fix the YAML in {agent.source}.")
+        listed = _as_list(split.data.get(TASK_NOTES))
+        others = [entry for entry in listed if linked_note(config.vault, entry) != rel]
+        wanted = [*others, link] if keep else others
+        if wanted == listed:
+            return None
+        if not wanted:
+            return update_frontmatter(split, {}, remove=(TASK_NOTES,)) + split.body
+        return update_frontmatter(split, {TASK_NOTES: FlowList(wanted)}) + split.body
+
+    rewrite(config.vault / agent.source, agent.source, edit)
+
+
+def picks_up(agent: AgentSpec, rel: str) -> str:
+    """How the agent comes to the task: one sentence; refused when its behaviour never would."""
+    if not _outside_projects(rel):
+        return "it may now read and write that case file."
+    behaviour = own_behaviour(agent.behaviour)
+    if not behaviour.picks_up_tasks:
+        raise UsageError(f"{agent.name} is {behaviour.value} ({behaviour.meaning}), so it would never pick up "
+                         f"a task in {rel}.", f"give {agent.source} `behaviour: reactive`, or assign the task "
+                         "to an agent that picks up tasks.")
+    return (f"it picks the task up when the daemon runs ({behaviour.value}: {behaviour.meaning}), "
+            f"and may read and write {rel} and its result note.")
+
+
 def assign_task(config: Config, agent: AgentSpec, note: str, item: str | None) -> str:
     """Put the assignee on the open task line containing ``item`` (or the note's only open task);
-    with ``item`` and no such line, add the task at the end of the note."""
+    with ``item`` and no such line, add the task at the end of the note. A note outside every
+    project is named in the agent note's `tasks:`, where the pickup and the scopes find it."""
     rel = _task_note(config, note)
+    picks_up(agent, rel)  # refused before any edit when the agent never picks up tasks
     tag = f"[assignee:: [[{title_of(agent)}]]]"
 
     def edit(current: NoteText | None) -> str | None:
@@ -130,6 +171,8 @@ def assign_task(config: Config, agent: AgentSpec, note: str, item: str | None) -
         return "\n".join(lines)
 
     rewrite(config.vault / rel, rel, edit)
+    if _outside_projects(rel):
+        _list_task_note(config, agent, rel, keep=True)
     return rel
 
 
@@ -149,7 +192,13 @@ def unassign_task(config: Config, agent: AgentSpec, note: str, to: AgentSpec | N
             raise UsageError(f"No task in {rel} is assigned to {agent.name}.", "see `routine agent show NAME`.")
         return "\n".join(lines)
 
+    if to is not None:
+        picks_up(to, rel)
     rewrite(config.vault / rel, rel, edit)
+    if _outside_projects(rel):
+        _list_task_note(config, agent, rel, keep=False)
+        if to is not None:
+            _list_task_note(config, to, rel, keep=True)
     return rel
 
 

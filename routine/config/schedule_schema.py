@@ -30,6 +30,10 @@ AGENT = {
         "author": {"type": "string"},
         "version": {"type": ["string", "integer"]},
         "behaviour": {"enum": list(BEHAVIOURS)},
+        # Notes outside every project holding tasks assigned to it (`routine agent assign --task`).
+        "tasks": {"type": "array", "items": {"type": "string"},
+                  "description": "notes outside Projects/ with task lines assigned to this agent "
+                                 "(`[assignee:: [[Name]]]`), as wikilinks; `routine agent assign --task` adds them"},
         "description": {"type": "string"},
         # A tool-using run: model turns at most, and the time all turns together may take.
         "max_iterations": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8},

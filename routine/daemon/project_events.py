@@ -64,7 +64,11 @@ class ProjectEvents:
 
     def on_change(self, change: Change) -> None:
         rel = change.rel
-        if not rel.startswith(PROJECTS + "/") or not rel.endswith(".md"):
+        if not rel.endswith(".md"):
+            return
+        if not rel.startswith(PROJECTS + "/"):
+            if change.kind != "deleted":
+                self._loose_change(rel)
             return
         home = is_home_note(rel) or (change.src and is_home_note(change.src))
         if home:
@@ -77,6 +81,21 @@ class ProjectEvents:
         self._submit_pending(folder)
         if home:
             self._react(folder, rel, change.kind)
+
+    def _loose_change(self, rel: str) -> None:
+        """A note outside every project: an agent note (its `tasks:` may name a new task note) or a
+        note an agent's `tasks:` names (a task line there assigned or changed)."""
+        from routine.projects.assignees import loose_task_notes
+        from routine.projects.model import loose
+
+        agents = self.host.live.agents
+        if rel.startswith(self.host.live.config.layout.agents + "/"):
+            if any(agent.source == rel for agent in agents.values()):
+                for note in loose_task_notes(self.vault, "", rel):
+                    self._submit_pending(loose(note).folder)
+            return
+        if any(rel in loose_task_notes(self.vault, agent.name, agent.source) for agent in agents.values()):
+            self._submit_pending(loose(rel).folder)
 
     def _stale_qa(self, rel: str) -> None:
         from routine.projects.artifacts import mark_needs_qa, read_artifact
@@ -96,7 +115,8 @@ class ProjectEvents:
             work = Work(key=pick.key, label=f"task {pick.task.text!r} for {pick.agent.name}",
                         run=partial(self._run_pickup, pick), models=self.host.model_keys([pick.agent.name]))
             if self.host.queue.submit(work, coalesce=True):
-                log.info("%s picks up the task %r in %s", pick.agent.name, pick.task.text, pick.project.name)
+                log.info("%s picks up the task %r in %s", pick.agent.name, pick.task.text,
+                         pick.project.name or pick.task.file)
 
     def _run_pickup(self, pick: Pickup) -> None:
         from routine.journal import Journal

@@ -114,6 +114,30 @@ def ranked_hits(index: SearchedIndex, query: str, k: int, reads: list[str] | Non
     return hits[:k]
 
 
+NEAR_TOP = 0.5  # a better match outside an agent's reads scores at least this share of the best one
+
+
+def better_outside(mine: list[dict], everyone: list[dict], reads: list[str], own_folders: Iterable[str],
+                   k: int) -> list[str]:
+    """The notes of the whole vault's ``k`` best (``everyone``, hits as dicts) that rank above the
+    agent's best hit, are real matches (at least ``NEAR_TOP`` of the top score: not the faint
+    likeness every note has), and lie outside its ``reads`` — not routine's own folders, which an
+    agent's search skips on purpose: what its `reads:` hid from it."""
+    if not everyone:
+        return []
+    floor = max(max((hit["score"] for hit in mine), default=float("-inf")), NEAR_TOP * everyone[0]["score"])
+    return [hit["path"] for hit in everyone[:k] if hit["score"] > floor and not in_scope(reads, hit["path"])
+            and not _own_folder(hit["path"], own_folders, reads)]
+
+
+def outside_sentence(agent: str, paths: list[str]) -> str:
+    """'2 better matches are outside research's reads: Papers/.'"""
+    folders = list(dict.fromkeys(path.split("/", 1)[0] + "/" if "/" in path else path for path in paths))
+    many = len(paths) != 1
+    return (f"{len(paths)} better match{'es are' if many else ' is'} outside {agent}'s reads: "
+            f"{', '.join(folders)} (add it to `reads:` in the agent's note to let it see {'them' if many else 'it'}).")
+
+
 def _own_folder(path: str, folders: Iterable[str], reads: list[str]) -> bool:
     """In routine's own folders (Archive/, Agents/), which the agent's reads do not name."""
     for folder in folders:

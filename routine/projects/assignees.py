@@ -15,9 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Iterator
 
-from routine.projects.model import AGENTS, Behaviour, Project, Status, list_projects
-from routine.projects.tasks import Task, project_tasks
+from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
+from routine.config.behaviours import parse as parse_behaviour
+from routine.projects.model import AGENTS, Behaviour, Project, Status, list_projects, loose
+from routine.projects.tasks import Task, note_tasks, project_tasks
 
 PROJECTS = "Projects"
 MANAGER = "manager"
@@ -35,12 +38,16 @@ def names_agent(target: str, agent_name: str) -> bool:
     return stem.removesuffix(".md").lower() == agent_name.lower()
 
 
-def agent_aliases(vault: Path, agent_name: str, source: str | None = None) -> set[str]:
-    """The lower-case names an agent goes by in links: its name and its note's name."""
-    names = {agent_name.lower()}
-    if source:
-        names.add(Path(source).stem.lower())
-        return names
+TASK_NOTES = "tasks"  # an agent note's property: notes outside every project holding tasks assigned to it
+
+
+def own_behaviour(raw: str | None) -> Behaviour:
+    """An agent's behaviour outside any project: its note's `behaviour:`, else the default."""
+    return parse_behaviour(raw or "") or DEFAULT_BEHAVIOUR
+
+
+def _agent_notes(vault: Path, agent_name: str) -> Iterator[tuple[Path, dict]]:
+    """The notes in Agents/ whose `agent:` is ``agent_name``, with their properties."""
     from routine.vault.files import read_text
     from routine.vault.frontmatter import split_frontmatter
 
@@ -51,8 +58,54 @@ def agent_aliases(vault: Path, agent_name: str, source: str | None = None) -> se
         except OSError:
             continue
         if str(props.get("agent") or "").lower() == agent_name.lower():
-            names.add(note.stem.lower())
-    return names
+            yield note, props
+
+
+def _agent_properties(vault: Path, agent_name: str, source: str | None) -> dict:
+    if not source:
+        return next((props for _, props in _agent_notes(vault, agent_name)), {})
+    from routine.vault.files import read_text
+    from routine.vault.frontmatter import split_frontmatter
+
+    try:
+        return split_frontmatter(read_text(Path(vault) / source))[0]
+    except OSError:
+        return {}
+
+
+def loose_task_notes(vault: Path, agent_name: str, source: str | None = None) -> tuple[str, ...]:
+    """The notes outside every project its note's `tasks:` names (`routine agent assign --task`)."""
+    listed = _agent_properties(vault, agent_name, source).get(TASK_NOTES) or []
+    found = []
+    for link in listed if isinstance(listed, list) else [listed]:
+        rel = linked_note(vault, link)
+        if rel and rel.endswith(".md") and not rel.startswith(PROJECTS + "/") and rel not in found:
+            found.append(rel)
+    return tuple(found)
+
+
+def linked_note(vault: Path, link: object) -> str | None:
+    """The note a `tasks:` entry ('[[Inbox/Todo]]', 'Inbox/Todo.md') names, as Obsidian resolves it."""
+    from routine.vault.notes import resolve_wikilink
+
+    target = str(link or "").strip().removeprefix("[[").removesuffix("]]").split("|", 1)[0].split("#", 1)[0]
+    return resolve_wikilink(Path(vault), target.strip()) if target.strip() else None
+
+
+def loose_tasks(vault: Path, agent_name: str, source: str | None = None) -> list[tuple[Project, Task]]:
+    """The task lines assigned to the agent in its `tasks:` notes, each with what stands for its project."""
+    names = agent_aliases(vault, agent_name, source)
+    return [(loose(rel), task) for rel in loose_task_notes(vault, agent_name, source)
+            for task in note_tasks(vault, rel)[0] if task.assignee and task.assignee.lower() in names]
+
+
+def agent_aliases(vault: Path, agent_name: str, source: str | None = None) -> set[str]:
+    """The lower-case names an agent goes by in links: its name and its note's name."""
+    names = {agent_name.lower()}
+    if source:
+        names.add(Path(source).stem.lower())
+        return names
+    return names | {note.stem.lower() for note, _ in _agent_notes(vault, agent_name)}
 
 
 @dataclass(frozen=True)
@@ -105,4 +158,7 @@ def assignments_of(vault: Path, agent_name: str, source: str | None = None) -> A
             memberships.append(Membership(project, role))
         else:
             tasks += [(project, task) for task in mine]
+    for project, task in loose_tasks(vault, agent_name, source):
+        linked.update({Path(task.file).stem.lower()} | ({task.result.lower()} if task.result else set()))
+        tasks.append((project, task))
     return Assignments(tuple(memberships), tuple(tasks), frozenset(linked))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import Enum
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.behaviours import NAMES as BEHAVIOURS
@@ -79,6 +79,10 @@ class Project:
     @property
     def slug(self) -> str:
         return slug(self.name)
+
+    def note_rel(self, stem: str) -> str:
+        """The path of a note named ``stem`` in the project's folder (a task's result note)."""
+        return f"{self.folder}/{stem}.md" if self.folder else f"{stem}.md"
 
     def member(self, name: str) -> Member | None:
         key = name.lower()
@@ -187,6 +191,13 @@ def list_projects(vault: Path) -> list[Project]:
         if project is not None:
             found.append(project)
     return found
+
+
+def loose(rel: str) -> Project:
+    """What stands for a project for a task line outside every project (an agent's `tasks:` note,
+    `Inbox/Todo.md`): no name, no members; its folder is the note's, where its result note goes."""
+    parent = str(PurePosixPath(rel).parent)
+    return Project(name="", folder="" if parent == "." else parent)
 
 
 def find_project(vault: Path, name: str) -> Project | None:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from routine.causes import Cause
 from routine.config.model import AgentSpec, WriteSpec
 from routine.prompts import template
-from routine.projects.assignees import agent_aliases
+from routine.projects.assignees import agent_aliases, loose_tasks, own_behaviour
 from routine.projects.model import Project, Status, list_projects
 from routine.projects.tasks import (
     Task,
@@ -71,7 +71,7 @@ class Pickup:
 
     @property
     def result_rel(self) -> str:
-        return f"{self.project.folder}/{self.result_name}.md"
+        return self.project.note_rel(self.result_name)
 
 
 def pickup_cause(pick: Pickup) -> Cause:
@@ -132,19 +132,25 @@ def pending(vault: Path, agents: dict[str, AgentSpec], folder: str | None = None
             member = project.member(task.assignee)
             if agent is None or (member is not None and member.behaviour and not member.behaviour.picks_up_tasks):
                 continue
-            pick = Pickup(project, task, agent)
-            if (
-                task.state == TaskState.OPEN
-                and not task.result
-                or (
-                    interrupted
-                    and task.state == TaskState.IN_PROGRESS
-                    and "[proposal::" not in task.line
-                    and not (Path(vault) / pick.result_rel).exists()
-                )
-            ):
-                found.append(pick)
+            found += _waiting(vault, Pickup(project, task, agent), interrupted)
+    for agent in agents.values():  # tasks outside every project, in the notes its `tasks:` names
+        if not own_behaviour(agent.behaviour).picks_up_tasks:
+            continue
+        for project, task in loose_tasks(vault, agent.name, agent.source):
+            if not folder or project.folder == folder:
+                found += _waiting(vault, Pickup(project, task, agent), interrupted)
     return found
+
+
+def _waiting(vault: Path, pick: Pickup, interrupted: bool) -> list[Pickup]:
+    """[pick] when its task waits to be picked up (open, no result yet; with ``interrupted``: also
+    left in progress by a stop, with no result note and no proposal), else []."""
+    task = pick.task
+    if task.state == TaskState.OPEN and not task.result:
+        return [pick]
+    stopped = (interrupted and task.state == TaskState.IN_PROGRESS and "[proposal::" not in task.line
+               and not (Path(vault) / pick.result_rel).exists())
+    return [pick] if stopped else []
 
 
 def start(vault: Path, pick: Pickup) -> bool:
@@ -172,7 +178,9 @@ def request(pick: Pickup) -> StepRequest:
                        # the result note is named from the task's text: a value, never part of a template
                        write=WriteSpec(note="{{ result_note }}"), trigger=f"task:{pick.task.file}",
                        variables={"task_text": pick.task.text, "task_due": pick.task.due or "",
-                                  "result_note": pick.result_rel},
+                                  "result_note": pick.result_rel, "task_note": pick.task.file,
+                                  # a task outside every project: no project, no brief (else `for_run`'s)
+                                  **({} if pick.project.name else {"project": "", "project_brief": ""})},
                        details={"project": pick.project.name, "task": pick.task.text, "task_file": pick.task.file,
                                 "assignee": pick.task.assignee}, alert_cause=pickup_cause(pick))
 

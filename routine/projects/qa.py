@@ -260,7 +260,7 @@ def _record(vault: Path, artifact: Artifact, reviews: list[Review], passed: bool
             lines.append("    - failed in: " + ", ".join(f"§ {name}" for name in review.failed_sections))
         lines += [f"    - {finding}" for finding in review.findings]
     runs = [run for r in reviews for run in (r.runs or ([r.run_id] if r.run_id else []))]
-    prov = Provenance(agent="qa", model="", run=",".join(runs), generated=now)
+    prov = Provenance(agent="qa", model="", run=runs[-1] if runs else "", generated=now)  # every run: `qa_runs`
     text = "\n".join(lines) + "\n"
     write_output(vault, WriteTarget(note=artifact.rel, section="QA"), text, prov, [artifact.rel])
     write_output(vault, WriteTarget(note=qa_note, section="Verdict"), text, prov, [qa_note])

@@ -47,10 +47,47 @@ def fit(items: list[ContextItem], fixed_tokens: int, limit: int, counter: Counte
             "shorten the agent's prompt or the task, or raise `num_ctx` for the model alias in routine.yaml.",
         )
     out = Fitted([])
-    for item in sorted(items, key=lambda it: (-it.priority, it.order)):
-        budget -= _take(item, budget, counter, out)
+    for priority in sorted({item.priority for item in items}, reverse=True):
+        budget -= _take_tier([item for item in items if item.priority == priority], budget, counter, out)
     out.kept.sort(key=lambda k: k.order)
     return out
+
+
+def _take_tier(tier: list[ContextItem], budget: int, counter: Counter, out: Fitted) -> int:
+    """Items of one priority: all whole when they fit; else each gets an equal share of the room,
+    the smaller ones whole and what they leave going to the larger ones, which give their most
+    relevant sections: no item of the tier (a day of the week under review) is left out because
+    of where it was listed, and no one whole note crowds out the rest."""
+    costs = {id(item): counter.text(item.label) + ITEM_OVERHEAD + counter.text(item.render()) for item in tier}
+    if sum(costs.values()) <= budget:
+        return sum(_take(item, budget, counter, out) for item in sorted(tier, key=lambda it: it.order))
+    used, trimmed = _shares(sorted(tier, key=lambda it: (costs[id(it)], it.order)), budget, counter, out)
+    if trimmed and used < budget:  # room the smaller ones left: the trimmed ones share it, once more
+        for item in trimmed:
+            used -= _undo(item, out, counter)
+        again, _ = _shares(trimmed, budget - used, counter, out)
+        used += again
+    return used
+
+
+def _shares(items: list[ContextItem], budget: int, counter: Counter, out: Fitted) -> tuple[int, list[ContextItem]]:
+    """Each of ``items`` (smallest first) takes what fits of an equal share of what is left: the
+    tokens used, and the items that did not come whole."""
+    used, trimmed = 0, []
+    for left, item in zip(range(len(items), 0, -1), items):
+        before = len(out.dropped)
+        used += _take(item, (budget - used) // left, counter, out)
+        if len(out.dropped) > before:
+            trimmed.append(item)
+    return used, trimmed
+
+
+def _undo(item: ContextItem, out: Fitted, counter: Counter) -> int:
+    """Take ``item`` back out of ``out``; the tokens it had used."""
+    kept = [k for k in out.kept if k.order == item.order and k.label == item.label]
+    out.kept = [k for k in out.kept if k not in kept]
+    out.dropped = [d for d in out.dropped if not (d["label"] == item.label and d["source"] == item.source)]
+    return sum(counter.text(k.label) + ITEM_OVERHEAD + counter.text(k.text) for k in kept)
 
 
 def _take(item: ContextItem, budget: int, counter: Counter, out: Fitted) -> int:

@@ -25,7 +25,7 @@ from typing import Any, Callable
 from routine.config.model import AgentSpec
 from routine.errors import NoteUnreadable
 from routine.runner import inputs as input_forms
-from routine.runner.relevance import section_scores
+from routine.runner.relevance import relevant, section_scores
 from routine.vault import files as vault_files
 from routine.vault import check_read, in_scope, read_note, resolve_wikilink, wikilink_for
 from routine.vault.context_items import ContextItem, Priority
@@ -77,7 +77,10 @@ class _Gatherer:
         priority; a whole note takes the place of sections of it asked for before, and a section
         that is already given (itself, or inside a section or note given) is not given again. A
         section the note does not have gives the whole note, said so. A note that cannot be read
-        (a pipe, a symlink loop, past the size cap) is named as missing, with why."""
+        (a pipe, a symlink loop, past the size cap) is named as missing, with why. The agent's own
+        note is its system prompt already: never given again (a glob of Agents/*.md)."""
+        if rel == self.agent.source:
+            return
         try:
             self._note(rel, priority, only, label_note)
         except NoteUnreadable as exc:
@@ -91,18 +94,21 @@ class _Gatherer:
         note = read_note(self.vault, rel)
         outline = sections(readable(note.body))
         part = find(outline, only) if only is not None else []
-        if only is not None and not part:
-            only, label_note = None, f"(no section {only!r}: the whole note)"
+        key = rel if only is None else _key(rel, only)
+        if only is not None and not part:  # the note lacks it: its sections that matter, else all of it
+            part = relevant(outline, self.task)
+            key = key if part else rel
+            only, label_note = None, f"(no section {only!r}: " + ("its relevant sections)" if part else
+                                                                  "the whole note)")
         holder, inside = self._overlap(rel, part)
         if holder is not None:
             holder.priority = max(holder.priority, priority)
             return
         priority = max([priority, *(self.items[k].priority for k in inside)])
         order = min(self.items[k].order for k in inside) if inside else self.next_order()
-        for key in inside:
-            del self.items[key]
-        self.items[rel if only is None else _key(rel, only)] = self._item(rel, note.frontmatter, part or outline,
-                                                                           only, priority, label_note, order)
+        for held in inside:
+            del self.items[held]
+        self.items[key] = self._item(rel, note.frontmatter, part or outline, only, priority, label_note, order)
 
     def _overlap(self, rel: str, part: list[Section]) -> tuple[ContextItem | None, list[str]]:
         """For one section of ``rel`` (``part``; none: the whole note), the item given before that

@@ -43,6 +43,16 @@ def section_scores(outline: list[Section], task: str, target_section: str | None
     return scores
 
 
+RELEVANT = 3.0  # a section the task names (a word in common) or a handoff section scores at least this
+
+
+def relevant(outline: list[Section], task: str) -> list[Section]:
+    """The sections of a note that matter to the task (named by it, or handed on by the day's
+    routine), in document order: what a note gives when it lacks the section asked for."""
+    scores = section_scores(outline, task, None, is_target=False)
+    return [sec for sec, score in zip(outline, scores) if score >= RELEVANT]
+
+
 def _words(text: str) -> set[str]:
     """The words of ``text``, a plural read as its singular (``reviews`` as ``review``; ``progress`` stays)."""
     return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w

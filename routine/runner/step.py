@@ -159,9 +159,11 @@ class Runner:
             runcontext.beat()
         return outcome
 
-    def _calendar_report(self, now: datetime, span: str) -> str:
-        """The person's calendars for an input `calendar: SPAN`, on the run's own day."""
-        return agenda.report(self.config, agenda.Span(span), now.astimezone(ZoneInfo(self.config.zone_name())))
+    def _calendar_report(self, now: datetime, alert: bool, span: str) -> str:
+        """The person's calendars for an input `calendar: SPAN`, on the run's own day (a dry run
+        raises and resolves no alert)."""
+        return agenda.report(self.config, agenda.Span(span), now.astimezone(ZoneInfo(self.config.zone_name())),
+                             alert=alert)
 
     def _step(self, req: StepRequest, run_id: str | None, now: datetime, dry_run: bool, stream: bool) -> StepOutcome:
         agent = req.agent
@@ -199,7 +201,7 @@ class Runner:
             gathered = context.gather(self.config.vault, agent, req.inputs, variables, where, search,
                                       target=context.Target(dest, target.section),
                                       prior=req.prior, journal_report=self._journal_report,
-                                      calendar_report=partial(self._calendar_report, req.as_of or now))
+                                      calendar_report=partial(self._calendar_report, req.as_of or now, not dry_run))
             if not dry_run and self.journal is not None:
                 recall.learn(self.config.vault, self.journal.db, agent, now)
             gathered.items += recall.recalled(self.config.vault, agent, 900 + len(gathered.items))

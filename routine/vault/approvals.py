@@ -17,6 +17,8 @@ from pathlib import Path
 
 from routine.errors import NoteExists, RoutineError
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write, remove_note
+from routine.vault.bookkeeping import PROPERTY, Provenance, new_note_properties, stamped_block
+from routine.vault.bookkeeping import stamp as stamp_of
 from routine.vault.frontmatter import FrontmatterSplit, parse_frontmatter, update_frontmatter
 from routine.vault.guard import Guard, seal, sealed_by_routine
 from routine.vault.notes import NoteText, load_note_text, note_text, wikilink_for
@@ -187,13 +189,10 @@ def find_renamed(vault: Path, proposal: Proposal) -> str | None:
     return found[0] if found else None
 
 
-def _provenance(proposal: Proposal, existing: dict, now: datetime) -> dict:
-    from routine.vault.writer import Provenance, provenance_properties
-
+def _provenance(proposal: Proposal, now: datetime) -> Provenance:
     props = proposal.properties
-    prov = Provenance(agent=proposal.agent, model=str(props.get("model") or ""), run=str(props.get("run") or ""),
+    return Provenance(agent=proposal.agent, model=str(props.get("model") or ""), run=str(props.get("run") or ""),
                       generated=now, sources=[str(s) for s in props.get("sources") or []])
-    return provenance_properties(prov, existing)
 
 
 def _apply_once(path: Path, target: str, proposal: Proposal, current: NoteText | None, now: datetime,
@@ -225,7 +224,7 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current: NoteText |
             from routine.vault.writer import _model_frontmatter
 
             given, text = _model_frontmatter(text)  # a template's own properties (an artifact's type, owner)
-            stamped = {**given, **_provenance(proposal, given, now)} if stamp else given
+            stamped = new_note_properties(_provenance(proposal, now), given, target) if stamp else given
             atomic_create(path, join_frontmatter(stamped, prepare_content(text)))
             return Applied(True, f"Created {link} from the approved proposal.")
         if proposal.base is None or content_sha(body) != proposal.base:
@@ -237,10 +236,10 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current: NoteText |
     if current is None:
         from routine.vault.frontmatter import join_frontmatter
 
-        atomic_create(path, join_frontmatter(_provenance(proposal, {}, now) if stamp else {}, new_body))
+        properties = {PROPERTY: stamp_of(_provenance(proposal, now))} if stamp else {}
+        atomic_create(path, join_frontmatter(properties, new_body))
     else:
-        block = (update_frontmatter(split, _provenance(proposal, split.data, now)) if split.readable and stamp
-                 else split.block)
+        block = stamped_block(split, _provenance(proposal, now)) if split.readable and stamp else split.block
         atomic_write(path, current.encode_like(block + new_body), expected=current.raw)
     return Applied(True, message, replaced=replaced if replaced and replaced.strip() else None)
 

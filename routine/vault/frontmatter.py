@@ -32,11 +32,25 @@ class _Dumper(yaml.SafeDumper):
     """safe_dump, except an empty value is written as `key:` (Obsidian's empty property)."""
 
 
+class FlowList(list):
+    """A list written on one line (`[a, b]`), as Obsidian writes a list property."""
+
+
+class FlowMap(dict):
+    """A mapping written on one line (`{agent: x, run: y}`): routine's one bookkeeping property."""
+
+
 _Dumper.add_representer(type(None), lambda dumper, _: dumper.represent_scalar("tag:yaml.org,2002:null", ""))
+_Dumper.add_representer(FlowList, lambda dumper, v: dumper.represent_sequence("tag:yaml.org,2002:seq", v,
+                                                                               flow_style=True))
+_Dumper.add_representer(FlowMap, lambda dumper, v: dumper.represent_mapping("tag:yaml.org,2002:map", v,
+                                                                            flow_style=True))
 
 
 def dump_yaml(data: dict) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    # A wide line: a flow list or a long value stays on its one line (a property is one line).
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False,
+                     width=1 << 16)
 
 
 @dataclass(frozen=True)
@@ -120,8 +134,9 @@ def _replace_chunk(old: str, key: str, value: object, newline: str) -> str:
     return new.replace("\n", newline) if newline != "\n" else new
 
 
-def update_frontmatter(split: FrontmatterSplit, updates: dict) -> str:
-    """The frontmatter block with ``updates`` set, everything else byte-for-byte as it was.
+def update_frontmatter(split: FrontmatterSplit, updates: dict, remove: tuple[str, ...] = ()) -> str:
+    """The frontmatter block with ``updates`` set and the keys in ``remove`` taken out,
+    everything else byte-for-byte as it was.
 
     Keys already present are rewritten in place (keeping their position); new keys go at the
     end. An unreadable block is returned unchanged: routine never guesses at broken YAML.
@@ -130,6 +145,8 @@ def update_frontmatter(split: FrontmatterSplit, updates: dict) -> str:
         return split.block
     if not split.block:
         return join_frontmatter(updates, "") if updates else ""
+    if not updates and not any(key in split.data for key in remove):
+        return split.block
     first_end = split.block.index("\n") + 1
     newline = "\r\n" if split.block[:first_end].endswith("\r\n") else "\n"
     closing = _CLOSING.search(split.block, first_end)
@@ -140,7 +157,7 @@ def update_frontmatter(split: FrontmatterSplit, updates: dict) -> str:
         split.block[first_end : closing.start()],
         split.block[closing.start() :],
     )
-    chunks = _chunks(inner)
+    chunks = [chunk for chunk in _chunks(inner) if chunk[0] is None or chunk[0] not in remove]
     pending = dict(updates)
     for chunk in chunks:
         if chunk[0] is not None and chunk[0] in pending:
@@ -151,7 +168,7 @@ def update_frontmatter(split: FrontmatterSplit, updates: dict) -> str:
     for key, value in pending.items():
         added = dump_yaml({key: value})
         new_inner += added.replace("\n", newline) if newline != "\n" else added
-    expected = {**split.data, **updates}
+    expected = {key: value for key, value in {**split.data, **updates}.items() if key not in remove}
     try:
         verified = yaml.safe_load(new_inner) == expected
     except yaml.YAMLError:

@@ -11,18 +11,18 @@ the note still holds the bytes read; if the person saved in between, it starts o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Callable, ClassVar
 
 from routine.errors import NoteExists, RoutineError, VaultUnwritable
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write
-from routine.vault.frontmatter import FrontmatterSplit, join_frontmatter, parse_frontmatter, update_frontmatter
+from routine.vault.bookkeeping import Provenance, new_note_properties, stamped_block
+from routine.vault.frontmatter import FrontmatterSplit, join_frontmatter, parse_frontmatter
 from routine.vault.guard import Guard
 from routine.vault.notes import NoteText, load_note_text, wikilink_for
-from routine.vault.proposals import iso_time, source_links, write_proposal
+from routine.vault.proposals import write_proposal
 from routine.vault.scope import checked, in_scope
 from routine.vault.targets import WriteKind, WriteTarget
 from routine.vault.sections import (CREATED, PERSON_EDITED, REPLACED, UNCHANGED, SectionUpdate,
@@ -30,16 +30,6 @@ from routine.vault.sections import (CREATED, PERSON_EDITED, REPLACED, UNCHANGED,
                                     section_key, upsert_section)
 
 ATTEMPTS = 3
-PROVENANCE_KEYS = ("agent", "model", "run", "generated", "sources", "tags")
-
-
-@dataclass(frozen=True)
-class Provenance:
-    agent: str
-    model: str
-    run: str
-    generated: datetime
-    sources: list[str] = field(default_factory=list)
 
 
 class Why(str, Enum):
@@ -66,54 +56,6 @@ class WriteResult:
     why: Why | None = None
 
 
-def _tags_with(existing: object, tag: str) -> list[str] | None:
-    """The note's tags plus ``tag``; None when it is already there (so the line stays as is)."""
-    if existing is None or existing == "":
-        return [tag]
-    if isinstance(existing, str):
-        existing = [part for part in existing.replace(",", " ").split() if part]
-    elif not isinstance(existing, list):
-        existing = [existing]
-    if any(str(item).lstrip("#") == tag for item in existing):
-        return None
-    return [*existing, tag]
-
-
-def _listed(value: object) -> list[str]:
-    if value is None or value == "":
-        return []
-    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
-
-
-MAX_SOURCES = 50
-
-
-def provenance_properties(prov: Provenance, existing: dict) -> dict:
-    """The frontmatter keys routine owns, for a note that already has ``existing``.
-
-    True for the whole note: ``agent``, ``model`` and ``run`` list every agent that wrote into
-    it, each with the model and run of its latest write, index for index (one agent: plain
-    values); ``sources`` gathers the sources of all of them; ``generated`` is the latest write.
-    Each section's own agent and run are in its begin marker."""
-    agents, models, runs = (_listed(existing.get(k)) for k in ("agent", "model", "run"))
-    if not (len(agents) == len(models) == len(runs)):  # not ours, or edited by hand: start afresh
-        agents, models, runs = [], [], []
-    if prov.agent in agents:
-        at = agents.index(prov.agent)
-        models[at], runs[at] = prov.model, prov.run
-    else:
-        agents, models, runs = [*agents, prov.agent], [*models, prov.model], [*runs, prov.run]
-    single = len(agents) == 1
-    sources = source_links([*(_listed(existing.get("sources")) if not single else []), *prov.sources])
-    updates = {"agent": agents[0] if single else agents, "model": models[0] if single else models,
-               "run": runs[0] if single else runs, "generated": iso_time(prov.generated),
-               "sources": sources[-MAX_SOURCES:]}
-    tags = _tags_with(existing.get("tags"), f"routine/{prov.agent}")
-    if tags is not None:
-        updates["tags"] = tags
-    return updates
-
-
 def _split(current: NoteText | None) -> FrontmatterSplit:
     return parse_frontmatter(current.text) if current is not None else FrontmatterSplit()
 
@@ -121,8 +63,7 @@ def _split(current: NoteText | None) -> FrontmatterSplit:
 def _stamped(split: FrontmatterSplit, body: str, prov: Provenance | None) -> str:
     """The note's text with a new body; with ``prov``, provenance set in its frontmatter.
     Unreadable frontmatter is kept verbatim: routine will not guess at the person's YAML."""
-    block = update_frontmatter(split, provenance_properties(prov, split.data)) if prov else split.block
-    return block + body
+    return (stamped_block(split, prov) if prov else split.block) + body
 
 
 def _rewrite(path: Path, rel: str, change: Callable[[NoteText | None], str | None]) -> None:
@@ -225,9 +166,7 @@ class _Writer:
     def new_note(self) -> WriteResult:
         given, body = _model_frontmatter(self.content)
         body = prepare_content(body)
-        properties = {key: value for key, value in given.items() if key not in PROVENANCE_KEYS}
-        properties.update(provenance_properties(self.prov, {"tags": given.get("tags")}))
-        properties.setdefault("tags", given.get("tags"))  # the model's tags already had ours
+        properties = new_note_properties(self.prov, given, self.rel)
         try:
             atomic_create(self.path, join_frontmatter(properties, body))
             return self._result("created", f"Created {self.rel}.")
