@@ -30,7 +30,7 @@ GOOD = ("**Top OKRs** — KR 1.3 stands at €4,150 of €12,400 MRR and KR 1.2 
 PLANTED = {
     "a missing link": ("Focus on the portal, see [[Plans/Revenue plan]].", "[[Plans/Revenue plan]]"),
     "a KR number not in the OKRs": ("KR 1.3 is now at €7,900 MRR.", "€7,900"),
-    "a KR figure without a unit": ("KR 1.2 improved: current 950 ms.", "950"),
+    "a KR figure without a unit": ("KR 1.2 improved: current 950 ms.", "950 ms"),
     "a wrong date": ("The supplier deadline moved to 2026-12-05.", "2026-12-05"),
     "an impossible date": ("Review on 30 February 2027.", "30 February 2027"),
     "an invented person": ("Call Maria Schneider about the API contract.", "Maria Schneider"),
@@ -59,7 +59,7 @@ def test_every_planted_claim_is_found(grounds, planted):
 def test_strictness_decides_which_figures_count(grounds):
     loose = "The install takes 45 minutes now."  # a figure on a line that is not about a key result
     assert check(loose, grounds, "lenient") == []
-    assert [f.claim for f in check(loose, grounds, "strict")] == ["45"]
+    assert [f.claim for f in check(loose, grounds, "strict")] == ["45 minutes"]
     assert check("Call Maria Schneider. [[Nowhere]]", grounds, "off") == []
 
 

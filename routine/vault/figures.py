@@ -1,0 +1,193 @@
+"""Figures in text, and whether a figure is supported by a text's figures (pure, no model).
+
+A figure is supported by a text when it is one of the text's figures, in the same or another
+unit (1.24 s for 1,240 ms, €12.4k for €12,400), rounded to the precision written (82% for
+82.1%; with a word of approximation, "about €4,000" for €4,150, to its round digits), or derived
+in one step a reader can check from figures on one topic: a difference or a sum of figures of
+one unit, a ratio as a percentage (27 of 50 is 54%, or a change), what is left of a percentage
+(46% to go), or a count of days or weeks between a date and today (or between two dates). The
+operands of a derivation stand on the reply's own line or on a line of the text that shares a
+word or a figure with it (and its neighbours in the same block): a derivation from figures that
+have nothing to do with each other proves nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from itertools import combinations
+from typing import Iterable
+
+# A unit: its class (figures of one class can be compared) and its factor to the class's base.
+_UNITS: dict[str, tuple[str, float]] = {
+    "%": ("pct", 1), "percent": ("pct", 1),
+    "€": ("money", 1), "$": ("money", 1), "£": ("money", 1), "eur": ("money", 1), "euro": ("money", 1),
+    "euros": ("money", 1), "usd": ("money", 1), "dollars": ("money", 1),
+    "ms": ("time", 0.001), "s": ("time", 1), "sec": ("time", 1), "secs": ("time", 1), "second": ("time", 1),
+    "seconds": ("time", 1), "min": ("time", 60), "mins": ("time", 60), "minute": ("time", 60),
+    "minutes": ("time", 60), "h": ("time", 3600), "hr": ("time", 3600), "hrs": ("time", 3600),
+    "hour": ("time", 3600), "hours": ("time", 3600),
+    "day": ("span", 1), "days": ("span", 1), "week": ("span", 7), "weeks": ("span", 7), "wk": ("span", 7),
+    "wks": ("span", 7),
+}
+PLAIN = "plain"
+_UNIT_WORDS = "|".join(sorted((u for u in _UNITS if u.isalpha()), key=len, reverse=True))
+FIGURE = re.compile(
+    r"(?<![\w.,])(?P<cur>[€$£]\s?)?(?P<num>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?P<dec>\.\d+)?(?!\.\d)"
+    rf"(?P<k>\s?[kK]\b)?(?:\s?(?P<pct>%)|\s?(?P<unit>{_UNIT_WORDS})\b)?", re.I)
+_APPROX = re.compile(r"(?:\babout|\baround|\broughly|\bnearly|\balmost|\bapprox(?:imately|\.)?|\bover|\bunder"
+                     r"|\bmore than|\bless than|\bclose to|\bjust|\bsome|\bunder|\bbelow|\babove)\s*[€$£]?\s*$", re.I)
+_WORD = re.compile(r"[^\W\d_]{4,}")
+_STOP = frozenset("""this that with from have will what when your than then them they their there these those
+    about into over under more less just also only some such each very been were being which while where week
+    days today done next last note notes""".split())
+_FORM_DIFF = re.compile(r"\b(?:more|left|to go|remain\w*|short|behind|ahead|gap|need|still|fewer|less|up|down"
+                        r"|over|under|above|below|between|difference|vs\.?|versus|instead|cut|saved?|"
+                        r"total|in all|combined|together|plus|sum|gained|lost|grew|dropped)\b|\+", re.I)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure as written: its value in the unit written, decimals written, unit class and factor."""
+
+    value: float
+    places: int
+    cls: str
+    factor: float
+    text: str
+    approx: bool = False
+
+    @property
+    def base(self) -> float:
+        return self.value * self.factor
+
+
+def figures_of(line: str) -> list[Figure]:
+    """The figures of one line of text (times of day and dates taken out by the caller)."""
+    out = []
+    for m in FIGURE.finditer(line):
+        whole, dec = m["num"].replace(",", ""), m["dec"] or ""
+        value = float(whole + dec) * (1000 if m["k"] else 1)
+        places = max(0, len(dec) - 1) - (3 if m["k"] else 0)  # €12.4k: to the hundred
+        unit = "€" if m["cur"] else "%" if m["pct"] else (m["unit"] or "").lower()
+        cls, factor = _UNITS.get(unit, (PLAIN, 1.0))
+        approx = bool(_APPROX.search(line[:m.start()]))
+        out.append(Figure(value, places, cls, factor, m[0].strip(), approx))
+    return out
+
+
+def words_of(line: str) -> frozenset[str]:
+    return frozenset(w for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a text, as the support of a derivation: its words, figures and dates."""
+
+    words: frozenset[str]
+    figures: tuple[Figure, ...]
+    dates: tuple[date, ...]
+    block: int  # lines of one block (no blank line between) share it
+
+
+@dataclass
+class Known:
+    """A text's figures and lines, ready to support a reply's figures."""
+
+    lines: list[Line]
+    figures: list[Figure] = field(init=False)
+    raw: set[float] = field(init=False)
+    dates: set[date] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.figures = [f for line in self.lines for f in line.figures]
+        self.raw = {round(f.value, 6) for f in self.figures}
+        self.dates = {d for line in self.lines for d in line.dates}
+
+    def related(self, words: frozenset[str], figures: Iterable[Figure]) -> list[Line]:
+        """The lines on the reply line's topic (a shared word or figure), each with its block's neighbours."""
+        values = {round(f.value, 6) for f in figures}
+        hits = [i for i, line in enumerate(self.lines)
+                if line.words & words or values & {round(f.value, 6) for f in line.figures}]
+        out: dict[int, Line] = {}
+        for i in hits:
+            for j in (i - 1, i, i + 1):
+                if 0 <= j < len(self.lines) and self.lines[j].block == self.lines[i].block:
+                    out.setdefault(j, self.lines[j])
+        return list(out.values())
+
+
+def near(x: float, fig: Figure) -> bool:
+    """Is ``x`` (in the figure's own unit) what the figure says, to the precision written?"""
+    step = 10.0 ** -fig.places
+    if fig.approx and fig.places <= 0 and fig.value >= 10:  # "about €4,000": to its round digits
+        zeros = len(str(int(fig.value))) - len(str(int(fig.value)).rstrip("0"))
+        return abs(x - fig.value) <= max(step, 10.0 ** zeros) / 2 + 1e-9
+    return fig.value - step / 2 - 1e-9 <= x < fig.value + step - 1e-9
+
+
+def _same(a: Figure, b: Figure) -> bool:
+    return a.cls == b.cls or PLAIN in (a.cls, b.cls)
+
+
+def _in_unit(base: float, fig: Figure) -> float:
+    return base / fig.factor
+
+
+def direct(fig: Figure, known: Known) -> bool:
+    """The figure is one of the known ones, in another unit or rounded."""
+    if round(fig.value, 6) in known.raw:
+        return True
+    for k in known.figures:
+        if not _same(fig, k):
+            continue
+        if near(k.value, fig) or (k.cls == fig.cls and near(_in_unit(k.base, fig), fig)):
+            return True
+    return False
+
+
+def derived(fig: Figure, operands: list[Figure], line: str) -> float | None:
+    """The derivation from ``operands`` that gives ``fig``, if one does (its value), else None."""
+    for value in candidates(fig, operands, line):
+        if near(value, fig):
+            return value
+    return None
+
+
+def candidates(fig: Figure, operands: list[Figure], line: str) -> list[float]:
+    """What one step from pairs of ``operands`` gives, in the unit of ``fig``."""
+    out: list[float] = []
+    if fig.cls == "pct":
+        for a, b in combinations(operands, 2):
+            if a.cls == "pct" or b.cls == "pct" or not _same(a, b):
+                continue
+            for x, y in ((a, b), (b, a)):
+                if y.base:
+                    out += [100 * x.base / y.base, abs(100 * (x.base - y.base) / y.base)]
+        out += [100 - p.value for p in operands if p.cls == "pct"]
+        out += [100 - v for v in list(out)]
+        return out
+    if fig.cls == PLAIN and not _FORM_DIFF.search(line):
+        return out  # a plain count derived says how ("23 more", "in total")
+    for a, b in combinations(operands, 2):
+        if a.cls == b.cls and (fig.cls in (a.cls, PLAIN)):
+            out += [_in_unit(abs(a.base - b.base), fig), _in_unit(a.base + b.base, fig)]
+    return out
+
+
+def day_counts(fig: Figure, dates: Iterable[date], today: date) -> list[float]:
+    """Days (or weeks, months) between each date and today, and between two of the dates, in ``fig``'s unit."""
+    if fig.cls != "span":
+        return []
+    dates = sorted(set(dates))
+    spans = [abs((d - today).days) for d in dates] + [abs((a - b).days) for a, b in combinations(dates, 2)]
+    return [s / fig.factor for s in spans]
+
+
+def significant(fig: Figure, strict: bool, line: str, kr_line: re.Pattern[str]) -> bool:
+    """Is this figure a claim to check? Single digits never are; leniently, neither are durations of
+    the day's plan (45 minutes) outside lines about key results."""
+    if len(re.sub(r"\D", "", fig.text)) < 2 and fig.value < 1000:
+        return False
+    return strict or fig.cls != "time" or bool(kr_line.search(line))
