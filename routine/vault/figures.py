@@ -38,13 +38,16 @@ FIGURE = re.compile(
     rf"(?P<k>\s?[kK]\b)?(?:\s?(?P<pct>%)|\s?(?P<unit>{_UNIT_WORDS})\b)?", re.I)
 _APPROX = re.compile(r"(?:\babout|\baround|\broughly|\bnearly|\balmost|\bapprox(?:imately|\.)?|\bover|\bunder"
                      r"|\bmore than|\bless than|\bclose to|\bjust|\bsome|\bunder|\bbelow|\babove)\s*[€$£]?\s*$", re.I)
-_WORD = re.compile(r"[^\W\d_]{4,}")
-_STOP = frozenset("""this that with from have will what when your than then them they their there these those
+_WORD = re.compile(r"[^\W\d_]{3,}")
+_STOP = frozenset("""the and for are was has but not you our all out now new one two per its who how why can
+    target current goal progress total above below already after before since until plan
+    this that with from have will what when your than then them they their there these those
     about into over under more less just also only some such each very been were being which while where week
-    days today done next last note notes""".split())
+    days today done next last note notes still would could should""".split())
 _FORM_DIFF = re.compile(r"\b(?:more|left|to go|remain\w*|short|behind|ahead|gap|need|still|fewer|less|up|down"
                         r"|over|under|above|below|between|difference|vs\.?|versus|instead|cut|saved?|"
-                        r"total|in all|combined|together|plus|sum|gained|lost|grew|dropped)\b|\+", re.I)
+                        r"total|in all|combined|together|plus|sum|gained|lost|grew|dropped|better|worse|higher|lower"
+                        r"|faster|slower|points?|times|each|per)\b|\+|×", re.I)
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,10 @@ class Figure:
     def base(self) -> float:
         return self.value * self.factor
 
+    @property
+    def year(self) -> bool:
+        return self.cls == PLAIN and self.text.isdigit() and 1900 <= self.value <= 2100
+
 
 def figures_of(line: str) -> list[Figure]:
     """The figures of one line of text (times of day and dates taken out by the caller)."""
@@ -78,7 +85,8 @@ def figures_of(line: str) -> list[Figure]:
 
 
 def words_of(line: str) -> frozenset[str]:
-    return frozenset(w for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP)
+    """The line's topic words, cut to their first five letters (labeled, labeling: label)."""
+    return frozenset(w[:5] for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP)
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,8 @@ class Line:
     figures: tuple[Figure, ...]
     dates: tuple[date, ...]
     block: int  # lines of one block (no blank line between) share it
+    table: bool = False    # a row of a table
+    heading: bool = False  # a heading (of the table below it, if one follows)
 
 
 @dataclass
@@ -106,16 +116,19 @@ class Known:
         self.dates = {d for line in self.lines for d in line.dates}
 
     def related(self, words: frozenset[str], figures: Iterable[Figure]) -> list[Line]:
-        """The lines on the reply line's topic (a shared word or figure), each with its block's neighbours."""
+        """The lines on the reply line's topic (a shared word or figure), with their neighbours."""
+        return [line for group in self.topics(words, figures) for line in group]
+
+    def topics(self, words: frozenset[str], figures: Iterable[Figure]) -> list[list[Line]]:
+        """Each line on the reply line's topic (a shared word or figure): the figures one derivation
+        may take together. A table is one topic: a hit in it (or in the heading above it) takes it all."""
         values = {round(f.value, 6) for f in figures}
-        hits = [i for i, line in enumerate(self.lines)
-                if line.words & words or values & {round(f.value, 6) for f in line.figures}]
-        out: dict[int, Line] = {}
-        for i in hits:
-            for j in (i - 1, i, i + 1):
-                if 0 <= j < len(self.lines) and self.lines[j].block == self.lines[i].block:
-                    out.setdefault(j, self.lines[j])
-        return list(out.values())
+        out = []
+        for line in self.lines:
+            if line.words & words or values & {round(f.value, 6) for f in line.figures}:
+                table = [other for other in self.lines if other.block == line.block and other.table]
+                out.append(table if table and (line.table or line.heading) else [line])
+        return out
 
 
 def near(x: float, fig: Figure) -> bool:
@@ -127,7 +140,7 @@ def near(x: float, fig: Figure) -> bool:
     return fig.value - step / 2 - 1e-9 <= x < fig.value + step - 1e-9
 
 
-def _same(a: Figure, b: Figure) -> bool:
+def same_class(a: Figure, b: Figure) -> bool:
     return a.cls == b.cls or PLAIN in (a.cls, b.cls)
 
 
@@ -137,11 +150,11 @@ def _in_unit(base: float, fig: Figure) -> float:
 
 def direct(fig: Figure, known: Known) -> bool:
     """The figure is one of the known ones, in another unit or rounded."""
-    if round(fig.value, 6) in known.raw:
+    if fig.cls != "span" and round(fig.value, 6) in known.raw:
         return True
     for k in known.figures:
-        if not _same(fig, k):
-            continue
+        if not same_class(fig, k) or (fig.cls == "span" and k.cls != "span"):
+            continue  # "3 weeks" is a count of days, not any 3 of the notes
         if near(k.value, fig) or (k.cls == fig.cls and near(_in_unit(k.base, fig), fig)):
             return True
     return False
@@ -155,39 +168,50 @@ def derived(fig: Figure, operands: list[Figure], line: str) -> float | None:
     return None
 
 
+def operands_of(fig: Figure, figures: list[Figure]) -> bool:
+    """Does a line with ``figures`` name two that ``fig`` could be worked out from (27 of 50, 54%)?"""
+    usable = [g for g in figures if not g.year]
+    return any(a.cls == b.cls and (a.cls == fig.cls or PLAIN in (a.cls, fig.cls) or fig.cls == "pct" != a.cls)
+               for a, b in combinations(usable, 2))
+
+
 def candidates(fig: Figure, operands: list[Figure], line: str) -> list[float]:
     """What one step from pairs of ``operands`` gives, in the unit of ``fig``."""
     out: list[float] = []
+    operands = [g for g in operands if not g.year]
     if fig.cls == "pct":
         for a, b in combinations(operands, 2):
-            if a.cls == "pct" or b.cls == "pct" or not _same(a, b):
+            if a.cls == "pct" or b.cls == "pct" or not same_class(a, b) or not (a.base and b.base):
                 continue
-            for x, y in ((a, b), (b, a)):
-                if y.base:
-                    out += [100 * x.base / y.base, abs(100 * (x.base - y.base) / y.base)]
+            small, large = sorted((a.base, b.base))
+            share = 100 * small / large  # 27 of 50: 54%, and 46% to go
+            out += [share, 100 - share, 100 * large / small, 100 * (large - small) / small,
+                    100 * (large - small) / large]
         out += [100 - p.value for p in operands if p.cls == "pct"]
-        out += [100 - v for v in list(out)]
         return out
     if fig.cls == PLAIN and not _FORM_DIFF.search(line):
         return out  # a plain count derived says how ("23 more", "in total")
     for a, b in combinations(operands, 2):
         if a.cls == b.cls and (fig.cls in (a.cls, PLAIN)):
             out += [_in_unit(abs(a.base - b.base), fig), _in_unit(a.base + b.base, fig)]
+        elif fig.cls == "money" and {a.cls, b.cls} == {"money", PLAIN}:
+            out.append(a.base * b.base)  # 120 seats at €29
     return out
 
 
-def day_counts(fig: Figure, dates: Iterable[date], today: date) -> list[float]:
-    """Days (or weeks, months) between each date and today, and between two of the dates, in ``fig``'s unit."""
+def day_counts(fig: Figure, dates: Iterable[date], today: date, others: Iterable[date] = ()) -> list[float]:
+    """Days (or weeks) from each of ``dates`` to today and to each of ``others``, in ``fig``'s unit."""
     if fig.cls != "span":
         return []
-    dates = sorted(set(dates))
-    spans = [abs((d - today).days) for d in dates] + [abs((a - b).days) for a, b in combinations(dates, 2)]
+    spans = [abs((d - e).days) for d in set(dates) for e in {today, *others}]
     return [s / fig.factor for s in spans]
 
 
 def significant(fig: Figure, strict: bool, line: str, kr_line: re.Pattern[str]) -> bool:
-    """Is this figure a claim to check? Single digits never are; leniently, neither are durations of
-    the day's plan (45 minutes) outside lines about key results."""
+    """Is this figure a claim to check? Single digits are not (but for days and weeks); leniently,
+    neither are durations of the day's plan (45 minutes) outside lines about key results."""
+    if fig.cls == "span":
+        return True  # a count of days or weeks is a claim about a date, however small
     if len(re.sub(r"\D", "", fig.text)) < 2 and fig.value < 1000:
         return False
-    return strict or fig.cls != "time" or bool(kr_line.search(line))
+    return strict or fig.cls != "time" or fig.factor < 60 or bool(kr_line.search(line))

@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from enum import Enum
 from functools import lru_cache, partial
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
-from routine.vault.figures import Figure, Known, Line, candidates, day_counts, derived, direct, figures_of, \
-    near, significant, words_of
+from routine.vault.figures import Figure, Known, Line, candidates, day_counts, derived, direct, figures_of, near, \
+    operands_of, significant, words_of
 from routine.vault.files import read_text, vault_files
 from routine.vault.mentions import WEEKDAYS, NameKind, Written, dates_in, known_dates, names_in, without_dates
 from routine.vault.notes import code_fence_ranges, resolve_wikilink, wikilinks
@@ -89,10 +89,10 @@ def facts_of(text: str, today: date) -> Facts:
             block += 1
             continue
         lines.append(Line(words_of(raw), tuple(figures_of(without_dates(raw))), tuple(known_dates(raw, today)),
-                          block))
+                          block, raw.lstrip().startswith("|"), raw.lstrip().startswith("#")))
         for written in dates_in(raw):
             if written.year and written.year not in {f.value for f in lines[-1].figures}:
-                lines[-1] = Line(lines[-1].words, lines[-1].figures + (_year(written.year),), lines[-1].dates, block)
+                lines[-1] = replace(lines[-1], figures=lines[-1].figures + (_year(written.year),))
     words = re.findall(r"[^\W\d_][\w'’-]*", text)
     return Facts(Known(lines), frozenset(d for line in lines for d in line.dates),
                  frozenset(w.lower() for w in words), frozenset(w.lower() for w in words if w[0].isupper()), text)
@@ -226,8 +226,11 @@ def _date_ok(written: Written, facts: Facts, today: date) -> date | None:
                  if (d.month, d.day) == (written.month, written.day)), None)
 
 
-def _date_in(written: Written, today: date, facts: Facts) -> bool:
-    return _date_ok(written, facts, today) is not None
+def _date_in(written: Written, line: str, today: date, facts: Facts) -> bool:
+    """A note the model was not shown states the date on a line of the reply line's topic."""
+    topic = facts.known.related(words_of(line), [])
+    return _date_ok(written, Facts(Known(topic), frozenset(d for x in topic for d in x.dates), frozenset(),
+                                   frozenset(), ""), today) is not None
 
 
 def _dates(prose: str, grounds: Grounds, result: Review) -> None:
@@ -236,13 +239,13 @@ def _dates(prose: str, grounds: Grounds, result: Review) -> None:
             result.findings.append(Finding(Kind.DATE.value, written.text, "not a date of the calendar"))
             continue
         on = _date_ok(written, grounds.facts, grounds.today)
+        line = next((x for x in prose.splitlines() if written.text in x), written.text)
         if on is None:
-            source = _lookup(grounds, partial(_date_in, written, grounds.today))
+            source = _lookup(grounds, partial(_date_in, written, line, grounds.today))
             if source is not None:
                 result.found_in[written.text] = source
                 on = _date_ok(written, dict(grounds.readable_facts())[source], grounds.today)
         if on is None:
-            line = next((x for x in prose.splitlines() if written.text in x), written.text)
             result.findings.append(Finding(Kind.DATE.value, written.text,
                                            "this date is not in the notes you were given",
                                            _nearest_line(line, written.text, grounds.facts, want="date")))
@@ -256,26 +259,38 @@ _ESTIMATE = re.compile(r"~|≈|\bestimate", re.I)
 _LIST_NUMBER = re.compile(r"^(\s*(?:[-*+]\s+)?)\d+[.)](?=\s)")
 
 
+def _stated(fig: Figure, line: str, facts: Facts) -> bool:
+    """A note the model was not shown states ``fig`` on a line of the reply line's topic."""
+    return direct(fig, Known(facts.known.related(words_of(line), [])))
+
+
 def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Facts) -> bool:
-    """Does ``facts`` support ``fig`` (of reply line ``line``, beside the supported figures ``here``)?"""
-    if direct(fig, facts.known):
+    """Does ``facts`` support ``fig`` (of reply line ``line``, beside the supported figures ``here``)
+    by one step of arithmetic, or a count of days from the dates of the line (else of its topic)?"""
+    topics = facts.known.topics(words_of(line), here)
+    mine = [g for g in here if g is not fig]  # the reply line's figures, or one line's (one table's) of the notes
+    if operands_of(fig, mine):
+        return derived(fig, mine, line) is not None  # "27 of 50, which is 54%": from the figures it names
+    if any(derived(fig, ops, line) is not None for ops in [mine, *([g for r in t for g in r.figures] for t in topics)]):
         return True
-    related = facts.known.related(words_of(line), here)
-    operands = [g for g in here if g is not fig] + [g for r in related for g in r.figures]
-    if derived(fig, operands, line) is not None:
-        return True
-    dates = known_dates(line, today) & (facts.dates | {today}) | {d for r in related for d in r.dates}
-    return any(near(x, fig) for x in day_counts(fig, dates, today))
+    named = known_dates(line, today)  # (each checked as a date on its own)
+    topic = {d for t in topics for r in t for d in r.dates}
+    # from the dates the line names to today and to the dates of its topic; else from its topic's dates to today
+    spans = day_counts(fig, named, today, topic) if named else day_counts(fig, topic, today)
+    return any(near(x, fig) for x in spans)
 
 
 def _figures(prose: str, grounds: Grounds, strictness: Strictness, result: Review) -> None:
     facts = grounds.facts
     for line in prose.splitlines():
-        clean = _LIST_NUMBER.sub(r"\1", without_dates(line))
-        figs = figures_of(clean)
-        here = [f for f in figs if direct(f, facts.known)]
         if _ESTIMATE.search(line):
             continue  # the model's own estimate, marked as one
+        figs = figures_of(_LIST_NUMBER.sub(r"\1", without_dates(line)))
+        here = [f for f in figs if direct(f, facts.known)]
+        for fig in figs:  # stated in a note the agent may read: named as the source
+            if fig not in here and (source := _lookup(grounds, partial(_stated, fig, line))) is not None:
+                here.append(fig)
+                result.found_in[fig.text] = source
         for fig in figs:
             if fig in here or not significant(fig, strictness is Strictness.STRICT, line, _KR_LINE):
                 continue

@@ -104,7 +104,7 @@ _PROJECT_CUES = [
     re.compile(r"\b[Pp]roject:? " + _ONE),
     re.compile(_MID + _ONE + r" (?:project|pilot|launch|rollout|migration|initiative|workstream|roadmap|milestone)\b"),
 ]
-_POSSESSIVE = re.compile(_MID + _ONE + r"(?:'s|’s) (?:feedback|review|sign-?off|answer|reply|email|call|team|input|"
+_POSSESSIVE = re.compile(_ONE + r"(?:'s|’s) (?:feedback|review|sign-?off|answer|reply|email|call|team|input|"
                          r"approval|numbers|estimate|quote|offer|contract|deadline|launch|pilot)\b")
 NOT_NAMES = frozenset({*WEEKDAYS, *MONTHS, "today", "tomorrow", "yesterday", "the", "a", "an", "me", "you", "them",
                        "it", "this", "that", "next", "last", "everyone", "someone", "anyone", "nobody", "i", "we",
