@@ -57,9 +57,11 @@ def test_every_planted_claim_is_found(grounds, planted):
 
 
 def test_strictness_decides_which_figures_count(grounds):
-    loose = "The install takes 45 minutes now."  # a figure on a line that is not about a key result
-    assert check(loose, grounds, "lenient") == []
-    assert [f.claim for f in check(loose, grounds, "strict")] == ["45 minutes"]
+    plan = "- [ ] 10:00 install script, 45 minutes"  # a duration of the day's plan
+    assert check(plan, grounds, "lenient") == []
+    assert [f.claim for f in check(plan, grounds, "strict")] == ["45 minutes"]
+    claim = "The install takes 45 minutes now."  # a duration stated as a fact is a claim
+    assert [f.claim for f in check(claim, grounds, "lenient")] == ["45 minutes"]
     assert check("Call Maria Schneider. [[Nowhere]]", grounds, "off") == []
 
 

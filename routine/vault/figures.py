@@ -35,15 +35,20 @@ PLAIN = "plain"
 _UNIT_WORDS = "|".join(sorted((u for u in _UNITS if u.isalpha()), key=len, reverse=True))
 FIGURE = re.compile(
     r"(?<![\w.,])(?P<cur>[€$£]\s?)?(?P<num>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?P<dec>\.\d+)?(?!\.\d)"
-    rf"(?P<k>\s?[kK]\b)?(?:\s?(?P<pct>%)|\s?(?P<unit>{_UNIT_WORDS})\b)?", re.I)
+    rf"(?P<k>\s?[kK]\b)?(?:\s?(?P<pct>%)|\s?(?:(?:GPU|CPU|A100|working|business|calendar|more|of)\s)?"
+    rf"(?P<unit>{_UNIT_WORDS})\b)?", re.I)
+_LABEL = re.compile(r"(?:\bKR|\bObjective|\bSample|\bPhase|\bStep|\bPart|\bNo\.|#)\s*$", re.I)
 _APPROX = re.compile(r"(?:\babout|\baround|\broughly|\bnearly|\balmost|\bapprox(?:imately|\.)?|\bover|\bunder"
                      r"|\bmore than|\bless than|\bclose to|\bjust|\bsome|\bunder|\bbelow|\babove)\s*[€$£]?\s*$", re.I)
-_WORD = re.compile(r"[^\W\d_]{3,}")
+_WORD = re.compile(r"[^\W\d_]\w{2,}")
 _STOP = frozenset("""the and for are was has but not you our all out now new one two per its who how why can
     target current goal progress total above below already after before since until plan
     this that with from have will what when your than then them they their there these those
     about into over under more less just also only some such each very been were being which while where week
-    days today done next last note notes still would could should""".split())
+    days today done next last note notes still would could should
+    january february march april june july august september october november december
+    jan feb mar apr may jun jul aug sep sept oct nov dec
+    monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun""".split())
 _FORM_DIFF = re.compile(r"\b(?:more|left|to go|remain\w*|short|behind|ahead|gap|need|still|fewer|less|up|down"
                         r"|over|under|above|below|between|difference|vs\.?|versus|instead|cut|saved?|"
                         r"total|in all|combined|together|plus|sum|gained|lost|grew|dropped|better|worse|higher|lower"
@@ -60,6 +65,7 @@ class Figure:
     factor: float
     text: str
     approx: bool = False
+    label: bool = False  # KR 1.2, Objective 3: a name, never an operand
 
     @property
     def base(self) -> float:
@@ -80,7 +86,7 @@ def figures_of(line: str) -> list[Figure]:
         unit = "€" if m["cur"] else "%" if m["pct"] else (m["unit"] or "").lower()
         cls, factor = _UNITS.get(unit, (PLAIN, 1.0))
         approx = bool(_APPROX.search(line[:m.start()]))
-        out.append(Figure(value, places, cls, factor, m[0].strip(), approx))
+        out.append(Figure(value, places, cls, factor, m[0].strip(), approx, bool(_LABEL.search(line[:m.start()]))))
     return out
 
 
@@ -150,11 +156,11 @@ def _in_unit(base: float, fig: Figure) -> float:
 
 def direct(fig: Figure, known: Known) -> bool:
     """The figure is one of the known ones, in another unit or rounded."""
-    if fig.cls != "span" and round(fig.value, 6) in known.raw:
+    if fig.cls in (PLAIN, "pct", "money") and round(fig.value, 6) in known.raw:
         return True
     for k in known.figures:
-        if not same_class(fig, k) or (fig.cls == "span" and k.cls != "span"):
-            continue  # "3 weeks" is a count of days, not any 3 of the notes
+        if not same_class(fig, k) or (fig.cls in ("span", "time") and k.cls != fig.cls):
+            continue  # "3 weeks", "48 hours": a duration, not any 3 or 48 of the notes
         if near(k.value, fig) or (k.cls == fig.cls and near(_in_unit(k.base, fig), fig)):
             return True
     return False
@@ -170,7 +176,7 @@ def derived(fig: Figure, operands: list[Figure], line: str) -> float | None:
 
 def operands_of(fig: Figure, figures: list[Figure]) -> bool:
     """Does a line with ``figures`` name two that ``fig`` could be worked out from (27 of 50, 54%)?"""
-    usable = [g for g in figures if not g.year]
+    usable = [g for g in figures if not (g.year or g.label)]
     return any(a.cls == b.cls and (a.cls == fig.cls or PLAIN in (a.cls, fig.cls) or fig.cls == "pct" != a.cls)
                for a, b in combinations(usable, 2))
 
@@ -178,10 +184,10 @@ def operands_of(fig: Figure, figures: list[Figure]) -> bool:
 def candidates(fig: Figure, operands: list[Figure], line: str) -> list[float]:
     """What one step from pairs of ``operands`` gives, in the unit of ``fig``."""
     out: list[float] = []
-    operands = [g for g in operands if not g.year]
+    operands = [g for g in operands if not (g.year or g.label)]
     if fig.cls == "pct":
         for a, b in combinations(operands, 2):
-            if a.cls == "pct" or b.cls == "pct" or not same_class(a, b) or not (a.base and b.base):
+            if not same_class(a, b) or not (a.base and b.base) or (a.cls == "pct") != (b.cls == "pct"):
                 continue
             small, large = sorted((a.base, b.base))
             share = 100 * small / large  # 27 of 50: 54%, and 46% to go
@@ -192,11 +198,28 @@ def candidates(fig: Figure, operands: list[Figure], line: str) -> list[float]:
     if fig.cls == PLAIN and not _FORM_DIFF.search(line):
         return out  # a plain count derived says how ("23 more", "in total")
     for a, b in combinations(operands, 2):
-        if a.cls == b.cls and (fig.cls in (a.cls, PLAIN)):
+        if a.cls == b.cls == PLAIN != fig.cls != "span":  # the notes left the unit out: "used 1,820 of 2,500"
+            out += [abs(a.value - b.value), a.value + b.value]
+        elif a.cls == b.cls and fig.cls in (a.cls, PLAIN):
             out += [_in_unit(abs(a.base - b.base), fig), _in_unit(a.base + b.base, fig)]
-        elif fig.cls == "money" and {a.cls, b.cls} == {"money", PLAIN}:
-            out.append(a.base * b.base)  # 120 seats at €29
+        elif product := _product(fig, a, b):
+            out.append(product)
     return out
+
+
+def _product(fig: Figure, a: Figure, b: Figure) -> float | None:
+    """120 seats at €29, 10 h at €14.50 an hour, 12 runs at 2.5 h, 2% of 9,450: in ``fig``'s unit."""
+    by = {a.cls: a, b.cls: b}
+    if len(by) < 2:
+        return None
+    if fig.cls == "money" and "money" in by:
+        other = b if by["money"] is a else a
+        return by["money"].value * other.value if other.cls in (PLAIN, "time") else None
+    if fig.cls == "time" and {"time", PLAIN} == set(by):
+        return _in_unit(by["time"].base * by[PLAIN].value, fig)
+    if fig.cls == PLAIN and {"pct", PLAIN} == set(by):
+        return by["pct"].value / 100 * by[PLAIN].value
+    return None
 
 
 def day_counts(fig: Figure, dates: Iterable[date], today: date, others: Iterable[date] = ()) -> list[float]:
@@ -207,11 +230,15 @@ def day_counts(fig: Figure, dates: Iterable[date], today: date, others: Iterable
     return [s / fig.factor for s in spans]
 
 
+_PLAN_LINE = re.compile(r"^\s*[-*+]\s+\[.\]|\b\d{1,2}:\d{2}\b|\b(?:block|slot|timebox|session|break)\b", re.I)
+
+
 def significant(fig: Figure, strict: bool, line: str, kr_line: re.Pattern[str]) -> bool:
     """Is this figure a claim to check? Single digits are not (but for days and weeks); leniently,
-    neither are durations of the day's plan (45 minutes) outside lines about key results."""
+    neither are durations on the lines of the day's plan ("- [ ] 09:00 call, 45 minutes")."""
     if fig.cls == "span":
         return True  # a count of days or weeks is a claim about a date, however small
     if len(re.sub(r"\D", "", fig.text)) < 2 and fig.value < 1000:
         return False
-    return strict or fig.cls != "time" or fig.factor < 60 or bool(kr_line.search(line))
+    plan_duration = fig.cls == "time" and fig.factor >= 60 and bool(_PLAN_LINE.search(line))
+    return strict or not plan_duration or bool(kr_line.search(line))

@@ -226,32 +226,61 @@ def _date_ok(written: Written, facts: Facts, today: date) -> date | None:
                  if (d.month, d.day) == (written.month, written.day)), None)
 
 
-def _date_in(written: Written, line: str, today: date, facts: Facts) -> bool:
-    """A note the model was not shown states the date on a line of the reply line's topic."""
-    topic = facts.known.related(words_of(line), [])
-    return _date_ok(written, Facts(Known(topic), frozenset(d for x in topic for d in x.dates), frozenset(),
-                                   frozenset(), ""), today) is not None
+def _topical(facts: Facts, sentence: str, line: str = "") -> Facts:
+    """``facts`` cut to the lines on the sentence's topic (a word or a figure in common), else on its
+    line's; all of them when neither names a topic."""
+    words, figures = words_of(sentence), figures_of(without_dates(sentence))
+    if not words and not figures:
+        return facts  # "Friday 20 November.": a date on its own, as a heading gives it
+    lines = facts.known.related(words, figures) or facts.known.related(words_of(line), [])
+    return Facts(Known(lines), frozenset(d for x in lines for d in x.dates), frozenset(), frozenset(), "")
+
+
+def _date_in(written: Written, sentence: str, line: str, today: date, facts: Facts) -> bool:
+    """A note states the date on a line of the sentence's topic."""
+    return _date_ok(written, _topical(facts, sentence, line), today) is not None
 
 
 def _dates(prose: str, grounds: Grounds, result: Review) -> None:
-    for written in dates_in(prose):
-        if written.year and written.on(written.year) is None:
-            result.findings.append(Finding(Kind.DATE.value, written.text, "not a date of the calendar"))
-            continue
-        on = _date_ok(written, grounds.facts, grounds.today)
-        line = next((x for x in prose.splitlines() if written.text in x), written.text)
-        if on is None:
-            source = _lookup(grounds, partial(_date_in, written, line, grounds.today))
-            if source is not None:
-                result.found_in[written.text] = source
-                on = _date_ok(written, dict(grounds.readable_facts())[source], grounds.today)
-        if on is None:
-            result.findings.append(Finding(Kind.DATE.value, written.text,
-                                           "this date is not in the notes you were given",
-                                           _nearest_line(line, written.text, grounds.facts, want="date")))
-        elif written.weekday is not None and on.weekday() != written.weekday:
-            result.findings.append(Finding(Kind.DATE.value, written.text,
-                                           f"{on:%d %B %Y} is a {WEEKDAYS[on.weekday()].title()}"))
+    for line in prose.splitlines():
+        for sentence in sentences(line):
+            for written in dates_in(sentence):
+                finding = _date(written, sentence, line, grounds, result)
+                if finding is not None:
+                    result.findings.append(finding)
+
+
+_ROUGHLY = re.compile(r"(?:~|≈|\baround|\babout|\broughly|\bapproximately)\s*(?:on\s+|by\s+)?$", re.I)
+
+
+def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: Review) -> Finding | None:
+    """The finding about one date of a reply (None: supported), a note it was found in noted."""
+    if written.year and written.on(written.year) is None:
+        return Finding(Kind.DATE.value, written.text, "not a date of the calendar")
+    if _ESTIMATE.search(line) and _ROUGHLY.search(sentence[:sentence.find(written.text)]):
+        return None  # "~3 more days, so around Dec 12": the model's own estimate, marked as one
+    on = _date_ok(written, _topical(grounds.facts, sentence, line), grounds.today)
+    if on is None:
+        source = _lookup(grounds, partial(_date_in, written, sentence, line, grounds.today))
+        if source is not None:
+            result.found_in[written.text] = source
+            on = _date_ok(written, dict(grounds.readable_facts())[source], grounds.today)
+    if on is None:
+        elsewhere = _date_ok(written, grounds.facts, grounds.today)
+        why = ("the notes give this date to something else" if elsewhere else
+               "this date is not in the notes you were given")
+        return Finding(Kind.DATE.value, written.text, why, _nearest_line(sentence, grounds.facts, want="date",
+                                                                         date_of=elsewhere))
+    if written.weekday is not None and on.weekday() != written.weekday:
+        return Finding(Kind.DATE.value, written.text, f"{on:%d %B %Y} is a {WEEKDAYS[on.weekday()].title()}")
+    return None
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-Þ*(\[])|(?<=;)\s+")
+
+
+def sentences(line: str) -> list[str]:
+    return [s for s in _SENTENCE.split(line) if s.strip()]
 
 
 _KR_LINE = re.compile(r"\bKR\s*\d|key result|objective|\btarget|\bcurrent\b|\bMRR\b|\bprogress\b", re.I)
@@ -281,26 +310,36 @@ def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Fa
 
 
 def _figures(prose: str, grounds: Grounds, strictness: Strictness, result: Review) -> None:
-    facts = grounds.facts
     for line in prose.splitlines():
         if _ESTIMATE.search(line):
             continue  # the model's own estimate, marked as one
-        figs = figures_of(_LIST_NUMBER.sub(r"\1", without_dates(line)))
-        here = [f for f in figs if direct(f, facts.known)]
-        for fig in figs:  # stated in a note the agent may read: named as the source
-            if fig not in here and (source := _lookup(grounds, partial(_stated, fig, line))) is not None:
-                here.append(fig)
-                result.found_in[fig.text] = source
-        for fig in figs:
-            if fig in here or not significant(fig, strictness is Strictness.STRICT, line, _KR_LINE):
-                continue
-            if _supports(fig, line, here, grounds.today, facts):
-                continue
-            source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today))
-            if source is not None:
-                result.found_in[fig.text] = source
-                continue
-            result.findings.append(_unsupported_figure(fig, line, here, facts))
+        before: list[Figure] = []  # the supported figures of the line's earlier sentences
+        for sentence in sentences(line):
+            before += _sentence_figures(sentence, before, grounds, strictness, result)
+
+
+def _sentence_figures(line: str, before: list[Figure], grounds: Grounds, strictness: Strictness,
+                      result: Review) -> list[Figure]:
+    """Check the figures of one sentence (``before``: the supported figures of the sentences before
+    it on its line, "… 76.5% against 90%. That's a 13.5-point gap."); its supported figures."""
+    facts = grounds.facts
+    figs = figures_of(_LIST_NUMBER.sub(r"\1", without_dates(line)))
+    here = [f for f in figs if direct(f, facts.known)]
+    for fig in figs:  # stated in a note the agent may read: named as the source
+        if fig not in here and (source := _lookup(grounds, partial(_stated, fig, line))) is not None:
+            here.append(fig)
+            result.found_in[fig.text] = source
+    for fig in figs:
+        if fig in here or not significant(fig, strictness is Strictness.STRICT, line, _KR_LINE):
+            continue
+        if _supports(fig, line, here, grounds.today, facts) or derived(fig, before, line) is not None:
+            continue
+        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today))
+        if source is not None:
+            result.found_in[fig.text] = source
+            continue
+        result.findings.append(_unsupported_figure(fig, line, here, facts))
+    return here
 
 
 def _unsupported_figure(fig: Figure, line: str, here: list[Figure], facts: Facts) -> Finding:
@@ -314,16 +353,20 @@ def _unsupported_figure(fig: Figure, line: str, here: list[Figure], facts: Facts
     kind = Kind.DERIVED if fig.cls == "span" else Kind.FIGURE
     why = ("this count of days is not the distance from today to a date in the notes" if kind is Kind.DERIVED
            else "this figure is not in the notes you were given (mark your own estimate with ~)")
-    return Finding(kind.value, fig.text, why, _nearest_line(line, fig.text, facts, want="figure"))
+    return Finding(kind.value, fig.text, why, _nearest_line(line, facts, want="figure"))
 
 
-def _nearest_line(line: str, claim: str, facts: Facts, want: str) -> str:
-    """The line of the notes on the same topic as the claim's line, quoted, as where to look."""
+def _nearest_line(line: str, facts: Facts, want: str, date_of: date | None = None) -> str:
+    """The line of the notes on the same topic as the claim's line (or, for a date the notes give to
+    something else, the line that gives it), quoted, as where to look."""
     words = words_of(line)
     best, score = "", 0
     for raw in facts.text.splitlines():
-        has = bool(dates_in(raw)) if want == "date" else bool(figures_of(without_dates(raw)))
-        overlap = len(words_of(raw) & words) if has else 0
+        if date_of is not None:
+            overlap = 1 if date_of in known_dates(raw, date_of) else 0
+        else:
+            has = bool(dates_in(raw)) if want == "date" else bool(figures_of(without_dates(raw)))
+            overlap = len(words_of(raw) & words) if has else 0
         if overlap > score:
             best, score = raw.strip(), overlap
     return f"the notes say: \"{best[:140]}\"" if best else ""

@@ -10,7 +10,7 @@ X" or "the X pilot", and a first and last name inside a sentence ("Maria Schneid
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from enum import Enum
 
@@ -50,7 +50,7 @@ def dates_in(text: str) -> list[Written]:
         out.append(Written(m[0], int(m[4]) if m[4] else None, _month(m[3]), int(m[2]), _weekday(m[1])))
     for m in _MONTH_DAY.finditer(text):
         out.append(Written(m[0], int(m[4]) if m[4] else None, _month(m[2]), int(m[3]), _weekday(m[1])))
-    return [w for w in out if 1 <= w.month <= 12]
+    return [replace(w, text=w.text.rstrip(".,")) for w in out if 1 <= w.month <= 12]
 
 
 def without_dates(text: str) -> str:
