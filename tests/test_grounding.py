@@ -103,6 +103,10 @@ def test_an_unsupported_claim_twice_becomes_a_proposal_that_names_it(strategist,
     assert run["status"] == "proposal"
     assert run["grounding"]["held"] and run["grounding"]["asked_again"]
     assert claim in [f["claim"] for f in run["grounding"]["findings_after"]]
+    # Approving it is one look: the claim is marked where it stands, its footnote says why.
+    marked = body.split("## Proposed text")[0]
+    assert f"=={claim}==[^claim1]" in marked and "[^claim1]: " + claim in marked
+    assert f"=={claim}==" not in body.split("## Proposed text")[1]  # the text to approve is the model's own
 
 
 def test_a_reply_corrected_when_asked_again_lands(strategist, ollama):
@@ -123,3 +127,30 @@ def test_a_grounded_reply_lands_at_once(strategist, ollama):
     assert "Call Jürgen" in _alignment(home)
     assert len([r for r in ollama.requests if r["_path"] == "/api/chat"]) == 1
     assert _run(home)["grounding"] == {"strictness": "lenient", "findings": [], "asked_again": False, "held": False}
+
+
+def test_the_ask_again_names_where_support_could_be_found(grounds):
+    found = check("KR 1.3 is now at €7,900 MRR.", grounds, "lenient")
+    assert [f.claim for f in found] == ["€7,900"]
+    assert "KR 1.3: €12,400 MRR — current €4,150" in found[0].hint  # the line to look at
+    wrong = check("KR 1.3: €4,150 of €12,400 is 64% of target.", grounds, "lenient")
+    assert [(f.kind, f.claim) for f in wrong] == [("derived", "64%")] and "gives 33" in wrong[0].hint
+
+
+def test_team_health_shows_per_agent_the_replies_held_and_the_claims_most_often_unsupported(strategist, ollama):
+    from datetime import datetime, timezone
+
+    from routine.journal import Journal
+    from routine.journal.report import team_report
+
+    home = strategist
+    held = GOOD + "\nKR 1.3 is now at €7,900 MRR."
+    ollama.script(MISTRAL, [held, held, GOOD])
+    assert home.run("fire", "strategist").returncode == 0  # held: asked again, still unsupported
+    assert home.run("fire", "strategist").returncode == 0  # grounded: lands
+    journal = Journal(home.state / "journal.sqlite3")
+    try:
+        report = team_report(journal.db, datetime.now(timezone.utc), 7)
+    finally:
+        journal.close()
+    assert "- strategist: 1 of 2 replies held (50%), 1 asked again; most often unsupported: €7,900 (figure)" in report

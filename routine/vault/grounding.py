@@ -343,10 +343,10 @@ def _sentence_figures(line: str, before: list[Figure], grounds: Grounds, strictn
 
 
 def _unsupported_figure(fig: Figure, line: str, here: list[Figure], facts: Facts) -> Finding:
-    operands = [g for g in here if g is not fig]
+    operands = [g for g in here if g is not fig and not (g.label or g.year)]
     steps = [x for x in candidates(fig, operands, line) if x > 0]
-    if steps and (fig.cls == "pct" or len(operands) >= 2):
-        best = min(steps, key=lambda x: abs(x - fig.value))
+    if steps and (fig.cls == "pct" or len(operands) >= 2):  # a percentage: the share first (27 of 50 is 54%)
+        best = steps[0] if fig.cls == "pct" else min(steps, key=lambda x: abs(x - fig.value))
         shown = f"{best:.{fig.places}f}" if fig.places > 0 else f"{round(best):,}"
         return Finding(Kind.DERIVED.value, fig.text, "the figures beside it do not give it",
                        f"one step from {', '.join(g.text for g in operands)} gives {shown}")
