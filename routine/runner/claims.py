@@ -22,8 +22,9 @@ from routine.errors import RoutineError
 from routine.runner.prompt import Prompt
 if TYPE_CHECKING:
     from routine.models.client import Completion, ModelClient
-from routine.vault.grounding import Finding, Review, Strictness, findings_text, grounds_for, marked
+from routine.vault.grounding import Finding, Review, Strictness, findings_text, grounds_for
 from routine.vault.grounding import review as check_reply
+from routine.vault.proposals import marked
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,8 @@ def review(
         if not checked.findings:
             return Checked(answer, record=record, sources=sorted(set(checked.found_in.values())))
     record["held"] = True
-    held = HELD.format(findings=findings_text(checked.findings), marked=marked(answer.text, checked.findings))
+    claims = [(f.claim, f.line()) for f in checked.findings]
+    held = HELD.format(findings=findings_text(checked.findings), marked=marked(answer.text, claims))
     return Checked(answer, held, record, sorted(set(checked.found_in.values())))
 
 

@@ -110,7 +110,7 @@ class Grounds:
     today: date
     readable: Callable[[str], bool]                 # a wikilink target names a note the agent may read
     names: frozenset[str] = frozenset()             # names of notes the agent may read, lowercased
-    notes: Callable[[], list[tuple[str, str]]] = lambda: []   # (path, text) of the notes it may read
+    notes: Callable[[], list[tuple[str, Facts]]] = lambda: []   # (path, facts) of the notes it may read
     _facts: Facts | None = field(default=None, repr=False)
     _readable: list[tuple[str, Facts]] | None = field(default=None, repr=False)
 
@@ -121,14 +121,20 @@ class Grounds:
         return self._facts
 
     def readable_facts(self) -> list[tuple[str, Facts]]:
+        """The notes the agent may read, read once per check (and only for a claim the shown text
+        does not support)."""
         if self._readable is None:
-            self._readable = [(rel, _note_facts(text, self.today)) for rel, text in self.notes()]
+            self._readable = self.notes()
         return self._readable
 
 
-@lru_cache(maxsize=4096)
-def _note_facts(text: str, today: date) -> Facts:
-    return facts_of(text, today)
+@lru_cache(maxsize=1024)
+def _note_facts(path: str, mtime_ns: int, size: int, today: date) -> Facts | None:
+    """A note's facts, read again only when it changed (its size or time)."""
+    try:
+        return facts_of(read_text(path), today)
+    except OSError:
+        return None
 
 
 def grounds_for(vault_root: Path, may_read: Callable[[str], bool], shown: list[str], today: date,
@@ -144,13 +150,16 @@ def grounds_for(vault_root: Path, may_read: Callable[[str], bool], shown: list[s
         rel = resolve_wikilink(vault_root, target)
         return rel is not None and may_read(rel)
 
-    def notes() -> list[tuple[str, str]]:
+    def notes() -> list[tuple[str, Facts]]:
         out = []
         for rel in rels:
             try:
-                out.append((rel, read_text(vault_root / rel)))
+                st = (vault_root / rel).stat()
             except OSError:
                 continue
+            facts = _note_facts(str(vault_root / rel), st.st_mtime_ns, st.st_size, today)
+            if facts is not None:
+                out.append((rel, facts))
         return out
 
     names = {PurePosixPath(rel).stem.lower() for rel in rels}
@@ -259,18 +268,15 @@ def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: 
         return Finding(Kind.DATE.value, written.text, "not a date of the calendar")
     if _ESTIMATE.search(line) and _ROUGHLY.search(sentence[:sentence.find(written.text)]):
         return None  # "~3 more days, so around Dec 12": the model's own estimate, marked as one
-    on = _date_ok(written, _topical(grounds.facts, sentence, line), grounds.today)
-    if on is None:
+    on = _date_ok(written, grounds.facts, grounds.today)  # anywhere in what the model was shown
+    if on is None:  # else on a line of its topic in a note the agent may read
         source = _lookup(grounds, partial(_date_in, written, sentence, line, grounds.today))
         if source is not None:
             result.found_in[written.text] = source
             on = _date_ok(written, dict(grounds.readable_facts())[source], grounds.today)
     if on is None:
-        elsewhere = _date_ok(written, grounds.facts, grounds.today)
-        why = ("the notes give this date to something else" if elsewhere else
-               "this date is not in the notes you were given")
-        return Finding(Kind.DATE.value, written.text, why, _nearest_line(sentence, grounds.facts, want="date",
-                                                                         date_of=elsewhere))
+        return Finding(Kind.DATE.value, written.text, "this date is not in the notes you were given",
+                       _nearest_line(sentence, grounds.facts, want="date"))
     if written.weekday is not None and on.weekday() != written.weekday:
         return Finding(Kind.DATE.value, written.text, f"{on:%d %B %Y} is a {WEEKDAYS[on.weekday()].title()}")
     return None
@@ -356,17 +362,13 @@ def _unsupported_figure(fig: Figure, line: str, here: list[Figure], facts: Facts
     return Finding(kind.value, fig.text, why, _nearest_line(line, facts, want="figure"))
 
 
-def _nearest_line(line: str, facts: Facts, want: str, date_of: date | None = None) -> str:
-    """The line of the notes on the same topic as the claim's line (or, for a date the notes give to
-    something else, the line that gives it), quoted, as where to look."""
+def _nearest_line(line: str, facts: Facts, want: str) -> str:
+    """The line of the notes on the same topic as the claim's line, quoted, as where to look."""
     words = words_of(line)
     best, score = "", 0
     for raw in facts.text.splitlines():
-        if date_of is not None:
-            overlap = 1 if date_of in known_dates(raw, date_of) else 0
-        else:
-            has = bool(dates_in(raw)) if want == "date" else bool(figures_of(without_dates(raw)))
-            overlap = len(words_of(raw) & words) if has else 0
+        has = bool(dates_in(raw)) if want == "date" else bool(figures_of(without_dates(raw)))
+        overlap = len(words_of(raw) & words) if has else 0
         if overlap > score:
             best, score = raw.strip(), overlap
     return f"the notes say: \"{best[:140]}\"" if best else ""
@@ -414,25 +416,3 @@ def _prose(text: str) -> str:
     for pattern in (_INLINE_CODE, _LINK, _URL):
         prose = pattern.sub(" ", prose)
     return prose
-
-
-def marked(reply: str, findings: list[Finding]) -> str:
-    """``reply`` with each unsupported claim highlighted where it stands (``==claim==``) and a
-    footnote saying why, as Obsidian shows them."""
-    notes = []
-    for n, f in enumerate(findings, 1):
-        at = _outside_code(reply, f.claim)
-        if at is None:
-            continue
-        mark = f"=={f.claim}==[^claim{n}]"
-        reply = reply[:at] + mark + reply[at + len(f.claim):]
-        notes.append(f"[^claim{n}]: {f.line()}")
-    return reply.rstrip("\n") + ("\n\n" + "\n".join(notes) if notes else "") + "\n"
-
-
-def _outside_code(text: str, claim: str) -> int | None:
-    fences = code_fence_ranges(text)
-    for m in re.finditer(re.escape(claim), text):
-        if not any(s <= m.start() < e for s, e in fences) and text[max(0, m.start() - 2):m.start()] != "==":
-            return m.start()
-    return None
