@@ -125,13 +125,13 @@ class Known:
         """The lines on the reply line's topic (a shared word or figure), with their neighbours."""
         return [line for group in self.topics(words, figures) for line in group]
 
-    def topics(self, words: frozenset[str], figures: Iterable[Figure]) -> list[list[Line]]:
-        """Each line on the reply line's topic (a shared word or figure): the figures one derivation
+    def topics(self, words: frozenset[str], figures: Iterable[Figure], dates: Iterable[date] = ()) -> list[list[Line]]:
+        """Each line on the reply line's topic (a shared word, figure or date): the figures one derivation
         may take together. A table is one topic: a hit in it (or in the heading above it) takes it all."""
-        values = {round(f.value, 6) for f in figures}
+        values, days = {round(f.value, 6) for f in figures}, set(dates)
         out = []
         for line in self.lines:
-            if line.words & words or values & {round(f.value, 6) for f in line.figures}:
+            if line.words & words or values & {round(f.value, 6) for f in line.figures} or days & set(line.dates):
                 table = [other for other in self.lines if other.block == line.block and other.table]
                 out.append(table if table and (line.table or line.heading) else [line])
         return out
@@ -176,6 +176,8 @@ def derived(fig: Figure, operands: list[Figure], line: str) -> float | None:
 
 def operands_of(fig: Figure, figures: list[Figure]) -> bool:
     """Does a line with ``figures`` name two that ``fig`` could be worked out from (27 of 50, 54%)?"""
+    if fig.cls == "span":
+        return False  # days and weeks come from dates
     usable = [g for g in figures if not (g.year or g.label)]
     return any(a.cls == b.cls and (a.cls == fig.cls or PLAIN in (a.cls, fig.cls) or fig.cls == "pct" != a.cls)
                for a, b in combinations(usable, 2))

@@ -302,7 +302,7 @@ def _stated(fig: Figure, line: str, facts: Facts) -> bool:
 def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Facts) -> bool:
     """Does ``facts`` support ``fig`` (of reply line ``line``, beside the supported figures ``here``)
     by one step of arithmetic, or a count of days from the dates of the line (else of its topic)?"""
-    topics = facts.known.topics(words_of(line), here)
+    topics = facts.known.topics(words_of(line), here, known_dates(line, today))
     mine = [g for g in here if g is not fig]  # the reply line's figures, or one line's (one table's) of the notes
     if operands_of(fig, mine):
         return derived(fig, mine, line) is not None  # "27 of 50, which is 54%": from the figures it names
@@ -338,7 +338,7 @@ def _sentence_figures(line: str, before: list[Figure], grounds: Grounds, strictn
     for fig in figs:
         if fig in here or not significant(fig, strictness is Strictness.STRICT, line, _KR_LINE):
             continue
-        if _supports(fig, line, here, grounds.today, facts) or derived(fig, before, line) is not None:
+        if _supports(fig, line, here, grounds.today, facts) or derived(fig, before + here, line) is not None:
             continue
         source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today))
         if source is not None:

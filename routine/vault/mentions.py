@@ -99,6 +99,7 @@ _PERSON_CUES = [
     re.compile(r"(?<![\w@])@" + _ONE),
     re.compile(_NAME + r" (?:said|says|confirmed|agreed|promised|mentioned|suggested|replied|emailed|called"
                r"|asked for|wants|owes|signed off|approved|is out|is on leave|will send|will confirm|will review)\b"),
+    re.compile(r"([A-ZÀ-Þ][a-zà-ÿ]+ [A-ZÀ-Þ][a-zà-ÿ'’-]+) (?:from|at|of) [A-ZÀ-Þ]"),  # Sophie Martin from Northwind
 ]
 _PROJECT_CUES = [
     re.compile(r"\b[Pp]roject:? " + _ONE),
