@@ -235,6 +235,8 @@ class Runner:
             answer = checked.answer
             self._phase(run_id, "writing")
             sources = built.sources + [s for s in checked.sources if s not in built.sources]
+            if sources != built.sources:  # a note not shown that supported a claim is one of the run's sources
+                self.runs.update(run_id, sources=sources)
             with self.write_gate():
                 result = self._write(agent, target, answer, run_id, now, sources, held=checked.held)
         except Abandoned as exc:
