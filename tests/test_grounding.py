@@ -30,7 +30,7 @@ GOOD = ("**Top OKRs** — KR 1.3 stands at €4,150 of €12,400 MRR and KR 1.2 
 PLANTED = {
     "a missing link": ("Focus on the portal, see [[Plans/Revenue plan]].", "[[Plans/Revenue plan]]"),
     "a KR number not in the OKRs": ("KR 1.3 is now at €7,900 MRR.", "€7,900"),
-    "a KR figure without a unit": ("KR 1.2 improved: current 950 ms.", "950"),
+    "a KR figure without a unit": ("KR 1.2 improved: current 950 ms.", "950 ms"),
     "a wrong date": ("The supplier deadline moved to 2026-12-05.", "2026-12-05"),
     "an impossible date": ("Review on 30 February 2027.", "30 February 2027"),
     "an invented person": ("Call Maria Schneider about the API contract.", "Maria Schneider"),
@@ -57,9 +57,11 @@ def test_every_planted_claim_is_found(grounds, planted):
 
 
 def test_strictness_decides_which_figures_count(grounds):
-    loose = "The install takes 45 minutes now."  # a figure on a line that is not about a key result
-    assert check(loose, grounds, "lenient") == []
-    assert [f.claim for f in check(loose, grounds, "strict")] == ["45"]
+    plan = "- [ ] 10:00 install script, 45 minutes"  # a duration of the day's plan
+    assert check(plan, grounds, "lenient") == []
+    assert [f.claim for f in check(plan, grounds, "strict")] == ["45 minutes"]
+    claim = "The install takes 45 minutes now."  # a duration stated as a fact is a claim
+    assert [f.claim for f in check(claim, grounds, "lenient")] == ["45 minutes"]
     assert check("Call Maria Schneider. [[Nowhere]]", grounds, "off") == []
 
 
@@ -101,6 +103,10 @@ def test_an_unsupported_claim_twice_becomes_a_proposal_that_names_it(strategist,
     assert run["status"] == "proposal"
     assert run["grounding"]["held"] and run["grounding"]["asked_again"]
     assert claim in [f["claim"] for f in run["grounding"]["findings_after"]]
+    # Approving it is one look: the claim is marked where it stands, its footnote says why.
+    marked = body.split("## Proposed text")[0]
+    assert f"=={claim}==[^claim1]" in marked and "[^claim1]: " + claim in marked
+    assert f"=={claim}==" not in body.split("## Proposed text")[1]  # the text to approve is the model's own
 
 
 def test_a_reply_corrected_when_asked_again_lands(strategist, ollama):
@@ -121,3 +127,30 @@ def test_a_grounded_reply_lands_at_once(strategist, ollama):
     assert "Call Jürgen" in _alignment(home)
     assert len([r for r in ollama.requests if r["_path"] == "/api/chat"]) == 1
     assert _run(home)["grounding"] == {"strictness": "lenient", "findings": [], "asked_again": False, "held": False}
+
+
+def test_the_ask_again_names_where_support_could_be_found(grounds):
+    found = check("KR 1.3 is now at €7,900 MRR.", grounds, "lenient")
+    assert [f.claim for f in found] == ["€7,900"]
+    assert "KR 1.3: €12,400 MRR — current €4,150" in found[0].hint  # the line to look at
+    wrong = check("KR 1.3: €4,150 of €12,400 is 64% of target.", grounds, "lenient")
+    assert [(f.kind, f.claim) for f in wrong] == [("derived", "64%")] and "gives 33" in wrong[0].hint
+
+
+def test_team_health_shows_per_agent_the_replies_held_and_the_claims_most_often_unsupported(strategist, ollama):
+    from datetime import datetime, timezone
+
+    from routine.journal import Journal
+    from routine.journal.report import team_report
+
+    home = strategist
+    held = GOOD + "\nKR 1.3 is now at €7,900 MRR."
+    ollama.script(MISTRAL, [held, held, GOOD])
+    assert home.run("fire", "strategist").returncode == 0  # held: asked again, still unsupported
+    assert home.run("fire", "strategist").returncode == 0  # grounded: lands
+    journal = Journal(home.state / "journal.sqlite3")
+    try:
+        report = team_report(journal.db, datetime.now(timezone.utc), 7)
+    finally:
+        journal.close()
+    assert "- strategist: 1 of 2 replies held (50%), 1 asked again; most often unsupported: €7,900 (figure)" in report

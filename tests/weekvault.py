@@ -25,6 +25,8 @@ PROJECTS = {
     "Beacon": ("home-lab assistant", "KR 2.1", ["install script", "build-log post", "Jetson benchmarks"]),
     "Cedar": ("garden irrigation", "KR 3.2", ["valve order", "moisture sensors", "rain barrel"]),
 }
+CONTACTS = {"Atlas": "Jürgen Weiß (supplier side)", "Beacon": "Ines Duarte (first outside tester)",
+            "Cedar": "Tomás Ortega (irrigation shop)"}
 TZ = ZoneInfo("Europe/Berlin")
 
 
@@ -61,7 +63,7 @@ def make_vault(vault: Path, monday: date, days_before: int = 9, seed: int = 7) -
         folder = vault / "Projects" / name
         folder.mkdir(parents=True, exist_ok=True)
         body = [f"---\ntype: project\nstatus: active\ngoal: {what}\n---", f"# {name}", "",
-                f"The {what}. Serves [[Plans/OKRs|{kr}]].", "", "## Tasks"]
+                f"The {what}. Serves [[Plans/OKRs|{kr}]]. Contact: {CONTACTS[name]}.", "", "## Tasks"]
         body += [f"- [{'x' if i == 0 else ' '}] {t} 📅 2026-12-{10 + i:02d}" for i, t in enumerate(topics)]
         body += ["", "## Decisions"] + [f"- {d}" for d in rng.sample([
             "Use Postgres, not SQLite, for multi-user", "Ship without SSO first", "Buy valves from the local shop",
@@ -131,7 +133,8 @@ def _lorem(rng: random.Random, sentences: int, topics: list[str], grounded_in: s
 
 def model_reply(model: str, messages: list) -> str | dict:
     """A plausible section: 120–220 words citing the notes the request carried, its dates and
-    amounts taken from what the request carried (a good reply is grounded). A step with tools
+    amounts taken from what the request carried (a good reply is grounded), and where it was shown
+    key results or a project's contact, paraphrased as a model writes (``paraphrases``). A step with tools
     first calls one (the whole vault's list_notes where it may, else read_note of the OKRs), as a
     model following its agent prompt does."""
     user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
@@ -143,13 +146,57 @@ def model_reply(model: str, messages: list) -> str | dict:
     links = re.findall(r"^## (\[\[[^\]]+\]\])", user, re.M)[:4] or ["[[Plans/OKRs]]"]
     rng = random.Random(len(user))
     shown = "\n".join(m.get("content") or "" for m in messages)
+    worked = paraphrases(shown, rng)  # in place of two of the filler paragraphs: a section as long as before
     lines = [f"**{label}** — " + _lorem(rng, 2, ["the beta", "the supplier portal"], shown) + f" {rng.choice(links)}"
-             for label in ("Top OKRs", "Progress", "Drift", "Focus")]
+             for label in ("Top OKRs", "Progress", "Drift", "Focus")[:2 if worked else 4]]
     lines += [f"- [ ] {h}:00 {rng.choice(['supplier call', 'install script', 'valve order'])} {rng.choice(links)}"
               for h in (9, 10, 13, 15)]
+    lines += worked
     if "`VERDICT: ok`" in user:  # a reviewer asked for a verdict ends with one, as its task says
         lines.append("VERDICT: ok")
     return "\n".join(lines)
+
+
+_KR = re.compile(r"(KR \d\.\d):[^\n]*?current (€?)([\d,]+)\s?(ms|h|min)? / target €?([\d,]+)\s?(ms|h|min)?"
+                 r"(?:[^\n]*?by (\d{4}-\d{2}-\d{2}))?")
+_TODAY = re.compile(r"Today is \w+, (\d{4}-\d{2}-\d{2})")
+_CONTACT = re.compile(r"Contact: ([A-ZÀ-Þ][\w'-]+) [A-ZÀ-Þ][\w'-]+")
+_SECONDS = {"ms": 0.001, "": 1, "min": 60, "h": 3600}
+
+
+def paraphrases(shown: str, rng: random.Random) -> list[str]:
+    """What a 7B model writes about the key results and people it was shown: a percent of target, what
+    is left, a unit converted, days until the due date in words, a first name — grounded, not quoted."""
+    today = _TODAY.search(shown)
+    shown = re.sub(r"%%.*?%%", " ", shown, flags=re.S)  # the OKR template's example is a comment, not a goal
+    out, said = [], set()
+    for m in _KR.findall(shown):
+        if m[0] in said:
+            continue
+        said.add(m[0])
+        kr, cur, unit, tgt = m[0], int(m[2].replace(",", "")), m[3], int(m[4].replace(",", ""))
+        money, target_unit, due = m[1], m[5], m[6]
+        forms = []
+        if unit == target_unit:
+            gap = f"{money}{abs(tgt - cur):,}{' ' + unit if unit else ''}"
+            forms.append(f"**{kr}**: {gap} to go." if cur < tgt else f"**{kr}** is {gap} over the goal.")
+            if 0 < cur < tgt:
+                forms.append(f"**{kr}** stands at {round(100 * cur / tgt)}% of target "
+                             f"({money}{cur:,} of {money}{tgt:,}).")
+            if unit == "ms":
+                forms.append(f"**{kr}**: p95 is {cur / 1000:.1f} s against {tgt / 1000:.1f} s.")
+        elif unit and target_unit:
+            cut = (cur * _SECONDS[unit] - tgt * _SECONDS[target_unit]) / 60
+            forms.append(f"**{kr}**: {cut:.0f} minutes still to cut from the install.")
+        if due and today:
+            when, now = date.fromisoformat(due), date.fromisoformat(today[1])
+            forms.append(f"**{kr}** is due {when:%A}, {when:%b} {when.day} — {(when - now).days} days from today.")
+        out.append(rng.choice(forms))
+    out = rng.sample(out, min(3, len(out)))  # a section of 120–220 words mentions a few, not every one
+    names = sorted(set(_CONTACT.findall(shown)))
+    if names:
+        out.append(f"- [ ] Ask {rng.choice(names)} what is still open.")
+    return out
 
 
 def fires(schedules, day: date) -> list[tuple[datetime, object]]:

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 
 from routine.access.locks import locked_grounding
@@ -130,6 +131,12 @@ def scoped(
     if agent.resolved:
         return agent
     return resolve(config, agent, approving=approving, review=review).applied(agent)
+
+
+def reader(config: Config, agent: AgentSpec) -> Callable[[str], bool]:
+    """Whether ``agent`` may read a vault path (``Access.may_read`` of its effective scopes): what the
+    grounding check looks a claim up in."""
+    return partial(in_scope, list(scoped(config, agent).reads))
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ reads to tell the person how the team is doing.
 
 Failures and their reasons, runs that lost context for length, replies that were rejected,
 proposals (a section the person had rewritten, or an approval asked for) and how they were
-decided, and speed per model. Markdown, compact: it goes into a prompt.
+decided, per agent the share of replies held for unsupported claims and the claims most often
+unsupported, and speed per model. Markdown, compact: it goes into a prompt.
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ def team_report(db: sqlite3.Connection, now: datetime, days: int) -> str:
     since = (now - timedelta(days=days)).astimezone(timezone.utc).isoformat(timespec="milliseconds")
     runs = [dict(r) for r in db.execute(
         "SELECT id, agent, block, status, error, dropped, tokens_out, duration_ms, load_duration_ms, model, details,"
-        " wrote"
+        " wrote, grounding"
         " FROM runs WHERE kind='step' AND started_at >= ? ORDER BY started_at", (since,))]
     if not runs:
         return f"No runs in the last {days} days."
     parts = [_totals(runs, days), _failures(runs), _dropped(runs), _proposals(db, runs, since),
-             keep_report(db, now, days), _speed(runs)]
+             grounding_report(runs), keep_report(db, now, days), _speed(runs)]
     return "\n\n".join(p for p in parts if p)
 
 
@@ -87,11 +88,40 @@ def _proposals(db: sqlite3.Connection, runs: list[dict], since: str) -> str:
 
 
 def _why(run: dict) -> str:
-    try:
-        wrote = json.loads(run["wrote"] or "{}")
-    except ValueError:
-        return ""
+    wrote = _json(run["wrote"] or "{}")
     return str(wrote.get("why") or "") if isinstance(wrote, dict) else ""
+
+
+def grounding_report(runs: list[dict]) -> str:
+    """Per agent, the share of its checked replies held as proposals for unsupported claims, how many
+    were asked again, and the claims most often unsupported (``runs.grounding``, routine/runner/claims.py)."""
+    checked: dict[str, list[dict]] = {}
+    for r in runs:
+        record = _json(r.get("grounding"))
+        if isinstance(record, dict) and record.get("strictness") != "off":
+            checked.setdefault(r["agent"] or "?", []).append(record)
+    if not checked:
+        return ""
+    lines = []
+    for agent, records in sorted(checked.items()):
+        held = sum(1 for g in records if g.get("held"))
+        again = sum(1 for g in records if g.get("asked_again"))
+        claims = Counter(claim for g in records for claim in {  # each run's once, first answer or second
+            f"{f.get('claim')} ({f.get('kind')})" for f in (g.get("findings") or []) + (g.get("findings_after") or [])
+            if isinstance(f, dict)})
+        line = f"- {agent}: {held} of {len(records)} replies held ({held / len(records):.0%}), {again} asked again"
+        if claims:
+            line += "; most often unsupported: " + ", ".join(
+                f"{claim} ×{n}" if n > 1 else claim for claim, n in claims.most_common(3))
+        lines.append(line)
+    return "**Grounding** (replies held as proposals for claims their notes do not support):\n" + "\n".join(lines)
+
+
+def _json(value: object) -> object:
+    try:
+        return json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return None
 
 
 def keep_report(db: sqlite3.Connection, now: datetime, days: int) -> str:

@@ -1,49 +1,59 @@
 """The grounding check of a step's answer, before anything is written.
 
-The answer's links, dates, figures and names are checked against what the model was given
-(``routine/vault/grounding.py``, no model involved). An answer with unsupported claims is asked
-for once more, with the list; if the new one still has some, it is written as a proposal that
-names them (never as a finished section). The check is journaled with the run (``grounding``).
+The answer's links, dates, figures and names are checked against what the model was given and
+the notes its agent may read (``routine/vault/grounding.py``, no model involved; what the agent
+may read is the scope resolver's, ``routine.access``). An answer with unsupported claims is asked
+for once more, with each claim and where support could be found; if the new one still has some,
+it is written as a proposal that shows the answer with each claim marked where it stands (never as
+a finished section). The check is journaled with the run (``grounding``); a note the answer was
+supported by without being shown is named among the run's sources.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from routine.config.model import AgentSpec
+from routine.access.resolve import reader
+from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError
 from routine.runner.prompt import Prompt
 if TYPE_CHECKING:
     from routine.models.client import Completion, ModelClient
-from routine.vault.grounding import Finding, Strictness, check, findings_text, grounds_for
+from routine.vault.grounding import Finding, Review, Strictness, findings_text, grounds_for
+from routine.vault.grounding import review as check_reply
+from routine.vault.proposals import marked
 
 log = logging.getLogger(__name__)
 
 ASK_AGAIN = ("Some of what you wrote is not supported by the notes you were given:\n{findings}\n\n"
-             "Write your whole answer again. Take every link, date, name and figure from the notes above, "
-             "leave out what they do not support, and mark a figure of your own as an estimate with \"~\".")
+             "Write your whole answer again. Take every link, date, name and figure from the notes above "
+             "(where a line says where to look, look there), work a figure out from them only in one step a reader "
+             "can check (27 of 50 is 54%), leave out what they do not support, and mark a figure of your own as an "
+             "estimate with \"~\".")
 HELD = ("The reply makes claims that the notes its agent was given do not support, so it is a proposal, "
-        "not a finished section. Unsupported:\n{findings}")
+        "not a finished section. Check each claim marked ==like this== below (its footnote says why), then "
+        "approve the text under \"Proposed text\" or correct it there first. Unsupported:\n{findings}\n\n"
+        "## The reply with its unsupported claims marked\n\n{marked}")
 
 
 @dataclass
 class Checked:
     answer: Any                      # the completion to write (the second one when it was asked again)
-    held: str | None = None          # why it goes to a proposal instead (its unsupported claims)
+    held: str | None = None          # why it goes to a proposal instead (its unsupported claims, marked)
     record: dict | None = None       # journaled as the run's `grounding`
+    sources: list[str] = field(default_factory=list)  # notes not shown that supported a claim
 
 
 def review(
     models: ModelClient,
+    config: Config,
     agent: AgentSpec,
     built: Prompt,
     answer: Completion,
     tool_texts: list[str],
-    vault: Path,
     today: date,
     run_id: str | None,
 ) -> Checked:
@@ -52,25 +62,28 @@ def review(
     if strictness is Strictness.OFF:
         return Checked(answer)
     shown = [m.get("content") or "" for m in built.messages] + tool_texts
-    grounds = grounds_for(vault, list(agent.reads), shown, today)
-    findings = check(answer.text, grounds, strictness)
-    record: dict = {"strictness": strictness.value, "findings": _listed(findings), "asked_again": False,
-                    "held": False}
-    if not findings:
-        return Checked(answer, record=record)
-    log.warning("%s: %d unsupported claims; asking once more", agent.name, len(findings))
-    again = _ask_again(models, agent, built, findings, run_id, record)
+    grounds = grounds_for(config.vault, reader(config, agent), shown, today, skip=(config.layout.drafts,))
+    checked = check_reply(answer.text, grounds, strictness)
+    record: dict = {"strictness": strictness.value, "findings": _listed(checked.findings), "asked_again": False,
+                    "held": False, **_found_in(checked)}
+    if not checked.findings:
+        return Checked(answer, record=record, sources=sorted(set(checked.found_in.values())))
+    log.warning("%s: %d unsupported claims; asking once more", agent.name, len(checked.findings))
+    again = _ask_again(models, agent, built, checked.findings, run_id, record)
     if again is not None:
         record["asked_again"] = True
         answer = replace(again, tokens_in=(answer.tokens_in or 0) + (again.tokens_in or 0),
                          tokens_out=(answer.tokens_out or 0) + (again.tokens_out or 0),
                          duration_ms=answer.duration_ms + again.duration_ms)
-        findings = check(answer.text, grounds, strictness)
-        record["findings_after"] = _listed(findings)
-        if not findings:
-            return Checked(answer, record=record)
+        checked = check_reply(answer.text, grounds, strictness)
+        record["findings_after"] = _listed(checked.findings)
+        record.update(_found_in(checked))
+        if not checked.findings:
+            return Checked(answer, record=record, sources=sorted(set(checked.found_in.values())))
     record["held"] = True
-    return Checked(answer, HELD.format(findings=findings_text(findings)), record)
+    claims = [(f.claim, f.line()) for f in checked.findings]
+    held = HELD.format(findings=findings_text(checked.findings), marked=marked(answer.text, claims))
+    return Checked(answer, held, record, sorted(set(checked.found_in.values())))
 
 
 def _ask_again(models: ModelClient, agent: AgentSpec, built: Prompt, findings: list[Finding], run_id: str | None,
@@ -91,3 +104,7 @@ def _ask_again(models: ModelClient, agent: AgentSpec, built: Prompt, findings: l
 
 def _listed(findings: list[Finding]) -> list[dict]:
     return [asdict(f) for f in findings]
+
+
+def _found_in(checked: Review) -> dict:
+    return {"found_in": dict(checked.found_in)} if checked.found_in else {}

@@ -231,11 +231,14 @@ class Runner:
             answer, tool_texts = self._answer(req, built, run_id, now, on_token)
             # A QA review judges the artifact it was given: its verdict is parsed, not grounded.
             checked = claims.Checked(answer) if req.review else claims.review(
-                self.models, agent, built, answer, tool_texts, self.config.vault, (req.as_of or now).date(), run_id)
+                self.models, self.config, agent, built, answer, tool_texts, (req.as_of or now).date(), run_id)
             answer = checked.answer
             self._phase(run_id, "writing")
+            sources = built.sources + [s for s in checked.sources if s not in built.sources]
+            if sources != built.sources:  # a note not shown that supported a claim is one of the run's sources
+                self.runs.update(run_id, sources=sources)
             with self.write_gate():
-                result = self._write(agent, target, answer, run_id, now, built.sources, held=checked.held)
+                result = self._write(agent, target, answer, run_id, now, sources, held=checked.held)
         except Abandoned as exc:
             self.runs.finish(run_id, "interrupted", str(exc))
             return StepOutcome(run_id, "interrupted", error=exc)

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 from routine import sysmetrics
 from routine.access import scoped
+from routine.access.resolve import reader
 from routine.config.model import AgentSpec, Config
 from routine.errors import ReplyRejected, RoutineError, UsageError
 from routine.journal import RunRecord
@@ -146,7 +147,8 @@ def _judge_text(text: str, model: str | None, agent: AgentSpec, messages: list[d
                     answer_chars=len(text.strip()))
     strictness = Strictness(agent.grounding_check)
     if strictness is not Strictness.OFF and text.strip():
-        grounds = grounds_for(config.vault, list(agent.reads), [str(m.get("content") or "") for m in messages], day)
+        grounds = grounds_for(config.vault, reader(config, agent), [str(m.get("content") or "") for m in messages], day,
+                              skip=(config.layout.drafts,))
         judged.findings = [f.line() for f in check(text, grounds, strictness)]
         judged.grounding_ok = not judged.findings
     if kept is not None:

@@ -1,33 +1,44 @@
-"""Is every claim of a reply grounded in what the model was given? Deterministic, no model.
+"""Is every claim of a reply grounded in the notes? Deterministic, no model.
 
-A claim is supported when:
+A claim is supported when a reader could check it in the notes:
 
 - a wikilink names a note the model was shown (a link or label in its context) or a note the
   agent may read;
-- a date appears in the context (or is today, yesterday or tomorrow);
-- a figure (a number of two digits or more, a percentage, an amount) appears in the context, or
-  is marked as the model's own estimate ("~", "≈", "about", "estimate");
-- a person or project named as one ("call Maria", "@Maria", "project Atlas") appears in the
-  context or has a note in People/ or Projects/.
+- a date is in what the model was shown (or is today, yesterday or tomorrow), with or without
+  its year, and the weekday written beside it is that date's;
+- a figure (two digits or more, a percentage, an amount) is in what the model was shown, in
+  another unit or rounded to the precision written, or derived from those in one checkable step
+  (``routine/vault/figures.py``: a difference, a sum, a percentage, what is left, days until a
+  date), or is marked as the model's own estimate ("~", "≈", "estimate");
+- a person or project named as one (``routine/vault/mentions.py``: "ask Priya", "Sarah
+  confirmed", "project Atlas") is named in what the model was shown, or has a note in People/
+  or Projects/.
+
+What the model was not shown but the agent may read counts too: a note that states the claim
+(looked up only for a claim the shown text does not support) is named as its source.
 
 Strictness (the agent note's ``grounding_check``): ``strict`` checks every figure, ``lenient``
-only amounts, percentages and the figures of lines about key results, objectives and targets;
-links, dates and names are checked by both; ``off`` checks nothing. Times of day (09:00),
-single digits and list numbers are wording, not claims.
+leaves out durations of the day's plan (45 minutes) outside lines about key results; links,
+dates and names are checked by both; ``off`` checks nothing. Times of day (09:00), single digits
+and list numbers are wording, not claims.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from enum import Enum
+from functools import lru_cache, partial
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
-from routine.vault.files import vault_files
+from routine.vault.figures import Figure, Known, Line, candidates, day_counts, derived, direct, figures_of, near, \
+    operands_of, significant, words_of
+from routine.vault.files import read_text, vault_files
+from routine.vault.mentions import WEEKDAYS, NameKind, Written, dates_in, known_dates, names_in, without_dates
 from routine.vault.notes import code_fence_ranges, resolve_wikilink, wikilinks
-from routine.vault.scope import in_scope
 
 
 class Strictness(str, Enum):
@@ -36,123 +47,362 @@ class Strictness(str, Enum):
     OFF = "off"
 
 
+class Kind(str, Enum):
+    """What an unsupported claim is."""
+
+    LINK = "link"
+    FIGURE = "figure"
+    DERIVED = "derived"   # a figure a step of arithmetic would give, but not this one
+    DATE = "date"
+    PERSON = "person"
+    PROJECT = "project"
+
+
 @dataclass(frozen=True)
 class Finding:
-    """One claim of a reply that nothing the model was given supports."""
+    """One claim of a reply that nothing the model was given supports, and where to look."""
 
-    kind: str   # link | date | figure | name
+    kind: str
     claim: str
     why: str
+    hint: str = ""   # where support could be found
 
     def line(self) -> str:
-        return f"{self.claim}: {self.why}"
+        return f"{self.claim}: {self.why}" + (f" ({self.hint})" if self.hint else "")
 
 
 @dataclass(frozen=True)
+class Facts:
+    """What one text states: its lines (words, figures, dates), dates, and words as written."""
+
+    known: Known
+    dates: frozenset[date]
+    words: frozenset[str]      # every word, lowercased
+    capitals: frozenset[str]   # words written with a capital, lowercased
+    text: str
+
+
+def facts_of(text: str, today: date) -> Facts:
+    lines, block = [], 0
+    for raw in text.splitlines():
+        if not raw.strip():
+            block += 1
+            continue
+        lines.append(Line(words_of(raw), tuple(figures_of(without_dates(raw))), tuple(known_dates(raw, today)),
+                          block, raw.lstrip().startswith("|"), raw.lstrip().startswith("#")))
+        for written in dates_in(raw):
+            if written.year and written.year not in {f.value for f in lines[-1].figures}:
+                lines[-1] = replace(lines[-1], figures=lines[-1].figures + (_year(written.year),))
+    words = re.findall(r"[^\W\d_][\w'’-]*", text)
+    return Facts(Known(lines), frozenset(d for line in lines for d in line.dates),
+                 frozenset(w.lower() for w in words), frozenset(w.lower() for w in words if w[0].isupper()), text)
+
+
+def _year(year: int) -> Figure:
+    return Figure(float(year), 0, "plain", 1.0, str(year))
+
+
+@dataclass
 class Grounds:
-    """What a reply may rest on: every text the model was given, and the vault's names."""
+    """What a reply may rest on: the texts the model was shown, and the notes the agent may read."""
 
-    shown: str                          # prompt messages and tool results, joined
+    shown: str                                      # prompt messages and tool results, joined
     today: date
-    readable: Callable[[str], bool]     # a wikilink target names a note the agent may read
-    names: frozenset[str]               # People/ and Projects/ note names, lowercased
+    readable: Callable[[str], bool]                 # a wikilink target names a note the agent may read
+    names: frozenset[str] = frozenset()             # names of notes the agent may read, lowercased
+    notes: Callable[[], list[tuple[str, Facts]]] = lambda: []   # (path, facts) of the notes it may read
+    _facts: Facts | None = field(default=None, repr=False)
+    _readable: list[tuple[str, Facts]] | None = field(default=None, repr=False)
 
-    def dates(self) -> set[date]:
-        return {d for d, _ in _dates(self.shown) if d is not None} | {
-            self.today + timedelta(days=n) for n in (-1, 0, 1)
-        }
+    @property
+    def facts(self) -> Facts:
+        if self._facts is None:
+            self._facts = facts_of(self.shown, self.today)
+        return self._facts
 
-    def figures(self) -> set[str]:
-        return {value for value, *_ in _figures(self.shown)}
+    def readable_facts(self) -> list[tuple[str, Facts]]:
+        """The notes the agent may read, read once per check (and only for a claim the shown text
+        does not support)."""
+        if self._readable is None:
+            self._readable = self.notes()
+        return self._readable
 
 
-def grounds_for(vault_root: Path, reads: list[str], shown: list[str], today: date) -> Grounds:
-    """The grounds of a reply by an agent with ``reads`` that was given the texts ``shown``."""
-    names = set()
-    for rel in vault_files(vault_root):
+@lru_cache(maxsize=1024)
+def _note_facts(path: str, mtime_ns: int, size: int, today: date) -> Facts | None:
+    """A note's facts, read again only when it changed (its size or time)."""
+    try:
+        return facts_of(read_text(path), today)
+    except OSError:
+        return None
+
+
+def grounds_for(vault_root: Path, may_read: Callable[[str], bool], shown: list[str], today: date,
+                skip: tuple[str, ...] = ()) -> Grounds:
+    """The grounds of a reply by an agent that may read what ``may_read`` admits (the scope resolver's
+    answer, ``routine.access``) and was given the texts ``shown``. ``skip``: folders whose notes are
+    no support (proposals: a held reply must not ground itself the next time)."""
+    every = vault_files(vault_root)
+    rels = [rel for rel in every if rel.lower().endswith(".md") and may_read(rel)
+            and not any(rel.startswith(s.rstrip("/") + "/") for s in skip)]
+
+    def readable(target: str) -> bool:
+        rel = resolve_wikilink(vault_root, target)
+        return rel is not None and may_read(rel)
+
+    def notes() -> list[tuple[str, Facts]]:
+        out = []
+        for rel in rels:
+            try:
+                st = (vault_root / rel).stat()
+            except OSError:
+                continue
+            facts = _note_facts(str(vault_root / rel), st.st_mtime_ns, st.st_size, today)
+            if facts is not None:
+                out.append((rel, facts))
+        return out
+
+    names = {PurePosixPath(rel).stem.lower() for rel in rels}
+    for rel in every:  # a person's or project's note names them, read or not (a name is not the note's content)
         top = rel.split("/", 1)[0]
         if top in ("People", "Projects") and rel.lower().endswith(".md"):
             names.add(PurePosixPath(rel).stem.lower())
             if top == "Projects" and rel.count("/") >= 2:
                 names.add(rel.split("/")[1].lower())  # Projects/Atlas/…: the project is Atlas
+    return Grounds("\n".join(shown), today, readable, frozenset(names), notes)
 
-    def readable(target: str) -> bool:
-        rel = resolve_wikilink(vault_root, target)
-        return rel is not None and in_scope(reads, rel)
 
-    return Grounds("\n".join(shown), today, readable, frozenset(names))
+@dataclass
+class Review:
+    """The check of one reply: its unsupported claims, and the notes that supported a claim the
+    model was not shown (claim → path)."""
+
+    findings: list[Finding]
+    found_in: dict[str, str]
 
 
 def check(reply: str, grounds: Grounds, strictness: Strictness | str = Strictness.LENIENT) -> list[Finding]:
     """The unsupported claims of ``reply``, each once, in the order they appear."""
+    return review(reply, grounds, strictness).findings
+
+
+def review(reply: str, grounds: Grounds, strictness: Strictness | str = Strictness.LENIENT) -> Review:
     strictness = Strictness(strictness)
+    result = Review([], {})
     if strictness is Strictness.OFF:
-        return []
-    found: list[Finding] = []
-    shown_links = {t.lower() for t in wikilinks(grounds.shown)}
-    for target in wikilinks(reply):
-        if target.lower() not in shown_links and not grounds.readable(target):
-            found.append(Finding("link", f"[[{target}]]", "no such note among those you were given or may read"))
+        return result
+    _links(reply, grounds, result)
     prose = _prose(reply)
-    known_dates = grounds.dates()
-    for when, text in _dates(prose):
-        if when is None:
-            found.append(Finding("date", text, "not a date of the calendar"))
-        elif when not in known_dates:
-            found.append(Finding("date", text, "this date is not in the notes you were given"))
-    prose = _DATE.sub(" ", _MONTH_DATE.sub(" ", _DAY_MONTH.sub(" ", prose)))
-    known = grounds.figures()
-    for value, text, line, at in _figures(prose):
-        if value in known or _estimated(line, at) or not _claimed(text, line, strictness):
-            continue
-        found.append(Finding("figure", text.strip(), "this figure is not in the notes you were given "
-                                                     "(mark your own estimate with ~)"))
-    for name in _named(prose):
-        forms = (name, name.split()[0])
-        if {f.lower() for f in forms} & grounds.names or any(_said(f, grounds.shown) for f in forms):
-            continue
-        found.append(Finding("name", name, "no one and nothing of that name is in the notes you were given "
-                                           "or in People/ or Projects/"))
+    _dates(prose, grounds, result)
+    _figures(prose, grounds, strictness, result)
+    _names(prose, grounds, result)
     unique: dict[tuple[str, str], Finding] = {}
-    for f in found:
+    for f in result.findings:
         unique.setdefault((f.kind, f.claim), f)
-    return list(unique.values())
-
-
-def _said(name: str, text: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+    result.findings = list(unique.values())
+    return result
 
 
 def findings_text(findings: list[Finding]) -> str:
     return "\n".join(f"- {f.line()}" for f in findings)
 
 
+def _lookup(grounds: Grounds, test: Callable[[Facts], bool]) -> str | None:
+    """The first note the agent may read (not shown) whose facts pass ``test``."""
+    return next((rel for rel, facts in grounds.readable_facts() if test(facts)), None)
+
+
+# --- each kind of claim ---------------------------------------------------------------------
+
+def _links(reply: str, grounds: Grounds, result: Review) -> None:
+    shown_links = {t.lower() for t in wikilinks(grounds.shown)}
+    for target in wikilinks(reply):
+        if target.lower() in shown_links or grounds.readable(target):
+            continue
+        close = difflib.get_close_matches(PurePosixPath(target).name.lower(), sorted(grounds.names), 3, 0.6)
+        hint = "notes of a like name: " + ", ".join(f"[[{c}]]" for c in close) if close else ""
+        result.findings.append(Finding(Kind.LINK.value, f"[[{target}]]",
+                                       "no such note among those you were given or may read", hint))
+
+
+def _date_ok(written: Written, facts: Facts, today: date) -> date | None:
+    """The date of ``facts`` (or today ±1) that ``written`` names, or None."""
+    known = facts.dates | {today + timedelta(days=n) for n in (-1, 0, 1)}
+    if written.year:
+        on = written.on(written.year)
+        return on if on in known else None
+    return next((d for d in sorted(known, key=lambda d: abs((d - today).days))
+                 if (d.month, d.day) == (written.month, written.day)), None)
+
+
+def _topical(facts: Facts, sentence: str, line: str = "") -> Facts:
+    """``facts`` cut to the lines on the sentence's topic (a word or a figure in common), else on its
+    line's; all of them when neither names a topic."""
+    words, figures = words_of(sentence), figures_of(without_dates(sentence))
+    if not words and not figures:
+        return facts  # "Friday 20 November.": a date on its own, as a heading gives it
+    lines = facts.known.related(words, figures) or facts.known.related(words_of(line), [])
+    return Facts(Known(lines), frozenset(d for x in lines for d in x.dates), frozenset(), frozenset(), "")
+
+
+def _date_in(written: Written, sentence: str, line: str, today: date, facts: Facts) -> bool:
+    """A note states the date on a line of the sentence's topic."""
+    return _date_ok(written, _topical(facts, sentence, line), today) is not None
+
+
+def _dates(prose: str, grounds: Grounds, result: Review) -> None:
+    for line in prose.splitlines():
+        for sentence in sentences(line):
+            for written in dates_in(sentence):
+                finding = _date(written, sentence, line, grounds, result)
+                if finding is not None:
+                    result.findings.append(finding)
+
+
+_ROUGHLY = re.compile(r"(?:~|≈|\baround|\babout|\broughly|\bapproximately)\s*(?:on\s+|by\s+)?$", re.I)
+
+
+def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: Review) -> Finding | None:
+    """The finding about one date of a reply (None: supported), a note it was found in noted."""
+    if written.year and written.on(written.year) is None:
+        return Finding(Kind.DATE.value, written.text, "not a date of the calendar")
+    if _ESTIMATE.search(line) and _ROUGHLY.search(sentence[:sentence.find(written.text)]):
+        return None  # "~3 more days, so around Dec 12": the model's own estimate, marked as one
+    on = _date_ok(written, grounds.facts, grounds.today)  # anywhere in what the model was shown
+    if on is None:  # else on a line of its topic in a note the agent may read
+        source = _lookup(grounds, partial(_date_in, written, sentence, line, grounds.today))
+        if source is not None:
+            result.found_in[written.text] = source
+            on = _date_ok(written, dict(grounds.readable_facts())[source], grounds.today)
+    if on is None:
+        return Finding(Kind.DATE.value, written.text, "this date is not in the notes you were given",
+                       _nearest_line(sentence, grounds.facts, want="date"))
+    if written.weekday is not None and on.weekday() != written.weekday:
+        return Finding(Kind.DATE.value, written.text, f"{on:%d %B %Y} is a {WEEKDAYS[on.weekday()].title()}")
+    return None
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-Þ*(\[])|(?<=;)\s+")
+
+
+def sentences(line: str) -> list[str]:
+    return [s for s in _SENTENCE.split(line) if s.strip()]
+
+
+_KR_LINE = re.compile(r"\bKR\s*\d|key result|objective|\btarget|\bcurrent\b|\bMRR\b|\bprogress\b", re.I)
+_ESTIMATE = re.compile(r"~|≈|\bestimate", re.I)
+_LIST_NUMBER = re.compile(r"^(\s*(?:[-*+]\s+)?)\d+[.)](?=\s)")
+
+
+def _stated(fig: Figure, line: str, facts: Facts) -> bool:
+    """A note the model was not shown states ``fig`` on a line of the reply line's topic."""
+    return direct(fig, Known(facts.known.related(words_of(line), [])))
+
+
+def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Facts) -> bool:
+    """Does ``facts`` support ``fig`` (of reply line ``line``, beside the supported figures ``here``)
+    by one step of arithmetic, or a count of days from the dates of the line (else of its topic)?"""
+    topics = facts.known.topics(words_of(line), here, known_dates(line, today))
+    mine = [g for g in here if g is not fig]  # the reply line's figures, or one line's (one table's) of the notes
+    if operands_of(fig, mine):
+        return derived(fig, mine, line) is not None  # "27 of 50, which is 54%": from the figures it names
+    if any(derived(fig, ops, line) is not None for ops in [mine, *([g for r in t for g in r.figures] for t in topics)]):
+        return True
+    named = known_dates(line, today)  # (each checked as a date on its own)
+    topic = {d for t in topics for r in t for d in r.dates}
+    # from the dates the line names to today and to the dates of its topic; else from its topic's dates to today
+    spans = day_counts(fig, named, today, topic) if named else day_counts(fig, topic, today)
+    return any(near(x, fig) for x in spans)
+
+
+def _figures(prose: str, grounds: Grounds, strictness: Strictness, result: Review) -> None:
+    for line in prose.splitlines():
+        if _ESTIMATE.search(line):
+            continue  # the model's own estimate, marked as one
+        before: list[Figure] = []  # the supported figures of the line's earlier sentences
+        for sentence in sentences(line):
+            before += _sentence_figures(sentence, before, grounds, strictness, result)
+
+
+def _sentence_figures(line: str, before: list[Figure], grounds: Grounds, strictness: Strictness,
+                      result: Review) -> list[Figure]:
+    """Check the figures of one sentence (``before``: the supported figures of the sentences before
+    it on its line, "… 76.5% against 90%. That's a 13.5-point gap."); its supported figures."""
+    facts = grounds.facts
+    figs = figures_of(_LIST_NUMBER.sub(r"\1", without_dates(line)))
+    here = [f for f in figs if direct(f, facts.known)]
+    for fig in figs:  # stated in a note the agent may read: named as the source
+        if fig not in here and (source := _lookup(grounds, partial(_stated, fig, line))) is not None:
+            here.append(fig)
+            result.found_in[fig.text] = source
+    for fig in figs:
+        if fig in here or not significant(fig, strictness is Strictness.STRICT, line, _KR_LINE):
+            continue
+        if _supports(fig, line, here, grounds.today, facts) or derived(fig, before + here, line) is not None:
+            continue
+        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today))
+        if source is not None:
+            result.found_in[fig.text] = source
+            continue
+        result.findings.append(_unsupported_figure(fig, line, here, facts))
+    return here
+
+
+def _unsupported_figure(fig: Figure, line: str, here: list[Figure], facts: Facts) -> Finding:
+    operands = [g for g in here if g is not fig and not (g.label or g.year)]
+    steps = [x for x in candidates(fig, operands, line) if x > 0]
+    if steps and (fig.cls == "pct" or len(operands) >= 2):  # a percentage: the share first (27 of 50 is 54%)
+        best = steps[0] if fig.cls == "pct" else min(steps, key=lambda x: abs(x - fig.value))
+        shown = f"{best:.{fig.places}f}" if fig.places > 0 else f"{round(best):,}"
+        return Finding(Kind.DERIVED.value, fig.text, "the figures beside it do not give it",
+                       f"one step from {', '.join(g.text for g in operands)} gives {shown}")
+    kind = Kind.DERIVED if fig.cls == "span" else Kind.FIGURE
+    why = ("this count of days is not the distance from today to a date in the notes" if kind is Kind.DERIVED
+           else "this figure is not in the notes you were given (mark your own estimate with ~)")
+    return Finding(kind.value, fig.text, why, _nearest_line(line, facts, want="figure"))
+
+
+def _nearest_line(line: str, facts: Facts, want: str) -> str:
+    """The line of the notes on the same topic as the claim's line, quoted, as where to look."""
+    words = words_of(line)
+    best, score = "", 0
+    for raw in facts.text.splitlines():
+        has = bool(dates_in(raw)) if want == "date" else bool(figures_of(without_dates(raw)))
+        overlap = len(words_of(raw) & words) if has else 0
+        if overlap > score:
+            best, score = raw.strip(), overlap
+    return f"the notes say: \"{best[:140]}\"" if best else ""
+
+
+def _named(name: str, facts: Facts, names: frozenset[str]) -> bool:
+    first = name.split()[0].lower()
+    if name.lower() in names or first in names or first in facts.capitals:
+        return True
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", facts.text, re.I) is not None
+
+
+def _names(prose: str, grounds: Grounds, result: Review) -> None:
+    for named in names_in(prose):
+        if _named(named.name, grounds.facts, grounds.names):
+            continue
+        source = _lookup(grounds, partial(_named, named.name, names=frozenset()))
+        if source is not None:
+            result.found_in[named.name] = source
+            continue
+        what = "no one" if named.kind is NameKind.PERSON else "no project"
+        known = sorted({w for w in grounds.facts.capitals if len(w) > 2})
+        close = difflib.get_close_matches(named.name.split()[0].lower(), known, 3, 0.7)
+        result.findings.append(Finding(named.kind.value, named.name,
+                                       f"{what} of that name is in the notes you were given or may read",
+                                       "like names in the notes: " + ", ".join(c.title() for c in close)
+                                       if close else ""))
+
+
 # --- what a reply says ----------------------------------------------------------------------
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-_MONTH = r"(Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?" \
-         r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
-_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d])")
-_DAY_MONTH = re.compile(rf"\b(\d{{1,2}}) {_MONTH}\.? (\d{{4}})\b", re.I)
-_MONTH_DATE = re.compile(rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b", re.I)
-_TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
-_LIST_NUMBER = re.compile(r"^(\s*)\d+[.)](?=\s)", re.M)
-_FIGURE = re.compile(r"(?<![\w.,/-])([€$£]\s?)?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(\s?%|\s?k\b)?")
-_ESTIMATE = re.compile(
-    r"(~|≈|\babout|\baround|\broughly|\bapprox(?:imately|\.)?|\bestimated?|\best\.)\s*[€$£]?\s*$", re.I
-)
-_KR_LINE = re.compile(r"\bKR\s*\d|key result|objective|\btarget|\bcurrent\b|\bMRR\b|\bprogress\b", re.I)
 _URL = re.compile(r"https?://\S+")
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _LINK = re.compile(r"!?\[\[[^\[\]\n]*\]\]")
-_CUE = re.compile(r"\b(?:[Cc]all|[Ee]-?mail|[Pp]ing|[Aa]sk|[Mm]eet(?:ing)? with|[Mm]essage|[Tt]ell|[Rr]emind|[Tt]hank"
-                  r"|[Tt]alk (?:to|with)|[Ss]ync with|[Cc]heck with|[Ff]ollow up with|[Ww]aiting (?:on|for)"
-                  r"|[Cc]all with|[Cc]c)\s+@?([A-ZÀ-Þ][\w'-]+(?: [A-ZÀ-Þ][\w'-]+)?)")
-_MENTION = re.compile(r"(?<![\w@])@([A-ZÀ-Þ][\w'-]+)")
-_PROJECT = re.compile(r"\b[Pp]roject ([A-ZÀ-Þ][\w-]+)")
-_NOT_NAMES = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today", "tomorrow",
-              "the", "a", "an", "me", "you", "them", "it", "this", "that", *_MONTHS}
 
 
 def _prose(text: str) -> str:
@@ -166,58 +416,3 @@ def _prose(text: str) -> str:
     for pattern in (_INLINE_CODE, _LINK, _URL):
         prose = pattern.sub(" ", prose)
     return prose
-
-
-def _dates(text: str) -> list[tuple[date | None, str]]:
-    out: list[tuple[date | None, str]] = []
-    for m in _DATE.finditer(text):
-        out.append((_date(int(m[1]), int(m[2]), int(m[3])), m[0]))
-    for m in _DAY_MONTH.finditer(text):
-        out.append((_date(int(m[3]), _month(m[2]), int(m[1])), m[0]))
-    for m in _MONTH_DATE.finditer(text):
-        out.append((_date(int(m[3]), _month(m[1]), int(m[2])), m[0]))
-    return out
-
-
-def _month(name: str) -> int:
-    return next(i for i, full in enumerate(_MONTHS, 1) if full.startswith(name.lower()[:3]))
-
-
-def _date(year: int, month: int, day: int) -> date | None:
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return None
-
-
-def _figures(text: str) -> list[tuple[str, str, str, int]]:
-    """(canonical value, as written, its line, where in the line) for each figure of ``text``."""
-    text = _LIST_NUMBER.sub(r"\1", _TIME.sub(" ", text))
-    out = []
-    for line in text.splitlines():
-        for m in _FIGURE.finditer(line):
-            whole, decimals = m[2].replace(",", ""), m[3] or ""
-            value = str(int(whole)) + decimals
-            out.append((value, m[0], line, m.start()))
-    return out
-
-
-def _claimed(text: str, line: str, strictness: Strictness) -> bool:
-    """Is this figure a claim to check? Single digits never are; lenient checks amounts,
-    percentages and the figures of lines about key results."""
-    digits = re.sub(r"\D", "", text)
-    if len(digits) < 2:
-        return False
-    if strictness is Strictness.STRICT:
-        return True
-    return bool(re.search(r"[€$£%]", text)) or bool(_KR_LINE.search(line))
-
-
-def _estimated(line: str, at: int) -> bool:
-    return bool(_ESTIMATE.search(line[:at])) or bool(re.search(r"\bestimate", line, re.I))
-
-
-def _named(prose: str) -> list[str]:
-    names = [m[1] for m in _CUE.finditer(prose)] + [m[1] for m in _MENTION.finditer(prose)]
-    names += [m[1] for m in _PROJECT.finditer(prose)]
-    return [n for n in dict.fromkeys(names) if n.split()[0].lower() not in _NOT_NAMES]

@@ -16,7 +16,7 @@ from routine.errors import NoteExists, RoutineError
 from routine.vault.atomic import atomic_create
 from routine.vault.frontmatter import join_frontmatter
 from routine.vault.guard import seal
-from routine.vault.notes import wikilink_for
+from routine.vault.notes import code_fence_ranges, wikilink_for
 from routine.vault.scope import resolve
 from routine.vault.sections import content_sha
 
@@ -101,3 +101,19 @@ def write_proposal(vault_root: Path, drafts_dir: str, *, target_rel: str, sectio
             continue
     raise RoutineError(f"{MAX_SAME_NAME} proposals named {stem!r} already exist in {folder}/; no new one was written.",
                        f"review and delete old proposals in {folder}/.")
+
+
+def marked(text: str, claims: list[tuple[str, str]]) -> str:
+    """``text`` with each (claim, why) highlighted where the claim first stands outside code
+    (``==claim==``) and a footnote saying why, as Obsidian shows them: a held reply in its proposal."""
+    notes = []
+    for n, (claim, why) in enumerate(claims, 1):
+        fences = code_fence_ranges(text)
+        at = next((m.start() for m in re.finditer(re.escape(claim), text)
+                   if not any(s <= m.start() < e for s, e in fences) and text[max(0, m.start() - 2):m.start()] != "=="),
+                  None)
+        if at is None:
+            continue
+        text = text[:at] + f"=={claim}==[^claim{n}]" + text[at + len(claim):]
+        notes.append(f"[^claim{n}]: {why}")
+    return text.rstrip("\n") + ("\n\n" + "\n".join(notes) if notes else "") + "\n"

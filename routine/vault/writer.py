@@ -160,7 +160,8 @@ class _Writer:
         who = self.prov.agent[:1].upper() + self.prov.agent[1:]
         reason = why or f"{who}'s writes need your approval."
         proposal = self._proposal(reason, current)
-        return self._result("proposal", f"{reason.removesuffix('.')}; the text for {self.rel} "
+        said = reason.split("\n", 1)[0]  # a held reply's reason goes on with its claims, marked: the note has them
+        return self._result("proposal", f"{said.removesuffix('.')}; the text for {self.rel} "
                                         f"is in {wikilink_for(proposal)} for the person to approve.", proposal, kind)
 
     def new_note(self) -> WriteResult:
