@@ -12,6 +12,8 @@ import re
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -73,34 +75,12 @@ def box(tmp_path):
     assert canary.read_text() == "still here"
 
 
-def routine(box: Box, *args: str, check: bool = True, timeout: float = 120):
-    return box.run(str(Path(sys.prefix) / "bin" / "routine"), *args, user="alice", env=ALICE_ENV, check=check,
-                   timeout=timeout)
+def routine(box: Box, *args: str, check: bool = True, timeout: float = 120, env: dict[str, str] | None = None):
+    return box.run(str(Path(sys.prefix) / "bin" / "routine"), *args, user="alice", env=env or ALICE_ENV,
+                   check=check, timeout=timeout)
 
 
-def journal(box: Box, *args: str) -> str:
-    return box.run("journalctl", "-u", UNIT, "--no-pager", *args).stdout
-
-
-def received(box: Box, address: str) -> list[dict]:
-    proc = box.run("cat", f"/run/peers/received-{address}.jsonl", check=False)
-    return [json.loads(line) for line in proc.stdout.splitlines()]
-
-
-def test_the_system_unit_under_a_real_systemd(box):
-    # The LAN of the README, on the container's own loopback: two phones' ntfy servers and a calendar.
-    box.sh("for a in 192.168.1.20 192.168.1.30 192.168.1.31; do ip addr add $a/32 dev lo; done; mkdir -p /run/peers")
-    peers = box.spawn(sys.executable, str(REPO / "tests" / "systemd_box_peers.py"), "/run/peers",
-                      env={"PYTHONPATH": str(REPO / "tests")})
-    try:
-        assert peers.stdout is not None and peers.stdout.readline().strip() == "ready"
-        _check(box)
-    finally:
-        peers.terminate()
-        peers.wait(scaled(10))
-
-
-def _check(box: Box) -> None:
+def _alice(box: Box) -> None:
     # alice, her vault and config, as a person sets them up; this Python reachable to her.
     box.sh("useradd -m -s /bin/sh alice")
     for parent in Path(sys.executable).resolve().parents:
@@ -115,6 +95,74 @@ def _check(box: Box) -> None:
            user="alice")
     box.run("tee", "/home/alice/.config/routine/schedules/test.yaml", user="alice", input=SCHEDULE)
     box.run("tee", f"{VAULT}/Agents/Tester.md", user="alice", input=TESTER)
+
+
+
+def journal(box: Box, *args: str) -> str:
+    return box.run("journalctl", "-u", UNIT, "--no-pager", *args).stdout
+
+
+def received(box: Box, address: str) -> list[dict]:
+    proc = box.run("cat", f"/run/peers/received-{address}.jsonl", check=False)
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+@contextmanager
+def lan(box: Box) -> Iterator[None]:
+    """The LAN of the README, on the container's own loopback: Ollama, two phones' ntfy servers, a calendar."""
+    box.sh("for a in 192.168.1.20 192.168.1.30 192.168.1.31; do ip addr add $a/32 dev lo; done; mkdir -p /run/peers")
+    peers = box.spawn(sys.executable, str(REPO / "tests" / "systemd_box_peers.py"), "/run/peers",
+                      env={"PYTHONPATH": str(REPO / "tests")})
+    try:
+        assert peers.stdout is not None and peers.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        peers.terminate()
+        peers.wait(scaled(10))
+
+
+def test_the_system_unit_under_a_real_systemd(box):
+    with lan(box):
+        _check(box)
+
+
+def test_the_user_unit_runs_lingering_and_doctor_checks_its_allow_list(box):
+    """`service install --user` into alice's own service manager, kept running by linger."""
+    with lan(box):
+        _alice(box)
+        box.run("loginctl", "enable-linger", "alice")
+        uid = box.run("id", "-u", "alice").stdout.strip()
+        wait_until(lambda: box.run("test", "-S", f"/run/user/{uid}/systemd/private", check=False).returncode == 0,
+                   timeout=60, what="alice's lingering service manager")
+        env = {**ALICE_ENV, "XDG_RUNTIME_DIR": f"/run/user/{uid}"}
+        del env["ROUTINE_RUNTIME_DIR"]
+        # In the container /proc/kmsg is nspawn's FIFO, which a user manager (systemd 252) has nothing to
+        # cover with ("Failed to mount …/inaccessible/fifo to …/proc/kmsg"); on a machine it is a file.
+        box.sh("mkdir -p ~/.config/systemd/user/routine.service.d && "
+               "cat > ~/.config/systemd/user/routine.service.d/test.conf", user="alice",
+               input=DROP_IN + "ProtectKernelLogs=no\n")
+        install = routine(box, "service", "install", "--user", env=env, timeout=180, check=False)
+        assert install.returncode == 0, box.run("journalctl", "--no-pager", "-n", "30", "-o", "cat").stdout
+        assert "Enabled routine.service" in install.stdout, install.stdout
+        assert "enable-linger" not in install.stdout  # lingering already: no hint
+        assert "192.168.1.30 (notify (ntfy)) → 192.168.1.30" in install.stdout
+
+        def user_show(prop: str) -> str:
+            return box.run("systemctl", "--user", "show", "-p", prop, "--value", "routine.service", user="alice",
+                           env={"XDG_RUNTIME_DIR": f"/run/user/{uid}"}).stdout.strip()
+
+        assert user_show("ActiveState") == "active" and user_show("SubState") == "running"
+        assert routine(box, "status", env=env).stdout.startswith("daemon: running")
+        assert "ok   service: routine.service lets through every host" in routine(box, "doctor", env=env).stdout
+        box.run("sed", "-i", "s|urls: \\[ntfy://192.168.1.30/routine\\]|urls: [ntfy://192.168.1.31/routine]|",
+                CONFIG, user="alice")
+        doctor = routine(box, "doctor", env=env, check=False)
+        assert "FAIL service: routine.yaml names 192.168.1.31" in doctor.stdout, doctor.stdout
+        assert "routine service install --user` again" in doctor.stdout
+
+
+def _check(box: Box) -> None:
+    _alice(box)
     box.sh(f"mkdir -p /etc/systemd/system/{UNIT}.d && cat > /etc/systemd/system/{UNIT}.d/test.conf",
            input=DROP_IN)
 
