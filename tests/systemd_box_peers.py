@@ -5,12 +5,13 @@ Builder's sandbox; two ntfy servers (a POST with a body is all they are) and a c
 each on an address of the container's own loopback (its own network namespace: nothing of the
 machine's network). What each ntfy server receives is appended to OUT/received-ADDRESS.jsonl.
 
-    python tests/systemd_box_peers.py OUT   # prints "ready", serves until SIGTERM
+    python tests/systemd_box_peers.py OUT   # prints "ready", writes OUT/pid, serves until SIGTERM
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
@@ -65,8 +66,10 @@ def main() -> None:
     servers = [serve(a, out) for a in (*NTFY, CALENDAR)]
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    (out / "pid").write_text(str(os.getpid()))
     print("ready", flush=True)
-    stop.wait()
+    while not stop.wait(0.5):  # a wait with a timeout: the SIGTERM handler runs between waits
+        pass
     for server in servers:
         server.shutdown()
     ollama.stop()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import textwrap
 import time
@@ -117,8 +118,11 @@ def lan(box: Box) -> Iterator[None]:
         assert peers.stdout is not None and peers.stdout.readline().strip() == "ready"
         yield
     finally:
-        peers.terminate()
-        peers.wait(scaled(10))
+        box.sh("kill $(cat /run/peers/pid)", check=False)  # nsenter returns once its child has ended
+        try:
+            peers.wait(scaled(10))
+        except subprocess.TimeoutExpired:
+            peers.kill()
 
 
 def test_the_system_unit_under_a_real_systemd(box):
