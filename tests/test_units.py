@@ -132,7 +132,7 @@ calendars: [http://192.168.1.20/family.ics]
 """
 
 
-def test_the_unit_lets_through_every_host_the_config_names_and_doctor_flags_one_added_later(initialised, tmp_path):
+def test_the_unit_lets_through_every_host_the_config_names_and_status_flags_one_added_later(initialised, tmp_path):
     home = initialised
     home.config.write_text(home.config.read_text() + LAN_CONFIG)
     units = tmp_path / "units"
@@ -145,18 +145,16 @@ def test_the_unit_lets_through_every_host_the_config_names_and_doctor_flags_one_
                  "192.168.1.20 (calendar family) → 192.168.1.20", "api.telegram.org (notify (tgram)) → "):
         assert line in installed.stdout, installed.stdout
     assert "abcdefgh" not in installed.stdout  # the bot's token is no host
-    assert "ok   service: routine.service lets through every host" in home.run("doctor", env_extra=env).stdout
+    assert "service:" not in home.run("status", env_extra=env).stdout
 
-    # A second phone, named after the install: the unit would refuse it, and doctor and status say so.
+    # A second phone, named after the install: the unit would refuse it, and status says so with the fix.
+    # (doctor says it too: tests/test_systemd_real.py, inside a network namespace of its own, since doctor
+    # also tries to reach each notify and calendar host, and these addresses are not to be tried from here.)
     home.config.write_text(home.config.read_text().replace("ntfy://192.168.1.30/routine",
                                                            "ntfy://192.168.1.30/routine, ntfy://192.168.1.31/other"))
-    doctor = home.run("doctor", env_extra=env)
-    assert doctor.returncode != 0
-    said = [line for line in doctor.stdout.splitlines() if "service:" in line]
-    assert len(said) == 1 and "FAIL service: routine.yaml names 192.168.1.31 (notify (ntfy)" in said[0], doctor.stdout
-    assert "fix: run `routine service install --user` again" in doctor.stdout
-    status = home.run("status", env_extra=env)
-    assert "192.168.1.31" in status.stdout and "routine service install --user" in status.stdout, status.stdout
+    said = [line for line in home.run("status", env_extra=env).stdout.splitlines() if line.startswith("service:")]
+    assert len(said) == 1 and "service: routine.yaml names 192.168.1.31 (notify (ntfy)" in said[0], said
+    assert "run `routine service install --user` again" in said[0]
 
 
 def test_a_name_that_does_not_resolve_gets_one_sentence(initialised, tmp_path):
