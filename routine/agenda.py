@@ -16,6 +16,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
+from routine import peers, unitcheck
 from routine.config.calendars import CalendarSource, Span
 from routine.config.model import Config
 
@@ -48,7 +49,9 @@ def read_source(source: str, config_dir: Path) -> bytes:
             with urllib.request.urlopen(source, timeout=FETCH_SECONDS) as reply:  # noqa: S310 - the person's own URL
                 data = reply.read(MAX_BYTES + 1)
         except OSError as exc:
-            raise CalendarUnreadable(f"{source} did not answer ({getattr(exc, 'reason', exc)})") from None
+            host = peers.url_host(source)
+            why = unitcheck.refusal([host] if host else []) or str(getattr(exc, "reason", exc))
+            raise CalendarUnreadable(f"{source} did not answer ({why})") from None
     else:
         path = (config_dir / Path(source).expanduser()).resolve()
         try:

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from routine import paths
+from routine import paths, peers, unitcheck
 from routine.config.model import Config
 from routine.config.notify import Topic
 from routine.journal.db import connect
@@ -139,7 +139,16 @@ def _send_one(url: str, title: str, body: str) -> Result:
             ok = sender.notify(title=title, body=body)
     except Exception as exc:  # a plugin's own bug must not take the sender thread down
         return Result(shown(url), False, f"{type(exc).__name__}: {exc}")
-    return Result(shown(url), bool(ok), None if ok else _first_line(said.getvalue()) or "refused or unreachable")
+    if ok:
+        return Result(shown(url), True)
+    return Result(shown(url), False, _refused(url) or _first_line(said.getvalue()) or "refused or unreachable")
+
+
+def _refused(url: str) -> str | None:
+    """Inside the service: the unit's IP filter dropped the send (its host was named after install)."""
+    if unitcheck.running_unit() is None:
+        return None
+    return unitcheck.refusal(peers.notify_hosts(url))
 
 
 def _first_line(text: str) -> str:

@@ -2,8 +2,9 @@
 
 The shipped files assume ``routine`` on the PATH and the default vault and state dir;
 ``render`` puts in the venv's ``routine``, the config, vault and state dir (the only writable
-paths of the sandbox), and the addresses of the configured Ollama hosts (the only ones the
-IP filter lets through besides loopback).
+paths of the sandbox), and the addresses of every host the config makes routine talk to
+(``routine.peers``: Ollama, the models' servers, the notify and calendar servers), resolved now:
+the only ones the IP filter lets through besides loopback.
 """
 
 from __future__ import annotations
@@ -13,13 +14,12 @@ import os
 import re
 import socket
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import urlsplit
 
 from routine import paths
+from routine.peers import Peer, PeerConfig, peers
 
 SYSTEM_TEMPLATE = "routine@.service"
 USER_UNIT = "routine.service"
@@ -36,6 +36,20 @@ class Install:
     environment: dict[str, str]
     allow_ips: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    resolved: list[Resolved] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A host the service talks to and the addresses its name stood for at install time."""
+
+    peer: Peer
+    addresses: tuple[str, ...]  # empty: the name did not resolve
+
+    def said(self) -> str:
+        """One line for `routine service install`: the name, why, and what it resolved to."""
+        to = ", ".join(self.addresses) if self.addresses else "not resolved"
+        return f"{self.peer.host} ({self.peer.what}) → {to}"
 
 
 def unit_name(user_unit: bool, person: str) -> str:
@@ -54,22 +68,23 @@ def routine_command() -> list[str]:
     return [str(Path(sys.executable).absolute()), "-m", "routine"]
 
 
-class _ModelAddress(Protocol):
-    @property
-    def api_base(self) -> str | None: ...
+def unit_dir(user_unit: bool) -> Path:
+    """Where `routine service install` writes the unit (``ROUTINE_SYSTEMD_DIR`` for packagers, tests)."""
+    if os.environ.get("ROUTINE_SYSTEMD_DIR"):
+        return Path(os.environ["ROUTINE_SYSTEMD_DIR"]).expanduser()
+    if user_unit:
+        base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        return Path(base) / "systemd" / "user"
+    return Path("/etc/systemd/system")
 
 
-class InstallConfig(Protocol):
+class InstallConfig(PeerConfig, Protocol):
     """What a unit needs of the loaded config (``routine.config.model.Config``, a layer up)."""
 
     @property
     def path(self) -> Path: ...
     @property
     def vault(self) -> Path: ...
-    @property
-    def ollama_host(self) -> str: ...
-    @property
-    def models(self) -> Mapping[str, _ModelAddress]: ...
     @property
     def metrics_textfile(self) -> Path | None: ...
 
@@ -84,12 +99,14 @@ def gather(config: InstallConfig, state: Path) -> Install:
         real = Path(os.path.realpath(p))
         if real != p and real not in writable:
             writable.append(real)  # a symlinked vault: the sandbox needs the real folder writable
-    hosts = [config.ollama_host] + [a.api_base for a in config.models.values() if a.api_base]
-    allow, warnings = addresses(hosts)
+    resolved = resolve(peers(config))
+    allow = allowed_addresses(resolved)
+    warnings = [f"could not resolve {r.peer.host} ({r.peer.what}): add its address to IPAddressAllow= in the unit, "
+                "or run `routine service install` again once it resolves" for r in resolved if not r.addresses]
     env = {"ROUTINE_CONFIG": str(config.path.absolute()), "ROUTINE_STATE_DIR": str(state),
            "OLLAMA_HOST": config.ollama_host}
     return Install(exec_start=routine_command() + ["run"], config=config.path.absolute(), state=state,
-                   writable=writable, environment=env, allow_ips=allow, warnings=warnings)
+                   writable=writable, environment=env, allow_ips=allow, warnings=warnings, resolved=resolved)
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -100,28 +117,51 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
-def addresses(urls: list[str]) -> tuple[list[str], list[str]]:
-    """IP addresses the service may reach besides loopback, and warnings for hosts not resolved."""
-    found: list[str] = []
-    warnings: list[str] = []
-    named = False
-    for url in dict.fromkeys(urls):
-        host = urlsplit(url if "://" in url else f"http://{url}").hostname
-        if not host or host == "localhost":
+def resolve(hosts: list[Peer]) -> list[Resolved]:
+    """Each host's addresses now (an address stands for itself); loopback, always let through, left out."""
+    found = []
+    for peer in hosts:
+        every = host_addresses(peer.host)
+        if peer.host == "localhost" or (every and all(ip.is_loopback for ip in every)):
             continue
+        found.append(Resolved(peer, tuple(str(ip) for ip in every if not ip.is_loopback)))
+    return found
+
+
+def host_addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The addresses ``host`` stands for: itself when it is one, else what its name resolves to ([] if not)."""
+    try:
+        return [ipaddress.ip_address(host)]
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError):
+        return []
+    found = []
+    for info in infos:
         try:
-            ips = [ipaddress.ip_address(host)]
+            found.append(ipaddress.ip_address(str(info[4][0]).split("%")[0]))
         except ValueError:
-            named = True
-            try:
-                ips = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in socket.getaddrinfo(host, None)]
-            except (OSError, ValueError):
-                warnings.append(f"could not resolve {host}; add its address to IPAddressAllow= in the unit")
-                continue
-        found += [str(ip) for ip in ips if not ip.is_loopback]
-    if named:  # names are resolved at run time too: let the DNS servers through
+            continue
+    return list(dict.fromkeys(found))
+
+
+def allowed_addresses(resolved: list[Resolved]) -> list[str]:
+    """IPAddressAllow= besides localhost: every resolved address, and the DNS servers when a name was
+    resolved (the service resolves it again at run time)."""
+    found = [a for r in resolved for a in r.addresses]
+    if any(not _is_address(r.peer.host) for r in resolved):
         found += [ns for ns in nameservers() if not ipaddress.ip_address(ns).is_loopback]
-    return list(dict.fromkeys(found)), warnings
+    return list(dict.fromkeys(found))
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return False
 
 
 def nameservers(resolv_conf: str = "/etc/resolv.conf") -> list[str]:
@@ -151,7 +191,9 @@ def quote(value: str) -> str:
 def render(text: str, install: Install) -> str:
     """The shipped unit ``text`` with the real paths of ``install`` in place of the defaults."""
     header = ("# Written by `routine service install` from routine's shipped unit. Run it again after\n"
-              "# moving the vault, the state dir or routine itself, or after changing the Ollama hosts.\n")
+              "# moving the vault, the state dir or routine itself, or after routine.yaml names another host\n"
+              "# (Ollama, a model's server, a notify or calendar URL): only these get through IPAddressAllow=.\n")
+    header += "".join(f"#   {r.said()}\n" for r in install.resolved)
     lines = text.splitlines()
     body = lines[next(i for i, line in enumerate(lines) if not line.startswith("#")):]
     out: list[str] = []

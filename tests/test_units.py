@@ -121,3 +121,48 @@ def test_install_refuses_to_run_the_service_as_root(initialised):
         pytest.skip("only root can be refused")
     proc = initialised.run("service", "install", env_extra={"SUDO_USER": ""})
     assert proc.returncode == 2 and "would run as root" in proc.stderr and "--user" in proc.stderr
+
+
+# The README's own examples: a phone on ntfy and a mail server, a calendar on the LAN. Addresses only
+# (no lookups needed); nothing is sent to any of them.
+LAN_CONFIG = """
+notify:
+  urls: [ntfy://192.168.1.30/routine, "mailtos://you:app-password@192.168.1.25", "tgram://123456789:abcdefgh/42"]
+calendars: [http://192.168.1.20/family.ics]
+"""
+
+
+def test_the_unit_lets_through_every_host_the_config_names_and_status_flags_one_added_later(initialised, tmp_path):
+    home = initialised
+    home.config.write_text(home.config.read_text() + LAN_CONFIG)
+    units = tmp_path / "units"
+    env = {"ROUTINE_SYSTEMD_DIR": str(units), "ROUTINE_SYSTEMCTL": str(_fake_systemctl(tmp_path)[0])}
+    installed = home.run("service", "install", "--user", check=True, env_extra=env)
+    allow = re.search(r"^IPAddressAllow=(.*)$", (units / "routine.service").read_text(), re.M)[1].split()
+    assert allow[0] == "localhost" and {"192.168.1.30", "192.168.1.25", "192.168.1.20"} <= set(allow)
+    # Each host said with why, and what its name stood for: Apprise's own server for tgram://.
+    for line in ("192.168.1.30 (notify (ntfy)) → 192.168.1.30", "192.168.1.25 (notify (mailtos)) → 192.168.1.25",
+                 "192.168.1.20 (calendar family) → 192.168.1.20", "api.telegram.org (notify (tgram)) → "):
+        assert line in installed.stdout, installed.stdout
+    assert "abcdefgh" not in installed.stdout  # the bot's token is no host
+    assert "service:" not in home.run("status", env_extra=env).stdout
+
+    # A second phone, named after the install: the unit would refuse it, and status says so with the fix.
+    # (doctor says it too: tests/test_systemd_real.py, inside a network namespace of its own, since doctor
+    # also tries to reach each notify and calendar host, and these addresses are not to be tried from here.)
+    home.config.write_text(home.config.read_text().replace("ntfy://192.168.1.30/routine",
+                                                           "ntfy://192.168.1.30/routine, ntfy://192.168.1.31/other"))
+    said = [line for line in home.run("status", env_extra=env).stdout.splitlines() if line.startswith("service:")]
+    assert len(said) == 1 and "service: routine.yaml names 192.168.1.31 (notify (ntfy)" in said[0], said
+    assert "run `routine service install --user` again" in said[0]
+
+
+def test_a_name_that_does_not_resolve_gets_one_sentence(initialised, tmp_path):
+    home = initialised
+    home.config.write_text(home.config.read_text() + "\nnotify:\n  urls: [ntfy://phone.invalid/routine]\n")
+    proc = home.run("service", "install", "--user", check=True,
+                    env_extra={"ROUTINE_SYSTEMD_DIR": str(tmp_path / "units"),
+                               "ROUTINE_SYSTEMCTL": str(_fake_systemctl(tmp_path)[0])})
+    warnings = [line for line in proc.stdout.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: could not resolve phone.invalid (notify (ntfy)): add its address to "
+                        "IPAddressAllow= in the unit, or run `routine service install` again once it resolves"]

@@ -48,8 +48,20 @@ def run(args: argparse.Namespace) -> int:
     checks.extend(_server_checks(config))
     checks.extend(_calendar_checks(config))
     checks.extend(_notify_checks(config))
+    checks.extend(_service_checks(config))
     checks.append(_state_check())
     return _report(checks, args.json)
+
+
+def _service_checks(config: Config) -> list[Check]:
+    """The installed unit lets through every host routine.yaml names (``routine.unitcheck``)."""
+    from routine import unitcheck
+
+    gaps = unitcheck.gaps(config)
+    if gaps:
+        return [Check("service", False, gap.sentence(), gap.fix) for gap in gaps]
+    return [Check("service", True, f"{unit.name} lets through every host routine.yaml names")
+            for unit in unitcheck.installed()]
 
 
 def _state_check() -> Check:

@@ -40,16 +40,20 @@ def run(args: argparse.Namespace) -> int:
     scope = ["--user"] if args.user else []
     if args.print:
         print(text, end="")
-        print(f"\n# To install: write the above to {_unit_dir(args.user) / name}, then:")
+        print(f"\n# To install: write the above to {units.unit_dir(args.user) / name}, then:")
         for command in _commands(scope, name):
             print("#   " + shlex.join(command))
         return 0
+    if install.resolved:
+        print("The unit's IP filter lets through loopback and these hosts (resolved now):")
+        for resolved in install.resolved:
+            print(f"  {resolved.said()}")
     for warning in install.warnings:
         print(f"warning: {warning}")
     if not config.vault.is_dir():
         raise UsageError(f"The vault {config.vault} does not exist.", f"run `routine init {config.vault}` first.")
     _mkdir_for(state, person)
-    target_dir = _unit_dir(args.user)
+    target_dir = units.unit_dir(args.user)
     can_manage = args.user or os.geteuid() == 0 or "ROUTINE_SYSTEMD_DIR" in os.environ
     target = (target_dir if can_manage else state / "systemd") / name
     changed = replace_if_changed(target, text, mode=0o644)
@@ -97,15 +101,6 @@ def _mkdir_for(folder: Path, person: str) -> None:
             return
         for p in missing:
             os.chown(p, entry.pw_uid, entry.pw_gid)
-
-
-def _unit_dir(user_unit: bool) -> Path:
-    if os.environ.get("ROUTINE_SYSTEMD_DIR"):
-        return Path(os.environ["ROUTINE_SYSTEMD_DIR"]).expanduser()
-    if user_unit:
-        base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-        return Path(base) / "systemd" / "user"
-    return Path("/etc/systemd/system")
 
 
 def _commands(scope: list[str], name: str) -> list[list[str]]:

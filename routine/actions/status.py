@@ -24,11 +24,26 @@ def run(args: argparse.Namespace) -> int:
     else:
         status = DaemonStatus.from_json(final["status"])
     code = EXIT_NOT_RUNNING if status.state is DaemonState.NOT_RUNNING else 0
+    gaps = _service_gaps(args)
     if args.json:
-        print_json(status.to_json())
+        print_json({**status.to_json(), "service_gaps": gaps})
         return code
     _print(status)
+    for line in gaps:
+        print(f"\nservice: {line}")
     return code
+
+
+def _service_gaps(args: argparse.Namespace) -> list[str]:
+    """Hosts routine.yaml names that the installed unit does not let through, each with the fix."""
+    from routine import unitcheck
+    from routine.config.loader import load_config
+
+    try:
+        config = load_config(args.config)
+    except Exception:  # noqa: BLE001 - a broken config is status's config_error, said elsewhere
+        return []
+    return [f"{gap.sentence()}; {gap.fix}" for gap in unitcheck.gaps(config)]
 
 
 def _print(status: DaemonStatus) -> None:

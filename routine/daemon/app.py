@@ -209,7 +209,7 @@ class Daemon(ScheduledWork):
     def serve_forever(self) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.stopping.set())
-        signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=self.reload, daemon=True).start())
+        signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=self._hangup, daemon=True).start())
         self.start()
         self.stopping.wait()
         return self.shutdown()
@@ -244,6 +244,10 @@ class Daemon(ScheduledWork):
 
         threading.Thread(target=bring_up, name="memory", daemon=True).start()
         return memory
+
+    def _hangup(self) -> None:
+        log.info("SIGHUP (systemctl reload): re-reading the config and schedules")
+        self.reload()
 
     def reload(self) -> None:
         before = self.live.config

@@ -58,8 +58,11 @@ def _refuse_interactive(command: str) -> None:
 
 
 def sandbox_argv(workdir: Path, writable: bool, limits: Limits = Limits()) -> list[str]:
-    # --unshare-user and --cap-drop ALL: as root, bwrap would otherwise keep every capability.
-    argv = ["bwrap", "--unshare-all", "--unshare-user", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
+    # --unshare-user and --cap-drop ALL: as root, bwrap would otherwise keep every capability. The
+    # namespaces are named, not --unshare-all: its uts and cgroup ones add nothing to a process without
+    # capabilities, and the system unit refuses them (RestrictNamespaces=, systemd/routine@.service).
+    argv = ["bwrap", "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--cap-drop", "ALL",
+            "--die-with-parent", "--new-session",
             "--proc", "/proc", "--dev", "/dev"]
     for folder in ("/tmp", "/home"):
         argv += ["--size", str(limits.tmp_size), "--tmpfs", folder]
