@@ -155,6 +155,7 @@ def test_the_daemon_journals_a_paused_slot_as_skipped_and_raises_no_alert(daemon
     daemon.on_due("every-minute")
     rows = _rows(home)
     assert [r[0] for r in rows] == ["skipped"] and rows[0][1].startswith("skipped: paused, the block every-minute")
+    assert "skipped: paused" in home.run("runs", "list", check=True).stdout  # told apart from a branch not taken
     assert daemon.queue.snapshot().queued == ()
     assert not list((home.vault / "Alerts").glob("*missed*"))
     home.run("resume", check=True)

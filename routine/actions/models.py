@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from routine.cli.output import print_json, print_table
+from routine.cli.output import Clock, print_json, print_table
 from routine.config.loader import load_agents, load_config
 from routine.errors import RoutineError
 
@@ -41,6 +41,7 @@ def _ps(config: Config, as_json: bool) -> int:
     try:
         events = ModelEvents(journal.db)
         rows, unreachable = [], []
+        clock = Clock.named(config.zone_name())
         for host in config.managed_hosts:
             try:
                 resident = providers.resident(host)
@@ -51,7 +52,7 @@ def _ps(config: Config, as_json: bool) -> int:
                 ours = events.last_load(host, r.name)
                 rows.append({"host": host, "model": r.name, "context": r.context_length,
                              "size_gib": round(r.size / 2**30, 1) if r.size else None,
-                             "loaded_by": _loaded_by(ours), "expires": _expires(r.expires_at)})
+                             "loaded_by": _loaded_by(ours), "expires": _expires(r.expires_at, clock)})
     finally:
         journal.close()
     if as_json:
@@ -73,7 +74,7 @@ def _loaded_by(event: dict | None) -> str:
     return f"routine ({event['reason']}{', run ' + event['run_id'] if event.get('run_id') else ''})"
 
 
-def _expires(text: str | None) -> str:
+def _expires(text: str | None, clock: Clock) -> str:
     if not text:
         return "-"
     try:
@@ -82,7 +83,7 @@ def _expires(text: str | None) -> str:
         return text
     if when.year > 2100:
         return "never (routine unloads it)"
-    return when.astimezone().strftime("%H:%M:%S")
+    return clock.show(when, "%H:%M:%S %Z")
 
 
 def _plan(config: Config, hours: int, as_json: bool) -> int:
