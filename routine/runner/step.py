@@ -282,7 +282,7 @@ class Runner:
         loop = LoopResult("ok", "", None)
         try:
             run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
-                          agent.timeout, run_id, beat=runcontext.beat, out=loop,
+                          agent.timeout, run_id, beat=runcontext.beat, out=loop, on_token=on_token,
                           on_phase=lambda p: self._phase(run_id, p))
         finally:  # also when a model call fails halfway: the calls made so far are on record
             self.runs.update(run_id, log=loop.log)
