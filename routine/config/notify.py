@@ -8,14 +8,35 @@ from datetime import time
 from enum import Enum
 
 
+class Priority(str, Enum):
+    """How urgent a message is, in Apprise's words (each service's own scale is mapped from them)."""
+
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 class Topic(str, Enum):
     ALERTS = "alerts"        # an alert opened (one message per cause), and when it resolves
     PROPOSALS = "proposals"  # a proposal waits for the person's approval
-    TASKS = "tasks"          # a project task assigned to a person
+    TASKS = "tasks"          # a project task assigned to a person, and a reminder when it is due
     READY = "ready"          # a block named in `notify.ready` wrote its note (with its first lines)
 
     def __str__(self) -> str:
         return self.value
+
+    @property
+    def priority(self) -> Priority:
+        """A message's priority unless it says otherwise: an outage or failure high, something
+        waiting for the person normal, a note ready to read low."""
+        return _PRIORITY[self]
+
+
+_PRIORITY = {Topic.ALERTS: Priority.HIGH, Topic.PROPOSALS: Priority.NORMAL, Topic.TASKS: Priority.NORMAL,
+             Topic.READY: Priority.LOW}
 
 
 @dataclass(frozen=True)

@@ -258,7 +258,7 @@ class Runner:
             notify(self.config, Message(Topic.PROPOSALS, f"proposal:{result.proposal_rel}",
                                         f"{agent.name} proposes a change to {result.rel}",
                                         f"Waiting for you: {result.proposal_rel}. Approve it in Obsidian "
-                                        f"(approved: true) or `routine approve`."), now,
+                                        f"(approved: true) or `routine approve`.", note=result.proposal_rel), now,
                    self.journal.path if self.journal else None)
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
