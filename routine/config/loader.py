@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import cast
 
 from routine import paths
-from routine.config.notify import NotifySettings, Topic, quiet_hours
+from routine.config.notify import NotifySettings, Topic, quiet_hours, remind_ahead
 from routine.config.calendars import CalendarSource
 from routine.config.checks import pinning_conflicts
 from routine.config.model import (
@@ -120,7 +120,8 @@ def _build_config(path: Path, raw: dict) -> Config:
         holiday=tuple(_holiday(d) for d in data["holiday"]),
         calendars=tuple(_calendar(c) for c in data["calendars"]),
         notify=NotifySettings(urls=tuple(data["notify"]["urls"]), on=frozenset(Topic(t) for t in data["notify"]["on"]),
-                              ready=tuple(data["notify"]["ready"]), quiet=quiet_hours(data["notify"]["quiet_hours"])),
+                              ready=tuple(data["notify"]["ready"]), quiet=quiet_hours(data["notify"]["quiet_hours"]),
+                              remind=remind_ahead(data["notify"]["remind"])),
         trials=TrialSettings(window=quiet_hours(data["trials"]["window"]), clear=_seconds(data["trials"]["clear"])),
     )
 

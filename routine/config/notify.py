@@ -4,8 +4,10 @@ and when not (quiet hours). ``Topic`` is the one list of what can notify (the sc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import time
+from datetime import time, timedelta
 from enum import Enum
+
+from routine.durations import parse_duration
 
 
 class Priority(str, Enum):
@@ -45,6 +47,7 @@ class NotifySettings:
     on: frozenset[Topic] = frozenset()
     ready: tuple[str, ...] = ()  # blocks whose finished note is sent
     quiet: tuple[time, time] | None = None  # (from, to) local time; may wrap past midnight
+    remind: timedelta | None = timedelta(days=1)  # a due task is nudged this long before its day; None: never
 
     def wants(self, topic: Topic) -> bool:
         return bool(self.urls) and topic in self.on
@@ -65,3 +68,8 @@ def quiet_hours(text: str) -> tuple[time, time] | None:
         return None
     first, _, last = text.partition("-")
     return time.fromisoformat(first.strip()), time.fromisoformat(last.strip())
+
+
+def remind_ahead(text: str) -> timedelta | None:
+    """`remind:` as written ("1d", "off") → how long before a due day its nudge comes; None: never."""
+    return None if text == "off" else parse_duration(text)
