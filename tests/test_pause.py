@@ -210,3 +210,19 @@ def test_pause_until_tomorrow_skips_the_rest_of_today_and_the_slots_after_midnig
     midnight = datetime(2026, 12, 2, 0, 0, tzinfo=zone).astimezone(timezone.utc)
     assert daemon.queue.snapshot().queued == (f"every-minute @ {midnight:%Y-%m-%dT%H:%MZ}",)  # it runs
     assert not list((home.vault / "Alerts").glob("*missed*"))
+
+
+@pytest.mark.daemon(budget=90)
+def test_pause_and_resume_show_on_the_dashboard_at_once(initialised):
+    """No run needs to happen first: the daemon is told, and writes the dashboard again."""
+    from test_daemon import daemon as running, only_schedule, wait_for
+
+    home = initialised
+    only_schedule(home, TRIGGERED)
+    dashboard = home.vault / "Routine" / "Dashboard.md"
+    with running(home):
+        wait_for(lambda: dashboard.exists() and "Paused" not in dashboard.read_text(), 60, "the first dashboard")
+        home.run("pause", "--until", "3d", check=True)
+        wait_for(lambda: "Paused" in dashboard.read_text(), 20, "the pause on the dashboard")
+        home.run("resume", check=True)
+        wait_for(lambda: "Paused" not in dashboard.read_text(), 20, "the resume on the dashboard")
