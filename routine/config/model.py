@@ -219,6 +219,9 @@ class AgentSpec:
     timeout: float = parse_duration(_AGENT["timeout"]).total_seconds()  # seconds, all turns together
     grounding_check: str = _AGENT["grounding_check"]  # strict | lenient | off (routine/vault/grounding.py)
     tool_reserve: int = _AGENT["tool_reserve"]  # tokens the first request of a tool-using step leaves free
+    # Why its writes are proposals when that is not the note's own `approval:` (a run on another
+    # model without --write, ``config.overrides.on_model``): the proposal and the CLI say this.
+    approval_why: str | None = None
 
 
 @dataclass(frozen=True)

@@ -312,6 +312,7 @@ class Runner:
         return write_output(self.config.vault, target,
                             _clean_output(answer.text), prov, list(agent.writes),
                             drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required",
+                            approval_why=agent.approval_why,
                             guard=Guard.of(self.config), proposals=agent.proposal_writes, held=held)
 
     def _fail(self, run_id: str | None, req: StepRequest, exc: RoutineError, now: datetime, status: str,
