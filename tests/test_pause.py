@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -226,3 +226,21 @@ def test_pause_and_resume_show_on_the_dashboard_at_once(initialised):
         wait_for(lambda: "Paused" in dashboard.read_text(), 20, "the pause on the dashboard")
         home.run("resume", check=True)
         wait_for(lambda: "Paused" not in dashboard.read_text(), 20, "the resume on the dashboard")
+
+
+def test_a_holiday_tomorrow_shows_in_status_schedule_next_and_models_plan(initialised):
+    """Tomorrow will not run: `schedule next` marks its slots held, `models plan` plans no load for
+    them and says so, `status` names the coming holiday."""
+    home = initialised
+    tomorrow = date.today() + timedelta(days=1)  # no `timezone:`: the machine's day, as routine's
+    home.config.write_text(home.config.read_text() + f"\nholiday: [{tomorrow}]\n")
+    fires = json.loads(home.run("schedule", "next", "40", "--json", check=True).stdout)
+    on_holiday = [f for f in fires if datetime.fromisoformat(f["at"]).date() == tomorrow]
+    assert on_holiday and all(f"{tomorrow} is a holiday" in (f["held"] or "") for f in on_holiday)
+    assert all(f["held"] is None for f in fires if datetime.fromisoformat(f["at"]).date() < tomorrow)
+    assert "held: " in home.run("schedule", "next", "40", check=True).stdout
+    plan = json.loads(home.run("models", "plan", "--hours", "48", "--json", check=True).stdout)
+    assert plan["held"] and all(datetime.fromisoformat(h["at"]).astimezone().date() == tomorrow for h in plan["held"])
+    assert plan["held"] and "held: " in home.run("models", "plan", "--hours", "48", check=True).stdout
+    status = home.run("status").stdout
+    assert f"paused: everything tomorrow {tomorrow:%a %d %b}: a holiday" in status, status

@@ -39,7 +39,7 @@ def _print(status: DaemonStatus, clock: Clock) -> None:
         line += f" {status.commit})" if status.commit else ")"
     print(line)
     for line in status.paused:
-        print(f"paused: {line} (`routine resume` ends it)")
+        print(f"paused: {line}" + ("" if "a holiday" in line else " (`routine resume` ends it)"))
     health = status.health
     if health is not None:
         said = {"ok": "ok", "degraded": "DEGRADED", "unhealthy": "NOT OK"}[health.state.value]
