@@ -244,3 +244,27 @@ def test_a_holiday_tomorrow_shows_in_status_schedule_next_and_models_plan(initia
     assert plan["held"] and "held: " in home.run("models", "plan", "--hours", "48", check=True).stdout
     status = home.run("status").stdout
     assert f"paused: everything tomorrow {tomorrow:%a %d %b}: a holiday" in status, status
+
+
+def test_a_holiday_slot_is_journaled_skipped_like_a_paused_one(initialised, monkeypatch):
+    from test_daemon import only_schedule
+
+    from routine.daemon.app import Daemon
+
+    home = initialised
+    only_schedule(home, TRIGGERED)
+    home.config.write_text(home.config.read_text() + "\ntimezone: UTC\nholiday: [2026-12-01]\n")
+    for key, value in home.env.items():
+        if key.startswith(("ROUTINE_", "OLLAMA_", "HOME")):
+            monkeypatch.setenv(key, value)
+    clock = {"now": datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)}
+    d = Daemon(clock=lambda: clock["now"])
+    try:
+        d.slots.seen_since("every-minute", d.clock())
+        clock["now"] += timedelta(minutes=1)
+        d.on_due("every-minute")
+        assert _rows(home) == [("skipped", "skipped: paused, 2026-12-01 is a holiday (`holiday:` in routine.yaml)")]
+        assert d.queue.snapshot().queued == ()
+        assert "skipped: paused" in home.run("runs", "list", check=True).stdout
+    finally:
+        d.journal.close()
