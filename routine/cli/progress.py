@@ -8,12 +8,14 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
 import time
 from typing import Callable, TextIO
 
 BAR_WIDTH = 30
 LINE_EVERY_SECONDS = 5.0
 REDRAW_SECONDS = 0.1  # a live line is redrawn at most this often
+TICK_SECONDS = 1.0  # a live line's seconds move on even when nothing happens (a model loading, a server away)
 CLEAR = "\r\x1b[K"  # back to the line's start, and clear it
 
 
@@ -106,6 +108,8 @@ class StepProgress:
         self._tokens = 0
         self._start = self._first = self._drawn = 0.0
         self._live = False
+        self._lock = threading.Lock()  # the ticker and the events write the same line
+        self._ticker: threading.Thread | None = None
 
     def block(self, steps: int) -> None:
         self.steps = steps
@@ -117,6 +121,15 @@ class StepProgress:
         self._agent, self._model, self._phase = agent, model.split("/")[-1], "starting"
         self._tokens, self._start, self._first = 0, self.clock(), 0.0
         self._draw(force=True)
+        if self.on and self._ticker is None:
+            self._ticker = threading.Thread(target=self._tick, name="progress", daemon=True)
+            self._ticker.start()
+
+    def _tick(self) -> None:
+        while True:
+            time.sleep(TICK_SECONDS)
+            if self._live:
+                self._draw(force=True)
 
     def phase(self, phase: str) -> None:
         self._phase = "answering" if phase == "generating" else phase
@@ -147,18 +160,20 @@ class StepProgress:
             self._draw(force=True)
 
     def close(self) -> None:
-        if self.on and self._live:
-            self.stream.write(CLEAR)
-            self.stream.flush()
-            self._live = False
+        with self._lock:
+            if self.on and self._live:
+                self.stream.write(CLEAR)
+                self.stream.flush()
+                self._live = False
 
     def _where(self) -> str:
         return f"[{self.index + 1}/{self.steps}] " if self.steps else ""
 
     def _write_line(self, text: str) -> None:
-        self.stream.write(CLEAR + _fit(text, width_of(self.stream) - 1) + "\n")
-        self.stream.flush()
-        self._live = False
+        with self._lock:
+            self.stream.write(CLEAR + _fit(text, width_of(self.stream) - 1) + "\n")
+            self.stream.flush()
+            self._live = False
 
     def _draw(self, force: bool = False) -> None:
         now = self.clock()
@@ -168,6 +183,7 @@ class StepProgress:
         if self._tokens:
             parts.append(f"{self._tokens} tokens")
         parts += [f"{now - self._start:.0f} s", self._model]
-        self.stream.write(CLEAR + _fit(" · ".join(parts), width_of(self.stream) - 1))
-        self.stream.flush()
-        self._drawn, self._live = now, True
+        with self._lock:
+            self.stream.write(CLEAR + _fit(" · ".join(parts), width_of(self.stream) - 1))
+            self.stream.flush()
+            self._drawn, self._live = now, True
