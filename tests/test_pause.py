@@ -244,6 +244,9 @@ def test_a_holiday_tomorrow_shows_in_status_schedule_next_and_models_plan(initia
     assert plan["held"] and "held: " in home.run("models", "plan", "--hours", "48", check=True).stdout
     status = home.run("status").stdout
     assert f"paused: everything tomorrow {tomorrow:%a %d %b}: a holiday" in status, status
+    fires = json.loads(home.run("status", "--json").stdout)["next_fires"]
+    assert any(f"{tomorrow} is a holiday" in (f["held"] or "") for f in fires) or all(
+        datetime.fromisoformat(f["at"]).date() < tomorrow for f in fires)  # the next 8 may all be today
 
 
 def test_a_holiday_slot_is_journaled_skipped_like_a_paused_one(initialised, monkeypatch):

@@ -140,8 +140,7 @@ def _next(config: Config, schedules: Schedules, n: int, as_json: bool, kept: dic
         print_json([{**r, "at": r["at"].isoformat()} for r in rows])
         return 0
     table = [{"when": f"{r['at']:%a %Y-%m-%d %H:%M %Z}", "block": r["block"], "agents": ", ".join(r["agents"]),
-              "note": "; ".join(n for n in ((r.get("held") or "").replace("skipped: paused, ", "held: "),
-                                             r["dst_shift"] or "") if n)} for r in rows]
+              "note": "; ".join(n for n in (pause.held_note(r.get("held")), r["dst_shift"] or "") if n)} for r in rows]
     print_table(table, ["when", "block", "agents", "note"])
     return 0
 

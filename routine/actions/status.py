@@ -55,8 +55,9 @@ def _print(status: DaemonStatus, clock: Clock) -> None:
         print(f"models: unknown: {status.models_error}")
     if status.next_fires:
         print("\nnext fires:")
-        print_table([{"at": clock.show(f.at, _WHEN), "block": f.block, "agents": ", ".join(f.agents)}
-                     for f in status.next_fires[:8]], ["at", "block", "agents"], {"at": clock.label("at")})
+        print_table([{"at": clock.show(f.at, _WHEN), "block": f.block, "agents": ", ".join(f.agents),
+                      "note": f.held_note} for f in status.next_fires[:8]], ["at", "block", "agents", "note"],
+                    {"at": clock.label("at")})
     if status.recent_runs:
         print("\nrecent runs:")
         print_table([_row(r, clock) for r in status.recent_runs],
@@ -105,7 +106,7 @@ def _offline(args: argparse.Namespace) -> DaemonStatus:
 
         config = load_config(args.config)
         agents, _ = load_agents(config)
-        fires = tuple(NextFire(r["block"], r["at"], tuple(r["agents"]))
+        fires = tuple(NextFire(r["block"], r["at"], tuple(r["agents"]), r.get("held"))
                       for r in upcoming(config, load_schedules(config, agents), 8))
         status = replace(status, next_fires=fires, open_alerts=open_alerts(config), paused=paused_now(config))
         resident, error = resident_models(config)

@@ -169,6 +169,11 @@ def holder(
     return lambda at: reason(pauses, holidays, name, at, zone)
 
 
+def held_note(why: str | None) -> str:
+    """A slot's ``reason`` as a listing of coming fires says it: `held: the schedule is paused until …`."""
+    return why.replace("skipped: paused, ", "held: ", 1) if why else ""
+
+
 def held_slots(
     state: Path, holidays: tuple[tuple[date, date], ...], zone: tzinfo
 ) -> Callable[[str, datetime], str | None]:
