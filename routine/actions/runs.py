@@ -49,7 +49,7 @@ def _list(journal: Journal, limit: int, as_json: bool, clock: Clock) -> int:
                      "seconds": None if r.get("duration_ms") is None else f"{r['duration_ms'] / 1000:.1f}",
                      "wrote": _wrote_cell(wrote),
                      "status": outcome(r["status"], r.get("details"), r.get("error"))})
-    print_table(rows, LIST_COLUMNS, {"started": clock.label("started")}, keep=("id", "started"),
+    print_table(rows, LIST_COLUMNS, {"started": clock.label("started")}, keep=("id", "status", "started"),
                 spare=("trigger", "seconds", "model", "block"))
     return 0
 

@@ -13,7 +13,8 @@ from zoneinfo import ZoneInfo
 
 CELL_MAX = 60  # a cell's longest text when the terminal's width is unknown (piped, no COLUMNS)
 GAP = "  "
-FLOOR = 10  # a column cut to fit the terminal keeps at least this many characters
+FLOOR = 8  # a column cut to fit the terminal keeps at least this many characters
+READABLE = 12  # a column cut below this leaves a `spare` column out instead
 
 
 def print_json(data: object) -> None:
@@ -35,25 +36,32 @@ def fit(text: str, width: int) -> str:
 
 def print_table(rows: list[dict], columns: list[str], labels: dict[str, str] | None = None,
                 keep: tuple[str, ...] = (), spare: tuple[str, ...] = ()) -> None:
-    """Rows as aligned columns. On a terminal a row fits its width: the ``spare`` columns are left
-    out in turn while the rest cannot fit, then the widest columns are cut (with `…`), never a
-    ``keep`` column (an id) below its full text. The full text is in `--json` (and `runs show`)."""
+    """Rows as aligned columns. On a terminal a row fits its width: the widest columns are cut
+    (with `…`), never a ``keep`` column (an id) below its full text, and the ``spare`` columns are
+    left out in turn while a column would be cut below ``READABLE``. The full text is in `--json`
+    (and `runs show`)."""
     if not rows:
         return
     width = terminal_width()
     shown = list(columns)
     natural = {c: max(len((labels or {}).get(c, c)), *(len(_cell(r.get(c))) for r in rows)) for c in columns}
     floors = {c: natural[c] if c in keep else min(natural[c], FLOOR) for c in columns}
-    for extra in spare:
-        if width is None or _span([floors[c] for c in shown]) <= width:
+    widths = _fitted(shown, natural, floors, width)
+    for extra in spare:  # left out in turn while a column would be cut below what reads well
+        if width is None or all(w >= min(natural[c], READABLE) for c, w in zip(shown, widths)):
             break
         shown.remove(extra)
-    widths = [natural[c] for c in shown]
-    _narrow(widths, [floors[c] for c in shown], width)
+        widths = _fitted(shown, natural, floors, width)
     heads = [(labels or {}).get(c, c).upper() for c in shown]
     for line in [heads, *([_cell(r.get(c)) for c in shown] for r in rows)]:
         text = GAP.join(fit(cell, w).ljust(w) for cell, w in zip(line, widths)).rstrip()
         print(text if width is None else fit(text, width))
+
+
+def _fitted(shown: list[str], natural: dict[str, int], floors: dict[str, int], width: int | None) -> list[int]:
+    widths = [natural[c] for c in shown]
+    _narrow(widths, [floors[c] for c in shown], width)
+    return widths
 
 
 def _span(widths: list[int]) -> int:
