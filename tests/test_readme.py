@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -30,7 +31,8 @@ NOTES = {  # what the examples name, as a person following them would have it
 
 
 def readme_lines() -> list[list[str]]:
-    """Each `routine` command of the README's shell blocks, as argv after `routine`."""
+    """Each `routine` command of the README's shell blocks, as argv after `routine`; a `cp` of a
+    note as ["cp", SRC, DST]."""
     out = []
     for block in BLOCK.findall((REPO / "README.md").read_text(encoding="utf-8")):
         for line in block.splitlines():
@@ -39,7 +41,17 @@ def readme_lines() -> list[list[str]]:
                 words = words[1:]
             if words and words[0] in (".venv/bin/routine", "routine"):
                 out.append(words[1:])
+            elif words and words[0] == "cp":
+                out.append(words)
     return out
+
+
+def _in_vault(home, arg: str) -> str:
+    """The README's vault (`~/Vault`, `$HOME/Vault`) is the test's."""
+    for prefix in ("~/Vault", "$HOME/Vault"):
+        if arg == prefix or arg.startswith(prefix + "/"):
+            return str(home.vault) + arg[len(prefix):]
+    return arg
 
 
 def test_every_routine_line_of_the_readme_runs(home, ollama):
@@ -47,11 +59,14 @@ def test_every_routine_line_of_the_readme_runs(home, ollama):
     assert len(lines) > 20, lines  # the blocks were found
     ran, skipped = [], []
     for argv in lines:
-        said = "routine " + " ".join(argv)
+        said = " ".join(argv) if argv[0] == "cp" else "routine " + " ".join(argv)
         if any(said.startswith(start) for start in SKIPPED):
             skipped.append(said)
             continue
-        argv = [str(home.vault) if a == "~/Vault" else a for a in argv]
+        argv = [_in_vault(home, a) for a in argv]
+        if argv[0] == "cp":  # a note copied, as the text before it says
+            shutil.copy(argv[1], argv[2])
+            continue
         if argv[0] == "graph" and argv[1:3] == ["show", "project"]:
             home.run("project", "new", argv[3], check=True)  # the project the example shows
         done = home.run(*argv)
