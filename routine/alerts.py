@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from routine.config.model import Config
-from routine.config.notify import Topic
+from routine.config.notify import Priority, Topic
 from routine.errors import NoteExists
 from routine.notifications import Message, notify
 
@@ -49,8 +49,8 @@ def raise_alert(config: Config, now: datetime, title: str, message: str, fix: st
     # Unwritten (the vault is away, a disk is full): the phone is then the only place the person
     # can learn it, once a day.
     key = f"alert:{rel}" if rel else f"alert:{cause or title}:{now:%Y-%m-%d}"
-    notify(config, Message(Topic.ALERTS, key, title, f"{body}\n({rel or 'no alert note: the vault is unavailable'})"),
-           now)
+    notify(config, Message(Topic.ALERTS, key, title, f"{body}\n({rel or 'no alert note: the vault is unavailable'})",
+                           note=rel), now)
     return rel
 
 
@@ -74,7 +74,7 @@ def resolve_alerts(config: Config, now: datetime, cause_prefix: str, why: str) -
         log.info("alert resolved: %s (%s)", rel, why)
         resolved.append(rel)
         notify(config, Message(Topic.ALERTS, f"resolved:{rel}", f"Resolved: {_named(rel)}",
-                               f"{why}\n({rel})"), now)
+                               f"{why}\n({rel})", note=rel, priority=Priority.LOW), now)
     return resolved
 
 

@@ -15,16 +15,17 @@ import logging
 import queue
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from routine import paths, peers, unitcheck
 from routine.config.model import Config
-from routine.config.notify import Topic
+from routine.config.notify import Priority, Topic
 from routine.journal.db import connect
 from routine.journal.notifications import Delivery, NotificationLog
+from routine.vault.notes import obsidian_link
 
 log = logging.getLogger("routine.notify")
 
@@ -37,6 +38,12 @@ class Message:
     key: str  # one message per key, ever
     title: str
     body: str
+    note: str | None = None  # the vault note it is about: the message carries a link that opens it in Obsidian
+    priority: Priority | None = None  # else the topic's
+
+    @property
+    def urgency(self) -> Priority:
+        return self.priority or self.topic.priority
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,8 @@ def notify(config: Config, message: Message, now: datetime, journal: Path | None
         return None
     where = journal or paths.journal_file()
     status = Delivery.HELD if settings.is_quiet(_local(config, now).time()) else Delivery.SENDING
+    if message.note:
+        message = replace(message, body=f"{message.body}\nOpen: {obsidian_link(config.vault, message.note)}")
     try:
         with _log(where) as book:
             if not book.claim(message.key, message.topic.value, message.title, message.body, now, status):
@@ -89,7 +98,7 @@ def deliver_held(config: Config, now: datetime) -> int:
 
 def send_now(urls: tuple[str, ...], title: str, body: str) -> list[Result]:
     """Send to each URL now, in this thread (`routine notify test`): what each one said."""
-    return [_send_one(url, title, body) for url in urls]
+    return [_send_one(url, title, body, Priority.NORMAL) for url in urls]
 
 
 REACH_SECONDS = 3.0  # `routine doctor`'s connect to a notify URL's host
@@ -128,15 +137,30 @@ def shown(url: str) -> str:
     return f"{scheme}://{host}" if rest else scheme
 
 
-def _send_one(url: str, title: str, body: str) -> Result:
+def at_priority(url: str, priority: Priority) -> str:
+    """``url`` with Apprise's ``priority=`` for a service that has priorities (ntfy, Gotify,
+    Pushover, …: each maps low/normal/high onto its own scale); a priority the person wrote in the
+    URL stays theirs, and a service without priorities gets the URL as it is."""
+    import apprise
+
+    plugin = apprise.Apprise.instantiate(url)
+    if plugin is None or "priority" not in getattr(plugin, "template_args", {}) or "priority=" in url:
+        return url
+    return f"{url}{'&' if '?' in url else '?'}priority={priority.value}"
+
+
+_KIND = {Priority.HIGH: "warning", Priority.NORMAL: "info", Priority.LOW: "info"}  # Apprise's notify_type
+
+
+def _send_one(url: str, title: str, body: str, priority: Priority) -> Result:
     import apprise
 
     sender = apprise.Apprise()
-    if not sender.add(url):
+    if not sender.add(at_priority(url, priority)):
         return Result(shown(url), False, "not an Apprise URL this version knows")
     try:
         with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as said:
-            ok = sender.notify(title=title, body=body)
+            ok = sender.notify(title=title, body=body, notify_type=_KIND[priority])
     except Exception as exc:  # a plugin's own bug must not take the sender thread down
         return Result(shown(url), False, f"{type(exc).__name__}: {exc}")
     if ok:
@@ -204,7 +228,7 @@ class _Outbox:
                 item.set()
                 continue
             urls, message, where = item
-            results = [_send_one(url, message.title, message.body) for url in urls]
+            results = [_send_one(url, message.title, message.body, message.urgency) for url in urls]
             failed = [f"{r.url}: {r.error}" for r in results if not r.ok]
             for line in failed:
                 log.warning("notification %r not delivered to %s", message.title, line)

@@ -148,6 +148,7 @@ class FakeOllama:
                  tokenizer=None, prompt_counter=None):
         self.max_loaded, self.load_delay, self.clock = max_loaded, load_delay, clock
         self.ps_delay = 0.0  # seconds /api/ps takes to answer (after taking its snapshot)
+        self.tokens_per_s: float | None = None  # answer at this pace, a word per chunk (a slow board's model)
         self.host, self.port, self.embed_dim = host, port, embed_dim
         self.default_keep_alive, self.default_num_ctx = default_keep_alive, default_num_ctx
         self.reply_fn = reply_fn  # reply_fn(model, messages) -> reply | None (None = default reply)
@@ -420,6 +421,8 @@ class FakeOllama:
         p_tok = self._prompt_tokens(model_of(body), messages, body.get("tools"), num_ctx_of(body, self.default_num_ctx))
         content, done_reason = self._limit(content, (body.get("options") or {}).get("num_predict"), reply)
         e_tok = self.count(content + (json.dumps(calls) if calls else ""))
+        if self.tokens_per_s and "delay" not in reply:
+            delay = e_tok / self.tokens_per_s
         stats = {"load_duration": load_ns, "prompt_eval_count": p_tok, "prompt_eval_duration": p_tok * 100_000,
                  "eval_count": e_tok, "eval_duration": e_tok * 20_000_000 + int(delay * 1e9)}
 
@@ -447,7 +450,7 @@ class FakeOllama:
             h.wfile.flush()
 
         words = re.split(r"(?<=\s)(?=\S)", content) if content else []  # "".join(words) == content
-        step = max(1, math.ceil(len(words) / 32))
+        step = 1 if self.tokens_per_s else max(1, math.ceil(len(words) / 32))
         chunks = ["".join(words[i:i + step]) for i in range(0, len(words), step)]
         for chunk in chunks:
             time.sleep(delay / len(chunks))

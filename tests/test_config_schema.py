@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import yaml
@@ -196,6 +197,7 @@ LOADED = {
     ("notify", "on"): (lambda c: c.notify.on, lambda v: frozenset(Topic(t) for t in v)),
     ("notify", "ready"): (lambda c: c.notify.ready, tuple),
     ("notify", "quiet_hours"): (lambda c: c.notify.quiet, lambda v: None),
+    ("notify", "remind"): (lambda c: c.notify.remind, lambda v: timedelta(days=1)),
     ("trials", "window"): (lambda c: c.trials.window, lambda v: None),
     ("trials", "clear"): (lambda c: c.trials.clear, _seconds),
     ("memory", "embedding_model"): (lambda c: c.memory.embedding_model, str),

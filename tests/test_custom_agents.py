@@ -54,6 +54,10 @@ def test_a_custom_agent_is_grounded_and_sandboxed(artifacts, ollama):
     assert "Made Agents/Pricer.md" in out
     note = home.note("Agents/Pricer.md")
     assert "custom: true" in note and "[[Artifacts/Pricing]]" in note and "[[Artifacts/Customers]]" in note
+    # A folder grounds an agent in each of its notes (the README's `--from … People` form).
+    cli(home, "agent", "new", "Reader", "--from", "Artifacts")
+    assert "[[Artifacts/Pricing]]" in home.note("Agents/Reader.md") and "[[Artifacts/Customers]]" in home.note(
+        "Agents/Reader.md")
     # Assigned to one task by the CLI: the note holding it joins its sandbox.
     cli(home, "agent", "assign", "Pricer", "--task", "Projects/Acme/Tasks.md", "--item", "Acme renewal")
     assert "- [ ] Draft the Acme renewal offer [assignee:: [[Pricer]]]" in home.note("Projects/Acme/Tasks.md")
@@ -246,7 +250,8 @@ def test_an_exclusion_glob_wins_over_every_scope_that_would_include_the_path():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["agent", "new", "Pricer", "--from", "Nowhere.md"], "There is no note 'Nowhere.md' in the vault"),
+    (["agent", "new", "Pricer", "--from", "Nowhere.md"], "There is no note or folder 'Nowhere.md' in the vault"),
+    (["agent", "new", "Pricer", "--from", "Projects"], "The folder 'Projects' holds no notes"),
     (["agent", "new", "9lives", "--from", "Artifacts/Pricing.md"], "'9lives' cannot name an agent"),
     (["agent", "new", "Pricer", "--from", "Artifacts/Pricing.md", "--model", "huge"], "no model alias 'huge'"),
     (["agent", "show", "nobody"], "There is no agent named 'nobody'"),

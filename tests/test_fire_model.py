@@ -19,6 +19,9 @@ def test_fire_on_another_alias_journals_it_and_writes_a_proposal(initialised, ol
     assert result["wrote"]["proposal"].startswith("Drafts/")
     proposal = home.note(result["wrote"]["proposal"])
     assert "Ship the battery report first" in proposal
+    why = "strategist ran on analyst (--model) without --write, so its note is a proposal (add --write"
+    assert why in result["wrote"]["message"] and why in proposal  # the true reason, not the agent's approval
+    assert "writes need your approval" not in result["wrote"]["message"]
     assert not list((home.vault / "Daily").glob("*.md")) or "Ship the battery" not in next(
         (home.vault / "Daily").glob("*.md")).read_text()
     assert ollama.last_request()["model"] == QWEN  # the request went to the alias asked for

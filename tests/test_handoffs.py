@@ -42,7 +42,7 @@ def test_the_critics_verdict_picks_the_branch_and_both_are_journaled(initialised
     wrote_synthesis = any("Before Building" in p.read_text() for p in before_building)
     assert wrote_synthesis is (ran == "librarian")
     shown = home.run("runs", "list").stdout
-    assert "skipped" in shown
+    assert "skipped: branch" in shown and "skipped: paused" not in shown
 
 
 def test_a_critic_that_gives_no_verdict_sends_the_work_to_the_synthesizer(initialised, ollama):

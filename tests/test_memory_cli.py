@@ -282,6 +282,13 @@ def test_progress_is_a_bar_on_a_terminal_and_sparse_lines_otherwise():
     assert lines[0] == "indexing: 0/1000 notes" and lines[-1] == "indexing: 1000/1000 notes"
     assert 10 <= len(lines) <= 12  # about every tenth, not a line per note
 
-    bar = io.StringIO()
-    ProgressPrinter(bar, tty=True)("indexing", 5, 10)
-    assert bar.getvalue().startswith("\rindexing [###############...............] 5/10 notes")
+    bar, now = io.StringIO(), [100.0]
+    printer = ProgressPrinter(bar, tty=True, clock=lambda: now[0])
+    printer("indexing", 0, 10)
+    now[0] += 2.5
+    printer("indexing", 5, 10)
+    last = bar.getvalue().split("\r\x1b[K")[-1]
+    assert last == "indexing [###############...............] 5/10 notes, 2.0 notes/s, 2 s left"  # rate and ETA
+    quiet = io.StringIO()
+    ProgressPrinter(quiet, tty=True, quiet=True)("indexing", 5, 10)  # `routine index --quiet`
+    assert quiet.getvalue() == ""

@@ -214,3 +214,20 @@ def test_notify_on_written_plainly_is_read_as_meant_and_bad_quiet_hours_are_loca
     home.config.write_text(text + "\nnotify:\n  urls: [json://127.0.0.1:9/x]\n  quiet_hours: '25:00-07:00'\n")
     bad = home.run("schedule", "list")
     assert bad.returncode == 2 and "notify.quiet_hours" in bad.stderr and "two times of day" in bad.stderr
+
+
+def test_an_outage_is_sent_high_its_resolution_low_each_with_a_link_that_opens_the_note(config, receiver):
+    from routine import notifications
+    from routine.alerts import raise_alert, resolve_alerts
+
+    at = datetime(2026, 11, 24, 9, 0, tzinfo=BERLIN)
+    rel = raise_alert(config, at, "Ollama unreachable at http://h:11434", "Ollama is not reachable.", "start it.",
+                      cause="ollama:http://h:11434")
+    resolve_alerts(config, at + timedelta(minutes=5), "ollama:http://h:11434", "Ollama answers again.")
+    assert notifications.flush()
+    ntfy = [r.headers.get("X-Priority") for r in receiver.got if r.path == "/"]
+    assert ntfy == ["high", "low"], ntfy  # ntfy's own scale
+    hook = [json.loads(r.body) for r in receiver.got if r.path == "/hook"]
+    assert [m["type"] for m in hook] == ["warning", "info"]  # a service without priorities: Apprise's kind
+    link = f"obsidian://open?vault={config.vault.name}&file={rel[:-3].replace('/', '%2F').replace(' ', '%20')}"
+    assert all(link in text for text in receiver.texts()), (link, receiver.texts())

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -155,6 +155,7 @@ def test_the_daemon_journals_a_paused_slot_as_skipped_and_raises_no_alert(daemon
     daemon.on_due("every-minute")
     rows = _rows(home)
     assert [r[0] for r in rows] == ["skipped"] and rows[0][1].startswith("skipped: paused, the block every-minute")
+    assert "skipped: paused" in home.run("runs", "list", check=True).stdout  # told apart from a branch not taken
     assert daemon.queue.snapshot().queued == ()
     assert not list((home.vault / "Alerts").glob("*missed*"))
     home.run("resume", check=True)
@@ -209,3 +210,64 @@ def test_pause_until_tomorrow_skips_the_rest_of_today_and_the_slots_after_midnig
     midnight = datetime(2026, 12, 2, 0, 0, tzinfo=zone).astimezone(timezone.utc)
     assert daemon.queue.snapshot().queued == (f"every-minute @ {midnight:%Y-%m-%dT%H:%MZ}",)  # it runs
     assert not list((home.vault / "Alerts").glob("*missed*"))
+
+
+@pytest.mark.daemon(budget=90)
+def test_pause_and_resume_show_on_the_dashboard_at_once(initialised):
+    """No run needs to happen first: the daemon is told, and writes the dashboard again."""
+    from test_daemon import daemon as running, only_schedule, wait_for
+
+    home = initialised
+    only_schedule(home, TRIGGERED)
+    dashboard = home.vault / "Routine" / "Dashboard.md"
+    with running(home):
+        wait_for(lambda: dashboard.exists() and "Paused" not in dashboard.read_text(), 60, "the first dashboard")
+        home.run("pause", "--until", "3d", check=True)
+        wait_for(lambda: "Paused" in dashboard.read_text(), 20, "the pause on the dashboard")
+        home.run("resume", check=True)
+        wait_for(lambda: "Paused" not in dashboard.read_text(), 20, "the resume on the dashboard")
+
+
+def test_a_holiday_tomorrow_shows_in_status_schedule_next_and_models_plan(initialised):
+    """Tomorrow will not run: `schedule next` marks its slots held, `models plan` plans no load for
+    them and says so, `status` names the coming holiday."""
+    home = initialised
+    tomorrow = date.today() + timedelta(days=1)  # no `timezone:`: the machine's day, as routine's
+    home.config.write_text(home.config.read_text() + f"\nholiday: [{tomorrow}]\n")
+    fires = json.loads(home.run("schedule", "next", "40", "--json", check=True).stdout)
+    on_holiday = [f for f in fires if datetime.fromisoformat(f["at"]).date() == tomorrow]
+    assert on_holiday and all(f"{tomorrow} is a holiday" in (f["held"] or "") for f in on_holiday)
+    assert all(f["held"] is None for f in fires if datetime.fromisoformat(f["at"]).date() < tomorrow)
+    assert "held: " in home.run("schedule", "next", "40", check=True).stdout
+    plan = json.loads(home.run("models", "plan", "--hours", "48", "--json", check=True).stdout)
+    assert plan["held"] and all(datetime.fromisoformat(h["at"]).astimezone().date() == tomorrow for h in plan["held"])
+    assert plan["held"] and "held: " in home.run("models", "plan", "--hours", "48", check=True).stdout
+    status = home.run("status").stdout
+    assert f"paused: everything tomorrow {tomorrow:%a %d %b}: a holiday" in status, status
+    fires = json.loads(home.run("status", "--json").stdout)["next_fires"]
+    assert any(f"{tomorrow} is a holiday" in (f["held"] or "") for f in fires) or all(
+        datetime.fromisoformat(f["at"]).date() < tomorrow for f in fires)  # the next 8 may all be today
+
+
+def test_a_holiday_slot_is_journaled_skipped_like_a_paused_one(initialised, monkeypatch):
+    from test_daemon import only_schedule
+
+    from routine.daemon.app import Daemon
+
+    home = initialised
+    only_schedule(home, TRIGGERED)
+    home.config.write_text(home.config.read_text() + "\ntimezone: UTC\nholiday: [2026-12-01]\n")
+    for key, value in home.env.items():
+        if key.startswith(("ROUTINE_", "OLLAMA_", "HOME")):
+            monkeypatch.setenv(key, value)
+    clock = {"now": datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)}
+    d = Daemon(clock=lambda: clock["now"])
+    try:
+        d.slots.seen_since("every-minute", d.clock())
+        clock["now"] += timedelta(minutes=1)
+        d.on_due("every-minute")
+        assert _rows(home) == [("skipped", "skipped: paused, 2026-12-01 is a holiday (`holiday:` in routine.yaml)")]
+        assert d.queue.snapshot().queued == ()
+        assert "skipped: paused" in home.run("runs", "list", check=True).stdout
+    finally:
+        d.journal.close()

@@ -47,6 +47,16 @@ def test_a_bare_fire_of_the_manager_gets_the_project_brief(cli, ollama):
     assert FACTS in prompt and f"Project {PROJECT} (active); goal: Open the shop." in prompt, prompt
     assert "Ada (person): Write the launch email (open)" in prompt
 
+    # The brief (and so the digest) says which tasks are due tomorrow and which are overdue.
+    today = date.today()  # the run's day: the fire is now
+    cli("project", "assign", PROJECT, "Ada", "--task", "Print the flyers", "--due", str(today + timedelta(days=1)))
+    cli("project", "assign", PROJECT, "Ada", "--task", "Book the hall", "--due", str(today - timedelta(days=2)))
+    ollama.script(MISTRAL, ["**Progress** — Ada: two tasks need her."])
+    cli("fire", "acme-launch-pm")
+    prompt = pm_requests(ollama)[-1]
+    assert "Print the flyers (open, due tomorrow)" in prompt
+    assert f"Book the hall (open, overdue since {today - timedelta(days=2)})" in prompt
+
     # A task that asks for the brief itself gets it once.
     ollama.script(MISTRAL, ["Noted."])
     cli("fire", "acme-launch-pm", "--task", "Say what stands out.\n\n{{ project_brief }}")

@@ -7,7 +7,7 @@ routine's doing. Calls go through the real `ollama` and `litellm` clients.
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import ollama as ollama_client
 import pytest
@@ -240,22 +240,29 @@ def test_a_second_deployment_takes_the_call_when_the_first_host_is_full(tmp_path
         other.stop()
 
 
-def test_next_scheduled_use_agrees_with_the_enumerated_plan(initialised):
-    """The manager's quick forecast and the day plan must tell the same story."""
+def _shipped_schedule(home):
+    """The config, agents and blocks `routine init` ships, loaded in this process."""
     import os
-    from zoneinfo import ZoneInfo
 
     from routine.config.loader import load_agents
-    from routine.models.plan import Forecast, next_scheduled_use, upcoming_uses
     from routine.schedule.loader import load_schedules
 
-    os.environ["ROUTINE_CONFIG"] = str(initialised.config)
+    os.environ["ROUTINE_CONFIG"] = str(home.config)
     try:
         config = load_config()
     finally:
         del os.environ["ROUTINE_CONFIG"]
     agents, _ = load_agents(config)
-    blocks = load_schedules(config, agents).blocks.values()
+    return config, agents, load_schedules(config, agents).blocks.values()
+
+
+def test_next_scheduled_use_agrees_with_the_enumerated_plan(initialised):
+    """The manager's quick forecast and the day plan must tell the same story."""
+    from zoneinfo import ZoneInfo
+
+    from routine.models.plan import Forecast, next_scheduled_use, upcoming_uses
+
+    config, agents, blocks = _shipped_schedule(initialised)
     tz = ZoneInfo("Europe/Berlin")
     start = datetime(2026, 11, 23, 6, 0, tzinfo=tz)
     forecast = Forecast(
@@ -377,3 +384,22 @@ def test_a_model_another_program_loads_while_ours_loads_is_counted(tmp_path, srv
     assert srv.peak_resident == 2, srv.events
     assert "llama3.2:3b" in srv.resident()
     assert any(s["model"] == "llama3.2:3b" and not s["ours"] for s in manager.snapshot())
+
+
+def test_the_preloader_plans_no_load_for_a_paused_or_holiday_slot(initialised, tmp_path):
+    """What the daemon's preloader asks (`Residency.scheduled_uses`): a held slot needs no model."""
+    from zoneinfo import ZoneInfo
+
+    from routine.models.plan import upcoming_uses
+    from routine.schedule import pause
+
+    config, agents, blocks = _shipped_schedule(initialised)
+    tz = ZoneInfo("Europe/Berlin")
+    start = datetime(2026, 11, 23, 0, 0, tzinfo=tz)  # a Monday
+    every = upcoming_uses(config, agents, blocks, start, start + timedelta(days=2), tz)
+    first = every[0].block
+    pause.pause(tmp_path, [first], None, start)
+    held = pause.held_slots(tmp_path, ((date(2026, 11, 24), date(2026, 11, 24)),), tz)  # Tuesday: a holiday
+    left = upcoming_uses(config, agents, blocks, start, start + timedelta(days=2), tz, held=held)
+    assert left and all(u.block != first and u.at.date() == date(2026, 11, 23) for u in left)
+    assert len(left) < len([u for u in every if u.at.date() == date(2026, 11, 23)])

@@ -73,6 +73,8 @@ def test_a_better_candidate_is_recommended_and_measured_against_what_the_person_
     scores = json.loads(home.run("models", "scores", "--json", check=True).stdout)
     assert any(s.startswith(f"{QWEN} passes 100% vs 0% for {MISTRAL} on your Strategist runs")
                for s in scores["recommendation"]), scores["recommendation"]
+    said = next(s for s in scores["recommendation"] if "Strategist" in s)  # with its sample, and how sure
+    assert f"(1 trial of {QWEN}, 1 run of {MISTRAL})" in said and "too few to be sure" in said, said
     agents = {p.name: p.read_text() for p in (home.vault / "Agents").glob("*.md")}
     assert "model: general" in agents["Strategist.md"]  # recommended, never switched
 
@@ -108,3 +110,9 @@ def test_a_candidates_tool_calls_are_judged_against_the_agents_tools_never_run(i
     assert [(r["tool_calls"], r["tool_calls_valid"], r["passed"]) for r in results] == [(1, False, False),
                                                                                       (1, True, True)]
     assert snapshot(home.vault) == before  # the calls were judged, not carried out
+
+
+def test_no_runs_to_try_says_which_day_and_how_to_try_others(initialised, ollama):
+    out = initialised.run("models", "try", "analyst", check=True).stdout
+    assert "No runs from yesterday to try analyst on" in out and "`--runs today` tries today's instead" in out
+    assert "--now" not in out

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from routine.cli.output import print_json, print_table
+from routine.cli.output import Clock, print_json, print_table
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
 
@@ -100,9 +100,11 @@ def _show(config: Config, agent: AgentSpec, as_json: bool) -> int:
     print(f"  projects: {', '.join(assigned['projects']) or 'none'}")
     print(f"  tasks in: {', '.join(assigned['tasks']) or 'none'}")
     runs = data["last_runs"]
+    clock = Clock.named(config.zone_name())
     print("  last runs:" + ("" if runs else " none"))
     for r in runs:
-        print(f"    {r['id']}  {r['status']}  {(r['started_at'] or '')[:19]}  {r['wrote'] or ''}")
+        started = clock.show(r["started_at"], "%Y-%m-%d %H:%M:%S %Z")
+        print(f"    {r['id']}  {r['status']}  {started}  {r['wrote'] or ''}")
     return 0
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from routine.cli.output import print_json, print_table
+from routine.cli.output import Clock, print_json, print_table
+from routine.config.loader import zone_name_of
 from routine.errors import UsageError
 from routine.journal import Journal
 from routine.journal.chats import ChatMessage, ChatStore, Role
 
-LIST_COLUMNS = ["id", "agent", "origin", "title", "messages", "updated_at"]
+LIST_COLUMNS = ["id", "agent", "origin", "title", "messages", "updated"]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -17,13 +18,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         store = ChatStore(journal.db)
         if getattr(args, "chats_command", None) == "show":
-            return _show(store, args.chat_id, args.json)
-        return _list(store, getattr(args, "limit", 20), args.json)
+            return _show(store, args.chat_id, args.json, Clock.named(zone_name_of(args.config)))
+        return _list(store, getattr(args, "limit", 20), args.json, Clock.named(zone_name_of(args.config)))
     finally:
         journal.close()
 
 
-def _list(store: ChatStore, limit: int, as_json: bool) -> int:
+def _list(store: ChatStore, limit: int, as_json: bool, clock: Clock) -> int:
     chats = store.recent(limit)
     if as_json:
         print_json(chats)
@@ -33,12 +34,12 @@ def _list(store: ChatStore, limit: int, as_json: bool) -> int:
             'No conversations yet. Try `routine ask strategist "What matters today?"` or `routine chat new strategist`.'
         )
         return 0
-    print_table([{**c, "title": c["title"] or c["note"] or "", "updated_at": c["updated_at"][:19].replace("T", " ")}
-                 for c in chats], LIST_COLUMNS)
+    print_table([{**c, "title": c["title"] or c["note"] or "", "updated": clock.show(c["updated_at"])}
+                 for c in chats], LIST_COLUMNS, {"updated": clock.label("updated")})
     return 0
 
 
-def _show(store: ChatStore, chat_id: str, as_json: bool) -> int:
+def _show(store: ChatStore, chat_id: str, as_json: bool, clock: Clock) -> int:
     chat = store.get(chat_id)
     if chat is None:
         raise UsageError(f"There is no conversation {chat_id!r}.", "see `routine chats list` for their ids.")
@@ -46,13 +47,14 @@ def _show(store: ChatStore, chat_id: str, as_json: bool) -> int:
         print_json(chat.as_dict())
         return 0
     print(
-        f"Conversation {chat.id} with {chat.agent} ({chat.origin.value}" + (f", {chat.note}" if chat.note else "") + ")"
+        f"Conversation {chat.id} with {chat.agent} ({chat.origin.value}" + (f", {chat.note}" if chat.note else "")
+        + f"), times in {clock.zone}"
     )
     if chat.summary:
         print(f"Summary so far (covers {chat.folded} messages):\n{_indent(chat.summary)}")
     for m in chat.messages:
         print()
-        print(_header(m))
+        print(_header(m, clock))
         if m.role is Role.TOOL:
             print(f"  arguments: {m.arguments}")
             print(_indent(f"result: {m.result}"))
@@ -65,8 +67,8 @@ def _show(store: ChatStore, chat_id: str, as_json: bool) -> int:
     return 0
 
 
-def _header(m: ChatMessage) -> str:
-    at = m.at[11:19]
+def _header(m: ChatMessage, clock: Clock) -> str:
+    at = clock.show(m.at, "%H:%M:%S")
     if m.role is Role.TOOL:
         return f"[{at}] tool call {m.tool}" + (" (refused)" if m.details.get("refused") else "") + \
                (f", {m.duration_ms} ms" if m.duration_ms is not None else "")

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     from routine.journal import Journal
 
-    interactive = sys.stderr.isatty() and not args.json
+    interactive = live(args)
     journal = Journal()
     runner = Runner(config, journal, on_event=_progress(interactive))
     try:
@@ -76,7 +76,7 @@ def through_daemon(args: argparse.Namespace, resume: str | None = None) -> int |
     ``resume``: a failed block run to pick up (`routine runs retry`)."""
     from routine import control
 
-    interactive = sys.stderr.isatty() and not args.json
+    interactive = live(args)
     from routine.runner.events import from_json
 
     progress = _progress(interactive)
@@ -145,7 +145,7 @@ def fire_block(
         return 0
     from routine.journal import Journal
 
-    interactive = sys.stderr.isatty() and not args.json
+    interactive = live(args)
     journal = Journal()
     runner = Runner(config, journal, on_event=_progress(interactive))
     try:
@@ -187,32 +187,46 @@ def _wrote_line(message: str, outcome: str, run_id: str | None) -> str:
     return message if outcome == "proposal" else f"{message.rstrip('.')} (run {run_id})."
 
 
+_SAID = {"created": "wrote", "replaced": "rewrote", "appended": "appended to", "unchanged": "left unchanged",
+         "proposal": "proposed"}
+
+
+def live(args: argparse.Namespace) -> bool:
+    """Whether a fired job shows its progress: on a terminal, without --json or --quiet."""
+    return sys.stderr.isatty() and not args.json and not getattr(args, "quiet", False)
+
+
 def _progress(interactive: bool) -> Callable[[RunEvent], None]:
-    from routine.cli.progress import ProgressPrinter
+    """The runner's events as the terminal shows them (``routine.cli.progress``); an index pass's
+    bar even when the rest is quiet."""
+    from routine.cli.progress import ProgressPrinter, StepProgress
     from routine.runner import events as ev
 
     indexing = ProgressPrinter()
+    steps = StepProgress(interactive)
 
     def on_event(event: ev.RunEvent) -> None:
         if isinstance(event, ev.Indexing):  # the search index catching up before a step's search
             indexing(event.what, event.count, event.total)
-            return
-        if not interactive:
-            return
-        if isinstance(event, ev.StepStarted):
-            sys.stderr.write(f"{event.agent} on {event.model} …\n")
-        elif isinstance(event, ev.Retrying):
-            sys.stderr.write(f"{event.agent}: {event.error} Trying again in {event.wait_s:g} s "
-                             f"(attempt {event.attempt} of {event.attempts}) …\n")
-        elif isinstance(event, ev.Queued):
-            sys.stderr.write(f"queued behind {event.ahead} job(s) in the daemon …\n")
+        elif isinstance(event, ev.BlockStarted):
+            steps.block(event.steps)
+        elif isinstance(event, ev.BlockStep):
+            steps.step(event.index)
+        elif isinstance(event, ev.StepStarted):
+            steps.started(event.agent, event.model)
         elif isinstance(event, ev.Phase):  # what the step waits on: loading MODEL, generating, writing
-            sys.stderr.write(f"{'' if event.phase != 'writing' else chr(10)}  {event.phase} …\n")
+            steps.phase(event.phase)
         elif isinstance(event, ev.Token):
-            sys.stderr.write(event.text)
-        elif isinstance(event, (ev.Wrote, ev.StepFailed)):
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+            steps.token()
+        elif isinstance(event, ev.Wrote):
+            steps.ended(True, f"{_SAID.get(event.outcome, event.outcome)} {event.path}")
+        elif isinstance(event, ev.StepFailed):
+            steps.ended(False, f"{event.status}: {(event.error.splitlines() or [''])[0]}")
+        elif isinstance(event, ev.Retrying):
+            steps.note(f"{event.agent}: {event.error} Trying again in {event.wait_s:g} s "
+                       f"(attempt {event.attempt} of {event.attempts}) …")
+        elif isinstance(event, ev.Queued):
+            steps.note(f"queued behind {event.ahead} job(s) in the daemon …")
 
     return on_event
 

@@ -13,7 +13,7 @@ from routine.config.loader import load_config
 def run(args: argparse.Namespace) -> int:
     from routine.runner.events import IndexProgress, from_json
 
-    progress = ProgressPrinter()
+    progress = ProgressPrinter(quiet=args.quiet or args.json)
 
     def on_line(line: dict) -> None:
         event = from_json(line)

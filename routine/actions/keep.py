@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timedelta
 
-from routine.cli.output import print_json, print_table
+from routine.cli.output import Clock, print_json, print_table
 from routine.config.loader import load_config
 from routine.journal import Journal
 from routine.journal.keep import KeepRates
@@ -26,6 +26,7 @@ def now() -> datetime:
 def keep(args: argparse.Namespace, journal: Journal) -> int:
     config = load_config(args.config)
     at = now()
+    clock = Clock.named(config.zone_name())
     rates = KeepRates(journal.db)
     measured = rates.measure_due(config.vault, at)
     since = at - timedelta(days=args.days)
@@ -42,8 +43,9 @@ def keep(args: argparse.Namespace, journal: Journal) -> int:
                     ["by", "name", "sections", "kept", "untouched", "edited", "deleted", "approved", "approved_kept"])
         print()
     print_table([{**s, "kept": "waiting (48 h)" if s["kept"] is None else _share(s["kept"]),
-                  "written_at": s["written_at"][:16].replace("T", " ")} for s in sections],
-                ["written_at", "agent", "block", "note", "section", "via", "kept", "ending"])
+                  "written": clock.show(s["written_at"], "%Y-%m-%d %H:%M")} for s in sections],
+                ["written", "agent", "block", "note", "section", "via", "kept", "ending"],
+                {"written": clock.label("written")})
     return 0
 
 

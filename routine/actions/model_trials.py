@@ -40,16 +40,21 @@ def try_model(config: Config, args: argparse.Namespace) -> int:
                     "ran": [_trial_json(t) for t in done]})
         return 0
     if not runs:
-        print(f"No runs to try {args.candidate} on (step runs that called a model"
-              f"{' on ' + args.against if args.against else ''}, other than {args.candidate}'s own).")
+        day = "" if ids else f" from {'today' if shift else 'yesterday'}"
+        hint = (" `--runs today` tries today's instead, or name run ids (`routine runs list`)." if not ids and not shift
+                else " Name run ids instead (`routine runs list` shows them).")
+        print(f"No runs{day} to try {args.candidate} on (step runs that called a model"
+              f"{' on ' + args.against if args.against else ''}, other than {args.candidate}'s own).{hint}")
         return 0
     print(f"Queued {added} trial(s) of {args.candidate} on {len(runs)} run(s)"
           f"{f' ({before} tried or queued before)' if before else ''}.")
     if not args.now:
         window = config.trials.window if config.trials else None
+        now_hint = ("stop the daemon and run them now with --now" if control.daemon_running()
+                    else "run them now with --now")
         print(f"The daemon runs them in its trials window ({window})." if window else
-              "Add `trials: {window: \"01:00-05:00\"}` to routine.yaml for the daemon to run them at night, "
-              "or run them now with --now.")
+              f"Add `trials: {{window: \"01:00-05:00\"}}` to routine.yaml for the daemon to run them at night, "
+              f"or {now_hint}.")
     for trial in done:
         print(_trial_line(trial))
     return 0

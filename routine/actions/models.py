@@ -9,9 +9,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from routine.cli.output import print_json, print_table
+from routine import paths
+from routine.cli.output import Clock, print_json, print_table
 from routine.config.loader import load_agents, load_config
 from routine.errors import RoutineError
+from routine.schedule import pause
 
 if TYPE_CHECKING:
     from routine.models.plan import Decision, ModelKey
@@ -41,6 +43,7 @@ def _ps(config: Config, as_json: bool) -> int:
     try:
         events = ModelEvents(journal.db)
         rows, unreachable = [], []
+        clock = Clock.named(config.zone_name())
         for host in config.managed_hosts:
             try:
                 resident = providers.resident(host)
@@ -51,7 +54,7 @@ def _ps(config: Config, as_json: bool) -> int:
                 ours = events.last_load(host, r.name)
                 rows.append({"host": host, "model": r.name, "context": r.context_length,
                              "size_gib": round(r.size / 2**30, 1) if r.size else None,
-                             "loaded_by": _loaded_by(ours), "expires": _expires(r.expires_at)})
+                             "loaded_by": _loaded_by(ours), "expires": _expires(r.expires_at, clock)})
     finally:
         journal.close()
     if as_json:
@@ -73,7 +76,7 @@ def _loaded_by(event: dict | None) -> str:
     return f"routine ({event['reason']}{', run ' + event['run_id'] if event.get('run_id') else ''})"
 
 
-def _expires(text: str | None) -> str:
+def _expires(text: str | None, clock: Clock) -> str:
     if not text:
         return "-"
     try:
@@ -82,7 +85,7 @@ def _expires(text: str | None) -> str:
         return text
     if when.year > 2100:
         return "never (routine unloads it)"
-    return when.astimezone().strftime("%H:%M:%S")
+    return clock.show(when, "%H:%M:%S %Z")
 
 
 def _plan(config: Config, hours: int, as_json: bool) -> int:
@@ -93,7 +96,18 @@ def _plan(config: Config, hours: int, as_json: bool) -> int:
     schedules = load_schedules(config, agents)
     tz = ZoneInfo(config.zone_name())
     now = datetime.now(timezone.utc)
-    uses = upcoming_uses(config, agents, schedules.blocks.values(), now, now + timedelta(hours=hours), tz)
+    check = pause.held_slots(paths.state_dir(), config.holiday, tz)
+    skipped: dict[tuple[str, datetime], str] = {}
+
+    def held(block: str, at: datetime) -> str | None:
+        why = check(block, at)
+        if why:
+            skipped[(block, at)] = why
+        return why
+
+    uses = upcoming_uses(config, agents, schedules.blocks.values(), now, now + timedelta(hours=hours), tz, held=held)
+    clock = Clock(tz)
+    held_rows = [{"block": block, "at": at.isoformat(), "why": why} for (block, at), why in sorted(skipped.items())]
     slots = config.max_resident
     ours = simulate_ours(uses, slots, idle_unload=timedelta(seconds=config.idle_unload))
     naive = simulate_ollama(uses, slots)
@@ -119,8 +133,13 @@ def _plan(config: Config, hours: int, as_json: bool) -> int:
                          "idle_unloads": ours.idle_unloads},
                "warm_share": {"routine": round(ours.warm_share, 3), "ollama_alone": round(naive.warm_share, 3)}}
     if as_json:
-        print_json({**summary, "steps_detail": rows})
+        print_json({**summary, "steps_detail": rows, "held": held_rows})
         return 0
+    for block in dict.fromkeys(r["block"] for r in held_rows):  # paused or a holiday: no run, no model loaded
+        times = [r for r in held_rows if r["block"] == block]
+        more = f" and {len(times) - 1} more slot{'s' * (len(times) > 2)}" if len(times) > 1 else ""
+        print(f"held: {block} at {clock.show(times[0]['at'], '%a %H:%M')}{more}: "
+              f"{times[0]['why'].removeprefix('skipped: ')}")
     if not rows:
         print(f"No scheduled steps in the next {hours} h.")
         return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from routine import paths
-from routine.cli.output import print_json, print_table
+from routine.cli.output import Clock, print_json, print_table
 from routine.config.model import Config
 from routine.config.loader import load_config
 from routine.errors import UsageError
@@ -17,7 +17,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if getattr(args, "notify_command", None) == "test":
         return _test(config, args.json)
-    return _list(args.json, getattr(args, "limit", 20))
+    return _list(args.json, getattr(args, "limit", 20), Clock.named(config.zone_name()))
 
 
 def _test(config: Config, as_json: bool) -> int:
@@ -36,7 +36,7 @@ def _test(config: Config, as_json: bool) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
-def _list(as_json: bool, limit: int) -> int:
+def _list(as_json: bool, limit: int, clock: Clock) -> int:
     if not paths.journal_file().exists():
         rows, counts = [], {}
     else:
@@ -51,5 +51,6 @@ def _list(as_json: bool, limit: int) -> int:
         return 0
     print("notifications: " + (", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none yet"))
     if rows:
-        print_table(rows, ["at", "topic", "status", "title", "error"])
+        print_table([{**r, "at": clock.show(r.get("at"))} for r in rows], ["at", "topic", "status", "title", "error"],
+                    {"at": clock.label("at")})
     return 0

@@ -35,6 +35,9 @@ def run(args: argparse.Namespace) -> int:
         pause.pause(state, args.blocks, pause.until_from(args.until, now), now)
         said = []
     held = pause.in_force(state, config.holiday, now, zone)
+    from routine import control
+
+    control.call({"op": "held"})  # a running daemon shows it at once (the dashboard); None without one
     if args.json:
         print_json({"said": said, "paused": list(held)})
         return 0

@@ -5,19 +5,21 @@ from __future__ import annotations
 import argparse
 import json
 
-from routine.cli.output import print_json, print_table
+from routine.cli.output import Clock, print_json, print_table
+from routine.config.loader import zone_name_of
 from routine.errors import UsageError
 from routine.journal import Journal
 from routine.journal.runs import RunRecord
+from routine.journal.status import outcome
 
-LIST_COLUMNS = ["id", "status", "agent", "block", "trigger", "model", "started_at", "duration_ms", "wrote"]
+LIST_COLUMNS = ["id", "status", "agent", "block", "trigger", "model", "started", "seconds", "wrote"]
 
 
 def run(args: argparse.Namespace) -> int:
     journal = Journal()
     try:
         if getattr(args, "runs_command", None) == "show":
-            return _show(journal, args.run_id, args.json)
+            return _show(journal, args.run_id, args.json, Clock.named(zone_name_of(args.config)))
         if getattr(args, "runs_command", None) == "retry":
             from routine.actions.retry import retry
 
@@ -26,12 +28,12 @@ def run(args: argparse.Namespace) -> int:
             from routine.actions.keep import keep
 
             return keep(args, journal)
-        return _list(journal, getattr(args, "limit", 20), args.json)
+        return _list(journal, getattr(args, "limit", 20), args.json, Clock.named(zone_name_of(args.config)))
     finally:
         journal.close()
 
 
-def _list(journal: Journal, limit: int, as_json: bool) -> int:
+def _list(journal: Journal, limit: int, as_json: bool, clock: Clock) -> int:
     runs = [r.as_dict() for r in journal.recent(limit)]
     if as_json:
         print_json(runs)
@@ -43,20 +45,27 @@ def _list(journal: Journal, limit: int, as_json: bool) -> int:
     for r in runs:
         wrote = r.get("wrote") or {}
         rows.append({**r, "model": (r.get("model") or "").split("/")[-1],
-                     "started_at": (r.get("started_at") or "")[:19].replace("T", " "),
+                     "started": clock.show(r.get("started_at")),
+                     "seconds": None if r.get("duration_ms") is None else f"{r['duration_ms'] / 1000:.1f}",
                      "wrote": _wrote_cell(wrote),
-                     "status": r["status"] if not r.get("error") else f"{r['status']}!"})
-    print_table(rows, LIST_COLUMNS)
+                     "status": outcome(r["status"], r.get("details"), r.get("error"))})
+    print_table(rows, LIST_COLUMNS, {"started": clock.label("started")}, keep=("id", "status", "started"),
+                spare=("trigger", "seconds", "model", "block"))
     return 0
 
 
 def _wrote_cell(wrote: str | dict | list | None) -> str | None:
-    """One note's path, or a block's notes joined: never a Python list's repr."""
+    """One note's path, or a block's notes joined (each once): never a Python list's repr."""
+    return ", ".join(wrote_paths(wrote)) or None
+
+
+def wrote_paths(wrote: str | dict | list | None) -> list[str]:
+    """The notes a run (or a block, step by step) wrote, each once, in the order written."""
     if isinstance(wrote, dict):
-        return wrote.get("path")
+        return [wrote["path"]] if wrote.get("path") else []
     if isinstance(wrote, list):
-        return ", ".join(str(w) for w in wrote) or None
-    return wrote
+        return list(dict.fromkeys(p for w in wrote for p in wrote_paths(w)))
+    return [wrote] if wrote else []
 
 
 def find_run(journal: Journal, run_id: str) -> RunRecord:
@@ -71,16 +80,19 @@ def find_run(journal: Journal, run_id: str) -> RunRecord:
     return run
 
 
-def _show(journal: Journal, run_id: str, as_json: bool) -> int:
+def _show(journal: Journal, run_id: str, as_json: bool, clock: Clock) -> int:
     row = find_run(journal, run_id).as_dict()
     counts = _token_counts(journal, row["id"])
     if as_json:
         print_json({**row, "token_counts": counts, "steps": [c.as_dict() for c in journal.children(row["id"])]})
         return 0
+    shown = {**row, "status": outcome(row["status"], row.get("details")),
+             "started_at": clock.show(row.get("started_at"), "%Y-%m-%d %H:%M:%S %Z"),
+             "ended_at": row.get("ended_at") and clock.show(row["ended_at"], "%Y-%m-%d %H:%M:%S %Z")}
     for key in ("id", "status", "agent", "block", "trigger", "slot", "model", "started_at", "ended_at",
                 "duration_ms", "load_duration_ms", "tokens_in", "tokens_out"):
-        if row.get(key) is not None:
-            print(f"{key + ':':18}{row[key]}")
+        if shown.get(key) is not None:
+            print(f"{key + ':':18}{shown[key]}")
     if row.get("error"):
         print(f"\nError:\n  {row['error']}")
     if row.get("task"):
@@ -91,11 +103,8 @@ def _show(journal: Journal, run_id: str, as_json: bool) -> int:
         print("\nLeft out of context:\n" + "\n".join(f"  {d['label']}: {d['reason']}" for d in row["dropped"]))
     if row.get("wrote"):
         wrote = row["wrote"]
-        print(
-            f"\nWrote:\n  {wrote.get('message') or wrote.get('path')}"
-            if isinstance(wrote, dict)
-            else f"\nWrote: {wrote}"
-        )
+        lines = [wrote.get("message") or wrote.get("path")] if isinstance(wrote, dict) else wrote_paths(wrote)
+        print("\nWrote:\n" + "\n".join(f"  {line}" for line in lines))
     if row.get("prompt"):
         print("\nPrompt:")
         for message in row["prompt"]:

@@ -8,9 +8,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 from zoneinfo import ZoneInfo
 
+from routine import paths
 from routine.cli.output import print_json, print_table
 from routine.config.loader import load_agents, load_config
 from routine.errors import ConfigError
+from routine.schedule import pause
 from routine.schedule.loader import declared_blocks, in_force, load_schedules
 
 if TYPE_CHECKING:
@@ -94,6 +96,7 @@ def block_zone(block: Block, config: Config) -> ZoneInfo | None:
 
 def upcoming(config: Config, schedules: Schedules, n: int, now: datetime | None = None) -> list[dict]:
     now = now or datetime.now().astimezone()
+    held = pause.held_slots(paths.state_dir(), config.holiday, ZoneInfo(config.zone_name()))
     rows: list[dict[str, Any]] = []
     for block in schedules.blocks.values():
         if not block.enabled:
@@ -105,7 +108,7 @@ def upcoming(config: Config, schedules: Schedules, n: int, now: datetime | None 
             if fire is None:
                 break
             rows.append({"block": block.id, "at": fire, "agents": block.agents,
-                         "dst_shift": _dst_note(block, fire)})
+                         "dst_shift": _dst_note(block, fire), "held": held(block.id, fire)})
             cursor = fire
     rows.sort(key=lambda r: r["at"])
     return rows[:n]
@@ -137,7 +140,7 @@ def _next(config: Config, schedules: Schedules, n: int, as_json: bool, kept: dic
         print_json([{**r, "at": r["at"].isoformat()} for r in rows])
         return 0
     table = [{"when": f"{r['at']:%a %Y-%m-%d %H:%M %Z}", "block": r["block"], "agents": ", ".join(r["agents"]),
-              "note": r["dst_shift"] or ""} for r in rows]
+              "note": "; ".join(n for n in (pause.held_note(r.get("held")), r["dst_shift"] or "") if n)} for r in rows]
     print_table(table, ["when", "block", "agents", "note"])
     return 0
 

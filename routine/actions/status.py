@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import replace
-from datetime import datetime
 from typing import Any
 
-from routine.cli.output import print_json, print_table
+from routine.actions.runs import wrote_paths
+from routine.cli.output import Clock, print_json, print_table
+from routine.config.loader import zone_name_of
 from routine.daemon.status_record import DaemonState, DaemonStatus, RecentRun
 
 EXIT_NOT_RUNNING = 3  # systemctl's (and LSB's) convention: "program is not running"
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**status.to_json(), "service_gaps": gaps})
         return code
-    _print(status)
+    _print(status, Clock.named(zone_name_of(args.config)))
     for line in gaps:
         print(f"\nservice: {line}")
     return code
@@ -46,14 +47,14 @@ def _service_gaps(args: argparse.Namespace) -> list[str]:
     return [f"{gap.sentence()}; {gap.fix}" for gap in unitcheck.gaps(config)]
 
 
-def _print(status: DaemonStatus) -> None:
+def _print(status: DaemonStatus, clock: Clock) -> None:
     line = f"daemon: {status.state}"
     if status.pid:
         line += f" (pid {status.pid}, up {_human(status.uptime_s or 0)}, routine {status.version}"
         line += f" {status.commit})" if status.commit else ")"
     print(line)
     for line in status.paused:
-        print(f"paused: {line} (`routine resume` ends it)")
+        print(f"paused: {line}" + ("" if "a holiday" in line else " (`routine resume` ends it)"))
     health = status.health
     if health is not None:
         said = {"ok": "ok", "degraded": "DEGRADED", "unhealthy": "NOT OK"}[health.state.value]
@@ -69,11 +70,13 @@ def _print(status: DaemonStatus) -> None:
         print(f"models: unknown: {status.models_error}")
     if status.next_fires:
         print("\nnext fires:")
-        print_table([{"at": _local(f.at), "block": f.block, "agents": ", ".join(f.agents)}
-                     for f in status.next_fires[:8]], ["at", "block", "agents"])
+        print_table([{"at": clock.show(f.at, _WHEN), "block": f.block, "agents": ", ".join(f.agents),
+                      "note": f.held_note} for f in status.next_fires[:8]], ["at", "block", "agents", "note"],
+                    {"at": clock.label("at")})
     if status.recent_runs:
         print("\nrecent runs:")
-        print_table([_row(r) for r in status.recent_runs], ["id", "status", "block", "agent", "started_at", "wrote"])
+        print_table([_row(r, clock) for r in status.recent_runs],
+                    ["id", "status", "block", "agent", "started", "wrote"], {"started": clock.label("started")})
     alerts = status.open_alerts
     print(f"\nopen alerts: {len(alerts)}" + "".join(f"\n  {a}" for a in alerts[:10]))
     if status.dashboard:
@@ -82,23 +85,18 @@ def _print(status: DaemonStatus) -> None:
         print(f"\nconfig: {status.config_error}")
 
 
-def _row(run: RecentRun) -> dict[str, Any]:
+def _row(run: RecentRun, clock: Clock) -> dict[str, Any]:
     return {"id": run.id, "status": str(run.status), "block": run.block, "agent": run.agent,
-            "started_at": _local(run.started_at), "wrote": _wrote(run.wrote)}
+            "started": clock.show(run.started_at, _WHEN), "wrote": _wrote(run.wrote)}
 
 
-def _local(at: datetime | str | None) -> str:
-    if not at:
-        return "-"
-    return f"{(datetime.fromisoformat(at) if isinstance(at, str) else at).astimezone():%a %Y-%m-%d %H:%M}"
+_WHEN = "%a %Y-%m-%d %H:%M"
 
 
 def _wrote(wrote: str | dict | list | None) -> str | None:
     if isinstance(wrote, dict):
         return wrote.get("proposal") or wrote.get("path")
-    if isinstance(wrote, list):
-        return ", ".join(wrote)
-    return wrote
+    return ", ".join(wrote_paths(wrote)) or None
 
 
 def _human(seconds: int) -> str:
@@ -123,7 +121,7 @@ def _offline(args: argparse.Namespace) -> DaemonStatus:
 
         config = load_config(args.config)
         agents, _ = load_agents(config)
-        fires = tuple(NextFire(r["block"], r["at"], tuple(r["agents"]))
+        fires = tuple(NextFire(r["block"], r["at"], tuple(r["agents"]), r.get("held"))
                       for r in upcoming(config, load_schedules(config, agents), 8))
         status = replace(status, next_fires=fires, open_alerts=open_alerts(config), paused=paused_now(config))
         resident, error = resident_models(config)

@@ -63,14 +63,37 @@ def check_name(name: str) -> str:
 def _grounding(config: Config, sources: tuple[str, ...]) -> list[str]:
     links = []
     for source in sources:
+        folder = _folder_notes(config, source)
+        if folder is not None:  # a folder: each of its notes
+            links += [wikilink_for(rel) for rel in folder]
+            continue
         rel = resolve_wikilink(config.vault, source)
         if rel is None or not (config.vault / rel).is_file():
-            raise UsageError(f"There is no note {source!r} in the vault to ground the agent in.",
-                             "name an existing note by its path (Projects/X/Brief.md) or its name (Brief).")
+            raise UsageError(f"There is no note or folder {source!r} in the vault to ground the agent in.",
+                             "name an existing note by its path (Projects/X/Brief.md) or its name (Brief), "
+                             "or a folder of notes (People).")
         links.append(wikilink_for(rel))
     if not links:
         raise UsageError("A custom agent needs at least one note to ground it.", "add --from NOTE (one or more).")
     return list(dict.fromkeys(links))
+
+
+FOLDER_NOTES_MAX = 30  # a folder given to --from grounds the agent in at most this many notes
+
+
+def _folder_notes(config: Config, source: str) -> list[str] | None:
+    """The notes directly in the vault folder ``source`` (sorted), None when it is not a folder."""
+    base = config.vault / source.strip("/")
+    if not source.strip("/") or not base.is_dir() or not base.resolve().is_relative_to(config.vault.resolve()):
+        return None
+    notes = sorted(p.relative_to(config.vault).as_posix() for p in base.glob("*.md") if p.is_file())
+    if not notes:
+        raise UsageError(f"The folder {source!r} holds no notes to ground the agent in.",
+                         "name notes, or a folder of notes.")
+    if len(notes) > FOLDER_NOTES_MAX:
+        raise UsageError(f"The folder {source!r} holds {len(notes)} notes; an agent is grounded in at most "
+                         f"{FOLDER_NOTES_MAX}.", "name the notes that matter, or a smaller folder.")
+    return notes
 
 
 def _model(config: Config, alias: str | None) -> str:

@@ -43,7 +43,13 @@ def fire(p: argparse.ArgumentParser) -> None:
     _model(p, "this run")
     p.add_argument("--write", action="store_true",
                    help="with --model: write as the agent would (default: the run on another model is a proposal)")
+    _quiet(p)
     _json(p, parent=True)
+
+
+def _quiet(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress on the terminal (it shows only there, never when piped or with --json)")
 
 
 def _model(p: argparse.ArgumentParser, what: str) -> None:
@@ -153,6 +159,7 @@ def service(p: argparse.ArgumentParser) -> None:
 def index(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rebuild", action="store_true",
                    help="forget the index and embed the whole vault again (otherwise only what changed)")
+    _quiet(p)
     _json(p, parent=True)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import cast
 
 from routine import paths
-from routine.config.notify import NotifySettings, Topic, quiet_hours
+from routine.config.notify import NotifySettings, Topic, quiet_hours, remind_ahead
 from routine.config.calendars import CalendarSource
 from routine.config.checks import pinning_conflicts
 from routine.config.model import (
@@ -27,6 +27,7 @@ from routine.config.model import (
 from routine.config.schedule_schema import AGENT
 from routine.config.schema import CONFIG, LIBRARY_TOOLS, with_defaults
 from routine.config.validate import schema_problems
+from routine.config.zone import machine_zone_name
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml, parse_yaml
 from routine.durations import parse_duration
 from routine.errors import ConfigError, Problem, RoutineError, UsageError, VaultNotConfigured, did_you_mean
@@ -119,9 +120,19 @@ def _build_config(path: Path, raw: dict) -> Config:
         holiday=tuple(_holiday(d) for d in data["holiday"]),
         calendars=tuple(_calendar(c) for c in data["calendars"]),
         notify=NotifySettings(urls=tuple(data["notify"]["urls"]), on=frozenset(Topic(t) for t in data["notify"]["on"]),
-                              ready=tuple(data["notify"]["ready"]), quiet=quiet_hours(data["notify"]["quiet_hours"])),
+                              ready=tuple(data["notify"]["ready"]), quiet=quiet_hours(data["notify"]["quiet_hours"]),
+                              remind=remind_ahead(data["notify"]["remind"])),
         trials=TrialSettings(window=quiet_hours(data["trials"]["window"]), clear=_seconds(data["trials"]["clear"])),
     )
+
+
+def zone_name_of(explicit: str | os.PathLike | None = None) -> str:
+    """Routine's zone for a command that may not need the config: a broken or missing routine.yaml
+    still shows times on the machine's clock rather than failing."""
+    try:
+        return load_config(explicit).zone_name()
+    except RoutineError:
+        return machine_zone_name()
 
 
 def _written_out(raw: dict) -> dict:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from datetime import date, datetime, time
+from datetime import date, time
 from pathlib import Path
 
 from routine.config.calendars import CalendarSource
@@ -13,6 +12,7 @@ from routine.config.notify import NotifySettings, in_window
 from routine.config.providers import Provider
 from routine.config.schedule_schema import AGENT, STEP
 from routine.config.schema import ALIAS, TRIALS, defaults
+from routine.config.zone import machine_zone_name
 from routine.vault.targets import WriteTarget
 from routine.durations import parse_duration
 
@@ -182,13 +182,7 @@ class Config:
 
     def zone_name(self) -> str:
         """The IANA time zone schedules and dates use: `timezone:`, else the machine's."""
-        if self.timezone:
-            return self.timezone
-        key = getattr(datetime.now().astimezone().tzinfo, "key", None)
-        if key:
-            return str(key)
-        link = os.path.realpath("/etc/localtime")
-        return link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "UTC"
+        return self.timezone or machine_zone_name()
 
     @property
     def schedules_dir(self) -> Path:
@@ -225,6 +219,9 @@ class AgentSpec:
     timeout: float = parse_duration(_AGENT["timeout"]).total_seconds()  # seconds, all turns together
     grounding_check: str = _AGENT["grounding_check"]  # strict | lenient | off (routine/vault/grounding.py)
     tool_reserve: int = _AGENT["tool_reserve"]  # tokens the first request of a tool-using step leaves free
+    # Why its writes are proposals when that is not the note's own `approval:` (a run on another
+    # model without --write, ``config.overrides.on_model``): the proposal and the CLI say this.
+    approval_why: str | None = None
 
 
 @dataclass(frozen=True)

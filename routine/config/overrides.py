@@ -25,7 +25,11 @@ def on_model(config: Config, agent: AgentSpec, alias: str | None, write: bool = 
     if alias is None:
         return agent
     known_alias(config, alias)
-    return replace(agent, model=alias, approval=agent.approval if write else "required")
+    if write or agent.approval == "required":
+        return replace(agent, model=alias)
+    why = (f"{agent.name} ran on {alias} (--model) without --write, so its note is a proposal "
+           "(add --write to write it)")
+    return replace(agent, model=alias, approval="required", approval_why=why)
 
 
 def on_models(config: Config, agents: dict[str, AgentSpec], names: Iterable[str], alias: str | None,

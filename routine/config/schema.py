@@ -269,6 +269,12 @@ CONFIG = {
                 {"type": "array", "items": {"type": "string", "minLength": 1}},
                 default=[],
             ),
+            remind=key(
+                "a task with a due date (📅 2026-12-01), a person's or an agent's, is nudged this long before "
+                "its day (1d: the day before) and once more when it is overdue; off: no reminders",
+                {"anyOf": [DURATION, {"enum": ["off"]}]},
+                default="1d",
+            ),
             quiet_hours=key(
                 "HH:MM-HH:MM in your time zone when nothing is sent; held messages go out after; empty: never quiet",
                 {"type": "string", "pattern": r"^(\d{2}:\d{2}\s*-\s*\d{2}:\d{2})?$"},

@@ -58,6 +58,7 @@ class Host(Jobs, Protocol):
     def memory(self) -> RemoteIndex | None: ...
     @property
     def vault_events(self) -> VaultEvents | None: ...
+    def changed(self) -> None: ...
 
 
 Send = Callable[[dict[str, Any]], None]
@@ -197,7 +198,7 @@ def _handler(host: Host, status: Callable[[], DaemonStatus]) -> type[socketserve
     return Handler
 
 
-OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "search": (), "chat": ()}
+OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "search": (), "chat": (), "held": ()}
 
 
 def parse_request(line: bytes) -> dict:
@@ -239,6 +240,9 @@ def handle_request(host: Host, status: Callable[[], DaemonStatus], message: dict
         from routine.daemon.chat_op import chat
 
         chat(host, message, send)
+    elif op == "held":  # `routine pause|resume` changed what is held: the dashboard and status say so now
+        host.changed()
+        send({"done": True})
     else:
         send({"done": True, "error": f"unknown request {op!r}", "exit": 2})
 

@@ -84,8 +84,9 @@ def render(snap: DaemonStatus, vault: Path, tz: tzinfo | None, as_of: datetime |
     lines += ["## Next", ""]
     fires = snap.next_fires[:NEXT_FIRES]
     if fires:
-        lines += ["| when | block | agents |", "| --- | --- | --- |"]
-        lines += [f"| {_when(f.at, tz)} | {_cell(f.block)} | {_cell(', '.join(f.agents))} |" for f in fires]
+        lines += ["| when | block | agents | |", "| --- | --- | --- | --- |"]
+        lines += [f"| {_when(f.at, tz)} | {_cell(f.block)} | {_cell(', '.join(f.agents))} | {_cell(f.held_note)} |"
+                  for f in fires]
     else:
         lines.append("Nothing scheduled.")
 

@@ -13,6 +13,7 @@ from routine.alerts import raise_alert
 from routine.config.model import Config
 from routine.daemon import due
 from routine.journal import Journal
+from routine.journal.status import Skip
 from routine.journal.slots import Slots
 from routine.schedule.model import Block
 
@@ -22,8 +23,9 @@ log = logging.getLogger("routine.daemon")
 def record_missed(journal: Journal, slots: Slots, block: Block, slot: due.Slot, paused: bool = False) -> None:
     """A slot that will not run, journaled: ``skipped`` when paused or the block skips, else ``missed``."""
     state = "skipped" if paused or block.missed == "skip" else "missed"
+    details = {"skipped": Skip.PAUSED if paused else Skip.MISSED} if state == "skipped" else None
     run_id = journal.record(agent=None, trigger="schedule", status=state, error=slot.reason,
-                            kind="block", block=block.id, slot=slot.key)
+                            kind="block", block=block.id, slot=slot.key, details=details)
     slots.set(block.id, slot.key, state, run_id=run_id, reason=slot.reason)
     log.warning("block %s slot %s %s", block.id, slot.key, slot.reason)
 

@@ -25,6 +25,7 @@ from routine.causes import server as server_cause
 from routine.daemon import dependencies
 from routine.daemon.dependencies import Check
 from routine.errors import RoutineError
+from routine.daemon.reminders import remind
 from routine.notifications import deliver_held
 
 if TYPE_CHECKING:
@@ -133,6 +134,7 @@ class Monitor:
         self._resolve(checks)
         self._alert_set_aside()
         deliver_held(config, host.now_local())  # what quiet hours held, once over by the daemon's clock
+        remind(config, host.now_local())  # tasks due soon or overdue, each nudge once
         if self._measure_keep(config) or changed:  # the dashboard shows the keep-rate
             host.changed()
 

@@ -36,5 +36,5 @@ def tell_people(config: Config, rel: str, now: datetime) -> int:
         project = project_folder_of(rel) or rel
         due = f" (due {task.due})" if task.due else ""
         told += notify(config, Message(Topic.TASKS, f"task:{rel}:{digest}", f"Task for {person}: {text}",
-                                       f"In {rel}, project {project}{due}."), now) is not None
+                                       f"In {rel}, project {project}{due}.", note=rel), now) is not None
     return told

@@ -26,7 +26,8 @@ def ready(config: Config, block_id: str, slot: str, outcome: BlockOutcome, now: 
     if not notes:
         return
     rel = notes[0]
-    notify(config, Message(Topic.READY, f"ready:{block_id}:{slot}", f"{rel} is ready", excerpt(config, rel)), now)
+    notify(config, Message(Topic.READY, f"ready:{block_id}:{slot}", f"{rel} is ready", excerpt(config, rel),
+                           note=rel), now)
 
 
 def excerpt(config: Config, rel: str) -> str:

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Callable, Iterable
 from zoneinfo import ZoneInfo
 
+from routine import paths
 from routine.daemon.live import Live
 from routine.daemon.status_record import ResidentModel
 from routine.daemon.work import WorkQueue
@@ -22,6 +23,7 @@ from routine.models.client import ModelClient
 from routine.models.manager import ModelManager
 from routine.models.plan import ModelKey, Use, alias_key, next_scheduled_use, upcoming_uses
 from routine.models.preloader import Preloader, learned_lead
+from routine.schedule import pause
 
 class Residency:
     """``live``: the config in force (``daemon.live.Live``); ``queue``: the daemon's work queue
@@ -59,7 +61,8 @@ class Residency:
     def scheduled_uses(self, start: datetime, end: datetime) -> list[Use]:
         live = self.live
         tz = ZoneInfo(live.config.zone_name())
-        return upcoming_uses(live.config, live.agents, live.schedules.blocks.values(), start, end, tz)
+        held = pause.held_slots(paths.state_dir(), live.config.holiday, tz)  # nothing loaded for a held slot
+        return upcoming_uses(live.config, live.agents, live.schedules.blocks.values(), start, end, tz, held=held)
 
     def forecast(self, key: ModelKey, now: datetime) -> datetime | None:
         if key in self.queue.models():

@@ -91,7 +91,9 @@ def paused_now(config: Config) -> tuple[str, ...]:
 def next_fires(timers: Timers | None, live: Live) -> tuple[NextFire, ...]:
     fires = timers.next_fires() if timers else {}
     blocks = live.schedules.blocks
-    rows = [NextFire(b, t, tuple(blocks[b].agents) if b in blocks else ()) for b, t in fires.items()]
+    zone = ZoneInfo(live.config.zone_name())
+    held = pause.held_slots(paths.state_dir(), live.config.holiday, zone)
+    rows = [NextFire(b, t, tuple(blocks[b].agents) if b in blocks else (), held(b, t)) for b, t in fires.items()]
     return tuple(sorted(rows, key=lambda f: f.at))
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from routine.daemon.dependencies import Check
 from routine.journal.keep import KeepRate
 from routine.journal.status import RunStatus
+from routine.schedule.pause import held_note
 
 RUN_FIELDS = ("id", "kind", "status", "block", "agent", "trigger", "model", "started_at", "ended_at",
               "duration_ms", "error", "wrote")
@@ -96,13 +97,19 @@ class NextFire:
     block: str
     at: datetime
     agents: tuple[str, ...] = ()
+    held: str | None = None  # why it will not run (paused, a holiday): `schedule.pause.reason`
 
     def to_json(self) -> dict[str, Any]:
-        return {"block": self.block, "at": self.at.isoformat(), "agents": list(self.agents)}
+        return {"block": self.block, "at": self.at.isoformat(), "agents": list(self.agents), "held": self.held}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> NextFire:
-        return cls(d["block"], datetime.fromisoformat(d["at"]), tuple(d.get("agents") or ()))
+        return cls(d["block"], datetime.fromisoformat(d["at"]), tuple(d.get("agents") or ()), d.get("held"))
+
+    @property
+    def held_note(self) -> str:
+        """`held: the schedule is paused until …`, or empty: how a listing says it will not run."""
+        return held_note(self.held)
 
 
 @dataclass(frozen=True)

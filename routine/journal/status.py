@@ -26,6 +26,26 @@ class RunStatus(str, Enum):
         return self in (RunStatus.OK, RunStatus.PROPOSAL)
 
 
+class Skip(str, Enum):
+    """Why a run was skipped, kept in its ``details.skipped``: each is shown apart (`skipped: paused`)."""
+
+    PAUSED = "paused"  # `routine pause`, or a holiday
+    BRANCH = "branch"  # a conditional handoff not taken
+    AFTER_FAILURE = "after failure"  # an earlier step of the block failed
+    MISSED = "missed"  # the block says `missed: skip`
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def outcome(status: str, details: object = None, error: str | None = None) -> str:
+    """A run's status as the person reads it: a skip with its reason, a failure's `!` when it has an error."""
+    reason = details.get("skipped") if isinstance(details, dict) else None
+    if status == RunStatus.SKIPPED.value:
+        return f"skipped: {reason}" if reason else "skipped"
+    return f"{status}!" if error else status
+
+
 def succeeded(status: str | None) -> bool:
     """Whether a run (or block) with this journaled status did its job; unknown statuses did not."""
     try:

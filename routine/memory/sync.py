@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 _told: set = set()  # (note, why) already logged as not indexed
 
-EMBED_BATCH = 256  # chunks embedded and written together
+EMBED_BATCH = 32  # chunks embedded and written together (and a step of the progress bar)
 RACY_NS = 2_000_000_000  # a note changed this recently is hashed again next time (same-mtime edits)
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)

@@ -12,7 +12,7 @@ naming the same model on one host share one resident copy.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Protocol
@@ -79,15 +79,18 @@ class ScheduledBlock(Protocol):
 
 
 def upcoming_uses(config: Config, agents: dict[str, AgentSpec], blocks: Iterable[ScheduledBlock], start: datetime,
-                  end: datetime, default_tz: ZoneInfo, step_estimate: timedelta = STEP_ESTIMATE) -> list[Use]:
+                  end: datetime, default_tz: ZoneInfo, step_estimate: timedelta = STEP_ESTIMATE,
+                  held: Callable[[str, datetime], str | None] | None = None) -> list[Use]:
     """Every scheduled step's model need in (start, end], a block's later steps placed
-    ``step_estimate`` apart after its fire time."""
+    ``step_estimate`` apart after its fire time; a slot ``held`` (paused, a holiday) needs none."""
     uses = []
     for block in blocks:
         if not block.enabled:
             continue
         tz = ZoneInfo(block.timezone) if block.timezone else default_tz
         for fire in block.cron.between(start, end, tz):
+            if held is not None and held(block.id, fire):
+                continue
             for index, step in enumerate(block.steps):
                 agent = agents.get(step.agent)
                 key = alias_key(config, agent.model) if agent else None

@@ -5,11 +5,12 @@ artifacts by type and QA state, and what changed in the case file since yesterda
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from routine.projects.artifacts import Artifact, artifacts_in
 from routine.projects.model import Project
+from routine.projects.reminders import due_date, due_words
 from routine.projects.tasks import Task, case_file_notes, project_tasks
 
 
@@ -44,14 +45,19 @@ def gather(vault: Path, project: Project, now: datetime | None = None) -> Facts:
     return facts
 
 
-def _task_line(task: Task) -> str:
+def _task_line(task: Task, today: date | None = None) -> str:
+    """A task as the brief (and so the digest) says it: its state, when it is due (`due tomorrow`,
+    `overdue since …` once the day is known), its result."""
     state = {" ": "open", "/": "in progress", "x": "done", "-": "cancelled"}[task.state.value]
-    extra = [state] + ([f"due {task.due}"] if task.due else []) + ([f"result [[{task.result}]]"] if task.result else [])
+    due = due_date(task)
+    when = due_words(due, today) if due and today and task.open else f"due {task.due}"
+    extra = [state] + ([when] if task.due else []) + ([f"result [[{task.result}]]"] if task.result else [])
     return f"{task.text} ({', '.join(extra)})"
 
 
 def project_brief(vault: Path, project: Project, now: datetime | None = None) -> str:
     facts = gather(vault, project, now)
+    today = now.date() if now else None
     lines = [f"Project {project.name} ({project.status.value}); goal: {project.goal or 'not set'}."]
     if project.key_results:
         lines.append("Key results: " + ", ".join(project.key_results))
@@ -63,13 +69,13 @@ def project_brief(vault: Path, project: Project, now: datetime | None = None) ->
         what = member.behaviour.value if member.behaviour else "person"
         role = f", {member.role}" if member.role else ""
         mine = by.get(member.name, [])
-        doing = "; ".join(_task_line(t) for t in mine) or "no open task"
+        doing = "; ".join(_task_line(t, today) for t in mine) or "no open task"
         finished = [t.text for t in done if t.assignee == member.name]
         lines.append(f"- {member.name} ({what}{role}): {doing}"
                      + (f"; done: {'; '.join(finished)}" if finished else ""))
     not_members = {k: v for k, v in by.items() if project.member(k) is None}
     for assignee, tasks in not_members.items():
-        lines.append(f"- {assignee}: " + "; ".join(_task_line(t) for t in tasks))
+        lines.append(f"- {assignee}: " + "; ".join(_task_line(t, today) for t in tasks))
     blockers = facts.all_blockers
     lines.append("Blockers: " + ("; ".join(blockers) if blockers else "none written."))
     if facts.artifacts:

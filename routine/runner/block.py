@@ -15,6 +15,7 @@ from datetime import datetime
 from routine.config.model import AgentSpec, StepSpec, WriteSpec
 from routine.errors import UsageError
 from routine.journal import Journal
+from routine.journal.status import Skip
 from routine.runner.events import BlockStarted, BlockStep, Retrying
 from routine.runner.step import Runner, StepOutcome, StepRequest, local_time
 from routine.schedule.model import Block, RetryPolicy
@@ -63,14 +64,14 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
         if failed_at is not None:
             if parent is not None:  # a dry run journals nothing
                 runner.runs.record(agent=agent.name, trigger=trigger, status="skipped", block=block.id, step=index,
-                                   parent=parent, slot=slot,
+                                   parent=parent, slot=slot, details={"skipped": Skip.AFTER_FAILURE},
                                    error=f"skipped: step {failed_at} ({block.steps[failed_at].agent}) failed before it")
             continue
         skip, branch = (None, None) if dry_run else _branch(block, index, prior)
         if skip is not None:  # a conditional handoff not taken: journaled, so the person sees which branch ran
             if parent is not None:
                 runner.runs.record(agent=agent.name, trigger=trigger, status="skipped", block=block.id, step=index,
-                                   parent=parent, slot=slot, error=skip)
+                                   parent=parent, slot=slot, error=skip, details={"skipped": Skip.BRANCH})
             continue
         # The model manager's forecast: what this block still needs after the step starting now.
         runner.on_event(BlockStep(parent, block.id, index, tuple(s.agent for s in block.steps[index + 1:])))

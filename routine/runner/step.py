@@ -261,7 +261,7 @@ class Runner:
             notify(self.config, Message(Topic.PROPOSALS, f"proposal:{result.proposal_rel}",
                                         f"{agent.name} proposes a change to {result.rel}",
                                         f"Waiting for you: {result.proposal_rel}. Approve it in Obsidian "
-                                        f"(approved: true) or `routine approve`."), now,
+                                        f"(approved: true) or `routine approve`.", note=result.proposal_rel), now,
                    self.journal.path if self.journal else None)
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
@@ -285,7 +285,7 @@ class Runner:
         loop = LoopResult("ok", "", None)
         try:
             run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
-                          agent.timeout, run_id, beat=runcontext.beat, out=loop,
+                          agent.timeout, run_id, beat=runcontext.beat, out=loop, on_token=on_token,
                           on_phase=lambda p: self._phase(run_id, p))
         finally:  # also when a model call fails halfway: the calls made so far are on record
             self.runs.update(run_id, log=loop.log)
@@ -315,6 +315,7 @@ class Runner:
         return write_output(self.config.vault, target,
                             _clean_output(answer.text), prov, list(agent.writes),
                             drafts_dir=self.config.layout.drafts, approval_required=agent.approval == "required",
+                            approval_why=agent.approval_why,
                             guard=Guard.of(self.config), proposals=agent.proposal_writes, held=held)
 
     def _fail(self, run_id: str | None, req: StepRequest, exc: RoutineError, now: datetime, status: str,

@@ -22,6 +22,7 @@ from routine.errors import EXIT_USAGE, RoutineError
 
 FILE = "pause.json"
 EVERYTHING = "*"  # the key of a pause of the whole schedule
+HOLIDAYS_AHEAD = timedelta(days=7)  # a holiday this near is shown beside what is paused now
 
 
 class PauseProblem(RoutineError):
@@ -168,11 +169,29 @@ def holder(
     return lambda at: reason(pauses, holidays, name, at, zone)
 
 
+def held_note(why: str | None) -> str:
+    """A slot's ``reason`` as a listing of coming fires says it: `held: the schedule is paused until …`."""
+    return why.replace("skipped: paused, ", "held: ", 1) if why else ""
+
+
+def held_slots(
+    state: Path, holidays: tuple[tuple[date, date], ...], zone: tzinfo
+) -> Callable[[str, datetime], str | None]:
+    """``reason`` for any block's slot, the pauses read once: for what plans ahead (`schedule next`,
+    `models plan`, the preloader), so a held slot is shown as held and no model is loaded for it."""
+    pauses = load(state)
+    return lambda name, at: reason(pauses, holidays, name, at, zone)
+
+
 def in_force(state: Path, holidays: tuple[tuple[date, date], ...], now: datetime, zone: tzinfo) -> tuple[str, ...]:
-    """What is paused now, one line each, for `routine status` and the dashboard."""
+    """What is paused now, and the holidays of the coming week, one line each, for `routine
+    status` and the dashboard."""
     today = now.astimezone(zone).date()
     lines = [f"everything today: a holiday ({first.isoformat()}{'' if first == last else '..' + last.isoformat()})"
              for first, last in holidays if first <= today <= last]
+    lines += [f"everything {'tomorrow' if first == today + timedelta(days=1) else 'from'} {first:%a %d %b}"
+              f"{'' if first == last else f' to {last:%a %d %b}'}: a holiday (`holiday:` in routine.yaml)"
+              for first, last in holidays if today < first <= today + HOLIDAYS_AHEAD]
     for name, hold in sorted(load(state).active(now).items()):
         lines.append(f"{'everything' if name == EVERYTHING else name} {hold.describe(zone)}")
     return tuple(lines)

@@ -125,17 +125,28 @@ def recommendation(rows: list[Score]) -> list[str]:
         if not candidates or not originals:
             continue
         best, was = candidates[0], originals[0]
-        where = f"on your {agent.title()} runs"
+        where = f"on your {agent.title()} runs ({_sample(best)} of {best.model}, {_sample(was)} of {was.model})"
+        few = best.answers < MIN_SAMPLE
+        caveat = ("; too few to be sure: queue more (`routine models try ALIAS --runs today`, or run ids)"
+                  if few else "")
         if best.pass_rate > was.pass_rate:
             sentences.append(f"{best.model} passes {best.pass_rate:.0%} vs {was.pass_rate:.0%} for {was.model} "
-                             f"{where}{_speed(best, was)}; switch its alias yourself if you agree.")
+                             f"{where}{_speed(best, was)}{caveat or '; switch its alias yourself if you agree'}.")
         elif best.pass_rate == was.pass_rate:
-            sentences.append(f"{best.model} passes as often as {was.model} {where} ({best.pass_rate:.0%})"
-                             f"{_speed(best, was)}.")
+            sentences.append(f"{best.model} passes as often as {was.model} {where}: {best.pass_rate:.0%}"
+                             f"{_speed(best, was)}{caveat}.")
         else:
             sentences.append(f"{was.model} stays best {where}: it passes {was.pass_rate:.0%} vs "
-                             f"{best.pass_rate:.0%} for {best.model}{_speed(was, best)}.")
+                             f"{best.pass_rate:.0%} for {best.model}{_speed(was, best)}{caveat}.")
     return sentences
+
+
+MIN_SAMPLE = 5  # trials of a candidate below which a recommendation says it is too few to be sure
+
+
+def _sample(score: Score) -> str:
+    noun = "trial" if score.role == "candidate" else "run"
+    return f"{score.answers} {noun}{'s' * (score.answers != 1)}"
 
 
 def _speed(subject: Score, other: Score) -> str:
@@ -174,7 +185,8 @@ def write_note(config: Config, rows: list[Score]) -> str:
     said = [f"**{s}**" for s in recommendation(rows)] or ["No trial has an answer yet."]
     lines = [*said, "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(cells) + " |" for cells in table_rows([*overall(rows), *ranked(rows)])]
-    lines += ["", "Trials replay yesterday's real requests on another model (`routine models try`); nothing here "
+    lines += ["", "Trials replay real requests (yesterday's unless `--runs today` or run ids are named) on another "
+              "model (`routine models try`); nothing here "
               "changes a model. *as*: candidate = the model tried, original = the model the runs used. *closeness*: "
               "to a section you edited afterwards, as you kept it."]
     update_live_block(config.vault, note_rel(config), BLOCK, "\n".join(lines), "Models")

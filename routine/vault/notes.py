@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from urllib.parse import quote
 
 from routine.errors import PathEscape
 from routine.vault.files import read_regular, vault_files
@@ -196,3 +197,10 @@ def resolve_wikilink(vault_root: Path, target: str) -> str | None:
 def wikilink_for(rel: str) -> str:
     """[[Daily/2026-11-22]] for 'Daily/2026-11-22.md': a link that always resolves to it."""
     return f"[[{rel[:-3] if rel.lower().endswith('.md') else rel}]]"
+
+
+def obsidian_link(vault_root: Path, rel: str) -> str:
+    """The link that opens ``rel`` in Obsidian from anywhere (a phone's notification, a browser):
+    ``obsidian://open?vault=NAME&file=PATH``, the vault named by its folder as Obsidian names it."""
+    file = rel[:-3] if rel.endswith(".md") else rel
+    return f"obsidian://open?vault={quote(vault_root.name, safe='')}&file={quote(file, safe='')}"

@@ -94,7 +94,8 @@ def rewrite_note(path: Path, rel: str, change: Callable[[NoteText | None], str |
 
 def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Provenance, writes: list[str],
                  drafts_dir: str = "Drafts", approval_required: bool = False, guard: Guard | None = None,
-                 proposals: list[str] | tuple[str, ...] = (), held: str | None = None) -> WriteResult:
+                 proposals: list[str] | tuple[str, ...] = (), held: str | None = None,
+                 approval_why: str | None = None) -> WriteResult:
     """Write an agent's output to ``target``, or to a proposal when it may not go there.
 
     ``proposals``: globs the agent may write only as proposals (a semi-autonomous member's case
@@ -113,8 +114,8 @@ def write_output(vault_root: Path, target: WriteTarget, content: str, prov: Prov
             return writer.for_approval(f"{rel} {protected}, which no agent changes directly.")
         if held:
             return writer.for_approval(held, Why.HELD)
-        if approval_required or proposal_only:
-            return writer.for_approval()
+        if approval_required or proposal_only:  # ``approval_why``: when it is not the agent's own rule
+            return writer.for_approval(approval_why if approval_required else None)
         return writer.KINDS[target.kind](writer)
     except IsADirectoryError:
         raise RoutineError(f"{rel} is a folder, not a note, so routine wrote nothing there.",
