@@ -23,6 +23,7 @@ from routine.vault.frontmatter import FrontmatterSplit, parse_frontmatter, updat
 from routine.vault.guard import Guard, seal, sealed_by_routine
 from routine.vault.notes import NoteText, load_note_text, note_text, wikilink_for
 from routine.vault.proposals import iso_time, note_name
+from routine.vault.provenance import PROPOSAL_TAG, archived_proposals, unquote_tasks
 from routine.vault.scope import checked, resolve
 from routine.vault.sections import (apply_approved, clear_pending_proposal, content_sha, prepare_content, section_key,
                                     section_region)
@@ -104,7 +105,7 @@ def read_proposal(vault: Path, rel: str) -> Proposal | None:
         return None
     split = parse_frontmatter(current.text)
     props = split.data if split.readable else {}
-    if "routine/proposal" not in (props.get("tags") or []) or "target" not in props:
+    if PROPOSAL_TAG not in (props.get("tags") or []) or "target" not in props:
         return None
     match = _PROPOSED.search(split.body)
     return Proposal(rel, props, match.group(1).strip("\n") + "\n" if match else "", current.raw)
@@ -195,6 +196,12 @@ def _provenance(proposal: Proposal, now: datetime) -> Provenance:
                       generated=now, sources=[str(s) for s in props.get("sources") or []])
 
 
+def _approved(text: str) -> str:
+    """An approved entry or note, made safe, is the person's: its checkboxes are tasks
+    (``routine.vault.provenance``). An approved section stays routine's, quoted, between markers."""
+    return unquote_tasks(prepare_content(text))
+
+
 def _apply_once(path: Path, target: str, proposal: Proposal, current: NoteText | None, now: datetime,
                 stamp: bool = True) -> Applied:
     split = parse_frontmatter(current.text) if current is not None else FrontmatterSplit()
@@ -203,7 +210,7 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current: NoteText |
     link = wikilink_for(target)
     replaced = None
     if kind == WriteKind.APPEND:
-        entry = f"### {now:%H:%M} — {proposal.agent} (approved)\n{prepare_content(text)}"
+        entry = f"### {now:%H:%M} — {proposal.agent} (approved)\n{_approved(text)}"
         new_body = body + ("" if not body else "\n" if body.endswith("\n") else "\n\n") + entry
         message = f"Added the approved entry to {link}."
     elif kind == WriteKind.SECTION:
@@ -229,7 +236,7 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current: NoteText |
             return Applied(True, f"Created {link} from the approved proposal.")
         if proposal.base is None or content_sha(body) != proposal.base:
             return Applied(False, f"{link} changed after this proposal was written")
-        new_body, replaced = prepare_content(text), body
+        new_body, replaced = _approved(text), body
         message = (
             f"Replaced the text of {link} with the approved proposal (the old text is kept in the archived proposal)."
         )
@@ -255,7 +262,7 @@ def archive(vault: Path, proposal: Proposal, archive_dir: str, status: str, deci
     if replaced:
         body = (body.rstrip("\n") + "\n\n## Replaced text\n\nWhat the target said before this proposal was applied:\n\n"
                 + replaced.strip("\n") + "\n")
-    folder = f"{archive_dir.strip('/')}/Proposals"
+    folder = archived_proposals(archive_dir)
     stem = note_name(proposal.rel)
     for n in range(1, 100):
         rel = f"{folder}/{stem}{'' if n == 1 else f' {n}'}.md"
