@@ -73,7 +73,7 @@ class SearchedIndex(Protocol):
 def ranked_hits(index: SearchedIndex, query: str, k: int, reads: list[str] | None, exclude: set[str]) -> list[Hit]:
     """``index`` is an open VaultIndex; ``reads`` None means the whole vault (the person's own search),
     where routine's own notes (proposals, archived ones, alerts: ``routine.vault.provenance``)
-    come after every note of the person's.
+    that make the cut come after every note of the person's.
 
     Hybrid: the vector ranking's candidates, and every note whose title shares a word with the
     query, are scored by cosine similarity plus keyword points (``keywords.py``). An agent's
@@ -118,8 +118,8 @@ def ranked_hits(index: SearchedIndex, query: str, k: int, reads: list[str] | Non
         if path in allowed and (reads is None or in_scope(reads, path)) and (index.vault / path).is_file():
             hybrid = score + keyword_score(query_words, note_title(path), body)
             hits.append(Hit(path, meta.get("heading") or None, hybrid, body))
-    hits.sort(key=lambda h: (h.path in routines, -h.score))  # the person's notes before routine's copies
-    return hits[:k]
+    hits.sort(key=lambda h: -h.score)
+    return sorted(hits[:k], key=lambda h: h.path in routines)  # the person's notes before routine's copies
 
 
 NEAR_TOP = 0.5  # a better match outside an agent's reads scores at least this share of the best one

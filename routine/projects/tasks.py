@@ -50,7 +50,7 @@ TASK_ASSIGNEE = re.compile(
     r"^[ \t]*[-*+] \[[ xX/-]\][^\n]*?\[assignee::[ \t]*\[\[([^\[\]|#\n]+)(?:[#|][^\[\]\n]*)?\]\][ \t]*\]", re.MULTILINE
 )
 # A template's placeholder where a task's text goes: "task 1", "item 2", "<task, starting with a verb>".
-_PLACEHOLDER_WORD = re.compile(r"^(?:task|item|step|todo|to-do|action)[ \t]*\d*[.:]?$", re.IGNORECASE)
+_PLACEHOLDER_WORD = re.compile(r"^(?:task|todo|to-do)[ \t]*\d*[.:]?$", re.IGNORECASE)
 _ANGLED = re.compile(r"<[^<>\n]*>")
 _LETTER = re.compile(r"[^\W\d_]")
 

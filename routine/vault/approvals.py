@@ -163,10 +163,9 @@ def find_renamed(vault: Path, proposal: Proposal) -> str | None:
     proposal, or the region (section) or text (note, append) whose hash is the proposal's
     ``base``. None when no note, or more than one, does."""
     from routine.vault.files import vault_files
-    from routine.vault.sections import find_section
+    from routine.vault.sections import find_section, pointers
 
     key = section_key(proposal.section_named()) if proposal.kind == "section" else None
-    pointer = f"routine:proposal {key}" if key else None
     name = note_name(proposal.rel)
     found = []
     for rel in vault_files(vault):
@@ -176,7 +175,7 @@ def find_renamed(vault: Path, proposal: Proposal) -> str | None:
         if current is None:
             continue
         body = parse_frontmatter(current.text).body
-        if key is not None and pointer is not None and pointer in body and name in body:
+        if key is not None and pointers(body, key) and name in body:
             held = True  # the pointer line to this very proposal
         elif key is not None:
             span = find_section(body, key) if proposal.base is not None else None

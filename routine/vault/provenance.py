@@ -6,8 +6,9 @@ project brief), and what it wrote itself must never read as the person's intent.
 - its own notes: proposals (tagged ``routine/proposal``, in `Drafts/` and, once decided, in
   `Archive/Proposals/`) and alerts (tagged ``routine/alert``);
 - its generated sections in any note, from `%% routine:begin KEY … %%` to `%% routine:end KEY %%`
-  (markers included; a section whose end marker is gone runs to the next heading), and its
-  pointer lines to a waiting proposal (``routine.vault.sections`` writes them);
+  (markers included; a section whose end marker is gone runs to the next heading), its
+  pointer lines to a waiting proposal (``routine.vault.sections`` writes them), and its live
+  blocks (`%% routine-live:begin NAME … %%`, the dashboard's: ``routine.vault.live``);
 - any checkbox it writes, which is written as a quotation: ``- \\[ ] text`` (a backslash before
   the bracket; ``quote_tasks``). Obsidian shows "[ ] text", and neither Obsidian's Tasks nor
   Dataview, nor routine, reads it as a task. A note routine creates whole (a task's result, a
@@ -40,6 +41,8 @@ BEGIN = re.compile(r"^[ \t]*%%[ \t]*routine[ \t]*:[ \t]*begin[ \t]+(?P<rest>[^\n
 END = re.compile(r"^[ \t]*%%[ \t]*routine[ \t]*:[ \t]*end[ \t]+(?P<key>[^\s%]+)[ \t]*%%[ \t]*\r?$", re.M)
 POINTER = re.compile(r"^[^\n]*%%[ \t]*routine[ \t]*:[ \t]*proposal[ \t]+(?P<key>[^\s%]+)[ \t]*%%[ \t]*\r?$", re.M)
 ANY_MARKER = re.compile(r"%%[ \t]*routine[ \t]*:[ \t]*(?=(?:begin|end|proposal)\b)")
+# A live block (the dashboard's, ``routine.vault.live``): '%% routine-live:begin NAME … %%' to '… end NAME %%'.
+_LIVE = re.compile(r"^[ \t]*%%[ \t]*routine-live:(?P<kind>begin|end)[ \t]+(?P<name>[^\s%]+)[^\n]*%%[ \t]*$", re.M)
 _ATTR = re.compile(r"(\w+)[ \t]*=[ \t]*([^\s%]+)")
 
 # A list item that is a checkbox, as Obsidian's Tasks reads one (in a quote or callout too, numbered
@@ -91,12 +94,30 @@ def begins(body: str) -> list[tuple[str, re.Match, dict]]:
             for key, attrs in [begin_key(m)]]
 
 
+def live_marker(kind: str, name: str) -> re.Pattern[str]:
+    """The ``begin`` or ``end`` marker line of the live block ``name``."""
+    return re.compile(rf"^[ \t]*%%[ \t]*routine-live:{kind}[ \t]+{re.escape(name)}\b[^\n]*%%[ \t]*$", re.M)
+
+
+def _live_spans(text: str, fences: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    spans, opened = [], {}
+    for m in _LIVE.finditer(text):
+        if in_ranges(m.start(), fences):
+            continue
+        if m["kind"] == "begin":
+            opened[m["name"]] = m.start()
+        elif m["name"] in opened:
+            spans.append((opened.pop(m["name"]), m.end()))
+    return spans
+
+
 def routine_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of routine's text inside a note's text: its generated sections, markers
     included, and its pointer lines. A section whose end marker is gone runs to the next heading:
     its text is routine's until the person's begins."""
     fences = code_fence_ranges(text)
     spans = [(m.start(), m.end()) for m in POINTER.finditer(text) if not in_ranges(m.start(), fences)]
+    spans += _live_spans(text, fences)
     for key, begin, _ in begins(text):
         end = next((m for m in END.finditer(text, begin.end())
                     if m["key"].lower() == key and not in_ranges(m.start(), fences)), None)

@@ -166,7 +166,7 @@ def _place_for(body: str, key: str) -> int | None:
     return None
 
 
-def _end_line(key: str) -> str:
+def end_line(key: str) -> str:
     return f"%% routine:end {key} %%"
 
 
@@ -180,7 +180,7 @@ def upsert_section(body: str, title: str, content: str, agent: str, run: str | N
     span = find_section(body, key)
     place = _place_for(body, key) if span is None else None
     after = _key_above(body, span.start if span else len(body) if place is None else place, key)
-    block = f"{_begin_line(key, agent, content_sha(text), run, after)}\n{text}{_end_line(key)}"
+    block = f"{_begin_line(key, agent, content_sha(text), run, after)}\n{text}{end_line(key)}"
     if span is None:
         heading = _own_heading(body, key)
         if heading is not None:  # the person wrote this heading; what is under it is theirs
@@ -212,7 +212,7 @@ def pointer_line(key: str, proposal_link: str) -> str:
             f"%% routine:proposal {key} %%")
 
 
-def _pointers(body: str, key: str) -> list[re.Match]:
+def pointers(body: str, key: str) -> list[re.Match]:
     fences = code_fence_ranges(body)
     return [m for m in _POINTER.finditer(body) if m["key"].lower() == key.lower()
             and not in_ranges(m.start(), fences)]
@@ -236,7 +236,7 @@ def mark_pending_proposal(body: str, key: str, proposal_link: str) -> str:
     """
     key = section_key(key)
     line = pointer_line(key, proposal_link)
-    existing = _pointers(body, key)
+    existing = pointers(body, key)
     if existing:  # update the first, drop any copies
         for extra in reversed(existing[1:]):
             body = _remove_line(body, extra)
@@ -267,7 +267,7 @@ def _remove_line(body: str, match: re.Match) -> str:
 
 def clear_pending_proposal(body: str, key: str) -> str:
     """Remove the pointer line(s) for section ``key`` (a later run wrote the section itself)."""
-    for match in reversed(_pointers(body, section_key(key))):
+    for match in reversed(pointers(body, section_key(key))):
         body = _remove_line(body, match)
     return body
 
@@ -293,7 +293,7 @@ def apply_approved(body: str, title: str, content: str, agent: str, base: str | 
     (None, why not) — the person's approval never lets routine overwrite a later edit."""
     key = section_key(title)
     text = prepare_content(content)
-    block = f"{_begin_line(key, agent, content_sha(text))}\n{text}{_end_line(key)}"
+    block = f"{_begin_line(key, agent, content_sha(text))}\n{text}{end_line(key)}"
     span = find_section(body, key)
     region, why = section_region(body, title)
     if span is not None and not span.intact:
