@@ -16,9 +16,9 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from deciders import second_deciders
 from test_projects import cli as cli  # noqa: F401  (the fixture)
 
-ROUTINE = Path(__file__).resolve().parent.parent / "routine"
 PROJECT = "Orin Pilot"
 HOME_NOTE = f"Projects/{PROJECT}/{PROJECT}.md"
 # The Tasks plugin's own task pattern (obsidian-tasks, TaskRegularExpressions.taskRegex): what Obsidian counts.
@@ -71,12 +71,7 @@ def provenance_decisions(tree: ast.AST, rel: str = "") -> list[str]:
 
 
 def test_only_the_provenance_module_decides_which_text_is_routines():
-    offenders = {}
-    for path in sorted(ROUTINE.rglob("*.py")):
-        rel = path.relative_to(ROUTINE).as_posix()
-        found = [] if rel == DECIDER else provenance_decisions(ast.parse(path.read_text(encoding="utf-8")), rel)
-        if found:
-            offenders[rel] = found
+    offenders = second_deciders(DECIDER, provenance_decisions)
     assert offenders == {}, ("only routine.vault.provenance decides which text is routine's (and "
                              f"routine.projects.tasks reads task lines through it); ask it: {offenders}")
 
