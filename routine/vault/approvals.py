@@ -196,8 +196,9 @@ def _provenance(proposal: Proposal, now: datetime) -> Provenance:
 
 
 def _approved(text: str) -> str:
-    """An approved entry or note, made safe, is the person's: its checkboxes are tasks
-    (``routine.vault.provenance``). An approved section stays routine's, quoted, between markers."""
+    """An approved entry (the manager's `propose_tasks` is one), made safe, is the person's: its
+    checkboxes are tasks (``routine.vault.provenance``). An approved section or note stays routine's
+    text, its checkboxes quoted, as it would be had the agent written it directly."""
     return unquote_tasks(prepare_content(text))
 
 
@@ -235,7 +236,7 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current: NoteText |
             return Applied(True, f"Created {link} from the approved proposal.")
         if proposal.base is None or content_sha(body) != proposal.base:
             return Applied(False, f"{link} changed after this proposal was written")
-        new_body, replaced = _approved(text), body
+        new_body, replaced = prepare_content(text), body
         message = (
             f"Replaced the text of {link} with the approved proposal (the old text is kept in the archived proposal)."
         )

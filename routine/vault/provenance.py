@@ -14,8 +14,8 @@ project brief), and what it wrote itself must never read as the person's intent.
   Dataview, nor routine, reads it as a task. A note routine creates whole (a task's result, a
   digest) therefore holds no task of routine's: a checkbox there is one the person added.
 
-A person's approval makes a proposal's text theirs: an approved entry or note lands with its
-checkboxes as tasks again (``unquote_tasks``). Everything else is the person's.
+A person's approval of an entry makes it theirs: it lands with its checkboxes as tasks again
+(``unquote_tasks``; the manager's proposed tasks). Everything else is the person's.
 
 Every reader asks here (``person_text``, ``is_routines_note``); `tests/test_provenance.py`
 fails when another module decides it for itself.
