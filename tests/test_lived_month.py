@@ -164,7 +164,7 @@ def _setup(home, clock, receiver) -> tuple[Person, datetime]:
     home_note = person.note(HOME_NOTE)
     tasks = "- [ ] Price the pilot [assignee:: [[Research]]]\n- [ ] Book the demo room\n"
     person.save(HOME_NOTE, home_note.replace("## Tasks\n", f"## Tasks\n\n{tasks}", 1))
-    person.open_tasks.add("Book the demo room")
+    person.open_tasks |= {"Book the demo room", "Draft the pilot FAQ"}  # Research picks "Price the pilot" up
     chat = home.run("chat", "new", "librarian", "Pilot questions", check=True).stdout
     rel = next(w for w in re.findall(r"Chats/[^\n]*?\.md", chat))
     person.save(rel, person.note(rel) + "What is still open in the Orin Pilot? [[Projects/Orin Pilot/Orin Pilot]]\n")
