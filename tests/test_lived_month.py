@@ -246,6 +246,14 @@ def test_open_tasks_are_the_persons_tasks(month):
     assert sorted(month["open"]) == sorted(person.open_tasks), month["open"]
 
 
+def test_one_canvas_card_per_task(month):
+    canvas = month["home"].vault / "Routine" / "Graphs" / f"Project {PROJECT}.canvas"
+    cards = [n.get("text", "") for n in json.loads(canvas.read_text())["nodes"] if n.get("type") == "text"]
+    counts = {task: sum(task in card for card in cards) for task in month["person"].open_tasks}
+    print(f"task cards on the project's canvas: {sum(counts.values())} for {len(counts)} open tasks of the person's")
+    assert set(counts.values()) == {1}, counts
+
+
 def test_one_message_per_event(month):
     messages = month["messages"]
     dupes = len(messages) - len(set(messages))
