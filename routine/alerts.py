@@ -23,6 +23,7 @@ from routine.config.model import Config
 from routine.config.notify import Priority, Topic
 from routine.errors import NoteExists
 from routine.notifications import Message, notify
+from routine.vault.provenance import ALERT_TAG
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +200,7 @@ def _create(config: Config, now: datetime, title: str, message: str, fix: str | 
 
     safe_title = _safe_title(title)
     frontmatter: dict[str, object] = {"type": "alert", "status": OPEN, "raised": now.isoformat(timespec="seconds"),
-                                      "tags": ["routine/alert"]}
+                                      "tags": [ALERT_TAG]}
     if cause:
         frontmatter.update(cause=cause, count=1, last_seen=frontmatter["raised"],
                            affected=[affected] if affected else [])

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TypedDict
 from routine.alerts import raise_alert
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError, ScopeError, UsageError
+from routine.vault.provenance import PROPOSAL_TAG
 from routine.vault.targets import WriteKind
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
     proposal = read_proposal(config.vault, rel)
     if proposal is None:
         raise UsageError(f"{rel} is not a routine proposal.", f"proposals are the notes in {config.layout.drafts}/ "
-                         "tagged routine/proposal.")
+                         f"tagged {PROPOSAL_TAG}.")
     if proposal.status != "proposed" and decision is None:
         return Decided("undecided", f"{rel} is {proposal.status or 'not open'}; nothing to do.")
     approved = proposal.approved if decision is None else decision

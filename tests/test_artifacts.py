@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 import json
 from datetime import datetime
-from pathlib import Path
 
 import pytest
+from deciders import second_deciders
 from test_projects import PROJECT, QWEN, call, properties
 from test_projects import cli as cli  # noqa: F401  (the fixture)
 
@@ -196,7 +196,6 @@ def test_a_reactive_members_task_result_is_an_artifact_qa_needs_no_hand_edit_and
 
 # --- nothing else decides "is this an artifact", or its kind ------------------------------------
 
-ROUTINE = Path(__file__).resolve().parent.parent / "routine"
 DECIDER = "projects/artifacts.py"  # artifact_type_of: the one definition
 KIND_WORDS = {LEGACY_TYPE, *(k.value for k in ArtifactType), *(k.spoken for k in ArtifactType),
               *(k.value.replace("-", "_") for k in ArtifactType)}
@@ -265,12 +264,7 @@ def artifact_decisions(tree: ast.AST) -> list[str]:
 
 
 def test_only_artifact_type_of_decides_what_is_an_artifact():
-    offenders = {}
-    for path in sorted(ROUTINE.rglob("*.py")):
-        rel = path.relative_to(ROUTINE).as_posix()
-        found = [] if rel == DECIDER else artifact_decisions(ast.parse(path.read_text(encoding="utf-8")))
-        if found:
-            offenders[rel] = found
+    offenders = second_deciders(DECIDER, lambda tree, rel: artifact_decisions(tree))
     assert offenders == {}, ("only routine.projects.artifacts.artifact_type_of decides whether a note is an "
                              f"artifact and of which kind; call it: {offenders}")
 

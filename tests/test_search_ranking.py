@@ -56,9 +56,32 @@ def test_agents_do_not_retrieve_routines_archives_agent_notes_or_empty_notes(cro
         assert agent[0] == "Projects/Battery.md"
         assert not [p for p in agent if p.startswith(("Archive/", "Agents/", "Inbox/"))], agent
         asked = top(index, query, k=5, reads=["Archive/**", "Projects/**"])  # a scope that names the archive
-        assert "Archive/Proposals/battery supplier deadline.md" in asked
+        assert "Archive/Proposals/battery supplier deadline.md" not in asked, asked  # routine's copy, never
         person = top(index, query, k=5)  # the person's own search shows everything
         assert {"Archive/Proposals/battery supplier deadline.md", "Inbox/battery supplier deadline.md"} <= set(person)
+
+
+def test_routines_proposals_come_after_the_persons_notes_and_never_reach_an_agent(crowded):
+    """`routine search` ranked routine's own `Archive/Proposals/` copies second and third of four:
+    now every proposal (open in Drafts/, or archived) and alert comes after the person's notes, and
+    an agent never gets one, even with Drafts/ or Archive/ in its reads."""
+    config, state, vault = crowded
+    query = "kestrel crate pricing"
+    proposal = "---\nstatus: proposed\ntarget: '[[Projects/Crates]]'\ntags: [routine/proposal]\n---\n"
+    write(vault, "Drafts/2026-11-20 0900 pm proposal for Crates.md", proposal + "kestrel crate pricing, twice\n")
+    write(vault, "Archive/Proposals/2026-11-19 0900 pm proposal for Crates.md", proposal + "kestrel crate pricing\n")
+    write(vault, "Alerts/kestrel crate pricing.md", "---\ntags: [routine/alert]\n---\nkestrel crate pricing failed\n")
+    write(vault, "Archive/Kestrel crates 2025.md", "# Kestrel crates\n\nLast year's crate pricing from Kestrel.\n")
+    write(vault, "Projects/Crates.md", "# Crates\n\nKestrel's pricing per crate: 4.20.\n")
+    with VaultIndex(config, state) as index:
+        index.reconcile()
+        person = top(index, query, k=6)
+        routines = [i for i, p in enumerate(person) if p.startswith(("Drafts/", "Archive/Proposals/", "Alerts/"))]
+        theirs = [i for i, p in enumerate(person) if p in ("Projects/Crates.md", "Archive/Kestrel crates 2025.md")]
+        assert len(routines) == 3 and len(theirs) == 2 and max(theirs) < min(routines), person
+        agent = top(index, query, k=6, reads=["Drafts/**", "Archive/**", "Projects/**", "Alerts/**"])
+        assert set(agent) >= {"Projects/Crates.md", "Archive/Kestrel crates 2025.md"}, agent
+        assert not [p for p in agent if p.startswith(("Drafts/", "Archive/Proposals/", "Alerts/"))], agent
 
 
 def test_a_notes_properties_are_indexed_with_its_first_chunk():

@@ -8,7 +8,6 @@ retrying rewrite so a save in between is never lost.
 
 from __future__ import annotations
 
-import re
 from pathlib import PurePosixPath
 from typing import Callable
 
@@ -16,12 +15,11 @@ from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.model import AgentSpec, Config
 from routine.errors import UsageError
 from routine.projects.assignees import PROJECTS, TASK_ASSIGNEE, TASK_NOTES, linked_note, names_agent, own_behaviour
+from routine.projects.tasks import TaskState, parse_line
 from routine.vault.frontmatter import FlowList, parse_frontmatter, update_frontmatter
 from routine.vault.notes import NoteText, resolve_wikilink
+from routine.vault.provenance import person_text
 from routine.vault.writer import rewrite_note as rewrite
-
-OPEN_TASK = re.compile(r"^(\s*[-*+] \[ \] )(.*)$")
-
 
 def title_of(agent: AgentSpec) -> str:
     return PurePosixPath(agent.source).stem
@@ -154,7 +152,9 @@ def assign_task(config: Config, agent: AgentSpec, note: str, item: str | None) -
     def edit(current: NoteText | None) -> str | None:
         text = current.text if current else ""
         lines = text.split("\n")
-        open_tasks = [i for i, line in enumerate(lines) if OPEN_TASK.match(line)]
+        theirs = person_text(rel, text).split("\n")  # a copy in routine's text is never the one assigned
+        open_tasks = [i for i, line in enumerate(theirs)
+                      if (task := parse_line(rel, i, line)) and task.state is TaskState.OPEN]
         chosen = [i for i in open_tasks if item and item.lower() in lines[i].lower()] if item else open_tasks
         if item and not chosen:
             return text.rstrip("\n") + f"\n- [ ] {item} {tag}\n"

@@ -8,7 +8,8 @@ folder (``Agents/`` agent, ``People/`` person, ``Daily/`` daily, ``Weekly/`` wee
 ``Projects/<Name>/<Name>.md`` project, ``Plans/OKRs.md`` okrs, ``Chats/`` or a ``chat:``
 property chat). A link in a property is an edge named after the property; a task's
 ``[assignee:: [[X]]]`` is ``assigned_to`` and ``[result:: [[Y]]]`` is ``result``; any other
-body link is ``links_to``.
+body link is ``links_to``. Task lines are the person's, read by ``routine.projects.tasks`` (a
+checkbox in routine's generated sections or notes is a copy, ``routine.vault.provenance``).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from pathlib import PurePosixPath
 
 from routine.graph.model import EdgeFact, EdgeType, NodeFact, NodeType, NoteFacts
 from routine.projects.artifacts import artifact_type_of
+from routine.projects.tasks import TaskState, parse_line
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import code_fence_ranges, in_ranges, wikilinks
+from routine.vault.provenance import is_routines_note, person_text
 
 _FOLDER_TYPES = {"Agents": NodeType.AGENT, "People": NodeType.PERSON, "Daily": NodeType.DAILY,
                  "Weekly": NodeType.WEEKLY, "Chats": NodeType.CHAT}
@@ -28,11 +31,8 @@ _PROPERTY_EDGES = {e.value: e for e in (EdgeType.MANAGER, EdgeType.MEMBERS, Edge
                                         EdgeType.DERIVED_FROM, EdgeType.GROUNDING, EdgeType.SOURCES,
                                         EdgeType.KEY_RESULTS, EdgeType.RESULT)}
 _NODE_ATTRS = ("status", "qa", "goal", "role", "behaviour", "agent")
-_TASK = re.compile(r"^[ \t]*[-*+][ \t]+\[([ xX/\-])\][ \t]+(.*)$", re.MULTILINE)
 _FIELD_LINKS = re.compile(r"([A-Za-z_][\w-]*)::[ \t]*((?:!?\[\[[^\[\]\n]+\]\][ \t,]*)+)")
-_FIELD = re.compile(r"[\[(][ \t]*[A-Za-z_][\w-]*::[^\[\]()\n]*(?:\[\[[^\[\]\n]*\]\][^\[\]()\n]*)*[\])]")
 _LINK_TARGET = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
-_DUE = re.compile(r"📅\s*(\d{4}-\d{2}-\d{2})")
 _COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
 # "## Objective 1: Ship it" (a heading) and "- KR 1.1: five users…" (a heading or a list item).
 _OBJECTIVE = re.compile(
@@ -99,7 +99,7 @@ def extract(rel: str, text: str) -> NoteFacts:
             continue
         edge = _PROPERTY_EDGES.get(str(key), EdgeType.PROPERTY)
         edges += [EdgeFact(rel, target, edge, str(key)) for target in _property_links(value)]
-    prose = _tasks(rel, body, nodes, edges)
+    prose = body if is_routines_note(rel, props.get("tags")) else _tasks(rel, body, nodes, edges)
     if kind is NodeType.OKRS:
         _okr_headings(rel, body, nodes, edges)
     edges += [EdgeFact(rel, target, EdgeType.LINKS_TO, EdgeType.LINKS_TO.value) for target in wikilinks(prose)]
@@ -107,22 +107,22 @@ def extract(rel: str, text: str) -> NoteFacts:
 
 
 def _tasks(rel: str, body: str, nodes: list, edges: list) -> str:
-    """Task lines become task nodes with their own edges; returns the body without them."""
+    """The person's task lines become task nodes with their own edges (a checkbox of routine's is a
+    copy: ``routine.vault.provenance``); returns the body without them."""
     hidden = _hidden_ranges(body)
-    kept, last, count = [], 0, 0
-    for match in _TASK.finditer(body):
-        if in_ranges(match.start(), hidden):
+    kept, last, count, start = [], 0, 0, 0
+    for i, (line, theirs) in enumerate(zip(body.split("\n"), person_text(rel, body).split("\n"))):
+        line_start, start = start, start + len(line) + 1
+        task = None if in_ranges(line_start, hidden) else parse_line(rel, i, theirs)
+        if task is None:
             continue
         count += 1
         task_id = f"{rel}#task-{count}"
-        line = match[2]
-        label = re.sub(r"\s+", " ", _DUE.sub(" ", _FIELD.sub(" ", line))).strip()
-        task_attrs = {"done": "true" if match[1] in "xX" else "false", "text": label,
-                      "line": str(body.count("\n", 0, match.start()) + 1)}
-        due = _DUE.search(line)
-        if due:
-            task_attrs["due"] = due[1]
-        nodes.append(NodeFact(task_id, NodeType.TASK, label[:80] or f"task {count}", task_attrs))
+        task_attrs = {"done": "true" if task.state is TaskState.DONE else "false", "text": task.text,
+                      "line": str(i + 1)}
+        if task.due:
+            task_attrs["due"] = task.due
+        nodes.append(NodeFact(task_id, NodeType.TASK, task.text[:80] or f"task {count}", task_attrs))
         edges.append(EdgeFact(rel, task_id, EdgeType.HAS_TASK, EdgeType.HAS_TASK.value))
         in_fields = set()
         for field_match in _FIELD_LINKS.finditer(line):
@@ -134,8 +134,8 @@ def _tasks(rel: str, body: str, nodes: list, edges: list) -> str:
                 edges.append(EdgeFact(task_id, target, edge, label_name))
         edges += [EdgeFact(task_id, t, EdgeType.LINKS_TO, EdgeType.LINKS_TO.value)
                   for t in link_targets(line) if t not in in_fields]
-        kept.append(body[last:match.start()])
-        last = match.end()
+        kept.append(body[last:line_start])
+        last = line_start + len(line)
     kept.append(body[last:])
     return "".join(kept)
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from routine.memory.chunks import note_title
 from routine.memory.keywords import exact_word, keyword_score, words
 from routine.memory.store import DamagedStore
+from routine.vault.provenance import is_routines_note
 from routine.vault.scope import in_scope
 
 if TYPE_CHECKING:
@@ -70,18 +71,21 @@ class SearchedIndex(Protocol):
 
 
 def ranked_hits(index: SearchedIndex, query: str, k: int, reads: list[str] | None, exclude: set[str]) -> list[Hit]:
-    """``index`` is an open VaultIndex; ``reads`` None means the whole vault (the person's own search).
+    """``index`` is an open VaultIndex; ``reads`` None means the whole vault (the person's own search),
+    where routine's own notes (proposals, archived ones, alerts: ``routine.vault.provenance``)
+    that make the cut come after every note of the person's.
 
     Hybrid: the vector ranking's candidates, and every note whose title shares a word with the
     query, are scored by cosine similarity plus keyword points (``keywords.py``). An agent's
     search (``reads`` given) leaves out routine's own folders (archived proposals, agent notes)
-    unless its reads name them, and notes with no text: agents do not feed on routine's output."""
+    unless its reads name them, routine's own notes always, and notes with no text: agents do not
+    feed on routine's output."""
     if k < 1 or not query.strip():
         return []
     indexed = index.opened_manifest.indexed_paths()
     allowed = {p for p in indexed if p not in exclude and (reads is None or in_scope(reads, p))}
     if reads is not None:
-        allowed = {p for p in allowed if not _own_folder(p, index.own_folders, reads)}
+        allowed = {p for p in allowed if not _own_folder(p, index.own_folders, reads) and not is_routines_note(p)}
     if not allowed:
         return []
     query_words = words(query)
@@ -102,16 +106,20 @@ def ranked_hits(index: SearchedIndex, query: str, k: int, reads: list[str] | Non
     details = index.opened_store.details([chunk_id for chunk_id, _ in best.values()])
     if len(details) < len(best):
         raise DamagedStore(f"holds {len(details)} of the {len(best)} chunks it ranked")
-    hits = []
+    hits, routines = [], set()
     for path, (chunk_id, score) in best.items():
         body, meta = details[chunk_id]
+        if is_routines_note(path, meta.get("tags")):  # a proposal, an archived one, an alert
+            if reads is not None:
+                continue  # agents never feed on routine's own notes
+            routines.add(path)
         if reads is not None and not body.strip():
             continue
         if path in allowed and (reads is None or in_scope(reads, path)) and (index.vault / path).is_file():
             hybrid = score + keyword_score(query_words, note_title(path), body)
             hits.append(Hit(path, meta.get("heading") or None, hybrid, body))
     hits.sort(key=lambda h: -h.score)
-    return hits[:k]
+    return sorted(hits[:k], key=lambda h: h.path in routines)  # the person's notes before routine's copies
 
 
 NEAR_TOP = 0.5  # a better match outside an agent's reads scores at least this share of the best one

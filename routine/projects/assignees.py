@@ -12,7 +12,6 @@ writes, and nothing here decides what an assignment grants (``routine.access`` d
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterator
@@ -20,16 +19,11 @@ from typing import Iterator
 from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.behaviours import parse as parse_behaviour
 from routine.projects.model import AGENTS, Behaviour, Project, Status, list_projects, loose
+from routine.projects.tasks import TASK_ASSIGNEE as TASK_ASSIGNEE  # agents.assign reads task lines with it
 from routine.projects.tasks import Task, note_tasks, project_tasks
 
 PROJECTS = "Projects"
 MANAGER = "manager"
-# A Tasks/Dataview task line carrying an assignee: "- [ ] Draft the page [assignee:: [[Builder]]]".
-# Linear in the note: nothing crosses a line end (a `\s*` at a line start would scan every blank
-# line after it, for every line), and the link's name stops at any bracket.
-TASK_ASSIGNEE = re.compile(
-    r"^[ \t]*[-*+] \[[ xX/-]\][^\n]*?\[assignee::[ \t]*\[\[([^\[\]|#\n]+)(?:[#|][^\[\]\n]*)?\]\][ \t]*\]", re.MULTILINE
-)
 
 
 def names_agent(target: str, agent_name: str) -> bool:

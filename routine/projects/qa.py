@@ -12,6 +12,7 @@ clear verdict counts as a fail: nothing unchecked is promoted.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +34,7 @@ from routine.prompts import template
 from routine.verdicts import REVIEW_FORM, verdict_of
 from routine.projects.model import project_folder_of
 from routine.projects.review_parts import Part, split_for_review
+from routine.vault.provenance import person_text
 from routine.vault.scope import glob_literal
 
 if TYPE_CHECKING:
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from routine.vault.notes import Note
 
 DEFAULT_REVIEWERS = ("critic", "guardian")
+_BLANK_RUNS = re.compile(r"\n{3,}")
 MAX_CITED = 12  # cited notes put in a review's context (fitted to the window like any input)
 # A long artifact is reviewed in parts: each takes at most this share of what the window leaves
 # beside the fixed prompt (the rest is for the notes it cites), less the line saying which part.
@@ -174,7 +177,8 @@ def _review(config: Config, runner: Runner, agents: dict[str, AgentSpec], name: 
 
     agent = agent_named(agents, [], name)
     reviewer = Path(agent.source).stem
-    text = note.body.strip()
+    # What the person's artifact says: routine's sections in it (its QA verdicts) are not reviewed.
+    text = _BLANK_RUNS.sub("\n\n", person_text(artifact.rel, note.body)).strip()
     parts = _parts(runner, _request(config, agent, artifact, note, qa_note, project, Part(text, ()), ""), text)
     if len(parts) > MAX_PARTS:
         return Review(reviewer, None, "fail", [f"it is too long to review: {len(parts)} parts of {reviewer}'s window, "

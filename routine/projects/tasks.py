@@ -5,6 +5,10 @@
 
 A blocker is a `[blocker:: …]` field on a task line, or a line under a "Blockers" heading.
 
+Only the person's lines are read (``routine.vault.provenance.person_text``): a checkbox in one of
+routine's generated sections or notes is a copy, never a task. A checkbox with no text, or a
+template's placeholder ("- [ ] ", "- [ ] task 1", "- [ ] <task>"), is not a task either.
+
 Every pattern here is linear in the line (no lazy group before a trailing class, no field
 value that may run past a bracket), and what is read is capped: a task line longer than
 ``MAX_TASK_LINE`` characters is not a task, and a note gives at most ``MAX_TASKS_PER_NOTE``
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from routine.projects.model import link_target
+from routine.vault.provenance import person_text
 
 if TYPE_CHECKING:
     from routine.vault.notes import NoteText
@@ -38,6 +43,16 @@ _FIELD = re.compile(r"\[(?P<key>[A-Za-z_][\w-]*)::[ \t]*(?P<value>(?:\[\[[^\[\]]
 _DUE = re.compile(r"📅\s*(\d{4}-\d{2}-\d{2})")
 _DONE_DATE = re.compile(r"✅\s*\d{4}-\d{2}-\d{2}")
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.*)$")
+# A Tasks/Dataview task line carrying an assignee: "- [ ] Draft the page [assignee:: [[Builder]]]".
+# Linear in the note: nothing crosses a line end (a `\s*` at a line start would scan every blank
+# line after it, for every line), and the link's name stops at any bracket.
+TASK_ASSIGNEE = re.compile(
+    r"^[ \t]*[-*+] \[[ xX/-]\][^\n]*?\[assignee::[ \t]*\[\[([^\[\]|#\n]+)(?:[#|][^\[\]\n]*)?\]\][ \t]*\]", re.MULTILINE
+)
+# A template's placeholder where a task's text goes: "task 1", "item 2", "<task, starting with a verb>".
+_PLACEHOLDER_WORD = re.compile(r"^(?:task|todo|to-do)[ \t]*\d*[.:]?$", re.IGNORECASE)
+_ANGLED = re.compile(r"<[^<>\n]*>")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 class TaskState(str, Enum):
@@ -73,6 +88,12 @@ class Task:
         return f"{self.file}::{self.text}"
 
 
+def is_placeholder(text: str) -> bool:
+    """Is a task's text (fields and dates taken out) a template's blank: nothing, "task 1", or
+    only `<placeholders>` between times and punctuation?"""
+    return _PLACEHOLDER_WORD.match(text) is not None or not _LETTER.search(_ANGLED.sub("", text))
+
+
 def describe(rest: str) -> str:
     text = _FIELD.sub("", rest)
     text = _DUE.sub("", text)
@@ -85,6 +106,8 @@ def parse_line(file: str, line_no: int, line: str) -> Task | None:
     if not match:
         return None
     rest = match["text"].rstrip(" \t")
+    if is_placeholder(describe(rest)):
+        return None
     fields = {m["key"].lower(): m["value"].strip() for m in _FIELD.finditer(rest)}
     due = _DUE.search(rest)
     return Task(file=file, line_no=line_no, line=line, state=TaskState.of(match["mark"]), text=describe(rest),
@@ -100,7 +123,7 @@ def parse_tasks(file: str, text: str) -> tuple[list[Task], list[str]]:
     blockers: list[str] = []
     in_blockers = False
     in_fence = False
-    for i, line in enumerate(text.splitlines()):
+    for i, line in enumerate(person_text(file, text).splitlines()):
         if line.lstrip().startswith(("```", "~~~")):
             in_fence = not in_fence
         if in_fence:
@@ -219,7 +242,7 @@ def update_task(vault: Path, task: Task, change: Callable[[str], str]) -> bool:
         if current is None:
             return None
         lines = current.text.split("\n")
-        index = _locate(task, lines)
+        index = _locate(task, person_text(task.file, current.text).split("\n"))
         if index is None:
             return None
         new = change(lines[index])
@@ -234,6 +257,7 @@ def update_task(vault: Path, task: Task, change: Callable[[str], str]) -> bool:
 
 
 def _locate(task: Task, lines: list[str]) -> int | None:
+    """The task's line among the person's ``lines`` (routine's blanked: a copy is never found)."""
     if task.line_no < len(lines):
         same = parse_line(task.file, task.line_no, lines[task.line_no])
         if same is not None and same.text == task.text:

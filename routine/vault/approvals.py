@@ -23,6 +23,7 @@ from routine.vault.frontmatter import FrontmatterSplit, parse_frontmatter, updat
 from routine.vault.guard import Guard, seal, sealed_by_routine
 from routine.vault.notes import NoteText, load_note_text, note_text, wikilink_for
 from routine.vault.proposals import iso_time, note_name
+from routine.vault.provenance import PROPOSAL_TAG, archived_proposals, unquote_tasks
 from routine.vault.scope import checked, resolve
 from routine.vault.sections import (apply_approved, clear_pending_proposal, content_sha, prepare_content, section_key,
                                     section_region)
@@ -104,7 +105,7 @@ def read_proposal(vault: Path, rel: str) -> Proposal | None:
         return None
     split = parse_frontmatter(current.text)
     props = split.data if split.readable else {}
-    if "routine/proposal" not in (props.get("tags") or []) or "target" not in props:
+    if PROPOSAL_TAG not in (props.get("tags") or []) or "target" not in props:
         return None
     match = _PROPOSED.search(split.body)
     return Proposal(rel, props, match.group(1).strip("\n") + "\n" if match else "", current.raw)
@@ -162,10 +163,9 @@ def find_renamed(vault: Path, proposal: Proposal) -> str | None:
     proposal, or the region (section) or text (note, append) whose hash is the proposal's
     ``base``. None when no note, or more than one, does."""
     from routine.vault.files import vault_files
-    from routine.vault.sections import find_section
+    from routine.vault.sections import find_section, pointers
 
     key = section_key(proposal.section_named()) if proposal.kind == "section" else None
-    pointer = f"routine:proposal {key}" if key else None
     name = note_name(proposal.rel)
     found = []
     for rel in vault_files(vault):
@@ -175,7 +175,7 @@ def find_renamed(vault: Path, proposal: Proposal) -> str | None:
         if current is None:
             continue
         body = parse_frontmatter(current.text).body
-        if key is not None and pointer is not None and pointer in body and name in body:
+        if key is not None and pointers(body, key) and name in body:
             held = True  # the pointer line to this very proposal
         elif key is not None:
             span = find_section(body, key) if proposal.base is not None else None
@@ -195,6 +195,13 @@ def _provenance(proposal: Proposal, now: datetime) -> Provenance:
                       generated=now, sources=[str(s) for s in props.get("sources") or []])
 
 
+def _approved(text: str) -> str:
+    """An approved entry (the manager's `propose_tasks` is one), made safe, is the person's: its
+    checkboxes are tasks (``routine.vault.provenance``). An approved section or note stays routine's
+    text, its checkboxes quoted, as it would be had the agent written it directly."""
+    return unquote_tasks(prepare_content(text))
+
+
 def _apply_once(path: Path, target: str, proposal: Proposal, current: NoteText | None, now: datetime,
                 stamp: bool = True) -> Applied:
     split = parse_frontmatter(current.text) if current is not None else FrontmatterSplit()
@@ -203,7 +210,7 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current: NoteText |
     link = wikilink_for(target)
     replaced = None
     if kind == WriteKind.APPEND:
-        entry = f"### {now:%H:%M} — {proposal.agent} (approved)\n{prepare_content(text)}"
+        entry = f"### {now:%H:%M} — {proposal.agent} (approved)\n{_approved(text)}"
         new_body = body + ("" if not body else "\n" if body.endswith("\n") else "\n\n") + entry
         message = f"Added the approved entry to {link}."
     elif kind == WriteKind.SECTION:
@@ -255,7 +262,7 @@ def archive(vault: Path, proposal: Proposal, archive_dir: str, status: str, deci
     if replaced:
         body = (body.rstrip("\n") + "\n\n## Replaced text\n\nWhat the target said before this proposal was applied:\n\n"
                 + replaced.strip("\n") + "\n")
-    folder = f"{archive_dir.strip('/')}/Proposals"
+    folder = archived_proposals(archive_dir)
     stem = note_name(proposal.rel)
     for n in range(1, 100):
         rel = f"{folder}/{stem}{'' if n == 1 else f' {n}'}.md"

@@ -32,6 +32,7 @@ from routine.vault.frontmatter import (
 )
 from routine.vault.notes import NoteText, wikilink_for
 from routine.vault.outline import strip_comments
+from routine.vault.provenance import defuse_markers, quote_tasks
 from routine.vault.writer import _rewrite
 
 CHAT_PROPERTY = "chat"
@@ -139,7 +140,7 @@ def _callout_text(lines: list[str]) -> str:
 def answer_callout(agent: str, when: datetime, text: str, sources: list[str]) -> str:
     """The answer as the note shows it: a callout naming the agent, its sources linked."""
     title = f"{agent[:1].upper()}{agent[1:]} · {when:%H:%M}"
-    body = text.strip().replace("%% routine:", "%% (routine):").splitlines() or [""]
+    body = quote_tasks(defuse_markers(text.strip())).splitlines() or [""]  # routine's words, quoted
     lines = [f"> [!{ANSWER_TYPE}] {title}"] + [f"> {line}".rstrip() for line in body]
     links = list(dict.fromkeys(wikilink_for(s) for s in sources if s))
     if links:

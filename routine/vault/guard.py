@@ -24,9 +24,9 @@ from typing import Protocol
 from routine.atomicfile import create
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import load_note_text
+from routine.vault.provenance import PROPOSAL_TAG, archived_proposals
 from routine.vault.scope import glob_match
 
-PROPOSAL_TAG = "routine/proposal"
 # What the seal covers: where the proposal is and what it would do (its text may be edited by
 # the person before approving, so the text is not sealed).
 SEALED = ("target", "section", "kind", "base", "agent", "run")
@@ -94,7 +94,7 @@ class Guard:
             return "is routine's dashboard"
         if under(self.alerts):
             return "is one of routine's alerts"
-        if under(f"{self.archive.strip('/')}/Proposals"):
+        if under(archived_proposals(self.archive)):
             return "is an archived proposal"
         if under(self.drafts) and _looks_like_proposal(vault / rel):
             return "is one of routine's proposals"
@@ -105,7 +105,8 @@ class Guard:
         """True when the folder ``folder`` holds anything agents may not write directly (so it
         must not be mounted read-write in the sandbox)."""
         folder = folder.strip("/")
-        owned = [self.agents, self.alerts, self.drafts, f"{self.archive}/Proposals", self.dashboard, *self.config_rels]
+        owned = [self.agents, self.alerts, self.drafts, archived_proposals(self.archive), self.dashboard,
+                 *self.config_rels]
         return any(o.strip("/") == folder or o.strip("/").startswith(folder + "/") for o in owned) \
             or self.why(vault, folder + "/file.md") is not None
 

@@ -12,10 +12,10 @@ markers gets the block added at its end.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from routine.vault.notes import NoteText, code_fence_ranges, in_ranges
+from routine.vault.provenance import live_marker
 from routine.vault.scope import resolve
 from routine.vault.writer import _rewrite
 
@@ -30,18 +30,14 @@ def _end(name: str) -> str:
     return f"%% routine-live:end {name} %%"
 
 
-def _markers(name: str, kind: str) -> re.Pattern[str]:
-    return re.compile(rf"^[ \t]*%%[ \t]*routine-live:{kind}[ \t]+{re.escape(name)}\b[^\n]*%%[ \t]*$", re.M)
-
-
 def _span(text: str, name: str) -> tuple[int, int] | None:
     """(start, end) of the block's marker lines, inclusive; None without a begin/end pair."""
     fences = code_fence_ranges(text)
-    ends = [m for m in _markers(name, "end").finditer(text) if not in_ranges(m.start(), fences)]
+    ends = [m for m in live_marker("end", name).finditer(text) if not in_ranges(m.start(), fences)]
     if not ends:
         return None
     end = ends[0]
-    begins = [m for m in _markers(name, "begin").finditer(text, 0, end.start()) if not in_ranges(m.start(), fences)]
+    begins = [m for m in live_marker("begin", name).finditer(text, 0, end.start()) if not in_ranges(m.start(), fences)]
     if not begins:
         return None
     return begins[-1].start(), end.end()

@@ -17,6 +17,7 @@ from routine.vault.atomic import atomic_create
 from routine.vault.frontmatter import join_frontmatter
 from routine.vault.guard import seal
 from routine.vault.notes import code_fence_ranges, wikilink_for
+from routine.vault.provenance import PROPOSAL_TAG
 from routine.vault.scope import resolve
 from routine.vault.sections import content_sha
 
@@ -85,7 +86,7 @@ def write_proposal(vault_root: Path, drafts_dir: str, *, target_rel: str, sectio
         frontmatter["target_existed"] = target_existed
     frontmatter.update({
         "agent": agent, "model": model, "run": run, "generated": iso_time(generated),
-        "sources": source_links(sources), "tags": ["routine/proposal"],
+        "sources": source_links(sources), "tags": [PROPOSAL_TAG],
         "approved": None,  # the person sets true or false
     })
     body = proposal_body(reason, proposed, current)

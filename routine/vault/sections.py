@@ -20,15 +20,15 @@ from dataclasses import dataclass
 
 from routine.vault.notes import code_fence_ranges, in_ranges, unclosed_fence, wikilink_for
 from routine.vault.outline import heading_title
+from routine.vault.provenance import BEGIN as _BEGIN
+from routine.vault.provenance import END as _END
+from routine.vault.provenance import POINTER as _POINTER
+from routine.vault.provenance import begin_key as _begin_key
+from routine.vault.provenance import begins as _begins
+from routine.vault.provenance import defuse_markers, quote_tasks
 
 CREATED, REPLACED, UNCHANGED, PERSON_EDITED = "created", "replaced", "unchanged", "person-edited"
 
-# Markers tolerate spaces a person (or their editor) may add: '%%routine : begin  x %%'.
-_BEGIN = re.compile(r"^[ \t]*%%[ \t]*routine[ \t]*:[ \t]*begin[ \t]+(?P<rest>[^\n]*?)[ \t]*%%[ \t]*\r?$", re.M)
-_END = re.compile(r"^[ \t]*%%[ \t]*routine[ \t]*:[ \t]*end[ \t]+(?P<key>[^\s%]+)[ \t]*%%[ \t]*\r?$", re.M)
-_POINTER = re.compile(r"^[^\n]*%%[ \t]*routine[ \t]*:[ \t]*proposal[ \t]+(?P<key>[^\s%]+)[ \t]*%%[ \t]*\r?$", re.M)
-_ANY_MARKER = re.compile(r"%%[ \t]*routine[ \t]*:[ \t]*(?=(?:begin|end|proposal)\b)")
-_ATTR = re.compile(r"(\w+)[ \t]*=[ \t]*([^\s%]+)")
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<title>[^\n]*)$", re.M)  # title: heading_title(m["title"])
 
 
@@ -73,13 +73,6 @@ class SectionUpdate:
     key: str
     reason: str | None = None  # person-edited: edited | own-heading | no-end-marker | duplicated
     current: str | None = None # the text now in the section, for showing a diff
-
-
-def _begin_key(match: re.Match) -> tuple[str, dict]:
-    rest = match["rest"].split(None, 1)
-    key = rest[0].lower() if rest else ""
-    attrs = dict(_ATTR.findall(rest[1])) if len(rest) > 1 else {}
-    return key, attrs
 
 
 def find_section(body: str, key: str) -> SectionSpan | None:
@@ -128,17 +121,18 @@ def _text_under_heading(body: str, heading: re.Match) -> str:
 
 def prepare_content(content: str) -> str:
     """Generated text made safe to put between markers: marker lines the model wrote are
-    defused (they would cut the section short), an unclosed code fence is closed (it would
-    hide our end marker), outer blank lines go, and it ends with one newline."""
+    defused (they would cut the section short), its checkboxes quoted (routine's words are
+    never the person's tasks: ``routine.vault.provenance``), an unclosed code fence is closed
+    (it would hide our end marker), outer blank lines go, and it ends with one newline."""
     text = content.replace("\r\n", "\n")
     fences = code_fence_ranges(text)
     lines, pos = [], 0
     for line in text.split("\n"):
         if not in_ranges(pos, fences):
-            line = _ANY_MARKER.sub("%% routine (quoted): ", line)
+            line = defuse_markers(line)
         lines.append(line)
         pos += len(line) + 1
-    text = "\n".join(lines).strip("\n")
+    text = quote_tasks("\n".join(lines).strip("\n"))
     fence = unclosed_fence(text)
     if fence:
         text += "\n" + fence
@@ -152,13 +146,6 @@ def _begin_line(key: str, agent: str, sha: str, run: str | None = None, after: s
     # ``after``: the generated section just above it, so a deleted neighbour goes back in place.
     return (f"%% routine:begin {key} agent={agent} sha={sha}{f' run={run}' if run else ''}"
             f"{f' after={after}' if after else ''} %%")
-
-
-def _begins(body: str) -> list[tuple[str, re.Match, dict]]:
-    """Every generated section's begin marker, in order: (key, match, attributes)."""
-    fences = code_fence_ranges(body)
-    return [(key, m, attrs) for m in _BEGIN.finditer(body) if not in_ranges(m.start(), fences)
-            for key, attrs in [_begin_key(m)]]
 
 
 def _key_above(body: str, pos: int, key: str) -> str | None:
@@ -179,7 +166,7 @@ def _place_for(body: str, key: str) -> int | None:
     return None
 
 
-def _end_line(key: str) -> str:
+def end_line(key: str) -> str:
     return f"%% routine:end {key} %%"
 
 
@@ -193,7 +180,7 @@ def upsert_section(body: str, title: str, content: str, agent: str, run: str | N
     span = find_section(body, key)
     place = _place_for(body, key) if span is None else None
     after = _key_above(body, span.start if span else len(body) if place is None else place, key)
-    block = f"{_begin_line(key, agent, content_sha(text), run, after)}\n{text}{_end_line(key)}"
+    block = f"{_begin_line(key, agent, content_sha(text), run, after)}\n{text}{end_line(key)}"
     if span is None:
         heading = _own_heading(body, key)
         if heading is not None:  # the person wrote this heading; what is under it is theirs
@@ -225,7 +212,7 @@ def pointer_line(key: str, proposal_link: str) -> str:
             f"%% routine:proposal {key} %%")
 
 
-def _pointers(body: str, key: str) -> list[re.Match]:
+def pointers(body: str, key: str) -> list[re.Match]:
     fences = code_fence_ranges(body)
     return [m for m in _POINTER.finditer(body) if m["key"].lower() == key.lower()
             and not in_ranges(m.start(), fences)]
@@ -249,7 +236,7 @@ def mark_pending_proposal(body: str, key: str, proposal_link: str) -> str:
     """
     key = section_key(key)
     line = pointer_line(key, proposal_link)
-    existing = _pointers(body, key)
+    existing = pointers(body, key)
     if existing:  # update the first, drop any copies
         for extra in reversed(existing[1:]):
             body = _remove_line(body, extra)
@@ -280,7 +267,7 @@ def _remove_line(body: str, match: re.Match) -> str:
 
 def clear_pending_proposal(body: str, key: str) -> str:
     """Remove the pointer line(s) for section ``key`` (a later run wrote the section itself)."""
-    for match in reversed(_pointers(body, section_key(key))):
+    for match in reversed(pointers(body, section_key(key))):
         body = _remove_line(body, match)
     return body
 
@@ -306,7 +293,7 @@ def apply_approved(body: str, title: str, content: str, agent: str, base: str | 
     (None, why not) — the person's approval never lets routine overwrite a later edit."""
     key = section_key(title)
     text = prepare_content(content)
-    block = f"{_begin_line(key, agent, content_sha(text))}\n{text}{_end_line(key)}"
+    block = f"{_begin_line(key, agent, content_sha(text))}\n{text}{end_line(key)}"
     span = find_section(body, key)
     region, why = section_region(body, title)
     if span is not None and not span.intact:

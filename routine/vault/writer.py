@@ -26,7 +26,8 @@ from routine.vault.proposals import write_proposal
 from routine.vault.scope import checked, in_scope
 from routine.vault.targets import WriteKind, WriteTarget
 from routine.vault.sections import (CREATED, PERSON_EDITED, REPLACED, UNCHANGED, SectionUpdate,
-                                    clear_pending_proposal, find_section, mark_pending_proposal, prepare_content,
+                                    clear_pending_proposal, end_line, find_section, mark_pending_proposal,
+                                    prepare_content,
                                     section_key, upsert_section)
 
 ATTEMPTS = 3
@@ -221,7 +222,7 @@ class _Writer:
 
     def _kept_persons_text(self, title: str, update: SectionUpdate) -> WriteResult:
         reason, told = _KEPT[update.reason or "edited"]
-        proposal = self._proposal(reason.format(key=update.key), update.current)
+        proposal = self._proposal(reason.format(key=update.key, end=end_line(update.key)), update.current)
         link = wikilink_for(proposal)
 
         def point(current: NoteText | None) -> str | None:
@@ -244,7 +245,7 @@ _KEPT: dict[str | None, tuple[str, str]] = {  # by SectionUpdate.reason (set whe
     "own-heading": ("This section is text you wrote yourself (it has no routine markers), so routine "
                     "did not change it.",
                     "{title} in {rel} is your own text and was kept; the new version is in {link}."),
-    "no-end-marker": ("The section's end marker (`%% routine:end {key} %%`) is missing, so routine could "
+    "no-end-marker": ("The section's end marker (`{end}`) is missing, so routine could "
                       "not tell where its text ends and did not change anything.",
                       "{title} in {rel} has lost its end marker, so it was left alone; the new version "
                       "is in {link}."),

@@ -1,0 +1,172 @@
+"""Whose text is it: the one place that says which text in the vault is routine's own.
+
+Routine reads the vault back (tasks, assignments, notifications, the graph, search, QA, the
+project brief), and what it wrote itself must never read as the person's intent. Routine's text:
+
+- its own notes: proposals (tagged ``routine/proposal``, in `Drafts/` and, once decided, in
+  `Archive/Proposals/`) and alerts (tagged ``routine/alert``);
+- its generated sections in any note, from `%% routine:begin KEY … %%` to `%% routine:end KEY %%`
+  (markers included; a section whose end marker is gone runs to the next heading), its
+  pointer lines to a waiting proposal (``routine.vault.sections`` writes them), and its live
+  blocks (`%% routine-live:begin NAME … %%`, the dashboard's: ``routine.vault.live``);
+- any checkbox it writes, which is written as a quotation: ``- \\[ ] text`` (a backslash before
+  the bracket; ``quote_tasks``). Obsidian shows "[ ] text", and neither Obsidian's Tasks nor
+  Dataview, nor routine, reads it as a task. A note routine creates whole (a task's result, a
+  digest) therefore holds no task of routine's: a checkbox there is one the person added.
+
+A person's approval of an entry makes it theirs: it lands with its checkboxes as tasks again
+(``unquote_tasks``; the manager's proposed tasks). Everything else is the person's.
+
+Every reader asks here (``person_text``, ``is_routines_note``); `tests/test_provenance.py`
+fails when another module decides it for itself.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from routine.vault.frontmatter import parse_frontmatter
+from routine.vault.notes import code_fence_ranges, in_ranges
+from routine.vault.outline import HEADING
+
+PROPOSAL_TAG = "routine/proposal"
+ALERT_TAG = "routine/alert"
+ROUTINE_NOTE_TAGS = (PROPOSAL_TAG, ALERT_TAG)
+PROPOSALS = "Proposals"  # decided proposals go to <archive>/Proposals/
+
+# The markers of a generated section and of a pointer line (``routine.vault.sections`` writes them).
+# They tolerate spaces a person (or their editor) may add: '%%routine : begin  x %%'.
+BEGIN = re.compile(r"^[ \t]*%%[ \t]*routine[ \t]*:[ \t]*begin[ \t]+(?P<rest>[^\n]*?)[ \t]*%%[ \t]*\r?$", re.M)
+END = re.compile(r"^[ \t]*%%[ \t]*routine[ \t]*:[ \t]*end[ \t]+(?P<key>[^\s%]+)[ \t]*%%[ \t]*\r?$", re.M)
+POINTER = re.compile(r"^[^\n]*%%[ \t]*routine[ \t]*:[ \t]*proposal[ \t]+(?P<key>[^\s%]+)[ \t]*%%[ \t]*\r?$", re.M)
+ANY_MARKER = re.compile(r"%%[ \t]*routine[ \t]*:[ \t]*(?=(?:begin|end|proposal)\b)")
+# A live block (the dashboard's, ``routine.vault.live``): '%% routine-live:begin NAME … %%' to '… end NAME %%'.
+_LIVE = re.compile(r"^[ \t]*%%[ \t]*routine-live:(?P<kind>begin|end)[ \t]+(?P<name>[^\s%]+)[^\n]*%%[ \t]*$", re.M)
+_ATTR = re.compile(r"(\w+)[ \t]*=[ \t]*([^\s%]+)")
+
+# A list item that is a checkbox, as Obsidian's Tasks reads one (in a quote or callout too, numbered
+# or not), and the same item quoted by routine. Linear: each part stops at a different character.
+_LEAD = r"(?P<lead>[ \t]*(?:>[ \t]*)*(?:[-*+]|\d{1,9}[.)])[ \t]+)"
+_CHECKBOX = re.compile(_LEAD + r"\[(?P<mark>[^\]\n])\]", re.M)
+_QUOTED = re.compile(_LEAD + r"\\\[(?P<mark>[^\]\n])\]", re.M)
+
+
+def archived_proposals(archive: str) -> str:
+    """The folder decided proposals go to: ``Archive/Proposals``."""
+    return f"{archive.strip('/')}/{PROPOSALS}"
+
+
+def _tags(value: object) -> list[str]:
+    if isinstance(value, str):
+        value = re.split(r"[,\s]+", value)
+    if not isinstance(value, (list, tuple)):
+        return []
+    return [str(tag).strip().lstrip("#").lower() for tag in value if tag is not None]
+
+
+def is_routines_note(rel: str, tags: object = None) -> bool:
+    """Is the note at ``rel`` (with its ``tags:``) one of routine's own: a proposal, an archived
+    one, an alert?"""
+    parts = PurePosixPath(rel).parts
+    return any(tag in ROUTINE_NOTE_TAGS for tag in _tags(tags)) or parts[:2] == ("Archive", PROPOSALS)
+
+
+def is_routines_text(rel: str, text: str) -> bool:
+    """Is the note at ``rel``, whose file text is ``text``, one of routine's own?"""
+    split = parse_frontmatter(text.removeprefix("\ufeff").replace("\r\n", "\n"))
+    return is_routines_note(rel, split.data.get("tags") if split.readable else None)
+
+
+def begin_key(match: re.Match) -> tuple[str, dict]:
+    """A begin marker's section key and its attributes (agent, sha, run, after)."""
+    rest = match["rest"].split(None, 1)
+    key = rest[0].lower() if rest else ""
+    attrs = dict(_ATTR.findall(rest[1])) if len(rest) > 1 else {}
+    return key, attrs
+
+
+def begins(body: str) -> list[tuple[str, re.Match, dict]]:
+    """Every generated section's begin marker, in order (those shown in code blocks are not):
+    (key, match, attributes)."""
+    fences = code_fence_ranges(body)
+    return [(key, m, attrs) for m in BEGIN.finditer(body) if not in_ranges(m.start(), fences)
+            for key, attrs in [begin_key(m)]]
+
+
+def live_marker(kind: str, name: str) -> re.Pattern[str]:
+    """The ``begin`` or ``end`` marker line of the live block ``name``."""
+    return re.compile(rf"^[ \t]*%%[ \t]*routine-live:{kind}[ \t]+{re.escape(name)}\b[^\n]*%%[ \t]*$", re.M)
+
+
+def _live_spans(text: str, fences: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    spans, opened = [], {}
+    for m in _LIVE.finditer(text):
+        if in_ranges(m.start(), fences):
+            continue
+        if m["kind"] == "begin":
+            opened[m["name"]] = m.start()
+        elif m["name"] in opened:
+            spans.append((opened.pop(m["name"]), m.end()))
+    return spans
+
+
+def routine_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of routine's text inside a note's text: its generated sections, markers
+    included, and its pointer lines. A section whose end marker is gone runs to the next heading:
+    its text is routine's until the person's begins."""
+    fences = code_fence_ranges(text)
+    spans = [(m.start(), m.end()) for m in POINTER.finditer(text) if not in_ranges(m.start(), fences)]
+    spans += _live_spans(text, fences)
+    for key, begin, _ in begins(text):
+        end = next((m for m in END.finditer(text, begin.end())
+                    if m["key"].lower() == key and not in_ranges(m.start(), fences)), None)
+        if end is None:
+            end = next((m for m in HEADING.finditer(text, begin.end()) if not in_ranges(m.start(), fences)), None)
+            spans.append((begin.start(), end.start() if end else len(text)))
+        else:
+            spans.append((begin.start(), end.end()))
+    return sorted(spans)
+
+
+def _blank(text: str) -> str:
+    return re.sub(r"[^\n]", "", text)
+
+
+def person_text(rel: str, text: str) -> str:
+    """The note's text with routine's parts blanked: each of their lines left empty, so a line of
+    the person's keeps its number (a task is rewritten in place by it). Empty lines for one of
+    routine's own notes."""
+    if is_routines_text(rel, text):
+        return _blank(text)
+    out, last = [], 0
+    for start, end in routine_spans(text):
+        if start < last:
+            continue
+        out += [text[last:start], _blank(text[start:end])]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def is_routines_at(text: str, offset: int) -> bool:
+    """Is the character at ``offset`` of a note's body routine's (in a generated section)?"""
+    return in_ranges(offset, routine_spans(text))
+
+
+def defuse_markers(text: str) -> str:
+    """Marker text a model wrote, made inert (it would cut a section short, or pass for routine's)."""
+    return ANY_MARKER.sub("%% routine (quoted): ", text)
+
+
+def quote_tasks(text: str) -> str:
+    """Routine's text with each checkbox written as a quotation (``- [ ] x`` -> ``- \\[ ] x``);
+    code blocks as they are."""
+    fences = code_fence_ranges(text)
+    return _CHECKBOX.sub(lambda m: m[0] if in_ranges(m.start(), fences) else f"{m['lead']}\\[{m['mark']}]", text)
+
+
+def unquote_tasks(text: str) -> str:
+    """The person approved it: routine's quoted checkboxes are tasks again."""
+    fences = code_fence_ranges(text)
+    return _QUOTED.sub(lambda m: m[0] if in_ranges(m.start(), fences) else f"{m['lead']}[{m['mark']}]", text)

@@ -1,0 +1,328 @@
+"""A vault routine has lived in: the daemon on the driven clock runs the shipped schedules day after
+day (``ROUTINE_MONTH_DAYS``: default 5, a working week; the issue asks for 30, about 35 s a day on a
+loaded box) on a realistic vault — two projects with people, a PDF, a calendar, notifications to a
+local receiver, a chat note — while a person script each day edits a generated section, approves or
+rejects the proposals waiting, adds and ticks tasks, and writes a journal line. The stand-in models
+copy every task line they are shown into what they write. At the end the invariants are printed and
+checked, one test each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from pdfmaker import make_pdf
+from receiver import Receiver
+from test_daemon import all_handled, daemon, journal_rows, status, wait_for
+from weekvault import make_vault
+
+DAYS = int(os.environ.get("ROUTINE_MONTH_DAYS", "5"))
+BERLIN = ZoneInfo("Europe/Berlin")
+PROJECT = "Orin Pilot"
+HOME_NOTE = f"Projects/{PROJECT}/{PROJECT}.md"
+_CHECKBOX = re.compile(r"^[ \t]*[-*+] \[.\] [^\n]*$", re.M)
+pytestmark = [pytest.mark.daemon(budget=300), pytest.mark.xdist_group("lived-month")]
+
+
+def copying_model(model: str, messages: list) -> str:
+    """A model that copies every task line it was shown (and an assignee) into its answer."""
+    shown = "\n".join(m.get("content") or "" for m in messages if m.get("role") in ("system", "user"))
+    lines = list(dict.fromkeys(_CHECKBOX.findall(shown)))[:8]
+    return "\n".join(["What is open, as the notes say:", *lines, "VERDICT: PASS"])
+
+
+@dataclass
+class Person:
+    """What the person did, to compare with what the vault says at the end."""
+
+    vault: Path
+    open_tasks: set[str] = field(default_factory=set)
+    told: list[str] = field(default_factory=list)  # tasks for people: one message each
+    wrote: dict[str, str] = field(default_factory=dict)  # note -> its text as the person last left it
+    section_edits: list[tuple[str, str]] = field(default_factory=list)  # (note, words) put in a generated section
+    decided: int = 0
+
+    def save(self, rel: str, text: str) -> None:
+        path = self.vault / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        self.wrote[rel] = text
+
+    def note(self, rel: str) -> str:
+        path = self.vault / rel
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
+    def day(self, home, n: int, today: str) -> None:
+        home_note = self.note(HOME_NOTE)
+        who = ("Ada", "Bruno")[n % 2]
+        task = f"Day {n} call with the printer"
+        line = f"- [ ] {task} [assignee:: [[{who}]]]"
+        if self.open_tasks and n % 3 == 2:  # ticks the oldest of their open tasks
+            oldest = sorted(self.open_tasks)[0]
+            home_note = re.sub(rf"^- \[ \] {re.escape(oldest)}\b", f"- [x] {oldest}", home_note, count=1, flags=re.M)
+            self.open_tasks.discard(oldest)
+        self.save(HOME_NOTE, home_note.replace("## Tasks\n", f"## Tasks\n\n{line}\n", 1))
+        self.open_tasks.add(task)
+        self.told.append(f"Task for {who}: {task}")
+        daily = f"Daily/{today}.md"
+        self.save(daily, self.note(daily).rstrip("\n") + f"\n\nJournal, day {n}: the pilot moves; Ada is on it.\n")
+
+    def midday(self, home, n: int) -> None:
+        """After the morning's blocks: rewrites a line of a section routine wrote, decides the proposals."""
+        self._edit_a_section(n)
+        self._decide(home, n)
+
+    def _edit_a_section(self, n: int) -> None:
+        """Rewrites the first line of a generated section in the latest daily note that has one."""
+        for path in sorted((self.vault / "Daily").glob("*.md"), reverse=True):
+            text = path.read_text(encoding="utf-8")
+            marker = re.search(r"^%% routine:begin [^\n]*%%\n", text, re.M)
+            if marker:
+                words = f"My own words on day {n}."
+                rel = path.relative_to(self.vault).as_posix()
+                self.save(rel, text[:marker.end()] + words + "\n" + text[marker.end():])
+                self.section_edits.append((rel, words))
+                return
+
+    def _decide(self, home, n: int) -> None:
+        for i, path in enumerate(sorted((self.vault / "Drafts").glob("*.md"))):
+            if "status: proposed" not in path.read_text(encoding="utf-8"):
+                continue
+            rel = path.relative_to(self.vault).as_posix()
+            home.run("approve", rel, *(["--reject"] if (n + i) % 2 else []))
+            self.decided += 1
+
+
+def _next_fire(home) -> tuple[datetime, str] | None:
+    fires = status(home)["next_fires"]
+    return (datetime.fromisoformat(fires[0]["at"]), fires[0]["block"]) if fires else None
+
+
+def _blocks_run(home) -> int:
+    return journal_rows(home, "SELECT COUNT(*) FROM runs WHERE kind = 'block' AND status != 'running'")[0][0]
+
+
+def _settle(home, timeout: float = 120) -> None:
+    wait_for(lambda: all_handled(home), timeout, "the daemon to finish what it started")
+
+
+@pytest.fixture(scope="module")
+def month(tmp_path_factory, warm_starter):
+    """Builds the vault, lives the days, and returns what the invariants need."""
+    from conftest import DrivenClock, Home
+    from fake_ollama import FakeOllama
+
+    root = tmp_path_factory.mktemp("month")
+    server = FakeOllama(max_loaded=3, load_delay=0, reply_fn=copying_model).start()
+    receiver = Receiver()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROUTINE_", "XDG_", "OLLAMA_"))}
+    env.update(HOME=str(root / "home"), ROUTINE_CONFIG=str(root / "config" / "routine.yaml"),
+               ROUTINE_STATE_DIR=str(root / "state"), ROUTINE_RUNTIME_DIR=str(root / "run"), OLLAMA_HOST=server.url,
+               ROUTINE_TEST_EMBEDDER="hashing", LITELLM_LOCAL_MODEL_COST_MAP="True",
+               PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parent.parent),
+                                           *filter(None, [os.environ.get("PYTHONPATH")])]))
+    home = Home(root=root, vault=root / "Vault", config=root / "config" / "routine.yaml", state=root / "state",
+                env=env, starter=warm_starter)
+    clock = DrivenClock(root / "clock")
+    env["ROUTINE_TEST_CLOCK"] = str(clock.path)
+    try:
+        yield _live(home, clock, receiver)
+    finally:
+        receiver.stop()
+        server.stop()
+
+
+def _setup(home, clock, receiver) -> tuple[Person, datetime]:
+    home.run("init", str(home.vault), check=True)
+    start = (clock.now().astimezone(BERLIN) + timedelta(days=1)).replace(hour=6, minute=0, second=0, microsecond=0)
+    start += timedelta(days=-start.weekday() % 7)  # a Monday: the weekdays' blocks first
+    make_vault(home.vault, start.date(), days_before=3)
+    (home.config.parent / "work.ics").write_text("\r\n".join([
+        "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//test//routine//EN", "BEGIN:VEVENT", "UID:pilot@test",
+        f"DTSTART;TZID=Europe/Berlin:{start:%Y%m%d}T090000", f"DTEND;TZID=Europe/Berlin:{start:%Y%m%d}T093000",
+        "RRULE:FREQ=DAILY", "SUMMARY:Pilot standup", "END:VEVENT", "END:VCALENDAR"]) + "\r\n")
+    home.config.write_text(home.config.read_text() + "\ntimezone: Europe/Berlin\ncalendars: [work.ics]\n"
+                           f"notify: {{urls: [json://127.0.0.1:{receiver.port}/hook]}}\n")
+    (home.vault / "Papers").mkdir(exist_ok=True)
+    (home.vault / "Papers" / "Pilot pricing.pdf").write_bytes(make_pdf(["Pilot pricing: 4.20 EUR per crate."]))
+    home.run("project", "new", PROJECT, "--goal", "Run the pilot with two customers", check=True)
+    for person in ("Ada", "Bruno"):
+        home.run("project", "assign", PROJECT, person, check=True)
+    home.run("project", "assign", PROJECT, "research", "--as", "reactive", check=True)
+    home.run("project", "assign", PROJECT, "scribe", "--as", "semi-autonomous", "--task", "Draft the pilot FAQ",
+             check=True)  # its result is a proposal the person decides
+    atlas = home.vault / "Projects" / "Atlas" / "Atlas.md"
+    atlas.write_text(atlas.read_text().replace("status: active\n", f"status: active\nmanager: '[[{PROJECT} PM]]'\n", 1))
+    person = Person(home.vault)
+    home_note = person.note(HOME_NOTE)
+    tasks = "- [ ] Price the pilot [assignee:: [[Research]]]\n- [ ] Book the demo room\n"
+    person.save(HOME_NOTE, home_note.replace("## Tasks\n", f"## Tasks\n\n{tasks}", 1))
+    person.open_tasks |= {"Book the demo room", "Draft the pilot FAQ"}  # Research picks "Price the pilot" up
+    chat = home.run("chat", "new", "librarian", "Pilot questions", check=True).stdout
+    rel = next(w for w in re.findall(r"Chats/[^\n]*?\.md", chat))
+    person.save(rel, person.note(rel) + "What is still open in the Orin Pilot? [[Projects/Orin Pilot/Orin Pilot]]\n")
+    return person, start
+
+
+def _live(home, clock, receiver) -> dict:
+    person, start = _setup(home, clock, receiver)
+    started = time.monotonic()
+    clock.move_to(start)
+    end = start + timedelta(days=DAYS)
+    slots = 0
+    with daemon(home):
+        _settle(home)
+        day = None
+        while True:
+            fire = _next_fire(home)
+            if fire is None or fire[0] >= end:
+                break
+            when, block = fire
+            if when.astimezone(BERLIN).date() != day:  # the person's morning
+                day = when.astimezone(BERLIN).date()
+                person.day(home, (day - start.date()).days, day.isoformat())
+                _settle(home)
+            before = _blocks_run(home)
+            clock.move_to(when - timedelta(seconds=1))
+            wait_for(lambda before=before: _blocks_run(home) > before, 120, f"{block} at {when}")
+            _settle(home)
+            slots += 1
+            if when.astimezone(BERLIN).hour == 12:
+                person.midday(home, (day - start.date()).days)
+                _settle(home)
+        clock.move_to(end)
+        home.run("index", check=True)
+        _settle(home)
+        facts = _facts(home, person)
+    facts.update(slots=slots, days=DAYS, seconds=round(time.monotonic() - started), person=person,
+                 messages=receiver.texts(), home=home)
+    print(f"\nlived {DAYS} days, {slots} scheduled slots, in {facts['seconds']} s")
+    return facts
+
+
+def _facts(home, person: Person) -> dict:
+    shown = json.loads(home.run("project", "show", PROJECT, "--json", check=True).stdout)["open_tasks"]
+    searches = []
+    for query in ("Orin Pilot open tasks", "printer call", "pilot pricing"):
+        for agent in ("research", "librarian", "scribe"):
+            out = home.run("search", query, "--agent", agent, "--json")
+            searches += [h["path"] for h in json.loads(out.stdout or "[]")] if out.returncode == 0 else []
+    return {"open": [t["text"] for who in shown.values() for t in who], "agent_hits": searches,
+            "open_alerts": status(home).get("open_alerts") or []}
+
+
+def _frontmatter_lines(text: str) -> int:
+    if not text.startswith("---\n"):
+        return 0
+    end = text.find("\n---", 4)
+    return text.count("\n", 4, end) + 1 if end > 0 else 0
+
+
+def _persons_part(rel: str, text: str) -> str:
+    """The note's body without routine's parts (its sections, pointer lines) and the heading routine
+    put above a section it created; blank runs collapsed."""
+    from routine.vault.frontmatter import parse_frontmatter
+    from routine.vault.provenance import person_text
+
+    body = parse_frontmatter(text).body
+    lines = body.split("\n")
+    headed = {i - 1 for i, line in enumerate(lines) if line.startswith("%% routine:begin")}
+    kept = [line for i, line in enumerate(person_text(rel, body).split("\n"))
+            if i not in headed and "%% routine:proposal" not in lines[i]]
+    return re.sub(r"\n{2,}", "\n", "\n".join(kept)).strip()
+
+
+def test_open_tasks_are_the_persons_tasks(month):
+    person = month["person"]
+    phantom = len(month["open"]) - len(person.open_tasks)
+    print(f"open tasks: {len(month['open'])}, the person's: {len(person.open_tasks)}, phantom: {phantom}")
+    assert sorted(month["open"]) == sorted(person.open_tasks), month["open"]
+
+
+def test_one_canvas_card_per_task(month):
+    canvas = month["home"].vault / "Routine" / "Graphs" / f"Project {PROJECT}.canvas"
+    cards = [n.get("text", "") for n in json.loads(canvas.read_text())["nodes"] if n.get("type") == "text"]
+    counts = {task: sum(task in card for card in cards) for task in month["person"].open_tasks}
+    print(f"task cards on the project's canvas: {sum(counts.values())} for {len(counts)} open tasks of the person's")
+    assert set(counts.values()) == {1}, counts
+
+
+def test_one_message_per_event(month):
+    messages = month["messages"]
+    dupes = len(messages) - len(set(messages))
+    tasks = [m for m in messages if "Task for" in m]
+    print(f"messages: {len(messages)}, duplicates: {dupes}, task messages: {len(tasks)} for "
+          f"{len(month['person'].told)} tasks the person gave people")
+    assert dupes == 0, messages
+    for told in month["person"].told:
+        assert sum(told in m for m in tasks) == 1, (told, tasks)
+    assert len(tasks) == len(month["person"].told), tasks
+
+
+def test_no_agent_search_hit_is_routines_archive(month):
+    archived = [p for p in month["agent_hits"] if p.startswith(("Archive/", "Drafts/", "Alerts/"))]
+    print(f"agent search hits: {len(month['agent_hits'])}, in Archive/, Drafts/ or Alerts/: {len(archived)}; "
+          f"proposals decided: {month['person'].decided}")
+    assert month["agent_hits"] and not archived, archived
+
+
+def test_no_person_text_outside_routines_sections_changed_by_routine(month):
+    home, person = month["home"], month["person"]
+    changed = [rel for rel, text in person.wrote.items()
+               if _persons_part(rel, home.note(rel)) != _persons_part(rel, text)]
+    lost = [(rel, words) for rel, words in person.section_edits if words not in home.note(rel)]
+    print(f"notes the person wrote: {len(person.wrote)}, changed by routine outside its sections: {len(changed)}; "
+          f"the person's edits in generated sections lost: {len(lost)}")
+    assert not changed and not lost, (changed, lost)
+
+
+def test_a_routine_checkbox_is_never_a_task_to_obsidian(month):
+    """Obsidian's Tasks plugin pattern, over every note routine wrote whole or in part: only the person's lines."""
+    from routine.vault.provenance import person_text
+
+    home = month["home"]
+    counted = []
+    for path in home.vault.rglob("*.md"):
+        rel = path.relative_to(home.vault).as_posix()
+        text = path.read_text(encoding="utf-8")
+        mine = set(_CHECKBOX.findall(text)) - set(_CHECKBOX.findall(person_text(rel, text)))
+        counted += [(rel, line) for line in mine]
+    print(f"checkboxes of routine's that Obsidian would count: {len(counted)}")
+    assert not counted, counted[:5]
+
+
+@pytest.mark.xfail(strict=False, reason="bounded property bookkeeping is issue 33's other part (helper 33b)")
+def test_properties_stay_within_eight_lines(month):
+    home = month["home"]
+    sizes = {p.relative_to(home.vault).as_posix(): _frontmatter_lines(p.read_text(encoding="utf-8"))
+             for p in home.vault.rglob("*.md")}
+    over = {rel: n for rel, n in sizes.items() if n > 8}
+    print(f"properties: at most {max(sizes.values())} lines; notes over 8: {len(over)}")
+    assert not over, over
+
+
+@pytest.mark.xfail(strict=False, reason="canvas cards of missing files are issue 38's")
+def test_no_canvas_card_points_at_a_missing_file(month):
+    home = month["home"]
+    missing = []
+    for canvas in (home.vault / "Routine" / "Graphs").glob("*.canvas"):
+        for node in json.loads(canvas.read_text())["nodes"]:
+            if node.get("file") and not (home.vault / node["file"]).exists():
+                missing.append((canvas.name, node["file"]))
+    print(f"canvas cards pointing at missing files: {len(missing)}")
+    assert not missing, missing
+
+
+@pytest.mark.xfail(strict=False, reason="alerts that resolve when their cause is gone are helper 33b's")
+def test_no_alert_stays_open_once_its_cause_is_gone(month):
+    alerts = month["open_alerts"]
+    print(f"alerts open at the end: {len(alerts)}")
+    assert not alerts, alerts
