@@ -77,3 +77,21 @@ def test_team_health_is_given_the_weeks_follow_through(initialised, ollama):
     asked = json.dumps([r["messages"] for r in ollama.requests if r.get("messages")])
     assert "**Follow-through**: 6 of 11 planned blocks done (55%)" in asked
     assert "Kinds that slip (not done of planned): draft 5 of 6." in asked
+
+
+def test_the_planners_time_blocks_stay_tickable_and_their_ticks_are_counted(initialised, ollama):
+    """Routine quotes the checkboxes it writes (its copies are no tasks), but a plan's time blocks
+    are the person's to tick: they stay checkboxes, and follow-through counts the ticks."""
+    home = initialised
+    ollama.reply_fn = lambda model, messages: (
+        "**Time blocks**\n- [ ] 09:00–10:00 Answer supplier emails\n- [ ] 10:00–12:00 Draft the pilot spec\n"
+        "**Carried over**\n- [ ] Fix the flaky export")
+    home.run("fire", "planner", check=True)
+    note = next((home.vault / "Daily").glob("*.md"))
+    text = note.read_text()
+    assert "- [ ] 09:00–10:00 Answer supplier emails" in text and "- [ ] 10:00–12:00 Draft" in text
+    assert "- \\[ ] Fix the flaky export" in text  # not a time block: quoted, as routine's checkboxes are
+    note.write_text(text.replace("- [ ] 09:00–10:00", "- [x] 09:00–10:00"))  # the person ticks one
+    today = date.today()
+    week = follow_through(read_days(home.vault, "Daily", today, 1), today)
+    assert (week.planned, week.done) == (2, 1)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from itertools import combinations
 from typing import Iterable
+from routine.vault.provenance import is_checkbox_line
 
 # A unit: its class (figures of one class can be compared) and its factor to the class's base.
 _UNITS: dict[str, tuple[str, float]] = {
@@ -232,7 +233,7 @@ def day_counts(fig: Figure, dates: Iterable[date], today: date, others: Iterable
     return [s / fig.factor for s in spans]
 
 
-_PLAN_LINE = re.compile(r"^\s*[-*+]\s+\[.\]|\b\d{1,2}:\d{2}\b|\b(?:block|slot|timebox|session|break)\b", re.I)
+_PLAN_WORDS = re.compile(r"\b\d{1,2}:\d{2}\b|\b(?:block|slot|timebox|session|break)\b", re.I)
 
 
 def significant(fig: Figure, strict: bool, line: str, kr_line: re.Pattern[str]) -> bool:
@@ -242,5 +243,6 @@ def significant(fig: Figure, strict: bool, line: str, kr_line: re.Pattern[str]) 
         return True  # a count of days or weeks is a claim about a date, however small
     if len(re.sub(r"\D", "", fig.text)) < 2 and fig.value < 1000:
         return False
-    plan_duration = fig.cls == "time" and fig.factor >= 60 and bool(_PLAN_LINE.search(line))
+    on_plan = is_checkbox_line(line) or bool(_PLAN_WORDS.search(line))
+    plan_duration = fig.cls == "time" and fig.factor >= 60 and on_plan
     return strict or not plan_duration or bool(kr_line.search(line))

@@ -49,6 +49,9 @@ _ATTR = re.compile(r"(\w+)[ \t]*=[ \t]*([^\s%]+)")
 # or not), and the same item quoted by routine. Linear: each part stops at a different character.
 _LEAD = r"(?P<lead>[ \t]*(?:>[ \t]*)*(?:[-*+]|\d{1,9}[.)])[ \t]+)"
 _CHECKBOX = re.compile(_LEAD + r"\[(?P<mark>[^\]\n])\]", re.M)
+# A time block of a day's plan (`- [ ] 10:00–11:30 Draft …`, as the Planner writes them): the person's
+# to tick, so it stays a checkbox; it lies in a generated section, which every reader of routine skips.
+_TIME_BLOCK = re.compile(r"[ \t]\d{1,2}[:.]\d{2}\b")
 _QUOTED = re.compile(_LEAD + r"\\\[(?P<mark>[^\]\n])\]", re.M)
 
 
@@ -161,9 +164,21 @@ def defuse_markers(text: str) -> str:
 
 def quote_tasks(text: str) -> str:
     """Routine's text with each checkbox written as a quotation (``- [ ] x`` -> ``- \\[ ] x``);
-    code blocks as they are."""
+    code blocks, and a plan's time blocks (``- [ ] 10:00–11:30 …``: the person ticks them), as they are."""
     fences = code_fence_ranges(text)
-    return _CHECKBOX.sub(lambda m: m[0] if in_ranges(m.start(), fences) else f"{m['lead']}\\[{m['mark']}]", text)
+
+    def quoted(m: re.Match) -> str:
+        end = text.find("\n", m.end())
+        plan_item = _TIME_BLOCK.match(text, m.end()) and "::" not in text[m.end():end if end >= 0 else None]
+        if in_ranges(m.start(), fences) or plan_item:
+            return m[0]
+        return f"{m['lead']}\\[{m['mark']}]"
+    return _CHECKBOX.sub(quoted, text)
+
+
+def is_checkbox_line(line: str) -> bool:
+    """A checkbox item, the person's or routine's quoted one (``- [ ] …``, ``- \\[ ] …``)."""
+    return bool(_CHECKBOX.match(line) or _QUOTED.match(line))
 
 
 def unquote_tasks(text: str) -> str:
