@@ -2,9 +2,8 @@
 once when the due day comes near (`notify: {remind: 1d}`: the day before), once when it has passed.
 Pure reading; the daemon sends them (``daemon.reminders``), each once, and the digest marks them.
 
-Tasks are read with the project task reader (``projects.tasks.project_tasks``): every checkbox line
-of a project's case files. TODO(33a): skip routine's own quoted checkboxes once the task
-provenance resolver is on main."""
+Tasks are read with the project task reader (``projects.tasks.project_tasks``): the person's
+checkbox lines of a project's case files (routine's own copies are no tasks: ``vault.provenance``)."""
 
 from __future__ import annotations
 
