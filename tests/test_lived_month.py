@@ -299,11 +299,19 @@ def test_a_routine_checkbox_is_never_a_task_to_obsidian(month):
     assert not counted, counted[:5]
 
 
-@pytest.mark.xfail(strict=False, reason="bounded property bookkeeping is issue 33's other part (helper 33b)")
+def _routine_wrote_into(rel: str, text: str) -> bool:
+    """A note routine wrote into or made (its bookkeeping property, a section of its, a tag of its);
+    the agent notes and templates are the person's configuration, not routine's to grow."""
+    if rel.startswith(("Agents/", "Templates/")):
+        return False
+    return bool(re.search(r"^routine:", text[:4096], re.M)) or "%% routine:begin" in text or "routine/" in text[:2048]
+
+
 def test_properties_stay_within_eight_lines(month):
     home = month["home"]
-    sizes = {p.relative_to(home.vault).as_posix(): _frontmatter_lines(p.read_text(encoding="utf-8"))
-             for p in home.vault.rglob("*.md")}
+    sizes = {rel: _frontmatter_lines(text) for p in home.vault.rglob("*.md")
+             for rel, text in [(p.relative_to(home.vault).as_posix(), p.read_text(encoding="utf-8"))]
+             if _routine_wrote_into(rel, text)}
     over = {rel: n for rel, n in sizes.items() if n > 8}
     print(f"properties: at most {max(sizes.values())} lines; notes over 8: {len(over)}")
     assert not over, over
@@ -321,7 +329,6 @@ def test_no_canvas_card_points_at_a_missing_file(month):
     assert not missing, missing
 
 
-@pytest.mark.xfail(strict=False, reason="alerts that resolve when their cause is gone are helper 33b's")
 def test_no_alert_stays_open_once_its_cause_is_gone(month):
     alerts = month["open_alerts"]
     print(f"alerts open at the end: {len(alerts)}")
