@@ -162,14 +162,16 @@ def defuse_markers(text: str) -> str:
     return ANY_MARKER.sub("%% routine (quoted): ", text)
 
 
-def quote_tasks(text: str) -> str:
+def quote_tasks(text: str, in_section: bool = False) -> str:
     """Routine's text with each checkbox written as a quotation (``- [ ] x`` -> ``- \\[ ] x``);
-    code blocks, and a plan's time blocks (``- [ ] 10:00–11:30 …``: the person ticks them), as they are."""
+    code blocks as they are, and, in a generated section of a note (``in_section``), a plan's time
+    blocks (``- [ ] 10:00–11:30 …``: the person ticks them; never in a proposal or a note of routine's)."""
     fences = code_fence_ranges(text)
 
     def quoted(m: re.Match) -> str:
         end = text.find("\n", m.end())
-        plan_item = _TIME_BLOCK.match(text, m.end()) and "::" not in text[m.end():end if end >= 0 else None]
+        plan_item = (in_section and _TIME_BLOCK.match(text, m.end())
+                     and "::" not in text[m.end():end if end >= 0 else None])
         if in_ranges(m.start(), fences) or plan_item:
             return m[0]
         return f"{m['lead']}\\[{m['mark']}]"

@@ -119,7 +119,13 @@ def _text_under_heading(body: str, heading: re.Match) -> str:
     return body[heading.end():]
 
 
-def prepare_content(content: str) -> str:
+def section_content(content: str) -> str:
+    """``prepare_content`` for a generated section of a note, where a plan's time blocks stay the
+    person's checkboxes to tick (``provenance.quote_tasks``)."""
+    return prepare_content(content, in_section=True)
+
+
+def prepare_content(content: str, in_section: bool = False) -> str:
     """Generated text made safe to put between markers: marker lines the model wrote are
     defused (they would cut the section short), its checkboxes quoted (routine's words are
     never the person's tasks: ``routine.vault.provenance``), an unclosed code fence is closed
@@ -132,7 +138,7 @@ def prepare_content(content: str) -> str:
             line = defuse_markers(line)
         lines.append(line)
         pos += len(line) + 1
-    text = quote_tasks("\n".join(lines).strip("\n"))
+    text = quote_tasks("\n".join(lines).strip("\n"), in_section)
     fence = unclosed_fence(text)
     if fence:
         text += "\n" + fence
@@ -176,7 +182,7 @@ def upsert_section(body: str, title: str, content: str, agent: str, run: str | N
     A new section goes where it was before, if the section written below it remembers
     (``after=``: the person deleted it so the agent would write it afresh), else at the end."""
     key = section_key(title)
-    text = prepare_content(content)
+    text = section_content(content)
     span = find_section(body, key)
     place = _place_for(body, key) if span is None else None
     after = _key_above(body, span.start if span else len(body) if place is None else place, key)
@@ -292,7 +298,7 @@ def apply_approved(body: str, title: str, content: str, agent: str, base: str | 
     (its hash is ``base``; None: the section did not exist). Returns (new body, "") or
     (None, why not) — the person's approval never lets routine overwrite a later edit."""
     key = section_key(title)
-    text = prepare_content(content)
+    text = section_content(content)
     block = f"{_begin_line(key, agent, content_sha(text))}\n{text}{end_line(key)}"
     span = find_section(body, key)
     region, why = section_region(body, title)

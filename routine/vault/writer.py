@@ -27,7 +27,7 @@ from routine.vault.scope import checked, in_scope
 from routine.vault.targets import WriteKind, WriteTarget
 from routine.vault.sections import (CREATED, PERSON_EDITED, REPLACED, UNCHANGED, SectionUpdate,
                                     clear_pending_proposal, end_line, find_section, mark_pending_proposal,
-                                    prepare_content,
+                                    prepare_content, section_content,
                                     section_key, upsert_section)
 
 ATTEMPTS = 3
@@ -148,7 +148,7 @@ class _Writer:
                 written: SectionUpdate | None = None) -> WriteResult:
         if written is None:
             return WriteResult(self.rel, outcome, proposal_rel, message, why=why)
-        return WriteResult(self.rel, outcome, proposal_rel, message, prepare_content(self.content), written.current)
+        return WriteResult(self.rel, outcome, proposal_rel, message, section_content(self.content), written.current)
 
     def for_approval(self, why: str | None = None, kind: Why = Why.APPROVAL) -> WriteResult:
         """Approval required (or a protected target): the target is not touched, whatever its state."""
