@@ -1,0 +1,137 @@
+"""Links drawn as Obsidian draws them, clear of the cards (pure): each link's sides chosen so its
+line passes through no other card (``choose_sides``); a card standing in a link's way moved
+aside along its layer where that clears more lines than it blocks (``make_way``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from routine.graph.legibility import SIDES, anchor, crossings, hits_box
+
+MARGIN = 30  # px between a line and a card moved out of its way
+ROUNDS = 4
+THROUGH_COST = 4
+
+
+def choose_sides(boxes: dict[str, dict], edges: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """For each link, the sides of its two cards whose straight line passes through the fewest other
+    cards, then the shortest; from bottom to top when one card is above the other and that is clear."""
+    cards = [c for c in boxes.values() if c.get("type") != "group"]
+    chosen = []
+    for u, v in edges:
+        a, b = boxes[u], boxes[v]
+        others = [c for c in cards if c["id"] not in (u, v)]
+        best: tuple[float, float, tuple[str, str]] | None = None
+        for sides in _preferred(a, b):
+            p, q = anchor(a, sides[0]), anchor(b, sides[1])
+            hits = sum(1 for c in others if hits_box(p, q, c))
+            cost = (hits, math.dist(p, q) * (1.0 if sides in _natural(a, b) else 1.6), sides)
+            if best is None or cost[:2] < best[:2]:
+                best = cost
+            if hits == 0 and sides in _natural(a, b):
+                break
+        assert best is not None
+        chosen.append(best[2])
+    return chosen
+
+
+def _natural(a: dict, b: dict) -> list[tuple[str, str]]:
+    if a["y"] + a["height"] <= b["y"]:
+        return [("bottom", "top")]
+    if b["y"] + b["height"] <= a["y"]:
+        return [("top", "bottom")]
+    return [("right", "left")] if a["x"] < b["x"] else [("left", "right")]
+
+
+def _preferred(a: dict, b: dict) -> list[tuple[str, str]]:
+    rest = [s for s in itertools.product(SIDES, SIDES) if s not in _natural(a, b)]
+    return _natural(a, b) + rest
+
+
+def _through(boxes: dict[str, dict], edges: list[tuple[str, str]]) -> list[tuple[tuple[str, str], str]]:
+    """(link, card) for each card a link's natural line passes through."""
+    found = []
+    for u, v in edges:
+        sides = _natural(boxes[u], boxes[v])[0]
+        p, q = anchor(boxes[u], sides[0]), anchor(boxes[v], sides[1])
+        found += [((u, v), c) for c, box in boxes.items() if c not in (u, v) and hits_box(p, q, box)]
+    return found
+
+
+def _score(boxes: dict[str, dict], edges: list[tuple[str, str]]) -> tuple[int, int]:
+    links = [{"fromNode": u, "toNode": v, **dict(zip(("fromSide", "toSide"), _natural(boxes[u], boxes[v])[0],
+                                                      strict=True))} for u, v in edges]
+    return len({link for link, _ in _through(boxes, edges)}), crossings({"nodes": list(boxes.values()),
+                                                                         "edges": links})
+
+
+def _boxes(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]]) -> dict[str, dict]:
+    return {c: {"id": c, "x": x, "y": y, "width": sizes[c][0], "height": sizes[c][1]} for c, (x, y) in places.items()}
+
+
+def cost(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]], edges: list[tuple[str, str]]) -> int:
+    """Lines through cards and crossings of a drawing, weighed together."""
+    boxes = _boxes(places, sizes)
+    return _cost(_score(boxes, [(u, v) for u, v in edges if u in boxes and v in boxes and u != v]))
+
+
+def make_way(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]],
+             edges: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
+    """Cards moved sideways out of the lines that pass through them, where no card overlaps and
+    fewer lines pass through cards (a line through a card weighs ``THROUGH_COST`` crossings)."""
+    boxes = _boxes(places, sizes)
+    edges = [(u, v) for u, v in edges if u in boxes and v in boxes and u != v]
+    score = _score(boxes, edges)
+    for _ in range(ROUNDS):
+        blocked = _through(boxes, edges)
+        if not blocked:
+            break
+        for (u, v), card in blocked:
+            a, b = boxes[u], boxes[v]
+            moves = [(card, x) for x in _aside(a, b, boxes[card])] + [  # or an end straight above the other
+                (u, _centred(a, b)), (v, _centred(b, a))]
+            for moving, x in moves:
+                trial = _shifted(boxes, moving, x)
+                after = _score(trial, edges)
+                if _cost(after) < _cost(score):
+                    boxes, score = trial, after
+                    break
+    return {c: (b["x"], b["y"]) for c, b in boxes.items()}
+
+
+def _cost(score: tuple[int, int]) -> int:
+    """A line through a card costs as much as a few crossings."""
+    return score[0] * THROUGH_COST + score[1]
+
+
+def _centred(box: dict, under: dict) -> int:
+    """The x that puts ``box`` straight above (or below) ``under``."""
+    return round(under["x"] + under["width"] / 2 - box["width"] / 2)
+
+
+def _shifted(boxes: dict[str, dict], card: str, x: int) -> dict[str, dict]:
+    """The card moved to ``x``, the cards beyond it in its layer (that way) moved as far."""
+    box, delta = boxes[card], x - boxes[card]["x"]
+    beyond = [c for c, b in boxes.items() if b["y"] < box["y"] + box["height"] and box["y"] < b["y"] + b["height"]
+              and (b["x"] >= box["x"] if delta > 0 else b["x"] <= box["x"])]
+    return {**boxes, **{c: {**boxes[c], "x": boxes[c]["x"] + delta} for c in beyond}}
+
+
+def _aside(a: dict, b: dict, box: dict) -> list[int]:
+    """Just left and just right of where the line from a to b crosses the card's height."""
+    sides = _natural(a, b)[0]
+    p, q = anchor(a, sides[0]), anchor(b, sides[1])
+    xs = []
+    for y in (box["y"], box["y"] + box["height"]):
+        t = 0.5 if q[1] == p[1] else min(1.0, max(0.0, (y - p[1]) / (q[1] - p[1])))
+        xs.append(p[0] + (q[0] - p[0]) * t)
+    left, right = int(min(xs) - MARGIN - box["width"]), int(max(xs) + MARGIN)
+    return sorted((left, right), key=lambda x: abs(x - box["x"]))
+
+
+def overlaps(a: dict, b: dict, margin: int = 0) -> bool:
+    """Do two cards overlap (or come closer than ``margin`` side by side)?"""
+    return (a["x"] - margin < b["x"] + b["width"] and b["x"] - margin < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
