@@ -19,7 +19,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 
-GAP_X, GAP_Y, LANE_W, LANE_WEIGHT, PASSES, RESTARTS = 60, 150, 40, 4.0, 12, 8
+GAP_X, GAP_Y, LANE_W, LANE_MAX, LANE_WEIGHT, PASSES, RESTARTS = 60, 150, 40, 400, 4.0, 12, 8
+LANE_PULL = 3.0
 
 
 @dataclass(frozen=True)
@@ -259,8 +260,10 @@ def _x_positions(grid: _Grid) -> dict[str, float]:
 
 
 def _between(grid: _Grid, x: dict[str, float], node: str) -> float:
-    near = grid.up[node] + grid.down[node]
-    return sum(x[n] for n in near) / len(near) if near else x[node]
+    """The weighted mean of a card's neighbours (a long link's lane weighs more: its line kept steep)."""
+    near = [(x[n], LANE_PULL if n in grid.chains else 1.0) for n in grid.up[node] + grid.down[node]]
+    total = sum(w for _, w in near)
+    return sum(p * w for p, w in near) / total if near else x[node]
 
 
 def _on_line(grid: _Grid, x: dict[str, float], lane: str) -> float:
@@ -282,7 +285,7 @@ def _widen_lanes(grid: _Grid, x: dict[str, float]) -> None:
         first = _row_of(grid, lane) - step
         drop = grid.tops[first + span] - grid.tops[first] - grid.heights[first]
         slope = abs(x[v] - x[u]) / max(drop, 1.0)
-        grid.width[lane] = LANE_W + slope * grid.heights[first + step]
+        grid.width[lane] = min(LANE_W + slope * grid.heights[first + step], LANE_MAX)
 
 
 def layered(cards: list[Card], edges: list[tuple[str, str]], tries: int = 1) -> list[dict[str, tuple[int, int]]]:
