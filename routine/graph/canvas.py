@@ -24,7 +24,7 @@ PREFIX = "rt"
 PAD, GROUP_GAP, LEGEND_GAP, HEADER_W, ROW_W = 40, 160, 120, 640, 3200
 WORKSPACE_MAX = 150  # cards past which the workspace links to the project canvases instead of drawing tasks
 ELSEWHERE = "elsewhere"
-TRIES = 4  # orders of the layers drawn and measured; the best kept
+TRIES, MANY_LINKS = 4, 80  # orders of the layers drawn and measured, the best kept (one past MANY_LINKS)
 SIDES = {"top", "right", "bottom", "left"}
 ENDS = {"none", "arrow"}
 NODE_KINDS = {"text": "text", "file": "file", "link": "url", "group": None}
@@ -54,7 +54,8 @@ class _Drawing:
         boxes = [Card(c, f.width, f.height, ranks[c]) for c, f in self.faces.items()]
         edges = [(u, v) for u, v, _, _ in self.links]
         sizes = {c: (f.width, f.height) for c, f in self.faces.items()}
-        drawn = [routing.make_way(places, sizes, edges) for places in layout.layered(boxes, edges, TRIES)]
+        tries = TRIES if len(edges) <= MANY_LINKS else 1
+        drawn = [routing.make_way(places, sizes, edges) for places in layout.layered(boxes, edges, tries)]
         return min(drawn, key=lambda places: routing.cost(places, sizes, edges))
 
 
@@ -113,9 +114,9 @@ def _frame(view: View, header: str, kinds: list[NodeType], nodes: list[dict]) ->
                "height": head_height}]
     y = top
     faces = cards.legend(kinds)
-    widest = max((f.width for f in faces), default=0)
-    for kind, f in zip(kinds, faces, strict=True):
-        placed.append(f.node(node_id("legend:" + kind.value), left - LEGEND_GAP - widest, y))
+    widest = max((f.width for _, f in faces), default=0)
+    for name, f in faces:
+        placed.append(f.node(node_id("legend:" + name), left - LEGEND_GAP - widest, y))
         y += f.height + 10
     return placed + nodes
 

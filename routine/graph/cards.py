@@ -83,10 +83,18 @@ def text_card(content: dict, kind: NodeType, widest: int = TEXT_W) -> CardFace:
     return CardFace(content, width, height, kind)
 
 
-def legend(kinds: list[NodeType]) -> list[CardFace]:
-    """One small card per kind shown, in its colour: what the colours mean."""
-    return [text_card({"type": "text", "text": LEGEND_NAMES.get(k, k.value.replace("_", " "))}, k, 200)
-            for k in kinds]
+def legend(kinds: list[NodeType]) -> list[tuple[str, CardFace]]:
+    """What the colours mean: one small card per colour shown (and one for no colour), in that
+    colour, naming the kinds it marks; each with the name its id is made from."""
+    by_color: dict[str, list[NodeType]] = {}
+    for kind in kinds:
+        by_color.setdefault(COLORS.get(kind, ""), []).append(kind)
+    return [(",".join(k.value for k in same), text_card({"type": "text", "text": ", ".join(map(_legend_name, same))},
+                                                        same[0], 240)) for same in by_color.values()]
+
+
+def _legend_name(kind: NodeType) -> str:
+    return LEGEND_NAMES.get(kind, kind.value.replace("_", " "))
 
 
 def edge_style(kind: str, label: str) -> dict:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 
 GAP_X, GAP_Y, LANE_W, LANE_MAX, LANE_WEIGHT, PASSES, RESTARTS = 60, 150, 40, 400, 4.0, 12, 8
+BIG = 1600  # slots (cards and lanes) times starts worth sweeping
 LANE_PULL = 3.0
 
 
@@ -105,6 +106,7 @@ class _Grid:
     up: dict[str, list[str]]                   # a slot's neighbours one layer up
     down: dict[str, list[str]]                 # ... and one layer down
     chains: dict[str, tuple[str, str, int, int]]  # a lane slot -> (from card, to card, its step, span)
+    first: dict[str, int]                      # a lane slot -> the layer of its link's upper card
     tops: list[float]                          # each layer's top (the tallest card sets its height)
     heights: list[float]
 
@@ -116,7 +118,7 @@ def _grid(cards: dict[str, Card], down: list[tuple[str, str]], layer: dict[str, 
     width = {n: float(c.width) for n, c in cards.items()}
     up: dict[str, list[str]] = defaultdict(list)
     below: dict[str, list[str]] = defaultdict(list)
-    chains = {}
+    chains, first = {}, {}
     for u, v in down:
         prev = u
         for at in range(layer[u] + 1, layer[v]):  # a lane slot in each layer the link passes
@@ -124,6 +126,7 @@ def _grid(cards: dict[str, Card], down: list[tuple[str, str]], layer: dict[str, 
             rows[at].append(lane)
             width[lane] = LANE_W
             chains[lane] = (u, v, at - layer[u], layer[v] - layer[u])
+            first[lane] = layer[u]
             up[lane].append(prev)
             below[prev].append(lane)
             prev = lane
@@ -131,13 +134,30 @@ def _grid(cards: dict[str, Card], down: list[tuple[str, str]], layer: dict[str, 
         below[prev].append(v)
     heights = [max((float(cards[n].height) for n in row if n in cards), default=0) for row in rows]
     tops = list(itertools.accumulate([0.0] + [h + GAP_Y for h in heights[:-1]]))
-    return _Grid(rows, width, up, below, chains, tops, heights)
+    return _Grid(rows, width, up, below, chains, first, tops, heights)
 
 
 def _pairs_crossing(top: list[str], bottom: list[str], links: dict[str, list[str]]) -> int:
+    """Crossings between two layers: pairs of links whose ends are in opposite orders (counted with
+    a Fenwick tree over the lower ends, links from one slot never crossing each other)."""
     where = {n: i for i, n in enumerate(bottom)}
-    ends = sorted((i, where[t]) for i, n in enumerate(top) for t in links[n] if t in where)
-    return sum(1 for (a, b), (c, d) in itertools.combinations(ends, 2) if a != c and (b - d) * (a - c) < 0)
+    tree = [0] * (len(bottom) + 1)
+    count = inserted = 0
+    for n in top:
+        ends = [where[t] for t in links[n] if t in where]
+        for b in ends:  # links inserted so far ending right of b
+            i, below = b + 1, 0
+            while i > 0:
+                below += tree[i]
+                i -= i & -i
+            count += inserted - below
+        for b in ends:
+            i = b + 1
+            while i < len(tree):
+                tree[i] += 1
+                i += i & -i
+            inserted += 1
+    return count
 
 
 def _all_crossings(grid: _Grid) -> int:
@@ -162,24 +182,23 @@ def _sweep(grid: _Grid, row: int, fixed: int, links: dict[str, list[str]]) -> No
 def _transpose(grid: _Grid) -> None:
     """Swap neighbours in a layer wherever that crosses less with the layers above and below."""
     for r, row in enumerate(grid.rows):
-        near = [{n: i for i, n in enumerate(grid.rows[o])} for o in (r - 1, r + 1) if 0 <= o < len(grid.rows)]
-        improved = True
-        while improved:
+        above = {n: i for i, n in enumerate(grid.rows[r - 1])} if r else {}
+        beneath = {n: i for i, n in enumerate(grid.rows[r + 1])} if r + 1 < len(grid.rows) else {}
+        ends = {n: ([above[m] for m in grid.up[n] if m in above], [beneath[m] for m in grid.down[n] if m in beneath])
+                for n in row}
+        for _ in range(len(row)):
             improved = False
             for i in range(len(row) - 1):
-                if _pair_crossings(grid, near, row[i + 1], row[i]) < _pair_crossings(grid, near, row[i], row[i + 1]):
+                if _pair_crossings(ends[row[i + 1]], ends[row[i]]) < _pair_crossings(ends[row[i]], ends[row[i + 1]]):
                     row[i], row[i + 1] = row[i + 1], row[i]
                     improved = True
+            if not improved:
+                break
 
 
-def _pair_crossings(grid: _Grid, near: list[dict[str, int]], left: str, right: str) -> int:
-    """Crossings between the links of two neighbours, ``left`` placed before ``right``."""
-    count = 0
-    for place in near:
-        mine = [place[n] for n in grid.up[left] + grid.down[left] if n in place]
-        theirs = [place[n] for n in grid.up[right] + grid.down[right] if n in place]
-        count += sum(1 for a in mine for b in theirs if a > b)
-    return count
+def _pair_crossings(left: tuple[list[int], list[int]], right: tuple[list[int], list[int]]) -> int:
+    """Crossings between the links of two neighbours (their ends above and below), ``left`` first."""
+    return sum(1 for side in (0, 1) for a in left[side] for b in right[side] if a > b)
 
 
 def _orders(grid: _Grid) -> list[list[list[str]]]:
@@ -188,7 +207,8 @@ def _orders(grid: _Grid) -> list[list[list[str]]]:
     rng = random.Random(len(grid.rows))
     first = [list(r) for r in grid.rows]
     found: dict[str, tuple[int, list[list[str]]]] = {}
-    for start in range(RESTARTS):
+    slots = sum(len(r) for r in grid.rows)
+    for start in range(max(1, min(RESTARTS, BIG // max(1, slots)))):  # a big drawing: fewer starts
         grid.rows = [list(r) for r in first]
         if start == 1:
             grid.rows = [r[::-1] for r in grid.rows]
@@ -269,20 +289,16 @@ def _between(grid: _Grid, x: dict[str, float], node: str) -> float:
 def _on_line(grid: _Grid, x: dict[str, float], lane: str) -> float:
     """Where the straight line of a lane's link crosses the middle of the lane's layer."""
     u, v, step, span = grid.chains[lane]
-    first = _row_of(grid, lane) - step
+    first = grid.first[lane]
     start = grid.tops[first] + grid.heights[first]
     middle = grid.tops[first + step] + grid.heights[first + step] / 2
     return x[u] + (x[v] - x[u]) * (middle - start) / max(grid.tops[first + span] - start, 1.0)
 
 
-def _row_of(grid: _Grid, slot: str) -> int:
-    return next(i for i, row in enumerate(grid.rows) if slot in row)
-
-
 def _widen_lanes(grid: _Grid, x: dict[str, float]) -> None:
     """A lane as wide as its slanting line needs to cross its layer clear of the cards beside it."""
     for lane, (u, v, step, span) in grid.chains.items():
-        first = _row_of(grid, lane) - step
+        first = grid.first[lane]
         drop = grid.tops[first + span] - grid.tops[first] - grid.heights[first]
         slope = abs(x[v] - x[u]) / max(drop, 1.0)
         grid.width[lane] = min(LANE_W + slope * grid.heights[first + step], LANE_MAX)

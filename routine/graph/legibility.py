@@ -146,10 +146,14 @@ class Legibility:
 
 def crossings(doc: dict) -> int:
     nodes = {n["id"]: n for n in doc["nodes"]}
-    segs = [(e["fromNode"], e["toNode"], *edge_segment(e, nodes)) for e in doc["edges"]]
+    segs = []
+    for e in doc["edges"]:
+        a, b = edge_segment(e, nodes)
+        segs.append((e["fromNode"], e["toNode"], a, b, min(a[0], b[0]), max(a[0], b[0]), min(a[1], b[1]),
+                     max(a[1], b[1])))
     count = 0
-    for (u1, v1, a, b), (u2, v2, c, d) in itertools.combinations(segs, 2):
-        if {u1, v1} & {u2, v2}:
+    for (u1, v1, a, b, l1, r1, t1, b1), (u2, v2, c, d, l2, r2, t2, b2) in itertools.combinations(segs, 2):
+        if r1 < l2 or r2 < l1 or b1 < t2 or b2 < t1 or u1 in (u2, v2) or v1 in (u2, v2):
             continue
         if segments_cross(a, b, c, d):
             count += 1

@@ -12,6 +12,7 @@ from routine.graph.legibility import SIDES, anchor, crossings, hits_box
 
 MARGIN = 30  # px between a line and a card moved out of its way
 ROUNDS = 4
+WORK, MIN_TRIALS = 400_000, 4  # trials allowed: fewer the more lines (a big drawing stays quick)
 THROUGH_COST = 4
 
 
@@ -84,6 +85,7 @@ def make_way(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int
     boxes = _boxes(places, sizes)
     edges = [(u, v) for u, v in edges if u in boxes and v in boxes and u != v]
     score = _score(boxes, edges)
+    budget = max(MIN_TRIALS, WORK // max(1, len(edges)) ** 2)  # each trial measures every pair of lines
     for _ in range(ROUNDS):
         blocked = _through(boxes, edges)
         if not blocked:
@@ -93,11 +95,18 @@ def make_way(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int
             moves = [(card, x) for x in _aside(a, b, boxes[card])] + [  # or an end straight above the other
                 (u, _centred(a, b)), (v, _centred(b, a))]
             for moving, x in moves:
+                budget -= 1
+                if budget < 0:
+                    return _places(boxes)
                 trial = _shifted(boxes, moving, x)
                 after = _score(trial, edges)
                 if _cost(after) < _cost(score):
                     boxes, score = trial, after
                     break
+    return _places(boxes)
+
+
+def _places(boxes: dict[str, dict]) -> dict[str, tuple[int, int]]:
     return {c: (b["x"], b["y"]) for c, b in boxes.items()}
 
 
