@@ -13,7 +13,7 @@ from routine.graph.legibility import SIDES, anchor, crossings, hits_box
 MARGIN = 30  # px between a line and a card moved out of its way
 ROUNDS = 4
 WORK, MIN_TRIALS = 400_000, 4  # trials allowed: fewer the more lines (a big drawing stays quick)
-THROUGH_COST = 4
+THROUGH_COST = 8
 
 
 def choose_sides(boxes: dict[str, dict], edges: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -51,21 +51,23 @@ def _preferred(a: dict, b: dict) -> list[tuple[str, str]]:
     return _natural(a, b) + rest
 
 
-def _through(boxes: dict[str, dict], edges: list[tuple[str, str]]) -> list[tuple[tuple[str, str], str]]:
-    """(link, card) for each card a link's natural line passes through."""
+def _through(boxes: dict[str, dict], edges: list[tuple[str, str]],
+             sides: list[tuple[str, str]]) -> list[tuple[tuple[str, str], str]]:
+    """(link, card) for each card a link's line (on its chosen sides) passes through."""
     found = []
-    for u, v in edges:
-        sides = _natural(boxes[u], boxes[v])[0]
-        p, q = anchor(boxes[u], sides[0]), anchor(boxes[v], sides[1])
+    for (u, v), (a, b) in zip(edges, sides, strict=True):
+        p, q = anchor(boxes[u], a), anchor(boxes[v], b)
         found += [((u, v), c) for c, box in boxes.items() if c not in (u, v) and hits_box(p, q, box)]
     return found
 
 
 def _score(boxes: dict[str, dict], edges: list[tuple[str, str]]) -> tuple[int, int]:
-    links = [{"fromNode": u, "toNode": v, **dict(zip(("fromSide", "toSide"), _natural(boxes[u], boxes[v])[0],
-                                                      strict=True))} for u, v in edges]
-    return len({link for link, _ in _through(boxes, edges)}), crossings({"nodes": list(boxes.values()),
-                                                                         "edges": links})
+    """Lines through cards and crossings, as drawn: each link on the sides ``choose_sides`` gives it."""
+    sides = choose_sides(boxes, edges)
+    links = [{"fromNode": u, "toNode": v, "fromSide": a, "toSide": b} for (u, v), (a, b) in zip(edges, sides,
+                                                                                                 strict=True)]
+    blocked = {link for link, _ in _through(boxes, edges, sides)}
+    return len(blocked), crossings({"nodes": list(boxes.values()), "edges": links})
 
 
 def _boxes(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]]) -> dict[str, dict]:
@@ -87,7 +89,7 @@ def make_way(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int
     score = _score(boxes, edges)
     budget = max(MIN_TRIALS, WORK // max(1, len(edges)) ** 2)  # each trial measures every pair of lines
     for _ in range(ROUNDS):
-        blocked = _through(boxes, edges)
+        blocked = _through(boxes, edges, choose_sides(boxes, edges))
         if not blocked:
             break
         for (u, v), card in blocked:
