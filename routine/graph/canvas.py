@@ -54,6 +54,8 @@ class _Drawing:
         boxes = [Card(c, f.width, f.height, ranks[c]) for c, f in self.faces.items()]
         edges = [(u, v) for u, v, _, _ in self.links]
         sizes = {c: (f.width, f.height) for c, f in self.faces.items()}
+        if routing.too_big(len(boxes), len(edges)):
+            return layout.layered(boxes, edges)[0]
         tries = TRIES if len(edges) <= MANY_LINKS else 1
         drawn = [routing.make_way(places, sizes, edges) for places in layout.layered(boxes, edges, tries)]
         return min(drawn, key=lambda places: routing.cost(places, sizes, edges))

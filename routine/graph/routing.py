@@ -12,14 +12,17 @@ from routine.graph.legibility import SIDES, anchor, crossings, hits_box
 
 MARGIN = 30  # px between a line and a card moved out of its way
 ROUNDS = 4
-WORK, MIN_TRIALS = 400_000, 4  # trials allowed: fewer the more lines (a big drawing stays quick)
+WORK, MIN_TRIALS, BIG = 400_000, 4, 60_000  # trials allowed: fewer the more lines (a big drawing stays quick)
 THROUGH_COST = 8
 
 
 def choose_sides(boxes: dict[str, dict], edges: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """For each link, the sides of its two cards whose straight line passes through the fewest other
-    cards, then the shortest; from bottom to top when one card is above the other and that is clear."""
+    cards, then the shortest; from bottom to top when one card is above the other and that is clear.
+    A drawing too big to check (``too_big``) gets those natural sides unchecked."""
     cards = [c for c in boxes.values() if c.get("type") != "group"]
+    if too_big(len(cards), len(edges)):
+        return [_natural(boxes[u], boxes[v])[0] for u, v in edges]
     chosen = []
     for u, v in edges:
         a, b = boxes[u], boxes[v]
@@ -49,6 +52,11 @@ def _natural(a: dict, b: dict) -> list[tuple[str, str]]:
 def _preferred(a: dict, b: dict) -> list[tuple[str, str]]:
     rest = [s for s in itertools.product(SIDES, SIDES) if s not in _natural(a, b)]
     return _natural(a, b) + rest
+
+
+def too_big(cards: int, links: int) -> bool:
+    """A drawing whose lines are not checked against every card (it would take seconds)."""
+    return cards * links > BIG
 
 
 def _through(boxes: dict[str, dict], edges: list[tuple[str, str]],
@@ -86,6 +94,8 @@ def make_way(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int
     fewer lines pass through cards (a line through a card weighs ``THROUGH_COST`` crossings)."""
     boxes = _boxes(places, sizes)
     edges = [(u, v) for u, v in edges if u in boxes and v in boxes and u != v]
+    if too_big(len(boxes), len(edges)):
+        return places
     score = _score(boxes, edges)
     budget = max(MIN_TRIALS, WORK // max(1, len(edges)) ** 2)  # each trial measures every pair of lines
     for _ in range(ROUNDS):
