@@ -149,23 +149,8 @@ def _workspace(view: View, canvas_of: CanvasOf | None) -> tuple[list[dict], _Dra
     """A group per project (and one for tasks elsewhere), each laid out in layers; a person or agent
     working in several projects has a card in each, so no link runs between groups. Past
     ``WORKSPACE_MAX`` cards a group shows its project, its people and a link to its canvas."""
-    group = _group_of(view)
-    holders = {u for u, _, kind, _ in view.edges if kind == EdgeType.HAS_TASK.value} - set(group.values())
-    group = {n: g for n, g in group.items() if n not in holders}  # a task's card names its note
     brief = canvas_of is not None and len(view.nodes) > WORKSPACE_MAX
-    members: dict[str, dict[str, str]] = {}  # group -> graph id -> canvas id
-    for nid, g in group.items():
-        if not brief or view.nodes[nid].get("type") == NodeType.PROJECT.value:
-            members.setdefault(g, {})[nid] = node_id(f"{nid}\x00{g}")
-    links = []
-    for u, v, kind, label in _drawn(view):
-        g = group.get(u, group.get(v, ""))
-        if not g or g not in members or (brief and kind not in ("manager", "members")):
-            continue
-        for end in (u, v):
-            if end not in members[g]:
-                members[g][end] = node_id(f"{end}\x00{g}")
-        links.append((g, members[g][u], members[g][v], kind, label))
+    members, links = _group_members(view, brief)
     drawing, nodes, x, y, row_h = _Drawing(), [], 0, 0, 0
     for g in sorted(members, key=lambda g: (g == ELSEWHERE, str(view.nodes.get(g, {}).get("label", g)).lower())):
         part = _Drawing()
@@ -187,6 +172,27 @@ def _workspace(view: View, canvas_of: CanvasOf | None) -> tuple[list[dict], _Dra
         drawing.links += part.links
         x, row_h = x + width + GROUP_GAP, max(row_h, height)
     return nodes, drawing
+
+
+def _group_members(view: View, brief: bool) -> tuple[dict[str, dict[str, str]], list[tuple[str, str, str, str, str]]]:
+    """Each group's cards (graph id -> canvas id) and links (group, from card, to card, type, label)."""
+    group = _group_of(view)
+    holders = {u for u, _, kind, _ in view.edges if kind == EdgeType.HAS_TASK.value} - set(group.values())
+    group = {n: g for n, g in group.items() if n not in holders}  # a task's card names its note
+    members: dict[str, dict[str, str]] = {}  # group -> graph id -> canvas id
+    for nid, g in group.items():
+        if not brief or view.nodes[nid].get("type") == NodeType.PROJECT.value:
+            members.setdefault(g, {})[nid] = node_id(f"{nid}\x00{g}")
+    links = []
+    for u, v, kind, label in _drawn(view):
+        g = group.get(u, group.get(v, ""))
+        if not g or g not in members or (brief and kind not in ("manager", "members")):
+            continue
+        for end in (u, v):
+            if end not in members[g]:
+                members[g][end] = node_id(f"{end}\x00{g}")
+        links.append((g, members[g][u], members[g][v], kind, label))
+    return members, links
 
 
 def _link_canvas(part: _Drawing, project: str, rel: str) -> None:
