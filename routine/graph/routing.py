@@ -26,7 +26,7 @@ def choose_sides(boxes: dict[str, dict], edges: list[tuple[str, str]]) -> list[t
     chosen = []
     for u, v in edges:
         a, b = boxes[u], boxes[v]
-        others = [c for c in cards if c["id"] not in (u, v)]
+        others = _in_reach(cards, a, b)
         best: tuple[float, float, tuple[str, str]] | None = None
         for sides in _preferred(a, b):
             p, q = anchor(a, sides[0]), anchor(b, sides[1])
@@ -39,6 +39,15 @@ def choose_sides(boxes: dict[str, dict], edges: list[tuple[str, str]]) -> list[t
         assert best is not None
         chosen.append(best[2])
     return chosen
+
+
+def _in_reach(cards: list[dict], a: dict, b: dict) -> list[dict]:
+    """The cards other than a and b that a line between their sides can pass through: those within
+    the box around both."""
+    left, right = min(a["x"], b["x"]), max(a["x"] + a["width"], b["x"] + b["width"])
+    top, bottom = min(a["y"], b["y"]), max(a["y"] + a["height"], b["y"] + b["height"])
+    return [c for c in cards if c["x"] < right and c["x"] + c["width"] > left and c["y"] < bottom
+            and c["y"] + c["height"] > top and c["id"] not in (a["id"], b["id"])]
 
 
 def _natural(a: dict, b: dict) -> list[tuple[str, str]]:
@@ -63,9 +72,10 @@ def _through(boxes: dict[str, dict], edges: list[tuple[str, str]],
              sides: list[tuple[str, str]]) -> list[tuple[tuple[str, str], str]]:
     """(link, card) for each card a link's line (on its chosen sides) passes through."""
     found = []
+    cards = list(boxes.values())
     for (u, v), (a, b) in zip(edges, sides, strict=True):
         p, q = anchor(boxes[u], a), anchor(boxes[v], b)
-        found += [((u, v), c) for c, box in boxes.items() if c not in (u, v) and hits_box(p, q, box)]
+        found += [((u, v), box["id"]) for box in _in_reach(cards, boxes[u], boxes[v]) if hits_box(p, q, box)]
     return found
 
 
