@@ -263,7 +263,8 @@ def _x_positions(grid: _Grid) -> dict[str, float]:
     x: dict[str, float] = {}
     for row in grid.rows:
         x.update(zip(row, _pack([0.0] * len(row), [grid.width[n] for n in row]), strict=True))
-    for turn in range(2 * PASSES):
+    slots = sum(len(r) for r in grid.rows)
+    for turn in range(2 * PASSES if slots < BIG else PASSES // 2):  # a big drawing: fewer passes
         rows = grid.rows if turn % 2 == 0 else grid.rows[::-1]
         for row in rows:
             desired = [_on_line(grid, x, n) if n in grid.chains else _between(grid, x, n) for n in row]
