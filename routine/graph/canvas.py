@@ -233,7 +233,7 @@ def merge(fresh: dict, existing: dict | None, last_written: dict[str, dict] | No
             merged.update(dict(zip(_PLACE, place)))
             placed[node["id"]] = True
         nodes.append(merged)
-    if placed:  # the person's places stand: a new card goes where it overlaps nothing and crosses least
+    if set(placed) - {MARKER}:  # the person's places stand: a new card goes where it overlaps nothing and crosses least
         for node in new:
             _place_new(node, nodes, fresh["edges"])
     _fit_groups(nodes, fresh, placed)

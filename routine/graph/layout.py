@@ -224,7 +224,8 @@ def _orders(grid: _Grid) -> list[list[list[str]]]:
 
 def _sweeps(grid: _Grid) -> int:
     best, best_rows = _all_crossings(grid), [list(r) for r in grid.rows]
-    for turn in range(PASSES):
+    slots = sum(len(r) for r in grid.rows)
+    for turn in range(PASSES if slots < BIG else PASSES // 3):
         if turn % 2 == 0:
             for r in range(1, len(grid.rows)):
                 _sweep(grid, r, r - 1, grid.up)
