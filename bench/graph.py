@@ -96,6 +96,7 @@ def in_process(notes: int) -> None:
         started = time.perf_counter()
         written = writer.refresh(warm.graph)
         print(f"all canvases, first write: {len(written)} canvases in {time.perf_counter() - started:.2f}s")
+        legibility(vault, "the generated vault")
         times, parsed = [], []
         for round_ in range(10):
             tasks = vault / f"Projects/Project {round_}/Tasks.md"
@@ -122,6 +123,36 @@ def in_process(notes: int) -> None:
             print(f"one saved note ({what}) to graph and canvases: {(time.perf_counter() - started) * 1000:.0f} ms "
                   f"({len(written)} canvases rewritten: {', '.join(Path(w).stem for w in written)})")
         warm.close()
+
+
+def legibility(vault: Path, what: str) -> None:
+    """Each canvas as Obsidian draws it: crossings, lines through cards, text that overflows, missing files."""
+    from routine.graph.legibility import measure
+
+    print(f"canvases of {what} (as drawn):")
+    for path in sorted((vault / "Routine/Graphs").glob("*.canvas")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        print(f"  {path.stem:32} {measure(doc, lambda rel: (vault / rel).is_file()).line()}")
+
+
+def pilot() -> None:
+    """The pilot project of the tests (tests/graph_vault.py): the figures the issue's acceptance names."""
+    from routine.graph.cache import GraphCache
+    from routine.graph.publish import CanvasWriter
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from graph_vault import write_pilot
+
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = Path(tmp) / "Vault"
+        write_pilot(vault)
+        cache = GraphCache(vault, Path(tmp) / "graph.sqlite3")
+        cache.reconcile()
+        started = time.perf_counter()
+        written = CanvasWriter(vault, Path(tmp) / "canvases.json").refresh(cache.graph)
+        print(f"pilot vault: {len(written)} canvases in {time.perf_counter() - started:.2f}s")
+        legibility(vault, "the pilot vault")
+        cache.close()
 
 
 def through_daemon(notes: int, rounds: int) -> None:
@@ -179,9 +210,10 @@ def assigned(canvas: Path, task: str) -> str | None:
     except (OSError, ValueError):
         return None
     by_id = {n["id"]: n for n in doc["nodes"]}
-    for edge in doc["edges"]:
-        if edge.get("label") == "assigned_to" and task in by_id[edge["fromNode"]].get("text", ""):
-            return by_id[edge["toNode"]].get("file")
+    for edge in doc["edges"]:  # a task's line to a person (unlabelled: the colour and direction say it)
+        person = by_id[edge["toNode"]].get("file", "")
+        if task in by_id[edge["fromNode"]].get("text", "") and person.startswith("People/"):
+            return person
     return None
 
 
@@ -200,6 +232,7 @@ def main() -> int:
     ap.add_argument("--daemon-notes", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=10)
     args = ap.parse_args()
+    pilot()
     in_process(args.notes)
     if args.daemon_notes:
         through_daemon(args.daemon_notes, args.rounds)

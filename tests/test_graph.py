@@ -66,15 +66,20 @@ def test_the_project_canvas_follows_the_json_canvas_rules_and_shows_the_case_fil
     def shown(node_id):  # a file node's note, or a text node's first line
         return by_id[node_id].get("file") or by_id[node_id]["text"].split("\n")[0]
 
-    labelled = {(shown(e["fromNode"]), e["label"], shown(e["toNode"])) for e in doc["edges"]}
-    # members, tasks with their assignees, artifacts with their derivations
-    assert ("Projects/Alpha/Alpha.md", "members", "People/Ada.md") in labelled
-    assert ("Projects/Alpha/Alpha.md", "members", "Agents/Builder.md") in labelled
-    assert ("- [ ] Draft the pricing page 📅 2026-12-01", "assigned_to", "Agents/Builder.md") in labelled
-    assert ("Projects/Alpha/Pricing page.md", "derived_from", "Projects/Alpha/Market research.md") in labelled
-    assert ("Projects/Alpha/Market research.md", "derived_from", "Research/Datasheet.md") in labelled
-    groups = {n["label"] for n in doc["nodes"] if n["type"] == "group"}
-    assert {"projects (1)", "tasks (2)", "artifacts (2)", "people (1)"} <= groups
+    drawn = {(shown(e["fromNode"]), e.get("label"), shown(e["toNode"])) for e in doc["edges"]}
+    # members, tasks with their assignees, artifacts with their derivations; a label only where the
+    # colour and direction do not say it already (a task's arrow to a person is its assignee)
+    assert ("Projects/Alpha/Alpha.md", None, "People/Ada.md") in drawn
+    assert ("Projects/Alpha/Alpha.md", "manager", "Agents/Planner.md") in drawn
+    assert ("Projects/Alpha/Alpha.md", None, "Agents/Builder.md") in drawn
+    assert ("- [ ] Draft the pricing page 📅 2026-12-01", None, "Agents/Builder.md") in drawn
+    assert ("Projects/Alpha/Pricing page.md", "derived_from", "Projects/Alpha/Market research.md") in drawn
+    assert ("Projects/Alpha/Market research.md", "derived_from", "Research/Datasheet.md") in drawn
+    # every card's colour is in the legend, named for its kind
+    legend = {n["color"]: n["text"] for n in doc["nodes"]
+              if n["type"] == "text" and n.get("color") and "\n" not in n["text"]}
+    assert {legend[n["color"]] for n in doc["nodes"] if n.get("color") and n["type"] == "file"} == {
+        "project", "person", "agent", "artifact"}
     # Beta's case file is not in Alpha's view
     assert not any(n.get("file", "").startswith("Projects/Beta/") for n in doc["nodes"])
 

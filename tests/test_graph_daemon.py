@@ -14,14 +14,15 @@ WORKSPACE = "Routine/Graphs/Workspace.canvas"
 
 
 def assignees(home, task_text: str, rel: str = ALPHA) -> set[str]:
-    """The notes a task points at with `assigned_to` on a canvas (the project's; empty if unreadable)."""
+    """The people and agents a task's line points at on a canvas (its assignees: unlabelled, the colour and
+    direction say it; the project's canvas; empty if unreadable)."""
     try:
         doc = json.loads((home.vault / rel).read_text())
     except (OSError, ValueError):
         return set()
     by_id = {n["id"]: n for n in doc["nodes"]}
-    return {by_id[e["toNode"]].get("file") for e in doc["edges"] if e.get("label") == "assigned_to"
-            and task_text in by_id[e["fromNode"]].get("text", "")}
+    return {by_id[e["toNode"]].get("file") for e in doc["edges"] if task_text in by_id[e["fromNode"]].get("text", "")
+            and str(by_id[e["toNode"]].get("file")).startswith(("Agents/", "People/"))}
 
 
 def test_editing_a_task_assignee_updates_graph_and_canvas_through_the_daemon(initialised, ollama):

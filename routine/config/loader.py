@@ -285,6 +285,16 @@ def load_agents(config: Config, require_vault: bool = False) -> tuple[dict[str, 
     return agents, problems
 
 
+def is_agent_note(rel: str, frontmatter: object, folder: str) -> bool:
+    """**The one declaration of an agent note**: a ``.md`` note right in the agents folder
+    (``layout.agents``) whose frontmatter names ``agent:``. A custom agent's own folder beneath it
+    (``Agents/Pricer/Log.md``) holds the agent's files, never agents. ``load_agents`` and the
+    knowledge graph both ask this."""
+    path = PurePosixPath(rel)
+    return (path.suffix == ".md" and path.parent.as_posix() == folder and isinstance(frontmatter, dict)
+            and "agent" in frontmatter)
+
+
 def read_agent_note(vault: Path, rel: str) -> str:
     """An agent note's text: a regular file inside the vault, UTF-8, within the size cap.
     Anything else is a located problem of that note alone, never a traceback for every agent."""
@@ -320,7 +330,7 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
             )
         ]
     doc = parse_yaml(match.group(1), rel, line_offset=1)
-    if not isinstance(doc.data, dict) or "agent" not in doc.data:
+    if not is_agent_note(rel, doc.data, config.layout.agents):
         return None, []  # a note in Agents/ that is not an agent (a README, say) is fine
     problems = schema_problems(doc, AGENT)
     if problems:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from routine.config.model import Config
     from routine.journal import Journal
 
-FORMAT = "4"  # bump when extract changes what it reads: caches of another format are rebuilt
+FORMAT = "5"  # bump when extract changes what it reads: caches of another format are rebuilt
 RUN_DAYS = 30  # "what it read and wrote lately": runs that ended within this many days
 
 

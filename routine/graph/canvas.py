@@ -9,25 +9,26 @@ resized) keeps its place, anything the person added stays, colours they chose st
 from __future__ import annotations
 
 import hashlib
-import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
-from routine.graph.model import NodeType
+from routine.graph import cards, layout, legibility, routing
+from routine.graph.cards import CardFace
+from routine.graph.layout import Card
+from routine.graph.model import EdgeType, NodeType
 from routine.graph.views import View
 
 MARKER = "routine-graph"
 PREFIX = "rt"
-NODE_W, NODE_H, GAP, PAD, GROUP_GAP, MAX_ROWS = 300, 90, 30, 40, 120, 12
-HEADER_H = 140
-TYPE_ORDER = [NodeType.PROJECT, NodeType.OKRS, NodeType.OBJECTIVE, NodeType.KEY_RESULT, NodeType.TASK,
-              NodeType.ARTIFACT, NodeType.DECISION, NodeType.AGENT, NodeType.PERSON, NodeType.CHAT,
-              NodeType.DAILY, NodeType.WEEKLY, NodeType.NOTE]
-COLORS = {NodeType.PROJECT: "6", NodeType.TASK: "4", NodeType.AGENT: "5", NodeType.PERSON: "3",
-          NodeType.ARTIFACT: "2", NodeType.KEY_RESULT: "1", NodeType.OBJECTIVE: "1", NodeType.DECISION: "2"}
-GROUP_NAMES = {NodeType.KEY_RESULT: "key results", NodeType.OKRS: "OKRs", NodeType.PERSON: "people",
-               NodeType.DAILY: "daily notes", NodeType.WEEKLY: "weekly notes"}
+PAD, GROUP_GAP, LEGEND_GAP, HEADER_W, ROW_W = 40, 160, 120, 640, 3200
+WORKSPACE_MAX = 150  # cards past which the workspace links to the project canvases instead of drawing tasks
+ELSEWHERE = "elsewhere"
+TRIES, MANY_LINKS = 4, 80  # orders of the layers drawn and measured, the best kept (one past MANY_LINKS)
 SIDES = {"top", "right", "bottom", "left"}
 ENDS = {"none", "arrow"}
 NODE_KINDS = {"text": "text", "file": "file", "link": "url", "group": None}
+CanvasOf = Callable[[str], str]  # a project's node -> its canvas's vault path
 
 
 def node_id(graph_id: str) -> str:
@@ -38,50 +39,167 @@ def _edge_id(u: str, v: str, label: str) -> str:
     return PREFIX + hashlib.sha1(f"{u}\x00{v}\x00{label}".encode()).hexdigest()[:14]
 
 
-def _group_name(kind: NodeType) -> str:
-    return GROUP_NAMES.get(kind, kind.value.replace("_", " ") + "s")
+@dataclass
+class _Drawing:
+    """Cards and links being laid out: canvas node ids, the graph node each shows, its face."""
+
+    faces: dict[str, CardFace] = field(default_factory=dict)     # canvas id -> face
+    shows: dict[str, str] = field(default_factory=dict)          # canvas id -> graph id
+    links: list[tuple[str, str, str, str]] = field(default_factory=list)  # (from id, to id, type, label)
+
+    def add(self, cid: str, graph_id: str, data: dict) -> None:
+        self.faces[cid], self.shows[cid] = cards.face(graph_id, data), graph_id
+
+    def layered(self, ranks: dict[str, int]) -> dict[str, tuple[int, int]]:
+        boxes = [Card(c, f.width, f.height, ranks[c]) for c, f in self.faces.items()]
+        edges = [(u, v) for u, v, _, _ in self.links]
+        sizes = {c: (f.width, f.height) for c, f in self.faces.items()}
+        if routing.too_big(len(boxes), len(edges)):
+            return layout.layered(boxes, edges)[0]
+        tries = TRIES if len(edges) <= MANY_LINKS else 1
+        drawn = [routing.make_way(places, sizes, edges) for places in layout.layered(boxes, edges, tries)]
+        return min(drawn, key=lambda places: routing.cost(places, sizes, edges))
 
 
-def _content(graph_id: str, data: dict) -> dict:
-    """A file node for a note, a text node for a task line or a key result inside one."""
-    if "#" not in graph_id:
-        return {"type": "file", "file": graph_id}
-    note = data.get("note", graph_id.split("#", 1)[0])
-    link = f"[[{note.removesuffix('.md')}|{note.rsplit('/', 1)[-1].removesuffix('.md')}]]"
-    if data.get("type") == NodeType.TASK.value:
-        box = "x" if data.get("done") == "true" else " "
-        due = f" 📅 {data['due']}" if data.get("due") else ""
-        return {"type": "text", "text": f"- [{box}] {data.get('text') or data.get('label')}{due}\n\nin {link}"}
-    return {"type": "text", "text": f"**{data.get('label', graph_id)}**\n\nin {link}"}
+def _drawn(view: View) -> list[tuple[str, str, str, str]]:
+    """The links worth a line: one per pair of cards (labels joined; a manager is a member too), and
+    a note's link to a task in it only from a project (a task's card names its note already)."""
+    kept: dict[tuple[str, str], tuple[str, str, str, str]] = {}
+    for u, v, kind, label in view.edges:
+        if kind == EdgeType.HAS_TASK.value and view.nodes[u].get("type") != NodeType.PROJECT.value:
+            continue
+        pair = (u, v) if (v, u) not in kept else (v, u)
+        if pair not in kept or kind == EdgeType.MANAGER.value:
+            kept[pair] = (u, v, kind, label)
+        elif kind not in cards.UNLABELLED and kept[pair][2] not in cards.UNLABELLED and label not in kept[pair][3]:
+            old = kept[pair]
+            kept[pair] = (old[0], old[1], old[2], f"{old[3]}, {label}")
+    return list(kept.values())
 
 
-def build(view: View, header: str = "") -> dict:
-    """A fresh canvas for ``view``: one group per node type, left to right, nodes in a grid."""
-    by_type: dict[NodeType, list[str]] = {}
+def _ranks(view: View, drawing: _Drawing) -> dict[str, int]:
+    holders = {u for u, _, kind, _ in view.edges if kind == EdgeType.HAS_TASK.value}
+    return {c: cards.rank(view.nodes[g], g in holders) for c, g in drawing.shows.items()}
+
+
+def build(view: View, header: str = "", canvas_of: CanvasOf | None = None) -> dict:
+    """A fresh canvas for ``view``: the cards laid out in layers (the workspace: a group per
+    project), a legend of the colours and our header above, the links' sides chosen."""
+    if view.kind == "workspace":
+        nodes, drawing = _workspace(view, canvas_of)
+    else:
+        drawing = _Drawing()
+        for nid in sorted(view.nodes, key=lambda n: (n != view.center, str(view.nodes[n].get("label", n)).lower())):
+            drawing.add(node_id(nid), nid, view.nodes[nid])
+        drawing.links = [(node_id(u), node_id(v), kind, label) for u, v, kind, label in _drawn(view)]
+        places = drawing.layered(_ranks(view, drawing))
+        nodes = [drawing.faces[c].node(c, *places[c]) for c in drawing.faces]
+    kinds = [k for k in cards.RANKS if any(f.kind is k for f in drawing.faces.values())]
+    kinds += sorted({f.kind for f in drawing.faces.values()} - set(kinds), key=lambda k: k.value)
+    nodes = _frame(view, header, kinds, nodes)
+    boxes = {n["id"]: n for n in nodes}
+    sides = routing.choose_sides(boxes, [(u, v) for u, v, _, _ in drawing.links])
+    edges = [{"id": _edge_id(u, v, label), "fromNode": u, "fromSide": s[0], "toNode": v, "toSide": s[1],
+              "toEnd": "arrow", **cards.edge_style(kind, label)}
+             for (u, v, kind, label), s in zip(drawing.links, sides, strict=True)]
+    return {"nodes": nodes, "edges": edges}
+
+
+def _frame(view: View, header: str, kinds: list[NodeType], nodes: list[dict]) -> list[dict]:
+    """The header above the cards and the legend to their left, clear of every card."""
+    left = min((n["x"] for n in nodes), default=0)
+    top = min((n["y"] for n in nodes), default=0)
+    head = cards.text_card({"type": "text", "text": f"## {view.title}\n{header}".rstrip()}, NodeType.NOTE,
+                           HEADER_W)
+    head_height = head.height
+    placed = [{"id": MARKER, **head.content, "x": left, "y": top - head_height - LEGEND_GAP, "width": head.width,
+               "height": head_height}]
+    y = top
+    faces = cards.legend(kinds)
+    widest = max((f.width for _, f in faces), default=0)
+    for name, f in faces:
+        placed.append(f.node(node_id("legend:" + name), left - LEGEND_GAP - widest, y))
+        y += f.height + 10
+    return placed + nodes
+
+
+def _group_of(view: View) -> dict[str, str]:
+    """Each task and project (and note holding tasks) -> the project whose group shows it."""
+    projects = {n for n, d in view.nodes.items() if d.get("type") == NodeType.PROJECT.value}
+    folders = {str(PurePosixPath(p).parent) + "/": p for p in projects if str(PurePosixPath(p).parent) != "Projects"}
+    group = {p: p for p in projects}
     for nid, data in view.nodes.items():
-        by_type.setdefault(NodeType.of(data.get("type")) or NodeType.NOTE, []).append(nid)
-    groups, members, x = [], [], 0
-    for kind in [k for k in TYPE_ORDER if k in by_type]:
-        ids = sorted(by_type[kind], key=lambda n: (n != view.center, str(view.nodes[n].get("label", n)).lower(), n))
-        cols = max(1, math.ceil(len(ids) / MAX_ROWS))
-        rows = math.ceil(len(ids) / cols)
-        width = cols * (NODE_W + GAP) - GAP + 2 * PAD
-        height = rows * (NODE_H + GAP) - GAP + 2 * PAD
-        groups.append({"id": node_id("group:" + kind.value), "type": "group", "x": x, "y": 0, "width": width,
-                       "height": height, "label": f"{_group_name(kind)} ({len(ids)})"})
-        for i, nid in enumerate(ids):
-            col, row = divmod(i, rows)
-            node = {"id": node_id(nid), **_content(nid, view.nodes[nid]), "x": x + PAD + col * (NODE_W + GAP),
-                    "y": PAD + row * (NODE_H + GAP), "width": NODE_W, "height": NODE_H}
-            if kind in COLORS:
-                node["color"] = COLORS[kind]
-            members.append(node)
-        x += width + GROUP_GAP
-    head = {"id": MARKER, "type": "text", "x": 0, "y": -HEADER_H - GAP, "width": max(600, min(x, 1200)),
-            "height": HEADER_H, "text": f"## {view.title}\n{header}".rstrip()}
-    edges = [{"id": _edge_id(u, v, label), "fromNode": node_id(u), "toNode": node_id(v), "toEnd": "arrow",
-              "label": label} for u, v, _, label in view.edges]
-    return {"nodes": groups + [head] + members, "edges": edges}
+        note = str(data.get("note", nid))
+        home = next((p for f, p in folders.items() if note.startswith(f)), None)
+        if home is not None and nid not in group:
+            group[nid] = home
+    for u, v, _, _ in view.edges:  # a task elsewhere that names a project, and the note holding it
+        if view.nodes[u].get("type") == NodeType.TASK.value and v in projects and u not in group:
+            group[u] = v
+    for u, v, kind, _ in view.edges:
+        if kind == EdgeType.HAS_TASK.value and u not in group and v in group:
+            group[u] = group[v]
+    for nid, data in view.nodes.items():
+        if data.get("type") not in (NodeType.PERSON.value, NodeType.AGENT.value) and nid not in group:
+            group[nid] = ELSEWHERE
+    return group
+
+
+def _workspace(view: View, canvas_of: CanvasOf | None) -> tuple[list[dict], _Drawing]:
+    """A group per project (and one for tasks elsewhere), each laid out in layers; a person or agent
+    working in several projects has a card in each, so no link runs between groups. Past
+    ``WORKSPACE_MAX`` cards a group shows its project, its people and a link to its canvas."""
+    brief = canvas_of is not None and len(view.nodes) > WORKSPACE_MAX
+    members, links = _group_members(view, brief)
+    drawing, nodes, x, y, row_h = _Drawing(), [], 0, 0, 0
+    for g in sorted(members, key=lambda g: (g == ELSEWHERE, str(view.nodes.get(g, {}).get("label", g)).lower())):
+        part = _Drawing()
+        for nid, cid in sorted(members[g].items(), key=lambda it: str(view.nodes[it[0]].get("label")).lower()):
+            part.add(cid, nid, view.nodes[nid])
+        part.links = [(a, b, kind, label) for gg, a, b, kind, label in links if gg == g]
+        if brief and canvas_of is not None and g in view.nodes:
+            _link_canvas(part, g, canvas_of(g))
+        places = part.layered({**_ranks(view, part), **{c: 1 for c in part.faces if c not in part.shows}})
+        width = max(p[0] + part.faces[c].width for c, p in places.items()) + 2 * PAD
+        height = max(p[1] + part.faces[c].height for c, p in places.items()) + 2 * PAD
+        if x and x + width > ROW_W:
+            x, y, row_h = 0, y + row_h + GROUP_GAP, 0
+        label = "tasks elsewhere" if g == ELSEWHERE else str(view.nodes[g].get("label", g))
+        nodes.append({"id": node_id("group:" + g), "type": "group", "x": x, "y": y, "width": width,
+                      "height": height, "label": label})
+        nodes += [part.faces[c].node(c, x + PAD + p[0], y + PAD + p[1]) for c, p in places.items()]
+        drawing.faces.update(part.faces)
+        drawing.links += part.links
+        x, row_h = x + width + GROUP_GAP, max(row_h, height)
+    return nodes, drawing
+
+
+def _group_members(view: View, brief: bool) -> tuple[dict[str, dict[str, str]], list[tuple[str, str, str, str, str]]]:
+    """Each group's cards (graph id -> canvas id) and links (group, from card, to card, type, label)."""
+    group = _group_of(view)
+    holders = {u for u, _, kind, _ in view.edges if kind == EdgeType.HAS_TASK.value} - set(group.values())
+    group = {n: g for n, g in group.items() if n not in holders}  # a task's card names its note
+    members: dict[str, dict[str, str]] = {}  # group -> graph id -> canvas id
+    for nid, g in group.items():
+        if not brief or view.nodes[nid].get("type") == NodeType.PROJECT.value:
+            members.setdefault(g, {})[nid] = node_id(f"{nid}\x00{g}")
+    links = []
+    for u, v, kind, label in _drawn(view):
+        g = group.get(u, group.get(v, ""))
+        if not g or g not in members or (brief and kind not in ("manager", "members")):
+            continue
+        for end in (u, v):
+            if end not in members[g]:
+                members[g][end] = node_id(f"{end}\x00{g}")
+        links.append((g, members[g][u], members[g][v], kind, label))
+    return members, links
+
+
+def _link_canvas(part: _Drawing, project: str, rel: str) -> None:
+    """A file card that opens the project's own canvas, linked from the project's card."""
+    cid = node_id(f"canvas\x00{project}")
+    part.faces[cid] = CardFace({"type": "file", "file": rel}, cards.FILE_W, cards.FILE_H, NodeType.NOTE)
+    part.links.append((node_id(f"{project}\x00{project}"), cid, "canvas", "all its tasks"))
 
 
 def is_ours(doc: dict) -> bool:
@@ -98,11 +216,12 @@ def merge(fresh: dict, existing: dict | None, last_written: dict[str, dict] | No
     if not existing:
         return {**fresh, "moved": []}
     old = {n["id"]: n for n in existing.get("nodes") or [] if isinstance(n, dict) and "id" in n}
-    nodes, placed = [], {}
+    nodes, placed, new = [], {}, []
     for node in fresh["nodes"]:
         before = old.get(node["id"])
         if before is None or node["type"] == "group":
             nodes.append(node)
+            new += [node] if before is None and node["type"] != "group" else []
             continue
         merged = dict(node)
         merged.update({k: v for k, v in before.items() if k not in node or k == "color"})
@@ -114,7 +233,11 @@ def merge(fresh: dict, existing: dict | None, last_written: dict[str, dict] | No
             merged.update(dict(zip(_PLACE, place)))
             placed[node["id"]] = True
         nodes.append(merged)
+    if set(placed) - {MARKER}:  # the person's places stand: a new card goes where it overlaps nothing and crosses least
+        for node in new:
+            _place_new(node, nodes, fresh["edges"])
     _fit_groups(nodes, fresh, placed)
+    _resided(nodes, fresh["edges"])
     ours = {n["id"] for n in nodes}
     mine = [
         n
@@ -130,6 +253,34 @@ def merge(fresh: dict, existing: dict | None, last_written: dict[str, dict] | No
     edges += [e for e in old_edges.values() if not str(e["id"]).startswith(PREFIX)
               and e.get("fromNode") in ids and e.get("toNode") in ids]
     return {"nodes": nodes + mine, "edges": edges, "moved": sorted(placed)}
+
+
+def _place_new(node: dict, nodes: list[dict], edges: list[dict]) -> None:
+    """Try the fresh place, then places beside it along its layer: the first that overlaps no card,
+    with the fewest crossings of its links."""
+    others = [n for n in nodes if n is not node and n["type"] != "group"]
+    mine = [e for e in edges if node["id"] in (e["fromNode"], e["toNode"])]
+    rest = [e for e in edges if e not in mine]
+    step = node["width"] + layout.GAP_X
+    best: tuple[int, int, int, int] | None = None
+    for shift in sorted(range(-6, 7), key=abs):
+        spot = {**node, "x": node["x"] + shift * step}
+        overlaps = sum(1 for n in others if routing.overlaps(spot, n))
+        crossing = legibility.crossings({"nodes": [*others, spot], "edges": mine + rest}) if not overlaps else 0
+        cost = (overlaps, crossing, abs(shift), spot["x"])
+        if best is None or cost < best:
+            best = cost
+    assert best is not None
+    node["x"] = best[3]
+
+
+def _resided(nodes: list[dict], edges: list[dict]) -> None:
+    """Our links' sides chosen again for where the cards are now (the person may have moved some)."""
+    boxes = {n["id"]: n for n in nodes}
+    ours = [e for e in edges if e["fromNode"] in boxes and e["toNode"] in boxes]
+    for edge, (a, b) in zip(ours, routing.choose_sides(boxes, [(e["fromNode"], e["toNode"]) for e in ours]),
+                            strict=True):
+        edge["fromSide"], edge["toSide"] = a, b
 
 
 def _fit_groups(nodes: list[dict], fresh: dict, moved: dict) -> None:

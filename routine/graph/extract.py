@@ -1,10 +1,11 @@
 """One note → its facts: its type, its task lines, its OKR headings and every link out, typed by
 where the link stands (pure: text in, ``NoteFacts`` out; nothing is resolved here).
 
-Types follow the shared vault conventions: an artifact as ``projects.artifacts`` decides
+Types follow the shared vault conventions: an agent as ``config.loader.is_agent_note`` declares
+(nothing else is one), an artifact as ``projects.artifacts`` decides
 (``type: intellectual`` or ``type: artifact``; its kind is the node's ``artifact_type``), the
 ``type:`` property where present, else the
-folder (``Agents/`` agent, ``People/`` person, ``Daily/`` daily, ``Weekly/`` weekly,
+folder (``People/`` person, ``Daily/`` daily, ``Weekly/`` weekly,
 ``Projects/<Name>/<Name>.md`` project, ``Plans/OKRs.md`` okrs, ``Chats/`` or a ``chat:``
 property chat). A link in a property is an edge named after the property; a task's
 ``[assignee:: [[X]]]`` is ``assigned_to`` and ``[result:: [[Y]]]`` is ``result``; any other
@@ -18,14 +19,16 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from routine.config.loader import is_agent_note
 from routine.graph.model import EdgeFact, EdgeType, NodeFact, NodeType, NoteFacts
 from routine.projects.artifacts import artifact_type_of
+from routine.projects.model import AGENTS
 from routine.projects.tasks import TaskState, parse_line
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import code_fence_ranges, in_ranges, wikilinks
 from routine.vault.provenance import is_routines_note, person_text
 
-_FOLDER_TYPES = {"Agents": NodeType.AGENT, "People": NodeType.PERSON, "Daily": NodeType.DAILY,
+_FOLDER_TYPES = {"People": NodeType.PERSON, "Daily": NodeType.DAILY,
                  "Weekly": NodeType.WEEKLY, "Chats": NodeType.CHAT}
 _PROPERTY_EDGES = {e.value: e for e in (EdgeType.MANAGER, EdgeType.MEMBERS, EdgeType.OWNER, EdgeType.SHARED_WITH,
                                         EdgeType.DERIVED_FROM, EdgeType.GROUNDING, EdgeType.SOURCES,
@@ -45,8 +48,10 @@ _KEY_RESULT = re.compile(r"^(?:[ \t]*[-*+][ \t]+|#{1,6}[ \t]+)(KR[ \t]*\d+(?:\.\
 def note_type(rel: str, properties: dict) -> NodeType:
     if artifact_type_of(properties) is not None:
         return NodeType.ARTIFACT
+    if is_agent_note(rel, properties, AGENTS):  # the one declaration; an agent's own folder holds no agents
+        return NodeType.AGENT
     declared = NodeType.of(properties.get("type")) if isinstance(properties.get("type"), str) else None
-    if declared is not None:
+    if declared is not None and declared is not NodeType.AGENT:
         return declared
     parts = PurePosixPath(rel).parts
     stem = PurePosixPath(rel).stem

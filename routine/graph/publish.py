@@ -25,8 +25,7 @@ log = logging.getLogger(__name__)
 GRAPHS_DIR = "Routine/Graphs"
 WORKSPACE_LINKS = ("assigned_to", "manager", "members", "has_task")
 HEADER = ("Made by routine from your notes and its run journal; refreshed when they change. Move or "
-          "resize nodes freely: they keep their place. Colours: purple projects, green tasks, cyan agents, "
-          "yellow people, orange artifacts, red key results.")
+          "resize cards freely: they keep their place. The colours are in the legend on the left.")
 
 
 def canvas_rel(kind: str, label: str) -> str:
@@ -70,8 +69,8 @@ class Canvas:
 
 
 def canvases(graph: KnowledgeGraph) -> list[Canvas]:
-    """The workspace, every project and every agent."""
-    out = [Canvas(canvas_rel(ViewKind.WORKSPACE, ""), ViewKind.WORKSPACE, None, HEADER)]
+    """Every project, every agent, and the workspace (last: it may link to the project canvases)."""
+    out = []
     with graph.lock:
         nodes = sorted(graph.g.nodes(data=True))
     for node, data in nodes:
@@ -80,7 +79,7 @@ def canvases(graph: KnowledgeGraph) -> list[Canvas]:
         elif data.get("type") == NodeType.AGENT.value:
             scopes = "".join(f"\n**{k}:** {data[k]}" for k in ("reads", "writes") if data.get(k))
             out.append(Canvas(canvas_rel(ViewKind.AGENT, data["label"]), ViewKind.AGENT, node, HEADER + scopes))
-    return out
+    return [*out, Canvas(canvas_rel(ViewKind.WORKSPACE, ""), ViewKind.WORKSPACE, None, HEADER)]
 
 
 class CanvasWriter:
@@ -111,13 +110,25 @@ class CanvasWriter:
                 continue
             with graph.lock:
                 view = item.view(graph)
+                projects = {n: canvas_rel(ViewKind.PROJECT, d["label"]) for n, d in view.nodes.items()
+                            if d.get("type") == NodeType.PROJECT.value}
             self._shown[item.rel] = set(view.nodes)
-            if self.write(item.rel, view, item.header):
+            if self.write(item.rel, self._existing(view), item.header, projects.__getitem__):
                 written.append(item.rel)
         self._save_registry()
         return written
 
-    def write(self, rel: str, view: View, header: str = HEADER) -> bool:
+    def _existing(self, view: View) -> View:
+        """The view without the notes no longer in the vault (a proposal routine moved to the archive
+        itself, before the graph heard of it): no card points at a missing file."""
+        gone = {n for n, d in view.nodes.items() if not (self.vault / str(d.get("note", n))).is_file()}
+        if not gone:
+            return view
+        return View(view.kind, view.name, view.title, view.center,
+                    {n: d for n, d in view.nodes.items() if n not in gone},
+                    [e for e in view.edges if e[0] not in gone and e[1] not in gone])
+
+    def write(self, rel: str, view: View, header: str = HEADER, canvas_of: canvas.CanvasOf | None = None) -> bool:
         from routine.vault.atomic import NoteChanged, atomic_write
 
         path = self.vault / rel
@@ -140,7 +151,7 @@ class CanvasWriter:
                                 "there; rename yours to get routine's back.", rel)
                     self.refused.add(rel)
                 return False
-        doc = canvas.merge(canvas.build(view, header), existing, self.registry.get(rel) if existing else {})
+        doc = canvas.merge(canvas.build(view, header, canvas_of), existing, self.registry.get(rel) if existing else {})
         moved = doc.pop("moved")
         wrong = canvas.problems(doc)
         if wrong:  # a bug of ours; never hand Obsidian a canvas it cannot open
