@@ -31,9 +31,11 @@ wait_for = wait_until  # the daemon tests' name for it (tests/waits.py: timeouts
 
 
 @contextmanager
-def daemon(home, log_name="daemon.log"):
+def daemon(home, log_name="daemon.log", cold=False):
+    """`routine run`, warm-started (tests/warm_start.py) unless ``cold``: a fresh `python -m
+    routine run` that imports litellm and the rest in the daemon's own order, as systemd starts it."""
     log = open(home.root / log_name, "ab")
-    proc = home.starter.popen(["run"], env=home.env, cwd=home.root, stdout=log, stderr=subprocess.STDOUT)
+    proc = home.starter.popen(["run"], env=home.env, cwd=home.root, stdout=log, stderr=subprocess.STDOUT, cold=cold)
     try:
         wait_for(
             lambda: (home.root / "run" / "control.sock").exists() or proc.poll() is not None, 30, "the control socket"
@@ -83,9 +85,11 @@ def journal_rows(home, sql: str, *args):
 
 
 def test_fire_goes_through_running_daemon_and_status_reports_it(initialised, ollama):
+    """Started cold, as systemd starts it (not forked from the warm-start server, which imported
+    litellm first): an import-order fault at the daemon's start fails here."""
     home = initialised
     only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
-    with daemon(home) as proc:
+    with daemon(home, cold=True) as proc:
         st = status(home)
         assert st["state"] == "running" and st["pid"] == proc.pid
         assert [f["block"] for f in st["next_fires"]] == ["every-minute"]
