@@ -192,7 +192,7 @@ class Conversation:
         runner = self.runner
         ctx = ToolContext(vault=runner.config.vault, agent=agent, config=runner.config, now=now, run_id=run_id,
                           search=runner._search_for_tools, write_gate=runner.write_gate)
-        loop = LoopResult("ok", "", None)
+        loop = LoopResult()
         try:
             run_tool_loop(client, agent.model, messages, tools, ctx, agent.max_iterations, agent.timeout, run_id,
                           beat=runcontext.beat, out=loop, on_token=on_token)

@@ -23,12 +23,14 @@ from routine.access import scoped
 from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, keep
+from routine.journal.status import RunStatus
 from routine.notifications import Message, notify
 from routine.runner import claims, context, prompt, recall
 from routine.journal.prompt_trials import version_of
 from routine.runner.request import StepOutcome, StepRequest
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
 from routine.templating import date_vars, render
+from routine.vault.writer import WriteOutcome
 
 if TYPE_CHECKING:
     from routine.memory import VaultIndex
@@ -243,7 +245,7 @@ class Runner:
             return self._fail(run_id, req, exc, now, exc.status)
         except RoutineError as exc:
             return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed")
-        status = "proposal" if result.outcome == "proposal" else "ok"
+        status = RunStatus.PROPOSAL if result.outcome is WriteOutcome.PROPOSAL else RunStatus.OK
         self.runs.finish(run_id, status, output=answer.text, model=answer.model,
                             wrote={"path": result.rel, "outcome": result.outcome, "proposal": result.proposal_rel,
                                    "message": result.message, **({"why": result.why} if result.why else {})},
@@ -279,7 +281,7 @@ class Runner:
 
         ctx = ToolContext(vault=self.config.vault, agent=agent, config=self.config, now=now, run_id=run_id,
                           search=self._search_for_tools, write_gate=self.write_gate)
-        loop = LoopResult("ok", "", None)
+        loop = LoopResult()
         try:
             run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
                           agent.timeout, run_id, beat=runcontext.beat, out=loop,
@@ -287,7 +289,7 @@ class Runner:
         finally:  # also when a model call fails halfway: the calls made so far are on record
             self.runs.update(run_id, log=loop.log)
         self.on_event(ToolsUsed(run_id, **loop.summary()))
-        if loop.status != "ok":
+        if loop.status is not RunStatus.OK:
             raise AgentStopped(loop.status, f"{agent.name} {loop.error}; nothing was written.",
                                f"see the transcript with `routine runs show {run_id}`; raise `max_iterations` or "
                                f"`timeout` in {agent.source} if the task really needs more.")
