@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import date
 from enum import Enum
 from pathlib import Path, PurePosixPath
+from typing import Callable
 
 from routine.config.calendars import INPUT_PREFIX as CALENDAR, Span
 from routine.errors import UsageError
@@ -41,6 +42,25 @@ class Kind(Enum):
     STEP = "step"
     JOURNAL = "journal"
     CALENDAR = "calendar"
+
+
+Progress = Callable[[str, int, int], None]  # what is being indexed, done, total
+
+
+@dataclass(frozen=True)
+class RunServices:
+    """What a run reads besides the vault, one set made by the runner (``Runner.services``) for a
+    step and a conversation alike, so chat gets every input form a run gets: the journal's
+    report (`journal: 7d`), the person's calendars on the run's own day (`calendar: today`), the
+    tools' search and the index's progress while a search waits for it."""
+
+    journal_report: Callable[[int], str] | None = None
+    calendar_report: Callable[[Span], str] | None = None
+    search: Callable[[str, int, list[str]], list[dict]] | None = None
+    indexing: Progress | None = None
+
+
+NO_SERVICES = RunServices()
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from routine.journal.status import RunStatus
 from routine.notifications import Message, notify
 from routine.runner import claims, context, prompt, recall
 from routine.journal.prompt_trials import version_of
+from routine.runner.inputs import RunServices
 from routine.runner.request import StepOutcome, StepRequest
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
 from routine.templating import date_vars, render
@@ -122,6 +123,14 @@ class Runner:
         plans = ft.read_days(self.config.vault, self.config.layout.daily, today, days)
         return ft.follow_through(plans, today).summary()
 
+    def services(self, as_of: datetime, alert: bool = True) -> RunServices:
+        """What a run's inputs and tools read besides the vault, on the run's own day (``as_of``):
+        one set for a step and a conversation alike (``runner.inputs.RunServices``). ``alert``: an
+        unreadable calendar raises (and a readable one resolves) its alert; not in a dry run."""
+        return RunServices(journal_report=self._journal_report,
+                           calendar_report=partial(self._calendar_report, as_of, alert),
+                           search=self._search_for_tools, indexing=self._indexing)
+
     def _search_for_tools(self, query: str, k: int, reads: list[str]) -> list[dict]:
         """The search_notes tool's search: the same index and scope filter as a step's `search:`."""
         return [hit.as_dict() for hit in self.memory.search(query, k, reads=reads, progress=self._indexing)]
@@ -161,11 +170,10 @@ class Runner:
             runcontext.beat()
         return outcome
 
-    def _calendar_report(self, now: datetime, alert: bool, span: str) -> str:
+    def _calendar_report(self, now: datetime, alert: bool, span: agenda.Span) -> str:
         """The person's calendars for an input `calendar: SPAN`, on the run's own day (a dry run
         raises and resolves no alert)."""
-        return agenda.report(self.config, agenda.Span(span), now.astimezone(ZoneInfo(self.config.zone_name())),
-                             alert=alert)
+        return agenda.report(self.config, span, now.astimezone(ZoneInfo(self.config.zone_name())), alert=alert)
 
     def _step(self, req: StepRequest, run_id: str | None, now: datetime, dry_run: bool, stream: bool) -> StepOutcome:
         agent = req.agent
@@ -202,8 +210,7 @@ class Runner:
                                         req.search.k, self.memory, self._indexing)
             gathered = context.gather(self.config.vault, agent, req.inputs, variables, where, search,
                                       target=context.Target(dest, target.section),
-                                      prior=req.prior, journal_report=self._journal_report,
-                                      calendar_report=partial(self._calendar_report, req.as_of or now, not dry_run))
+                                      prior=req.prior, services=self.services(req.as_of or now, alert=not dry_run))
             if not dry_run and self.journal is not None:
                 recall.learn(self.config.vault, self.journal.db, agent, now)
             gathered.items += recall.recalled(self.config.vault, agent, 900 + len(gathered.items))
