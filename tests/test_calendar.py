@@ -165,7 +165,8 @@ def test_a_calendar_span_that_is_no_span_is_one_sentence(initialised, ollama):
     listed = home.run("schedule", "validate")
     assert (
         listed.returncode == 2
-        and "steps[1].inputs[1]': 'calendar: soon' is not a span of days" in listed.stdout + listed.stderr
+        and "steps[1].inputs[1]': `calendar: soon` is not a span of days; write one of: today, tomorrow, this_week."
+        in listed.stdout + listed.stderr
     )
 
 
