@@ -26,7 +26,7 @@ from routine.config.model import AgentSpec
 from routine.errors import NoteUnreadable
 from routine.runner import inputs as input_forms
 from routine.runner.relevance import relevant, section_scores
-from routine.vault import files as vault_files
+from routine.vault import files as vault_files, wikilinks
 from routine.vault import check_read, in_scope, read_note, resolve_wikilink, wikilink_for
 from routine.vault.context_items import ContextItem, Priority
 from routine.vault.outline import Section, compact_properties, find, readable, sections
@@ -246,7 +246,6 @@ def _links(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServi
     outline = sections(readable(read_note(g.vault, source).body))
     if form.section:
         outline = find(outline, form.section)
-    from routine.vault import wikilinks
 
     seen = 0
     for link in wikilinks("\n".join(s.text for s in outline)):

@@ -13,7 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from routine.config.input_forms import Kind, kind_of as input_kind, problem as input_problem
-from routine.config.checks import sample_path, template_problems
+from routine.config.checks import sample_path, template_problems, write_scope_problem
 from routine.config.conditions import Condition
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
 from routine.config.schedule_schema import BLOCK, SCHEDULE, STEP, TRIGGER
@@ -295,7 +295,6 @@ def _step(doc: LocatedYaml, here: PathKey, s: dict, agents: dict[str, AgentSpec]
     if write is None:
         problems.append(doc.problem(here, f"step needs a `write:` target (agent {agent.name} has no default)."))
     elif raw_write:
-        from routine.config.checks import write_scope_problem
 
         for key in WriteSpec.KEYS:
             if isinstance(raw_write.get(key), str):

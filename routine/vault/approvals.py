@@ -27,8 +27,9 @@ from routine.vault.proposals import iso_time, note_name
 from routine.vault.scope import checked, resolve
 from routine.vault.sections import (apply_approved, clear_pending_proposal, content_sha, prepare_content, section_key,
                                     section_region)
+from routine.vault.sections import find_section
 from routine.vault.targets import WriteKind
-from routine.vault.writer import _rewrite
+from routine.vault.writer import _rewrite, _model_frontmatter
 
 _PROPOSED = re.compile(r"^## Proposed text[ \t]*\n(.*?)(?=^## Changes from your text[ \t]*$|\Z)", re.M | re.S)
 
@@ -172,7 +173,6 @@ def find_renamed(vault: Path, proposal: Proposal) -> str | None:
     proposal, or the region (section) or text (note, append) whose hash is the proposal's
     ``base``. None when no note, or more than one, does."""
     from routine.vault.files import vault_files
-    from routine.vault.sections import find_section
 
     key = section_key(proposal.section_named()) if proposal.kind == WriteKind.SECTION else None
     pointer = f"routine:proposal {key}" if key else None
@@ -251,7 +251,6 @@ def _note(landing: _Landing) -> Applied | _Body:
     if landing.current is None:
         if proposal.base is not None:
             return Applied(False, f"{link} was deleted after this proposal was written")
-        from routine.vault.writer import _model_frontmatter
 
         given, text = _model_frontmatter(proposal.text)  # a template's own properties (an artifact's type, owner)
         stamped = new_note_properties(_provenance(proposal, landing.now), given, landing.target) if landing.stamp \
