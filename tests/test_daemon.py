@@ -171,10 +171,13 @@ def test_kill_9_mid_step_then_restart_leaves_one_completed_run_per_slot(initiali
         ok_slots = "SELECT DISTINCT slot FROM runs WHERE kind='step' AND status='ok'"
         wait_for(lambda: journal_rows(home, ok_slots), 90, "the catch-up of the interrupted slot")
         next_slot = driven_clock.before_next_minute().strftime("%Y-%m-%dT%H:%MZ")
-        wait_for(lambda: len(journal_rows(home, ok_slots)) >= 2, 90, "two completed slots")
+        wait_for(lambda: journal_rows(home, ok_slots.replace("status='ok'", "status='ok' AND slot=?"), next_slot),
+                 90, "the next minute's run")
     ok = journal_rows(home, "SELECT slot, COUNT(*) FROM runs WHERE kind='step' AND status='ok' GROUP BY slot")
     assert all(count == 1 for _, count in ok), ok
-    assert {slot for slot, _ in ok} == {killed_slot, next_slot}, ok
+    # On a loaded box the catch-up may still run when a real minute passes: that minute runs on
+    # its own, once, between the two (the assertion is on slots run once, not on the box's speed).
+    assert killed_slot == min(slot for slot, _ in ok) and next_slot == max(slot for slot, _ in ok), ok
     assert journal_rows(home, "SELECT trigger FROM runs WHERE kind='block' AND slot=?", next_slot) == [("schedule",)]
     interrupted = journal_rows(home, "SELECT slot FROM runs WHERE status='interrupted' AND kind='step'")
     assert (killed_slot,) in interrupted
