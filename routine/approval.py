@@ -129,7 +129,7 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
 
 def _written(journal: Journal, proposal: Proposal, applied: Applied, run_id: str | None, now: datetime) -> None:
     """An approved section is kept in the journal as written, through approval, for its keep-rate."""
-    if proposal.kind != WriteKind.SECTION.value or not applied.target:
+    if proposal.kind is not WriteKind.SECTION or not applied.target:
         return
     from routine.journal.keep import KeepRates, Via, Written
     from routine.vault.sections import prepare_content

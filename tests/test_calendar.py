@@ -165,5 +165,22 @@ def test_a_calendar_span_that_is_no_span_is_one_sentence(initialised, ollama):
     listed = home.run("schedule", "validate")
     assert (
         listed.returncode == 2
-        and "steps[1].inputs[1]': 'calendar: soon' is not a span of days" in listed.stdout + listed.stderr
+        and "steps[1].inputs[1]': `calendar: soon` is not a span of days; write one of: today, tomorrow, this_week."
+        in listed.stdout + listed.stderr
     )
+
+
+def test_an_agent_with_a_calendar_input_has_the_calendar_in_a_conversation_too(calendar_home, ollama):
+    """Chat gathers every input form a run gathers (the runner's services): the planner asked in
+    chat sees today's events as its 07:30 Plan would, not a prompt silently without them."""
+    home = calendar_home
+    agent = home.vault / "Agents" / "Planner.md"
+    agent.write_text(agent.read_text().replace('inputs: [', 'inputs: ["calendar: today", ', 1))
+    done = home.run("ask", "planner", "What is on my calendar today?")
+    assert done.returncode == 0, done.stderr
+    asked = next(
+        "\n".join(str(m.get("content") or "") for m in body["messages"])
+        for body in reversed(list(ollama.requests))
+        if body["_path"] == "/api/chat" and "What is on my calendar today?" in str(body["messages"]))
+    assert "the person's calendar, today" in asked
+    assert "Supplier call" in asked and "Dentist" in asked and "Anna's birthday" in asked

@@ -214,3 +214,19 @@ def test_a_bare_fire_of_every_builtin_agent_is_grounded(tmp_path, monkeypatch, c
         assert main(["fire", name, "--dry-run", "--json"]) == 0
         sources = json.loads(capsys.readouterr().out)["sources"]
         assert len(sources) >= 2 and any(s.startswith(must) for s in sources), (name, sources)
+
+
+def test_an_input_form_is_checked_where_it_is_written_by_the_rule_it_is_expanded_with():
+    """One declaration (``config/input_forms``): `schedule validate` and a run say the same."""
+    from routine.config.input_forms import problem
+    from routine.errors import UsageError
+
+    assert problem("journal: lots", "the block x") == (
+        "`journal: lots` in the block x is not a number of days.", "write `journal: 7d` (the last 7 days).")
+    try:
+        expand("journal: lots", date_vars(datetime(2026, 11, 27, 16, 30, tzinfo=BERLIN)), "the block x")
+    except UsageError as exc:
+        assert (exc.message, exc.fix) == problem("journal: lots", "the block x")
+    else:
+        raise AssertionError("`journal: lots` was expanded")
+    assert [(f.kind, f.days) for f in expand(" journal: 14d ", {}, "t")] == [(Kind.JOURNAL, 14)]

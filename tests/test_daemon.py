@@ -31,9 +31,11 @@ wait_for = wait_until  # the daemon tests' name for it (tests/waits.py: timeouts
 
 
 @contextmanager
-def daemon(home, log_name="daemon.log"):
+def daemon(home, log_name="daemon.log", cold=False):
+    """`routine run`, warm-started (tests/warm_start.py) unless ``cold``: a fresh `python -m
+    routine run` that imports litellm and the rest in the daemon's own order, as systemd starts it."""
     log = open(home.root / log_name, "ab")
-    proc = home.starter.popen(["run"], env=home.env, cwd=home.root, stdout=log, stderr=subprocess.STDOUT)
+    proc = home.starter.popen(["run"], env=home.env, cwd=home.root, stdout=log, stderr=subprocess.STDOUT, cold=cold)
     try:
         wait_for(
             lambda: (home.root / "run" / "control.sock").exists() or proc.poll() is not None, 30, "the control socket"
@@ -83,9 +85,11 @@ def journal_rows(home, sql: str, *args):
 
 
 def test_fire_goes_through_running_daemon_and_status_reports_it(initialised, ollama):
+    """Started cold, as systemd starts it (not forked from the warm-start server, which imported
+    litellm first): an import-order fault at the daemon's start fails here."""
     home = initialised
     only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
-    with daemon(home) as proc:
+    with daemon(home, cold=True) as proc:
         st = status(home)
         assert st["state"] == "running" and st["pid"] == proc.pid
         assert [f["block"] for f in st["next_fires"]] == ["every-minute"]
@@ -167,10 +171,13 @@ def test_kill_9_mid_step_then_restart_leaves_one_completed_run_per_slot(initiali
         ok_slots = "SELECT DISTINCT slot FROM runs WHERE kind='step' AND status='ok'"
         wait_for(lambda: journal_rows(home, ok_slots), 90, "the catch-up of the interrupted slot")
         next_slot = driven_clock.before_next_minute().strftime("%Y-%m-%dT%H:%MZ")
-        wait_for(lambda: len(journal_rows(home, ok_slots)) >= 2, 90, "two completed slots")
+        wait_for(lambda: journal_rows(home, ok_slots.replace("status='ok'", "status='ok' AND slot=?"), next_slot),
+                 90, "the next minute's run")
     ok = journal_rows(home, "SELECT slot, COUNT(*) FROM runs WHERE kind='step' AND status='ok' GROUP BY slot")
     assert all(count == 1 for _, count in ok), ok
-    assert {slot for slot, _ in ok} == {killed_slot, next_slot}, ok
+    # On a loaded box the catch-up may still run when a real minute passes: that minute runs on
+    # its own, once, between the two (the assertion is on slots run once, not on the box's speed).
+    assert killed_slot == min(slot for slot, _ in ok) and next_slot == max(slot for slot, _ in ok), ok
     assert journal_rows(home, "SELECT trigger FROM runs WHERE kind='block' AND slot=?", next_slot) == [("schedule",)]
     interrupted = journal_rows(home, "SELECT slot FROM runs WHERE status='interrupted' AND kind='step'")
     assert (killed_slot,) in interrupted

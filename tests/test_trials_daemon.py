@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from datetime import timedelta, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from test_daemon import daemon, journal_rows, only_schedule, wait_for
@@ -17,6 +17,19 @@ from test_trials import CUT, GOOD, MISSING, MISTRAL, QWEN, snapshot
 from waits import scaled
 
 LLAMA = "llama3.2:3b"
+
+
+def nightly(block_at: datetime) -> str:
+    return textwrap.dedent(f"""\
+        blocks:
+          nightly:
+            cron: "{block_at:%M %H} * * *"
+            missed: skip
+            steps:
+              - agent: librarian
+                task: Note the night.
+                write: {{note: "Daily/Nightly.md", section: "Night"}}
+        """)
 
 
 def configure(home, window: str) -> None:
@@ -50,16 +63,7 @@ def test_a_night_of_trials_ranks_the_models_holds_residency_and_survives_a_resta
     opens = now.replace(second=0, microsecond=0) + timedelta(minutes=10)
     block_at = opens + timedelta(minutes=3)
     configure(home, f"{opens:%H:%M}-{opens + timedelta(hours=2):%H:%M}")
-    only_schedule(home, textwrap.dedent(f"""\
-        blocks:
-          nightly:
-            cron: "{block_at:%M %H} * * *"
-            missed: skip
-            steps:
-              - agent: librarian
-                task: Note the night.
-                write: {{note: "Daily/Nightly.md", section: "Night"}}
-        """))
+    only_schedule(home, nightly(block_at))
     slow: dict = {}
     ollama.reply_fn = scripted(slow)
     day = []
@@ -109,3 +113,37 @@ def test_a_night_of_trials_ranks_the_models_holds_residency_and_survives_a_resta
     [(model, details)] = journal_rows(home, "SELECT model, details FROM runs WHERE id=?", fired["run"])
     assert model == f"ollama_chat/{LLAMA}" and json.loads(details)["model_alias"] == "small"
     assert journal_rows(home, "SELECT model FROM chat_messages WHERE role='assistant'") == [(f"ollama_chat/{LLAMA}",)]
+
+
+def test_a_trial_waits_for_a_slot_that_came_due_before_its_timer_claimed_it(initialised, monkeypatch):
+    """The double `nightly` row of the restart test: on a busy box the block's timer fires a moment
+    after its slot's time, and a trial that looked in that moment saw the slot neither "due soon"
+    (it is past) nor queued, so it started beside the block; a kill then cut the block short and
+    the next start ran its slot again. A slot that is owed and not yet claimed holds trials too."""
+    for key, value in initialised.env.items():
+        monkeypatch.setenv(key, value)
+    from routine.daemon.live import Live
+    from routine.daemon.trials import NightTrials
+    from routine.daemon.work import WorkQueue
+    from routine.journal import Journal
+    from routine.journal.slots import Slots
+    from routine.schedule.cron import slot_key
+
+    block_at = datetime(2026, 1, 7, 3, 15, tzinfo=timezone.utc)
+    configure(initialised, "03:00-05:00")
+    only_schedule(initialised, nightly(block_at))
+    journal = Journal()
+    Slots(journal.db).seen_since("nightly", block_at - timedelta(hours=1))  # the daemon knew the block before
+    trials = NightTrials(Live(), WorkQueue(workers=1), lambda: None, lambda: block_at)
+    trials.start()
+    try:
+        assert trials.busy(block_at - timedelta(seconds=2)) == "nightly is due at 03:15"
+        # The slot's time has passed; its timer has not claimed it yet (a loaded box):
+        assert trials.busy(block_at + timedelta(seconds=1)) == "nightly is due now (its 03:15 slot has not started)"
+        Slots(journal.db).claim("nightly", slot_key(block_at))  # the timer claims it and queues the run
+        Slots(journal.db).set("nightly", slot_key(block_at), "done")
+        assert trials.busy(block_at + timedelta(seconds=30)) is None  # the block ran: trials may start
+    finally:
+        trials.halt()
+        trials.stop()
+        journal.close()

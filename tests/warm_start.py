@@ -164,9 +164,10 @@ class WarmStarter:
                 raise RuntimeError(f"the warm-start server did not start: {line!r}")
 
     def popen(self, args: list[str], env: dict, cwd: Path | str, stdin: Any = None, stdout: Any = None,
-              stderr: Any = None) -> WarmProcess | subprocess.Popen:
-        """`python -m routine ARGS`, warm; stdout/stderr as in Popen (None, a file, PIPE, STDOUT)."""
-        if COLD:
+              stderr: Any = None, cold: bool = False) -> WarmProcess | subprocess.Popen:
+        """`python -m routine ARGS`, warm; stdout/stderr as in Popen (None, a file, PIPE, STDOUT).
+        ``cold``: a fresh interpreter that imports everything itself, in routine's own order."""
+        if COLD or cold:
             return subprocess.Popen([sys.executable, "-m", "routine", *args], env=env, cwd=cwd, stdin=stdin,
                                     stdout=stdout, stderr=stderr)
         self._ensure(env)

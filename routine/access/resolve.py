@@ -29,7 +29,7 @@ from pathlib import Path
 from routine.access.locks import locked_grounding
 from routine.config.model import AgentSpec, Config
 from routine.config.tool_names import REVIEW_TOOLS
-from routine.projects.assignees import Assignments, assignments_of
+from routine.projects.assignees import Assignments, assignments_of, agent_aliases
 from routine.projects.model import Behaviour
 from routine.vault.scope import glob_literal, in_scope
 
@@ -171,7 +171,6 @@ def _grounding(vault: Path, links: Iterable[str]) -> list[str]:
 def _ownership(vault: Path, found: Assignments, agent: AgentSpec) -> tuple[list[str], list[str]]:
     """(``!`` globs of artifacts it may not write, artifacts shared with it)."""
     from routine.projects.artifacts import artifacts_in
-    from routine.projects.assignees import agent_aliases
 
     names = agent_aliases(vault, agent.name, agent.source)
     denied, shared = [], []

@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from routine.cli.output import print_json, print_table
-from routine.config.loader import load_config
+from routine.config.loader import load_config, load_agents
 from routine.errors import EXIT_JOB_FAILED, RoutineError, UsageError
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ def _decide_here(config: Config, rel: str, decision: bool, force: bool = False) 
     from datetime import datetime
 
     from routine.approval import decide
-    from routine.config.loader import load_agents
     from routine.journal import Journal
 
     agents, _ = load_agents(config, require_vault=True)

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from routine.cli.output import print_json, print_table
-from routine.config.loader import load_config
+from routine.config.loader import load_config, load_agents
 
 if TYPE_CHECKING:
     from routine.schedule.model import Block
@@ -71,7 +71,6 @@ def _done(args: argparse.Namespace, result: dict, message: str) -> int:
 
 
 def _blocks(config: Config) -> dict[str, Block]:
-    from routine.config.loader import load_agents
     from routine.projects.cadence import project_blocks
 
     agents, _ = load_agents(config)

@@ -9,7 +9,7 @@ from typing import Any
 from routine.actions.runs import wrote_paths
 from routine.cli.output import Clock, print_json, print_table
 from routine.config.loader import zone_name_of
-from routine.daemon.status_record import DaemonState, DaemonStatus, RecentRun
+from routine.daemon.status_record import DaemonState, DaemonStatus, NextFire, RecentRun
 
 EXIT_NOT_RUNNING = 3  # systemctl's (and LSB's) convention: "program is not running"
 
@@ -116,7 +116,6 @@ def _offline(args: argparse.Namespace) -> DaemonStatus:
         from routine.actions.schedule import upcoming
         from routine.config.loader import load_agents, load_config
         from routine.daemon.status import open_alerts, paused_now, resident_models
-        from routine.daemon.status_record import NextFire
         from routine.schedule.loader import load_schedules
 
         config = load_config(args.config)

@@ -109,7 +109,7 @@ class Conversation:
             client.limit(agent.model),
         )
         summary, covers, turns = self._fold(shape, history, run_id)
-        gathered = self._gather(question, variables)
+        gathered = self._gather(question, variables, now)
         fitted, sent, counted = shape.fitted(summary, turns, gathered)
         answer = self._answer(sent, tools, now, on_token, run_id)
         sources = [k.source for k in fitted.kept if k.source] + self._notes_read()
@@ -161,15 +161,17 @@ class Conversation:
                 if e.get("type") == "tool" and e.get("name") == "read_note" and not e.get("refused")
                 and isinstance(e.get("arguments"), dict) and isinstance(e["arguments"].get("path"), str)]
 
-    def _gather(self, question: str, variables: dict) -> context.Gathered:
-        """The agent's grounding and inputs, and what a search for the message finds in its scopes.
-        Without a usable search index the conversation goes on without search hits."""
+    def _gather(self, question: str, variables: dict, now: datetime) -> context.Gathered:
+        """The agent's grounding and every input form a run of it reads (its notes, the journal,
+        the person's calendars: the runner's ``services``), and what a search for the message finds
+        in its scopes. Without a usable search index the conversation goes on without search hits."""
         runner, agent, where = self.runner, self.agent, f"a conversation with {self.agent.name}"
+        services = runner.services(now)
         wanted = bool(question.strip())
         try:
-            search = context.Search(question, SEARCH_K, runner.memory, runner._indexing) if wanted else None
+            search = context.Search(question, SEARCH_K, runner.memory, services.indexing) if wanted else None
             return context.gather(runner.config.vault, agent, agent.inputs, variables, where, search,
-                                  journal_report=runner._journal_report)
+                                  services=services)
         except ScopeError:
             raise
         except RoutineError as exc:  # the index is busy, damaged or its embedder missing: no search hits
@@ -177,7 +179,7 @@ class Conversation:
                 raise
             log.warning("a conversation with %s goes on without search: %s", agent.name, exc)
             return context.gather(runner.config.vault, agent, agent.inputs, variables, where, None,
-                                  journal_report=runner._journal_report)
+                                  services=services)
 
     def _answer(self, messages: list[dict], tools: list[Tool], now: datetime,
                 on_token: Callable[[str], None] | None, run_id: str | None) -> Completion:
@@ -191,8 +193,8 @@ class Conversation:
 
         runner = self.runner
         ctx = ToolContext(vault=runner.config.vault, agent=agent, config=runner.config, now=now, run_id=run_id,
-                          search=runner._search_for_tools, write_gate=runner.write_gate)
-        loop = LoopResult("ok", "", None)
+                          search=runner.services(now).search, write_gate=runner.write_gate)
+        loop = LoopResult()
         try:
             run_tool_loop(client, agent.model, messages, tools, ctx, agent.max_iterations, agent.timeout, run_id,
                           beat=runcontext.beat, out=loop, on_token=on_token)

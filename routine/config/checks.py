@@ -10,6 +10,7 @@ from routine.config.model import AgentSpec, Config, ModelAlias, WriteSpec
 from routine.config.yamlfile import LocatedYaml
 from routine.errors import Problem
 from routine.templating import KNOWN_VARIABLES, TemplateProblem, date_vars, render, unknown_variables
+from routine.templating import template_error, note_template_problem
 
 # A fixed sample day to render path templates for scope checks.
 _SAMPLE = date_vars(datetime(2026, 3, 2, 7, 30).astimezone())
@@ -24,7 +25,6 @@ def sample_path(template: str) -> str | None:
 
 def sample_error(template: str, earlier: list[str]) -> str | None:
     """Why ``template`` would fail when rendered on a sample day, or None."""
-    from routine.templating import template_error
 
     steps = {name: {"output": ""} for name in earlier}
     return template_error(template, {**_SAMPLE, "steps": steps, "task": "", "agent": "", "path": "Inbox/x.md",
@@ -56,7 +56,6 @@ def note_text_problems(data: dict) -> list[tuple[tuple, str]]:
     """An agent note's `task`, `write` paths and `inputs` that hold template code, as (YAML path,
     sentence): an agent note is data (a library or an agent may have written it), never rendered
     as more than its {{ today }} placeholders."""
-    from routine.templating import note_template_problem
 
     fields: list[tuple[tuple, object]] = [(("task",), data.get("task"))]
     fields += [(("write", key), value) for key, value in (data.get("write") or {}).items()]

@@ -12,7 +12,7 @@ from typing import cast
 from routine import paths
 from routine.config.notify import NotifySettings, Topic, quiet_hours, remind_ahead
 from routine.config.calendars import CalendarSource
-from routine.config.checks import pinning_conflicts
+from routine.config.checks import pinning_conflicts, note_text_problems, scope_glob_problem, write_scope_problem
 from routine.config.model import (
     AgentSpec,
     Config,
@@ -364,7 +364,6 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
         tool_reserve=d["tool_reserve"],
         grounding_check=d["grounding_check"],
     )
-    from routine.config.checks import note_text_problems, scope_glob_problem
 
     templated = note_text_problems(d)  # refused before anything renders it, even in the sandbox
     problems += [doc.problem(where, msg) for where, msg in templated]
@@ -382,7 +381,6 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
             )
         )
     if spec.write and not any(where[0] == "write" for where, _ in templated):
-        from routine.config.checks import write_scope_problem
 
         msg = write_scope_problem(spec.write, spec)
         if msg:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from routine.errors import Problem
+from routine.errors import Problem, RoutineError
 
 PathKey = tuple  # a YAML path: ("blocks", "morning", "steps", 1, "write")
 
@@ -155,7 +155,6 @@ def parse_yaml(text: str, file: str, line_offset: int = 0) -> LocatedYaml:
 
 def load_yaml(path: Path) -> LocatedYaml:
     """A config file: a regular file of at most CONFIG_MAX_BYTES of UTF-8, else a located problem."""
-    from routine.errors import RoutineError
     from routine.vault.files import CONFIG_MAX_BYTES, read_regular, shown
 
     name = shown(path)

@@ -37,7 +37,7 @@ from routine.daemon.notify import Notifier, Watchdog
 from routine.daemon.publish import Publisher
 from routine.daemon.recovery import Recovery
 from routine.daemon.run_events import RunEvents
-from routine.daemon.status import snapshot
+from routine.daemon.status import snapshot, resident_models
 from routine.daemon.status_record import status_line
 from routine.daemon.trials import NightTrials
 from routine.daemon.work import WorkQueue
@@ -336,7 +336,6 @@ class Daemon(ScheduledWork):
         cached so status requests stay cheap); the model manager replaces its body with its
         view (``loaded_by``, ``in_use``).
         """
-        from routine.daemon.status import resident_models
 
         cached = self._resident
         if cached is None or time.monotonic() - cached[0] > max_age:

@@ -22,7 +22,7 @@ from routine.causes import is_disk_full
 from routine.config.overrides import known_alias, on_model, on_models
 from routine.control import socket_path
 from routine.daemon.ports import Jobs
-from routine.errors import DaemonError, RoutineError, StateDiskFull, UsageError
+from routine.errors import DaemonError, RoutineError, StateDiskFull, UsageError, Abandoned
 from routine.journal import Journal
 from routine.journal.status import succeeded
 from routine.runner.events import IndexProgress, Queued, RunEvent
@@ -262,7 +262,6 @@ def fire(jobs: Jobs, message: dict[str, Any], send: Send, gone: threading.Event)
 
     def on_event(event: RunEvent) -> None:
         if gone.is_set():
-            from routine.errors import Abandoned
 
             raise Abandoned("the person interrupted `routine fire` (Ctrl-C), so this run stopped and wrote nothing.")
         send(event.to_json())

@@ -7,6 +7,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Callable
 
+from routine import supervise
 from routine.supervise import lower_priority
 
 if TYPE_CHECKING:
@@ -32,8 +33,6 @@ class PathFeed:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        from routine import supervise
-
         self._thread = supervise.start(self.NAME, self._loop).thread
 
     def on_change(self, change: Change) -> None:

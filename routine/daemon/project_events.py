@@ -29,6 +29,7 @@ from routine.projects.model import (
     is_home_note,
     project_folder_of,
 )
+from routine.projects.model import loose
 
 if TYPE_CHECKING:
     from routine.projects.pickup import Pickup
@@ -86,7 +87,6 @@ class ProjectEvents:
         """A note outside every project: an agent note (its `tasks:` may name a new task note) or a
         note an agent's `tasks:` names (a task line there assigned or changed)."""
         from routine.projects.assignees import loose_task_notes
-        from routine.projects.model import loose
 
         agents = self.host.live.agents
         if rel.startswith(self.host.live.config.layout.agents + "/"):

@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Callable
 from zoneinfo import ZoneInfo
 
 from routine import supervise
+from routine.daemon import due
 from routine.daemon.live import Live
 from routine.daemon.work import Work, WorkQueue
 from routine.errors import RoutineError
 from routine.journal import Journal
+from routine.journal.slots import Slots
 from routine.journal.trials import Trial, Trials
 from routine.models.plan import alias_key, upcoming_uses
 
@@ -97,16 +99,32 @@ class NightTrials:
         return IDLE_SECONDS
 
     def busy(self, now: datetime) -> str | None:
-        """Why no trial may start now (work queued or running, a block due soon), else None."""
+        """Why no trial may start now (work queued or running, a block owing a run now or due
+        soon), else None."""
         snapshot = self.queue.snapshot()
         if snapshot.running or snapshot.queued:
             return f"work in the queue ({', '.join((*snapshot.running, *snapshot.queued))})"
         live = self.live
+        zone = ZoneInfo(live.config.zone_name())
+        owing = self._owing(now, zone)
+        if owing is not None:
+            return owing
         clear = timedelta(seconds=live.config.trials.clear)
-        uses = upcoming_uses(live.config, live.agents, live.schedules.blocks.values(), now, now + clear,
-                             ZoneInfo(live.config.zone_name()))
+        uses = upcoming_uses(live.config, live.agents, live.schedules.blocks.values(), now, now + clear, zone)
         if uses:
             return f"{uses[0].block} is due at {uses[0].at.astimezone(now.tzinfo):%H:%M}"
+        return None
+
+    def _owing(self, now: datetime, zone: ZoneInfo) -> str | None:
+        """A block whose slot came due and is not claimed yet (its timer fires a moment late on a
+        busy box): the slot is past, so no longer "due soon", and not yet in the queue. The rule
+        of what a block owes is ``daemon.due``'s; the timer claims the slot within moments."""
+        if self._journal is None:
+            return None
+        slots = Slots(self._journal.db)
+        for block in self.live.schedules.blocks.values():
+            for slot in due.owed(block, slots, now, zone).run:
+                return f"{block.id} is due now (its {slot.at.astimezone(now.tzinfo):%H:%M} slot has not started)"
         return None
 
     def _run(self, trial: Trial) -> None:

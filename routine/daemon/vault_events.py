@@ -67,7 +67,6 @@ class VaultEvents:
 
     def start(self) -> None:
         """Watch the vault: catch up with what changed while down, then follow every save."""
-        from routine.alerts import raise_alert
         from routine.daemon.chat_notes import ChatNotes
         from routine.daemon.index_feed import IndexFeeder
         from routine.vault.atomic import add_write_listener
@@ -106,7 +105,6 @@ class VaultEvents:
     def on_presence(self, missing: str | None) -> None:
         """The vault went missing (``missing`` says why) or came back (None): status and the
         dashboard say so; once it is back (and can hold one), an alert tells what happened."""
-        from routine.alerts import raise_alert
 
         now = self.host.now_local()
         if missing:

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterable
 
-from routine import paths
+from routine import errors, paths
 from routine.config.model import Config
 from routine.config.providers import served_embedding
 from routine.errors import RoutineError, SearchIndexError
@@ -70,8 +70,6 @@ def error_to_dict(exc: BaseException) -> Message:
 
 def error_from_dict(data: Message) -> RoutineError:
     """The same error class again (``ServerUnreachable`` stays one, for alerts and retries)."""
-    from routine import errors
-
     cls = getattr(errors, str(data.get("type")), None)
     if not (isinstance(cls, type) and issubclass(cls, RoutineError)):
         cls = SearchIndexError

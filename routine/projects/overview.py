@@ -7,7 +7,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from routine.projects.brief import gather
-from routine.projects.model import Project
+from routine.projects.model import Project, list_projects
 
 
 def last_digest(vault: Path, project: Project) -> str | None:
@@ -61,7 +61,6 @@ def summary(vault: Path, project: Project, blocks: dict, now: datetime, zone: st
 
 def dashboard_rows(vault: Path) -> list[dict]:
     """One row per project for the dashboard: nothing in it moves with the clock."""
-    from routine.projects.model import list_projects
 
     rows = []
     for project in list_projects(vault):

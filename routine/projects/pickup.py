@@ -28,7 +28,7 @@ from routine.causes import Cause
 from routine.config.model import AgentSpec, WriteSpec
 from routine.prompts import template
 from routine.projects.assignees import agent_aliases, loose_tasks, own_behaviour
-from routine.projects.model import Project, Status, list_projects
+from routine.projects.model import Project, Status, list_projects, link_target
 from routine.projects.tasks import (
     Task,
     TaskState,
@@ -37,6 +37,7 @@ from routine.projects.tasks import (
     with_field,
     with_mark,
 )
+from routine.projects.tasks import parse_line, without_field
 
 if TYPE_CHECKING:
     from routine.projects.qa import QAResult
@@ -155,7 +156,6 @@ def _waiting(vault: Path, pick: Pickup, interrupted: bool) -> list[Pickup]:
 
 def start(vault: Path, pick: Pickup) -> bool:
     """Mark the task in progress and name its result note (so the agent may write it)."""
-    from routine.projects.tasks import parse_line
 
     name = pick.result_name
     taken = {}
@@ -189,7 +189,6 @@ def finish(vault: Path, pick: Pickup, outcome: StepOutcome, today: datetime) -> 
     """Record the outcome on the task line: done with its result, waiting on a proposal, or
     back to open (the run failed; its alert says why)."""
     from routine.projects.artifacts import set_properties
-    from routine.projects.tasks import without_field
 
     wrote = getattr(outcome, "wrote", None)
     if outcome.status == "ok" and wrote is not None:
@@ -211,7 +210,6 @@ def result_properties(vault: Path, pick: Pickup, rel: str, sources: list[str]) -
     a draft that needs QA. A note that already is an artifact is left as it is; properties the
     person already set are kept."""
     from routine.projects.artifacts import ArtifactType, artifact_type_of, type_properties
-    from routine.projects.model import link_target
     from routine.vault.notes import read_note, wikilink_for, wikilinks
 
     try:
@@ -256,7 +254,6 @@ def _run_qa_task(runner: Runner, vault: Path, pick: Pickup, now: datetime, agent
     records the verdict (`[qa:: passed]`) and is done either way (the QA ran)."""
     from routine.errors import RoutineError
     from routine.projects.qa import run_qa
-    from routine.projects.tasks import without_field
     from routine.vault.notes import resolve_wikilink
 
     rel = resolve_wikilink(vault, pick.qa_target or "")

@@ -32,7 +32,7 @@ from routine.projects.artifacts import (
 )
 from routine.prompts import template
 from routine.verdicts import REVIEW_FORM, verdict_of
-from routine.projects.model import project_folder_of
+from routine.projects.model import project_folder_of, find_project
 from routine.projects.review_parts import Part, split_for_review
 from routine.vault.provenance import person_text
 from routine.vault.scope import glob_literal
@@ -135,7 +135,6 @@ def run_qa(config: Config, agents: dict[str, AgentSpec], runner: Runner, rel: st
                          "check that the note is there and readable, then run QA again.") from exc
     artifact = _reviewable(rel, note.frontmatter)
     folder = project_folder_of(rel) or str(Path(rel).parent.as_posix())
-    from routine.projects.model import find_project
 
     project = find_project(vault, folder.split("/", 1)[-1])
     names = reviewers or tuple(r for r in DEFAULT_REVIEWERS if r in agents)

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from routine.config.model import AgentSpec, StepSpec, WriteSpec
 from routine.errors import UsageError
+from routine.journal.status import RunStatus
 from routine.journal import Journal
 from routine.journal.status import Skip
 from routine.runner.events import BlockStarted, BlockStep, Retrying
@@ -24,7 +25,7 @@ from routine.schedule.model import Block, RetryPolicy
 @dataclass
 class BlockOutcome:
     run_id: str | None
-    status: str  # ok | failed | dry-run
+    status: RunStatus  # ok | failed | dry-run
     steps: list[StepOutcome] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)  # by agent: the steps that ran and ended without error
 
@@ -54,7 +55,7 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
     as_of = local_time(runner.config, resume.as_of) if resume is not None and resume.as_of else runner.clock()
     parent = _begin(journal, block, trigger, slot, run_id, resume, as_of)
     runner.on_event(BlockStarted(parent, block.id, len(block.steps)))
-    outcome = BlockOutcome(parent, "dry-run" if dry_run else "ok")
+    outcome = BlockOutcome(parent, RunStatus.DRY_RUN if dry_run else RunStatus.OK)
     prior: dict[str, str] = {**(upstream or {}), **(resume.prior if resume else {})}
     failed_at: int | None = None
     for index, step in enumerate(block.steps):
@@ -85,7 +86,7 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
         result = run_with_retries(runner, block.retry, request, dry_run, stream)
         outcome.steps.append(result)
         if result.error is not None:
-            outcome.status = "failed"
+            outcome.status = RunStatus.FAILED
             failed_at = index
             continue
         # In a dry run no model answers; later steps see a placeholder so their prompts render.

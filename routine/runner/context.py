@@ -26,7 +26,7 @@ from routine.config.model import AgentSpec
 from routine.errors import NoteUnreadable
 from routine.runner import inputs as input_forms
 from routine.runner.relevance import relevant, section_scores
-from routine.vault import files as vault_files
+from routine.vault import files as vault_files, wikilinks
 from routine.vault import check_read, in_scope, read_note, resolve_wikilink, wikilink_for
 from routine.vault.context_items import ContextItem, Priority
 from routine.vault.outline import Section, compact_properties, find, readable, sections
@@ -173,8 +173,9 @@ class _Gatherer:
 
 def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: dict, where: str,
            search: Search | None = None, target: Target | None = None, prior: dict[str, str] | None = None,
-           journal_report: Callable[[int], str] | None = None,
-           calendar_report: Callable[[str], str] | None = None) -> Gathered:
+           services: input_forms.RunServices = input_forms.NO_SERVICES) -> Gathered:
+    """``services``: what the input forms read besides the vault (``Runner.services``); without
+    them (a dry run without state) the journal and calendar forms give nothing."""
     g = _Gatherer(vault, agent, str(variables.get("task", "")), prior or {}, target)
     for link in agent.grounding:
         name = link.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
@@ -186,7 +187,7 @@ def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: di
         g.note(rel, Priority.GROUNDING)
     for i, raw in enumerate(inputs):
         for form in input_forms.expand(raw, variables, f"{where}, inputs[{i}]"):
-            _add_input(g, form, journal_report, calendar_report)
+            _GATHER[form.kind](g, form, services)
     if target is not None and _readable(vault, agent, target.note):
         g.target_note(target)
     if search is not None and search.query:
@@ -204,35 +205,39 @@ def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: di
     return Gathered(sorted(g.items.values(), key=lambda it: it.order), g.missing)
 
 
-def _add_input(g: _Gatherer, form: input_forms.Input, journal_report: Callable[[int], str] | None,
-               calendar_report: Callable[[str], str] | None = None) -> None:
+def _step(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServices) -> None:
+    if form.text.strip():
+        g.text(f"step:{form.name}", f"Output of the {form.name} step, just now", form.text, Priority.STEP)
+
+
+def _journal(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServices) -> None:
+    if services.journal_report is not None:
+        g.text(f"journal:{form.days}", f"routine's own journal, the last {form.days} days",
+               services.journal_report(form.days), Priority.INPUT)
+
+
+def _calendar(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServices) -> None:
+    text = services.calendar_report(form.span) if services.calendar_report is not None else ""
+    if text:  # no `calendars:` configured: nothing to say
+        g.text(f"calendar:{form.span.value}", f"the person's calendar, {form.span.value.replace('_', ' ')}",
+               text, Priority.INPUT)
+
+
+def _glob(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServices) -> None:
+    for rel in input_forms.glob_notes(g.vault, form.path, list(g.agent.reads), form.today)[:MAX_GLOB_NOTES]:
+        g.note(rel, Priority.OLDER)
+
+
+def _note(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServices) -> None:
     vault, agent = g.vault, g.agent
-    if form.kind is input_forms.Kind.STEP:
-        if form.text.strip():
-            g.text(f"step:{form.name}", f"Output of the {form.name} step, just now", form.text, Priority.STEP)
-    elif form.kind is input_forms.Kind.JOURNAL:
-        if journal_report is not None:
-            g.text(f"journal:{form.days}", f"routine's own journal, the last {form.days} days",
-                   journal_report(form.days), Priority.INPUT)
-    elif form.kind is input_forms.Kind.CALENDAR:
-        text = calendar_report(form.span.value) if calendar_report is not None else ""
-        if text:  # no `calendars:` configured: nothing to say
-            g.text(f"calendar:{form.span.value}", f"the person's calendar, {form.span.value.replace('_', ' ')}",
-                   text, Priority.INPUT)
-    elif form.kind is input_forms.Kind.GLOB:
-        for rel in input_forms.glob_notes(vault, form.path, list(agent.reads), form.today)[:MAX_GLOB_NOTES]:
-            g.note(rel, Priority.OLDER)
-    elif form.kind is input_forms.Kind.LINKS:
-        _add_links(g, form)
-    else:
-        path, rel = checked(vault, list(agent.reads), form.path, agent.name, "read")  # one name for one note
-        if not vault_files.readable(path):
-            g.missing.append(form.path + (f"#{form.section}" if form.section else ""))
-            return
-        g.note(rel, Priority.INPUT, only=form.section)
+    path, rel = checked(vault, list(agent.reads), form.path, agent.name, "read")  # one name for one note
+    if not vault_files.readable(path):
+        g.missing.append(form.path + (f"#{form.section}" if form.section else ""))
+        return
+    g.note(rel, Priority.INPUT, only=form.section)
 
 
-def _add_links(g: _Gatherer, form: input_forms.Input) -> None:
+def _links(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServices) -> None:
     """The notes a note (or one of its sections) links to, in link order, those the agent may read."""
     path, source = checked(g.vault, list(g.agent.reads), form.path, g.agent.name, "read")
     if not vault_files.readable(path):
@@ -241,7 +246,6 @@ def _add_links(g: _Gatherer, form: input_forms.Input) -> None:
     outline = sections(readable(read_note(g.vault, source).body))
     if form.section:
         outline = find(outline, form.section)
-    from routine.vault import wikilinks
 
     seen = 0
     for link in wikilinks("\n".join(s.text for s in outline)):
@@ -252,6 +256,14 @@ def _add_links(g: _Gatherer, form: input_forms.Input) -> None:
         seen += 1
         if seen >= MAX_LINKED_NOTES:
             break
+
+
+# How each input form (``runner.inputs.Kind``) is gathered: a form without its entry fails at import.
+_GATHER: dict[input_forms.Kind, Callable[[_Gatherer, input_forms.Input, input_forms.RunServices], None]] = {
+    input_forms.Kind.STEP: _step, input_forms.Kind.JOURNAL: _journal, input_forms.Kind.CALENDAR: _calendar,
+    input_forms.Kind.GLOB: _glob, input_forms.Kind.LINKS: _links, input_forms.Kind.NOTE: _note}
+if set(_GATHER) != set(input_forms.Kind):
+    raise ImportError(f"context: no way to gather {sorted(k.value for k in set(input_forms.Kind) - set(_GATHER))}")
 
 
 def _label(rel: str, section: str | None) -> str:

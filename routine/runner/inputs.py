@@ -19,28 +19,37 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import date
-from enum import Enum
 from pathlib import Path, PurePosixPath
+from typing import Callable
 
-from routine.config.calendars import INPUT_PREFIX as CALENDAR, Span
+from routine.config.calendars import Span
+from routine.config.input_forms import STEP_REF, Kind, days, kind_of, problem
 from routine.errors import UsageError
 from routine.templating import LIST_VARIABLES, render
 from routine.vault import glob_match, in_scope
 from routine.vault.files import vault_files
 
 _LIST_VAR = re.compile(r"\{\{\s*(" + "|".join(sorted(LIST_VARIABLES)) + r")\s*\}\}")
-_STEP_REF = re.compile(r"steps\.([A-Za-z0-9_-]+)\.output")
-_JOURNAL = re.compile(r"^journal:\s*(\d+)\s*d?\s*$")
 _DATED = re.compile(r"(\d{4}-\d{2}-\d{2})")
 
 
-class Kind(Enum):
-    NOTE = "note"
-    GLOB = "glob"
-    LINKS = "links"
-    STEP = "step"
-    JOURNAL = "journal"
-    CALENDAR = "calendar"
+Progress = Callable[[str, int, int], None]  # what is being indexed, done, total
+
+
+@dataclass(frozen=True)
+class RunServices:
+    """What a run reads besides the vault, one set made by the runner (``Runner.services``) for a
+    step and a conversation alike, so chat gets every input form a run gets: the journal's
+    report (`journal: 7d`), the person's calendars on the run's own day (`calendar: today`), the
+    tools' search and the index's progress while a search waits for it."""
+
+    journal_report: Callable[[int], str] | None = None
+    calendar_report: Callable[[Span], str] | None = None
+    search: Callable[[str, int, list[str]], list[dict]] | None = None
+    indexing: Progress | None = None
+
+
+NO_SERVICES = RunServices()
 
 
 @dataclass(frozen=True)
@@ -62,32 +71,22 @@ def expand(raw: str, variables: dict, where: str) -> list[Input]:
         name = lists[0]
         return [form for day in variables.get(name, [])
                 for form in expand(_LIST_VAR.sub(day, raw, count=1), variables, where)]
-    step = _STEP_REF.search(raw)
+    step = STEP_REF.search(raw)
     text = render(raw, variables, where)
     if step:
         return [Input(Kind.STEP, name=step[1], text=text)]
-    text = text.strip()
-    journal = _JOURNAL.match(text)
-    if journal:
-        return [Input(Kind.JOURNAL, days=int(journal[1]))]
-    if text.startswith(CALENDAR):
-        return [Input(Kind.CALENDAR, span=_span(text.removeprefix(CALENDAR), where))]
-    kind = Kind.NOTE
-    if text.startswith("links:"):
-        kind, text = Kind.LINKS, text.removeprefix("links:").strip()
-    path, _, section = text.partition("#")
-    if kind is Kind.NOTE and any(ch in path for ch in "*?["):
-        return [Input(Kind.GLOB, path=path, today=str(variables.get("today", "")))]
+    kind, words = kind_of(text)
+    wrong = problem(text, where)
+    if wrong is not None:
+        raise UsageError(*wrong)
+    if kind is Kind.JOURNAL:
+        return [Input(kind, days=days(words) or 0)]
+    if kind is Kind.CALENDAR:
+        return [Input(kind, span=Span(words))]
+    path, _, section = words.partition("#")
+    if kind is Kind.GLOB:
+        return [Input(kind, path=path, today=str(variables.get("today", "")))]
     return [Input(kind, path=path.strip(), section=section.strip() or None)]
-
-
-def _span(word: str, where: str) -> Span:
-    span = Span.named(word)
-    if span is None:
-        raise UsageError(
-            f"`calendar: {word.strip()}` in {where} is not a span of days.", f"write one of: {Span.choices()}."
-        )
-    return span
 
 
 def glob_notes(vault: Path, pattern: str, reads: list[str], today: str) -> list[str]:

@@ -23,12 +23,15 @@ from routine.access import scoped
 from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, keep
+from routine.journal.status import RunStatus
 from routine.notifications import Message, notify
 from routine.runner import claims, context, prompt, recall
 from routine.journal.prompt_trials import version_of
+from routine.runner.inputs import RunServices
 from routine.runner.request import StepOutcome, StepRequest
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
 from routine.templating import date_vars, render
+from routine.vault.writer import WriteOutcome
 
 if TYPE_CHECKING:
     from routine.memory import VaultIndex
@@ -120,6 +123,14 @@ class Runner:
         plans = ft.read_days(self.config.vault, self.config.layout.daily, today, days)
         return ft.follow_through(plans, today).summary()
 
+    def services(self, as_of: datetime, alert: bool = True) -> RunServices:
+        """What a run's inputs and tools read besides the vault, on the run's own day (``as_of``):
+        one set for a step and a conversation alike (``runner.inputs.RunServices``). ``alert``: an
+        unreadable calendar raises (and a readable one resolves) its alert; not in a dry run."""
+        return RunServices(journal_report=self._journal_report,
+                           calendar_report=partial(self._calendar_report, as_of, alert),
+                           search=self._search_for_tools, indexing=self._indexing)
+
     def _search_for_tools(self, query: str, k: int, reads: list[str]) -> list[dict]:
         """The search_notes tool's search: the same index and scope filter as a step's `search:`."""
         return [hit.as_dict() for hit in self.memory.search(query, k, reads=reads, progress=self._indexing)]
@@ -159,11 +170,10 @@ class Runner:
             runcontext.beat()
         return outcome
 
-    def _calendar_report(self, now: datetime, alert: bool, span: str) -> str:
+    def _calendar_report(self, now: datetime, alert: bool, span: agenda.Span) -> str:
         """The person's calendars for an input `calendar: SPAN`, on the run's own day (a dry run
         raises and resolves no alert)."""
-        return agenda.report(self.config, agenda.Span(span), now.astimezone(ZoneInfo(self.config.zone_name())),
-                             alert=alert)
+        return agenda.report(self.config, span, now.astimezone(ZoneInfo(self.config.zone_name())), alert=alert)
 
     def _step(self, req: StepRequest, run_id: str | None, now: datetime, dry_run: bool, stream: bool) -> StepOutcome:
         agent = req.agent
@@ -200,8 +210,7 @@ class Runner:
                                         req.search.k, self.memory, self._indexing)
             gathered = context.gather(self.config.vault, agent, req.inputs, variables, where, search,
                                       target=context.Target(dest, target.section),
-                                      prior=req.prior, journal_report=self._journal_report,
-                                      calendar_report=partial(self._calendar_report, req.as_of or now, not dry_run))
+                                      prior=req.prior, services=self.services(req.as_of or now, alert=not dry_run))
             if not dry_run and self.journal is not None:
                 recall.learn(self.config.vault, self.journal.db, agent, now)
             gathered.items += recall.recalled(self.config.vault, agent, 900 + len(gathered.items))
@@ -246,7 +255,7 @@ class Runner:
             return self._fail(run_id, req, exc, now, exc.status)
         except RoutineError as exc:
             return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed")
-        status = "proposal" if result.outcome == "proposal" else "ok"
+        status = RunStatus.PROPOSAL if result.outcome is WriteOutcome.PROPOSAL else RunStatus.OK
         self.runs.finish(run_id, status, output=answer.text, model=answer.model,
                             wrote={"path": result.rel, "outcome": result.outcome, "proposal": result.proposal_rel,
                                    "message": result.message, **({"why": result.why} if result.why else {})},
@@ -282,7 +291,7 @@ class Runner:
 
         ctx = ToolContext(vault=self.config.vault, agent=agent, config=self.config, now=now, run_id=run_id,
                           search=self._search_for_tools, write_gate=self.write_gate)
-        loop = LoopResult("ok", "", None)
+        loop = LoopResult()
         try:
             run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
                           agent.timeout, run_id, beat=runcontext.beat, out=loop, on_token=on_token,
@@ -290,7 +299,7 @@ class Runner:
         finally:  # also when a model call fails halfway: the calls made so far are on record
             self.runs.update(run_id, log=loop.log)
         self.on_event(ToolsUsed(run_id, **loop.summary()))
-        if loop.status != "ok":
+        if loop.status is not RunStatus.OK:
             raise AgentStopped(loop.status, f"{agent.name} {loop.error}; nothing was written.",
                                f"see the transcript with `routine runs show {run_id}`; raise `max_iterations` or "
                                f"`timeout` in {agent.source} if the task really needs more.")

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from routine.config.calendars import INPUT_PREFIX as CALENDAR, Span
-from routine.config.checks import sample_path, template_problems
+from routine.config.input_forms import Kind, kind_of as input_kind, problem as input_problem
+from routine.config.checks import sample_path, template_problems, write_scope_problem
 from routine.config.conditions import Condition
 from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
 from routine.config.schedule_schema import BLOCK, SCHEDULE, STEP, TRIGGER
@@ -268,13 +268,13 @@ def _step(doc: LocatedYaml, here: PathKey, s: dict, agents: dict[str, AgentSpec]
         if not isinstance(item, str):
             continue
         _check_template(doc, here + ("inputs", j), item, earlier, problems)
-        if item.startswith(CALENDAR):
-            if Span.named(item.removeprefix(CALENDAR)) is None:
-                problems.append(doc.problem(here + ("inputs", j), f"{item!r} is not a span of days; write "
-                                                                  f"`calendar: DAYS`, DAYS one of: {Span.choices()}."))
+        wrong = input_problem(item)
+        if wrong is not None:
+            problems.append(doc.problem(here + ("inputs", j), f"{wrong[0].rstrip('.')}; {wrong[1]}"))
             continue
-        if "steps." not in item and not any(c in item for c in "*?[") and not item.startswith("journal:"):
-            rel = sample_path(_input_path(item))
+        kind, words = input_kind(item)
+        if kind in (Kind.NOTE, Kind.LINKS):
+            rel = sample_path(_input_path(words))
             if rel is not None and not _in_scope(agent.reads, rel):
                 problems.append(
                     doc.problem(
@@ -295,7 +295,6 @@ def _step(doc: LocatedYaml, here: PathKey, s: dict, agents: dict[str, AgentSpec]
     if write is None:
         problems.append(doc.problem(here, f"step needs a `write:` target (agent {agent.name} has no default)."))
     elif raw_write:
-        from routine.config.checks import write_scope_problem
 
         for key in WriteSpec.KEYS:
             if isinstance(raw_write.get(key), str):
@@ -348,9 +347,9 @@ def _branch_problems(doc: LocatedYaml, here: PathKey, steps: list[StepSpec], pro
         taken.add(target)
 
 
-def _input_path(item: str) -> str:
-    """The note an input names: no `links:` prefix, no `#Section`, a list variable as one date."""
-    text = item.removeprefix("links:").strip().split("#", 1)[0]
+def _input_path(words: str) -> str:
+    """The note an input's words name (``input_forms.kind_of``): no `#Section`, a list variable as one date."""
+    text = words.split("#", 1)[0]
     return re.sub(r"\{\{\s*(" + "|".join(LIST_VARIABLES) + r")\s*\}\}", "2026-01-05", text)
 
 

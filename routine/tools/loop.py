@@ -17,6 +17,7 @@ from difflib import get_close_matches
 from typing import Callable
 
 from routine.errors import Abandoned, RoutineError
+from routine.journal.status import RunStatus
 from routine.models.client import ModelClient
 from routine.models.tokens import longest_head
 from routine.tools.base import Tool, ToolContext, ToolError, checked_arguments
@@ -29,9 +30,9 @@ LOGGED_RESULT_CHARS = 4000  # per tool result in the transcript; the model gets 
 
 @dataclass
 class LoopResult:
-    status: str                 # ok | max-iterations | timeout
-    result: str                 # the final answer (ok), or the model's last words
-    error: str | None
+    status: RunStatus = RunStatus.OK  # ok | max-iterations | timeout
+    result: str = ""                  # the final answer (ok), or the model's last words
+    error: str | None = None
     log: list[dict] = field(default_factory=list)
     turns: int = 0
     calls: int = 0
@@ -55,12 +56,13 @@ def run_tool_loop(client: ModelClient, alias: str, messages: list[dict], tools: 
     by_name = {t.name: t for t in tools}
     specs = [t.spec() for t in tools]
     messages = list(messages)
-    out = out if out is not None else LoopResult("ok", "", None)
+    out = out if out is not None else LoopResult()
     started = time.monotonic()
     for turn in range(1, max_iterations + 1):
         left = timeout - (time.monotonic() - started)
         if left <= 0:
-            return _stop(out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout) without a final answer")
+            return _stop(out, RunStatus.TIMEOUT,
+                         f"stopped after {timeout:.0f}s (the agent's timeout) without a final answer")
         beat()
         _fit_transcript(client, alias, messages, specs, out)
         answer = client.complete(alias, messages, run_id=run_id, tools=specs, timeout=left, on_token=on_token,
@@ -69,7 +71,8 @@ def run_tool_loop(client: ModelClient, alias: str, messages: list[dict], tools: 
         out.turns = turn
         if time.monotonic() - started > timeout:  # a retry's answer, say, that came after the time was up
             return _stop(
-                out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout); the last answer came too late"
+                out, RunStatus.TIMEOUT,
+                f"stopped after {timeout:.0f}s (the agent's timeout); the last answer came too late"
             )
         calls = native_calls(answer.tool_calls) or calls_in_text(answer.text, set(by_name))
         out.log.append({"type": "model", "turn": turn, "content": answer.text,
@@ -86,14 +89,14 @@ def run_tool_loop(client: ModelClient, alias: str, messages: list[dict], tools: 
         for call in calls:
             if time.monotonic() - started > timeout:
                 return _stop(
-                    out, "timeout", f"stopped after {timeout:.0f}s (the agent's timeout), during the tool calls"
+                    out, RunStatus.TIMEOUT, f"stopped after {timeout:.0f}s (the agent's timeout), during the tool calls"
                 )
             content = _execute(call, by_name, ctx, out, turn)
             out.shown.append(content)
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content})
     return _stop(
         out,
-        "max-iterations",
+        RunStatus.MAX_ITERATIONS,
         f"stopped after {max_iterations} model turns without a final answer (max_iterations in the agent note)",
     )
 
@@ -173,7 +176,7 @@ def _drop_oldest_exchange(messages: list[dict], keep: list[dict]) -> bool:
     return True
 
 
-def _stop(out: LoopResult, status: str, error: str) -> LoopResult:
+def _stop(out: LoopResult, status: RunStatus, error: str) -> LoopResult:
     out.status, out.error = status, error
     out.result = next((e["content"] for e in reversed(out.log) if e["type"] == "model" and e["content"]), "")
     log.warning("tool loop %s: %s", status, error)

@@ -14,21 +14,22 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
 from routine.errors import NoteExists, RoutineError
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write, remove_note
 from routine.vault.bookkeeping import PROPERTY, Provenance, new_note_properties, stamped_block
 from routine.vault.bookkeeping import stamp as stamp_of
-from routine.vault.frontmatter import FrontmatterSplit, parse_frontmatter, update_frontmatter
+from routine.vault.frontmatter import FrontmatterSplit, join_frontmatter, parse_frontmatter, update_frontmatter
 from routine.vault.guard import Guard, seal, sealed_by_routine
 from routine.vault.notes import NoteText, load_note_text, note_text, wikilink_for
 from routine.vault.proposals import iso_time, note_name
 from routine.vault.provenance import PROPOSAL_TAG, archived_proposals, unquote_tasks
 from routine.vault.scope import checked, resolve
-from routine.vault.sections import (apply_approved, clear_pending_proposal, content_sha, prepare_content, section_key,
-                                    section_region)
+from routine.vault.sections import (apply_approved, clear_pending_proposal, content_sha, find_section, pointers,
+                                    prepare_content, section_key, section_region)
 from routine.vault.targets import WriteKind
-from routine.vault.writer import _rewrite
+from routine.vault.writer import _rewrite, _model_frontmatter
 
 _PROPOSED = re.compile(r"^## Proposed text[ \t]*\n(.*?)(?=^## Changes from your text[ \t]*$|\Z)", re.M | re.S)
 
@@ -72,8 +73,17 @@ class Proposal:
         return self.section
 
     @property
-    def kind(self) -> str:
-        return str(self.properties.get("kind") or ("section" if self.section else "note"))
+    def kind(self) -> WriteKind:
+        """What the proposal replaces or adds; a kind routine does not write (typed by hand) is
+        refused in one sentence, never applied as another kind."""
+        given = str(self.properties.get("kind") or (WriteKind.SECTION if self.section else WriteKind.NOTE))
+        try:
+            return WriteKind(given)
+        except ValueError:
+            raise RoutineError(
+                f"{self.rel} says `kind: {given}`, which is not a kind of write routine applies, so nothing was "
+                "applied.", f"set its `kind` to one of {', '.join(k.value for k in WriteKind)}, or reject it."
+            ) from None
 
     @property
     def base(self) -> str | None:
@@ -163,9 +173,8 @@ def find_renamed(vault: Path, proposal: Proposal) -> str | None:
     proposal, or the region (section) or text (note, append) whose hash is the proposal's
     ``base``. None when no note, or more than one, does."""
     from routine.vault.files import vault_files
-    from routine.vault.sections import find_section, pointers
 
-    key = section_key(proposal.section_named()) if proposal.kind == "section" else None
+    key = section_key(proposal.section_named()) if proposal.kind == WriteKind.SECTION else None
     name = note_name(proposal.rel)
     found = []
     for rel in vault_files(vault):
@@ -202,53 +211,88 @@ def _approved(text: str) -> str:
     return unquote_tasks(prepare_content(text))
 
 
+@dataclass(frozen=True)
+class _Landing:
+    """An approved proposal about to land on its target as the target is now."""
+    proposal: Proposal
+    path: Path                 # the target's file
+    target: str                # the target, vault-relative
+    link: str                  # the target as a wikilink, for the sentence
+    current: NoteText | None   # the target now (None: not there)
+    body: str                  # the target's body now
+    now: datetime
+    stamp: bool                # provenance properties go on the target
+
+
+@dataclass(frozen=True)
+class _Body:
+    """The target's new body, the sentence saying so, the text it replaced (kept in the archive)."""
+    text: str
+    message: str
+    replaced: str | None = None
+
+
+def _append(landing: _Landing) -> Applied | _Body:
+    proposal, body = landing.proposal, landing.body
+    entry = f"### {landing.now:%H:%M} — {proposal.agent} (approved)\n{_approved(proposal.text)}"
+    new_body = body + ("" if not body else "\n" if body.endswith("\n") else "\n\n") + entry
+    return _Body(new_body, f"Added the approved entry to {landing.link}.")
+
+
+def _section(landing: _Landing) -> Applied | _Body:
+    proposal, body = landing.proposal, landing.body
+    if landing.current is None and proposal.base is not None:
+        return Applied(False, f"{landing.link} no longer exists")
+    section = proposal.section_named()
+    replaced = section_region(body, section)[0]
+    approved_body, why = apply_approved(body, section, proposal.text, proposal.agent, proposal.base)
+    if approved_body is None:
+        return Applied(False, why)
+    return _Body(clear_pending_proposal(approved_body, section_key(section)),
+                 f"Applied the approved {section} to {landing.link}.", replaced)
+
+
+def _note(landing: _Landing) -> Applied | _Body:
+    proposal, link = landing.proposal, landing.link
+    if landing.current is None:
+        if proposal.base is not None:
+            return Applied(False, f"{link} was deleted after this proposal was written")
+
+        given, text = _model_frontmatter(proposal.text)  # a template's own properties (an artifact's type, owner)
+        stamped = new_note_properties(_provenance(proposal, landing.now), given, landing.target) if landing.stamp \
+            else given
+        atomic_create(landing.path, join_frontmatter(stamped, prepare_content(text)))
+        return Applied(True, f"Created {link} from the approved proposal.")
+    if proposal.base is None or content_sha(landing.body) != proposal.base:
+        return Applied(False, f"{link} changed after this proposal was written")
+    return _Body(prepare_content(proposal.text),
+                 f"Replaced the text of {link} with the approved proposal (the old text is kept in the archived "
+                 "proposal).", landing.body)
+
+
+# How each kind of write target's approved proposal lands, as `writer._Writer.KINDS` says how it
+# is written: a kind without its entry here is refused at import, never applied as another kind.
+_LANDS: dict[WriteKind, Callable[[_Landing], Applied | _Body]] = {
+    WriteKind.NOTE: _note, WriteKind.SECTION: _section, WriteKind.APPEND: _append}
+if set(_LANDS) != set(WriteKind):
+    raise ImportError(f"approvals: no way to land {sorted(set(WriteKind) - set(_LANDS))} (add it to _LANDS)")
+
+
 def _apply_once(path: Path, target: str, proposal: Proposal, current: NoteText | None, now: datetime,
                 stamp: bool = True) -> Applied:
     split = parse_frontmatter(current.text) if current is not None else FrontmatterSplit()
-    body = split.body
-    kind, text = proposal.kind, proposal.text
-    link = wikilink_for(target)
-    replaced = None
-    if kind == WriteKind.APPEND:
-        entry = f"### {now:%H:%M} — {proposal.agent} (approved)\n{_approved(text)}"
-        new_body = body + ("" if not body else "\n" if body.endswith("\n") else "\n\n") + entry
-        message = f"Added the approved entry to {link}."
-    elif kind == WriteKind.SECTION:
-        if current is None and proposal.base is not None:
-            return Applied(False, f"{link} no longer exists")
-        section = proposal.section_named()
-        replaced = section_region(body, section)[0]
-        approved_body, why = apply_approved(body, section, text, proposal.agent, proposal.base)
-        if approved_body is None:
-            return Applied(False, why)
-        new_body = clear_pending_proposal(approved_body, section_key(section))
-        message = f"Applied the approved {section} to {link}."
-    else:  # a whole note
-        if current is None:
-            if proposal.base is not None:
-                return Applied(False, f"{link} was deleted after this proposal was written")
-            from routine.vault.frontmatter import join_frontmatter
-            from routine.vault.writer import _model_frontmatter
-
-            given, text = _model_frontmatter(text)  # a template's own properties (an artifact's type, owner)
-            stamped = new_note_properties(_provenance(proposal, now), given, target) if stamp else given
-            atomic_create(path, join_frontmatter(stamped, prepare_content(text)))
-            return Applied(True, f"Created {link} from the approved proposal.")
-        if proposal.base is None or content_sha(body) != proposal.base:
-            return Applied(False, f"{link} changed after this proposal was written")
-        new_body, replaced = prepare_content(text), body
-        message = (
-            f"Replaced the text of {link} with the approved proposal (the old text is kept in the archived proposal)."
-        )
+    landed = _LANDS[proposal.kind](_Landing(proposal, path, target, wikilink_for(target), current, split.body, now,
+                                            stamp))
+    if isinstance(landed, Applied):
+        return landed
     if current is None:
-        from routine.vault.frontmatter import join_frontmatter
-
         properties = {PROPERTY: stamp_of(_provenance(proposal, now))} if stamp else {}
-        atomic_create(path, join_frontmatter(properties, new_body))
+        atomic_create(path, join_frontmatter(properties, landed.text))
     else:
         block = stamped_block(split, _provenance(proposal, now)) if split.readable and stamp else split.block
-        atomic_write(path, current.encode_like(block + new_body), expected=current.raw)
-    return Applied(True, message, replaced=replaced if replaced and replaced.strip() else None)
+        atomic_write(path, current.encode_like(block + landed.text), expected=current.raw)
+    replaced = landed.replaced
+    return Applied(True, landed.message, replaced=replaced if replaced and replaced.strip() else None)
 
 
 def archive(vault: Path, proposal: Proposal, archive_dir: str, status: str, decided_by: str, now: datetime,
@@ -305,7 +349,7 @@ def mark_conflict(vault: Path, proposal: Proposal, why: str, now: datetime) -> N
 def clear_pointer(vault: Path, proposal: Proposal) -> None:
     """A rejected section proposal's pointer line in its target goes too."""
     section = proposal.section
-    if proposal.kind != "section" or not proposal.target_rel or section is None:
+    if not proposal.target_rel or section is None or proposal.properties.get("kind") not in (None, WriteKind.SECTION):
         return  # without its section's name the pointer cannot be told apart; the section's next run clears it
     path, rel = resolve(vault, proposal.target_rel)
 

@@ -43,10 +43,23 @@ class Why(str, Enum):
     HELD = "held"                    # the reply's claims were not supported (or another reason to hold it)
 
 
+class WriteOutcome(str, Enum):
+    """What a write did (``WriteResult.outcome``; journaled as its value in ``runs.wrote``)."""
+
+    CREATED = "created"
+    REPLACED = "replaced"
+    UNCHANGED = "unchanged"
+    APPENDED = "appended"
+    PROPOSAL = "proposal"  # written to Drafts/ for the person to decide
+
+    def __str__(self) -> str:  # "created", as the journal and every output write it (also in f-strings)
+        return self.value
+
+
 @dataclass(frozen=True)
 class WriteResult:
     rel: str                  # the note written (or, for a proposal, the one it was meant for)
-    outcome: str              # created | replaced | unchanged | appended | proposal
+    outcome: WriteOutcome
     proposal_rel: str | None  # the proposal note, when one was written
     message: str              # one sentence for the person
     # A section written (created | replaced): its text as written, and the text it held just
@@ -144,7 +157,7 @@ class _Writer:
                               generated=self.prov.generated, sources=self.prov.sources,
                               kind=self.target.kind.value, target_existed=self.path.exists())
 
-    def _result(self, outcome: str, message: str, proposal_rel: str | None = None, why: Why | None = None,
+    def _result(self, outcome: WriteOutcome, message: str, proposal_rel: str | None = None, why: Why | None = None,
                 written: SectionUpdate | None = None) -> WriteResult:
         if written is None:
             return WriteResult(self.rel, outcome, proposal_rel, message, why=why)
@@ -163,7 +176,7 @@ class _Writer:
         reason = why or f"{who}'s writes need your approval."
         proposal = self._proposal(reason, current)
         said = reason.split("\n", 1)[0]  # a held reply's reason goes on with its claims, marked: the note has them
-        return self._result("proposal", f"{said.removesuffix('.')}; the text for {self.rel} "
+        return self._result(WriteOutcome.PROPOSAL, f"{said.removesuffix('.')}; the text for {self.rel} "
                                         f"is in {wikilink_for(proposal)} for the person to approve.", proposal, kind)
 
     def new_note(self) -> WriteResult:
@@ -172,15 +185,15 @@ class _Writer:
         properties = new_note_properties(self.prov, given, self.rel)
         try:
             atomic_create(self.path, join_frontmatter(properties, body))
-            return self._result("created", f"Created {self.rel}.")
+            return self._result(WriteOutcome.CREATED, f"Created {self.rel}.")
         except NoteExists:
             pass
         existing = _split(load_note_text(self.path))
         if existing.body.strip() == body.strip():
-            return self._result("unchanged", f"{self.rel} already holds this text.")
+            return self._result(WriteOutcome.UNCHANGED, f"{self.rel} already holds this text.")
         proposal = self._proposal(f"A note already exists at {wikilink_for(self.rel)}, and routine never "
                                   "replaces a whole note.", existing.body)
-        return self._result("proposal", f"{self.rel} already exists and routine never replaces a note; "
+        return self._result(WriteOutcome.PROPOSAL, f"{self.rel} already exists and routine never replaces a note; "
                                         f"the new text is in {wikilink_for(proposal)}.", proposal)
 
     def append(self) -> WriteResult:
@@ -192,7 +205,7 @@ class _Writer:
             return _stamped(split, split.body + joiner + entry, self.prov)
 
         _rewrite(self.path, self.rel, add_entry)
-        return self._result("appended", f"Added an entry to {self.rel}.")
+        return self._result(WriteOutcome.APPENDED, f"Added an entry to {self.rel}.")
 
     def section(self) -> WriteResult:
         title = " ".join((self.target.section or "").split())  # write_output chose section() for a named one
@@ -212,11 +225,11 @@ class _Writer:
         _rewrite(self.path, self.rel, put_section)
         update = outcome["update"]
         if update.outcome == CREATED:
-            return self._result("created", f"Wrote {title} in {self.rel}.", written=update)
+            return self._result(WriteOutcome.CREATED, f"Wrote {title} in {self.rel}.", written=update)
         if update.outcome == REPLACED:
-            return self._result("replaced", f"Updated {title} in {self.rel}.", written=update)
+            return self._result(WriteOutcome.REPLACED, f"Updated {title} in {self.rel}.", written=update)
         if update.outcome == UNCHANGED:
-            return self._result("unchanged", f"{title} in {self.rel} was already up to date.")
+            return self._result(WriteOutcome.UNCHANGED, f"{title} in {self.rel} was already up to date.")
         assert update.outcome == PERSON_EDITED
         return self._kept_persons_text(title, update)
 
@@ -232,7 +245,7 @@ class _Writer:
 
         _rewrite(self.path, self.rel, point)
         why = Why.PERSON_EDITED if update.reason == "edited" else Why.PERSON_OWNS
-        return self._result("proposal", told.format(title=title, rel=self.rel, link=link), proposal, why)
+        return self._result(WriteOutcome.PROPOSAL, told.format(title=title, rel=self.rel, link=link), proposal, why)
 
 
 _Writer.KINDS = {WriteKind.NOTE: _Writer.new_note, WriteKind.SECTION: _Writer.section, WriteKind.APPEND: _Writer.append}
