@@ -29,7 +29,7 @@ def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> in
     if control.daemon_running():
         raise UsageError("The daemon is running: a prompt trial calls the models beside it, which could load a "
                          "third model.", "stop the daemon (`systemctl --user stop routine`), try, and start it again.")
-    variant = load_variant(config, args.variant)
+    variant = load_variant(config, agent, args.variant)
     shift, ids = days_and_ids(args.runs)
     journal = Journal()
     try:

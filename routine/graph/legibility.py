@@ -14,13 +14,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from routine.vault.provenance import list_item_start
+
 # Obsidian's canvas card: 16px text, 24px lines, about 8px of width per character on average
 # (measured on its default font), 20px padding inside the card on every side; a list item is
 # indented, a blank line between paragraphs adds half a line, a heading is larger.
 CHAR_W, LINE_H, CARD_PAD, LIST_INDENT = 8.4, 24, 20, 24
 HEADING_SCALE = {1: 2.0, 2: 1.6, 3: 1.35, 4: 1.2, 5: 1.1, 6: 1.0}
 _HEADING = re.compile(r"^(#{1,6})\s+")
-_LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[.\]\s+)?")
 _LINK = re.compile(r"\[\[([^\]|]*)\|?([^\]]*)\]\]")
 SIDES = ("top", "right", "bottom", "left")
 
@@ -57,9 +58,9 @@ def text_height(text: str, width: int) -> int:
             continue
         heading = _HEADING.match(line)
         scale = HEADING_SCALE[len(heading[1])] if heading else 1.0
-        listed = _LIST.match(line)
-        room = inner - (LIST_INDENT if listed else 0)
-        body = line[heading.end():] if heading else line[listed.end():] if listed else line
+        listed = list_item_start(line)
+        room = inner - (LIST_INDENT if listed is not None else 0)
+        body = line[heading.end():] if heading else line[listed:] if listed is not None else line
         height += wrapped_lines(_shown(body), room / scale) * LINE_H * scale
     return math.ceil(height + 2 * CARD_PAD)
 

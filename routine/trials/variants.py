@@ -7,7 +7,7 @@ the agent note that carries its figures: approving it changes the note as any pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from statistics import mean
 from typing import TYPE_CHECKING
@@ -29,14 +29,18 @@ FOOTER = "\n\n---\nYou are the "  # where routine's own lines follow the agent's
 CLOSER = 0.02  # closeness to the kept text: a difference under this is no difference
 
 
-def load_variant(config: Config, rel: str) -> AgentSpec:
-    """The variant: an agent note (its body is what is tried), anywhere in the vault."""
+def load_variant(config: Config, agent: AgentSpec, rel: str) -> AgentSpec:
+    """The variant: a copy of the agent's note anywhere in the vault (its body is what is tried),
+    read as the agent note it would become; its problems are located in the copy."""
     try:
-        spec, problems = parse_agent_note(read_agent_note(config.vault, rel), rel, config)
+        spec, problems = parse_agent_note(read_agent_note(config.vault, rel), agent.source, config)
     except YamlSyntaxError as exc:
-        raise ConfigError([exc.problem]) from None
-    if spec is None or problems:
-        raise ConfigError(problems)
+        raise ConfigError([replace(exc.problem, file=rel)]) from None
+    if problems:
+        raise ConfigError([replace(p, file=rel) for p in problems])
+    if spec is None:
+        raise UsageError(f"{rel} is not an agent note (it needs `agent:` in its properties).",
+                         f"copy {agent.source} and change its body.")
     return spec
 
 

@@ -178,6 +178,16 @@ def quote_tasks(text: str, in_section: bool = False) -> str:
     return _CHECKBOX.sub(quoted, text)
 
 
+_ITEM = re.compile(_LEAD + r"(?:\\?\[[^\]\n]\][ \t]+)?")
+
+
+def list_item_start(line: str) -> int | None:
+    """Where a list item's own text starts, after its bullet and any checkbox (the person's or routine's
+    quoted one); None for a line that is no list item. For drawing (a canvas card's text), not for tasks."""
+    found = _ITEM.match(line)
+    return found.end() if found else None
+
+
 def is_checkbox_line(line: str) -> bool:
     """A checkbox item, the person's or routine's quoted one (``- [ ] …``, ``- \\[ ] …``)."""
     return bool(_CHECKBOX.match(line) or _QUOTED.match(line))
