@@ -95,3 +95,19 @@ def test_the_planners_time_blocks_stay_tickable_and_their_ticks_are_counted(init
     today = date.today()
     week = follow_through(read_days(home.vault, "Daily", today, 1), today)
     assert (week.planned, week.done) == (2, 1)
+
+
+def test_the_morning_planner_is_given_the_follow_through_and_a_bad_span_is_located(initialised):
+    home = initialised
+    write_week(home.vault, date.today() - timedelta(days=3))
+    dry = home.run("fire", "morning-alignment", "--dry-run", check=True).stdout
+    planner = dry[dry.index("planner"):]
+    assert "the person's follow-through, the last 7 days" in planner
+    assert "**Follow-through**: 6 of 11 planned blocks done (55%)" in planner
+    daily = home.config.parent / "schedules" / "daily.yaml"
+    daily.write_text(daily.read_text().replace('"calendar: today", "follow-through: 7d"',
+                                               '"calendar: today", "follow-through: a week"', 1))
+    said = home.run("schedule", "validate")
+    text = said.stdout + said.stderr
+    assert said.returncode != 0 and "`follow-through: a week`" in text and "daily.yaml:" in text, text
+    assert "write `follow-through: 7d`" in text

@@ -19,10 +19,12 @@ class Kind(Enum):
     STEP = "step"
     JOURNAL = "journal"
     CALENDAR = "calendar"
+    FOLLOW_THROUGH = "follow-through"
 
 
 # The forms told by a prefix, and the prefix of each (the rest is the form's own words).
-PREFIXES = {Kind.JOURNAL: "journal:", Kind.CALENDAR: INPUT_PREFIX, Kind.LINKS: "links:"}
+PREFIXES = {Kind.JOURNAL: "journal:", Kind.FOLLOW_THROUGH: "follow-through:", Kind.CALENDAR: INPUT_PREFIX,
+            Kind.LINKS: "links:"}
 STEP_REF = re.compile(r"steps\.([A-Za-z0-9_-]+)\.output")
 _DAYS = re.compile(r"^\s*(\d+)\s*d?\s*$")
 _GLOB = "*?["
@@ -53,6 +55,7 @@ def problem(text: str, where: str = "") -> tuple[str, str] | None:
     at = f" in {where}" if where else ""
     if kind is Kind.CALENDAR and Span.named(words) is None:
         return f"`calendar: {words}`{at} is not a span of days.", f"write one of: {Span.choices()}."
-    if kind is Kind.JOURNAL and days(words) is None:
-        return f"`journal: {words}`{at} is not a number of days.", "write `journal: 7d` (the last 7 days)."
+    if kind in (Kind.JOURNAL, Kind.FOLLOW_THROUGH) and days(words) is None:
+        prefix = PREFIXES[kind]
+        return f"`{prefix} {words}`{at} is not a number of days.", f"write `{prefix} 7d` (the last 7 days)."
     return None

@@ -216,6 +216,12 @@ def _journal(g: _Gatherer, form: input_forms.Input, services: input_forms.RunSer
                services.journal_report(form.days), Priority.INPUT)
 
 
+def _follow_through(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServices) -> None:
+    if services.follow_through is not None:
+        g.text(f"follow-through:{form.days}", f"the person's follow-through, the last {form.days} days",
+               services.follow_through(form.days), Priority.INPUT)
+
+
 def _calendar(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServices) -> None:
     text = services.calendar_report(form.span) if services.calendar_report is not None else ""
     if text:  # no `calendars:` configured: nothing to say
@@ -261,6 +267,7 @@ def _links(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServi
 # How each input form (``runner.inputs.Kind``) is gathered: a form without its entry fails at import.
 _GATHER: dict[input_forms.Kind, Callable[[_Gatherer, input_forms.Input, input_forms.RunServices], None]] = {
     input_forms.Kind.STEP: _step, input_forms.Kind.JOURNAL: _journal, input_forms.Kind.CALENDAR: _calendar,
+    input_forms.Kind.FOLLOW_THROUGH: _follow_through,
     input_forms.Kind.GLOB: _glob, input_forms.Kind.LINKS: _links, input_forms.Kind.NOTE: _note}
 if set(_GATHER) != set(input_forms.Kind):
     raise ImportError(f"context: no way to gather {sorted(k.value for k in set(input_forms.Kind) - set(_GATHER))}")

@@ -44,6 +44,7 @@ class RunServices:
     tools' search and the index's progress while a search waits for it."""
 
     journal_report: Callable[[int], str] | None = None
+    follow_through: Callable[[int], str] | None = None  # planned vs done in the daily Plans (`follow-through: 7d`)
     calendar_report: Callable[[Span], str] | None = None
     search: Callable[[str, int, list[str]], list[dict]] | None = None
     indexing: Progress | None = None
@@ -59,7 +60,7 @@ class Input:
     section: str | None = None
     name: str = ""        # a step's agent
     text: str = ""        # a step's output
-    days: int = 0         # journal
+    days: int = 0         # journal, follow-through
     today: str = ""       # for globs: dated notes after today are left out
     span: Span = Span.TODAY  # calendar
 
@@ -79,7 +80,7 @@ def expand(raw: str, variables: dict, where: str) -> list[Input]:
     wrong = problem(text, where)
     if wrong is not None:
         raise UsageError(*wrong)
-    if kind is Kind.JOURNAL:
+    if kind in (Kind.JOURNAL, Kind.FOLLOW_THROUGH):
         return [Input(kind, days=days(words) or 0)]
     if kind is Kind.CALENDAR:
         return [Input(kind, span=Span(words))]

@@ -113,7 +113,7 @@ class Runner:
             return "(no journal in a dry run without state)"
         now = self.clock()
         keep.KeepRates(self.journal.db).measure_due(self.config.vault, now)  # sections now 48 h old
-        return team_report(self.journal.db, now, days) + "\n\n" + self._follow_through(days)
+        return team_report(self.journal.db, now, days)
 
     def _follow_through(self, days: int) -> str:
         """Planned vs done in the daily Plans of the last ``days`` days (routine.projects.follow_through)."""
@@ -127,7 +127,7 @@ class Runner:
         """What a run's inputs and tools read besides the vault, on the run's own day (``as_of``):
         one set for a step and a conversation alike (``runner.inputs.RunServices``). ``alert``: an
         unreadable calendar raises (and a readable one resolves) its alert; not in a dry run."""
-        return RunServices(journal_report=self._journal_report,
+        return RunServices(journal_report=self._journal_report, follow_through=self._follow_through,
                            calendar_report=partial(self._calendar_report, as_of, alert),
                            search=self._search_for_tools, indexing=self._indexing)
 
