@@ -132,7 +132,10 @@ def warm_starter():
 
 @pytest.fixture
 def home(tmp_path, ollama, request, warm_starter) -> Home:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROUTINE_", "XDG_", "OLLAMA_"))}
+    # Not COLUMNS/LINES either: pytest-xdist's workers set COLUMNS=80, and a test's routine is no
+    # terminal unless the test says so (`env_extra={"COLUMNS": …}`), as a pipe in CI is none.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ROUTINE_", "XDG_", "OLLAMA_")) and k not in ("COLUMNS", "LINES")}
     env.update(
         HOME=str(tmp_path / "home"),
         ROUTINE_CONFIG=str(tmp_path / "config" / "routine.yaml"),

@@ -45,7 +45,7 @@ class PlannerFails:
         user = messages[-1]["content"] if isinstance(messages[-1]["content"], str) else str(messages[-1]["content"])
         if "Plan the day" not in user:
             self.strategist_calls += 1
-            return "1. Ship the pricing page (KR 1.1) FOCUS-7731"
+            return "1. Ship the pricing page FOCUS-7731"  # a code, no figure: nothing for the grounding check
         self.planner_prompts.append(user)
         if self.failures > 0:
             self.failures -= 1

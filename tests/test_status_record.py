@@ -34,6 +34,8 @@ FULL = {
     "paused": ["everything until Sun 27 Dec 2026 08:00"],
     "keep_rates": [{"by": "agent", "name": "strategist", "sections": 4, "kept": 0.75, "untouched": 2, "edited": 1,
                     "deleted": 1, "approved": 1, "approved_kept": 1.0}],
+    "service_gaps": ["routine.yaml names 192.168.1.31, which the installed unit does not let through; "
+                     "run `sudo routine service install` again"],
 }
 
 

@@ -25,12 +25,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         status = DaemonStatus.from_json(final["status"])
     code = EXIT_NOT_RUNNING if status.state is DaemonState.NOT_RUNNING else 0
-    gaps = _service_gaps(args)
+    status = replace(status, service_gaps=tuple(_service_gaps(args)))
     if args.json:
-        print_json({**status.to_json(), "service_gaps": gaps})
+        print_json(status.to_json())
         return code
     _print(status, Clock.named(zone_name_of(args.config)))
-    for line in gaps:
+    for line in status.service_gaps:
         print(f"\nservice: {line}")
     return code
 

@@ -233,6 +233,7 @@ class DaemonStatus:
     vault_watch: WatchState | None = None
     paused: tuple[str, ...] = ()  # what a pause or a holiday holds now (`schedule.pause.in_force`)
     keep_rates: tuple[KeepRate, ...] = ()  # per agent and per block, the last KEEP_DAYS days (`journal.keep`)
+    service_gaps: tuple[str, ...] = ()  # hosts routine.yaml names that the installed unit does not let through
     config_error: str | None = None  # no daemon and the config does not load (in the JSON only when set)
     error: str | None = None  # a daemon that did not answer: why (in the JSON only when set)
 
@@ -253,6 +254,7 @@ class DaemonStatus:
             "vault_watch": self.vault_watch.to_json() if self.vault_watch else None,
             "paused": list(self.paused),
             "keep_rates": [k.to_json() for k in self.keep_rates],
+            "service_gaps": list(self.service_gaps),
             "config_error": self.config_error, "error": self.error,
         }
         return _without_none(out, ("config_error", "error"))
@@ -274,6 +276,7 @@ class DaemonStatus:
             "open_alerts": tuple(d.get("open_alerts") or ()),
             "paused": tuple(d.get("paused") or ()),
             "keep_rates": tuple(KeepRate.from_json(k) for k in d.get("keep_rates") or ()),
+            "service_gaps": tuple(d.get("service_gaps") or ()),
             "dashboard": DashboardState.from_json(d["dashboard"]) if d.get("dashboard") else None,
             "vault_watch": WatchState.from_json(d["vault_watch"]) if d.get("vault_watch") else None,
         })

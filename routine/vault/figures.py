@@ -35,7 +35,7 @@ _UNITS: dict[str, tuple[str, float]] = {
 PLAIN = "plain"
 _UNIT_WORDS = "|".join(sorted((u for u in _UNITS if u.isalpha()), key=len, reverse=True))
 FIGURE = re.compile(
-    r"(?<![\w.,])(?P<cur>[€$£]\s?)?(?P<num>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?P<dec>\.\d+)?(?!\.\d)"
+    r"(?<![\w.,])(?<![^\W\d_]-)(?P<cur>[€$£]\s?)?(?P<num>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?P<dec>\.\d+)?(?!\.\d)"
     rf"(?P<k>\s?[kK]\b)?(?:\s?(?P<pct>%)|\s?(?:(?:GPU|CPU|A100|working|business|calendar|more|of)\s)?"
     rf"(?P<unit>{_UNIT_WORDS})\b)?", re.I)
 _LABEL = re.compile(r"(?:\bKR|\bObjective|\bSample|\bPhase|\bStep|\bPart|\bNo\.|#)\s*$", re.I)
