@@ -28,7 +28,7 @@ def hostile_papers(home) -> None:
 
 
 def test_hostile_pdfs_are_left_out_with_a_line_each_and_the_good_one_is_found(initialised, ollama):
-    from routine.vault.pdf import PDF_WALL_SECONDS
+    from routine.vault.pdf import PDF_LIMITS
 
     home = initialised
     hostile_papers(home)
@@ -36,7 +36,7 @@ def test_hostile_pdfs_are_left_out_with_a_line_each_and_the_good_one_is_found(in
     done = home.run("index", process=True)
     took = time.monotonic() - started
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    assert took < scaled(3 * PDF_WALL_SECONDS), took  # one file's limit, not minutes per page
+    assert took < scaled(3 * PDF_LIMITS.wall_seconds), took  # one file's limit, not minutes per page
     listed = done.stdout.split("PDFs left out", 1)[1]
     assert all(rel in listed for rel in HOSTILE) and "Spec.pdf" not in listed
     for rel in HOSTILE:  # one line each, naming it and why

@@ -4,20 +4,18 @@ A PDF reads as markdown with one section per page headed `page=N`, so a search h
 `[[Papers/Spec.pdf#page=3]]` (Obsidian opens the PDF at that page) and `read_note` can give one
 page. Bounded: at most ``PDF_MAX_BYTES`` and ``PDF_MAX_PAGES``; a PDF with no text layer (a scan)
 reads as empty and is said to be one. pypdf runs only in a child process of its own
-(``routine.vault.pdf_extract``), per file under a CPU-time, a wall-clock, a memory and a recursion
+(``routine.vault.pdf_extract``, ``routine.bounded``), per file under a CPU-time, a wall-clock, a memory and a recursion
 limit: a flate bomb, a PDF nested too deep or one that takes minutes to read is one sentence
 (``NoteUnreadable``) and one file left out, never a failed search, index pass or block.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+from routine.bounded import ChildFailed, Limits, run_child
 from routine.errors import NoteUnreadable
 from routine.vault.files import NOTE_MAX_BYTES, read_regular
 
@@ -25,10 +23,10 @@ log = logging.getLogger(__name__)
 
 PDF_MAX_BYTES = 50 * 2**20
 PDF_MAX_PAGES = 500
-PDF_CPU_SECONDS = 10           # of CPU per file: a page that takes pypdf minutes is cut here
-PDF_WALL_SECONDS = 30          # per file, however loaded the machine (the child is killed)
-PDF_MEMORY_BYTES = 1 << 30     # the child's address space: a decompression bomb ends here
-PDF_RECURSION = 1000           # Python frames in the child: brackets nested deeper end here
+# Per file: 10 s of CPU (a page that takes pypdf minutes is cut here), 30 s however loaded the
+# machine, 1 GiB of address space (a decompression bomb ends here), 1000 Python frames (brackets
+# nested deeper end here).
+PDF_LIMITS = Limits(cpu_seconds=10, wall_seconds=30, memory_bytes=1 << 30, recursion=1000)
 PDF_TEXT_MAX_CHARS = NOTE_MAX_BYTES  # the text kept of one PDF, all pages together
 PAGE = re.compile(r"^page=(\d+)$")
 
@@ -49,35 +47,14 @@ def pdf_pages(path: Path, label: str | None = None) -> list[str]:
 def pages_of(raw: bytes, label: str) -> list[str]:
     """The text of each page of the PDF ``raw``, read in a bounded child process; a PDF that is
     none, or breaks a limit, raises ``NoteUnreadable`` naming ``label`` and why."""
-    argv = [sys.executable, "-m", "routine.vault.pdf_extract", str(PDF_CPU_SECONDS), str(PDF_MEMORY_BYTES),
-            str(PDF_RECURSION), str(PDF_MAX_PAGES), str(PDF_TEXT_MAX_CHARS)]
     try:
-        done = subprocess.run(argv, input=raw, capture_output=True, timeout=PDF_WALL_SECONDS, check=False)
-    except subprocess.TimeoutExpired:
-        raise _unreadable(label, f"reading it took longer than {PDF_WALL_SECONDS} s") from None
-    answer = _answer(done.stdout)
-    if answer is None:
-        why = (f"reading it took more than {PDF_CPU_SECONDS} s of CPU" if done.returncode in (-24, -9)
-               else f"its reader stopped (exit {done.returncode})")
-        raise _unreadable(label, why)
-    if "error" in answer:
-        raise _unreadable(label, str(answer["error"]))
+        answer = run_child("routine.vault.pdf_extract", [str(PDF_MAX_PAGES), str(PDF_TEXT_MAX_CHARS)], raw, PDF_LIMITS)
+    except ChildFailed as exc:
+        raise NoteUnreadable(f"{label} is not a PDF routine can read ({exc}); it is left out.",
+                             "open it in a PDF reader; save it again as PDF if it is damaged.") from None
     if answer.get("more"):
         log.info("%s: only its first %d pages are read", label, PDF_MAX_PAGES)
     return [str(page) for page in answer.get("pages") or []]
-
-
-def _answer(out: bytes) -> dict | None:
-    try:
-        answer = json.loads(out)
-    except ValueError:
-        return None
-    return answer if isinstance(answer, dict) else None
-
-
-def _unreadable(label: str, why: str) -> NoteUnreadable:
-    return NoteUnreadable(f"{label} is not a PDF routine can read ({why}); it is left out.",
-                          "open it in a PDF reader; save it again as PDF if it is damaged.")
 
 
 def pdf_markdown(pages: list[str]) -> str:
