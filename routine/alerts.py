@@ -108,10 +108,11 @@ def alert_set_aside(config: Config, now: datetime, state_dir: Path) -> list[str]
         title = f"{item.name} damaged, set aside as {item.path.name}"
         if any(_folder(config).glob(f"* {glob.escape(_safe_title(title))}.md")):
             continue
-        rel = raise_alert(config, now, title, item.sentence,
-                          "Nothing to do for routine to work: the new file fills again as it runs. Keep the "
-                          f"old one to read its history with sqlite3, or delete {item.path} once you no longer "
-                          "need it; `routine doctor` lists the files kept aside.")
+        fix = ("Nothing to do for routine to work: the new file fills again as it runs. Keep the old one to read "
+               f"its history with sqlite3, or delete {item.path} once you no longer need it") \
+            if item.path.suffix == ".sqlite3" else (f"nothing is paused now: pause again if you meant to "
+                                                    f"(`routine pause`); {item.path} keeps what was written")
+        rel = raise_alert(config, now, title, item.sentence, fix + "; `routine doctor` lists the files kept aside.")
         if rel:
             written.append(rel)
     return written
