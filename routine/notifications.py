@@ -61,7 +61,7 @@ def notify(config: Config, message: Message, now: datetime, journal: Path | None
     if not settings.wants(message.topic):
         return None
     where = journal or paths.journal_file()
-    message = Message(message.topic, message.key, redact_text(message.title), redact_text(message.body))
+    message = replace(message, title=redact_text(message.title), body=redact_text(message.body))
     status = Delivery.HELD if settings.is_quiet(_local(config, now).time()) else Delivery.SENDING
     if message.note:
         message = replace(message, body=f"{message.body}\nOpen: {obsidian_link(config.vault, message.note)}")
