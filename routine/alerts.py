@@ -23,6 +23,7 @@ from routine.config.model import Config
 from routine.config.notify import Priority, Topic
 from routine.errors import NoteExists
 from routine.notifications import Message, notify
+from routine.redact import redact_text
 from routine.vault.provenance import ALERT_TAG
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,10 @@ def raise_alert(config: Config, now: datetime, title: str, message: str, fix: st
                 run_id: str | None = None, agent: str | None = None, cause: str | None = None,
                 affected: str | None = None) -> str | None:
     """Write ``Alerts/<date> <time> <title>.md``, or count in the open note of the same
-    ``cause``; returns its vault path (None if it could not be written)."""
+    ``cause``; returns its vault path (None if it could not be written). A URL in any of them is
+    shown without its secrets (``routine.redact``): the note is read by agents and indexed."""
+    title, message, fix = redact_text(title), redact_text(message), redact_text(fix) if fix else fix
+    cause = redact_text(cause) if cause else cause
     try:
         if cause is not None:
             existing = open_alert_for(config, cause)
@@ -57,6 +61,7 @@ def raise_alert(config: Config, now: datetime, title: str, message: str, fix: st
 
 def resolve_alerts(config: Config, now: datetime, cause_prefix: str, why: str) -> list[str]:
     """Close every open alert whose cause starts with ``cause_prefix``, saying ``why``."""
+    cause_prefix = redact_text(cause_prefix)  # as raise_alert stored it
     from routine.vault import NoteChanged
 
     resolved = []
@@ -103,10 +108,11 @@ def alert_set_aside(config: Config, now: datetime, state_dir: Path) -> list[str]
         title = f"{item.name} damaged, set aside as {item.path.name}"
         if any(_folder(config).glob(f"* {glob.escape(_safe_title(title))}.md")):
             continue
-        rel = raise_alert(config, now, title, item.sentence,
-                          "Nothing to do for routine to work: the new file fills again as it runs. Keep the "
-                          f"old one to read its history with sqlite3, or delete {item.path} once you no longer "
-                          "need it; `routine doctor` lists the files kept aside.")
+        fix = ("Nothing to do for routine to work: the new file fills again as it runs. Keep the old one to read "
+               f"its history with sqlite3, or delete {item.path} once you no longer need it") \
+            if item.path.suffix == ".sqlite3" else (f"nothing is paused now: pause again if you meant to "
+                                                    f"(`routine pause`); {item.path} keeps what was written")
+        rel = raise_alert(config, now, title, item.sentence, fix + "; `routine doctor` lists the files kept aside.")
         if rel:
             written.append(rel)
     return written

@@ -24,6 +24,7 @@ import struct
 import sys
 
 from routine import runcontext
+from routine.redact import redact_text
 
 JOURNAL_SOCKET = "/run/systemd/journal/socket"
 SYSLOG_IDENTIFIER = "routine"
@@ -42,13 +43,26 @@ class RunContextFilter(logging.Filter):
         return True
 
 
+class RedactFilter(logging.Filter):
+    """No secret of a URL reaches a log line, whoever logged it (routine, Apprise, urllib)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "://" in message:
+            record.msg, record.args = redact_text(message), None
+        if record.exc_info:  # a traceback's lines may quote a URL too: formatted once, redacted
+            record.exc_text = redact_text(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        return True
+
+
 class PlainFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         run = getattr(record, "run", None)
         tag = f" [run {run}]" if run else ""
         text = f"{record.levelname} {record.name}{tag}: {record.getMessage()}"
-        if record.exc_info:
-            text += "\n" + self.formatException(record.exc_info)
+        if record.exc_text:
+            text += "\n" + record.exc_text
         return text
 
 
@@ -96,8 +110,8 @@ class JournalHandler(logging.Handler):
 
     def encode(self, record: logging.LogRecord) -> bytes:
         message = record.getMessage()
-        if record.exc_info:
-            message += "\n" + logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            message += "\n" + record.exc_text
         raw = message.encode("utf-8", errors="replace")
         if len(raw) > MAX_MESSAGE_BYTES:
             message = raw[:MAX_MESSAGE_BYTES].decode("utf-8", errors="ignore") + "\n… (truncated)"
@@ -145,6 +159,7 @@ def setup(level: int) -> logging.Handler:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(PlainFormatter())
     handler.addFilter(RunContextFilter())
+    handler.addFilter(RedactFilter())
     root.addHandler(handler)
     root.setLevel(level)
     return handler

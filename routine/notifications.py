@@ -26,6 +26,7 @@ from routine.config.notify import Priority, Topic
 from routine.journal.db import connect
 from routine.journal.notifications import Delivery, NotificationLog
 from routine.vault.notes import obsidian_link
+from routine.redact import redact_text, redact_url
 
 log = logging.getLogger("routine.notify")
 
@@ -48,7 +49,7 @@ class Message:
 
 @dataclass(frozen=True)
 class Result:
-    url: str  # as shown: the scheme and host, never a token
+    url: str  # as shown (``routine.redact``): the scheme and host, never a token
     ok: bool
     error: str | None = None
 
@@ -60,6 +61,7 @@ def notify(config: Config, message: Message, now: datetime, journal: Path | None
     if not settings.wants(message.topic):
         return None
     where = journal or paths.journal_file()
+    message = replace(message, title=redact_text(message.title), body=redact_text(message.body))
     status = Delivery.HELD if settings.is_quiet(_local(config, now).time()) else Delivery.SENDING
     if message.note:
         message = replace(message, body=f"{message.body}\nOpen: {obsidian_link(config.vault, message.note)}")
@@ -118,7 +120,7 @@ def check_url(url: str) -> str | None:
     finally:
         said.setLevel(level)
     if not plugin:
-        return f"{shown(url)} is not an Apprise URL this version knows"
+        return f"{redact_url(url)} is not an Apprise URL this version knows"
     host = getattr(plugin, "host", None)
     if not isinstance(host, str) or not host:  # mail, a local socket: nothing to reach beforehand
         return None
@@ -126,15 +128,9 @@ def check_url(url: str) -> str | None:
     try:
         socket.create_connection((host, int(port)), timeout=REACH_SECONDS).close()
     except OSError as exc:
-        return f"{shown(url)} cannot be reached at {host}:{port} ({exc.strerror or exc})"
+        return redact_text(f"{redact_url(url)} cannot be reached at {redact_url(f'x://{host}:{port}')[4:]} "
+                           f"({exc.strerror or exc})")
     return None
-
-
-def shown(url: str) -> str:
-    """A URL as logs and tables show it: its scheme and host (tokens and passwords left out)."""
-    scheme, _, rest = url.partition("://")
-    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
-    return f"{scheme}://{host}" if rest else scheme
 
 
 def at_priority(url: str, priority: Priority) -> str:
@@ -157,15 +153,16 @@ def _send_one(url: str, title: str, body: str, priority: Priority) -> Result:
 
     sender = apprise.Apprise()
     if not sender.add(at_priority(url, priority)):
-        return Result(shown(url), False, "not an Apprise URL this version knows")
+        return Result(redact_url(url), False, "not an Apprise URL this version knows")
     try:
         with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as said:
             ok = sender.notify(title=title, body=body, notify_type=_KIND[priority])
     except Exception as exc:  # a plugin's own bug must not take the sender thread down
-        return Result(shown(url), False, f"{type(exc).__name__}: {exc}")
+        return Result(redact_url(url), False, redact_text(f"{type(exc).__name__}: {exc}"))
     if ok:
-        return Result(shown(url), True)
-    return Result(shown(url), False, _refused(url) or _first_line(said.getvalue()) or "refused or unreachable")
+        return Result(redact_url(url), True)
+    said_last = redact_text(_first_line(said.getvalue()))
+    return Result(redact_url(url), False, _refused(url) or said_last or "refused or unreachable")
 
 
 def _refused(url: str) -> str | None:

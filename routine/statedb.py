@@ -137,7 +137,7 @@ def set_aside(path: Path, why: str, now: datetime | None = None) -> SetAside:
 def set_aside_files(folder: Path) -> list[SetAside]:
     """The damaged files kept aside in ``folder``, oldest first."""
     found = []
-    for path in sorted(folder.glob(f"*{DAMAGED}*.sqlite3")):
+    for path in sorted(p for p in folder.glob(f"*{DAMAGED}*") if p.suffix in (".sqlite3", ".json")):
         stem, _, stamp = path.stem.partition(DAMAGED)
         try:
             at = datetime.strptime(stamp[:15], "%Y%m%d-%H%M%S").astimezone()

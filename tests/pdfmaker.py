@@ -27,6 +27,10 @@ def make_pdf(pages: list[str | None]) -> bytes:
             stream = ("BT /F1 12 Tf 72 720 Td " + " ".join(lines) + " ET").encode("latin-1")
         objects.append(b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    return _pdf_of(objects)
+
+
+def _pdf_of(objects: list[bytes]) -> bytes:
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, 1):
@@ -37,3 +41,36 @@ def make_pdf(pages: list[str | None]) -> bytes:
     out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
     out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
     return bytes(out)
+
+
+def _pages_sharing(stream: bytes, pages: int) -> bytes:
+    """``pages`` pages that all show one flate-compressed content ``stream``."""
+    import zlib
+
+    data = zlib.compress(stream, 9)
+    kids = " ".join(f"{3 + i} 0 R" for i in range(pages))
+    content, font = 3 + pages, 4 + pages
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode()]
+    objects += [f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content} 0 R "
+                f"/Resources << /Font << /F1 {font} 0 R >> >> >>".encode()] * pages
+    objects.append(b"<< /Length " + str(len(data)).encode() + b" /Filter /FlateDecode >>\nstream\n" + data
+                   + b"\nendstream")
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    return _pdf_of(objects)
+
+
+def flate_bomb() -> bytes:
+    """About 1 MB that inflates to 1 GB: a page's content stream of zeros."""
+    return _pages_sharing(b"\0" * (1 << 30), 1)
+
+
+def nested_brackets(depth: int = 600) -> bytes:
+    """About 800 bytes: a catalog that opens arrays ``depth`` deep (deeper than a parser recurses)."""
+    return _pdf_of([b"<< /Type /Catalog /Pages 2 0 R /X " + b"[" * depth + b" >>",
+                    b"<< /Type /Pages /Kids [] /Count 0 >>"])
+
+
+def slow_pdf(pages: int = 200) -> bytes:
+    """A few KB under every pypdf limit that take minutes of CPU to read: each page shows the same
+    stream of 100,000 text operations."""
+    return _pages_sharing(b"BT /F1 12 Tf " + b"(a) Tj " * 100_000 + b"ET", pages)

@@ -297,3 +297,22 @@ def test_a_semi_autonomous_members_case_file_is_never_mounted_writable_in_the_sa
     assert not writable()
     with pytest.raises(ValueError, match="effective scopes"):  # a tool never sees the note's own scopes
         ToolContext(vault=config.vault, agent=librarian, config=config, now=datetime.now())
+
+
+def test_an_owned_artifact_outside_projects_is_still_its_owners_alone(team, monkeypatch):
+    """An artifact owned by the Research agent lies in Inbox/, where the Librarian may write: the
+    Librarian may not write it (nor append to it); its owner may."""
+    from routine.access import resolve
+    from routine.config.loader import load_agents, load_config
+
+    home = team
+    owned = "Inbox/Findings.md"
+    put(home, owned, '---\ntype: intellectual\nowner: "[[Research]]"\n---\n# Findings\nThe kiln holds 900 C.\n')
+    put(home, "Inbox/Loose.md", "# Loose\nAnyone's.\n")
+    for key, value in home.env.items():
+        monkeypatch.setenv(key, value)
+    config = load_config()
+    agents = load_agents(config)[0]
+    librarian = resolve(config, agents["librarian"])
+    assert librarian.write_mode(owned).value == "none" and librarian.write_mode("Inbox/Loose.md").value != "none"
+    assert f"!{owned}" in json.loads(cli(home, "agent", "show", "librarian", "--json").stdout)["denied"]

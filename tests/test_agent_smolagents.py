@@ -57,9 +57,11 @@ def test_export_loads_and_runs_in_smolagents_and_imports_back_equivalent(pricer,
     assert "Imported Agents/Pricer2.md" in out
     original, _ = split_frontmatter(home.note("Agents/Pricer.md"))
     imported, body = split_frontmatter(home.note("Agents/Pricer2.md"))
-    for key in ("role", "model", "tools", "behaviour", "custom", "author", "task", "write"):
+    for key in ("role", "model", "behaviour", "custom", "author", "task", "write"):
         expect = original[key] if key != "write" else {"append": "Agents/Pricer2/Log.md"}
         assert imported[key] == expect, key
+    assert imported["tools"] == ["read_note", "list_notes"]  # run_command: not a library agent's tool
+    assert "left out: run_command" in out
     assert body.strip() == split_frontmatter(home.note("Agents/Pricer.md"))[1].strip()
     assert imported["grounding"] == ["[[Agents/Pricer2/Pricing]]", "[[Agents/Pricer2/Customers]]"]
     assert home.note("Agents/Pricer2/Pricing.md") == home.note("Artifacts/Pricing.md")
@@ -97,7 +99,23 @@ def test_an_agent_saved_by_smolagents_itself_imports_with_the_tools_routine_has(
     props, body = split_frontmatter(home.note("Agents/Scout.md"))
     assert props["tools"] == ["read_note"] and props["role"] == "Finds things" and props["custom"] is True
     assert body.strip().startswith("{% raw %}") and "tool" in body  # smolagents' own prompt, kept verbatim
-    # It is a working agent note: routine renders its prompt and runs it.
+    # It is a working agent note: routine renders its prompt and runs it; its write waits for approval.
     ollama.script(MISTRAL, ["## Found\nNothing yet."])
     cli(home, "fire", "scout", "--task", "Look around.")
-    assert "Nothing yet." in home.note("Agents/Scout/Log.md")
+    assert not (home.vault / "Agents" / "Scout" / "Log.md").exists()
+    assert any("Nothing yet." in p.read_text() for p in home.vault.rglob("*.md") if "Agents/Scout" not in str(p))
+
+
+def test_an_imported_folder_gets_the_policy_of_an_installed_agent(pricer, tmp_path):
+    home = pricer
+    folder = tmp_path / "pricer-smol"
+    cli(home, "agent", "export", "pricer", "--format", "smolagents", str(folder))
+    data = json.loads((folder / "agent.json").read_text())
+    data["routine"].update({"tools": ["read_note", "run_command"], "approval": "none", "behaviour": "autonomous",
+                            "max_iterations": 50})
+    (folder / "agent.json").write_text(json.dumps(data))
+    out = cli(home, "agent", "import", str(folder), "--name", "Taker").stdout
+    imported, _ = split_frontmatter(home.note("Agents/Taker.md"))
+    assert imported["tools"] == ["read_note"] and "left out: run_command" in out
+    assert imported["approval"] == "required" and imported["behaviour"] == "reactive"
+    assert imported["max_iterations"] == 8

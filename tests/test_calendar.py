@@ -6,11 +6,10 @@ recurring-ical-events, the stand-in Ollama and the shipped schedule."""
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from threading import Thread
 from zoneinfo import ZoneInfo
 
 import pytest
+from calendar_server import refuse, serving
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -114,11 +113,11 @@ def test_a_cancelled_occurrence_is_not_shown_and_this_week_groups_by_day(tmp_pat
     from routine.config.calendars import Span
 
     today = date(2026, 11, 24)  # a Tuesday, in winter time; the series began in summer time
-    events = events_between(ics(today).encode(), "work", today - timedelta(days=1), today, BERLIN)
+    events = events_between(ics(today).encode(), "work", today - timedelta(days=1), today, BERLIN).events
     names = [(e.start.strftime("%a %H:%M"), e.summary) for e in events]
     assert ("Mon 08:45", "Standup") not in names  # EXDATE
     assert ("Mon 09:00", "Supplier call") not in names and ("Tue 09:00", "Supplier call") in names
-    week = events_between(ics(today).encode(), "work", today, today + timedelta(days=5), BERLIN)
+    week = events_between(ics(today).encode(), "work", today, today + timedelta(days=5), BERLIN).events
     text = _format(week, Span.THIS_WEEK, today, today + timedelta(days=5), datetime(2026, 11, 24, 7, 30, tzinfo=BERLIN))
     assert "Wednesday 25 Nov:\n- 08:45–09:00 Standup (work)" in text
 
@@ -127,24 +126,11 @@ def test_a_broken_or_unreachable_calendar_is_one_sentence_and_the_block_still_ru
     home = initialised
     (home.config.parent / "broken.ics").write_text("BEGIN:VCALENDAR\nthis is not ical\n")
 
-    class Refuses(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - the http.server API
-            self.send_error(503)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuses)
-    Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/family.ics"
+    with serving(refuse) as base:
         home.config.write_text(
-            home.config.read_text() + f"\ncalendars: [broken.ics, {{source: '{url}', name: family}}]\n"
+            home.config.read_text() + f"\ncalendars: [broken.ics, {{source: '{base}/family.ics', name: family}}]\n"
         )
         done = home.run("fire", "morning-alignment")
-    finally:
-        server.shutdown()
-        server.server_close()
     assert done.returncode == 0, done.stderr
     asked = plan_request(ollama)
     assert "The calendar broken could not be read: broken is not a calendar file icalendar can read" in asked
@@ -184,3 +170,75 @@ def test_an_agent_with_a_calendar_input_has_the_calendar_in_a_conversation_too(c
         if body["_path"] == "/api/chat" and "What is on my calendar today?" in str(body["messages"]))
     assert "the person's calendar, today" in asked
     assert "Supplier call" in asked and "Dentist" in asked and "Anna's birthday" in asked
+
+
+def _trickle(handler) -> None:
+    """A server that answers, then sends its calendar one byte every 3 seconds."""
+    import time as clock
+
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/calendar")
+    handler.end_headers()
+    for byte in b"BEGIN:VCALENDAR\r\n":
+        handler.wfile.write(bytes([byte]))
+        handler.wfile.flush()
+        clock.sleep(3)
+
+
+def _huge(handler) -> None:
+    handler.send_response(200)
+    handler.end_headers()
+    chunk = b"X" * 65536
+    for _ in range(200):  # 12.5 MiB
+        handler.wfile.write(chunk)
+
+
+def _off_lan(handler) -> None:
+    handler.send_response(302)
+    handler.send_header("Location", "http://93.184.215.14/steal.ics")
+    handler.end_headers()
+
+
+def test_a_trickling_huge_or_redirecting_calendar_is_one_sentence_and_the_block_runs_on_time(initialised, ollama):
+    import time
+
+    from routine.agenda import FETCH_SECONDS
+
+    home = initialised
+    with serving(_trickle) as slow, serving(_huge) as huge, serving(_off_lan) as away:
+        home.config.write_text(home.config.read_text() + f"\ncalendars: [{{source: '{slow}/a.ics', name: slow}}, "
+                               f"{{source: '{huge}/b.ics', name: huge}}, {{source: '{away}/c.ics', name: away}}]\n")
+        started = time.monotonic()
+        done = home.run("fire", "morning-alignment")
+        took = time.monotonic() - started
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    steps_reading = 1  # the planner's step reads `calendar: today`; each calendar at most FETCH_SECONDS
+    assert took < 3 * steps_reading * FETCH_SECONDS + 60, took
+    asked = plan_request(ollama)
+    assert f"The calendar slow could not be read: http://127.0.0.1:{slow.rsplit(':', 1)[1]} did not answer " \
+           f"(no whole answer within {FETCH_SECONDS:g} s)" in asked
+    assert "The calendar huge could not be read:" in asked and "is larger than 5 MiB" in asked
+    assert "redirects to http://93.184.215.14, off the LAN: not followed" in asked
+    alerts = sorted(p.name for p in (home.vault / "Alerts").glob("*calendar*"))
+    assert len(alerts) == 3, alerts
+
+
+def test_a_rule_by_the_second_is_cut_at_the_cap_and_says_how_many_were_left_out(initialised, ollama):
+    import time
+
+    from routine.agenda import MAX_OCCURRENCES
+
+    home = initialised
+    today = datetime.now(BERLIN).date()
+    flood = "\r\n".join(["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//test//routine//EN", "BEGIN:VEVENT",
+                         "UID:flood@test", f"DTSTART;TZID=Europe/Berlin:{today:%Y%m%d}T000000",
+                         f"DTEND;TZID=Europe/Berlin:{today:%Y%m%d}T000001", "RRULE:FREQ=SECONDLY",
+                         "SUMMARY:Tick", "END:VEVENT", "END:VCALENDAR", ""])
+    (home.config.parent / "flood.ics").write_text(flood)
+    home.config.write_text(home.config.read_text() + "\ntimezone: Europe/Berlin\ncalendars: [flood.ics]\n")
+    started = time.monotonic()
+    shown = home.run("fire", "next-day-setup", "--dry-run", check=True).stdout
+    assert time.monotonic() - started < 60
+    assert f"The calendar flood has more than {MAX_OCCURRENCES} events in this span: {MAX_OCCURRENCES}+ more " \
+           "were left out." in shown
+    assert shown.count("Tick (flood)") <= 60  # the listing's own cap

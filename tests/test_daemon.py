@@ -197,3 +197,16 @@ def test_a_part_that_cannot_start_is_named_and_the_parts_before_it_are_stopped(i
     assert "routine: The daemon could not start its control socket: " in proc.stderr and "Traceback" not in proc.stderr
     # The parts before it were stopped (their threads too: the process ended, within the timeout).
     assert "stopping what started before it" in proc.stderr
+
+
+def test_a_fire_right_after_an_agent_note_is_saved_runs_the_note_as_it_is_now(initialised, ollama):
+    home = initialised
+    only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
+    note = home.vault / "Agents" / "Strategist.md"
+    with daemon(home):
+        for i in range(3):
+            note.write_text(note.read_text() + f"\nAlways mention the word marker{i}.\n")
+            home.run("fire", "strategist", check=True)  # at once: before the reload's settle
+            system = [m["content"] for m in [r for r in ollama.requests if "messages" in r][-1]["messages"]
+                      if m["role"] == "system"]
+            assert any(f"marker{i}" in text for text in system), system

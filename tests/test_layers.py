@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("routine", "routine.errors", "routine.paths", "routine.durations", "routine.atomicfile",
               "routine.runcontext", "routine.logs", "routine.causes", "routine.supervise", "routine.sysmetrics",
               "routine.units", "routine.peers", "routine.unitcheck", "routine.daemonlock", "routine.prompts",
-              "routine.statedb", "routine.verdicts")),
+              "routine.statedb", "routine.verdicts", "routine.redact", "routine.bounded", "routine.ics")),
     ("files", ("routine.templating", "routine.vault", "routine.journal")),
     ("watch", ("routine.watch",)),
     ("config", ("routine.config",)),

@@ -271,3 +271,45 @@ def test_a_holiday_slot_is_journaled_skipped_like_a_paused_one(initialised, monk
         assert "skipped: paused" in home.run("runs", "list", check=True).stdout
     finally:
         d.journal.close()
+
+
+def test_an_until_the_clock_cannot_hold_is_refused_before_anything_is_saved(initialised):
+    home = initialised
+    home.config.write_text(home.config.read_text() + "\ntimezone: America/Los_Angeles\n")
+    for until in ("9999-12-31T23:59", "9999-12-31T23:59-08:00", "3000000d", "99999999999d"):
+        done = home.run("pause", "--until", until)
+        assert done.returncode == 2 and "further ahead than routine's clock can hold" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+    assert not (home.state / "pause.json").exists()
+    assert "Traceback" not in home.run("status").stderr  # (exit 3: no daemon running)
+
+
+def test_a_stored_pause_the_daemon_cannot_read_is_set_aside_with_one_alert(daemon, initialised):
+    from routine.alerts import alert_set_aside
+
+    home = initialised
+    home.state.mkdir(parents=True, exist_ok=True)
+    (home.state / "pause.json").write_text(json.dumps(
+        {"holds": {"*": {"since": "2026-12-01T09:00:00+00:00", "until": "9999-12-31T23:59:00-08:00"}}}))
+    daemon.slots.seen_since("every-minute", daemon.clock())
+    daemon.clock_value["now"] += timedelta(minutes=1)
+    daemon.on_due("every-minute")
+    assert len(daemon.queue.snapshot().queued) == 1  # nothing is paused: the slot runs
+    assert not (home.state / "pause.json").exists()
+    [kept] = list(home.state.glob("pause.damaged-*.json"))
+    alert_set_aside(daemon.live.config, daemon.clock(), home.state)
+    alert_set_aside(daemon.live.config, daemon.clock(), home.state)  # the monitor's next round: no second
+    alerts = list((home.vault / "Alerts").glob("*pause.json damaged*"))
+    assert len(alerts) == 1 and "routine pause" in alerts[0].read_text() and kept.name in alerts[0].read_text()
+
+
+def test_a_holiday_range_must_run_forwards_and_status_says_how_a_holiday_ends(initialised):
+    home = initialised
+    text = home.config.read_text()
+    home.config.write_text(text + "\nholiday: [2999-12-31..1900-01-01]\n")
+    done = home.run("schedule", "list")
+    assert done.returncode == 2 and "routine.yaml:" in done.stderr and "holiday[0]" in done.stderr
+    assert "runs backwards; write the earlier day first: 1900-01-01..2999-12-31" in done.stderr
+    held = pause.in_force(home.state, ((at(24, 0).date(), at(26, 0).date()),), at(25, 9), BERLIN)
+    assert held == ("everything today: a holiday (2026-12-24..2026-12-26), until Sun 27 Dec 2026 begins "
+                    "(`holiday:` in routine.yaml; `routine resume` does not end it)",)

@@ -116,3 +116,23 @@ def test_no_runs_to_try_says_which_day_and_how_to_try_others(initialised, ollama
     out = initialised.run("models", "try", "analyst", check=True).stdout
     assert "No runs from yesterday to try analyst on" in out and "`--runs today` tries today's instead" in out
     assert "--now" not in out
+
+
+def test_tampered_journal_rows_are_skipped_with_a_sentence_each_and_the_rest_tried(initialised, ollama):
+    import sqlite3
+
+    home = initialised
+    ids = fire_day(home, ollama, ("strategist", "planner", "librarian"))
+    db = sqlite3.connect(home.state / "journal.sqlite3")
+    db.execute("UPDATE runs SET prompt='[1, 2, \"three\"]' WHERE id=?", (ids[0],))
+    db.execute("UPDATE runs SET prompt='[{\"role\": \"user\", \"content\": {\"x\": 1}}]', output='x' WHERE id=?",
+               (ids[1],))
+    db.commit()
+    db.close()
+    ollama.script(QWEN, [GOOD])
+    done = home.run("models", "try", "analyst", "--runs", "today", "--now")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert f"run {ids[0]} is skipped: its journaled request holds something other than messages" in done.stderr
+    assert f"run {ids[1]} is skipped:" in done.stderr
+    assert "Queued 1 trial(s) of analyst on 1 run(s)" in done.stdout
+    assert journal_rows(home, "SELECT agent, status FROM trials") == [("librarian", "done")]

@@ -174,7 +174,7 @@ def _ownership(vault: Path, found: Assignments, agent: AgentSpec) -> tuple[list[
 
     names = agent_aliases(vault, agent.name, agent.source)
     denied, shared = [], []
-    for artifact in artifacts_in(vault):
+    for artifact in artifacts_in(vault, ""):  # wherever it lives: an owned note in Inbox/ is owned too
         if artifact.owner is None:
             continue  # nobody's: the ordinary scopes decide
         if artifact.owner.lower() in names or artifact.name.lower() in found.linked:

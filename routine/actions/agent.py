@@ -132,5 +132,5 @@ def _import(config: Config, args: argparse.Namespace) -> int:
     note, dropped = import_folder(config, folder, args.name)
     print(f"Imported {note.relative_to(config.vault)}.")
     if dropped:
-        print(f"Tools routine does not have were left out: {', '.join(dropped)}.")
+        print(f"Tools an imported agent may not have (or routine has none such) were left out: {', '.join(dropped)}.")
     return 0

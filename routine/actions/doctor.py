@@ -134,16 +134,18 @@ def _calendar_checks(config: Config) -> list[Check]:
     from zoneinfo import ZoneInfo
 
     from routine import agenda
+    from routine.redact import redact_url
 
     now = datetime.now(ZoneInfo(config.zone_name()))
-    return [Check(f"calendar {cal.name}", problem is None, problem or f"{cal.source} reads",
+    return [Check(f"calendar {cal.name}", problem is None, problem or f"{redact_url(cal.source)} reads",
                   None if problem is None else agenda.fix_for(config, cal))
             for cal, problem in agenda.check(config, now)]
 
 
 def _notify_checks(config: Config) -> list[Check]:
     """Each notify URL: one Apprise knows, on a host that answers (nothing is sent)."""
-    from routine.notifications import check_url, shown
+    from routine.notifications import check_url
+    from routine.redact import redact_url as shown
 
     checks = []
     for url in config.notify.urls:

@@ -44,8 +44,14 @@ def summary(stats: dict) -> str:
     line = (f"Search index: {stats['notes']} notes, {stats['chunks']} chunks ({what}; "
             f"{stats['embedded']} chunks embedded, {stats['seconds']:.1f} s).")
     if stats.get("no_text"):
-        line += ("\nPDFs with no text layer (scans; found by their names only): "
-                 + ", ".join(stats["no_text"][:10]) + (" …" if len(stats["no_text"]) > 10 else ""))
+        line += "\nPDFs with no text layer (scans; found by their names only): " + _listed(stats["no_text"])
+    if stats.get("unreadable"):
+        line += "\nPDFs left out (not readable within routine's limits; the log says why): " \
+            + _listed(stats["unreadable"])
     if stats.get("rebuilt") and stats["rebuilt"] not in ("missing", "rebuild asked for"):
         line += f"\nIt was rebuilt from the vault: the index {stats['rebuilt']}."
     return line
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:10]) + (" …" if len(names) > 10 else "")

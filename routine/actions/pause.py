@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     for line in held:
         print(f"paused: {line}")
-    if held and args.command == "pause":
+    if args.command == "pause" and any("a holiday" not in line for line in held):
         print("Slots that come due are journaled `skipped: paused`; `routine fire` still runs what you fire; "
               "`routine resume` ends it.")
     return 0

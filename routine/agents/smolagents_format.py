@@ -6,6 +6,8 @@ prompts.yaml, tools/<name>.py (a `Tool` subclass each), app.py, requirements.txt
 grounding/*.md (the artifacts, whose text is also in the system prompt) and a `routine` entry in
 agent.json (model alias, behaviour, locked, author, version, task) that smolagents ignores and
 `import` reads back. Writing the folder needs no smolagents; loading it needs smolagents.
+An imported folder is someone else's: it gets the policy of an agent installed from a library
+(the library tools only, approval required, never autonomous, the default tool rounds at most).
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ import yaml
 
 from routine.agents.smolagents_tools import EXPORTABLE, tool_code
 from routine.config.model import AgentSpec, Config
+from routine.config.behaviours import DEFAULT, Behaviour
+from routine.config.schedule_schema import AGENT
 from routine.config.schema import TOOL_NAMES
+from routine.config.tool_names import LIBRARY_TOOLS
 from routine.errors import UsageError
 from routine.vault.frontmatter import join_frontmatter, parse_frontmatter
 from routine.vault.notes import read_note, resolve_wikilink
@@ -130,6 +135,18 @@ def _body(system_prompt: str) -> str:
     return "{% raw %}" + text + "{% endraw %}" if "{{" in text or "{%" in text else text
 
 
+def _as_installed(props: dict) -> dict:
+    """Someone else's folder gets what an agent from a library gets: its writes wait for approval,
+    it never acts on its own (`autonomous` becomes the default behaviour) and it takes at most
+    the default number of tool rounds. (Its tools: ``LIBRARY_TOOLS`` only, in ``import_folder``.)"""
+    default_rounds: int = AGENT["properties"]["max_iterations"]["default"]  # type: ignore[index]
+    rounds = props.get("max_iterations")
+    return {"approval": "required",
+            "behaviour": DEFAULT.value if props.get("behaviour") in (None, Behaviour.AUTONOMOUS.value)
+            else props["behaviour"],
+            "max_iterations": min(rounds, default_rounds) if isinstance(rounds, int) else default_rounds}
+
+
 def import_folder(config: Config, folder: Path, name: str | None = None) -> tuple[Path, list[str]]:
     """Bring an agent folder back as an agent note; returns its path and the tools dropped."""
     from routine.agents.authoring import check_name
@@ -155,7 +172,7 @@ def import_folder(config: Config, folder: Path, name: str | None = None) -> tupl
         raise UsageError(f"There is already an agent note {note.relative_to(config.vault)}.",
                          "import it under another name with --name NEW.")
     wanted = list(routine.get("tools") or data.get("tools") or [])
-    tools = [t for t in wanted if t in TOOL_NAMES]
+    tools = [t for t in wanted if t in TOOL_NAMES and t in LIBRARY_TOOLS]  # the policy of an installed agent
     links = []
     files = sorted(folder / rel for rel in present if rel.startswith("grounding/") and rel.count("/") == 1
                    and rel.endswith(".md"))
@@ -174,8 +191,9 @@ def import_folder(config: Config, folder: Path, name: str | None = None) -> tupl
         "model": alias,
         "custom": True,
     }
-    props.update({k: routine[k] for k in ("behaviour", "locked", "author", "version", "approval", "max_iterations",
+    props.update({k: routine[k] for k in ("behaviour", "locked", "author", "version", "max_iterations",
                                           "timeout", "description") if k in routine})
+    props.update(_as_installed(props))
     props.update({"tools": tools, "grounding": links, "write": {"append": f"{config.layout.agents}/{title}/Log.md"},
                   "task": routine.get("task") or "Do what you are assigned, using your grounding."})
     templates = data.get("prompt_templates") or {}

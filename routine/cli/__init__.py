@@ -78,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     except RoutineError as exc:
         if args.debug:
             raise
-        print(f"routine: {exc}", file=sys.stderr)
+        from routine.redact import redact_text
+
+        print(f"routine: {redact_text(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("routine: interrupted.", file=sys.stderr)

@@ -83,7 +83,9 @@ def _holiday(entry: str) -> tuple[date, date]:
     """A `holiday:` entry (the schema checked its form, the loader its dates) as (first, last)."""
     first, _, last = (part.strip() for part in entry.partition(".."))
     a, b = date.fromisoformat(first), date.fromisoformat(last or first)
-    return (a, b) if a <= b else (b, a)
+    if a > b:
+        raise ValueError(f"{entry!r} runs backwards; write the earlier day first: {b.isoformat()}..{a.isoformat()}.")
+    return a, b
 
 
 def _build_config(path: Path, raw: dict) -> Config:
@@ -229,9 +231,10 @@ def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
     for i, entry in enumerate(holiday if isinstance(holiday, list) else ()):
         try:
             _holiday(entry) if isinstance(entry, str) else None
-        except ValueError:
-            problems.append(doc.problem(("holiday", i), f"{entry!r} is not a real date; write e.g. 2026-12-24 "
-                                                        "or 2026-12-24..2026-12-26."))
+        except ValueError as exc:
+            backwards = "runs backwards" in str(exc)
+            problems.append(doc.problem(("holiday", i), str(exc) if backwards else f"{entry!r} is not a real date; "
+                                        "write e.g. 2026-12-24 or 2026-12-24..2026-12-26."))
     zone = data.get("timezone")
     if isinstance(zone, str) and zone and not valid_timezone(zone):
         problems.append(

@@ -2,6 +2,9 @@
 
 Each file is judged on its own. A file that fails validation is rejected with its errors
 (logged, and an alert for the person) and the last good version of that file stays in force.
+An agent is read as its note is on disk now: ``agents`` re-reads when a note changed since the
+last reload, before the watcher's settled event says so (a fire a second after a save runs the
+new definition).
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ class Live:
         self._config_arg = config_arg
         self._lock = threading.RLock()
         self.config: Config = load_config(config_arg)  # at start-up a bad config is fatal (exit 2)
-        self.agents: dict[str, AgentSpec] = {}
+        self._agents: dict[str, AgentSpec] = {}
+        self._agents_seen: tuple[tuple[str, int, int], ...] = ()  # the notes' (name, mtime, size) last read
         self._agent_by_file: dict[str, AgentSpec] = {}
         self._files: dict[Path, FileResult] = {}
         self.schedules = Schedules()
@@ -42,7 +46,7 @@ class Live:
         """Re-read everything; keep the last good version of whatever is now invalid."""
         with self._lock:
             out = Reloaded()
-            before = (self.config, dict(self.agents), {b.id: b for b in self.schedules.blocks.values()},
+            before = (self.config, dict(self._agents), {b.id: b for b in self.schedules.blocks.values()},
                       list(self.schedules.triggers))
             try:
                 self.config = load_config(self._config_arg)
@@ -54,7 +58,7 @@ class Live:
             self._reload_schedules(out)
             after = (
                 self.config,
-                self.agents,
+                self._agents,
                 {b.id: b for b in self.schedules.blocks.values()},
                 self.schedules.triggers,
             )
@@ -63,7 +67,27 @@ class Live:
                 log.error("rejected: %s (the last good version stays in force)", p)
             return out
 
+    @property
+    def agents(self) -> dict[str, AgentSpec]:
+        """The agents as their notes are on disk now (read again first if one changed since)."""
+        with self._lock:
+            if self._agent_notes() != self._agents_seen:
+                out = Reloaded()
+                self._reload_agents(out)  # the watcher's reload follows, with the schedules
+                for p in out.problems:
+                    log.error("rejected: %s (the last good version stays in force)", p)
+            return self._agents
+
+    def _agent_notes(self) -> tuple[tuple[str, int, int], ...]:
+        try:
+            found = [(p.name, st.st_mtime_ns, st.st_size) for p in (self.config.vault / self.config.layout.agents)
+                     .glob("*.md") if (st := p.stat())]
+        except OSError:  # a note removed between the listing and its stat: read again
+            return ()
+        return tuple(sorted(found))
+
     def _reload_agents(self, out: Reloaded) -> None:
+        self._agents_seen = self._agent_notes()
         agents, problems = load_agents(self.config)
         bad_files = {p.file for p in problems}
         current = {a.source: a for a in agents.values()}
@@ -71,20 +95,20 @@ class Live:
             if source in bad_files and source not in current and (self.config.vault / source).exists():
                 current[source] = old  # the note is broken right now: keep its last good version
         self._agent_by_file = current
-        self.agents = {a.name: a for a in current.values()}
+        self._agents = {a.name: a for a in current.values()}
         out.problems += problems
 
     def _reload_schedules(self, out: Reloaded) -> None:
         fresh: dict[Path, FileResult] = {}
         for path in schedule_files(self.config):
-            result = load_file(path, self.config, self.agents)
+            result = load_file(path, self.config, self._agents)
             if result.problems:
                 out.problems += result.problems
                 if path in self._files:
                     fresh[path] = self._files[path]
                 continue
             fresh[path] = result
-        projects = project_result(self.config, self.agents)  # cadences from project home notes
+        projects = project_result(self.config, self._agents)  # cadences from project home notes
         out.problems += projects.problems
         fresh[projects.path] = projects
         clashes = cross_file_problems(list(fresh.values()))

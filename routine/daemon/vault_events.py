@@ -23,6 +23,7 @@ from routine.daemon.work import Work
 from routine.errors import RoutineError
 from routine.schedule import pause
 from routine.vault.scope import glob_match
+from routine.watch.filters import is_note
 from routine.watch.changes import Change
 
 if TYPE_CHECKING:
@@ -150,6 +151,10 @@ class VaultEvents:
     def on_change(self, change: Change) -> None:
         live = self.host.live
         if self.host.stopping.is_set():
+            return
+        if not is_note(change.rel):  # a PDF: only the search index reads it
+            if self._feed is not None:
+                self._feed.on_change(change)
             return
         drafts = live.config.layout.drafts.strip("/") + "/"
         if change.kind in ("created", "modified", "moved") and change.rel.startswith(drafts):

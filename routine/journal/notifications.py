@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
 
+from routine.redact import redact_text
+
 
 class Delivery(str, Enum):
     SENDING = "sending"
@@ -39,12 +41,14 @@ class NotificationLog:
     def claim(self, key: str, topic: str, title: str, body: str, at: datetime, status: Delivery) -> bool:
         """Record a message under ``key``; False when that key was recorded before (sent once)."""
         cur = self.db.execute("INSERT OR IGNORE INTO notifications (key, topic, title, body, at, status)"
-                              " VALUES (?,?,?,?,?,?)", (key, topic, title, body, _iso(at), status.value))
+                              " VALUES (?,?,?,?,?,?)",
+                              (key, topic, redact_text(title), redact_text(body), _iso(at), status.value))
         return cur.rowcount == 1
 
     def settle(self, key: str, status: Delivery, at: datetime, error: str | None = None) -> None:
         self.db.execute("UPDATE notifications SET status=?, sent_at=?, error=? WHERE key=?",
-                        (status.value, _iso(at) if status is Delivery.SENT else None, error, key))
+                        (status.value, _iso(at) if status is Delivery.SENT else None,
+                         redact_text(error) if error else None, key))
 
     def held(self) -> list[Stored]:
         rows = self.db.execute("SELECT key, topic, title, body, status FROM notifications WHERE status=?"

@@ -13,6 +13,7 @@ from typing import Any
 from routine import paths
 from routine.journal.db import connect
 from routine.journal.status import RunStatus
+from routine.redact import redact_text
 
 _JSON_FIELDS = ("prompt", "sources", "dropped", "wrote", "details", "metrics", "log", "grounding")
 
@@ -120,6 +121,8 @@ class Journal:
         for key in _JSON_FIELDS:
             if key in fields and not isinstance(fields[key], (str, type(None))):
                 fields[key] = json.dumps(fields[key], ensure_ascii=False, default=str)
+        if isinstance(fields.get("error"), str):
+            fields["error"] = redact_text(str(fields["error"]))  # a calendar's or notifier's URL: never its secret
         cols = ", ".join(f"{k}=?" for k in fields)
         self.db.execute(f"UPDATE runs SET {cols} WHERE id=?", (*fields.values(), run_id))
 

@@ -65,6 +65,7 @@ class IndexStats:
     seconds: float = 0.0
     rebuilt: str | None = None  # why the index was rebuilt from the vault before this pass
     no_text: list[str] = field(default_factory=list)  # PDFs of this pass without a text layer (scans)
+    unreadable: list[str] = field(default_factory=list)  # PDFs of this pass left out (damaged, hostile, too slow)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -81,6 +82,7 @@ class _NotePlan:
     drop: list[str] = field(default_factory=list)  # ids of chunks the note no longer has
     is_new: bool = False
     scanned: bool = False  # a PDF without a text layer
+    unreadable: bool = False  # a PDF not readable within its limits: recorded, not read again until it changes
 
 
 def scan_vault(vault: Path, under: str = "") -> dict[str, tuple[int, int]]:
@@ -123,6 +125,8 @@ def apply_changes(ix: OpenIndex, candidates: list[str], gone: list[str], known: 
         else:
             if plan.scanned:
                 stats.no_text.append(rel)
+            if plan.unreadable:
+                stats.unreadable.append(rel)
             batch.append(plan)
             pending += len(plan.new)
             if plan.is_new:
@@ -174,9 +178,9 @@ def _plan(ix: OpenIndex, rel: str, known: tuple[int, int, str] | None) -> _NoteP
     if known is not None and known[2] == sha:
         return plan  # touched, not changed: only the stat is recorded
     text = _pdf_text(raw, rel) if is_pdf(rel) else raw.decode("utf-8", errors="replace")
-    if text is None:
-        return None
-    plan.scanned = is_pdf(rel) and not text
+    plan.unreadable = text is None
+    plan.scanned = is_pdf(rel) and text == ""
+    text = text or ""
     chunks = chunk_note(rel, text, ix.chunk_chars)
     old = ix.opened_manifest.chunk_ids(rel)
     wanted = {c.id for c in chunks}
@@ -186,7 +190,8 @@ def _plan(ix: OpenIndex, rel: str, known: tuple[int, int, str] | None) -> _NoteP
     return plan
 
 def _pdf_text(raw: bytes, rel: str) -> str | None:
-    """A PDF's pages as sections (`page=N`); a scan has none and is found by its name alone."""
+    """A PDF's pages as sections (`page=N`); a scan has none and is found by its name alone; None
+    for one that cannot be read within its limits (said once in the log)."""
     try:
         text = pdf_markdown(pages_of(raw, rel))
     except NoteUnreadable as exc:

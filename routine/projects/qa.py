@@ -31,7 +31,7 @@ from routine.projects.artifacts import (
     set_properties,
 )
 from routine.prompts import template
-from routine.verdicts import REVIEW_FORM, verdict_of
+from routine.verdicts import REVIEW_FORM, Form, verdict_of
 from routine.projects.model import project_folder_of, find_project
 from routine.projects.review_parts import Part, split_for_review
 from routine.vault.provenance import person_text
@@ -111,7 +111,7 @@ def checklist_for(artifact: Artifact, tags: Iterable[object] | None) -> list[str
 def parse_review(text: str) -> tuple[str, list[str]]:
     """(pass | fail, the findings): the verdict as ``verdict_of`` reads it (the one reader), the
     findings the bullets after the Findings label. Anything but PASS counts as a fail."""
-    said = verdict_of(text)
+    said = verdict_of(text, Form.BOLD)
     at = (text or "").upper().find("FINDINGS")
     after = text[at + len("FINDINGS"):] if at >= 0 else (text or "")
     findings = [line.strip().lstrip("-*• ").strip() for line in after.splitlines()

@@ -10,7 +10,6 @@ and takes effect at the next slot. A paused slot is journaled `skipped` with the
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
@@ -23,6 +22,7 @@ from routine.errors import EXIT_USAGE, RoutineError
 FILE = "pause.json"
 EVERYTHING = "*"  # the key of a pause of the whole schedule
 HOLIDAYS_AHEAD = timedelta(days=7)  # a holiday this near is shown beside what is paused now
+LATEST = datetime(9000, 1, 1, tzinfo=timezone.utc)  # the latest end a pause may have: any zone, any sum holds it
 
 
 class PauseProblem(RoutineError):
@@ -85,9 +85,11 @@ def until_from(text: str | None, now: datetime) -> datetime | None:
         return None
     text = text.strip()
     try:
-        return now + parse_duration(text)
+        return _holdable(now + parse_duration(text), text)
     except (ValueError, RoutineError):
         pass
+    except OverflowError:
+        raise _too_far(text) from None
     ahead = _days_ahead(text.lower(), now.date())
     if ahead is not None:
         return _day_start(now.date() + timedelta(days=ahead), now.tzinfo)
@@ -96,10 +98,25 @@ def until_from(text: str | None, now: datetime) -> datetime | None:
     except ValueError:
         raise PauseProblem(f"--until {text!r} is neither a duration nor a date, nor a day routine knows.",
                            f"write {FORMS}.") from None
-    moment = moment if moment.tzinfo else moment.replace(tzinfo=now.tzinfo)
+    moment = _holdable(moment if moment.tzinfo else moment.replace(tzinfo=now.tzinfo), text)
     if moment <= now:
         raise PauseProblem(f"--until {text} is in the past.", "give a later date, or a duration such as 3d.")
     return moment
+
+
+def _holdable(moment: datetime, text: str) -> datetime:
+    """``moment`` if the clock can hold it in any zone (before ``LATEST``), else a PauseProblem."""
+    try:
+        if moment.astimezone(timezone.utc) < LATEST:
+            return moment
+    except (OverflowError, ValueError):
+        pass
+    raise _too_far(text)
+
+
+def _too_far(text: str) -> PauseProblem:
+    return PauseProblem(f"--until {text} is further ahead than routine's clock can hold (before the year "
+                        f"{LATEST.year}).", "pause without --until: it holds until `routine resume`.")
 
 
 def _days_ahead(word: str, today: date) -> int | None:
@@ -119,17 +136,27 @@ def _day_start(day: date, zone: tzinfo | None) -> datetime:
 
 
 def load(state: Path) -> Pauses:
-    """The pauses in force as written; an unreadable file pauses nothing (and says so in the log)."""
+    """The pauses in force as written. A file that cannot be read, or holds a time the clock cannot
+    (tampered, or written by an older version), is set aside like a damaged journal
+    (``routine.statedb``: the daemon's health monitor raises its one alert) and pauses nothing."""
     try:
         raw = json.loads((state / FILE).read_text(encoding="utf-8"))
-        return Pauses({name: Hold(datetime.fromisoformat(h["since"]),
-                                  datetime.fromisoformat(h["until"]) if h.get("until") else None)
+        return Pauses({name: Hold(_stored(h["since"]), _stored(h["until"]) if h.get("until") else None)
                        for name, h in raw.get("holds", {}).items()})
     except FileNotFoundError:
         return Pauses()
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        logging.getLogger("routine").warning("%s is unreadable (%s); nothing is paused", state / FILE, exc)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
+        from routine.statedb import set_aside
+
+        set_aside(state / FILE, f"unreadable: {exc}; nothing is paused")
         return Pauses()
+
+
+def _stored(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None or not moment.astimezone(timezone.utc) < LATEST:
+        raise ValueError(f"{text} is no time the clock can hold")
+    return moment
 
 
 def save(state: Path, pauses: Pauses) -> None:
@@ -187,8 +214,9 @@ def in_force(state: Path, holidays: tuple[tuple[date, date], ...], now: datetime
     """What is paused now, and the holidays of the coming week, one line each, for `routine
     status` and the dashboard."""
     today = now.astimezone(zone).date()
-    lines = [f"everything today: a holiday ({first.isoformat()}{'' if first == last else '..' + last.isoformat()})"
-             for first, last in holidays if first <= today <= last]
+    lines = [f"everything today: a holiday ({first.isoformat()}{'' if first == last else '..' + last.isoformat()}), "
+             f"until {last + timedelta(days=1):%a %d %b %Y} begins (`holiday:` in routine.yaml; `routine resume` "
+             "does not end it)" for first, last in holidays if first <= today <= last]
     lines += [f"everything {'tomorrow' if first == today + timedelta(days=1) else 'from'} {first:%a %d %b}"
               f"{'' if first == last else f' to {last:%a %d %b}'}: a holiday (`holiday:` in routine.yaml)"
               for first, last in holidays if today < first <= today + HOLIDAYS_AHEAD]

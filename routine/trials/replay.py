@@ -85,8 +85,9 @@ def solo(client: ModelClient, alias: str) -> ModelClient:
 def replay(config: Config, agents: dict[str, AgentSpec], run: RunRecord, candidate: str,
            client: ModelClient) -> Replayed:
     """Send ``run``'s request to ``candidate`` and judge the answer beside the run's own."""
-    if not isinstance(run.prompt, list) or not run.prompt:
-        raise UsageError(f"Run {run.id} has no journaled request to replay.", "try a step run that called a model.")
+    problem = row_problem(run)
+    if problem:
+        raise UsageError(f"Run {run.id} cannot be replayed: {problem}.", "try a step run that called a model.")
     agent = agents.get((run.agent or "").lower())
     if agent is None:
         raise UsageError(f"Run {run.id}'s agent {run.agent} is no longer defined.", "try runs of current agents.")
@@ -185,6 +186,24 @@ def _memory_mb(config: Config, alias: str, model: str) -> float | None:
         return None
     names = {dep.served_name, f"{dep.served_name}:latest"}
     return next((round(r.size / 2**20, 1) for r in found if r.name in names and r.size), None)
+
+
+def row_problem(run: RunRecord) -> str | None:
+    """What makes ``run``'s journal row unfit to replay (damaged or tampered), or None: its request
+    must be a list of messages (each a role and a text), its start a time, its output a text."""
+    prompt = run.prompt
+    if not isinstance(prompt, list) or not prompt:
+        return "its journaled request is missing or is not a list of messages"
+    if not all(isinstance(m, dict) and isinstance(m.get("role"), str)
+               and isinstance(m.get("content"), (str, type(None))) for m in prompt):
+        return "its journaled request holds something other than messages with a role and a text"
+    try:
+        datetime.fromisoformat(str(run.started_at))
+    except ValueError:
+        return f"its start {str(run.started_at)[:40]!r} is not a time"
+    if not isinstance(run.output, (str, type(None))) or not isinstance(run.wrote, (dict, type(None))):
+        return "its output or what it wrote is not what a run records"
+    return None
 
 
 def _day_of(config: Config, run: RunRecord) -> date:

@@ -3,6 +3,7 @@ against when one is named, never the candidate's own runs."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -11,6 +12,9 @@ from routine.config.overrides import known_alias
 from routine.errors import UsageError
 from routine.journal import Journal, RunRecord
 from routine.journal.trials import replayable
+from routine.trials.replay import row_problem
+
+log = logging.getLogger(__name__)
 
 
 def runs_to_try(config: Config, journal: Journal, candidate: str, now: datetime, against: str | None = None,
@@ -28,7 +32,19 @@ def runs_to_try(config: Config, journal: Journal, candidate: str, now: datetime,
         runs = replayable(journal.db, today - timedelta(days=1), today)
     own = _models_of(config, candidate)
     theirs = _models_of(config, against) if against is not None else None
-    return [r for r in runs if r.model not in own and (theirs is None or r.model in theirs)]
+    return [r for r in _sound(runs) if r.model not in own and (theirs is None or r.model in theirs)]
+
+
+def _sound(runs: list[RunRecord]) -> list[RunRecord]:
+    """The runs whose journal rows can be replayed; each other one skipped with a sentence."""
+    kept = []
+    for run in runs:
+        problem = row_problem(run)
+        if problem:
+            log.warning("run %s is skipped: %s (its journal row is damaged or was edited)", run.id, problem)
+        else:
+            kept.append(run)
+    return kept
 
 
 DAYS = {"yesterday": 0, "today": 1}  # how many days after the default (yesterday) the runs are from

@@ -3,23 +3,31 @@
 A PDF reads as markdown with one section per page headed `page=N`, so a search hit on it links
 `[[Papers/Spec.pdf#page=3]]` (Obsidian opens the PDF at that page) and `read_note` can give one
 page. Bounded: at most ``PDF_MAX_BYTES`` and ``PDF_MAX_PAGES``; a PDF with no text layer (a scan)
-reads as empty and is said to be one. pypdf is imported only to read a PDF.
+reads as empty and is said to be one. pypdf runs only in a child process of its own
+(``routine.vault.pdf_extract``, ``routine.bounded``), per file under a CPU-time, a wall-clock, a memory and a recursion
+limit: a flate bomb, a PDF nested too deep or one that takes minutes to read is one sentence
+(``NoteUnreadable``) and one file left out, never a failed search, index pass or block.
 """
 
 from __future__ import annotations
 
-import io
 import logging
 import re
 from pathlib import Path
 
+from routine.bounded import ChildFailed, Limits, run_child
 from routine.errors import NoteUnreadable
-from routine.vault.files import read_regular
+from routine.vault.files import NOTE_MAX_BYTES, read_regular
 
 log = logging.getLogger(__name__)
 
 PDF_MAX_BYTES = 50 * 2**20
 PDF_MAX_PAGES = 500
+# Per file: 10 s of CPU (a page that takes pypdf minutes is cut here), 30 s however loaded the
+# machine, 1 GiB of address space (a decompression bomb ends here), 1000 Python frames (brackets
+# nested deeper end here).
+PDF_LIMITS = Limits(cpu_seconds=10, wall_seconds=30, memory_bytes=1 << 30, recursion=1000)
+PDF_TEXT_MAX_CHARS = NOTE_MAX_BYTES  # the text kept of one PDF, all pages together
 PAGE = re.compile(r"^page=(\d+)$")
 
 
@@ -37,19 +45,16 @@ def pdf_pages(path: Path, label: str | None = None) -> list[str]:
 
 
 def pages_of(raw: bytes, label: str) -> list[str]:
-    """The text of each page of the PDF ``raw`` (``label`` names it in the sentence if it is none)."""
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
+    """The text of each page of the PDF ``raw``, read in a bounded child process; a PDF that is
+    none, or breaks a limit, raises ``NoteUnreadable`` naming ``label`` and why."""
     try:
-        reader = PdfReader(io.BytesIO(raw))
-        texts = [(page.extract_text() or "").strip() for page in reader.pages[:PDF_MAX_PAGES]]
-        if len(reader.pages) > PDF_MAX_PAGES:
-            log.info("%s: only its first %d pages are read", label, PDF_MAX_PAGES)
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
-        raise NoteUnreadable(f"{label} is not a PDF pypdf can read ({type(exc).__name__}).",
+        answer = run_child("routine.vault.pdf_extract", [str(PDF_MAX_PAGES), str(PDF_TEXT_MAX_CHARS)], raw, PDF_LIMITS)
+    except ChildFailed as exc:
+        raise NoteUnreadable(f"{label} is not a PDF routine can read ({exc}); it is left out.",
                              "open it in a PDF reader; save it again as PDF if it is damaged.") from None
-    return texts
+    if answer.get("more"):
+        log.info("%s: only its first %d pages are read", label, PDF_MAX_PAGES)
+    return [str(page) for page in answer.get("pages") or []]
 
 
 def pdf_markdown(pages: list[str]) -> str:

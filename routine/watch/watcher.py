@@ -11,6 +11,8 @@ catches what the kernel dropped.
 - ``reconcile`` compares every note's mtime and size (then hash) with what is known: it finds
   changes made while the daemon was down, events inotify dropped, and all changes when
   inotify is off or out of watches (then it runs more often).
+- The files followed are what the search index reads (``filters.is_searchable``): the notes and
+  the PDFs; a PDF's change goes to the index alone (``routine.daemon.vault_events``).
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ from typing import TYPE_CHECKING, Callable
 
 from routine import supervise
 from routine.errors import NoteUnreadable
-from routine.vault.files import read_regular, skip_undecodable, vault_files
+from routine.vault.files import NOTE_MAX_BYTES, read_regular, skip_undecodable, vault_files
 from routine.watch.changes import RECENT, Change, Outcome, Settled
-from routine.watch.filters import ignored, is_note
+from routine.vault.pdf import PDF_MAX_BYTES, is_pdf
+from routine.watch.filters import ignored, is_searchable
 from routine.watch.state import FileState, FileStates
 
 if TYPE_CHECKING:
@@ -148,11 +151,11 @@ class VaultWatcher:
         if event.is_directory or event.event_type in ("opened", "closed_no_write"):
             return
         src = self._rel(event.src_path)
-        src = src if src and is_note(src) else None
+        src = src if src and is_searchable(src) else None
         if event.event_type == "moved":
             dest = self._rel(event.dest_path)
-            src_note = src if src and is_note(src) else None
-            dest_note = dest if dest and is_note(dest) else None
+            src_note = src if src and is_searchable(src) else None
+            dest_note = dest if dest and is_searchable(dest) else None
             if src_note and dest_note:
                 with self._cond:
                     self._moves[dest_note] = src_note
@@ -228,7 +231,7 @@ class VaultWatcher:
         path = self.root / rel
         try:
             st = path.stat()
-            return st, read_regular(path, label=rel)
+            return st, read_regular(path, PDF_MAX_BYTES if is_pdf(rel) else NOTE_MAX_BYTES, label=rel)
         except NoteUnreadable as exc:
             log.warning("vault watcher: %s", exc.message)
             return None
@@ -280,7 +283,7 @@ class VaultWatcher:
     # --- reconcile -----------------------------------------------------------------------------------
 
     def _walk(self) -> list[str]:
-        return [rel for rel in vault_files(self.root) if is_note(rel)]
+        return [rel for rel in vault_files(self.root) if is_searchable(rel)]
 
     def _present(self) -> bool:
         """False while the vault is missing or empty: then nothing is compared, nothing known is

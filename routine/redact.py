@@ -1,0 +1,40 @@
+"""Secrets stay in routine.yaml: the one way a URL is shown or stored anywhere else.
+
+A notification URL (Apprise: `tgram://BOT_TOKEN/CHAT`, `pover://USER@TOKEN`, `pbul://TOKEN`,
+`slack://A/B/C`, `json://host/secret-path`, `ntfys://user:pass@host/topic`, `mailtos://user:pass@…`)
+or a calendar URL (`https://user:pass@cal.lan/private-TOKEN/basic.ics?key=…`) can carry its secret
+in any part of it. ``redact_url`` keeps the scheme and a host that reads as a host name (an IP
+address, lower-case names of short labels) with its port, and drops everything else: user and
+password, path, query, fragment, and a host that may itself be a token. ``redact_text`` does the
+same to every URL inside a text. Every output routine makes (the CLI, logs, the journal, alerts,
+notifications, prompts, hence the search index) passes its URLs through these.
+"""
+
+from __future__ import annotations
+
+import re
+
+URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,15}://[^\s<>\"'`]+")
+_HOST_PORT = re.compile(r"(\[[0-9a-fA-F:.]+\]|[^:\[\]]*)(?::(\d{1,5}))?")
+# A host name as people write them (lower case, short labels: `nas`, `ntfy.lan`, `hooks.slack.com`);
+# an IP address. A token is long, mixed case or holds `:` or `.`-joined random parts: hidden.
+_HOST = re.compile(r"(\d{1,3}\.){3}\d{1,3}|\[[0-9a-fA-F:.]+\]|[a-z0-9-]{1,24}(\.[a-z0-9-]{1,24})*")
+HIDDEN = "…"
+
+
+def redact_url(url: str) -> str:
+    """``url`` as it may be shown: `scheme://host:port`, or `scheme://…` when the host may be a
+    secret; a text without `://` (a file's path) is returned as it is."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    netloc = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    found = _HOST_PORT.fullmatch(netloc.rpartition("@")[2])
+    if found is None or not _HOST.fullmatch(found[1]):
+        return f"{scheme}://{HIDDEN}"
+    return f"{scheme}://{found[1]}" + (f":{found[2]}" if found[2] else "")
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every URL in it shown as ``redact_url`` shows it."""
+    return URL.sub(lambda m: redact_url(m[0]), text) if "://" in text else text
