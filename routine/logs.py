@@ -50,9 +50,9 @@ class RedactFilter(logging.Filter):
         message = record.getMessage()
         if "://" in message:
             record.msg, record.args = redact_text(message), None
-        if record.exc_info:  # a traceback's lines may quote a URL too: formatted once, redacted
+        if record.exc_info:  # a traceback may quote a URL too: formatted here, redacted; every formatter
+            # uses a record's exc_text when it is set, and the record keeps its exc_info for other handlers
             record.exc_text = redact_text(logging.Formatter().formatException(record.exc_info))
-            record.exc_info = None
         return True
 
 
