@@ -19,7 +19,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 from routine.vault.agent_memory import Entry
 from routine.verdicts import verdict_of
@@ -27,6 +27,7 @@ from routine.verdicts import verdict_of
 _TOLD = re.compile(r"^\s*(?:please\s+)?(?:remember|note for next time|from now on|always|never|don't|do not)\b",
                    re.IGNORECASE)
 REVIEWER = "critic"
+WINDOW = timedelta(days=14)  # how far back a run looks for what its agent has not learned yet
 
 
 def _day(iso: str) -> date:
@@ -37,10 +38,13 @@ def _link(note: str) -> str:
     return f"[[{note.removesuffix('.md')}]]"
 
 
-def evidence(db: sqlite3.Connection, agent: str, readable: Callable[[str], bool]) -> list[Entry]:
-    """Every entry the journal holds evidence for and that was not learned before, oldest first."""
+def evidence(db: sqlite3.Connection, agent: str, readable: Callable[[str], bool], now: datetime) -> list[Entry]:
+    """Every entry the journal holds evidence for, of the last ``WINDOW`` (a run reads a bounded
+    journal however long routine has run), that was not learned before; oldest first."""
+    since = (now - WINDOW).astimezone(timezone.utc).isoformat(timespec="seconds")
     learned = {r[0] for r in db.execute("SELECT key FROM memory_learned WHERE agent=?", (agent,))}
-    found = [*_kept(db, agent), *_decided(db, agent), *_reviewed(db, agent, readable), *_told(db, agent)]
+    found = [*_kept(db, agent, since), *_decided(db, agent, since), *_reviewed(db, agent, readable, since),
+             *_told(db, agent, since)]
     return sorted((e for e, source in found if e.key not in learned and (source is None or readable(source))),
                   key=lambda e: (e.day, e.key))
 
@@ -51,9 +55,9 @@ def learned(db: sqlite3.Connection, agent: str, entries: list[Entry], at: dateti
     db.commit()
 
 
-def _kept(db: sqlite3.Connection, agent: str) -> Iterator[tuple[Entry, str | None]]:
+def _kept(db: sqlite3.Connection, agent: str, since: str) -> Iterator[tuple[Entry, str | None]]:
     rows = db.execute("SELECT id, note, section, kept, ending, measured_at FROM written_sections WHERE agent=?"
-                      " AND via='run' AND measured_at IS NOT NULL AND ending != 'superseded'", (agent,))
+                      " AND via='run' AND measured_at >= ? AND ending != 'superseded'", (agent, since))
     for row_id, note, section, kept, ending, at in rows:
         where = f"your {section} in {_link(note)}"
         if ending == "deleted":
@@ -65,23 +69,24 @@ def _kept(db: sqlite3.Connection, agent: str) -> Iterator[tuple[Entry, str | Non
         yield Entry(_day(at), text, f"keep-{row_id}"), note
 
 
-def _decided(db: sqlite3.Connection, agent: str) -> Iterator[tuple[Entry, str | None]]:
+def _decided(db: sqlite3.Connection, agent: str, since: str) -> Iterator[tuple[Entry, str | None]]:
     rows = db.execute("SELECT d.id, d.decision, d.target, d.section, d.at FROM decisions d JOIN runs r"
-                      " ON r.id = d.run_id WHERE r.agent=? AND d.outcome IN ('applied', 'rejected')", (agent,))
+                      " ON r.id = d.run_id WHERE r.agent=? AND d.outcome IN ('applied', 'rejected') AND d.at >= ?",
+                      (agent, since))
     for row_id, decision, target, section, at in rows:
         what = f"{section} in {_link(target)}" if target and section else (_link(target) if target else "a note")
         yield Entry(_day(at), f"The person {decision} your proposal for {what}.", f"decision-{row_id}"), target
 
 
-def _reviewed(db: sqlite3.Connection, agent: str,
-              readable: Callable[[str], bool]) -> Iterator[tuple[Entry, str | None]]:
+def _reviewed(db: sqlite3.Connection, agent: str, readable: Callable[[str], bool],
+              since: str) -> Iterator[tuple[Entry, str | None]]:
     rows = db.execute(
         "SELECT c.id, c.output, c.wrote, c.started_at, a.wrote FROM runs a JOIN runs c"
         " ON c.agent=? AND c.kind='step' AND c.status IN ('ok', 'proposal')"
         " AND ((c.parent = a.parent AND c.step > a.step)"
         "      OR c.parent IN (SELECT id FROM runs WHERE trigger = 'after:' || a.parent))"
-        " WHERE a.agent=? AND a.kind='step' AND a.status IN ('ok', 'proposal') AND a.parent IS NOT NULL",
-        (REVIEWER, agent))
+        " WHERE a.agent=? AND a.kind='step' AND a.status IN ('ok', 'proposal') AND a.parent IS NOT NULL"
+        " AND a.started_at >= ?", (REVIEWER, agent, since))
     for run_id, output, review_note, at, reviewed in rows:
         verdict = verdict_of(output)
         review, subject = _path_of(review_note), _path_of(reviewed)
@@ -93,9 +98,9 @@ def _reviewed(db: sqlite3.Connection, agent: str,
         yield Entry(_day(at), text, f"review-{run_id}"), None
 
 
-def _told(db: sqlite3.Connection, agent: str) -> Iterator[tuple[Entry, str | None]]:
+def _told(db: sqlite3.Connection, agent: str, since: str) -> Iterator[tuple[Entry, str | None]]:
     rows = db.execute("SELECT m.id, m.content, m.at FROM chat_messages m JOIN chats c ON c.id = m.chat"
-                      " WHERE c.agent=? AND m.role='user'", (agent,))
+                      " WHERE c.agent=? AND m.role='user' AND m.at >= ?", (agent, since))
     for row_id, content, at in rows:
         said = " ".join((content or "").split())
         if _TOLD.match(said):

@@ -23,7 +23,7 @@ LABEL = "Your memory: what routine learned from your earlier runs and the person
 def learn(vault: Path, db: sqlite3.Connection, agent: AgentSpec, now: datetime) -> None:
     """Add to the agent's memory note what the journal shows since it last learned."""
     KeepRates(db).measure_due(vault, now)  # sections now 48 h old say what the person kept
-    found = lessons.evidence(db, agent.name, lambda rel: in_scope(list(agent.reads), rel))
+    found = lessons.evidence(db, agent.name, lambda rel: in_scope(list(agent.reads), rel), now)
     if found and agent_memory.add(vault, agent_memory.note_of(agent.source), _title(agent), agent.name, found):
         lessons.learned(db, agent.name, found, now)
 
