@@ -9,11 +9,10 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from waits import scaled
+from waits import scaled, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = Path(__file__).resolve().parent / "systemd_box.sh"
@@ -50,27 +49,34 @@ class Box:
             self.proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", str(SCRIPT),
                                           str(self.base), *options], stdin=subprocess.DEVNULL, stdout=console,
                                          stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + scaled(60)
-        while not self.pid1:
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.close()
-                pytest.skip(f"systemd did not boot in a container here: {self._console_tail()}")
-            children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
-            try:
-                first = children.read_text().split()
-            except OSError:
-                first = []
-            self.pid1 = int(first[0]) if first and self._is_systemd(int(first[0])) else 0
-            time.sleep(0.1)
-        state = ""
-        while state not in ("running", "degraded"):  # degraded: a unit of the machine's own failed
-            booted = self.run("systemctl", "is-system-running", "--wait", check=False, timeout=120)
-            state = booted.stdout.strip()
-            if self.proc.poll() is not None or time.monotonic() > deadline + scaled(120):
-                self.close()
-                pytest.skip(f"systemd did not finish booting in a container here ({state} {booted.stderr.strip()}): "
-                            f"{self._console_tail()}")
-            time.sleep(0.2)
+        try:  # the container's PID 1, once it is systemd (or the box ended: 0)
+            self.pid1 = wait_until(lambda: self._systemd_child() if self.proc.poll() is None else -1, 60,
+                                   "systemd to start in the container", interval=0.1)
+        except AssertionError:
+            self.pid1 = -1
+        if self.pid1 < 0:
+            self.close()
+            pytest.skip(f"systemd did not boot in a container here: {self._console_tail()}")
+        try:  # `--wait` returns once the boot is over; degraded: a unit of the machine's own failed
+            wait_until(lambda: self.proc.poll() is not None or self._booted(), 180, "systemd to finish booting")
+        except AssertionError:
+            pass
+        if self.proc.poll() is not None or not self._booted():
+            self.close()
+            pytest.skip(f"systemd did not finish booting in a container here: {self._console_tail()}")
+
+    def _systemd_child(self) -> int:
+        """The box process's first child when it is systemd, else 0."""
+        children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
+        try:
+            first = children.read_text().split()
+        except OSError:
+            return 0
+        return int(first[0]) if first and self._is_systemd(int(first[0])) else 0
+
+    def _booted(self) -> bool:
+        state = self.run("systemctl", "is-system-running", "--wait", check=False, timeout=120).stdout.strip()
+        return state in ("running", "degraded")
 
     @staticmethod
     def _is_systemd(pid: int) -> bool:
