@@ -23,12 +23,14 @@ from routine.atomicfile import TEMP_MARKER, fsync_dir, remove_quietly, write_tem
 from routine.errors import NoteExists, RoutineError
 
 __all__ = ["TEMP_MARKER", "NoteChanged", "NotARegularFile", "atomic_create", "atomic_write", "fsync_dir",
-           "remove_note", "sweep_temp_files"]
+           "note_lock", "remove_note", "sweep_temp_files"]
 
-# Called with (path, bytes) just before routine puts bytes at path, and (path, None) before it
-# removes a note: the daemon's vault watcher learns what its own writes look like, so they never
-# trigger anything, while the person's next edit of the same note does.
-WriteListener = Callable[[Path, "bytes | None"], None]  # (path, the bytes written, or None: removed)
+# Called right after routine put bytes at a path (or removed the note there), with the note's lock
+# held (``note_lock``): (path, the bytes written or None: removed, the bytes they replaced or None:
+# there were none). The daemon's vault watcher reads a note under that same lock, so it sees the
+# note either before a write or after it and told of it, never in between: routine's own writes
+# never trigger anything, and a save of the person's, before or after routine's, always does.
+WriteListener = Callable[[Path, "bytes | None", "bytes | None"], None]
 _write_listeners: list[WriteListener] = []
 
 
@@ -41,10 +43,10 @@ def remove_write_listener(listener: WriteListener) -> None:
         _write_listeners.remove(listener)
 
 
-def _announce(path: Path, data: bytes | None) -> None:
+def _announce(path: Path, data: bytes | None, before: bytes | None = None) -> None:
     for listener in list(_write_listeners):
         try:
-            listener(Path(path), data)
+            listener(Path(path), data, before)
         except Exception:  # a listener's bug must never stop a write
             import logging
 
@@ -61,9 +63,10 @@ class NoteChanged(Exception):
 
 
 _LEFTOVER = re.compile(re.escape(TEMP_MARKER) + r"(?:(\d+)-)?[0-9a-f]{8}\Z")
-# Routine's own threads check and rename one note in turn: a lock per note, from a fixed set (a
-# daemon that runs for months writes many notes; two notes may share a lock, which only orders them).
-_PATH_LOCKS = tuple(threading.Lock() for _ in range(64))
+# Routine's own threads check and rename one note in turn, and the vault watcher reads it in turn
+# with them: a lock per note, from a fixed set (a daemon that runs for months writes many notes;
+# two notes may share a lock, which only orders them). Reentrant: a write listener may read the note.
+_PATH_LOCKS = tuple(threading.RLock() for _ in range(64))
 STALE_SECONDS = 3600.0  # a temp file this old is a leftover whatever its pid says (pids are reused)
 
 
@@ -122,16 +125,18 @@ def atomic_write(path: Path, text: str | bytes, *, expected: bytes | None = None
         _carry_over(path, expected, data, late)
 
 
-def _path_lock(path: Path) -> threading.Lock:
-    return _PATH_LOCKS[hash(str(path)) % len(_PATH_LOCKS)]
+def note_lock(path: Path) -> threading.RLock:
+    """The lock routine holds while it writes the note at ``path`` (any spelling of it)."""
+    return _PATH_LOCKS[hash(os.path.realpath(path)) % len(_PATH_LOCKS)]
 
 
 def _replace(path: Path, data: bytes, expected: bytes | None, check: bool = True) -> bytes | None:
-    """One rename, checked first against ``expected`` (unless ``check`` is off); returns the old
-    file's bytes when they are not ``expected`` after the rename (a save landed on it). Two of
-    routine's threads never check and rename the same note at once: both would pass the check, and
-    the second rename would drop the first one's change (two task pickups finishing together)."""
-    with _path_lock(path):
+    """One rename, checked first against ``expected`` (unless ``check`` is off: then it carries a
+    save of the person's over, and is not announced as routine's own); returns the old file's bytes
+    when they are not ``expected`` after the rename (a save landed on it). Two of routine's threads
+    never check and rename the same note at once: both would pass the check, and the second rename
+    would drop the first one's change (two task pickups finishing together)."""
+    with note_lock(path):
         return _replace_locked(path, data, expected, check)
 
 
@@ -151,14 +156,15 @@ def _replace_locked(path: Path, data: bytes, expected: bytes | None, check: bool
             os.chmod(temp, stat.S_IMODE(st.st_mode))
         except FileNotFoundError:
             pass
+        current = _read_fd(old) if old is not None and (expected is not None or _write_listeners) else None
         if expected is not None and check:
-            current = _read_fd(old) if old is not None else None
             # Text the person added at the end meanwhile is carried over after the rename;
             # any other edit means the change must be worked out again from their text.
             if current is None or not current.startswith(expected):
                 raise NoteChanged(str(path))
-        _announce(path, data)
         atomicfile.commit(temp, path)
+        if check:
+            _announce(path, data, current)
     except BaseException:
         remove_quietly(temp)
         if old is not None:
@@ -266,16 +272,18 @@ def atomic_create(path: Path, text: str) -> None:
     A note that appears meanwhile is never replaced (``atomicfile.create``).
     """
     data = text.encode("utf-8", errors="surrogateescape")
-    _announce(Path(path), data)
-    try:
-        atomicfile.create(path, data)
-    except FileExistsError:
-        raise NoteExists(f"A note already exists at {path}; routine never replaces a whole note.",
-                         "nothing to do: the new text was not written there.") from None
+    with note_lock(path):
+        try:
+            atomicfile.create(path, data)
+        except FileExistsError:
+            raise NoteExists(f"A note already exists at {path}; routine never replaces a whole note.",
+                             "nothing to do: the new text was not written there.") from None
+        _announce(Path(path), data)
 
 
 def remove_note(path: Path) -> None:
     """Remove a note routine itself wrote or moved (an archived proposal's old place)."""
-    _announce(Path(path), None)
-    os.unlink(path)
+    with note_lock(path):
+        os.unlink(path)
+        _announce(Path(path), None)
     fsync_dir(Path(path).parent)

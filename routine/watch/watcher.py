@@ -5,9 +5,12 @@ catches what the kernel dropped.
   for its debounce, then the file is read once and compared with what the watcher last knew
   (``FileStates``): a burst of modify/close events from one save, or an editor's
   temp-file-then-rename save, is one change — or none, if the bytes did not change.
-- routine's own writes announce their bytes first (``routine.vault.atomic``); a file that
-  settles to bytes routine wrote is not a change, so agents never trigger themselves, while
-  the person's edit a second later is.
+- routine's own writes are told to the watcher as they land (``routine.vault.atomic``), each
+  with the bytes it wrote and those it replaced, under the note's lock, and the watcher reads a
+  note under that lock too. A note that settles to the bytes routine last wrote there is not a
+  change (the record is used once), so agents never trigger themselves; a save of the person's
+  is always one: after routine's write (other bytes on disk), or before it and written over
+  before it settled (routine's write replaced bytes the watcher had not seen).
 - ``reconcile`` compares every note's mtime and size (then hash) with what is known: it finds
   changes made while the daemon was down, events inotify dropped, and all changes when
   inotify is off or out of watches (then it runs more often).
@@ -24,15 +27,17 @@ import os
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from routine import supervise
 from routine.errors import NoteUnreadable
+from routine.vault.atomic import note_lock
 from routine.vault.files import NOTE_MAX_BYTES, read_regular, skip_undecodable, vault_files
 from routine.watch.changes import RECENT, Change, Outcome, Settled
 from routine.vault.pdf import PDF_MAX_BYTES, is_pdf
-from routine.watch.filters import ignored, is_searchable
+from routine.watch.filters import is_searchable
 from routine.watch.state import FileState, FileStates
 
 if TYPE_CHECKING:
@@ -48,6 +53,14 @@ WATCH_LIMIT_FIX = ("raise the limit: `sudo sysctl fs.inotify.max_user_watches=52
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class _OwnWrite:
+    """routine's last write to a note, not yet seen settled."""
+
+    sha: str        # the bytes it put there
+    theirs: bool    # it replaced a save of the person's the watcher had not seen yet: that save is a change
 
 
 class VaultWatcher:
@@ -70,7 +83,7 @@ class VaultWatcher:
         self._pending: dict[str, float] = {}   # rel -> monotonic time it may settle
         self._moves: dict[str, str] = {}       # dest rel -> src rel, for a move in flight
         self._moved_away: set[str] = set()
-        self._own: dict[str, str] = {}         # rel -> hash of the bytes routine last wrote there
+        self._own: dict[str, _OwnWrite] = {}   # rel -> routine's last write there, not seen yet
         self._stop = threading.Event()
         self._reconcile_now = threading.Event()
         self._observer: BaseObserver | None = None
@@ -175,19 +188,24 @@ class VaultWatcher:
             self._pending[rel] = time.monotonic() + self.quiet_for(rel)
             self._cond.notify_all()
 
-    def own_write(self, path: Path, data: bytes | None) -> None:
-        """routine is about to put ``data`` at ``path`` (None: remove it): not a change."""
+    def own_write(self, path: Path, data: bytes | None, before: bytes | None = None) -> None:
+        """routine has just put ``data`` at ``path`` (None: removed it), replacing ``before`` (None:
+        nothing was there); called with the note's lock held (``routine.vault.atomic``)."""
         rel = self._rel(path)
-        if rel is None or ignored(rel):
+        if rel is None or not is_searchable(rel):
             return
-        with self._cond:
-            if data is None:
-                self._own.pop(rel, None)
-            else:
-                self._own[rel] = _sha(data)
         if data is None:
+            with self._cond:
+                self._own.pop(rel, None)
             self.states.drop(rel)
-        else:
+            return
+        known = self.states.get(rel)
+        with self._cond:
+            last = self._own.get(rel)
+            seen = {known.sha if known else None, last.sha if last else None}
+            theirs = (last is not None and last.theirs) or (_sha(before) if before is not None else None) not in seen
+            self._own[rel] = _OwnWrite(_sha(data), theirs)
+        if not theirs:  # what the watcher knows of the note is routine's bytes (a restart keeps it)
             self.states.put(rel, FileState(None, None, _sha(data)))
 
     def recent(self) -> list[Settled]:
@@ -243,28 +261,32 @@ class VaultWatcher:
             move_from = self._moves.pop(rel, None)
             moved_away = rel in self._moved_away
             self._moved_away.discard(rel)
-        known = self.states.get(rel)
-        found = self._read(rel)
-        if found is None:
-            if known is None:
-                return Settled(rel, Outcome.UNREADABLE if (self.root / rel).exists() else Outcome.GONE, at=time.time())
-            self.states.drop(rel)
-            return Settled(rel, Outcome.GONE if moved_away else Outcome.CHANGE,
-                           None if moved_away else Change("deleted", rel), time.time())
-        change = self._compare(rel, known, found, move_from)
+        with note_lock(self.root / rel):  # routine's write to it is either done and told, or not begun
+            known = self.states.get(rel)
+            found = self._read(rel)
+            if found is None:
+                with self._cond:
+                    self._own.pop(rel, None)
+                if known is None:
+                    outcome = Outcome.UNREADABLE if (self.root / rel).exists() else Outcome.GONE
+                    return Settled(rel, outcome, at=time.time())
+                self.states.drop(rel)
+                return Settled(rel, Outcome.GONE if moved_away else Outcome.CHANGE,
+                               None if moved_away else Change("deleted", rel), time.time())
+            change = self._compare(rel, known, found, move_from)
         return Settled(rel, change if isinstance(change, Outcome) else Outcome.CHANGE,
                        change if isinstance(change, Change) else None, time.time())
 
     def _compare(self, rel: str, known: FileState | None, found: tuple[os.stat_result, bytes],
-                 move_from: str | None) -> Change | Outcome:
+                 move_from: str | None = None) -> Change | Outcome:
+        """What the note's bytes on disk are, read under its lock: routine's own write (its record
+        is used up: the next look judges the note afresh), no change, or the person's change."""
         st, data = found
         sha = _sha(data)
         self.states.put(rel, FileState(st.st_mtime_ns, st.st_size, sha))
         with self._cond:
-            own = self._own.get(rel)
-            if own is not None and own != sha:
-                del self._own[rel]  # the person has written since routine did
-        if sha == own:
+            own = self._own.pop(rel, None)
+        if own is not None and own.sha == sha and not own.theirs:
             return Outcome.OWN_WRITE
         if known is None:
             return Change("moved", rel, src=move_from) if move_from else Change("created", rel)
@@ -344,18 +366,20 @@ class VaultWatcher:
             known = self.states.get(rel)
             if known is not None and (known.mtime_ns, known.size) == (st.st_mtime_ns, st.st_size):
                 continue
-            found = self._read(rel)
-            if found is None:
-                continue
-            sha = _sha(found[1])
-            self.states.put(rel, FileState(found[0].st_mtime_ns, found[0].st_size, sha))
-            if (known is not None and known.sha == sha) or self._own.get(rel) == sha:
-                continue
-            changes.append(Change("modified" if known is not None else "created", rel, source="reconcile"))
+            with note_lock(self.root / rel):
+                known = self.states.get(rel)
+                found = self._read(rel)
+                judged = self._compare(rel, known, found) if found is not None else None
+            if isinstance(judged, Change):
+                changes.append(replace(judged, source="reconcile"))
         for rel in self.states.paths():
-            if rel not in seen and rel not in pending:
+            if rel in seen or rel in pending:
+                continue
+            with note_lock(self.root / rel):  # not one routine wrote or removed after the walk
+                if self.states.get(rel) is None or os.path.lexists(self.root / rel):
+                    continue
                 self.states.drop(rel)
-                changes.append(Change("deleted", rel, source="reconcile"))
+            changes.append(Change("deleted", rel, source="reconcile"))
         for change in changes:
             self._emit(change)
         self.reconciles += 1
