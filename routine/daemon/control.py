@@ -1,4 +1,5 @@
-"""The control socket, daemon side: `routine fire`, `status`, `index` and `search` while the daemon runs.
+"""The control socket, daemon side: `routine fire` (``routine.daemon.fire_op``), `status`, `index`
+and `search` while the daemon runs.
 
 A manual fire goes through the same work queue, model client and journal as scheduled work,
 and its progress streams back to the CLI as JSON lines (protocol: ``routine.control``).
@@ -17,19 +18,13 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from routine import paths
-from routine.causes import is_disk_full
-from routine.config.overrides import known_alias, on_model, on_models
 from routine.control import socket_path
+from routine.daemon.fire_op import fire
 from routine.daemon.ports import Jobs
-from routine.errors import DaemonError, RoutineError, StateDiskFull, UsageError, Abandoned
-from routine.journal import Journal
-from routine.journal.status import succeeded
-from routine.runner.events import IndexProgress, Queued, RunEvent
+from routine.errors import DaemonError, RoutineError
+from routine.runner.events import IndexProgress
 
 if TYPE_CHECKING:
-    from routine.runner.resume import Resume
-    from routine.schedule.model import Block
     from routine.daemon.status_record import DaemonStatus
     from routine.daemon.vault_events import VaultEvents
     from routine.memory.remote import RemoteIndex
@@ -245,102 +240,6 @@ def handle_request(host: Host, status: Callable[[], DaemonStatus], message: dict
         send({"done": True})
     else:
         send({"done": True, "error": f"unknown request {op!r}", "exit": 2})
-
-
-def fire(jobs: Jobs, message: dict[str, Any], send: Send, gone: threading.Event) -> None:
-    """Run an agent or a block through the queue; if the CLI goes away (Ctrl-C), the run stops
-    at its next token or write and is journaled as interrupted."""
-    from routine.config.loader import agent_named
-    from routine.daemon.work import Work
-    from routine.runner.block import run_block
-    from routine.runner.step import StepRequest
-
-    live = jobs.live
-    target = message["target"]
-    done = threading.Event()
-    result: dict = {}
-
-    def on_event(event: RunEvent) -> None:
-        if gone.is_set():
-
-            raise Abandoned("the person interrupted `routine fire` (Ctrl-C), so this run stopped and wrote nothing.")
-        send(event.to_json())
-
-    block = live.schedules.blocks.get(target)
-    if message.get("resume") and block is None:
-        raise UsageError(f"Block {target} of run {message['resume']} is no longer in the schedules.",
-                         "restore it in its schedule file, or fire its agents one by one.")
-    job = Work(key="", label=f"fire {target}")
-    alias, write = message.get("model") or None, bool(message.get("write"))
-    if alias is not None:
-        known_alias(live.config, str(alias))
-    if block is not None and target.lower() not in live.agents:
-        resume = _resume(message.get("resume"), block)  # refused here, before anything is queued
-        agents = on_models(live.config, live.agents, block.agents, alias, write)
-
-        def run(journal: Journal) -> dict:
-            outcome = run_block(jobs.make_runner(journal, on_event, job, gone), block, agents,
-                                trigger="retry" if resume else "manual", stream=True, resume=resume)
-            if alias is None:  # a run on another model writes proposals: nothing to review yet
-                jobs.follow(block.id, outcome)
-            return dict(status=outcome.status, run=outcome.run_id, steps=[s.summary() for s in outcome.steps])
-        job.key, job.models = f"block:{block.id}", jobs.model_keys(block.agents, alias)
-    else:
-        agent = on_model(live.config, agent_named(live.agents, [], target), alias, write)
-        request = StepRequest.for_agent(live.config, agent, message.get("task"), model_override=alias)
-
-        def run(journal: Journal) -> dict:
-            return jobs.make_runner(journal, on_event, cancel=gone).run_step(request, stream=True).summary()
-        job.key, job.models = f"agent:{agent.name}", jobs.model_keys([agent.name], alias)
-    errors: list[RoutineError] = []
-    job.run = _journaled(run, result, errors, done, job.label)
-    jobs.queue.submit(job)
-    snapshot = jobs.queue.snapshot()
-    if snapshot.queued:
-        send(Queued(snapshot.ahead()).to_json())
-    done.wait()
-    if errors:  # the run could not even be journaled: the person gets the sentence, not an empty exit 1
-        raise errors[0]
-    failed = not succeeded(result.get("status"))
-    send({"done": True, "result": result, "exit": 1 if failed else 0})
-
-
-def _journaled(run: Callable[[Journal], dict], result: dict, failed: list[RoutineError], done: threading.Event,
-               label: str) -> Callable[[], None]:
-    """A fire's work: its own journal connection, the run's summary into ``result``; a failure
-    the person can act on (a full state disk) into ``failed``, logged in one line."""
-
-    def work() -> None:
-        journal = None
-        try:
-            journal = Journal()
-            result.update(run(journal))
-        except Exception as exc:
-            error = exc if isinstance(exc, RoutineError) else \
-                StateDiskFull(paths.journal_file(), str(exc)) if is_disk_full(exc) else None
-            if error is None:
-                raise
-            log.error("%s: %s", label, error)
-            failed.append(error)
-        finally:
-            if journal is not None:
-                journal.close()
-            done.set()
-    return work
-
-
-def _resume(run_id: str | None, block: Block) -> Resume | None:
-    """Where `routine runs retry` picks the block up (None for a plain fire)."""
-    if not run_id:
-        return None
-    from routine.runner.resume import block_run_of, resume_point
-
-    journal = Journal()
-    try:
-        run = journal.get(run_id)
-        return resume_point(journal, block_run_of(journal, run), block) if run is not None else None
-    finally:
-        journal.close()
 
 
 def decide(host: Host, message: dict[str, Any], send: Send) -> None:

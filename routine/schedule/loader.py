@@ -7,16 +7,12 @@ while another is being fixed; `load_schedules` raises with the problems of all f
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from routine.config.input_forms import Kind, kind_of as input_kind, problem as input_problem
-from routine.config.checks import sample_path, template_problems, write_scope_problem
-from routine.config.conditions import Condition
-from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, StepSpec, WriteSpec
-from routine.config.schedule_schema import BLOCK, SCHEDULE, STEP, TRIGGER
+from routine.config.model import AgentSpec, Config, WriteSpec
+from routine.config.schedule_schema import BLOCK, SCHEDULE, TRIGGER
 from routine.config.schema import with_defaults
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, PathKey, YamlSyntaxError, load_yaml
@@ -24,7 +20,7 @@ from routine.errors import ConfigError, Problem, RoutineError
 from routine.schedule import chains
 from routine.schedule.cron import Cron, CronError
 from routine.schedule.model import Block, RetryPolicy, Schedules, Trigger, parse_duration
-from routine.templating import LIST_VARIABLES
+from routine.schedule.steps import branch_problems, check_template, parse_step
 
 
 @dataclass
@@ -101,7 +97,6 @@ def _declares_block(path: Path, block_id: str) -> bool:
 
 def _named_in_text(path: Path, block_id: str) -> bool:
     """A file that does not parse as YAML: does its text name the block?"""
-    import re
 
     from routine.vault.files import CONFIG_MAX_BYTES, read_regular
 
@@ -213,11 +208,11 @@ def _block(doc: LocatedYaml, block_id: str, raw: dict, tz: str | None, agents: d
     steps = []
     seen: list[str] = [chain.step] if chain is not None and chain.step else []  # its output is the first input
     for i, s in enumerate(raw["steps"]):
-        step = _step(doc, here + ("steps", i), s, agents, seen, problems)
+        step = parse_step(doc, here + ("steps", i), s, agents, seen, problems)
         if step:
             steps.append(step)
         seen.append(s["agent"])
-    _branch_problems(doc, here, steps, problems)
+    branch_problems(doc, here, steps, problems)
     if cron is None or len(problems) > before:  # a bad cron is among the problems
         return None
     raw = with_defaults(BLOCK, raw)  # the defaults are the schema's
@@ -240,129 +235,6 @@ def _retry(raw: dict) -> RetryPolicy:
     return RetryPolicy(attempts=raw["attempts"], backoff=_duration(raw["backoff"]))
 
 
-def _step(doc: LocatedYaml, here: PathKey, s: dict, agents: dict[str, AgentSpec], earlier: list[str],
-          problems: list[Problem]) -> StepSpec | None:
-    agent = agents.get(s["agent"])
-    before = len(problems)
-    if agent is None:
-        problems.append(
-            doc.problem(
-                here + ("agent",),
-                f"unknown agent {s['agent']!r}" + (f" (agents: {', '.join(sorted(agents))})." if agents else "."),
-            )
-        )
-        return None
-    if s["agent"] in earlier:
-        problems.append(
-            doc.problem(
-                here + ("agent",),
-                f"agent {s['agent']!r} already has a step in this block; steps are named by agent, so use it "
-                "once per block.",
-            )
-        )
-    if isinstance(s.get("task"), str):
-        _check_template(doc, here + ("task",), s["task"], earlier, problems)
-    if not s.get("task") and not agent.task:
-        problems.append(doc.problem(here, f"step needs a `task:` (agent {agent.name} has no default task)."))
-    for j, item in enumerate(s.get("inputs", [])):
-        if not isinstance(item, str):
-            continue
-        _check_template(doc, here + ("inputs", j), item, earlier, problems)
-        wrong = input_problem(item)
-        if wrong is not None:
-            problems.append(doc.problem(here + ("inputs", j), f"{wrong[0].rstrip('.')}; {wrong[1]}"))
-            continue
-        kind, words = input_kind(item)
-        if kind in (Kind.NOTE, Kind.LINKS):
-            rel = sample_path(_input_path(words))
-            if rel is not None and not _in_scope(agent.reads, rel):
-                problems.append(
-                    doc.problem(
-                        here + ("inputs", j),
-                        f"{item!r} is outside agent {agent.name}'s reads scope ({', '.join(agent.reads) or 'none'}).",
-                    )
-                )
-    if isinstance(s.get("search"), dict) and isinstance(s["search"].get("query"), str):
-        _check_template(doc, here + ("search", "query"), s["search"]["query"], earlier, problems)
-    if isinstance(s.get("graph"), dict) and isinstance(s["graph"].get("around"), str):
-        around = s["graph"]["around"]
-        _check_template(doc, here + ("graph", "around"), around, earlier, problems)
-        if "/" in around and "{" not in around and not _in_scope(agent.reads, around.removesuffix(".md") + ".md"):
-            problems.append(doc.problem(here + ("graph", "around"), f"{around!r} is outside agent {agent.name}'s reads "
-                                        f"scope ({', '.join(agent.reads) or 'none'}), so its graph would be empty."))
-    raw_write = s.get("write") if isinstance(s.get("write"), dict) else None
-    write = WriteSpec.from_dict(raw_write) or agent.write
-    if write is None:
-        problems.append(doc.problem(here, f"step needs a `write:` target (agent {agent.name} has no default)."))
-    elif raw_write:
-
-        for key in WriteSpec.KEYS:
-            if isinstance(raw_write.get(key), str):
-                _check_template(doc, here + ("write", key), raw_write[key], earlier, problems)
-        msg = write_scope_problem(write, agent)
-        if msg and "template" not in msg:
-            problems.append(doc.problem(here + ("write",), msg))
-    if len(problems) > before:
-        return None
-    s = with_defaults(STEP, s)
-    search = SearchSpec(s["search"]["query"], s["search"]["k"]) if isinstance(s.get("search"), dict) else None
-    raw_graph = s.get("graph")
-    graph = (GraphSpec(raw_graph["around"], raw_graph["depth"])
-             if isinstance(raw_graph, dict) and isinstance(raw_graph.get("around"), str) else None)
-    return StepSpec(agent=agent.name, task=s.get("task"), inputs=tuple(s.get("inputs", ())), search=search, write=write,
-                    graph=graph, when=_condition(doc, here, s.get("when"), earlier, problems))
-
-
-def _condition(doc: LocatedYaml, here: PathKey, raw: dict | None, earlier: list[str],
-               problems: list[Problem]) -> Condition | None:
-    """`when:` names an earlier step of the block (the schema checked its form)."""
-    if raw is None:
-        return None
-    if raw["step"] not in earlier:
-        problems.append(doc.problem(here + ("when", "step"), f"`when` names step {raw['step']!r}, which is not an "
-                                    f"earlier step of this block ({', '.join(earlier) or 'none before it'})."))
-    verdict = raw.get("verdict")
-    verdicts = tuple(
-        " ".join(str(v).lower().split()) for v in ([verdict] if isinstance(verdict, str) else verdict or ())
-    )
-    return Condition(step=raw["step"], verdict=verdicts, contains=raw.get("contains"), otherwise=raw.get("else"))
-
-
-def _branch_problems(doc: LocatedYaml, here: PathKey, steps: list[StepSpec], problems: list[Problem]) -> None:
-    """Each `else:` names a later step of the block, one that has no `when:` of its own and is no
-    other step's `else:`."""
-    names = [s.agent for s in steps]
-    taken: set[str] = set()
-    for i, step in enumerate(steps):
-        target = step.when.otherwise if step.when else None
-        if target is None:
-            continue
-        where = here + ("steps", i, "when", "else")
-        if target not in names[i + 1:]:
-            problems.append(doc.problem(where, f"`else` names step {target!r}, which is not a later step of this "
-                                        f"block ({', '.join(names[i + 1:]) or 'none after it'})."))
-        elif steps[names.index(target)].when is not None or target in taken:
-            problems.append(doc.problem(where, f"step {target!r} is already conditional; an `else` step runs only "
-                                        "as this branch, so give it no `when` and name it in one `else`."))
-        taken.add(target)
-
-
-def _input_path(words: str) -> str:
-    """The note an input's words name (``input_forms.kind_of``): no `#Section`, a list variable as one date."""
-    text = words.split("#", 1)[0]
-    return re.sub(r"\{\{\s*(" + "|".join(LIST_VARIABLES) + r")\s*\}\}", "2026-01-05", text)
-
-
-def _check_template(doc: LocatedYaml, path: PathKey, text: str, earlier: list[str], problems: list[Problem]) -> None:
-    problems += [doc.problem(path, msg) for msg in template_problems(text, earlier)]
-
-
-def _in_scope(globs: Iterable[str], rel: str) -> bool:
-    from routine.vault.scope import in_scope
-
-    return in_scope(list(globs), rel)
-
-
 def _trigger(doc: LocatedYaml, i: int, raw: dict, agents: dict[str, AgentSpec],
              problems: list[Problem]) -> Trigger | None:
     here = ("triggers", i)
@@ -371,7 +243,7 @@ def _trigger(doc: LocatedYaml, i: int, raw: dict, agents: dict[str, AgentSpec],
         problems.append(doc.problem(here + ("agent",), f"unknown agent {raw['agent']!r}."))
         return None
     if "task" in raw:
-        _check_template(doc, here + ("task",), raw["task"], [], problems)
+        check_template(doc, here + ("task",), raw["task"], [], problems)
     write = WriteSpec.from_dict(raw.get("write")) or agent.write
     if write is None:
         problems.append(doc.problem(here, f"trigger needs a `write:` target (agent {agent.name} has no default)."))

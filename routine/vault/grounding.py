@@ -27,18 +27,21 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import date, timedelta
 from enum import Enum
-from functools import lru_cache, partial
-from pathlib import Path, PurePosixPath
+from functools import partial
+from pathlib import PurePosixPath
 from typing import Callable
 
-from routine.vault.figures import Figure, Known, Line, candidates, day_counts, derived, direct, figures_of, near, \
+from routine.vault.figures import Figure, Known, candidates, day_counts, derived, direct, figures_of, near, \
     operands_of, significant, words_of
-from routine.vault.files import read_text, vault_files
+from routine.vault.grounds import Facts, Grounds, grounds_for
 from routine.vault.mentions import WEEKDAYS, NameKind, Written, dates_in, known_dates, names_in, without_dates
-from routine.vault.notes import code_fence_ranges, resolve_wikilink, wikilinks
+from routine.vault.notes import code_fence_ranges, wikilinks
+
+__all__ = ["Facts", "Finding", "Grounds", "Kind", "Review", "Strictness", "check", "findings_text", "grounds_for",
+           "review", "sentences"]
 
 
 class Strictness(str, Enum):
@@ -69,107 +72,6 @@ class Finding:
 
     def line(self) -> str:
         return f"{self.claim}: {self.why}" + (f" ({self.hint})" if self.hint else "")
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What one text states: its lines (words, figures, dates), dates, and words as written."""
-
-    known: Known
-    dates: frozenset[date]
-    words: frozenset[str]      # every word, lowercased
-    capitals: frozenset[str]   # words written with a capital, lowercased
-    text: str
-
-
-def facts_of(text: str, today: date) -> Facts:
-    lines, block = [], 0
-    for raw in text.splitlines():
-        if not raw.strip():
-            block += 1
-            continue
-        lines.append(Line(words_of(raw), tuple(figures_of(without_dates(raw))), tuple(known_dates(raw, today)),
-                          block, raw.lstrip().startswith("|"), raw.lstrip().startswith("#")))
-        for written in dates_in(raw):
-            if written.year and written.year not in {f.value for f in lines[-1].figures}:
-                lines[-1] = replace(lines[-1], figures=lines[-1].figures + (_year(written.year),))
-    words = re.findall(r"[^\W\d_][\w'’-]*", text)
-    return Facts(Known(lines), frozenset(d for line in lines for d in line.dates),
-                 frozenset(w.lower() for w in words), frozenset(w.lower() for w in words if w[0].isupper()), text)
-
-
-def _year(year: int) -> Figure:
-    return Figure(float(year), 0, "plain", 1.0, str(year))
-
-
-@dataclass
-class Grounds:
-    """What a reply may rest on: the texts the model was shown, and the notes the agent may read."""
-
-    shown: str                                      # prompt messages and tool results, joined
-    today: date
-    readable: Callable[[str], bool]                 # a wikilink target names a note the agent may read
-    names: frozenset[str] = frozenset()             # names of notes the agent may read, lowercased
-    notes: Callable[[], list[tuple[str, Facts]]] = lambda: []   # (path, facts) of the notes it may read
-    _facts: Facts | None = field(default=None, repr=False)
-    _readable: list[tuple[str, Facts]] | None = field(default=None, repr=False)
-
-    @property
-    def facts(self) -> Facts:
-        if self._facts is None:
-            self._facts = facts_of(self.shown, self.today)
-        return self._facts
-
-    def readable_facts(self) -> list[tuple[str, Facts]]:
-        """The notes the agent may read, read once per check (and only for a claim the shown text
-        does not support)."""
-        if self._readable is None:
-            self._readable = self.notes()
-        return self._readable
-
-
-@lru_cache(maxsize=1024)
-def _note_facts(path: str, mtime_ns: int, size: int, today: date) -> Facts | None:
-    """A note's facts, read again only when it changed (its size or time)."""
-    try:
-        return facts_of(read_text(path), today)
-    except OSError:
-        return None
-
-
-def grounds_for(vault_root: Path, may_read: Callable[[str], bool], shown: list[str], today: date,
-                skip: tuple[str, ...] = ()) -> Grounds:
-    """The grounds of a reply by an agent that may read what ``may_read`` admits (the scope resolver's
-    answer, ``routine.access``) and was given the texts ``shown``. ``skip``: folders whose notes are
-    no support (proposals: a held reply must not ground itself the next time)."""
-    every = vault_files(vault_root)
-    rels = [rel for rel in every if rel.lower().endswith(".md") and may_read(rel)
-            and not any(rel.startswith(s.rstrip("/") + "/") for s in skip)]
-
-    def readable(target: str) -> bool:
-        rel = resolve_wikilink(vault_root, target)
-        return rel is not None and may_read(rel)
-
-    def notes() -> list[tuple[str, Facts]]:
-        out = []
-        for rel in rels:
-            try:
-                st = (vault_root / rel).stat()
-            except OSError:
-                continue
-            facts = _note_facts(str(vault_root / rel), st.st_mtime_ns, st.st_size, today)
-            if facts is not None:
-                out.append((rel, facts))
-        return out
-
-    names = {PurePosixPath(rel).stem.lower() for rel in rels}
-    for rel in every:  # a person's or project's note names them, read or not (a name is not the note's content)
-        top = rel.split("/", 1)[0]
-        if top in ("People", "Projects") and rel.lower().endswith(".md"):
-            names.add(PurePosixPath(rel).stem.lower())
-            if top == "Projects" and rel.count("/") >= 2:
-                names.add(rel.split("/")[1].lower())  # Projects/Atlas/…: the project is Atlas
-    return Grounds("\n".join(shown), today, readable, frozenset(names), notes)
 
 
 @dataclass
