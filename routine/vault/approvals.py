@@ -232,11 +232,10 @@ class _Body:
     replaced: str | None = None
 
 
-def _append(landing: _Landing) -> Applied | _Body:
-    proposal, body = landing.proposal, landing.body
+def _entry(landing: _Landing) -> Applied | _Body:
+    proposal = landing.proposal
     entry = f"### {landing.now:%H:%M} — {proposal.agent} (approved)\n{_approved(proposal.text)}"
-    new_body = body + ("" if not body else "\n" if body.endswith("\n") else "\n\n") + entry
-    return _Body(new_body, f"Added the approved entry to {landing.link}.")
+    return _Body(proposal.kind.place(landing.body, entry), f"Added the approved entry to {landing.link}.")
 
 
 def _section(landing: _Landing) -> Applied | _Body:
@@ -273,7 +272,7 @@ def _note(landing: _Landing) -> Applied | _Body:
 # How each kind of write target's approved proposal lands, as `writer._Writer.KINDS` says how it
 # is written: a kind without its entry here is refused at import, never applied as another kind.
 _LANDS: dict[WriteKind, Callable[[_Landing], Applied | _Body]] = {
-    WriteKind.NOTE: _note, WriteKind.SECTION: _section, WriteKind.APPEND: _append}
+    WriteKind.NOTE: _note, WriteKind.SECTION: _section, **{kind: _entry for kind in WriteKind if kind.is_entry}}
 if set(_LANDS) != set(WriteKind):
     raise ImportError(f"approvals: no way to land {sorted(set(WriteKind) - set(_LANDS))} (add it to _LANDS)")
 

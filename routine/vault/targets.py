@@ -3,13 +3,15 @@
 A target is written in YAML as ``{note: N}`` (a new note), ``{note: N, section: S}`` (a fenced
 section of N, replaced) or ``{append: N}`` (an entry at the end of a log note). ``WriteTarget.kind``
 is the one place those three optional strings become a ``WriteKind``; everything else asks the
-kind. What differs by kind sits beside it: what the model is told here, how it is written in
-``vault/writer.py`` (``_Writer.KINDS``) and how an approved proposal of it lands in
-``vault/approvals.py``.
+kind. What differs by kind sits beside it: what the model is told, and where an entry goes in
+the note (``WriteKind.place``: the writer and an approved proposal add every entry alike); how a
+note or a section is written is ``vault/writer.py`` (``_Writer.KINDS``), and how an approved
+proposal of it lands ``vault/approvals.py`` (``_LANDS``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -26,6 +28,16 @@ class WriteKind(str, Enum):
         """What the model is told about the shape of its answer ({note}, {section} filled in)."""
         return _INSTRUCTIONS[self]
 
+    @property
+    def is_entry(self) -> bool:
+        """An entry added to a note (``place`` says where; its YAML key is the kind's name), not a
+        note or a section written whole. The writer and an approved proposal add every entry alike."""
+        return self in _PLACES
+
+    def place(self, body: str, entry: str) -> str:
+        """A note's body with ``entry`` added where this kind of entry goes."""
+        return _PLACES[self](body, entry)
+
 
 _INSTRUCTIONS = {
     WriteKind.SECTION: ("Write only the markdown that goes inside the section \"{section}\" of {note}: "
@@ -36,6 +48,14 @@ _INSTRUCTIONS = {
     WriteKind.APPEND: ("Write a short markdown entry to append to {note}: no preamble. "
                        "Cite the notes you draw on with wikilinks."),
 }
+
+
+def _at_end(body: str, entry: str) -> str:
+    return body + ("" if not body else "\n" if body.endswith("\n") else "\n\n") + entry
+
+
+# Where each kind of entry goes in a note's body (the writer's and the approval's one rule).
+_PLACES: dict[WriteKind, Callable[[str, str], str]] = {WriteKind.APPEND: _at_end}
 
 
 @dataclass(frozen=True)
@@ -53,8 +73,9 @@ class WriteTarget:
 
     @property
     def kind(self) -> WriteKind:
-        if self.append:
-            return WriteKind.APPEND
+        entry = next((kind for kind in _PLACES if getattr(self, kind.value)), None)
+        if entry is not None:
+            return entry
         return WriteKind.SECTION if self.section else WriteKind.NOTE
 
     @property
@@ -63,8 +84,8 @@ class WriteTarget:
         return next((value for key in self.DESTS if (value := getattr(self, key))), "")
 
     def describe(self) -> str:
-        if self.kind is WriteKind.APPEND:
-            return f"append to {self.append}"
+        if self.kind.is_entry:
+            return f"{self.kind.value} to {self.dest}"
         return f"{self.note} § {self.section}" if self.kind is WriteKind.SECTION else f"new note {self.note}"
 
     def instructions(self) -> str:

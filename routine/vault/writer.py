@@ -196,13 +196,13 @@ class _Writer:
         return self._result(WriteOutcome.PROPOSAL, f"{self.rel} already exists and routine never replaces a note; "
                                         f"the new text is in {wikilink_for(proposal)}.", proposal)
 
-    def append(self) -> WriteResult:
+    def entry(self) -> WriteResult:
+        """An entry, of any kind of entry (``WriteKind.place`` says where it goes)."""
         entry = f"### {self.prov.generated:%H:%M} — {self.prov.agent}\n{prepare_content(self.content)}"
 
         def add_entry(current: NoteText | None) -> str:
             split = _split(current)
-            joiner = "" if not split.body else ("\n" if split.body.endswith("\n") else "\n\n")
-            return _stamped(split, split.body + joiner + entry, self.prov)
+            return _stamped(split, self.target.kind.place(split.body, entry), self.prov)
 
         _rewrite(self.path, self.rel, add_entry)
         return self._result(WriteOutcome.APPENDED, f"Added an entry to {self.rel}.")
@@ -248,7 +248,8 @@ class _Writer:
         return self._result(WriteOutcome.PROPOSAL, told.format(title=title, rel=self.rel, link=link), proposal, why)
 
 
-_Writer.KINDS = {WriteKind.NOTE: _Writer.new_note, WriteKind.SECTION: _Writer.section, WriteKind.APPEND: _Writer.append}
+_Writer.KINDS = {WriteKind.NOTE: _Writer.new_note, WriteKind.SECTION: _Writer.section,
+                 **{kind: _Writer.entry for kind in WriteKind if kind.is_entry}}
 
 
 # Why the person's text was kept: (sentence in the proposal, sentence in the result).
