@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from routine.config.notify import Topic
+from routine.config.notify import topics
 from routine.config.schema import CONFIG, LIBRARY_TOOLS
 from routine.durations import parse_duration
 
@@ -194,7 +194,7 @@ LOADED = {
     ("holiday",): (lambda c: c.holiday, tuple),
     ("calendars",): (lambda c: c.calendars, tuple),
     ("notify", "urls"): (lambda c: c.notify.urls, tuple),
-    ("notify", "on"): (lambda c: c.notify.on, lambda v: frozenset(Topic(t) for t in v)),
+    ("notify", "on"): (lambda c: c.notify.on, topics),
     ("notify", "ready"): (lambda c: c.notify.ready, tuple),
     ("notify", "quiet_hours"): (lambda c: c.notify.quiet, lambda v: None),
     ("notify", "remind"): (lambda c: c.notify.remind, lambda v: timedelta(days=1)),

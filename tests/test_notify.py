@@ -211,6 +211,9 @@ def test_notify_on_written_plainly_is_read_as_meant_and_bad_quiet_hours_are_loca
     text = home.config.read_text()
     home.config.write_text(text + "\nnotify:\n  urls: [json://127.0.0.1:9/x]\n  on: [alerts]\n")
     assert home.run("schedule", "list").returncode == 0  # YAML 1.1 reads `on` as true: taken as meant
+    home.config.write_text(text + "\nnotify:\n  urls: [json://127.0.0.1:9/x]\n  on: [alert]\n")
+    bad = home.run("schedule", "list")  # `all` (the default) or a list of kinds: the wrong one named, with the kinds
+    assert bad.returncode == 2 and "'alert' is not one of 'alerts', 'proposals'" in bad.stderr, bad.stderr
     home.config.write_text(text + "\nnotify:\n  urls: [json://127.0.0.1:9/x]\n  quiet_hours: '25:00-07:00'\n")
     bad = home.run("schedule", "list")
     assert bad.returncode == 2 and "notify.quiet_hours" in bad.stderr and "two times of day" in bad.stderr

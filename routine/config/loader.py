@@ -18,7 +18,7 @@ from routine.config.agent_notes import (
     parse_agent_note,
     read_agent_note,
 )
-from routine.config.notify import NotifySettings, Topic, quiet_hours, remind_ahead
+from routine.config.notify import NotifySettings, quiet_hours, remind_ahead, topics
 from routine.config.calendars import CalendarSource
 from routine.config.checks import pinning_conflicts
 from routine.config.model import (
@@ -128,7 +128,7 @@ def _build_config(path: Path, raw: dict) -> Config:
         libraries=_libraries(path, data.get("libraries") or {}),
         holiday=tuple(_holiday(d) for d in data["holiday"]),
         calendars=tuple(_calendar(c) for c in data["calendars"]),
-        notify=NotifySettings(urls=tuple(data["notify"]["urls"]), on=frozenset(Topic(t) for t in data["notify"]["on"]),
+        notify=NotifySettings(urls=tuple(data["notify"]["urls"]), on=topics(data["notify"]["on"]),
                               ready=tuple(data["notify"]["ready"]), quiet=quiet_hours(data["notify"]["quiet_hours"]),
                               remind=remind_ahead(data["notify"]["remind"])),
         trials=TrialSettings(window=quiet_hours(data["trials"]["window"]), clear=_seconds(data["trials"]["clear"])),

@@ -1,5 +1,6 @@
 """`notify:` in routine.yaml as the code uses it: where messages go (Apprise URLs), about what,
-and when not (quiet hours). ``Topic`` is the one list of what can notify (the schema's enum)."""
+and when not (quiet hours). ``Topic`` is the one list of what can notify (the schema's enum and
+description, `notify.on`'s default ``all``)."""
 
 from __future__ import annotations
 
@@ -22,10 +23,13 @@ class Priority(str, Enum):
 
 
 class Topic(str, Enum):
-    ALERTS = "alerts"        # an alert opened (one message per cause), and when it resolves
-    PROPOSALS = "proposals"  # a proposal waits for the person's approval
-    TASKS = "tasks"          # a project task assigned to a person, and a reminder when it is due
-    READY = "ready"          # a block named in `notify.ready` wrote its note (with its first lines)
+    """What a message is about: one member and its line in ``_TRAITS``, and `notify.on` (its
+    default ``all``, its description in the schema) offers it."""
+
+    ALERTS = "alerts"
+    PROPOSALS = "proposals"
+    TASKS = "tasks"
+    READY = "ready"
 
     def __str__(self) -> str:
         return self.value
@@ -34,11 +38,27 @@ class Topic(str, Enum):
     def priority(self) -> Priority:
         """A message's priority unless it says otherwise: an outage or failure high, something
         waiting for the person normal, a note ready to read low."""
-        return _PRIORITY[self]
+        return _TRAITS[self][0]
+
+    @property
+    def meaning(self) -> str:
+        """What is sent about it, for the person (the schema's description of `notify.on`)."""
+        return _TRAITS[self][1]
 
 
-_PRIORITY = {Topic.ALERTS: Priority.HIGH, Topic.PROPOSALS: Priority.NORMAL, Topic.TASKS: Priority.NORMAL,
-             Topic.READY: Priority.LOW}
+# topic: (its messages' priority, what is sent)
+_TRAITS: dict[Topic, tuple[Priority, str]] = {
+    Topic.ALERTS: (Priority.HIGH, "an alert opened, one message per cause, and when it resolves"),
+    Topic.PROPOSALS: (Priority.NORMAL, "a proposal waiting for your approval"),
+    Topic.TASKS: (Priority.NORMAL, "a project task assigned to a person, and a nudge when it is due"),
+    Topic.READY: (Priority.LOW, "the note of a block named in `ready`, with its first lines"),
+}
+ALL = "all"  # `notify.on: all` (the default): every topic, those added later too
+
+
+def topics(on: str | list[str]) -> frozenset[Topic]:
+    """`notify.on` as written (the schema checked it): ``all``, or a list of topics."""
+    return frozenset(Topic) if on == ALL else frozenset(Topic(t) for t in on)
 
 
 @dataclass(frozen=True)

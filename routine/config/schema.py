@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from routine.config.notify import Topic
+from routine.config.notify import ALL, Topic
 from routine.config.tool_names import LIBRARY_TOOLS, TOOL_NAMES
 from routine.vault.targets import WriteTarget
 
@@ -259,10 +259,11 @@ CONFIG = {
                 default=[],
             ),
             on=key(
-                "what is sent: alerts (one message per cause, and when it resolves), proposals waiting, "
-                "tasks assigned to a person, ready (the notes of the blocks in `ready`)",
-                {"type": "array", "items": {"enum": [t.value for t in Topic]}, "uniqueItems": True},
-                default=[t.value for t in Topic],
+                f"what is sent: {ALL} (every kind, those added later too), or a list of: "
+                + "; ".join(f"{t.value} ({t.meaning})" for t in Topic),
+                {"anyOf": [{"enum": [ALL]},
+                           {"type": "array", "items": {"enum": [t.value for t in Topic]}, "uniqueItems": True}]},
+                default=ALL,
             ),
             ready=key(
                 "blocks whose note, once written, is sent with its first lines (e.g. [morning])",

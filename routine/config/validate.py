@@ -30,6 +30,8 @@ def _sentence(error: ValidationError) -> str:
         return f"a write target takes exactly one of {' or '.join(repr(k) for k in WriteTarget.DESTS)}."
     if v in ("oneOf", "not") and isinstance(error.instance, dict):
         return f"a write target is {WriteTarget.FORMS}."
+    if v == "anyOf" and error.context:  # `all` or a list, a duration or `off`: what is wrong in the likeliest form
+        return _sentence(min(error.context, key=lambda e: (-len(e.absolute_path), e.validator == "type")))
     if v == "propertyNames":
         return f"{error.instance!r} is not a valid name: use lower-case letters, digits, '-' or '_'."
     return error.message[0].lower() + error.message[1:] + ("" if error.message.endswith(".") else ".")
