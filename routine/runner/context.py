@@ -210,23 +210,11 @@ def _step(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServic
         g.text(f"step:{form.name}", f"Output of the {form.name} step, just now", form.text, Priority.STEP)
 
 
-def _journal(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServices) -> None:
-    if services.journal_report is not None:
-        g.text(f"journal:{form.days}", f"routine's own journal, the last {form.days} days",
-               services.journal_report(form.days), Priority.INPUT)
-
-
-def _follow_through(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServices) -> None:
-    if services.follow_through is not None:
-        g.text(f"follow-through:{form.days}", f"the person's follow-through, the last {form.days} days",
-               services.follow_through(form.days), Priority.INPUT)
-
-
-def _calendar(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServices) -> None:
-    text = services.calendar_report(form.span) if services.calendar_report is not None else ""
-    if text:  # no `calendars:` configured: nothing to say
-        g.text(f"calendar:{form.span.value}", f"the person's calendar, {form.span.value.replace('_', ' ')}",
-               text, Priority.INPUT)
+def _report(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServices) -> None:
+    """A form read from a run service (``inputs.REPORTS``): one text, when the service has one."""
+    label, text = input_forms.REPORTS[form.kind](services, form)
+    if text:
+        g.text(f"{form.kind.value}:{label}", label, text, Priority.INPUT)
 
 
 def _glob(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServices) -> None:
@@ -264,11 +252,11 @@ def _links(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServi
             break
 
 
-# How each input form (``runner.inputs.Kind``) is gathered: a form without its entry fails at import.
+# How each input form (``runner.inputs.Kind``) is gathered (one read from a run service: as its
+# ``REPORTS`` entry says): a form without its entry fails at import.
 _GATHER: dict[input_forms.Kind, Callable[[_Gatherer, input_forms.Input, input_forms.RunServices], None]] = {
-    input_forms.Kind.STEP: _step, input_forms.Kind.JOURNAL: _journal, input_forms.Kind.CALENDAR: _calendar,
-    input_forms.Kind.FOLLOW_THROUGH: _follow_through,
-    input_forms.Kind.GLOB: _glob, input_forms.Kind.LINKS: _links, input_forms.Kind.NOTE: _note}
+    input_forms.Kind.STEP: _step, input_forms.Kind.GLOB: _glob, input_forms.Kind.LINKS: _links,
+    input_forms.Kind.NOTE: _note, **{kind: _report for kind in input_forms.REPORTS}}
 if set(_GATHER) != set(input_forms.Kind):
     raise ImportError(f"context: no way to gather {sorted(k.value for k in set(input_forms.Kind) - set(_GATHER))}")
 

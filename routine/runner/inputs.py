@@ -90,6 +90,27 @@ def expand(raw: str, variables: dict, where: str) -> list[Input]:
     return [Input(kind, path=path.strip(), section=section.strip() or None)]
 
 
+def _journal(services: RunServices, form: Input) -> tuple[str, str]:
+    report = services.journal_report
+    return f"routine's own journal, the last {form.days} days", report(form.days) if report else ""
+
+
+def _follow_through(services: RunServices, form: Input) -> tuple[str, str]:
+    report = services.follow_through
+    return f"the person's follow-through, the last {form.days} days", report(form.days) if report else ""
+
+
+def _calendar(services: RunServices, form: Input) -> tuple[str, str]:
+    report = services.calendar_report  # without `calendars:` configured it has nothing to say
+    return f"the person's calendar, {form.span.value.replace('_', ' ')}", report(form.span) if report else ""
+
+
+# The forms read from a run service as one text: (what the model is told it is, the text; "": nothing
+# to give, as in a dry run without state). ``routine.runner.context`` gathers each of them alike.
+REPORTS: dict[Kind, Callable[[RunServices, Input], tuple[str, str]]] = {
+    Kind.JOURNAL: _journal, Kind.FOLLOW_THROUGH: _follow_through, Kind.CALENDAR: _calendar}
+
+
 def glob_notes(vault: Path, pattern: str, reads: list[str], today: str) -> list[str]:
     """Notes matching a glob that the agent may read, newest first: dated notes (a date in the
     name) by that date, none after today; others by modification time, after the dated ones."""
