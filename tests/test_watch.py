@@ -151,7 +151,12 @@ def routine_then_person(note) -> None:
     note.write_text(note.read_text() + "my own line\n")
 
 
-@pytest.mark.parametrize("interleave", [person_then_routine, routine_then_person])
+def person_deletes_then_routine_writes(note) -> None:
+    note.unlink()
+    atomic_write(note, "# Sunday\n## Alignment\ngenerated\n")
+
+
+@pytest.mark.parametrize("interleave", [person_then_routine, routine_then_person, person_deletes_then_routine_writes])
 def test_a_persons_save_just_before_or_after_routines_write_is_a_change(watch, vault, interleave):
     held = {DAILY}
     watcher, seen, _ = watch(held=held)

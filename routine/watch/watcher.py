@@ -200,10 +200,11 @@ class VaultWatcher:
             self.states.drop(rel)
             return
         known = self.states.get(rel)
+        had = _sha(before) if before is not None else None  # None: nothing was there
         with self._cond:
             last = self._own.get(rel)
-            seen = {known.sha if known else None, last.sha if last else None}
-            theirs = (last is not None and last.theirs) or (_sha(before) if before is not None else None) not in seen
+            unseen = had != (known.sha if known else None) and (last is None or had != last.sha)
+            theirs = unseen or (last is not None and last.theirs)  # the person's bytes, written over
             self._own[rel] = _OwnWrite(_sha(data), theirs)
         if not theirs:  # what the watcher knows of the note is routine's bytes (a restart keeps it)
             self.states.put(rel, FileState(None, None, _sha(data)))
