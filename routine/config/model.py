@@ -247,6 +247,7 @@ class StepSpec:
     write: WriteSpec | None = None
     graph: GraphSpec | None = None
     when: Condition | None = None  # a conditional handoff (routine.config.conditions)
+    advice: bool = False  # its reply's `change` blocks become prompt trials (routine.runner.advice)
     # Values its templates insert (a project's folder, a member's name): data, never rendered.
     variables: tuple[tuple[str, str], ...] = ()
 

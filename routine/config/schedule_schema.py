@@ -87,6 +87,11 @@ STEP: dict = {
                 "else": {"type": "string", "minLength": 1},
             },
         },
+        # issue 40: advice that becomes a change (routine/runner/advice.py)
+        "advice": {"type": "boolean", "default": False,
+                   "description": "the reply may end with fenced `change` blocks (an agent, why, and a rule to "
+                                  "`add:` or its whole new `instructions:`); each is tried on the agent's runs "
+                                  "in the trials window and proposed only when it did better"},
         # issue 15: the knowledge graph's typed links around a note, in the step's context
         "graph": {
             "type": "object",

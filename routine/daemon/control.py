@@ -193,7 +193,8 @@ def _handler(host: Host, status: Callable[[], DaemonStatus]) -> type[socketserve
     return Handler
 
 
-OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "search": (), "chat": (), "held": ()}
+OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "search": (), "chat": (), "held": (),
+       "queued": ()}
 
 
 def parse_request(line: bytes) -> dict:
@@ -235,8 +236,8 @@ def handle_request(host: Host, status: Callable[[], DaemonStatus], message: dict
         from routine.daemon.chat_op import chat
 
         chat(host, message, send)
-    elif op == "held":  # `routine pause|resume` changed what is held: the dashboard and status say so now
-        host.changed()
+    elif op in ("held", "queued"):  # `routine pause|resume` changed what is held: the dashboard and status say
+        host.changed()  # so now; `models try`, `agent try` queued a trial: the trials window looks at once
         send({"done": True})
     else:
         send({"done": True, "error": f"unknown request {op!r}", "exit": 2})

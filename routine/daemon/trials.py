@@ -3,6 +3,8 @@
 model manager (so `max_resident` and the day's residency plan hold), and never while work is
 queued or running or a scheduled block is due within `trials.clear`. A trial a stop cut short
 is queued again at the next start (it had stored nothing). After each, `Routine/Models.md`.
+When no model trial waits, the queued variants of agent notes (issue 40: a weekly step's advice,
+`routine agent try` while the daemon runs) are tried the same way, on the agent's own model.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from routine.daemon.live import Live
 from routine.daemon.work import Work, WorkQueue
 from routine.errors import RoutineError
 from routine.journal import Journal
+from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
 from routine.journal.slots import Slots
 from routine.journal.trials import Trial, Trials
 from routine.models.plan import alias_key, upcoming_uses
@@ -49,7 +52,7 @@ class NightTrials:
 
     def start(self) -> None:
         self._journal = Journal()
-        again = Trials(self._journal.db).requeue_running()
+        again = Trials(self._journal.db).requeue_running() + PromptTrialQueue(self._journal.db).requeue_running()
         if again:
             log.info("%d trial(s) cut short by the last stop are queued again", again)
         self._thread = supervise.start("trials", self._loop, self._stop)
@@ -90,13 +93,20 @@ class NightTrials:
             return BUSY_SECONDS
         self._waiting = None
         trial = Trials(self._journal.db).claim()
-        if trial is None:
+        if trial is not None:
+            self._submit(f"trial of {trial.candidate} on run {trial.run}", partial(self._run, trial),
+                         alias_key(config, trial.candidate))
             return IDLE_SECONDS
-        key = alias_key(config, trial.candidate)
-        self._inflight.set()
-        self.queue.submit(Work(key="trials", label=f"trial of {trial.candidate} on run {trial.run}",
-                               run=partial(self._run, trial), models=(key,) if key else ()))
+        variant = PromptTrialQueue(self._journal.db).claim()
+        if variant is not None:  # a changed agent note, on the agent's own model
+            agent = self.live.agents.get(variant.agent)
+            self._submit(f"prompt trial of {variant.agent} ({variant.origin})", partial(self._run_variant, variant),
+                         alias_key(config, agent.model) if agent is not None else None)
         return IDLE_SECONDS
+
+    def _submit(self, label: str, run: Callable[[], None], key: tuple[str, str] | None) -> None:
+        self._inflight.set()
+        self.queue.submit(Work(key="trials", label=label, run=run, models=(key,) if key else ()))
 
     def busy(self, now: datetime) -> str | None:
         """Why no trial may start now (work queued or running, a block owing a run now or due
@@ -131,16 +141,36 @@ class NightTrials:
         from routine.trials.queue import run_claimed
         from routine.trials.scores import scores, write_note
 
+        def run(journal: Journal, client: ModelClient) -> None:
+            run_claimed(self.live.config, self.live.agents, journal, client, trial)
+            write_note(self.live.config, scores(self.live.config, Trials(journal.db).all()))
+
+        self._trying(f"trial {trial.id}", run, lambda journal, error: None)
+
+    def _run_variant(self, variant: QueuedVariant) -> None:
+        """A queued variant of an agent note tried; proposed when it did better (routine.trials.advice)."""
+        from routine.trials.advice import run_queued
+
+        def run(journal: Journal, client: ModelClient) -> None:
+            run_queued(self.live.config, self.live.agents, journal, client, variant, self.now())
+            PromptTrialQueue(journal.db).end(variant.id)
+
+        self._trying(f"prompt trial of {variant.agent} ({variant.origin})", run,
+                     lambda journal, error: PromptTrialQueue(journal.db).end(variant.id, error))
+
+    def _trying(self, what: str, run: Callable[[Journal, ModelClient], None],
+                failed: Callable[[Journal, str], None]) -> None:
+        """``run`` on a journal of its own and the daemon's model client; a failure logged and
+        handed to ``failed``; then the next trial may start."""
         journal = Journal()
         try:
             client = self.client()
             if client is None:
                 raise RoutineError("The daemon has no model manager.", "restart the daemon.")
-            config = self.live.config
-            run_claimed(config, self.live.agents, journal, client, trial)
-            write_note(config, scores(config, Trials(journal.db).all()))
+            run(journal, client)
         except RoutineError as exc:
-            log.error("trial %d: %s", trial.id, exc.message)
+            log.error("%s: %s", what, exc.message)
+            failed(journal, exc.message)
         finally:
             journal.close()
             self._inflight.clear()

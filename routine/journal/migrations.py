@@ -371,3 +371,29 @@ def m024_prompt_version(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("024_prompt_version", m024_prompt_version))
+
+
+def m025_prompt_trial_queue(db: sqlite3.Connection) -> None:
+    # issue 40, advice that becomes a change: a variant of an agent note's body waiting for the
+    # daemon's trials window (from a weekly step's `change` block, or `routine agent try` while the
+    # daemon runs); one variant of one agent is queued once.
+    _script(db, """
+        CREATE TABLE prompt_trial_queue (
+            id INTEGER PRIMARY KEY,
+            agent TEXT NOT NULL,
+            body TEXT NOT NULL,             -- the variant's instructions (the agent note's body)
+            variant_version TEXT NOT NULL,  -- version_of(body)
+            origin TEXT NOT NULL,           -- where it came from: a variant note, or `advice of run ID`
+            why TEXT NOT NULL,              -- the advice's reason, said in the proposal
+            run_ids TEXT,                   -- JSON list of the runs to replay (NULL: the agent's recent runs)
+            since TEXT NOT NULL,            -- the recent runs: from here (UTC ISO) ...
+            until TEXT NOT NULL,            -- ... to here
+            status TEXT NOT NULL,           -- queued | running | done | failed
+            queued_at TEXT NOT NULL,
+            error TEXT,
+            UNIQUE (agent, variant_version)
+        )
+    """)
+
+
+MIGRATIONS.append(("025_prompt_trial_queue", m025_prompt_trial_queue))

@@ -1,13 +1,17 @@
 """Prompt trials as journaled (table ``prompt_trials``, migration ``023_prompt_trials``): per
 agent, the version of its note's body that was tried against which variant, on how many runs,
-with what figures, and the proposal it led to; the scores of each version of an agent note."""
+with what figures, and the proposal it led to; the scores of each version of an agent note.
+The variants waiting for the daemon's trials window (``prompt_trial_queue``, ``025``): queued
+once per (agent, variant), claimed one at a time, put back when a stop cut one short."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from dataclasses import astuple, dataclass, fields
 from datetime import datetime, timezone
+from typing import Any
 
 
 def version_of(body: str) -> str:
@@ -44,3 +48,64 @@ class PromptTrials:
     def of(self, agent: str) -> list[dict]:
         rows = self.db.execute("SELECT * FROM prompt_trials WHERE agent=? ORDER BY id", (agent,))
         return [dict(r) for r in rows]
+
+
+@dataclass(frozen=True)
+class QueuedVariant:
+    """A variant of an agent note's body waiting for (or in) the daemon's trials window."""
+
+    agent: str
+    body: str
+    origin: str            # a variant note's path, or `advice of run ID`
+    why: str               # the advice's reason ("" for a variant note)
+    since: datetime        # its runs: the agent's step runs in [since, until), or ...
+    until: datetime
+    run_ids: tuple[str, ...] = ()  # ... these
+    id: int = 0
+
+
+def _iso(when: datetime) -> str:
+    return when.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+class PromptTrialQueue:
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def add(self, variant: QueuedVariant, now: datetime) -> bool:
+        """Queue ``variant``; False when this variant of this agent was queued (or tried) before."""
+        added = self.db.execute(
+            "INSERT OR IGNORE INTO prompt_trial_queue (agent, body, variant_version, origin, why, run_ids, since,"
+            " until, status, queued_at) VALUES (?,?,?,?,?,?,?,?,'queued',?)",
+            (variant.agent, variant.body, version_of(variant.body), variant.origin, variant.why,
+             json.dumps(list(variant.run_ids)) if variant.run_ids else None, _iso(variant.since),
+             _iso(variant.until), _iso(now))).rowcount
+        self.db.commit()
+        return bool(added)
+
+    def claim(self) -> QueuedVariant | None:
+        row = self.db.execute(
+            "UPDATE prompt_trial_queue SET status='running' WHERE id=(SELECT id FROM prompt_trial_queue"
+            " WHERE status='queued' ORDER BY id LIMIT 1) AND status='queued' RETURNING *").fetchone()
+        self.db.commit()
+        return None if row is None else _queued(dict(row))
+
+    def end(self, queued_id: int, error: str | None = None) -> None:
+        self.db.execute("UPDATE prompt_trial_queue SET status=?, error=? WHERE id=?",
+                        ("failed" if error else "done", error, queued_id))
+        self.db.commit()
+
+    def requeue_running(self) -> int:
+        again = self.db.execute("UPDATE prompt_trial_queue SET status='queued' WHERE status='running'").rowcount
+        self.db.commit()
+        return again
+
+    def waiting(self) -> list[dict[str, Any]]:
+        rows = self.db.execute("SELECT id, agent, origin, status, queued_at, error FROM prompt_trial_queue"
+                               " WHERE status IN ('queued', 'running') ORDER BY id")
+        return [dict(r) for r in rows]
+
+
+def _queued(row: dict[str, Any]) -> QueuedVariant:
+    return QueuedVariant(row["agent"], row["body"], row["origin"], row["why"], datetime.fromisoformat(row["since"]),
+                         datetime.fromisoformat(row["until"]), tuple(json.loads(row["run_ids"] or "[]")), row["id"])

@@ -17,6 +17,7 @@ from routine.errors import UsageError
 from routine.journal.status import RunStatus
 from routine.journal import Journal
 from routine.journal.status import Skip
+from routine.runner.advice import queue_advice
 from routine.runner.events import BlockStarted, BlockStep, Retrying
 from routine.runner.step import Runner, StepOutcome, StepRequest, local_time
 from routine.schedule.model import Block, RetryPolicy
@@ -89,6 +90,8 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
             outcome.status = RunStatus.FAILED
             failed_at = index
             continue
+        if step.advice and not dry_run and runner.journal is not None and result.run_id and result.output:
+            queue_advice(runner.journal.db, result.output, agents, result.run_id, runner.clock())
         # In a dry run no model answers; later steps see a placeholder so their prompts render.
         prior[agent.name] = result.output if not dry_run else f"(output of the {agent.name} step)"
         outcome.outputs[agent.name] = prior[agent.name]

@@ -89,7 +89,7 @@ def parse_step(doc: LocatedYaml, here: PathKey, s: dict, agents: dict[str, Agent
     graph = (GraphSpec(raw_graph["around"], raw_graph["depth"])
              if isinstance(raw_graph, dict) and isinstance(raw_graph.get("around"), str) else None)
     return StepSpec(agent=agent.name, task=s.get("task"), inputs=tuple(s.get("inputs", ())), search=search, write=write,
-                    graph=graph, when=_condition(doc, here, s.get("when"), earlier, problems))
+                    graph=graph, when=_condition(doc, here, s.get("when"), earlier, problems), advice=s["advice"])
 
 
 def _condition(doc: LocatedYaml, here: PathKey, raw: dict | None, earlier: list[str],

@@ -27,9 +27,7 @@ def runs_to_try(config: Config, journal: Journal, candidate: str, now: datetime,
     if run_ids:
         runs = [_named(journal, run_id) for run_id in run_ids]
     else:
-        tz = ZoneInfo(config.zone_name())
-        today = datetime.combine(now.astimezone(tz).date(), time(), tz)
-        runs = replayable(journal.db, today - timedelta(days=1), today)
+        runs = replayable(journal.db, *day_before(config, now))
     own = _models_of(config, candidate)
     theirs = _models_of(config, against) if against is not None else None
     return [r for r in _sound(runs) if r.model not in own and (theirs is None or r.model in theirs)]
@@ -55,18 +53,29 @@ def days_and_ids(runs: list[str]) -> tuple[int, list[str]]:
     return max((DAYS[r] for r in runs if r in DAYS), default=0), [r for r in runs if r not in DAYS]
 
 
+def day_before(config: Config, now: datetime) -> tuple[datetime, datetime]:
+    """The local day before ``now``: its start and end."""
+    tz = ZoneInfo(config.zone_name())
+    today = datetime.combine(now.astimezone(tz).date(), time(), tz)
+    return today - timedelta(days=1), today
+
+
 def agent_runs(config: Config, journal: Journal, agent: str, now: datetime,
                run_ids: list[str] | None = None) -> list[RunRecord]:
     """The runs of ``agent`` a prompt trial replays: ``run_ids``, else its step runs of the day before ``now``."""
+    return agent_runs_between(journal, agent, *day_before(config, now), run_ids)
+
+
+def agent_runs_between(journal: Journal, agent: str, since: datetime, until: datetime,
+                       run_ids: list[str] | None = None) -> list[RunRecord]:
+    """``run_ids`` (each a run of ``agent``), else its step runs from ``since`` to ``until``."""
     if run_ids:
         runs = [_named(journal, run_id) for run_id in run_ids]
         other = [r.id for r in runs if r.agent != agent]
         if other:
             raise UsageError(f"Run {other[0]} is not a run of {agent}.", f"name runs of {agent} (`routine runs list`).")
         return runs
-    tz = ZoneInfo(config.zone_name())
-    today = datetime.combine(now.astimezone(tz).date(), time(), tz)
-    return [r for r in replayable(journal.db, today - timedelta(days=1), today) if r.agent == agent]
+    return [r for r in replayable(journal.db, since, until) if r.agent == agent]
 
 
 def _models_of(config: Config, alias: str) -> set[str]:

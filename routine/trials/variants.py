@@ -21,6 +21,7 @@ from routine.errors import ConfigError, UsageError
 from routine.journal import RunRecord
 from routine.templating import date_vars, fill
 from routine.trials.replay import Judged, replay_messages
+from routine.vault.frontmatter import parse_frontmatter
 
 if TYPE_CHECKING:
     from routine.models.client import ModelClient
@@ -33,9 +34,23 @@ def load_variant(config: Config, agent: AgentSpec, rel: str) -> AgentSpec:
     """The variant: a copy of the agent's note anywhere in the vault (its body is what is tried),
     read as the agent note it would become; its problems are located in the copy."""
     try:
-        spec, problems = parse_agent_note(read_agent_note(config.vault, rel), agent.source, config)
+        return _as_note(config, agent, read_agent_note(config.vault, rel), rel)
     except YamlSyntaxError as exc:
         raise ConfigError([replace(exc.problem, file=rel)]) from None
+
+
+def variant_of_body(config: Config, agent: AgentSpec, body: str, origin: str) -> AgentSpec:
+    """The agent note as it would become with ``body`` as its instructions (its properties kept),
+    read as any agent note is; its problems are said as ``origin``'s."""
+    try:
+        note = parse_frontmatter(read_agent_note(config.vault, agent.source))
+        return _as_note(config, agent, f"{note.block}\n{body.strip()}\n", origin)
+    except YamlSyntaxError as exc:
+        raise ConfigError([replace(exc.problem, file=origin)]) from None
+
+
+def _as_note(config: Config, agent: AgentSpec, text: str, rel: str) -> AgentSpec:
+    spec, problems = parse_agent_note(text, agent.source, config)
     if problems:
         raise ConfigError([replace(p, file=rel) for p in problems])
     if spec is None:
@@ -71,13 +86,16 @@ class Verdict:
         passes = self.passed("variant") - self.passed("current")
         return bool(self.tried) and passes >= 0 and not further and (passes > 0 or closer)
 
+    def grounded(self, which: str) -> int:
+        return sum(1 for t in self.tried if getattr(t, which).grounding_ok is not False)
+
     def figures(self) -> str:
         n = len(self.tried)
         line = f"checks passed {self.passed('current')}/{n} now, {self.passed('variant')}/{n} with the variant"
         now, new = self.closeness("current"), self.closeness("variant")
         if now is not None and new is not None:
             line += f"; closeness to what you kept {now:.2f} now, {new:.2f} with the variant"
-        return line
+        return line + f"; grounding held {self.grounded('current')}/{n} now, {self.grounded('variant')}/{n} with it"
 
 
 def variant_messages(messages: list[dict], variant: AgentSpec, when: datetime, agent: str, zone: str) -> list[dict]:

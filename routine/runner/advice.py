@@ -1,0 +1,103 @@
+"""Advice that becomes a change (issue 40). A step with ``advice: true`` (the Watcher's **Fix
+first**, the weekly capability proposal) may end its reply with fenced ``change`` blocks, each
+naming an agent and a change to its note's instructions::
+
+    ```change
+    agent: planner
+    why: the plans held more than the day on four days this week
+    add: Plan at most five hours of blocks.
+    ```
+
+(``instructions:`` instead of ``add:`` gives the whole new body.) Each is queued as a prompt trial
+of that variant on the agent's step runs of the last ``RECENT`` days; the daemon tries it in its
+trials window (one model at a time, through its model manager: ``daemon/trials.py``), and only a
+variant that did better becomes a proposal to the agent note, its figures in it
+(``trials/variants.py``). A block that is no change is said in the log and left as advice.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import yaml
+
+from routine.config.model import AgentSpec
+from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
+
+log = logging.getLogger(__name__)
+
+RECENT = timedelta(days=7)  # the runs a change is tried on: the agent's own of the week before the advice
+_KEYS = ("agent", "why", "add", "instructions")
+_FENCE = re.compile(r"^```change[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Change:
+    agent: str
+    body: str  # the agent note's instructions as they would become
+    why: str
+
+
+def changes_in(text: str, agents: dict[str, AgentSpec]) -> list[Change]:
+    """The changes a reply names; each block that is none is said in one sentence and skipped."""
+    found = []
+    for number, match in enumerate(_FENCE.finditer(text), 1):
+        change = _change(match.group(1), agents)
+        if isinstance(change, str):
+            log.warning("change block %d of the advice is not tried: %s", number, change)
+        else:
+            found.append(change)
+    return found
+
+
+def _fields(block: str) -> dict | str:
+    """The block's keys: YAML, or (a small model's `add: Rule: text`, which YAML refuses) one
+    `key: value` per line, the value all that follows the first colon."""
+    try:
+        data = yaml.safe_load(block)
+    except yaml.YAMLError as exc:
+        lines = [line.partition(":") for line in block.splitlines() if line.strip()]
+        if all(sep and key.strip() in _KEYS for key, sep, _ in lines):
+            return {key.strip(): value.strip().strip('"') for key, _, value in lines}
+        return f"it is not YAML ({str(exc).splitlines()[0]})"
+    return data if isinstance(data, dict) else "it is no list of `agent:`, `why:` and `add:` or `instructions:`"
+
+
+def _change(block: str, agents: dict[str, AgentSpec]) -> Change | str:
+    data = _fields(block)
+    if isinstance(data, str):
+        return data
+    if not isinstance(data.get("agent"), str):
+        return "it names no `agent:` (a change to a schedule is not tried; it stays advice)"
+    agent = agents.get(data["agent"].strip().lower())
+    if agent is None:
+        return f"there is no agent {data['agent']!r} (known: {', '.join(sorted(agents))})"
+    add, instructions = data.get("add"), data.get("instructions")
+    if isinstance(instructions, str) and instructions.strip():
+        body = instructions.strip()
+    elif isinstance(add, str) and add.strip():
+        body = f"{agent.system_prompt.rstrip()}\n{add.strip()}"
+    else:
+        return "it gives neither `add:` (a rule to add) nor `instructions:` (the whole new instructions)"
+    if body.strip() == agent.system_prompt.strip():
+        return f"it leaves {agent.name}'s instructions as they are"
+    return Change(agent.name, body + "\n", str(data.get("why") or "").strip())
+
+
+def queue_advice(db: sqlite3.Connection, text: str, agents: dict[str, AgentSpec], run_id: str,
+                 now: datetime) -> int:
+    """Queue each change ``text`` names as a prompt trial; how many were new."""
+    queue = PromptTrialQueue(db)
+    added = 0
+    for change in changes_in(text, agents):
+        variant = QueuedVariant(change.agent, change.body, f"advice of run {run_id}", change.why, now - RECENT, now)
+        if queue.add(variant, now):
+            added += 1
+            log.info("advice of run %s: a change to %s is queued for the trials window", run_id, change.agent)
+        else:
+            log.info("advice of run %s: this change to %s was tried before", run_id, change.agent)
+    return added

@@ -1,0 +1,117 @@
+"""Advice that becomes a change (issue 40): the weekly Watcher's **Fix first** names changes to an
+agent note in `change` blocks; each is queued, tried by the daemon in its trials window on the
+agent's real runs (the stand-in Ollama answers the variants), and only the one that did better
+is proposed, with its figures; approving it changes the agent note, and the worse one never
+lands. `routine agent try` while the daemon runs queues its variant for the same window."""
+
+from __future__ import annotations
+
+import textwrap
+from datetime import timedelta, timezone
+
+import pytest
+from test_daemon import daemon, journal_rows, only_schedule, wait_for
+from test_prompt_trials import KEPT, reply as planner_reply, variant
+
+from routine.vault.frontmatter import parse_frontmatter
+
+ADVICE = textwrap.dedent("""\
+    **Fix first**
+    1. The Planner's plans held more than the day.
+
+    ```change
+    agent: planner
+    why: The plans held more than the day
+    add: VARIANT-BETTER: plan the day in two blocks at most.
+    ```
+
+    ```change
+    agent: Planner
+    why: Looser plans
+    add: "VARIANT-WORSE: plan loosely."
+    ```
+
+    ```change
+    agent: nobody
+    add: Be better.
+    ```
+    """)
+
+
+def team_health(at) -> str:
+    return textwrap.dedent(f"""\
+        blocks:
+          team-health:
+            cron: "{at:%M %H} * * *"
+            missed: skip
+            steps:
+              - agent: guardian
+                advice: true
+                task: Team health, and what to fix first.
+                inputs: ["journal: 7d"]
+                write: {{note: "Weekly/Team.md", section: "Team Health"}}
+        """)
+
+
+def reply(model, messages):
+    system = str(messages[0].get("content") or "") if messages else ""
+    if "You are **the Guardian**" in system:
+        return ADVICE
+    return planner_reply(model, messages)
+
+
+def queue_rows(home):
+    return journal_rows(home, "SELECT agent, status, error FROM prompt_trial_queue ORDER BY id")
+
+
+@pytest.mark.daemon(budget=120)
+def test_the_watchers_advice_is_tried_and_only_the_better_change_is_proposed_and_approved(initialised, ollama,
+                                                                                          driven_clock):
+    home = initialised
+    now = driven_clock.now().astimezone(timezone.utc)
+    home.config.write_text(home.config.read_text() + f'\ntimezone: UTC\ntrials: {{window: "{now:%H:%M}-'
+                           f'{now + timedelta(hours=3):%H:%M}", clear: 15m}}\n')
+    only_schedule(home, team_health(now + timedelta(hours=12)))
+    ollama.reply_fn = reply
+    for _ in range(2):
+        home.run("fire", "planner", check=True)
+    daily = next((home.vault / "Daily").glob("*.md"))  # the person rewrites the Plan the second run wrote
+    text = daily.read_text()
+    start = text.index("\n", text.index("%% routine:begin plan")) + 1
+    daily.write_text(text[:start] + KEPT + "\n" + text[text.index("%% routine:end plan"):])
+    before = (home.vault / "Agents" / "Planner.md").read_text()
+
+    fired = home.run("fire", "team-health")  # no daemon yet: the advice waits for its trials window
+    assert fired.returncode == 0, fired.stderr
+    assert "Fix first" in (home.vault / "Weekly" / "Team.md").read_text()
+    assert queue_rows(home) == [("planner", "queued", None)] * 2  # the unknown agent's block is said, not queued
+    assert not list((home.vault / "Drafts").glob("*proposal*"))
+
+    with daemon(home, "advice.log"):
+        wait_for(lambda: all(s == "done" for _, s, _ in queue_rows(home)), 120, "both changes tried")
+        queued = home.run("agent", "try", "planner", "--variant", variant(home, "VARIANT-AGAIN"), "--runs", "today")
+        assert queued.returncode == 0, queued.stderr
+        window = f"{now:%H:%M}-{now + timedelta(hours=3):%H:%M}"
+        assert f"the daemon tries Drafts/Planner VARIANT-AGAIN.md on 2 run(s) of planner in its trials window " \
+               f"({window})" in queued.stdout, queued.stdout
+        wait_for(lambda: len(queue_rows(home)) == 3 and all(s == "done" for _, s, _ in queue_rows(home)), 120,
+                 "the queued `agent try`")
+    assert "change block 3 of the advice is not tried: there is no agent 'nobody'" in fired.stderr, fired.stderr
+
+    trials = journal_rows(home, "SELECT variant_note, current_passed, variant_passed, better, proposal "
+                                "FROM prompt_trials ORDER BY id")
+    assert len(trials) == 3, trials
+    (_, now_passed, worse_passed, worse_better, worse_proposal) = next(t for t in trials if t[3] == 0 and
+                                                                      t[2] < t[1])
+    assert worse_passed < now_passed and not worse_better and worse_proposal is None  # scored below, not proposed
+    [proposed] = [t for t in trials if t[3] == 1 and t[0].startswith("advice of run")]
+    assert (home.vault / "Agents" / "Planner.md").read_text() == before  # nothing applied by itself
+    text = (home.vault / proposed[4]).read_text()
+    assert "The plans held more than the day." in text and "did better with the variant" in text
+    assert "checks passed" in text and "closeness to what you kept" in text and "grounding held" in text
+
+    home.run("approve", proposed[4], check=True)
+    after = parse_frontmatter((home.vault / "Agents" / "Planner.md").read_text())
+    assert "VARIANT-BETTER: plan the day in two blocks at most." in after.body
+    assert "VARIANT-WORSE" not in after.body
+    assert after.data["model"] == parse_frontmatter(before).data["model"]
