@@ -115,3 +115,63 @@ def test_the_watchers_advice_is_tried_and_only_the_better_change_is_proposed_and
     assert "VARIANT-BETTER: plan the day in two blocks at most." in after.body
     assert "VARIANT-WORSE" not in after.body
     assert after.data["model"] == parse_frontmatter(before).data["model"]
+
+
+def test_a_change_block_that_is_none_is_said_in_one_sentence_and_a_change_is_queued_once(initialised,
+                                                                                        monkeypatch, caplog):
+    """What the advice's blocks may be: YAML or a small model's `key: value` lines; a whole new
+    body or a rule added; a schedule, an unknown agent, no change at all each said and skipped."""
+    for key, value in initialised.env.items():
+        monkeypatch.setenv(key, value)
+    from datetime import datetime
+
+    from routine.config.loader import load_agents, load_config
+    from routine.journal import Journal
+    from routine.runner.advice import changes_in, queue_advice
+
+    agents = load_agents(load_config())[0]
+    planner = agents["planner"].system_prompt
+    reply_text = textwrap.dedent("""\
+        ```change
+        agent: critic
+        why: sharper
+        instructions: |
+          You are the Critic. Name one risk.
+        ```
+        ```change
+        schedule: daily.yaml
+        add: Run the planner at 08:00.
+        ```
+        ```change
+        agent: planner
+        ```
+        ```change
+        agent planner
+        add: [unclosed
+        ```
+        ```change
+        agent: planner
+        instructions: "SAME"
+        ```
+        """).replace('"SAME"', '"' + planner.replace('"', '\\"').replace("\n", "\\n") + '"')
+    with caplog.at_level("WARNING", logger="routine.runner.advice"):
+        found = changes_in(reply_text, agents)
+    assert [(c.agent, c.body, c.why) for c in found] == [("critic", "You are the Critic. Name one risk.\n", "sharper")]
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [
+        "change block 2 of the advice is not tried: it names no `agent:` (a change to a schedule is not tried; "
+        "it stays advice)",
+        "change block 3 of the advice is not tried: it gives neither `add:` (a rule to add) nor `instructions:` "
+        "(the whole new instructions)",
+        said[2],
+        "change block 5 of the advice is not tried: it leaves planner's instructions as they are",
+    ], said
+    assert said[2].startswith("change block 4 of the advice is not tried: it is not YAML")
+
+    journal = Journal()
+    try:
+        now = datetime.now().astimezone()
+        assert queue_advice(journal.db, reply_text, agents, "run-1", now) == 1
+        assert queue_advice(journal.db, reply_text, agents, "run-2", now) == 0  # the same change: tried once
+    finally:
+        journal.close()
