@@ -6,6 +6,7 @@ lands. `routine agent try` while the daemon runs queues its variant for the same
 
 from __future__ import annotations
 
+import sqlite3
 import textwrap
 from datetime import timedelta, timezone
 
@@ -35,6 +36,12 @@ ADVICE = textwrap.dedent("""\
     agent: nobody
     add: Be better.
     ```
+
+    ```change
+    agent: critic
+    why: Sharper challenges
+    add: Name one risk per plan.
+    ```
     """)
 
 
@@ -58,6 +65,19 @@ def reply(model, messages):
     if "You are **the Guardian**" in system:
         return ADVICE
     return planner_reply(model, messages)
+
+
+def team_report_of(home) -> str:
+    from datetime import datetime
+
+    from routine.journal.report import team_report
+
+    db = sqlite3.connect(home.state / "journal.sqlite3")
+    db.row_factory = sqlite3.Row
+    try:
+        return team_report(db, datetime.now(timezone.utc) + timedelta(days=1), 7)
+    finally:
+        db.close()
 
 
 def queue_rows(home):
@@ -84,17 +104,23 @@ def test_the_watchers_advice_is_tried_and_only_the_better_change_is_proposed_and
     fired = home.run("fire", "team-health")  # no daemon yet: the advice waits for its trials window
     assert fired.returncode == 0, fired.stderr
     assert "Fix first" in (home.vault / "Weekly" / "Team.md").read_text()
-    assert queue_rows(home) == [("planner", "queued", None)] * 2  # the unknown agent's block is said, not queued
+    # the unknown agent's block is said, not queued
+    assert queue_rows(home) == [("planner", "queued", None)] * 2 + [("critic", "queued", None)]
     assert not list((home.vault / "Drafts").glob("*proposal*"))
 
     with daemon(home, "advice.log"):
-        wait_for(lambda: all(s == "done" for _, s, _ in queue_rows(home)), 120, "both changes tried")
+        wait_for(lambda: all(s in ("done", "failed") for _, s, _ in queue_rows(home)), 120, "the changes tried")
+        # The Critic has no runs to try its change on: said in an alert, not lost.
+        [(_, status, error)] = [r for r in queue_rows(home) if r[0] == "critic"]
+        assert status == "failed" and error.startswith("critic has no step runs from"), error
+        alert = next((home.vault / "Alerts").glob("*change not tried*.md")).read_text()
+        assert "The change to critic (advice of run" in alert and "routine agent try critic" in alert
         queued = home.run("agent", "try", "planner", "--variant", variant(home, "VARIANT-AGAIN"), "--runs", "today")
         assert queued.returncode == 0, queued.stderr
         window = f"{now:%H:%M}-{now + timedelta(hours=3):%H:%M}"
         assert f"the daemon tries Drafts/Planner VARIANT-AGAIN.md on 2 run(s) of planner in its trials window " \
                f"({window})" in queued.stdout, queued.stdout
-        wait_for(lambda: len(queue_rows(home)) == 3 and all(s == "done" for _, s, _ in queue_rows(home)), 120,
+        wait_for(lambda: len(queue_rows(home)) == 4 and queue_rows(home)[-1][1] == "done", 120,
                  "the queued `agent try`")
     assert "change block 3 of the advice is not tried: there is no agent 'nobody'" in fired.stderr, fired.stderr
 
@@ -109,6 +135,11 @@ def test_the_watchers_advice_is_tried_and_only_the_better_change_is_proposed_and
     text = (home.vault / proposed[4]).read_text()
     assert "The plans held more than the day." in text and "did better with the variant" in text
     assert "checks passed" in text and "closeness to what you kept" in text and "grounding held" in text
+
+    # Next week's Watcher reads what came of its advice in the journal's report.
+    report = team_report_of(home)
+    assert "**Prompt trials**" in report and "not better, so not proposed" in report, report
+    assert f"proposed in [[{proposed[4].removesuffix('.md')}]]" in report, report
 
     home.run("approve", proposed[4], check=True)
     after = parse_frontmatter((home.vault / "Agents" / "Planner.md").read_text())

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable
 from zoneinfo import ZoneInfo
 
 from routine import supervise
+from routine.alerts import raise_alert
 from routine.daemon import due
 from routine.daemon.live import Live
 from routine.daemon.work import Work, WorkQueue
@@ -155,8 +156,14 @@ class NightTrials:
             run_queued(self.live.config, self.live.agents, journal, client, variant, self.now())
             PromptTrialQueue(journal.db).end(variant.id)
 
-        self._trying(f"prompt trial of {variant.agent} ({variant.origin})", run,
-                     lambda journal, error: PromptTrialQueue(journal.db).end(variant.id, error))
+        def failed(journal: Journal, error: str) -> None:  # the advice is lost unless the person hears of it
+            PromptTrialQueue(journal.db).end(variant.id, error)
+            raise_alert(self.live.config, self.now(), "change not tried",
+                        f"The change to {variant.agent} ({variant.origin}) was not tried: {error}",
+                        "make the change by hand if you still want it, or try a copy of the agent note with "
+                        f"`routine agent try {variant.agent} --variant NOTE`.", agent=variant.agent)
+
+        self._trying(f"prompt trial of {variant.agent} ({variant.origin})", run, failed)
 
     def _trying(self, what: str, run: Callable[[Journal, ModelClient], None],
                 failed: Callable[[Journal, str], None]) -> None:

@@ -49,6 +49,21 @@ class PromptTrials:
         rows = self.db.execute("SELECT * FROM prompt_trials WHERE agent=? ORDER BY id", (agent,))
         return [dict(r) for r in rows]
 
+    def report(self, since: str) -> str:
+        """The trials since ``since`` (UTC ISO) for the Watcher's journal report: what each change
+        scored and whether it was proposed ("" when none was tried)."""
+        rows = self.db.execute("SELECT * FROM prompt_trials WHERE at >= ? ORDER BY id", (since,)).fetchall()
+        lines = [f"- {r['agent']} ({r['variant_note']}): checks passed {r['current_passed']}/{r['runs']} now, "
+                 f"{r['variant_passed']}/{r['runs']} with the change{_closeness(r)}; "
+                 + (f"proposed in [[{r['proposal'].removesuffix('.md')}]]" if r["proposal"] else
+                    "not better, so not proposed") for r in rows]
+        return ("**Prompt trials** (changes to agent notes tried on their runs):\n" + "\n".join(lines)) if lines else ""
+
+
+def _closeness(row: sqlite3.Row) -> str:
+    now, new = row["current_closeness"], row["variant_closeness"]
+    return "" if now is None or new is None else f", closeness to what was kept {now:.2f} now, {new:.2f} with it"
+
 
 @dataclass(frozen=True)
 class QueuedVariant:

@@ -4,7 +4,8 @@ reads to tell the person how the team is doing.
 Failures and their reasons, runs that lost context for length, replies that were rejected,
 proposals (a section the person had rewritten, or an approval asked for) and how they were
 decided, per agent the share of replies held for unsupported claims and the claims most often
-unsupported, and speed per model. Markdown, compact: it goes into a prompt.
+unsupported, the prompt trials of changes to agent notes (the Watcher's advice, tried) and
+what came of them, and speed per model. Markdown, compact: it goes into a prompt.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 from routine.journal.keep import KeepRate, KeepRates
+from routine.journal.prompt_trials import PromptTrials
 from routine.vault.writer import Why
 
 MAX_LISTED = 8
@@ -29,7 +31,7 @@ def team_report(db: sqlite3.Connection, now: datetime, days: int) -> str:
     if not runs:
         return f"No runs in the last {days} days."
     parts = [_totals(runs, days), _failures(runs), _dropped(runs), _proposals(db, runs, since),
-             grounding_report(runs), keep_report(db, now, days), _speed(runs)]
+             grounding_report(runs), keep_report(db, now, days), PromptTrials(db).report(since), _speed(runs)]
     return "\n\n".join(p for p in parts if p)
 
 
