@@ -141,6 +141,17 @@ def call(message: dict, on_event: Callable[[dict], None] | None = None, wait: fl
         pause = min(pause * 2, 2.0)
 
 
+def nudge(op: str) -> None:
+    """Tell a running daemon that something it looks at changed (a trial queued): one try, no
+    waiting; a daemon that cannot answer now finds it at its next look anyway."""
+    from routine.errors import RoutineError
+
+    try:
+        call({"op": op}, wait=0)
+    except (RoutineError, OSError):
+        pass
+
+
 def result_of(final: dict) -> Any:
     """The result of a finished request, or its error raised as the CLI would raise it locally."""
     if final.get("error") and "result" not in final:

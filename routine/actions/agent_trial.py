@@ -66,7 +66,7 @@ def _queue(config: Config, journal: Journal, agent: AgentSpec, variant: AgentSpe
     if added:
         from routine import control
 
-        control.call({"op": "queued"})  # the daemon looks at its queue now, not at its next minute
+        control.nudge("queued")  # the daemon looks at its queue now, not at its next minute
     when = (f"in its trials window ({window})" if window else
             "once routine.yaml has a trials window (`trials: {window: \"01:00-05:00\"}`)")
     said = (f"Queued: the daemon tries {args.variant} on {len(runs)} run(s) of {agent.name} {when}; a variant "

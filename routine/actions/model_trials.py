@@ -33,7 +33,7 @@ def try_model(config: Config, args: argparse.Namespace) -> int:
         runs = runs_to_try(config, journal, args.candidate, now, args.against, ids or None)
         added, before = queue(journal, runs, args.candidate)
         if added and not args.now:
-            control.call({"op": "queued"})  # a running daemon looks at its queue now (None without one)
+            control.nudge("queued")  # a running daemon looks at its queue now
         done = _run_now(config, journal) if args.now else []
     finally:
         journal.close()
