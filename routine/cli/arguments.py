@@ -241,7 +241,8 @@ def agent(p: argparse.ArgumentParser) -> None:
     show = sub.add_parser("show", help="one agent: role, model, scopes, tools, grounding, assignments, last runs")
     show.add_argument("name", metavar="NAME")
     _json(show)
-    tried = sub.add_parser("try", help="replay its real runs with a variant of its note; proposed when better")
+    tried = sub.add_parser("try", help="replay its real runs with a variant of its note (queued for the trials "
+                                       "window while the daemon runs); proposed when better")
     tried.add_argument("name", metavar="NAME")
     tried.add_argument("--variant", required=True, metavar="NOTE",
                        help="a copy of its agent note with the instructions changed (e.g. Drafts/Planner v2.md)")
