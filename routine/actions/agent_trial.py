@@ -17,7 +17,7 @@ from routine.cli.output import print_json
 from routine.config.model import AgentSpec, Config
 
 if TYPE_CHECKING:
-    from routine.journal import Journal
+    from routine.journal import Journal, RunRecord
     from routine.trials.advice import Outcome
 
 
@@ -32,13 +32,13 @@ def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> in
     journal = Journal()
     try:
         now = datetime.now().astimezone() + timedelta(days=shift)
-        if control.daemon_running():
-            return _queue(config, journal, agent, variant, args, now, ids)
         runs = agent_runs(config, journal, agent.name, now, ids or None)
         if not runs:
             print(f"No runs of {agent.name} to try the variant on (step runs that called a model"
                   f"{'' if ids else ', yesterday' if not shift else ', today'}); `--runs today` or run ids.")
             return 0
+        if control.daemon_running():
+            return _queue(config, journal, agent, variant, args, now, runs)
         from routine.journal.model_events import ModelEvents
         from routine.models.client import ModelClient
         from routine.models.manager import ModelManager
@@ -52,12 +52,11 @@ def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> in
 
 
 def _queue(config: Config, journal: Journal, agent: AgentSpec, variant: AgentSpec, args: argparse.Namespace,
-           now: datetime, ids: list[str]) -> int:
+           now: datetime, runs: list[RunRecord]) -> int:
     """The daemon runs: the trial waits for its trials window, on the runs chosen now."""
     from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
-    from routine.trials.select import agent_runs, day_before
+    from routine.trials.select import day_before
 
-    runs = agent_runs(config, journal, agent.name, now, ids or None)  # checks the ids now, not at night
     added = PromptTrialQueue(journal.db).add(QueuedVariant(agent.name, variant.system_prompt, args.variant, "",
                                                            *day_before(config, now), tuple(r.id for r in runs)),
                                              datetime.now().astimezone())
