@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, TypedDict
 from routine.alerts import raise_alert
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError, ScopeError, UsageError
+from routine.schedule.edit import KIND as SCHEDULE
 from routine.vault.provenance import PROPOSAL_TAG
 from routine.vault.targets import WriteKind
 
 if TYPE_CHECKING:
     from routine.journal import Journal
+    from routine.journal.decisions import Decisions
     from routine.vault.approvals import Applied, Proposal
 
 if TYPE_CHECKING:
@@ -91,6 +93,8 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
                 "so it was not applied.",
                 "copy what you want from it by hand, or reject it.",
             )
+        if proposal.properties.get("kind") == SCHEDULE:  # advice to a schedule file, outside the vault
+            return _schedule(config, agents, decisions, proposal, record, by, now)
         if agent is None:
             raise ScopeError(f"The agent {proposal.agent!r} that wrote this proposal no longer exists.",
                              "apply the text by hand, or restore the agent note.")
@@ -125,6 +129,21 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
         first = applied.replaced.strip().splitlines()[0][:80]
         replaced = f" Forced: it replaced {len(applied.replaced.strip().splitlines())} line(s) starting {first!r}."
     return Decided("applied", f"{applied.message}{replaced} The proposal is in {archived}.", archived)
+
+
+def _schedule(config: Config, agents: dict[str, AgentSpec], decisions: Decisions, proposal: Proposal,
+              record: _Record, by: str, now: datetime) -> Decided:
+    """An approved change to a schedule block (routine.schedule.edit): written into its file, which
+    the daemon reloads as it reloads any edit; the proposal archived."""
+    from routine.schedule import edit
+    from routine.vault.approvals import archive
+
+    change = edit.from_proposal(str(proposal.properties.get("target") or ""), proposal.section, proposal.text)
+    message = edit.apply(config, agents, change, str(proposal.base or ""), now)
+    archived = archive(config.vault, proposal, config.layout.archive, "applied", by, now)
+    decisions.record(outcome="applied", archived_as=archived, detail=message, **record)
+    log.info("proposal %s applied: %s", proposal.rel, message)
+    return Decided("applied", f"{message} The proposal is in {archived}.", archived)
 
 
 def _written(journal: Journal, proposal: Proposal, applied: Applied, run_id: str | None, now: datetime) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import textwrap
-from datetime import timedelta, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from test_daemon import daemon, journal_rows, only_schedule, wait_for
@@ -151,7 +151,8 @@ def test_the_watchers_advice_is_tried_and_only_the_better_change_is_proposed_and
 def test_a_change_block_that_is_none_is_said_in_one_sentence_and_a_change_is_queued_once(initialised,
                                                                                         monkeypatch, caplog):
     """What the advice's blocks may be: YAML or a small model's `key: value` lines; a whole new
-    body or a rule added; a schedule, an unknown agent, no change at all each said and skipped."""
+    body or a rule added; a schedule change without its block, an unknown agent, no change at all
+    each said and skipped."""
     for key, value in initialised.env.items():
         monkeypatch.setenv(key, value)
     from datetime import datetime
@@ -160,7 +161,8 @@ def test_a_change_block_that_is_none_is_said_in_one_sentence_and_a_change_is_que
     from routine.journal import Journal
     from routine.runner.advice import changes_in, queue_advice
 
-    agents = load_agents(load_config())[0]
+    config = load_config()
+    agents = load_agents(config)[0]
     planner = agents["planner"].system_prompt
     reply_text = textwrap.dedent("""\
         ```change
@@ -190,8 +192,8 @@ def test_a_change_block_that_is_none_is_said_in_one_sentence_and_a_change_is_que
     assert [(c.agent, c.body, c.why) for c in found] == [("critic", "You are the Critic. Name one risk.\n", "sharper")]
     said = [r.getMessage() for r in caplog.records]
     assert said == [
-        "change block 2 of the advice is not tried: it names no `agent:` (a change to a schedule is not tried; "
-        "it stays advice)",
+        "change block 2 of the advice is not tried: a change to a schedule needs `block:` and `set:` (e.g. "
+        '`set: {cron: "30 7 * * *"}`)',
         "change block 3 of the advice is not tried: it gives neither `add:` (a rule to add) nor `instructions:` "
         "(the whole new instructions)",
         said[2],
@@ -202,7 +204,71 @@ def test_a_change_block_that_is_none_is_said_in_one_sentence_and_a_change_is_que
     journal = Journal()
     try:
         now = datetime.now().astimezone()
-        assert queue_advice(journal.db, reply_text, agents, "run-1", now) == 1
-        assert queue_advice(journal.db, reply_text, agents, "run-2", now) == 0  # the same change: tried once
+        assert queue_advice(config, journal.db, reply_text, agents, "guardian", "run-1", now) == 1
+        assert queue_advice(config, journal.db, reply_text, agents, "guardian", "run-2", now) == 0  # tried once
     finally:
         journal.close()
+
+
+SCHEDULE_ADVICE = textwrap.dedent("""\
+    **Fix first**
+    1. Team Health comes too late on Sunday evening.
+
+    ```change
+    schedule: test.yaml
+    block: team-health
+    why: Sunday evening is too late to act on it
+    set: {cron: "0 9 * * mon"}
+    ```
+
+    ```change
+    schedule: test.yaml
+    block: team-health
+    set: {cron: "99 * * * *"}
+    ```
+
+    ```change
+    schedule: test.yaml
+    block: team-health
+    set: {steps: []}
+    ```
+    """)
+
+
+def test_advice_to_a_schedule_is_checked_proposed_with_its_next_fires_and_approved_into_the_file(initialised,
+                                                                                               ollama):
+    home = initialised
+    only_schedule(home, "# The team's own review.\n" + team_health(datetime(2026, 1, 4, 19, 30)).replace(
+        '"30 19 * * *"', '"30 19 * * sun"  # Sunday evening'))
+    advice = {"text": SCHEDULE_ADVICE}
+    ollama.reply_fn = lambda model, messages: advice["text"]
+    fired = home.run("fire", "team-health")
+    assert fired.returncode == 0, fired.stderr
+    assert "the change to team-health of test.yaml is not proposed: test.yaml:" in fired.stderr, fired.stderr
+    assert "`set:` may change only cron, grace, missed, description of a block, not steps" in fired.stderr
+    [proposal] = (home.vault / "Drafts").glob("*guardian proposal for test.yaml*.md")
+    text = proposal.read_text()
+    assert "Sunday evening is too late to act on it." in text and "next fires now: Sun" in text, text
+    assert "with the change: Mon" in text and 'cron: "0 9 * * mon"' in text, text
+    schedule = home.config.parent / "schedules" / "test.yaml"
+    assert "30 19 * * sun" in schedule.read_text()  # nothing changes before the person approves
+
+    home.run("approve", str(proposal.relative_to(home.vault)), check=True)
+    changed = schedule.read_text()
+    assert 'cron: "0 9 * * mon"' in changed and "# The team's own review." in changed, changed
+    assert "advice: true" in changed  # the rest of the block as it was
+    listed = home.run("schedule", "list", check=True).stdout
+    assert "team-health" in listed
+
+    # The same advice again changes nothing, so nothing is proposed; a later change to a block the
+    # person edited since is refused on approval, the file as the person left it.
+    again = home.run("fire", "team-health")
+    assert "It leaves block team-health of test.yaml as it is." in again.stderr, again.stderr
+    assert not list((home.vault / "Drafts").glob("*guardian proposal for test.yaml*.md"))
+    advice["text"] = SCHEDULE_ADVICE.replace("0 9 * * mon", "0 10 * * mon")
+    home.run("fire", "team-health", check=True)
+    [later] = (home.vault / "Drafts").glob("*guardian proposal for test.yaml*.md")
+    schedule.write_text(changed.replace('"0 9 * * mon"', '"0 8 * * mon"'))
+    refused = home.run("approve", str(later.relative_to(home.vault)))
+    assert "changed after this proposal was written" in refused.stdout + refused.stderr, refused
+    assert '"0 8 * * mon"' in schedule.read_text()

@@ -12,7 +12,10 @@ naming an agent and a change to its note's instructions::
 of that variant on the agent's step runs of the last ``RECENT`` days; the daemon tries it in its
 trials window (one model at a time, through its model manager: ``daemon/trials.py``), and only a
 variant that did better becomes a proposal to the agent note, its figures in it
-(``trials/variants.py``). A block that is no change is said in the log and left as advice.
+(``trials/advice.py``). A change to a schedule (``schedule: weekly.yaml``, ``block:``, ``set:``
+new values of its cron, grace, missed or description) needs no model: it is checked as the daemon
+loads schedules and proposed at once with the block's next fires before and after
+(``schedule/edit.py``). A block that is no change is said in the log and left as advice.
 """
 
 from __future__ import annotations
@@ -25,13 +28,15 @@ from datetime import datetime, timedelta
 
 import yaml
 
-from routine.config.model import AgentSpec
+from routine.config.model import AgentSpec, Config
+from routine.errors import RoutineError
 from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
+from routine.schedule.edit import ScheduleChange, change_of, propose
 
 log = logging.getLogger(__name__)
 
 RECENT = timedelta(days=7)  # the runs a change is tried on: the agent's own of the week before the advice
-_KEYS = ("agent", "why", "add", "instructions")
+_KEYS = ("agent", "why", "add", "instructions", "schedule", "block")
 _FENCE = re.compile(r"^```change[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
@@ -42,7 +47,7 @@ class Change:
     why: str
 
 
-def changes_in(text: str, agents: dict[str, AgentSpec]) -> list[Change]:
+def changes_in(text: str, agents: dict[str, AgentSpec]) -> list[Change | ScheduleChange]:
     """The changes a reply names; each block that is none is said in one sentence and skipped."""
     found = []
     for number, match in enumerate(_FENCE.finditer(text), 1):
@@ -67,12 +72,14 @@ def _fields(block: str) -> dict | str:
     return data if isinstance(data, dict) else "it is no list of `agent:`, `why:` and `add:` or `instructions:`"
 
 
-def _change(block: str, agents: dict[str, AgentSpec]) -> Change | str:
+def _change(block: str, agents: dict[str, AgentSpec]) -> Change | ScheduleChange | str:
     data = _fields(block)
     if isinstance(data, str):
         return data
+    if "schedule" in data:
+        return change_of(data)
     if not isinstance(data.get("agent"), str):
-        return "it names no `agent:` (a change to a schedule is not tried; it stays advice)"
+        return "it names no `agent:` (nor a `schedule:` file)"
     agent = agents.get(data["agent"].strip().lower())
     if agent is None:
         return f"there is no agent {data['agent']!r} (known: {', '.join(sorted(agents))})"
@@ -88,12 +95,16 @@ def _change(block: str, agents: dict[str, AgentSpec]) -> Change | str:
     return Change(agent.name, body + "\n", str(data.get("why") or "").strip())
 
 
-def queue_advice(db: sqlite3.Connection, text: str, agents: dict[str, AgentSpec], run_id: str,
-                 now: datetime) -> int:
-    """Queue each change ``text`` names as a prompt trial; how many were new."""
+def queue_advice(config: Config, db: sqlite3.Connection, text: str, agents: dict[str, AgentSpec], by: str,
+                 run_id: str, now: datetime) -> int:
+    """Queue each change to an agent ``text`` names as a prompt trial, and propose each change to a
+    schedule that loads (it needs no model: its check is the loader's); how many were new."""
     queue = PromptTrialQueue(db)
     added = 0
     for change in changes_in(text, agents):
+        if isinstance(change, ScheduleChange):
+            added += _propose_schedule(config, agents, change, by, run_id, now)
+            continue
         variant = QueuedVariant(change.agent, change.body, f"advice of run {run_id}", change.why, now - RECENT, now)
         if queue.add(variant, now):
             added += 1
@@ -101,3 +112,15 @@ def queue_advice(db: sqlite3.Connection, text: str, agents: dict[str, AgentSpec]
         else:
             log.info("advice of run %s: this change to %s was tried before", run_id, change.agent)
     return added
+
+
+def _propose_schedule(config: Config, agents: dict[str, AgentSpec], change: ScheduleChange, by: str, run_id: str,
+                      now: datetime) -> int:
+    try:
+        rel = propose(config, agents, change, by, run_id, now)
+    except RoutineError as exc:
+        log.warning("advice of run %s: the change to %s of %s is not proposed: %s", run_id, change.block,
+                    change.file, exc.message)
+        return 0
+    log.info("advice of run %s: a change to block %s of %s is proposed in %s", run_id, change.block, change.file, rel)
+    return 1

@@ -91,7 +91,8 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
             failed_at = index
             continue
         if step.advice and not dry_run and runner.journal is not None and result.run_id and result.output:
-            queue_advice(runner.journal.db, result.output, agents, result.run_id, runner.clock())
+            queue_advice(runner.config, runner.journal.db, result.output, agents, agent.name, result.run_id,
+                         runner.clock())
         # In a dry run no model answers; later steps see a placeholder so their prompts render.
         prior[agent.name] = result.output if not dry_run else f"(output of the {agent.name} step)"
         outcome.outputs[agent.name] = prior[agent.name]
