@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, TypedDict
 from routine.alerts import raise_alert
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError, ScopeError, UsageError
-from routine.schedule.edit import KIND as SCHEDULE
 from routine.vault.provenance import PROPOSAL_TAG
 from routine.vault.targets import WriteKind
 
@@ -59,7 +58,7 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
     sets `status: proposed` and `approved: true` again, which applies only if the region is
     unchanged since the conflict was recorded."""
     from routine.journal.decisions import Decisions
-    from routine.vault.approvals import apply, archive, clear_pointer, mark_conflict, read_proposal
+    from routine.vault.approvals import SCHEDULE_KIND, apply, archive, clear_pointer, mark_conflict, read_proposal
     from routine.vault.guard import Guard
 
     proposal = read_proposal(config.vault, rel)
@@ -93,7 +92,7 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
                 "so it was not applied.",
                 "copy what you want from it by hand, or reject it.",
             )
-        if proposal.properties.get("kind") == SCHEDULE:  # advice to a schedule file, outside the vault
+        if proposal.properties.get("kind") == SCHEDULE_KIND:  # advice to a schedule file, outside the vault
             return _schedule(config, agents, decisions, proposal, record, by, now)
         if agent is None:
             raise ScopeError(f"The agent {proposal.agent!r} that wrote this proposal no longer exists.",
@@ -138,7 +137,7 @@ def _schedule(config: Config, agents: dict[str, AgentSpec], decisions: Decisions
     from routine.schedule import edit
     from routine.vault.approvals import archive
 
-    change = edit.from_proposal(str(proposal.properties.get("target") or ""), proposal.section, proposal.text)
+    change = edit.from_proposal(proposal.target_rel or "", proposal.section, proposal.text)
     message = edit.apply(config, agents, change, str(proposal.base or ""), now)
     archived = archive(config.vault, proposal, config.layout.archive, "applied", by, now)
     decisions.record(outcome="applied", archived_as=archived, detail=message, **record)

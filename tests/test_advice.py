@@ -250,6 +250,8 @@ def test_advice_to_a_schedule_is_checked_proposed_with_its_next_fires_and_approv
     text = proposal.read_text()
     assert "Sunday evening is too late to act on it." in text and "next fires now: Sun" in text, text
     assert "with the change: Mon" in text and 'cron: "0 9 * * mon"' in text, text
+    waiting = home.run("approve", "--json", check=True).stdout  # listed with the file it changes
+    assert '"target": "schedules/test.yaml"' in waiting and '"section": "team-health"' in waiting, waiting
     schedule = home.config.parent / "schedules" / "test.yaml"
     assert "30 19 * * sun" in schedule.read_text()  # nothing changes before the person approves
 

@@ -22,11 +22,11 @@ from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError, UsageError
 from routine.schedule.loader import load_file
 from routine.schedule.model import Block
+from routine.vault.approvals import SCHEDULE_KIND
 from routine.vault.proposals import write_proposal
 from routine.vault.sections import content_sha
 
 SETTABLE = ("cron", "grace", "missed", "description")
-KIND = "schedule"  # a proposal's `kind` for a change to a schedule file (routine.approval)
 NEXT = 3  # fires shown before and after
 
 
@@ -101,7 +101,7 @@ def propose(config: Config, agents: dict[str, AgentSpec], change: ScheduleChange
         "(their lines replaced); the file's other lines and comments stay.")
     return write_proposal(config.vault, config.layout.drafts, target_rel=f"schedules/{change.file}",
                           section=change.block, proposed=values_text(change.values), current=current, reason=reason,
-                          agent=agent, model="advice", run=run, generated=now, sources=[], kind=KIND,
+                          agent=agent, model="advice", run=run, generated=now, sources=[], kind=SCHEDULE_KIND,
                           target_existed=True)
 
 

@@ -31,6 +31,9 @@ from routine.vault.sections import (apply_approved, clear_pending_proposal, cont
 from routine.vault.targets import WriteKind
 from routine.vault.writer import _rewrite, _model_frontmatter
 
+# A proposal's `kind` for a change to a schedule file (outside the vault; routine.schedule.edit
+# writes and applies it, routine.approval dispatches on it): its `target` is that file.
+SCHEDULE_KIND = "schedule"
 _PROPOSED = re.compile(r"^## Proposed text[ \t]*\n(.*?)(?=^## Changes from your text[ \t]*$|\Z)", re.M | re.S)
 
 
@@ -58,7 +61,7 @@ class Proposal:
         link = link.split("|", 1)[0].split("#", 1)[0].strip()
         if not link:
             return None
-        return link if link.lower().endswith(".md") else link + ".md"
+        return link if link.lower().endswith(".md") or self.properties.get("kind") == SCHEDULE_KIND else link + ".md"
 
     @property
     def section(self) -> str | None:
