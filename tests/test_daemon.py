@@ -65,7 +65,11 @@ def settled_as(home, rel: str) -> list[str]:
 def all_handled(home) -> bool:
     """The watcher holds no unsettled path and the queue no job: every change seen so far has
     been decided and its runs (if any) have finished."""
-    st = status(home)
+    return handled(status(home))
+
+
+def handled(st: dict) -> bool:
+    """``all_handled`` of a status already asked for."""
     return st["vault_watch"]["pending"] == 0 and not st["queue"]["running"] and not st["queue"]["queued"]
 
 

@@ -5,7 +5,7 @@ digests of earlier weeks and the text of the key results the home note links."""
 from __future__ import annotations
 
 import json
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, timezone
 
 from test_projects import HOME_NOTE, MISTRAL, PROJECT
 from test_projects import cli as cli  # noqa: F401  (the fixture)
@@ -85,3 +85,46 @@ def test_the_weekly_review_gets_earlier_weeks_and_the_key_results_text(cli, olla
     assert "The landing page was drafted; signups stood at 7." in prompt  # an earlier week's review
     assert "Ada sent the launch email to 30 friends." in prompt  # a daily digest
     assert prompt.index("The landing page was drafted") < prompt.index("Ada sent the launch email")
+
+
+def _changed_line(prompt: str) -> str:
+    return next(line for line in prompt.splitlines() if line.startswith("Changed since yesterday:"))
+
+
+def test_changed_since_yesterday_lists_only_the_persons_changes(cli, ollama):
+    """The brief's "Changed since yesterday" names the notes the person changed: never routine's own
+    digest or a task's result note, nor a note of the person's that only routine wrote into since."""
+    import os
+    import time
+
+    home = cli.home
+    cli("project", "new", PROJECT, "--goal", "Open the shop")
+    folder = HOME_NOTE.rsplit("/", 1)[0]
+    notes = f"{folder}/Venue notes.md"
+    write(home, notes, "# Venue notes\n\nThe hall holds 80 people.\n")
+    old = time.time() - 3 * 86400
+    os.utime(home.vault / notes, (old, old))  # the person wrote it three days ago
+    write(home, f"{folder}/Digests/{date.today()}.md",
+          "---\nroutine: {agent: acme-launch-pm, run: r1, at: '2026-11-27T20:30:00+01:00'}\n---\n## Daily digest\n"
+          "%% routine:begin daily-digest agent=acme-launch-pm %%\nAda: the launch email is open.\n"
+          "%% routine:end daily-digest %%\n")
+    stamp = f"routine: {{agent: research, run: r2, at: '{datetime.now(timezone.utc).isoformat()}'}}"
+    write(home, f"{folder}/Write the launch email.md",  # a task's result, as routine writes it
+          f"---\n{stamp}\ntags: [routine/research]\nowner: '[[Research]]'\n---\nA draft of the launch email.\n")
+    ollama.script(MISTRAL, ["**Progress** — nothing new."])
+    cli("fire", "acme-launch-pm")
+    assert _changed_line(pm_requests(ollama)[-1]) == f"Changed since yesterday: [[{HOME_NOTE[:-3]}]]"
+
+    # Routine writes a section into the person's old note: still not a change of theirs.
+    text = (home.vault / notes).read_text(encoding="utf-8")
+    write(home, notes, text + "\n## Checks\n%% routine:begin checks agent=critic %%\nThe hall was booked.\n"
+          "%% routine:end checks %%\n")
+    ollama.script(MISTRAL, ["**Progress** — nothing new."])
+    cli("fire", "acme-launch-pm")
+    assert "Venue notes" not in _changed_line(pm_requests(ollama)[-1])
+
+    # The person adds a line: now it is.
+    write(home, notes, (home.vault / notes).read_text(encoding="utf-8") + "\nThe caterer needs a head count.\n")
+    ollama.script(MISTRAL, ["**Progress** — the venue notes changed."])
+    cli("fire", "acme-launch-pm")
+    assert f"[[{folder}/Venue notes]]" in _changed_line(pm_requests(ollama)[-1])

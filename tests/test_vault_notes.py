@@ -86,3 +86,22 @@ def test_resolve_wikilink(tmp_path):
 def test_wikilink_for():
     assert wikilink_for("Daily/2026-11-22.md") == "[[Daily/2026-11-22]]"
     assert wikilink_for("Plans/Project Map.md") == "[[Plans/Project Map]]"
+
+
+def test_bookkeeping_keeps_the_persons_anchors_and_multi_line_flow_maps_exactly():
+    """Only the `routine:` line changes: a flow map the person wrapped over lines (unindented, with
+    a key that looks like routine's), an anchor and its alias, their comments: all as they were."""
+    from datetime import datetime, timezone
+
+    from routine.vault.bookkeeping import Provenance, stamped_block
+
+    prov = Provenance("planner", "qwen", "20261127-0900-ab12", datetime(2026, 11, 27, 9, tzinfo=timezone.utc))
+    wrapped = "---\n# my meta\nmeta: {a: 1,\nroutine: 2}  # wrapped\nbase: &b [x, y]  # anchor\nalso: *b\n---\n"
+    out = stamped_block(parse_frontmatter(wrapped + "body\n"), prov)
+    assert out.startswith(wrapped[:-4]) and out.count("\n") == wrapped.count("\n") + 1, out
+    assert parse_frontmatter(out + "body\n").data["routine"]["agent"] == "planner"
+
+    anchored = "---\nroutine: &r {agent: critic, run: r1, at: '2026-11-26T09:00:00Z'}\n# mine\ncopy: *r\n---\n"
+    out = stamped_block(parse_frontmatter(anchored + "body\n"), prov)
+    assert out.split("\n")[2:] == anchored.split("\n")[2:] and out.startswith("---\nroutine: &r {agent: planner,"), out
+    assert parse_frontmatter(out + "body\n").data["copy"]["agent"] == "planner"

@@ -6,12 +6,14 @@ about them), and so do what each run read and wrote."""
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from routine.causes import is_disk_full
 from routine.daemon.index_feed import BATCH_SECONDS, PathFeed, lower_priority
 
+CANVAS_SECONDS = 3.0  # canvases are laid out again at most this often: a burst of runs is one layout
 FULL_RETRY = 60.0  # seconds between attempts to open the graph cache while the state disk is full
 
 log = logging.getLogger(__name__)
@@ -32,6 +34,13 @@ class GraphFeeder(PathFeed):
         self.writer: CanvasWriter | None = None
         self.refreshes = 0     # passes that brought graph and canvases up to date (status, tests)
         self._runs = True      # read the journal on the first pass
+        self._canvases_at = float("-inf")  # when the canvases were last brought level (monotonic)
+        self._owed: float | None = None  # when the canvases owed since then are due (monotonic); None: level
+
+    @property
+    def owed(self) -> bool:
+        """Does the graph hold changes the canvases do not show yet (a burst still being gathered)?"""
+        return self._owed is not None
 
     def runs_finished(self) -> None:
         with self._cond:
@@ -80,11 +89,12 @@ class GraphFeeder(PathFeed):
                     return
         while True:
             with self._cond:
-                while not self._pending and not self._runs and not self._stopping:
-                    self._cond.wait()
+                while not self._pending and not self._runs and not self._stopping and not self._canvases_due():
+                    self._cond.wait(None if self._owed is None else max(0.0, self._owed - time.monotonic()))
                 if self._stopping:
                     return
-                self._cond.wait(BATCH_SECONDS)
+                if self._pending or self._runs:
+                    self._cond.wait(BATCH_SECONDS)
                 paths, self._pending = sorted(self._pending), set()
                 runs, self._runs = self._runs, False
             try:
@@ -94,6 +104,9 @@ class GraphFeeder(PathFeed):
                     return
                 log.error("the knowledge graph could not follow %s: %s", ", ".join(paths[:3]) or "the journal", exc,
                           exc_info=not is_disk_full(exc))
+
+    def _canvases_due(self) -> bool:
+        return self._owed is not None and time.monotonic() >= self._owed
 
     def _pass(self, paths: list[str], runs: bool) -> None:
         if self.cache is None or self.vault() != self.cache.vault:  # a reload moved the vault
@@ -113,6 +126,11 @@ class GraphFeeder(PathFeed):
                 cache.follow_journal(journal)
             finally:
                 journal.close()
+        now = time.monotonic()
+        if now < self._canvases_at + CANVAS_SECONDS:  # another change of the same burst: the layout waits for its end
+            self._owed = self._canvases_at + CANVAS_SECONDS
+            return
+        self._canvases_at, self._owed = now, None
         written = writer.refresh(cache.graph)
         self.refreshes += 1
         if written:

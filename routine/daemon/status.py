@@ -141,11 +141,12 @@ def _watch_state(vault_events: VaultEvents | None) -> WatchState:
     # What the last saves turned into (a change, routine's own write, unchanged): why a trigger
     # did or did not fire; and how many paths still wait to settle.
     recent = tuple(SettledPath(**s.as_dict()) for s in watcher.recent())
+    owed = vault_events.graph_feed.owed if vault_events and vault_events.graph_feed else None
     if watcher.degraded:
         return WatchState(WatchMode.RECONCILE_ONLY, problem=watcher.degraded, pending=watcher.pending(),
-                          reconciles=watcher.reconciles, recent=recent)
+                          reconciles=watcher.reconciles, recent=recent, canvases_owed=owed)
     return WatchState(WatchMode.INOTIFY, reconcile_every_s=int(watcher.reconcile_every), pending=watcher.pending(),
-                      reconciles=watcher.reconciles, recent=recent)
+                      reconciles=watcher.reconciles, recent=recent, canvases_owed=owed)
 
 
 def resident_models(config: Config) -> tuple[tuple[ResidentModel, ...] | None, str | None]:

@@ -195,11 +195,12 @@ class WatchState:
     pending: int | None = None            # paths still waiting to settle (None: no watcher)
     reconciles: int | None = None         # full looks finished
     recent: tuple[SettledPath, ...] | None = None
+    canvases_owed: bool | None = None     # the graph's canvases wait for a burst of changes to end
 
     def to_json(self) -> dict[str, Any]:
         d = {**_as_dict(self), "mode": self.mode.value,
              "recent": None if self.recent is None else [s.to_json() for s in self.recent]}
-        return _without_none(d, ("problem", "reconcile_every_s", "pending", "reconciles", "recent"))
+        return _without_none(d, ("problem", "reconcile_every_s", "pending", "reconciles", "recent", "canvases_owed"))
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> WatchState:

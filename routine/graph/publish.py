@@ -94,6 +94,7 @@ class CanvasWriter:
             self.registry = {}  # unknown: places on disk are all taken as the person's
         self.refused: set[str] = set()
         self._shown: dict[str, set[str]] = {}  # canvas -> the nodes its view had last time
+        self._laid: dict[str, tuple[str, str]] = {}  # canvas -> (its view, the layout built for it), as JSON
 
     def refresh(self, graph: KnowledgeGraph) -> list[str]:
         """Write every canvas whose view changed since the last refresh; returns those written.
@@ -151,7 +152,8 @@ class CanvasWriter:
                                 "there; rename yours to get routine's back.", rel)
                     self.refused.add(rel)
                 return False
-        doc = canvas.merge(canvas.build(view, header, canvas_of), existing, self.registry.get(rel) if existing else {})
+        doc = canvas.merge(self._layout(rel, view, header, canvas_of), existing,
+                           self.registry.get(rel) if existing else {})
         moved = doc.pop("moved")
         wrong = canvas.problems(doc)
         if wrong:  # a bug of ours; never hand Obsidian a canvas it cannot open
@@ -169,6 +171,18 @@ class CanvasWriter:
             return False
         self.refused.discard(rel)
         return True
+
+    def _layout(self, rel: str, view: View, header: str, canvas_of: canvas.CanvasOf | None) -> dict:
+        """``canvas.build`` for the view, laid out again only when the view changed: a run that
+        touched a node of the view without changing what it shows (most runs) costs no layout."""
+        projects = {n: canvas_of(n) for n, d in view.nodes.items()
+                    if canvas_of is not None and d.get("type") == NodeType.PROJECT.value}
+        key = json.dumps([view.as_dict(), header, projects], sort_keys=True, default=str)
+        cached = self._laid.get(rel)
+        if cached is None or cached[0] != key:
+            cached = (key, json.dumps(canvas.build(view, header, canvas_of)))
+            self._laid[rel] = cached
+        return json.loads(cached[1])  # a fresh copy: merging places the person's cards into it
 
     def _blocked(self, rel: str, exc: OSError) -> None:
         """Said once per canvas (log and alert), never a traceback on every change."""

@@ -16,27 +16,45 @@ WORK, MIN_TRIALS, BIG = 400_000, 4, 6_000  # trials allowed: fewer the more line
 THROUGH_COST = 8
 
 
-def choose_sides(boxes: dict[str, dict], edges: list[tuple[str, str]]) -> list[tuple[str, str]]:
+Memo = dict[tuple, tuple[str, str]]  # one link's sides, by where its cards and those in reach stand
+
+
+def choose_sides(boxes: dict[str, dict], edges: list[tuple[str, str]],
+                 memo: Memo | None = None) -> list[tuple[str, str]]:
     """For each link, the sides of its two cards whose straight line passes through the fewest other
     cards, then the shortest; from bottom to top when one card is above the other and that is clear.
-    Only the cards within reach of a link's two ends are checked (a big drawing stays quick)."""
+    Only the cards within reach of a link's two ends are checked (a big drawing stays quick).
+    ``memo``: choices already made for the same cards in the same places (a trial that moved one
+    card measures again only the links whose cards moved)."""
     cards = [c for c in boxes.values() if c.get("type") != "group"]
     chosen = []
     for u, v in edges:
         a, b = boxes[u], boxes[v]
         others = _in_reach(cards, a, b)
-        best: tuple[float, float, tuple[str, str]] | None = None
-        for sides in _preferred(a, b):
-            p, q = anchor(a, sides[0]), anchor(b, sides[1])
-            hits = sum(1 for c in others if hits_box(p, q, c))
-            cost = (hits, math.dist(p, q) * (1.0 if sides in _natural(a, b) else 1.6), sides)
-            if best is None or cost[:2] < best[:2]:
-                best = cost
-            if hits == 0 and sides in _natural(a, b):
-                break
-        assert best is not None
-        chosen.append(best[2])
+        key = (a["x"], a["y"], a["width"], a["height"], b["x"], b["y"], b["width"], b["height"],
+               *((c["id"], c["x"], c["y"], c["width"], c["height"]) for c in others))
+        sides = memo.get(key) if memo is not None else None
+        if sides is None:
+            sides = _clearest(a, b, others)
+            if memo is not None:
+                memo[key] = sides
+        chosen.append(sides)
     return chosen
+
+
+def _clearest(a: dict, b: dict, others: list[dict]) -> tuple[str, str]:
+    natural = _natural(a, b)
+    best: tuple[float, float, tuple[str, str]] | None = None
+    for sides in _preferred(a, b):
+        p, q = anchor(a, sides[0]), anchor(b, sides[1])
+        hits = sum(1 for c in others if hits_box(p, q, c))
+        cost = (hits, math.dist(p, q) * (1.0 if sides in natural else 1.6), sides)
+        if best is None or cost[:2] < best[:2]:
+            best = cost
+        if hits == 0 and sides in natural:
+            break
+    assert best is not None
+    return best[2]
 
 
 def _in_reach(cards: list[dict], a: dict, b: dict) -> list[dict]:
@@ -77,9 +95,9 @@ def _through(boxes: dict[str, dict], edges: list[tuple[str, str]],
     return found
 
 
-def _score(boxes: dict[str, dict], edges: list[tuple[str, str]]) -> tuple[int, int]:
+def _score(boxes: dict[str, dict], edges: list[tuple[str, str]], memo: Memo | None = None) -> tuple[int, int]:
     """Lines through cards and crossings, as drawn: each link on the sides ``choose_sides`` gives it."""
-    sides = choose_sides(boxes, edges)
+    sides = choose_sides(boxes, edges, memo)
     links = [{"fromNode": u, "toNode": v, "fromSide": a, "toSide": b} for (u, v), (a, b) in zip(edges, sides,
                                                                                                  strict=True)]
     blocked = {link for link, _ in _through(boxes, edges, sides)}
@@ -104,10 +122,11 @@ def make_way(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int
     edges = [(u, v) for u, v in edges if u in boxes and v in boxes and u != v]
     if too_big(len(boxes), len(edges)):
         return places
-    score = _score(boxes, edges)
+    memo: Memo = {}
+    score = _score(boxes, edges, memo)
     budget = max(MIN_TRIALS, WORK // max(1, len(edges)) ** 2)  # each trial measures every pair of lines
     for _ in range(ROUNDS):
-        blocked = _through(boxes, edges, choose_sides(boxes, edges))
+        blocked = _through(boxes, edges, choose_sides(boxes, edges, memo))
         if not blocked:
             break
         for (u, v), card in blocked:
@@ -119,7 +138,7 @@ def make_way(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int
                 if budget < 0:
                     return _places(boxes)
                 trial = _shifted(boxes, moving, x)
-                after = _score(trial, edges)
+                after = _score(trial, edges, memo)
                 if _cost(after) < _cost(score):
                     boxes, score = trial, after
                     break

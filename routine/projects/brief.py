@@ -39,10 +39,66 @@ def gather(vault: Path, project: Project, now: datetime | None = None) -> Facts:
     tasks, blockers = project_tasks(vault, project.folder)
     facts = Facts(project, tasks, blockers, artifacts_in(vault, project.folder))
     if now is not None:
-        since = (now - timedelta(days=1)).timestamp()
-        facts.changed = [rel for rel in case_file_notes(vault, project.folder)
-                         if (Path(vault) / rel).stat().st_mtime >= since]
+        facts.changed = persons_changes(vault, case_file_notes(vault, project.folder), now)
     return facts
+
+
+SEEN_FILE = "brief-seen.json"  # in the state dir: each case-file note's words of the person's, as last seen
+
+
+def persons_changes(vault: Path, notes: list[str], now: datetime) -> list[str]:
+    """The notes whose words of the person's (``provenance.persons_words``) changed in the last
+    day: changed since an earlier brief saw them, or, seen the first time, saved in the last day
+    with words of theirs, by them (routine's bookkeeping does not name that save). Routine's writes
+    (its sections, its digests, a task's result note, its bookkeeping) change none of those words."""
+    import hashlib
+    import json
+
+    from routine import paths
+    from routine.atomicfile import replace_if_changed
+    from routine.vault.files import read_text
+    from routine.vault.provenance import persons_words
+
+    store = paths.state_dir() / SEEN_FILE
+    try:
+        seen: dict[str, list] = json.loads(store.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        seen = {}
+    since, changed = now - timedelta(days=1), []
+    for rel in notes:
+        path = Path(vault) / rel
+        try:
+            text = read_text(path)
+            saved = datetime.fromtimestamp(path.stat().st_mtime, now.tzinfo)
+        except (OSError, ValueError):
+            continue
+        words = persons_words(rel, text)
+        sha = hashlib.sha1(words.encode("utf-8")).hexdigest()[:16]
+        old = seen.get(rel)
+        if old is None:
+            at = saved.isoformat() if words and saved >= since and not _routine_saved(text, saved) else None
+        else:
+            at = now.isoformat() if old[0] != sha else old[1]
+        seen[rel] = [sha, at]
+        if at is not None and datetime.fromisoformat(at) >= since:
+            changed.append(rel)
+    seen = {rel: v for rel, v in seen.items() if (Path(vault) / rel).exists()}
+    store.parent.mkdir(parents=True, exist_ok=True)
+    replace_if_changed(store, json.dumps(seen, sort_keys=True), mode=0o600)
+    return changed
+
+
+def _routine_saved(text: str, saved: datetime) -> bool:
+    """Was the note's last save routine's (its ``routine: {at}`` bookkeeping names that moment)?"""
+    from routine.vault.bookkeeping import PROPERTY
+    from routine.vault.frontmatter import parse_frontmatter
+
+    stamp = parse_frontmatter(text).data.get(PROPERTY)
+    try:
+        at = datetime.fromisoformat(str(stamp.get("at"))) if isinstance(stamp, dict) else None
+        return at is not None and at >= saved - timedelta(seconds=2)
+    except (TypeError, ValueError):  # a person's own `routine:` property, or a naive time
+        return False
 
 
 def _task_line(task: Task, today: date | None = None) -> str:

@@ -3,8 +3,8 @@
 A note routine writes into (a daily note, a plan) gets one small property, ``routine: {agent,
 run, at}``, naming the latest write; each section's own agent and run are in its begin marker,
 and a run's sources are in the journal (``routine runs show``). The person's own properties are
-never rewritten: a flow list stays a flow list, order and comments stay (``update_frontmatter``
-edits only the lines of the keys it sets).
+never rewritten: a flow list stays a flow list, order and comments stay, and so do a flow map wrapped
+over lines and an anchor with its aliases (``update_frontmatter`` edits only the lines of the keys it sets).
 
 A note routine creates whole is routine's: it also carries ``sources`` (never the note itself)
 and a ``routine/<agent>`` tag, each on one line.

@@ -111,12 +111,39 @@ def _key_of(line: str) -> str | None:
     return next(group for group in (match["dq"], match["sq"], match["plain"]) if group is not None).strip()
 
 
+def _flow_depth(text: str, depth: int) -> int:
+    """``depth`` (open ``{``/``[`` of a flow collection) after ``text``: brackets in quoted strings
+    and in a comment do not count."""
+    quote = None
+    for i, ch in enumerate(text):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"" and (i == 0 or text[i - 1] in " \t[{,:"):
+            quote = ch
+        elif ch == "#" and (i == 0 or text[i - 1] in " \t"):
+            break
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return depth
+
+
 def _chunks(inner: str) -> list[list]:
     """Cut YAML text into top-level items: [key or None, text]. Indented lines, list items
-    and blank lines belong to the item above them (block scalars, lists under a key)."""
+    and blank lines belong to the item above them (block scalars, lists under a key), and so do
+    the lines of a flow map or list the item opened until it closes, indented or not."""
     chunks: list[list] = []
+    depth = 0  # open brackets of the flow collection the last item's value began
     for line in inner.splitlines(keepends=True):
+        if depth:
+            chunks[-1][1] += line
+            depth = _flow_depth(line, depth)
+            continue
         key = _key_of(line)
+        if key is not None:
+            value = line.split(":", 1)[1].lstrip() if not line.startswith(("'", '"')) else ""
+            depth = _flow_depth(value, 0) if value.startswith(("{", "[")) else 0
         starts_item = key is not None or line.startswith("#") or not chunks
         if starts_item:
             chunks.append([key, line])
@@ -125,8 +152,15 @@ def _chunks(inner: str) -> list[list]:
     return chunks
 
 
+_ANCHOR = re.compile(r"[^:\n]*:[ \t]*(?P<anchor>&[^\s,\[\]{}]+)(?=\s)")  # `key: &name value`
+
+
 def _replace_chunk(old: str, key: str, value: object, newline: str) -> str:
     text = dump_yaml({key: value})
+    anchor = _ANCHOR.match(old)
+    if anchor:  # the person's aliases (`copy: *r`) follow the value their anchor names
+        head, _, rest = text.partition(":")
+        text = f"{head}: {anchor['anchor']}{rest}"
     trailing_blank = old[len(old.rstrip("\r\n \t")):]
     # Keep the blank lines the person left after this item.
     extra = trailing_blank.count("\n") - 1
@@ -169,6 +203,9 @@ def update_frontmatter(split: FrontmatterSplit, updates: dict, remove: tuple[str
         added = dump_yaml({key: value})
         new_inner += added.replace("\n", newline) if newline != "\n" else added
     expected = {key: value for key, value in {**split.data, **updates}.items() if key not in remove}
+    for key, value in updates.items():  # an alias of a value set follows it
+        if key in split.data and _ANCHOR.match(next((t for k, t in chunks if k == key), "")):
+            expected.update({k: value for k, v in split.data.items() if k != key and v == split.data[key]})
     try:
         verified = yaml.safe_load(new_inner) == expected
     except yaml.YAMLError:

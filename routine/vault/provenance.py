@@ -152,6 +152,20 @@ def person_text(rel: str, text: str) -> str:
     return "".join(out)
 
 
+def persons_words(rel: str, text: str) -> str:
+    """The person's own writing in a note, to tell a change of theirs from one of routine's: the
+    lines of its body's ``person_text`` that are neither blank nor the heading over one of routine's
+    sections (a digest routine wrote has none); none in one of routine's notes. Its properties are
+    not writing."""
+    split = parse_frontmatter(text.removeprefix("\ufeff").replace("\r\n", "\n"))
+    if is_routines_note(rel, split.data.get("tags") if split.readable else None):
+        return ""
+    lines, kept = split.body.split("\n"), person_text(rel, split.body).split("\n")
+    heads = {i for i, line in enumerate(kept) if HEADING.match(line)
+             and any(BEGIN.match(later) for later in lines[i + 1:i + 3])}
+    return "\n".join(line for i, line in enumerate(kept) if line.strip() and i not in heads)
+
+
 def is_routines_at(text: str, offset: int) -> bool:
     """Is the character at ``offset`` of a note's body routine's (in a generated section)?"""
     return in_ranges(offset, routine_spans(text))
