@@ -18,10 +18,12 @@ import os
 import shutil
 import sqlite3
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from routine.causes import is_disk_full
 from routine.errors import StateDiskFull
@@ -33,6 +35,42 @@ _DAMAGE_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 _checked: set[tuple[str, int]] = set()  # (path, inode) found sound by this process
 _lock = threading.Lock()
 NO_ROOM = 1 << 20  # bytes free under which an I/O error opening a file is taken for a full disk
+SQLITE_BUSY_SNAPSHOT = 517
+SNAPSHOT_PATIENCE = 30.0  # seconds a write waits for another thread's read on the same connection (as busy_timeout)
+_Parameters = Any  # whatever sqlite3 takes as a statement's parameters (typeshed's private alias)
+
+
+class Connection(sqlite3.Connection):
+    """A connection several threads share (the daemon's journal), whose writes wait for each other's reads.
+
+    In WAL mode a read left open on a connection (a cursor another thread is still stepping
+    through) pins the connection to its snapshot; a write on that connection after another
+    connection committed fails at once with ``SQLITE_BUSY_SNAPSHOT`` ("database is locked") —
+    busy_timeout does not wait for it. Outside an explicit transaction the read ends in
+    milliseconds, so the write is tried again until it does (``SNAPSHOT_PATIENCE``); inside
+    one, retrying cannot help, and the error is raised as SQLite gave it."""
+
+    busy_retries = 0  # writes that had to wait for another thread's read (how often it happens)
+
+    def execute(self, sql: str, parameters: _Parameters = (), /) -> sqlite3.Cursor:
+        return self._patiently(lambda: super(Connection, self).execute(sql, parameters))
+
+    def executemany(self, sql: str, parameters: Iterable[_Parameters], /) -> sqlite3.Cursor:
+        rows = list(parameters)
+        return self._patiently(lambda: super(Connection, self).executemany(sql, rows))
+
+    def _patiently(self, statement: Callable[[], sqlite3.Cursor]) -> sqlite3.Cursor:
+        deadline, pause = time.monotonic() + SNAPSHOT_PATIENCE, 0.001
+        while True:
+            try:
+                return statement()
+            except sqlite3.OperationalError as exc:
+                if (getattr(exc, "sqlite_errorcode", None) != SQLITE_BUSY_SNAPSHOT or self.in_transaction
+                        or time.monotonic() > deadline):
+                    raise
+            self.busy_retries += 1
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
 
 @dataclass(frozen=True)
@@ -69,13 +107,13 @@ def open_sqlite(path: Path, setup: Callable[[sqlite3.Connection], None]) -> sqli
 def _open(path: Path, setup: Callable[[sqlite3.Connection], None]) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     with _lock:  # two threads finding the same damage move it aside once
-        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False, factory=Connection)
         problem = _setup_checked(db, setup, check=_key(path) not in _checked)
         if problem is not None:
             # Moved while still open: SQLite removes a -wal by its name when the last connection closes.
             set_aside(path, problem)
             db.close()
-            db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+            db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False, factory=Connection)
             _setup_checked(db, setup, check=False)
         _checked.add(_key(path))
         return db

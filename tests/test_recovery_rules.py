@@ -4,6 +4,7 @@ slot; a full state disk's slots are recorded later with that reason."""
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
@@ -182,3 +183,36 @@ def test_a_missing_model_shows_as_degraded_until_it_is_pulled():
     monitor = Monitor(host=None)
     monitor.failing.add(f"model:qwen2.5:7b@{HOST}")
     assert monitor.degraded()[0] == f"the model qwen2.5:7b at {HOST} is not pulled (runs that need it fail)"
+
+
+def test_a_run_that_crashes_inside_routine_is_failed_and_said_not_left_running(initialised, tmp_path):
+    """A bug inside routine during a scheduled run (e.g. "database is locked" on a busy box) used
+    to leave the slot claimed and its run "running" until a restart, with nothing in the vault."""
+    from routine.config.loader import load_config
+    from routine.journal import Journal
+    from routine.vault import split_frontmatter
+
+    journal = Journal(tmp_path / "journal.sqlite3")
+    slots = Slots(journal.db)
+    block = minutely()
+    parts = DaemonParts(slots, block, T0)
+    parts.live.config = load_config(str(initialised.config))
+    slot = Slot(block.id, T0, slot_key(T0), "on time")
+    slots.claim(block.id, slot.key)
+    slots.set(block.id, slot.key, "running")
+    run = journal.start(agent=None, trigger="schedule", kind="block", block=block.id, slot=slot.key)
+    step = journal.start(agent="librarian", trigger="schedule", block=block.id, step=0, parent=run)
+
+    Recovery(parts).crashed(block.id, slot, journal, sqlite3.OperationalError("database is locked"))
+
+    assert slots.state(block.id, slot.key) == "failed"
+    rows = dict(journal.db.execute("SELECT id, status FROM runs").fetchall())
+    assert rows == {run: "failed", step: "failed"}
+    alerts = list((parts.live.config.vault / "Alerts").glob("*.md"))
+    assert len(alerts) == 1
+    props, body = split_frontmatter(alerts[0].read_text())
+    assert props["status"] == "open" and "database is locked" in body and "routine fire every-minute" in body
+
+    Recovery(parts).ran_through(block.id)  # the next run ends well, after a restart of the daemon too
+    assert split_frontmatter(alerts[0].read_text())[0]["status"] == "resolved"
+    journal.close()

@@ -17,12 +17,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from routine.alerts import raise_alert, resolve_alerts
 from routine.causes import cause_of, describe, disk_full
 from routine.daemon.due import Slot
 from routine.durations import human
 
 if TYPE_CHECKING:
     from routine.daemon.live import Live
+    from routine.journal import Journal
     from routine.daemon.monitor import Monitor
     from routine.journal.slots import Slots
     from routine.runner.block import BlockOutcome
@@ -56,6 +58,7 @@ class Recovery:
         self._lock = threading.Lock()
         self.unaccounted: dict[str, str] = {}           # block id -> why its slots have no row yet
         self.retry: dict[str, tuple[Slot, str]] = {}    # block id -> (its last failed slot, cause key)
+        self.no_crash_open: set[str] = set()            # blocks known to have no open "stopped on an error" alert
 
     # --- reported by the daemon -------------------------------------------------------------
 
@@ -81,6 +84,35 @@ class Recovery:
             self.host.slots.set(block_id, slot.key, "interrupted", reason=STATE_FULL)
         except (OSError, sqlite3.Error) as again:
             log.error("block %s slot %s could not be recorded either: %s", block_id, slot.key, again)
+
+    def crashed(self, block_id: str, slot: Slot, journal: Journal | None, exc: BaseException) -> None:
+        """A scheduled run stopped on an error inside routine (a bug, not a dependency): its slot
+        and its runs are marked failed, not left running until a restart, and an alert says so."""
+        with self._lock:
+            self.no_crash_open.discard(block_id)
+        why = f"routine stopped on an error during this run ({type(exc).__name__}: {exc})"
+        try:
+            self.host.slots.set(block_id, slot.key, "failed", reason=why)
+            if journal is not None:
+                for run_id in journal.running_of_slot(block_id, slot.key):
+                    journal.finish(run_id, "failed", why)
+        except (OSError, sqlite3.Error) as again:
+            log.error("block %s slot %s could not be marked failed: %s", block_id, slot.key, again)
+        raise_alert(self.host.live.config, self.host.clock().astimezone(), f"{block_id} stopped on an error",
+                    f"The {block_id} run of {slot.key} stopped on an error inside routine and did not finish: "
+                    f"{type(exc).__name__}: {exc}. Nothing it had not written yet was written.",
+                    f"run it again with `routine fire {block_id}`; if it happens again, the log "
+                    "(`journalctl -u routine`) has the details for a bug report.", cause=f"crash:{block_id}",
+                    affected=block_id)
+
+    def ran_through(self, block_id: str) -> None:
+        """A run of the block ended well: an alert that it stopped on an error is resolved."""
+        with self._lock:  # looked on disk once per block after a start (an alert of before a restart), then known
+            if block_id in self.no_crash_open:
+                return
+            self.no_crash_open.add(block_id)
+        resolve_alerts(self.host.live.config, self.host.clock().astimezone(), f"crash:{block_id}",
+                       "the block ran to the end again")
 
     def absent_reason(self, block_id: str) -> str | None:
         with self._lock:

@@ -8,6 +8,7 @@ daemon's own, declared below.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from datetime import datetime
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from routine.runner.events import OnEvent
     from routine.runner.step import Runner
     from routine.schedule.model import Block
+
+log = logging.getLogger(__name__)
 
 
 class ScheduledWork:
@@ -113,8 +116,14 @@ class ScheduledWork:
             outcome = run_block(runner, block, self.live.agents, trigger=trigger, slot=slot.key)
         except (OSError, sqlite3.Error) as exc:
             if not is_disk_full(exc):
-                raise
+                log.exception("block %s crashed", block_id)
+                self.recovery.crashed(block_id, slot, journal, exc)
+                return
             self.recovery.run_not_recorded(block_id, slot, exc)
+            return
+        except Exception as exc:  # a bug in routine: the slot must not stay "running" with nothing said
+            log.exception("block %s crashed", block_id)
+            self.recovery.crashed(block_id, slot, journal, exc)
             return
         finally:
             if journal is not None:
@@ -124,6 +133,8 @@ class ScheduledWork:
             ready(self.live.config, block_id, slot.key, outcome, self.clock())
             if not succeeded(outcome.status):
                 self.recovery.failed(block_id, slot, outcome, trigger)
+            else:
+                self.recovery.ran_through(block_id)
             self.follow(block_id, outcome)
 
     def follow(self, block_id: str, outcome: BlockOutcome) -> None:

@@ -126,6 +126,12 @@ class Journal:
         cols = ", ".join(f"{k}=?" for k in fields)
         self.db.execute(f"UPDATE runs SET {cols} WHERE id=?", (*fields.values(), run_id))
 
+    def running_of_slot(self, block: str, slot: str) -> list[str]:
+        """The runs of a block's slot (the block run and its steps) not yet finished."""
+        return [r[0] for r in self.db.execute(
+            "SELECT id FROM runs WHERE status='running' AND (slot=? AND block=? OR parent IN"
+            " (SELECT id FROM runs WHERE slot=? AND block=?))", (slot, block, slot, block)).fetchall()]
+
     def finish(self, run_id: str, status: str, error: str | None = None, **fields: object) -> None:
         row = self.db.execute("SELECT started_at FROM runs WHERE id=?", (run_id,)).fetchone()
         ended = datetime.now(timezone.utc)
