@@ -111,7 +111,7 @@ class GraphCache:
 
     def reconcile(self) -> SyncStats:
         """Bring the graph level with the vault: only notes whose mtime or size changed are read."""
-        from routine.vault.notes import vault_files
+        from routine.vault.files import vault_files
         from routine.watch.filters import is_note
 
         started, stats = time.monotonic(), SyncStats()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime, timezone
+from routine.jsonvalue import Parsed
 
 
 class Decisions:
@@ -18,5 +19,5 @@ class Decisions:
                         " archived_as, detail) VALUES (?,?,?,?,?,?,?,?,?,?)",
                         (when, proposal, target, section, decision, outcome, by, run_id, archived_as, detail))
 
-    def recent(self, limit: int = 50) -> list[dict]:
+    def recent(self, limit: int = 50) -> list[Parsed]:
         return [dict(r) for r in self.db.execute("SELECT * FROM decisions ORDER BY id DESC LIMIT ?", (limit,))]

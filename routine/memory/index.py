@@ -264,7 +264,7 @@ class VaultIndex:
             self._level = True
             return self._finish(stats, started)
 
-    def update_paths(self, changed: Iterable[str | os.PathLike]) -> IndexStats:
+    def update_paths(self, changed: Iterable[str | os.PathLike[str]]) -> IndexStats:
         """Index what a watcher saw: created, modified, deleted or moved notes and folders.
 
         Paths may be absolute or vault-relative; give both ends of a move. Anything outside the
@@ -307,7 +307,7 @@ class VaultIndex:
             self._restart_empty(f"failed a write ({type(exc).__name__}: {exc})")
             return None
 
-    def _relative(self, path: str | os.PathLike) -> str | None:
+    def _relative(self, path: str | os.PathLike[str]) -> str | None:
         text = os.fspath(path)
         if os.path.isabs(text):
             try:

@@ -201,7 +201,7 @@ class RemoteIndex:
     def rebuild(self, progress: Progress | None = None) -> IndexStats:
         return IndexStats(**self._request("rebuild", progress))
 
-    def update_paths(self, changed: Iterable[str | os.PathLike]) -> IndexStats:
+    def update_paths(self, changed: Iterable[str | os.PathLike[str]]) -> IndexStats:
         return IndexStats(**self._request("update_paths", None, paths=[os.fspath(p) for p in changed]))
 
     def search(self, query: str, k: int = 6, reads: list[str] | tuple[str, ...] | None = None,

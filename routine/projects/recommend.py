@@ -20,7 +20,7 @@ from routine.projects.model import Project, list_projects
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec
-    from routine.vault.writer import Provenance
+    from routine.vault.bookkeeping import Provenance
 
 
 def managed_project(vault: Path, agent: AgentSpec) -> Project | None:

@@ -19,6 +19,7 @@ from routine import agenda, runcontext, sysmetrics
 from routine.alerts import raise_alert
 from routine.causes import cause_of
 from routine.config.model import AgentSpec, Config, WriteSpec
+from routine.config.calendars import Span
 from routine.access import scoped
 from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
@@ -170,7 +171,7 @@ class Runner:
             runcontext.beat()
         return outcome
 
-    def _calendar_report(self, now: datetime, alert: bool, span: agenda.Span) -> str:
+    def _calendar_report(self, now: datetime, alert: bool, span: Span) -> str:
         """The person's calendars for an input `calendar: SPAN`, on the run's own day (a dry run
         raises and resolves no alert)."""
         return agenda.report(self.config, span, now.astimezone(ZoneInfo(self.config.zone_name())), alert=alert)

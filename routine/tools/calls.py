@@ -15,6 +15,7 @@ import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from routine.jsonvalue import JSONObject
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _FENCE = re.compile(r"^```(?:json|tool_call|tool)?\s*\n?(.*?)\n?```$", re.S)
@@ -24,7 +25,7 @@ _FENCE = re.compile(r"^```(?:json|tool_call|tool)?\s*\n?(.*?)\n?```$", re.S)
 class Call:
     id: str
     name: str
-    arguments: dict | None  # None: could not be read (see problem)
+    arguments: JSONObject | None  # None: could not be read (see problem)
     raw: str                # the arguments as the model sent them, for the transcript
     problem: str | None = None
     from_text: bool = False  # the model wrote the call as text, not as a tool call

@@ -17,6 +17,7 @@ from difflib import get_close_matches
 from typing import Callable
 
 from routine.errors import Abandoned, RoutineError
+from routine.journal.runs import CallAsked, ToolCall, TranscriptEntry
 from routine.journal.status import RunStatus
 from routine.models.client import ModelClient
 from routine.models.tokens import longest_head
@@ -33,7 +34,7 @@ class LoopResult:
     status: RunStatus = RunStatus.OK  # ok | max-iterations | timeout
     result: str = ""                  # the final answer (ok), or the model's last words
     error: str | None = None
-    log: list[dict] = field(default_factory=list)
+    log: list[TranscriptEntry] = field(default_factory=list)
     turns: int = 0
     calls: int = 0
     refused: int = 0
@@ -76,8 +77,7 @@ def run_tool_loop(client: ModelClient, alias: str, messages: list[dict], tools: 
             )
         calls = native_calls(answer.tool_calls) or calls_in_text(answer.text, set(by_name))
         out.log.append({"type": "model", "turn": turn, "content": answer.text,
-                        "calls": [{"name": c.name, "arguments": c.arguments if c.arguments is not None else c.raw,
-                                   **({"written_as_text": True} if c.from_text else {})} for c in calls],
+                        "calls": [_asked(c) for c in calls],
                         "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out, "ms": answer.duration_ms})
         if not calls:
             out.result = answer.text
@@ -187,7 +187,7 @@ def _execute(call: Call, by_name: dict[str, Tool], ctx: ToolContext, out: LoopRe
     """Run one call; whatever happens, a sentence for the model and an entry in the transcript."""
     started = time.monotonic()
     out.calls += 1
-    entry = {"type": "tool", "turn": turn, "name": call.name,
+    entry: ToolCall = {"type": "tool", "turn": turn, "name": call.name,
              "arguments": call.arguments if call.arguments is not None else call.raw}
     try:
         tool = by_name.get(call.name)
@@ -204,15 +204,22 @@ def _execute(call: Call, by_name: dict[str, Tool], ctx: ToolContext, out: LoopRe
     except (ToolError, RoutineError) as exc:
         out.refused += 1
         content = f"Refused: {exc.message if isinstance(exc, RoutineError) else exc}"
-        entry.update(refused=True, error=content)
+        entry["refused"], entry["error"] = True, content
     except Exception as exc:  # a tool's own bug: the model hears of it, the run goes on, the log has it
         out.refused += 1
         log.exception("tool %s failed", call.name)
         content = f"Error: {call.name} failed ({type(exc).__name__}: {exc})."
-        entry.update(refused=True, error=content)
+        entry["refused"], entry["error"] = True, content
     entry["ms"] = int((time.monotonic() - started) * 1000)
     out.log.append(entry)
     return content
+
+
+def _asked(call: Call) -> CallAsked:
+    asked: CallAsked = {"name": call.name, "arguments": call.arguments if call.arguments is not None else call.raw}
+    if call.from_text:
+        asked["written_as_text"] = True
+    return asked
 
 
 def _unknown(name: str, by_name: dict[str, Tool]) -> str:

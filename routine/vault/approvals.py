@@ -30,6 +30,7 @@ from routine.vault.sections import (apply_approved, clear_pending_proposal, cont
                                     prepare_content, section_key, section_region)
 from routine.vault.targets import WriteKind
 from routine.vault.writer import _rewrite, _model_frontmatter
+from routine.jsonvalue import Parsed
 
 # A proposal's `kind` for a change to a schedule file (outside the vault; routine.schedule.edit
 # writes and applies it, routine.approval dispatches on it): its `target` is that file.
@@ -40,7 +41,7 @@ _PROPOSED = re.compile(r"^## Proposed text[ \t]*\n(.*?)(?=^## Changes from your 
 @dataclass(frozen=True)
 class Proposal:
     rel: str
-    properties: dict
+    properties: Parsed
     text: str            # the proposed text, as the person left it
     raw: bytes           # the note's bytes when read (to notice an edit while deciding)
 

@@ -20,6 +20,7 @@ from routine.vault.notes import code_fence_ranges, wikilink_for
 from routine.vault.provenance import PROPOSAL_TAG
 from routine.vault.scope import resolve
 from routine.vault.sections import content_sha
+from routine.jsonvalue import JSONObject
 
 MAX_SAME_NAME = 100
 # Characters Obsidian will not take in a note name (links break on them).
@@ -77,7 +78,7 @@ def write_proposal(vault_root: Path, drafts_dir: str, *, target_rel: str, sectio
     ``kind`` (section | note | append) and ``base`` (the hash of the target's region as it was,
     or "none") let an approval later tell whether the person changed that region since.
     """
-    frontmatter: dict = {"status": "proposed", "target": wikilink_for(target_rel)}
+    frontmatter: JSONObject = {"status": "proposed", "target": wikilink_for(target_rel)}
     if section:
         frontmatter["section"] = section
     frontmatter["kind"] = kind

@@ -103,13 +103,13 @@ def section_of_run(body: str, run_id: str) -> SectionSpan | None:
     return find_section(body, key) if key is not None else None
 
 
-def _own_heading(body: str, key: str) -> re.Match | None:
+def _own_heading(body: str, key: str) -> re.Match[str] | None:
     fences = code_fence_ranges(body)
     return next((m for m in _HEADING.finditer(body)
                  if section_key(heading_title(m["title"])) == key and not in_ranges(m.start(), fences)), None)
 
 
-def _text_under_heading(body: str, heading: re.Match) -> str:
+def _text_under_heading(body: str, heading: re.Match[str]) -> str:
     level = len(heading.group(0).strip().split(None, 1)[0])
     fences = code_fence_ranges(body)
     for later in _HEADING.finditer(body, heading.end()):
@@ -218,7 +218,7 @@ def pointer_line(key: str, proposal_link: str) -> str:
             f"%% routine:proposal {key} %%")
 
 
-def pointers(body: str, key: str) -> list[re.Match]:
+def pointers(body: str, key: str) -> list[re.Match[str]]:
     fences = code_fence_ranges(body)
     return [m for m in _POINTER.finditer(body) if m["key"].lower() == key.lower()
             and not in_ranges(m.start(), fences)]
@@ -260,7 +260,7 @@ def mark_pending_proposal(body: str, key: str, proposal_link: str) -> str:
     return f"{body}{joiner}{line}\n"
 
 
-def _remove_line(body: str, match: re.Match) -> str:
+def _remove_line(body: str, match: re.Match[str]) -> str:
     start, stop = match.start(), match.end()
     if body.startswith("\n", stop):
         stop += 1

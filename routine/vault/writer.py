@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, ClassVar
 
 from routine.errors import NoteExists, RoutineError, VaultUnwritable
+from routine.jsonvalue import Parsed
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write
 from routine.vault.bookkeeping import Provenance, new_note_properties, stamped_block
 from routine.vault.frontmatter import FrontmatterSplit, join_frontmatter, parse_frontmatter
@@ -209,7 +210,7 @@ class _Writer:
 
     def section(self) -> WriteResult:
         title = " ".join((self.target.section or "").split())  # write_output chose section() for a named one
-        outcome: dict = {}
+        outcome: dict[str, SectionUpdate] = {}
 
         def put_section(current: NoteText | None) -> str | None:
             split = _split(current)
@@ -269,7 +270,7 @@ _KEPT: dict[str | None, tuple[str, str]] = {  # by SectionUpdate.reason (set whe
 }
 
 
-def _model_frontmatter(content: str) -> tuple[dict, str]:
+def _model_frontmatter(content: str) -> tuple[Parsed, str]:
     """Models sometimes start a new note with their own frontmatter: keep its properties
     (ours win for provenance) instead of leaving a second block in the body."""
     split = parse_frontmatter(content.lstrip("\n").replace("\r\n", "\n"))
