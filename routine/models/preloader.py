@@ -49,7 +49,7 @@ class Preloader:
         self.uses = uses
         self.lead_for = lead_for
         self.clock = clock or (lambda: datetime.now(timezone.utc))
-        self._tried: dict[tuple, datetime] = {}  # use -> when a preload for it was last refused
+        self._tried: dict[tuple[str | None, int, datetime], datetime] = {}  # use -> when a preload for it was last refused
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
