@@ -220,7 +220,8 @@ def simulate_ours(uses: list[Use], slots: int, initial: tuple[ModelKey, ...] = (
     return Simulation("ours", out)
 
 
-def _idle_unloaded(model: ModelKey, uses: list[Use], last_used: dict[ModelKey, int], now: datetime, idle_unload: timedelta) -> bool:
+def _idle_unloaded(model: ModelKey, uses: list[Use], last_used: dict[ModelKey, int], now: datetime,
+                   idle_unload: timedelta) -> bool:
     """The live rule (``IdleRule``): once idle for IDLE_GRACE, a model goes if its next use is
     more than ``idle_unload`` away. Its next use only comes closer, so checking at the end of
     the grace decides."""
