@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from routine.causes import Cause
+from routine.journal.status import RunStatus
 from routine.config.model import AgentSpec, WriteSpec
 from routine.prompts import template
 from routine.projects.assignees import agent_aliases, loose_tasks, own_behaviour
@@ -191,13 +192,13 @@ def finish(vault: Path, pick: Pickup, outcome: StepOutcome, today: datetime) -> 
     from routine.projects.artifacts import set_properties
 
     wrote = getattr(outcome, "wrote", None)
-    if outcome.status == "ok" and wrote is not None:
+    if outcome.status is RunStatus.OK and wrote is not None:
         updates = result_properties(vault, pick, wrote.rel, getattr(outcome.prompt, "sources", None) or [])
         if updates:
             set_properties(vault, wrote.rel, updates)
         update_task(vault, pick.task, lambda line: with_mark(line, TaskState.DONE).rstrip()
                     + f" ✅ {today:%Y-%m-%d}")
-    elif outcome.status == "proposal" and wrote is not None and wrote.proposal_rel:
+    elif outcome.status is RunStatus.PROPOSAL and wrote is not None and wrote.proposal_rel:
         link = f"[[{wrote.proposal_rel[:-3]}]]"
         update_task(vault, pick.task, lambda line: with_field(line, "proposal", link))
     else:
@@ -239,7 +240,7 @@ def run_pickup(runner: Runner, vault: Path, pick: Pickup, now: datetime, agents:
     else:
         outcome = runner.run_step(request(pick))
         finish(vault, pick, outcome, now)
-        ok = outcome.status in ("ok", "proposal")
+        ok = outcome.status.succeeded
     if ok:
         from routine.alerts import resolve_alerts
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from routine.causes import Cause
 from routine.config.model import AgentSpec, Config, SearchSpec, GraphSpec, WriteSpec
 from routine.errors import RoutineError, UsageError
+from routine.journal.status import RunStatus
 
 if TYPE_CHECKING:
     from routine.models.client import Completion
@@ -58,7 +59,7 @@ class StepRequest:
 @dataclass
 class StepOutcome:
     run_id: str | None
-    status: str  # ok | proposal | failed | refused | dry-run
+    status: RunStatus
     prompt: Prompt | None = None
     output: str = ""
     wrote: WriteResult | None = None

@@ -224,11 +224,10 @@ class Runner:
             built = prompt.build(agent, alias, task, gathered, variables, target.instructions(),
                                  counter=self.models.counter(agent.model))
         except RoutineError as exc:
-            return self._fail(
-                run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed", task=req.task
-            )
+            status = RunStatus.REFUSED if isinstance(exc, ScopeError) else RunStatus.FAILED
+            return self._fail(run_id, req, exc, now, status, task=req.task)
         if dry_run or run_id is None:
-            return StepOutcome(None, "dry-run", prompt=built, model=alias.model, agent=agent)
+            return StepOutcome(None, RunStatus.DRY_RUN, prompt=built, model=alias.model, agent=agent)
         return self._call_and_write(req, run_id, now, task, target, built, stream)
 
     def _call_and_write(self, req: StepRequest, run_id: str, now: datetime, task: str, target: WriteSpec,
@@ -251,11 +250,12 @@ class Runner:
                 result = self._write(agent, target, answer, run_id, now, sources, held=checked.held)
         except Abandoned as exc:
             self.runs.finish(run_id, "interrupted", str(exc))
-            return StepOutcome(run_id, "interrupted", error=exc)
+            return StepOutcome(run_id, RunStatus.INTERRUPTED, error=exc)
         except AgentStopped as exc:
-            return self._fail(run_id, req, exc, now, exc.status)
+            return self._fail(run_id, req, exc, now, RunStatus(exc.status))
         except RoutineError as exc:
-            return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed")
+            status = RunStatus.REFUSED if isinstance(exc, ScopeError) else RunStatus.FAILED
+            return self._fail(run_id, req, exc, now, status)
         status = RunStatus.PROPOSAL if result.outcome is WriteOutcome.PROPOSAL else RunStatus.OK
         self.runs.finish(run_id, status, output=answer.text, model=answer.model,
                             wrote={"path": result.rel, "outcome": result.outcome, "proposal": result.proposal_rel,
@@ -328,7 +328,7 @@ class Runner:
                             approval_why=agent.approval_why,
                             guard=Guard.of(self.config), proposals=agent.proposal_writes, held=held)
 
-    def _fail(self, run_id: str | None, req: StepRequest, exc: RoutineError, now: datetime, status: str,
+    def _fail(self, run_id: str | None, req: StepRequest, exc: RoutineError, now: datetime, status: RunStatus,
               task: str | None = None) -> StepOutcome:
         log.error("%s %s: %s", req.agent.name, status, exc)
         alert = None
