@@ -54,6 +54,20 @@ class ToolCall(TypedDict, total=False):
 
 TranscriptEntry = ModelTurn | Elided | ToolCall
 
+# What a run keeps besides its columns (``runs.details``, JSON): who started it and why. Every key is
+# optional; ``from`` (a moved note's old path) is a keyword, hence the functional form.
+RunDetails = TypedDict("RunDetails", {
+    "trigger": str, "event": str, "path": str, "seen_by": str, "from": str,  # a trigger's run: the change
+    "project": str, "branch": str,  # a block's step: its project, the branch it took
+    "task": str, "task_file": str, "assignee": str | None,  # a task picked up
+    "qa": str, "part": str,  # a QA review: the artifact, the part reviewed
+    "skipped": str,  # a ``Skip`` value
+    "attempt": int,  # a retry (2, 3, …)
+    "model_alias": str,  # `routine fire --model`
+    "tokens_counted": int, "tokens_limit": int,  # the prompt as counted, against its window
+    "fallback_attempts": list[str],  # what failed before the answer
+}, total=False)
+
 _JSON_FIELDS = ("prompt", "sources", "dropped", "wrote", "details", "metrics", "log", "grounding")
 
 
