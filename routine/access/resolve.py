@@ -30,7 +30,7 @@ from routine.access.locks import locked_grounding
 from routine.config.model import AgentSpec, Config
 from routine.config.tool_names import REVIEW_TOOLS
 from routine.projects.assignees import Assignments, assignments_of, agent_aliases
-from routine.projects.model import Behaviour
+from routine.config.behaviours import Behaviour
 from routine.vault.scope import glob_literal, in_scope
 
 EXCLUDE = "!"  # a scope glob starting with '!' takes paths out
