@@ -89,7 +89,8 @@ class CanvasWriter:
         self.on_blocked = on_blocked  # (canvas, sentence): once per canvas whose place is taken (an alert)
         self.registry_path = registry or paths.state_dir() / "graph-canvases.json"
         try:
-            self.registry: dict[str, dict] = json.loads(self.registry_path.read_text(encoding="utf-8"))
+            saved = self.registry_path.read_text(encoding="utf-8")
+            self.registry: dict[str, dict[str, canvas.Placement]] = json.loads(saved)
         except (OSError, ValueError):
             self.registry = {}  # unknown: places on disk are all taken as the person's
         self.refused: set[str] = set()
@@ -152,7 +153,7 @@ class CanvasWriter:
                     self.refused.add(rel)
                 return False
         doc = canvas.merge(canvas.build(view, header, canvas_of), existing, self.registry.get(rel) if existing else {})
-        moved = doc.pop("moved")
+        moved = doc.pop("moved", [])
         wrong = canvas.problems(doc)
         if wrong:  # a bug of ours; never hand Obsidian a canvas it cannot open
             log.error("the canvas %s was not written: %s", rel, "; ".join(wrong[:3]))
