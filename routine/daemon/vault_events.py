@@ -20,6 +20,7 @@ from routine import paths
 from routine.alerts import raise_alert
 from routine.daemon.ports import Jobs
 from routine.journal.runs import RunDetails
+from routine.vault.proposals import ProposalStatus
 from routine.daemon.work import Work
 from routine.errors import RoutineError
 from routine.schedule import pause
@@ -178,7 +179,7 @@ class VaultEvents:
             proposal = read_proposal(self.host.live.config.vault, rel)
         except (OSError, ValueError):
             return
-        if proposal is None or proposal.status != "proposed" or proposal.approved is None:
+        if proposal is None or proposal.status is not ProposalStatus.PROPOSED or proposal.approved is None:
             return
         self.host.queue.submit(Work(key=f"proposal:{rel}", label=f"decide {rel}",
                                       run=partial(self.decide, rel, "obsidian")), coalesce=True)
