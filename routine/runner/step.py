@@ -36,6 +36,7 @@ from routine.vault.writer import WriteOutcome
 
 if TYPE_CHECKING:
     from routine.memory import VaultIndex
+    from routine.memory.retrieve import HitRecord
     from routine.models.client import Completion, ModelClient
     from routine.runner.prompt import Prompt
     from routine.vault import WriteResult
@@ -132,7 +133,7 @@ class Runner:
                            calendar_report=partial(self._calendar_report, as_of, alert),
                            search=self._search_for_tools, indexing=self._indexing)
 
-    def _search_for_tools(self, query: str, k: int, reads: list[str]) -> list[dict]:
+    def _search_for_tools(self, query: str, k: int, reads: list[str]) -> list[HitRecord]:
         """The search_notes tool's search: the same index and scope filter as a step's `search:`."""
         return [hit.as_dict() for hit in self.memory.search(query, k, reads=reads, progress=self._indexing)]
 

@@ -31,7 +31,7 @@ class Call:
     from_text: bool = False  # the model wrote the call as text, not as a tool call
 
 
-def parse_arguments(raw: object) -> tuple[dict | None, str | None]:
+def parse_arguments(raw: object) -> tuple[JSONObject | None, str | None]:
     if raw is None or raw == "":
         return {}, None
     if isinstance(raw, dict):
@@ -66,12 +66,12 @@ def _repairs(text: str) -> Iterator[str]:
             yield re.sub(r",\s*$", "", body) + '"' + "}" * opened
 
 
-def native_calls(tool_calls: list[dict]) -> list[Call]:
+def native_calls(tool_calls: list[JSONObject]) -> list[Call]:
     out: list[Call] = []
     for tc in tool_calls or []:
         raw = tc.get("arguments")
         args, problem = parse_arguments(raw)
-        out.append(Call(tc.get("id") or _new_id(), str(tc.get("name") or ""), args,
+        out.append(Call(str(tc.get("id") or _new_id()), str(tc.get("name") or ""), args,
                         raw if isinstance(raw, str) else json.dumps(raw), problem))
     return out
 
@@ -97,7 +97,7 @@ def calls_in_text(text: str, tool_names: set[str]) -> list[Call]:
     return calls
 
 
-def _objects(chunk: str) -> list:
+def _objects(chunk: str) -> list[object]:
     for attempt in _repairs(chunk):
         try:
             value = json.loads(attempt)

@@ -14,19 +14,30 @@ import logging
 import time
 from dataclasses import dataclass, field
 from difflib import get_close_matches
-from typing import Callable
+from typing import Callable, TypedDict
 
 from routine.errors import Abandoned, RoutineError
 from routine.journal.runs import CallAsked, ToolCall, TranscriptEntry
 from routine.journal.status import RunStatus
-from routine.models.client import ModelClient
-from routine.models.tokens import longest_head
+from routine.models.client import Completion, ModelClient
+from routine.models.tokens import Message, ToolSchema, longest_head
 from routine.tools.base import Tool, ToolContext, ToolError, checked_arguments
 from routine.tools.calls import Call, calls_in_text, native_calls
 
 log = logging.getLogger(__name__)
 
 LOGGED_RESULT_CHARS = 4000  # per tool result in the transcript; the model gets the whole result
+
+
+class LoopSummary(TypedDict):
+    """How a tool loop ended (``runner.events.ToolsUsed`` takes these fields)."""
+
+    status: RunStatus
+    result: str
+    error: str | None
+    turns: int
+    calls: int
+    refused: int
 
 
 @dataclass
@@ -38,15 +49,15 @@ class LoopResult:
     turns: int = 0
     calls: int = 0
     refused: int = 0
-    completions: list = field(default_factory=list)
+    completions: list[Completion] = field(default_factory=list)
     shown: list[str] = field(default_factory=list)  # every tool result the model was given, whole
 
-    def summary(self) -> dict:
+    def summary(self) -> LoopSummary:
         return {"status": self.status, "result": self.result, "error": self.error, "turns": self.turns,
                 "calls": self.calls, "refused": self.refused}
 
 
-def run_tool_loop(client: ModelClient, alias: str, messages: list[dict], tools: list[Tool], ctx: ToolContext,
+def run_tool_loop(client: ModelClient, alias: str, messages: list[Message], tools: list[Tool], ctx: ToolContext,
                   max_iterations: int, timeout: float, run_id: str | None = None,
                   beat: Callable[[], None] = lambda: None, out: LoopResult | None = None,
                   on_token: Callable[[str], None] | None = None,
@@ -105,7 +116,8 @@ ELIDED = "[This tool result was left out for length; call the tool again if you 
 CUT = "\n[… the rest of this result was left out for length: ask for less, e.g. a narrower folder, a smaller limit]"
 
 
-def _fit_transcript(client: ModelClient, alias: str, messages: list[dict], specs: list[dict], out: LoopResult) -> None:
+def _fit_transcript(client: ModelClient, alias: str, messages: list[Message], specs: list[ToolSchema],
+                    out: LoopResult) -> None:
     """Keep the next request inside the window, giving back only what the loop itself added:
     older tool results first (the model can ask again), then older exchanges whole, then the
     latest results cut to the room left. The step's own prompt was planned to leave room
@@ -145,7 +157,7 @@ def _fit_transcript(client: ModelClient, alias: str, messages: list[dict], specs
 FOLDED_ARGUMENT = 200  # characters of a call's argument kept once the call was carried out
 
 
-def _fold_arguments(messages: list[dict]) -> None:
+def _fold_arguments(messages: list[Message]) -> None:
     """The latest calls were carried out: their long arguments (a note's content) need not travel again."""
     at = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=None)
     for call in (messages[at].get("tool_calls") or []) if at is not None else []:
@@ -156,13 +168,13 @@ def _fold_arguments(messages: list[dict]) -> None:
                  if isinstance(v, str) and len(v) > FOLDED_ARGUMENT else v for k, v in args.items()})
 
 
-def _latest_results(messages: list[dict]) -> list[dict]:
+def _latest_results(messages: list[Message]) -> list[Message]:
     """The tool results that answer the model's latest calls."""
     at = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=len(messages))
     return [m for m in messages[at:] if m.get("role") == "tool"]
 
 
-def _drop_oldest_exchange(messages: list[dict], keep: list[dict]) -> bool:
+def _drop_oldest_exchange(messages: list[Message], keep: list[Message]) -> bool:
     """Remove the oldest assistant turn with tool calls and its results, unless it is the latest."""
     start = next((i for i, m in enumerate(messages) if m.get("role") == "assistant" and m.get("tool_calls")), None)
     if start is None:
