@@ -300,7 +300,7 @@ class Runner:
                           on_phase=lambda p: self._phase(run_id, p))
         finally:  # also when a model call fails halfway: the calls made so far are on record
             self.runs.update(run_id, log=loop.log)
-        self.on_event(ToolsUsed(run_id, **loop.summary()))
+        self.on_event(ToolsUsed(run_id, loop.status, loop.result, loop.error, loop.turns, loop.calls, loop.refused))
         if loop.status is not RunStatus.OK:
             raise AgentStopped(loop.status, f"{agent.name} {loop.error}; nothing was written.",
                                f"see the transcript with `routine runs show {run_id}`; raise `max_iterations` or "

@@ -14,7 +14,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from difflib import get_close_matches
-from typing import Callable, TypedDict
+from typing import Callable
 
 from routine.errors import Abandoned, RoutineError
 from routine.journal.runs import CallAsked, ToolCall, TranscriptEntry
@@ -29,17 +29,6 @@ log = logging.getLogger(__name__)
 LOGGED_RESULT_CHARS = 4000  # per tool result in the transcript; the model gets the whole result
 
 
-class LoopSummary(TypedDict):
-    """How a tool loop ended (``runner.events.ToolsUsed`` takes these fields)."""
-
-    status: RunStatus
-    result: str
-    error: str | None
-    turns: int
-    calls: int
-    refused: int
-
-
 @dataclass
 class LoopResult:
     status: RunStatus = RunStatus.OK  # ok | max-iterations | timeout
@@ -51,10 +40,6 @@ class LoopResult:
     refused: int = 0
     completions: list[Completion] = field(default_factory=list)
     shown: list[str] = field(default_factory=list)  # every tool result the model was given, whole
-
-    def summary(self) -> LoopSummary:
-        return {"status": self.status, "result": self.result, "error": self.error, "turns": self.turns,
-                "calls": self.calls, "refused": self.refused}
 
 
 def run_tool_loop(client: ModelClient, alias: str, messages: list[Message], tools: list[Tool], ctx: ToolContext,
