@@ -141,10 +141,10 @@ def _schedule(config: Config, agents: dict[str, AgentSpec], decisions: Decisions
 
     change = edit.from_proposal(proposal.target_rel or "", proposal.section, proposal.text)
     message = edit.apply(config, agents, change, str(proposal.base or ""), now)
-    archived = archive(config.vault, proposal, config.layout.archive, "applied", by, now)
-    decisions.record(outcome="applied", archived_as=archived, detail=message, **record)
+    archived = archive(config.vault, proposal, config.layout.archive, ProposalStatus.APPLIED, by, now)
+    decisions.record(outcome=Outcome.APPLIED, archived_as=archived, detail=message, **record)
     log.info("proposal %s applied: %s", proposal.rel, message)
-    return Decided("applied", f"{message} The proposal is in {archived}.", archived)
+    return Decided(Outcome.APPLIED, f"{message} The proposal is in {archived}.", archived)
 
 
 def _written(journal: Journal, proposal: Proposal, applied: Applied, run_id: str | None, now: datetime) -> None:
