@@ -22,6 +22,7 @@ from pathlib import Path
 from routine.config.model import Config
 from routine.config.notify import Priority, Topic
 from routine.errors import NoteExists
+from routine.jsonvalue import Parsed
 from routine.notifications import Message, notify
 from routine.redact import redact_text
 from routine.vault.provenance import ALERT_TAG
@@ -138,7 +139,7 @@ def _open_cause_alerts(config: Config) -> list[tuple[str, str]]:
     return found
 
 
-def _load(config: Config, rel: str) -> tuple[dict, str, bytes] | None:
+def _load(config: Config, rel: str) -> tuple[Parsed, str, bytes] | None:
     from routine.vault import load_note_text, split_frontmatter
 
     try:
@@ -151,7 +152,7 @@ def _load(config: Config, rel: str) -> tuple[dict, str, bytes] | None:
     return data, body, text.raw
 
 
-def _rewrite(config: Config, rel: str, raw: bytes, updates: dict, body: str) -> None:
+def _rewrite(config: Config, rel: str, raw: bytes, updates: Parsed, body: str) -> None:
     from routine.vault import atomic_write, join_frontmatter, split_frontmatter
 
     data, _ = split_frontmatter(raw.decode("utf-8", errors="surrogateescape"))

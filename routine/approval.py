@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, TypedDict
 from routine.alerts import raise_alert
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError, ScopeError, UsageError
+from routine.journal.decisions import Outcome
+from routine.vault.proposals import ProposalStatus
 from routine.vault.provenance import PROPOSAL_TAG
 from routine.vault.targets import WriteKind
 
@@ -28,12 +30,12 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Decided:
-    outcome: str               # applied | rejected | conflict | refused | undecided
+    outcome: Outcome
     message: str
     archived_as: str | None = None
 
-    def summary(self) -> dict:
-        return {"outcome": self.outcome, "message": self.message, "archived_as": self.archived_as}
+    def summary(self) -> dict[str, str | None]:
+        return {"outcome": self.outcome.value, "message": self.message, "archived_as": self.archived_as}
 
 
 class _Record(TypedDict):
@@ -65,25 +67,25 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
     if proposal is None:
         raise UsageError(f"{rel} is not a routine proposal.", f"proposals are the notes in {config.layout.drafts}/ "
                          f"tagged {PROPOSAL_TAG}.")
-    if proposal.status != "proposed" and decision is None:
-        return Decided("undecided", f"{rel} is {proposal.status or 'not open'}; nothing to do.")
+    if proposal.status is not ProposalStatus.PROPOSED and decision is None:
+        return Decided(Outcome.UNDECIDED, f"{rel} is {proposal.status or 'not open'}; nothing to do.")
     approved = proposal.approved if decision is None else decision
     if approved is None:
-        return Decided("undecided", f"{rel} has not been decided yet (set `approved: true` or `false`).")
+        return Decided(Outcome.UNDECIDED, f"{rel} has not been decided yet (set `approved: true` or `false`).")
     record = _Record(proposal=proposal.rel, target=proposal.target_rel, section=proposal.section, by=by,
                      run_id=str(proposal.properties.get("run") or "") or None, at=now,
                      decision="approved" if approved else "rejected")
     decisions = Decisions(journal.db)
     if not approved:
         clear_pointer(config.vault, proposal)  # first: once the proposal is gone, the target is tidy too
-        archived = archive(config.vault, proposal, config.layout.archive, "rejected", by, now)
-        decisions.record(outcome="rejected", archived_as=archived, **record)
-        return Decided("rejected", f"Rejected; the proposal is in {archived}.", archived)
-    if approved and proposal.status == "conflict" and decision is not None and not force:
+        archived = archive(config.vault, proposal, config.layout.archive, ProposalStatus.REJECTED, by, now)
+        decisions.record(outcome=Outcome.REJECTED, archived_as=archived, **record)
+        return Decided(Outcome.REJECTED, f"Rejected; the proposal is in {archived}.", archived)
+    if approved and proposal.status is ProposalStatus.CONFLICT and decision is not None and not force:
         why = proposal.properties.get("conflict") or "the target changed"
-        return Decided("conflict", f"{rel} is in conflict ({why}), so nothing was applied. To apply it over the "
-                                   f"text there now, run `routine approve {rel} --force` (the replaced text is kept "
-                                   f"in the archived proposal).")
+        return Decided(Outcome.CONFLICT, f"{rel} is in conflict ({why}), so nothing was applied. To apply it over "
+                                         f"the text there now, run `routine approve {rel} --force` (the replaced text "
+                                         f"is kept in the archived proposal).")
     agent = agents.get(proposal.agent)
     try:
         if not proposal.made_by_routine:
@@ -102,32 +104,32 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
         access = resolve(config, agent, approving=True)  # its proposal-only case files count as writable
         applied = apply(config.vault, proposal, access.write_globs, now, Guard.of(config), force=force)
     except RoutineError as exc:
-        decisions.record(outcome="refused", detail=exc.message, **record)
+        decisions.record(outcome=Outcome.REFUSED, detail=exc.message, **record)
         alert = raise_alert(config, now, "proposal not applied", f"{proposal.rel}: {exc.message}", exc.fix)
         log.warning("proposal %s refused: %s", proposal.rel, exc.message)
-        return Decided("refused", f"Not applied: {exc.message}" + (f" (alert: {alert})" if alert else ""))
+        return Decided(Outcome.REFUSED, f"Not applied: {exc.message}" + (f" (alert: {alert})" if alert else ""))
     if not applied.ok and applied.gone:
         mark_conflict(config.vault, proposal, applied.message, now)
-        decisions.record(outcome="conflict", detail=applied.message, **record)
+        decisions.record(outcome=Outcome.CONFLICT, detail=applied.message, **record)
         log.info("proposal %s not applied: %s", proposal.rel, applied.message)
-        return Decided("conflict", f"Not applied: {applied.message}. Copy the text from {proposal.rel} into the note "
-                                   "where it belongs now, or reject the proposal.")
+        return Decided(Outcome.CONFLICT, f"Not applied: {applied.message}. Copy the text from {proposal.rel} into "
+                                         "the note where it belongs now, or reject the proposal.")
     if not applied.ok:
         mark_conflict(config.vault, proposal, applied.message, now)
-        decisions.record(outcome="conflict", detail=applied.message, **record)
+        decisions.record(outcome=Outcome.CONFLICT, detail=applied.message, **record)
         log.info("proposal %s not applied: %s", proposal.rel, applied.message)
-        return Decided("conflict", f"Not applied: {applied.message}. The proposal is marked as a conflict and stays "
-                                   f"in {config.layout.drafts}/; to apply it over the text there now, run "
-                                   f"`routine approve {proposal.rel} --force`.")
-    archived = archive(config.vault, proposal, config.layout.archive, "applied", by, now, applied.replaced)
+        return Decided(Outcome.CONFLICT, f"Not applied: {applied.message}. The proposal is marked as a conflict and "
+                                         f"stays in {config.layout.drafts}/; to apply it over the text there now, "
+                                         f"run `routine approve {proposal.rel} --force`.")
+    archived = archive(config.vault, proposal, config.layout.archive, ProposalStatus.APPLIED, by, now, applied.replaced)
     _written(journal, proposal, applied, record["run_id"], now)
-    decisions.record(outcome="applied", archived_as=archived, detail=applied.message, **record)
+    decisions.record(outcome=Outcome.APPLIED, archived_as=archived, detail=applied.message, **record)
     log.info("proposal %s applied: %s", proposal.rel, applied.message)
     replaced = ""
     if force and applied.replaced:
         first = applied.replaced.strip().splitlines()[0][:80]
         replaced = f" Forced: it replaced {len(applied.replaced.strip().splitlines())} line(s) starting {first!r}."
-    return Decided("applied", f"{applied.message}{replaced} The proposal is in {archived}.", archived)
+    return Decided(Outcome.APPLIED, f"{applied.message}{replaced} The proposal is in {archived}.", archived)
 
 
 def _schedule(config: Config, agents: dict[str, AgentSpec], decisions: Decisions, proposal: Proposal,
@@ -139,10 +141,10 @@ def _schedule(config: Config, agents: dict[str, AgentSpec], decisions: Decisions
 
     change = edit.from_proposal(proposal.target_rel or "", proposal.section, proposal.text)
     message = edit.apply(config, agents, change, str(proposal.base or ""), now)
-    archived = archive(config.vault, proposal, config.layout.archive, "applied", by, now)
-    decisions.record(outcome="applied", archived_as=archived, detail=message, **record)
+    archived = archive(config.vault, proposal, config.layout.archive, ProposalStatus.APPLIED, by, now)
+    decisions.record(outcome=Outcome.APPLIED, archived_as=archived, detail=message, **record)
     log.info("proposal %s applied: %s", proposal.rel, message)
-    return Decided("applied", f"{message} The proposal is in {archived}.", archived)
+    return Decided(Outcome.APPLIED, f"{message} The proposal is in {archived}.", archived)
 
 
 def _written(journal: Journal, proposal: Proposal, applied: Applied, run_id: str | None, now: datetime) -> None:

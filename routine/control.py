@@ -10,9 +10,11 @@ import os
 import socket
 import time
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NoReturn
 
 from routine import paths
+from routine.jsonvalue import JSONValue, Parsed
 
 if TYPE_CHECKING:
     from routine.memory.retrieve import Hit
@@ -93,7 +95,7 @@ def _unreachable(pid: str, wait: float) -> NoReturn:
                       "and restart the daemon.")
 
 
-def request(sock: socket.socket, message: dict) -> Iterator[dict]:
+def request(sock: socket.socket, message: Mapping[str, JSONValue]) -> Iterator[Parsed]:
     try:
         sock.sendall((json.dumps(message) + "\n").encode())
     except (BrokenPipeError, ConnectionResetError):
@@ -107,7 +109,8 @@ def request(sock: socket.socket, message: dict) -> Iterator[dict]:
                     return
 
 
-def call(message: dict, on_event: Callable[[dict], None] | None = None, wait: float | None = None) -> dict | None:
+def call(message: Mapping[str, JSONValue], on_event: Callable[[Parsed], None] | None = None,
+         wait: float | None = None) -> Parsed | None:
     """Send one request; returns the final message, or None when no daemon runs. A daemon
     with every connection in use answers "busy": the request is sent again until ``wait``."""
     wait = default_wait() if wait is None else wait
@@ -152,7 +155,7 @@ def nudge(op: str) -> None:
         pass
 
 
-def result_of(final: dict) -> Any:
+def result_of(final: Parsed) -> Any:
     """The result of a finished request, or its error raised as the CLI would raise it locally."""
     if final.get("error") and "result" not in final:
         from routine.errors import DaemonError

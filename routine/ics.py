@@ -14,9 +14,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from routine.bounded import answer, limit_self
+from routine.jsonvalue import JSONObject
 
 
-def expand(data: bytes, name: str, first: date, last: date, zone: tzinfo, most: int) -> dict:
+def expand(data: bytes, name: str, first: date, last: date, zone: tzinfo, most: int) -> JSONObject:
     import icalendar
     import recurring_ical_events
 

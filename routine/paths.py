@@ -20,7 +20,7 @@ def _xdg(var: str, default: str) -> Path:
     return Path(value) if value else Path.home() / default
 
 
-def config_file(explicit: str | os.PathLike | None = None) -> Path:
+def config_file(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The config file: ``--config``, else ``ROUTINE_CONFIG``, else the XDG location."""
     if explicit:
         return Path(explicit).expanduser()

@@ -25,7 +25,7 @@ _beat: ContextVar[Callable[[], None] | None] = ContextVar("routine_beat", defaul
 
 
 @contextlib.contextmanager
-def scope(**fields: str | None) -> Iterator[dict]:
+def scope(**fields: str | None) -> Iterator[dict[str, object]]:
     """Add fields (run, block, agent, model) for the duration of the block; inner wins."""
     unknown = set(fields) - set(FIELDS)
     if unknown:

@@ -13,16 +13,23 @@ import resource
 import shutil
 import subprocess
 import time
-from typing import Any
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 from routine import __version__
+from routine.jsonvalue import JSONObject
 
 TEGRASTATS_TIMEOUT = 3.0  # seconds to wait for tegrastats' first line
 
 
-def begin() -> dict:
+class Started(TypedDict):
+    """When a run started (``begin``), for ``finish``."""
+
+    wall: float
+    thread_cpu: float
+
+
+def begin() -> Started:
     """Taken when a run starts; pass it to ``finish``."""
     return {"wall": time.monotonic(), "thread_cpu": time.thread_time()}
 
@@ -40,9 +47,9 @@ class Answer(Protocol):
     def duration_ms(self) -> int: ...
 
 
-def finish(started: dict, completion: Answer | None = None) -> dict:
+def finish(started: Started, completion: Answer | None = None) -> JSONObject:
     """The run's figures. ``completion``: the model's answer (routine.models.client.Completion)."""
-    out: dict = {"duration_s": round(time.monotonic() - started["wall"], 3),
+    out: JSONObject = {"duration_s": round(time.monotonic() - started["wall"], 3),
                  "cpu_s": round(time.thread_time() - started["thread_cpu"], 3)}
     if completion is not None:
         out.update(model_s=round(completion.duration_ms / 1000, 3), load_duration_ms=completion.load_duration_ms,
@@ -60,7 +67,7 @@ def finish(started: dict, completion: Answer | None = None) -> dict:
     return out
 
 
-def tokens_per_s(completion: Any) -> float | None:  # a models.client.Completion (base layer: duck-typed)
+def tokens_per_s(completion: Answer) -> float | None:
     """Tokens generated per second of a model's answer, its load time left out; None when unknown."""
     load_ms = completion.load_duration_ms or 0
     generation_s = max(0.0, (completion.duration_ms - load_ms) / 1000)
@@ -69,9 +76,9 @@ def tokens_per_s(completion: Any) -> float | None:  # a models.client.Completion
     return None
 
 
-def process() -> dict:
+def process() -> dict[str, float]:
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    out = {"process_cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+    out: dict[str, float] = {"process_cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
            "process_max_rss_mb": round(usage.ru_maxrss / 1024, 1)}  # ru_maxrss is in KiB on Linux
     try:
         pages = int(Path("/proc/self/statm").read_text().split()[1])
@@ -81,20 +88,20 @@ def process() -> dict:
     return out
 
 
-def system_memory(meminfo: str | None = None) -> dict:
+def system_memory(meminfo: str | None = None) -> dict[str, int]:
     """MemTotal, MemAvailable and swap in use, in MiB, from /proc/meminfo."""
     if meminfo is None:
         try:
             meminfo = Path("/proc/meminfo").read_text()
         except OSError:
             return {}
-    values = {}
+    values: dict[str, float] = {}
     for line in meminfo.splitlines():
         name, _, rest = line.partition(":")
         parts = rest.split()
         if parts and parts[0].isdigit():
             values[name] = int(parts[0]) / 1024  # kB -> MiB
-    out = {}
+    out: dict[str, int] = {}
     if "MemTotal" in values:
         out["mem_total_mb"] = round(values["MemTotal"])
     if "MemAvailable" in values:
@@ -114,9 +121,9 @@ _TEMP = re.compile(r"\b([A-Za-z][A-Za-z0-9_]*)@(-?\d+(?:\.\d+)?)C\b")
 _POWER = re.compile(r"\b([A-Z][A-Z0-9_]*) (\d+)mW/(\d+)mW")
 
 
-def parse_tegrastats(line: str) -> dict:
+def parse_tegrastats(line: str) -> JSONObject:
     """One tegrastats line -> figures. Fields a module lacks are left out."""
-    out: dict = {}
+    out: JSONObject = {}
     if m := _RAM.search(line):
         out["ram_used_mb"], out["ram_total_mb"] = int(m[1]), int(m[2])
     if m := _SWAP.search(line):
@@ -127,16 +134,16 @@ def parse_tegrastats(line: str) -> dict:
             out["gpu_freq_mhz"] = int(m[2])
     if m := _EMC.search(line):
         out["emc_load_pct"] = int(m[1])
-    temps = {name.lower(): float(value) for name, value in _TEMP.findall(line) if float(value) > -200}
+    temps: JSONObject = {name.lower(): float(value) for name, value in _TEMP.findall(line) if float(value) > -200}
     if temps:  # -256C means "no sensor there"
         out["temp_c"] = temps
-    power = {name: int(now) for name, now, _avg in _POWER.findall(line) if name != "NC"}
+    power: JSONObject = {name: int(now) for name, now, _avg in _POWER.findall(line) if name != "NC"}
     if power:
         out["power_mw"] = power
     return out
 
 
-def tegrastats() -> dict | None:
+def tegrastats() -> JSONObject | None:
     """The first line of ``tegrastats``, parsed; None when it is not installed (not a Jetson)."""
     binary = shutil.which("tegrastats")
     if binary is None:
@@ -154,7 +161,7 @@ def tegrastats() -> dict | None:
     return parse_tegrastats(line) if line else None
 
 
-def _first_line(proc: subprocess.Popen, timeout: float) -> str:
+def _first_line(proc: subprocess.Popen[str], timeout: float) -> str:
     import selectors
 
     if proc.stdout is None:  # started without stdout=PIPE

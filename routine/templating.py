@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypeAlias
 
 from routine.errors import RoutineError
 
@@ -27,11 +28,17 @@ if TYPE_CHECKING:
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 
+# A template's variables: routine's names (``KNOWN_VARIABLES``, built by ``date_vars`` and the runner) to
+# what Jinja renders: text, a list of dates (`week_so_far`), a mapping (`steps.AGENT.output`, `event`), and
+# in routine's own prompt templates the records they lay out (a prompt's kept and dropped context).
+Variables: TypeAlias = Mapping[str, object]
+
+
 class TemplateProblem(RoutineError):
     """A template names a variable that does not exist, or is malformed."""
 
 
-def date_vars(now: datetime) -> dict:
+def date_vars(now: datetime) -> dict[str, object]:
     """The date grounding every prompt and path can use. ``now`` must be timezone-aware.
 
     ``last_workday`` is the weekday before today (Friday, on a Monday); ``week_so_far`` the
@@ -89,7 +96,7 @@ def _compiled(text: str) -> Template:
     return _env().from_string(text)
 
 
-def render(text: str, variables: dict, where: str) -> str:
+def render(text: str, variables: Variables, where: str) -> str:
     """Render ``text``; ``where`` names the source for the error sentence (e.g. "task of step planner")."""
     if "{" not in text:
         return text
@@ -115,7 +122,7 @@ def render(text: str, variables: dict, where: str) -> str:
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")
 
 
-def fill(text: str, values: dict) -> str:
+def fill(text: str, values: Variables) -> str:
     """An agent note's body (data, not a template): each ``{{ name }}`` whose name is in
     ``values`` (the date variables, the agent's name) replaced by its value; everything else,
     other braces included, left exactly as written. No Jinja runs."""
@@ -152,7 +159,7 @@ def note_template_problem(text: str) -> str | None:
     return "holds template code, and an agent note is data"
 
 
-def template_error(text: str, variables: dict) -> str | None:
+def template_error(text: str, variables: Variables) -> str | None:
     """Why ``text`` cannot be rendered with ``variables`` (a sample day), or None: used by
     validation so a template that would fail at fire time is refused when it is saved."""
     if _only_names(text):  # the common case: {{ today }}, {{ steps.x.output }} — nothing can fail

@@ -160,6 +160,7 @@ def test_a_proposal_deleted_while_it_was_being_decided_is_still_archived(tmp_pat
     from datetime import datetime, timezone
 
     from routine.vault.approvals import archive, read_proposal
+    from routine.vault.proposals import ProposalStatus
     from routine.vault.proposals import write_proposal
 
     (tmp_path / "Daily").mkdir()
@@ -169,7 +170,8 @@ def test_a_proposal_deleted_while_it_was_being_decided_is_still_archived(tmp_pat
     proposal = read_proposal(tmp_path, rel)
     (tmp_path / rel).unlink()  # the person deleted it after routine read the decision
     kept = archive(
-        tmp_path, proposal, "Archive", "applied", "obsidian", datetime(2026, 11, 27, 10, tzinfo=timezone.utc)
+        tmp_path, proposal, "Archive", ProposalStatus.APPLIED, "obsidian",
+        datetime(2026, 11, 27, 10, tzinfo=timezone.utc)
     )
     text = (tmp_path / kept).read_text()
     assert "status: applied" in text and "Ship it." in text

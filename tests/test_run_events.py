@@ -10,7 +10,9 @@ from datetime import datetime, timezone
 import pytest
 
 from routine.daemon.run_events import RunEvents
+from routine.journal.status import RunStatus
 from routine.runner import events as ev
+from routine.vault.writer import WriteOutcome
 
 SAMPLES = [
     ev.BlockStarted("20260105-070000-aaaa", "morning-alignment", 2),
@@ -18,9 +20,10 @@ SAMPLES = [
     ev.StepStarted("20260105-070001-bbbb", "strategist", "mistral:7b-instruct-q4_K_M"),
     ev.Phase("20260105-070001-bbbb", "loading mistral:7b-instruct-q4_K_M"),
     ev.Token("20260105-070001-bbbb", "Plan: "),
-    ev.ToolsUsed("20260105-070001-bbbb", "ok", "done", None, 3, 2, 1),
-    ev.Wrote("20260105-070001-bbbb", "Daily/2026-01-05.md", "written", "Wrote Strategist in Daily/2026-01-05.md."),
-    ev.StepFailed("20260105-070001-bbbb", "failed", "Ollama is not answering.", "Alerts/Ollama down.md"),
+    ev.ToolsUsed("20260105-070001-bbbb", RunStatus.OK, "done", None, 3, 2, 1),
+    ev.Wrote("20260105-070001-bbbb", "Daily/2026-01-05.md", WriteOutcome.CREATED,
+             "Wrote Strategist in Daily/2026-01-05.md."),
+    ev.StepFailed("20260105-070001-bbbb", RunStatus.FAILED, "Ollama is not answering.", "Alerts/Ollama down.md"),
     ev.Retrying("20260105-070000-aaaa", "strategist", 2, 3, 0.5, "Ollama is not answering."),
     ev.Indexing("embedding", 10, 40),
     ev.IndexProgress("embedding", 10, 40),
@@ -89,8 +92,8 @@ def test_the_forecast_learns_from_a_typed_block_step(initialised, monkeypatch):
 def test_a_failed_or_written_step_tells_the_monitor_and_the_graph():
     checks, finished = [], []
     listen = RunEvents(lambda names: (), lambda: checks.append(1), lambda: finished.append(1)).listener()
-    listen(ev.StepFailed("r1", "failed", "Ollama is not answering.", None))
-    listen(ev.Wrote("r2", "Daily/x.md", "written", "Wrote."))
+    listen(ev.StepFailed("r1", RunStatus.FAILED, "Ollama is not answering.", None))
+    listen(ev.Wrote("r2", "Daily/x.md", WriteOutcome.CREATED, "Wrote."))
     listen(ev.Token("r2", "x"))
     assert (len(checks), len(finished)) == (1, 2)
 

@@ -26,11 +26,12 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 
+from routine.jsonvalue import JSONObject
 from routine.access.locks import locked_grounding
 from routine.config.model import AgentSpec, Config
 from routine.config.tool_names import REVIEW_TOOLS
 from routine.projects.assignees import Assignments, assignments_of, agent_aliases
-from routine.projects.model import Behaviour
+from routine.config.behaviours import Behaviour
 from routine.vault.scope import glob_literal, in_scope
 
 EXCLUDE = "!"  # a scope glob starting with '!' takes paths out
@@ -83,7 +84,7 @@ class Access:
                        proposal_writes=tuple(self.proposal_globs), tools=self.tools, approval=self.approval,
                        resolved=True)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> JSONObject:
         return {"reads": list(self.reads), "writes": list(self.writes), "proposal_writes": list(self.proposal_writes),
                 "hidden": list(self.hidden), "denied": list(self.denied), "tools": list(self.tools),
                 "approval": self.approval, "projects": list(self.projects), "tasks": list(self.tasks)}

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from routine.cli.output import print_json, print_table
 from routine.config.loader import load_config, load_agents
 from routine.errors import EXIT_JOB_FAILED, RoutineError, UsageError
+from routine.journal.decisions import Outcome
+from routine.vault.proposals import ProposalStatus
 
 if TYPE_CHECKING:
     from routine.config.model import Config
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(result)
     else:
         print(result["message"])
-    return 0 if result["outcome"] in ("applied", "rejected") else EXIT_JOB_FAILED
+    return 0 if Outcome(result["outcome"]).settled else EXIT_JOB_FAILED
 
 
 def _decide_here(config: Config, rel: str, decision: bool, force: bool = False) -> dict:
@@ -82,7 +84,7 @@ def _list(config: Config, as_json: bool) -> int:
             proposal = read_proposal(config.vault, rel)
         except (OSError, RoutineError):  # not a file routine reads (a pipe, a huge file)
             continue
-        if proposal is None or proposal.status not in ("proposed", "conflict"):
+        if proposal is None or proposal.status not in (ProposalStatus.PROPOSED, ProposalStatus.CONFLICT):
             continue
         rows.append({"proposal": rel, "status": proposal.status, "agent": proposal.agent,
                      "target": proposal.target_rel, "section": proposal.section,

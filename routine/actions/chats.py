@@ -34,7 +34,7 @@ def _list(store: ChatStore, limit: int, as_json: bool, clock: Clock) -> int:
             'No conversations yet. Try `routine ask strategist "What matters today?"` or `routine chat new strategist`.'
         )
         return 0
-    print_table([{**c, "title": c["title"] or c["note"] or "", "updated": clock.show(c["updated_at"])}
+    print_table([{**c, "title": c["title"] or c["note"] or "", "updated": clock.show(str(c["updated_at"]))}
                  for c in chats], LIST_COLUMNS, {"updated": clock.label("updated")}, keep=("id",))
     return 0
 

@@ -7,6 +7,7 @@ People/ note); a running daemon sees the edit like any other and follows it.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -62,7 +63,7 @@ def _unassign(config: Config, args: argparse.Namespace) -> int:
     return _done(args, result, text)
 
 
-def _done(args: argparse.Namespace, result: dict, message: str) -> int:
+def _done(args: argparse.Namespace, result: Mapping[str, object], message: str) -> int:
     if args.json:
         print_json(result)
     else:

@@ -9,7 +9,7 @@ from routine.cli.output import Clock, print_json, print_table
 from routine.config.loader import zone_name_of
 from routine.errors import UsageError
 from routine.journal import Journal
-from routine.journal.runs import RunRecord
+from routine.journal.runs import RunRecord, TranscriptEntry
 from routine.journal.status import outcome
 
 LIST_COLUMNS = ["id", "status", "agent", "block", "trigger", "model", "started", "seconds", "wrote"]
@@ -168,7 +168,7 @@ def _indent(text: str, n: int = 2) -> str:
     return "\n".join(" " * n + line for line in str(text).splitlines())
 
 
-def transcript_lines(entries: list[dict]) -> list[str]:
+def transcript_lines(entries: list[TranscriptEntry]) -> list[str]:
     """A tool-using run, turn by turn: what the model said or asked for, and what each tool gave."""
     turns = sum(e["type"] == "model" for e in entries)
     calls = [e for e in entries if e["type"] == "tool"]

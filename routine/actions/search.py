@@ -14,6 +14,7 @@ from routine.errors import UsageError
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec, Config
+    from routine.memory.retrieve import HitRecord
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _search(args: argparse.Namespace, progress: ProgressPrinter) -> tuple[list[dict], str | None]:
+def _search(args: argparse.Namespace, progress: ProgressPrinter) -> tuple[list[HitRecord], str | None]:
     """The hits, and for an agent's search the sentence naming better matches its `reads:` hid."""
     config = load_config(args.config)
     if not args.agent:
@@ -52,7 +53,7 @@ def _search(args: argparse.Namespace, progress: ProgressPrinter) -> tuple[list[d
 
 
 def agent_search(config: Config, agent: AgentSpec, query: str, k: int, progress: ProgressPrinter | None = None,
-                 index: Any = None) -> tuple[list[dict], str | None]:
+                 index: Any = None) -> tuple[list[HitRecord], str | None]:
     """An agent's search (its scopes as `routine.access` resolves them) and, when the whole vault
     ranks notes outside its reads above its last hit, the sentence that says so."""
     from routine.access import resolve
@@ -65,12 +66,12 @@ def agent_search(config: Config, agent: AgentSpec, query: str, k: int, progress:
 
 
 def searches(config: Config, query: str, k: int, scopes: list[list[str] | None],
-             progress: ProgressPrinter | None = None, index: Any = None) -> list[list[dict]]:
+             progress: ProgressPrinter | None = None, index: Any = None) -> list[list[HitRecord]]:
     """One search per scope (None: the whole vault), on ``index`` when one is open here, else through
     the daemon when it runs (it holds the index), else here on one open index."""
     if index is not None:
         return [[hit.as_dict() for hit in index.search(query, k, reads, progress=progress)] for reads in scopes]
-    found = []
+    found: list[list[HitRecord]] = []
     for reads in scopes:
         final = control.call({"op": "search", "query": query, "k": k, "reads": reads})
         if final is None:

@@ -82,7 +82,7 @@ def export(config: Config, agent: AgentSpec, folder: Path) -> list[str]:
     templates = prompt_templates(_system_prompt(agent, grounding))
     alias = config.models[agent.model]
     props = parse_frontmatter((config.vault / agent.source).read_text(encoding="utf-8")).data
-    routine = {
+    routine: dict[str, object] = {
         "agent": agent.name,
         "title": PurePosixPath(agent.source).stem,
         "model": agent.model,

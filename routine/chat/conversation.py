@@ -19,11 +19,12 @@ any request over ``num_ctx - num_predict`` whatever happens here.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
+from routine.journal.runs import TranscriptEntry
 from routine import runcontext
 from routine.access import scoped
 from routine.chat.fold import Folder, Turn, how_many_to_fold, turn_costs
@@ -74,7 +75,7 @@ class Reply:
     tokens_in: int | None = None
     tokens_out: int | None = None
     duration_ms: int = 0
-    tool_log: list[dict] = field(default_factory=list)
+    tool_log: list[TranscriptEntry] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)  # why each earlier reply was not used (the stream said so)
 
 
@@ -86,7 +87,7 @@ class Conversation:
         self.runner, self.person = runner, person
         self.declared = agent  # the agent note's own scopes; each answer resolves them anew
         self.agent = scoped(runner.config, agent)
-        self.tool_log: list[dict] = []  # the last answer's tool transcript, kept even when it failed
+        self.tool_log: list[TranscriptEntry] = []  # the last answer's tool transcript, kept even when it failed
 
     @property
     def client(self) -> ModelClient:
@@ -157,9 +158,14 @@ class Conversation:
 
     def _notes_read(self) -> list[str]:
         """Notes the agent read with its tools while answering: sources too."""
-        return [e["arguments"]["path"] for e in self.tool_log
-                if e.get("type") == "tool" and e.get("name") == "read_note" and not e.get("refused")
-                and isinstance(e.get("arguments"), dict) and isinstance(e["arguments"].get("path"), str)]
+        read = []
+        for e in self.tool_log:
+            if e["type"] == "tool" and e["name"] == "read_note" and not e.get("refused"):
+                arguments = e["arguments"]
+                path = arguments.get("path") if isinstance(arguments, Mapping) else None
+                if isinstance(path, str):
+                    read.append(path)
+        return read
 
     def _gather(self, question: str, variables: dict, now: datetime) -> context.Gathered:
         """The agent's grounding and every input form a run of it reads (its notes, the journal,

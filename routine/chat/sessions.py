@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Callable
 
+from routine.journal.runs import ToolCall, TranscriptEntry
 from routine.chat.conversation import Conversation, History, Reply
 from routine.chat.fold import Turn
 from routine.errors import RoutineError, UsageError
-from routine.journal.chats import ChatMessage, ChatStore, Origin, Role
+from routine.journal.chats import ChatDetails, ChatMessage, ChatStore, Origin, Role
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec
@@ -119,9 +120,9 @@ def answer_logged(store: ChatStore, chat_id: str, conversation: Conversation, hi
     return reply
 
 
-def log_tools(store: ChatStore, chat_id: str, transcript: list[dict]) -> None:
+def log_tools(store: ChatStore, chat_id: str, transcript: list[TranscriptEntry]) -> None:
     for entry in transcript:
-        if entry.get("type") != "tool":
+        if entry["type"] != "tool":
             continue
         store.add(
             chat_id,
@@ -131,9 +132,16 @@ def log_tools(store: ChatStore, chat_id: str, transcript: list[dict]) -> None:
                 arguments=entry.get("arguments"),
                 result=entry.get("result") if "result" in entry else entry.get("error"),
                 duration_ms=entry.get("ms"),
-                details={"turn": entry.get("turn"), **({"refused": True} if entry.get("refused") else {})},
+                details=_call_details(entry),
             ),
         )
+
+
+def _call_details(entry: ToolCall) -> ChatDetails:
+    details = ChatDetails(turn=entry["turn"])
+    if entry.get("refused"):
+        details["refused"] = True
+    return details
 
 
 def start_from_note(store: ChatStore, agent: str, note: ChatNote) -> str:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from routine.jsonvalue import Parsed
 from routine.config.model import AgentSpec, Config, ModelAlias, WriteSpec
-from routine.config.yamlfile import LocatedYaml
+from routine.config.yamlfile import LocatedYaml, PathKey
 from routine.errors import Problem
 from routine.templating import KNOWN_VARIABLES, TemplateProblem, date_vars, render, unknown_variables
 from routine.templating import template_error, note_template_problem
@@ -52,12 +53,12 @@ def template_problems(text: str, earlier: list[str]) -> list[str]:
                     for name in refs if name not in earlier]
 
 
-def note_text_problems(data: dict) -> list[tuple[tuple, str]]:
+def note_text_problems(data: Parsed) -> list[tuple[PathKey, str]]:
     """An agent note's `task`, `write` paths and `inputs` that hold template code, as (YAML path,
     sentence): an agent note is data (a library or an agent may have written it), never rendered
     as more than its {{ today }} placeholders."""
 
-    fields: list[tuple[tuple, object]] = [(("task",), data.get("task"))]
+    fields: list[tuple[PathKey, object]] = [(("task",), data.get("task"))]
     fields += [(("write", key), value) for key, value in (data.get("write") or {}).items()]
     fields += [(("inputs", i), value) for i, value in enumerate(data.get("inputs") or ())]
     return [(where, f"this {why}; write it as plain text with only placeholders such as {{{{ today }}}} or "

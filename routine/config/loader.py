@@ -9,6 +9,7 @@ from datetime import date
 from pathlib import Path
 from typing import cast
 
+from routine.jsonvalue import Parsed
 from routine import paths
 from routine.config.agent_notes import (
     agent_named,
@@ -42,7 +43,7 @@ __all__ = ["agent_named", "agent_note_problems", "is_agent_note", "load_agents",
            "parse_size", "read_agent_note", "valid_timezone", "zone_name_of"]
 
 
-def load_config(explicit: str | os.PathLike | None = None) -> Config:
+def load_config(explicit: str | os.PathLike[str] | None = None) -> Config:
     path = paths.config_file(explicit)
     if not path.exists():
         raise UsageError(
@@ -59,7 +60,7 @@ def load_config(explicit: str | os.PathLike | None = None) -> Config:
     problems += _reference_problems(doc, doc.data if isinstance(doc.data, dict) else {})
     if problems:
         raise ConfigError(sorted(problems, key=lambda p: p.line or 0))
-    config = _build_config(path, cast(dict, doc.data))  # an object: the schema said so
+    config = _build_config(path, cast(Parsed, doc.data))  # an object: the schema said so
     problems = pinning_conflicts(config, doc)
     if problems:
         raise ConfigError(problems)
@@ -79,7 +80,7 @@ def _as_written(data: object) -> None:
         notify["on"] = notify.pop(True)
 
 
-def _calendar(entry: str | dict) -> CalendarSource:
+def _calendar(entry: str | Parsed) -> CalendarSource:
     spec = {"source": entry} if isinstance(entry, str) else entry
     source = spec["source"]
     default = source.rstrip("/").rsplit("/", 1)[-1].removesuffix(".ics") or source
@@ -95,7 +96,7 @@ def _holiday(entry: str) -> tuple[date, date]:
     return a, b
 
 
-def _build_config(path: Path, raw: dict) -> Config:
+def _build_config(path: Path, raw: Parsed) -> Config:
     data = with_defaults(CONFIG, _written_out(raw))
     ollama, sandbox, memory = data["ollama"], data["sandbox"], data["memory"]
     # $OLLAMA_HOST comes before the default host (and is often written as "0.0.0.0:11434").
@@ -135,7 +136,7 @@ def _build_config(path: Path, raw: dict) -> Config:
     )
 
 
-def zone_name_of(explicit: str | os.PathLike | None = None) -> str:
+def zone_name_of(explicit: str | os.PathLike[str] | None = None) -> str:
     """Routine's zone for a command that may not need the config: a broken or missing routine.yaml
     still shows times on the machine's clock rather than failing."""
     try:
@@ -144,7 +145,7 @@ def zone_name_of(explicit: str | os.PathLike | None = None) -> str:
         return machine_zone_name()
 
 
-def _written_out(raw: dict) -> dict:
+def _written_out(raw: Parsed) -> Parsed:
     """The short forms written out: an alias `general: MODEL` is {model: MODEL}, a library
     `shared: FOLDER` is {path: FOLDER}; then the schema's defaults apply to both alike."""
     data = dict(raw)
@@ -154,7 +155,7 @@ def _written_out(raw: dict) -> dict:
     return data
 
 
-def _alias(name: str, spec: dict, host: str) -> ModelAlias:
+def _alias(name: str, spec: Parsed, host: str) -> ModelAlias:
     primary = Deployment(spec["model"], _base(spec.get("api_base") or host))
     extra = (Deployment(d.get("model") or spec["model"], _base(d["api_base"]), d.get("api_key_env"))
              for d in spec["deployments"])
@@ -182,7 +183,7 @@ def _path(config_path: Path, value: str) -> Path:
     return folder if folder.is_absolute() else (config_path.parent / folder).resolve()
 
 
-def _libraries(config_path: Path, data: dict) -> dict[str, LibrarySource]:
+def _libraries(config_path: Path, data: Parsed) -> dict[str, LibrarySource]:
     out = {"general": LibrarySource("general", paths.shipped("library"), LIBRARY_TOOLS)}
     for name, spec in data.items():
         out[name] = LibrarySource(name, _path(config_path, spec["path"]), tuple(spec["tools"]))
@@ -209,7 +210,7 @@ def _metrics_textfile(config_path: Path, value: str | bool | None) -> Path | Non
     return _path(config_path, str(value))
 
 
-def _memory_settings(path: Path, data: dict) -> MemorySettings:
+def _memory_settings(path: Path, data: Parsed) -> MemorySettings:
     model = data["embedding_model"]
     if model.startswith(("/", "~", ".", "$")):  # a folder: relative to the config file
         model = str(_path(path, model))
@@ -217,7 +218,7 @@ def _memory_settings(path: Path, data: dict) -> MemorySettings:
                           chunk_chars=data["chunk_chars"])
 
 
-def _reference_problems(doc: LocatedYaml, data: dict) -> list[Problem]:
+def _reference_problems(doc: LocatedYaml, data: Parsed) -> list[Problem]:
     """Names that must resolve: each fallback to a model alias, the time zone to an IANA zone."""
     problems = []
     models = data.get("models")

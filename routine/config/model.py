@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import date, time
 from pathlib import Path
 
+from routine.jsonvalue import JSONObject, JSONValue, Parsed
 from routine.config.calendars import CalendarSource
 from routine.config.conditions import Condition
 from routine.config.notify import NotifySettings, in_window
@@ -55,7 +56,7 @@ class ModelAlias:
     fallbacks: tuple[str, ...] = ()
     # Load-affecting options are pinned here so every request is identical and Ollama
     # never reloads a resident model for a changed option.
-    options: tuple[tuple[str, object], ...] = ()
+    options: tuple[tuple[str, JSONValue], ...] = ()
     # How long Ollama keeps the model after a run made without the daemon; the daemon
     # manages residency itself (see routine.models.manager) and sends keep_alive -1.
     keep_alive: str | int = _ALIAS["keep_alive"]
@@ -72,7 +73,7 @@ class ModelAlias:
     def primary(self) -> Deployment:
         return self.deployments[0]
 
-    def request_options(self) -> dict:
+    def request_options(self) -> JSONObject:
         return {"num_ctx": self.num_ctx, **dict(self.options)}
 
 
@@ -82,7 +83,7 @@ class WriteSpec(WriteTarget):
     description are ``WriteTarget``'s: routine/vault/targets.py)."""
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "WriteSpec | None":
+    def from_dict(cls, d: Parsed | None) -> "WriteSpec | None":
         if not d:
             return None
         return cls(**{key: d.get(key) for key in WriteTarget.KEYS})

@@ -5,7 +5,7 @@ and ``TRIGGER``); routine.yaml's, and the shapes and helpers both use, are in ``
 from __future__ import annotations
 
 from routine.config.behaviours import NAMES as BEHAVIOURS
-from routine.config.schema import DURATION, GLOBS, TOOL_NAMES, WRITE_TARGET
+from routine.config.schema import DURATION, GLOBS, TOOL_NAMES, WRITE_TARGET, Schema
 
 AGENT = {
     "type": "object",
@@ -54,7 +54,7 @@ AGENT = {
     },
 }
 
-STEP: dict = {
+STEP: Schema = {
     "type": "object",
     "additionalProperties": False,
     "required": ["agent"],
@@ -104,7 +104,7 @@ STEP: dict = {
     },
 }
 
-SCHEDULE: dict = {
+SCHEDULE: Schema = {
     "type": "object",
     "additionalProperties": False,
     "properties": {

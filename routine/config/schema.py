@@ -8,11 +8,15 @@ schema cannot say (unknown agent, bad cron, scopes). Both report every problem a
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, TypeAlias
 
+from routine.jsonvalue import Parsed
 from routine.config.notify import ALL, Topic
 from routine.config.tool_names import LIBRARY_TOOLS, TOOL_NAMES
 from routine.vault.targets import WriteTarget
+
+# A JSON Schema, as routine declares it and jsonschema reads it (its keywords' values vary by keyword).
+Schema: TypeAlias = Parsed
 
 DURATION = {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(s|m|h|d)\s*$"}
 GLOBS = {"type": "array", "items": {"type": "string", "minLength": 1}}
@@ -29,13 +33,13 @@ WRITE_TARGET = {
 }
 
 
-def key(description: str, schema: dict | None = None, **default: object) -> dict:
+def key(description: str, schema: Schema | None = None, **default: object) -> Schema:
     """One key of routine.yaml: its schema, what it does, and (``default=``) its default as a
     person would write it. The loader fills in these defaults; routine.example.yaml shows them."""
     return {**(schema or {}), "description": description, **default}
 
 
-def section(description: str, **properties: dict) -> dict:
+def section(description: str, **properties: Schema) -> Schema:
     return {"type": "object", "additionalProperties": False, "description": description, "properties": properties}
 
 
@@ -325,12 +329,13 @@ CONFIG = {
 }
 
 
-def defaults(schema: dict) -> dict:
+def defaults(schema: Schema) -> Parsed:
     """The defaults of an object schema's keys, nested sections included."""
-    return with_defaults(schema, {})
+    filled: Parsed = with_defaults(schema, {})
+    return filled
 
 
-def with_defaults(schema: dict, data: Any) -> Any:  # data: as parsed from YAML
+def with_defaults(schema: Schema, data: Any) -> Any:  # data: as parsed from YAML
     """``data`` (valid against ``schema``) with every missing key that has a default filled in,
     inside sections and inside named entries (models, libraries) written out as objects."""
     form = _object_form(schema, data)
@@ -351,7 +356,7 @@ def with_defaults(schema: dict, data: Any) -> Any:  # data: as parsed from YAML
     return out
 
 
-def _object_form(schema: dict, data: object) -> dict | None:
+def _object_form(schema: Schema, data: object) -> Schema | None:
     """The branch of ``schema`` that describes an object (a oneOf may also allow a string)."""
     if not isinstance(data, dict):
         return None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from routine.config.yamlfile import LocatedYaml, format_path
+from routine.config.schema import Schema
+from routine.config.yamlfile import LocatedYaml, PathKey, format_path
 from routine.errors import Problem
 from routine.vault.targets import WriteTarget
 
@@ -34,10 +35,11 @@ def _sentence(error: ValidationError) -> str:
         return _sentence(min(error.context, key=lambda e: (-len(e.absolute_path), e.validator == "type")))
     if v == "propertyNames":
         return f"{error.instance!r} is not a valid name: use lower-case letters, digits, '-' or '_'."
-    return error.message[0].lower() + error.message[1:] + ("" if error.message.endswith(".") else ".")
+    message: str = error.message
+    return message[0].lower() + message[1:] + ("" if message.endswith(".") else ".")
 
 
-def schema_problems(doc: LocatedYaml, schema: dict, base_path: tuple = ()) -> list[Problem]:
+def schema_problems(doc: LocatedYaml, schema: Schema, base_path: PathKey = ()) -> list[Problem]:
     # Imported here: jsonschema costs ~100 ms and listing commands never validate.
     import jsonschema
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeAlias
 
 import yaml
 
 from routine.errors import Problem, RoutineError
 
-PathKey = tuple  # a YAML path: ("blocks", "morning", "steps", 1, "write")
+PathKey: TypeAlias = tuple[str | int, ...]  # a YAML path: ("blocks", "morning", "steps", 1, "write")
 
 
 def format_path(path: PathKey) -> str:
@@ -32,7 +33,7 @@ class LocatedYaml:
 
     file: str
     data: object
-    lines: dict = field(default_factory=dict)
+    lines: dict[PathKey, int] = field(default_factory=dict)
     line_offset: int = 0
 
     def line(self, path: PathKey) -> int | None:
@@ -48,7 +49,7 @@ class LocatedYaml:
         return Problem(self.file, self.line(path), format_path(path), message)
 
 
-def _index(node: yaml.Node, path: PathKey, lines: dict, file: str = "", line_offset: int = 0) -> None:
+def _index(node: yaml.Node, path: PathKey, lines: dict[PathKey, int], file: str = "", line_offset: int = 0) -> None:
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
@@ -75,7 +76,7 @@ def _index(node: yaml.Node, path: PathKey, lines: dict, file: str = "", line_off
 MAX_NODES = 100_000  # values after expanding &anchors and *aliases: a YAML "billion laughs" stops here
 
 
-def _expanded_size(node: yaml.Node, memo: dict, active: set) -> int:
+def _expanded_size(node: yaml.Node, memo: dict[int, int], active: set[int]) -> int:
     """How many values ``node`` stands for once every alias is expanded (linear in distinct nodes)."""
     key = id(node)
     if key in memo:
@@ -114,7 +115,8 @@ def _bad_date_line(node: yaml.Node) -> int | None:
                 try:
                     datetime.date.fromisoformat(current.value[:10])
                 except ValueError:
-                    return current.start_mark.line + 1
+                    line: int = current.start_mark.line
+                    return line + 1
         elif isinstance(current, yaml.SequenceNode):
             stack.extend(reversed(current.value))
         elif isinstance(current, yaml.MappingNode):
@@ -147,7 +149,7 @@ def parse_yaml(text: str, file: str, line_offset: int = 0) -> LocatedYaml:
         line = _bad_date_line(node) if node is not None else None
         raise YamlSyntaxError(Problem(file, line + line_offset if line else None, "",
                                       f"{exc} in a date; write a real date (2026-12-24), or quote the text.")) from None
-    lines: dict = {}
+    lines: dict[PathKey, int] = {}
     if node is not None:
         _index(node, (), lines, file, line_offset)
     return LocatedYaml(file=file, data=data, lines=lines, line_offset=line_offset)

@@ -22,6 +22,7 @@ from routine.control import socket_path
 from routine.daemon.fire_op import fire
 from routine.daemon.ports import Jobs
 from routine.errors import DaemonError, RoutineError
+from routine.journal.decisions import Outcome
 from routine.runner.events import IndexProgress
 
 if TYPE_CHECKING:
@@ -259,13 +260,13 @@ def decide(host: Host, message: dict[str, Any], send: Send) -> None:
             result.update(events.decide(message["rel"], "cli", bool(message.get("approved", True)),
                                         bool(message.get("force"))).summary())
         except RoutineError as exc:
-            result.update(outcome="failed", message=str(exc))
+            result.update(outcome=Outcome.FAILED.value, message=str(exc))
         finally:
             done.set()
 
     host.queue.submit(Work(key=f"proposal:{message['rel']}", label=f"decide {message['rel']}", run=work))
     done.wait()
-    send({"done": True, "result": result, "exit": 0 if result.get("outcome") in ("applied", "rejected") else 1})
+    send({"done": True, "result": result, "exit": 0 if Outcome(result.get("outcome")).settled else 1})
 
 
 def index(host: Host, message: dict[str, Any], send: Send) -> None:

@@ -14,11 +14,13 @@ import threading
 from datetime import datetime
 from functools import partial
 from zoneinfo import ZoneInfo
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from routine import paths
 from routine.alerts import raise_alert
 from routine.daemon.ports import Jobs
+from routine.journal.runs import RunDetails
+from routine.vault.proposals import ProposalStatus
 from routine.daemon.work import Work
 from routine.errors import RoutineError
 from routine.schedule import pause
@@ -177,7 +179,7 @@ class VaultEvents:
             proposal = read_proposal(self.host.live.config.vault, rel)
         except (OSError, ValueError):
             return
-        if proposal is None or proposal.status != "proposed" or proposal.approved is None:
+        if proposal is None or proposal.status is not ProposalStatus.PROPOSED or proposal.approved is None:
             return
         self.host.queue.submit(Work(key=f"proposal:{rel}", label=f"decide {rel}",
                                       run=partial(self.decide, rel, "obsidian")), coalesce=True)
@@ -212,7 +214,7 @@ class VaultEvents:
         from routine.access import resolve
 
         readable = change.kind != "deleted" and resolve(live.config, agent).may_read(change.rel)
-        details = {"trigger": trigger.id, "event": change.kind, "path": change.rel, "seen_by": change.source}
+        details = RunDetails(trigger=trigger.id, event=change.kind, path=change.rel, seen_by=change.source)
         if change.src:
             details["from"] = change.src
         work = Work(
@@ -249,7 +251,7 @@ class VaultEvents:
             journal.close()
 
     def run_trigger(self, trigger: Trigger, agent_name: str, change: Change, inputs: tuple[str, ...],
-                    details: dict[str, Any]) -> None:
+                    details: RunDetails) -> None:
         from routine.journal import Journal
         from routine.runner.step import StepRequest
 

@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from routine.jsonvalue import JSONObject
 from routine import paths
 from routine.graph.extract import extract
 from routine.graph.graph import KnowledgeGraph
@@ -40,7 +41,7 @@ class SyncStats:
     removed: int = 0
     seconds: float = 0.0
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> JSONObject:
         return {"notes": self.notes, "parsed": self.parsed, "removed": self.removed, "seconds": round(self.seconds, 3)}
 
 
@@ -111,7 +112,7 @@ class GraphCache:
 
     def reconcile(self) -> SyncStats:
         """Bring the graph level with the vault: only notes whose mtime or size changed are read."""
-        from routine.vault.notes import vault_files
+        from routine.vault.files import vault_files
         from routine.watch.filters import is_note
 
         started, stats = time.monotonic(), SyncStats()

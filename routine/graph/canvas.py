@@ -9,15 +9,18 @@ resized) keeps its place, anything the person added stays, colours they chose st
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import NotRequired, TypedDict
 from pathlib import PurePosixPath
 
 from routine.graph import cards, layout, legibility, routing
 from routine.graph.cards import CardFace
 from routine.graph.layout import Card
+from routine.graph.legibility import Canvas, CanvasEdge, CanvasNode
 from routine.graph.model import EdgeType, NodeType
 from routine.graph.views import View
+from routine.jsonvalue import Parsed
 
 MARKER = "routine-graph"
 PREFIX = "rt"
@@ -47,7 +50,7 @@ class _Drawing:
     shows: dict[str, str] = field(default_factory=dict)          # canvas id -> graph id
     links: list[tuple[str, str, str, str]] = field(default_factory=list)  # (from id, to id, type, label)
 
-    def add(self, cid: str, graph_id: str, data: dict) -> None:
+    def add(self, cid: str, graph_id: str, data: Mapping[str, str]) -> None:
         self.faces[cid], self.shows[cid] = cards.face(graph_id, data), graph_id
 
     def layered(self, ranks: dict[str, int]) -> dict[str, tuple[int, int]]:
@@ -82,7 +85,7 @@ def _ranks(view: View, drawing: _Drawing) -> dict[str, int]:
     return {c: cards.rank(view.nodes[g], g in holders) for c, g in drawing.shows.items()}
 
 
-def build(view: View, header: str = "", canvas_of: CanvasOf | None = None) -> dict:
+def build(view: View, header: str = "", canvas_of: CanvasOf | None = None) -> Canvas:
     """A fresh canvas for ``view``: the cards laid out in layers (the workspace: a group per
     project), a legend of the colours and our header above, the links' sides chosen."""
     if view.kind == "workspace":
@@ -99,21 +102,29 @@ def build(view: View, header: str = "", canvas_of: CanvasOf | None = None) -> di
     nodes = _frame(view, header, kinds, nodes)
     boxes = {n["id"]: n for n in nodes}
     sides = routing.choose_sides(boxes, [(u, v) for u, v, _, _ in drawing.links])
-    edges = [{"id": _edge_id(u, v, label), "fromNode": u, "fromSide": s[0], "toNode": v, "toSide": s[1],
-              "toEnd": "arrow", **cards.edge_style(kind, label)}
-             for (u, v, kind, label), s in zip(drawing.links, sides, strict=True)]
+    edges = [_edge(u, v, kind, label, s) for (u, v, kind, label), s in zip(drawing.links, sides, strict=True)]
     return {"nodes": nodes, "edges": edges}
 
 
-def _frame(view: View, header: str, kinds: list[NodeType], nodes: list[dict]) -> list[dict]:
+def _edge(u: str, v: str, kind: str, label: str, sides: tuple[str, str]) -> CanvasEdge:
+    edge: CanvasEdge = {"id": _edge_id(u, v, label), "fromNode": u, "fromSide": sides[0], "toNode": v,
+                        "toSide": sides[1], "toEnd": "arrow"}
+    style = cards.edge_style(kind, label)
+    if "label" in style:
+        edge["label"] = style["label"]
+    if "color" in style:
+        edge["color"] = style["color"]
+    return edge
+
+
+def _frame(view: View, header: str, kinds: list[NodeType], nodes: list[CanvasNode]) -> list[CanvasNode]:
     """The header above the cards and the legend to their left, clear of every card."""
     left = min((n["x"] for n in nodes), default=0)
     top = min((n["y"] for n in nodes), default=0)
-    head = cards.text_card({"type": "text", "text": f"## {view.title}\n{header}".rstrip()}, NodeType.NOTE,
+    head = cards.text_card(f"## {view.title}\n{header}".rstrip(), NodeType.NOTE,
                            HEADER_W)
     head_height = head.height
-    placed = [{"id": MARKER, **head.content, "x": left, "y": top - head_height - LEGEND_GAP, "width": head.width,
-               "height": head_height}]
+    placed = [cards.placed(MARKER, head.content, left, top - head_height - LEGEND_GAP, head.width, head_height)]
     y = top
     faces = cards.legend(kinds)
     widest = max((f.width for _, f in faces), default=0)
@@ -145,13 +156,14 @@ def _group_of(view: View) -> dict[str, str]:
     return group
 
 
-def _workspace(view: View, canvas_of: CanvasOf | None) -> tuple[list[dict], _Drawing]:
+def _workspace(view: View, canvas_of: CanvasOf | None) -> tuple[list[CanvasNode], _Drawing]:
     """A group per project (and one for tasks elsewhere), each laid out in layers; a person or agent
     working in several projects has a card in each, so no link runs between groups. Past
     ``WORKSPACE_MAX`` cards a group shows its project, its people and a link to its canvas."""
     brief = canvas_of is not None and len(view.nodes) > WORKSPACE_MAX
     members, links = _group_members(view, brief)
-    drawing, nodes, x, y, row_h = _Drawing(), [], 0, 0, 0
+    drawing, x, y, row_h = _Drawing(), 0, 0, 0
+    nodes: list[CanvasNode] = []
     for g in sorted(members, key=lambda g: (g == ELSEWHERE, str(view.nodes.get(g, {}).get("label", g)).lower())):
         part = _Drawing()
         for nid, cid in sorted(members[g].items(), key=lambda it: str(view.nodes[it[0]].get("label")).lower()):
@@ -202,35 +214,54 @@ def _link_canvas(part: _Drawing, project: str, rel: str) -> None:
     part.links.append((node_id(f"{project}\x00{project}"), cid, "canvas", "all its tasks"))
 
 
-def is_ours(doc: dict) -> bool:
+def is_ours(doc: Parsed) -> bool:
     return any(isinstance(n, dict) and n.get("id") == MARKER for n in doc.get("nodes") or [])
 
 
 _PLACE = ("x", "y", "width", "height")
 
 
-def merge(fresh: dict, existing: dict | None, last_written: dict[str, dict] | None) -> dict:
+class Placement(TypedDict):
+    """Where routine last put one of its cards, and whether the person had placed it (``placements``)."""
+
+    place: list[int | None]  # x, y, width, height
+    moved: bool
+
+
+class Merged(TypedDict):
+    """A canvas to write: our cards and lines laid over the person's own (kept as they were, checked
+    by ``problems`` before writing), and the cards the person placed (popped before writing)."""
+
+    nodes: list[CanvasNode | Parsed]
+    edges: list[CanvasEdge | Parsed]
+    moved: NotRequired[list[str]]
+
+
+def merge(fresh: Canvas, existing: Parsed | None, last_written: dict[str, Placement] | None) -> Merged:
     """``fresh`` laid over the canvas on disk. ``last_written``: where each node was last time
     and whether the person had placed it (None when unknown: every place on disk is then taken
     as the person's). The result's ``moved`` lists the nodes the person placed (not written)."""
     if not existing:
-        return {**fresh, "moved": []}
+        return {"nodes": [*fresh["nodes"]], "edges": [*fresh["edges"]], "moved": []}
     old = {n["id"]: n for n in existing.get("nodes") or [] if isinstance(n, dict) and "id" in n}
-    nodes, placed, new = [], {}, []
+    nodes: list[CanvasNode] = []
+    placed: dict[str, bool] = {}
+    new: list[CanvasNode] = []
     for node in fresh["nodes"]:
         before = old.get(node["id"])
         if before is None or node["type"] == "group":
             nodes.append(node)
             new += [node] if before is None and node["type"] != "group" else []
             continue
-        merged = dict(node)
-        merged.update({k: v for k, v in before.items() if k not in node or k == "color"})
+        # Our card, with what the person added to it on their canvas (and their colour) kept.
+        merged: CanvasNode = {**node, **{k: v for k, v in before.items() if k not in node or k == "color"}}
         place = [before.get(k) for k in _PLACE]
         last = (last_written or {}).get(node["id"])
         # Moved by the person: now (not where we put it), or at some earlier refresh.
         moved = last_written is None or last is None or last.get("moved") or last.get("place") != place
-        if moved and all(isinstance(v, int) and not isinstance(v, bool) for v in place):
-            merged.update(dict(zip(_PLACE, place)))
+        ints = [v for v in place if isinstance(v, int) and not isinstance(v, bool)]
+        if moved and len(ints) == len(_PLACE):
+            merged["x"], merged["y"], merged["width"], merged["height"] = ints
             placed[node["id"]] = True
         nodes.append(merged)
     if set(placed) - {MARKER}:  # the person's places stand: a new card goes where it overlaps nothing and crosses least
@@ -249,13 +280,15 @@ def merge(fresh: dict, existing: dict | None, last_written: dict[str, dict] | No
     ]
     ids = ours | {n.get("id") for n in mine}
     old_edges = {e["id"]: e for e in existing.get("edges") or [] if isinstance(e, dict) and "id" in e}
-    edges = [{**{k: v for k, v in old_edges.get(e["id"], {}).items() if k not in e}, **e} for e in fresh["edges"]]
+    # Our lines, with what the person added to them kept; then the person's own lines, as they were.
+    edges: list[CanvasEdge | Parsed] = [
+        {**{k: v for k, v in old_edges.get(e.get("id"), {}).items() if k not in e}, **e} for e in fresh["edges"]]
     edges += [e for e in old_edges.values() if not str(e["id"]).startswith(PREFIX)
               and e.get("fromNode") in ids and e.get("toNode") in ids]
-    return {"nodes": nodes + mine, "edges": edges, "moved": sorted(placed)}
+    return {"nodes": [*nodes, *mine], "edges": edges, "moved": sorted(placed)}
 
 
-def _place_new(node: dict, nodes: list[dict], edges: list[dict]) -> None:
+def _place_new(node: CanvasNode, nodes: list[CanvasNode], edges: list[CanvasEdge]) -> None:
     """Try the fresh place, then places beside it along its layer: the first that overlaps no card,
     with the fewest crossings of its links."""
     others = [n for n in nodes if n is not node and n["type"] != "group"]
@@ -264,7 +297,7 @@ def _place_new(node: dict, nodes: list[dict], edges: list[dict]) -> None:
     step = node["width"] + layout.GAP_X
     best: tuple[int, int, int, int] | None = None
     for shift in sorted(range(-6, 7), key=abs):
-        spot = {**node, "x": node["x"] + shift * step}
+        spot: CanvasNode = {**node, "x": node["x"] + shift * step}
         overlaps = sum(1 for n in others if routing.overlaps(spot, n))
         crossing = legibility.crossings({"nodes": [*others, spot], "edges": mine + rest}) if not overlaps else 0
         cost = (overlaps, crossing, abs(shift), spot["x"])
@@ -274,7 +307,7 @@ def _place_new(node: dict, nodes: list[dict], edges: list[dict]) -> None:
     node["x"] = best[3]
 
 
-def _resided(nodes: list[dict], edges: list[dict]) -> None:
+def _resided(nodes: list[CanvasNode], edges: list[CanvasEdge]) -> None:
     """Our links' sides chosen again for where the cards are now (the person may have moved some)."""
     boxes = {n["id"]: n for n in nodes}
     ours = [e for e in edges if e["fromNode"] in boxes and e["toNode"] in boxes]
@@ -283,7 +316,7 @@ def _resided(nodes: list[dict], edges: list[dict]) -> None:
         edge["fromSide"], edge["toSide"] = a, b
 
 
-def _fit_groups(nodes: list[dict], fresh: dict, moved: dict) -> None:
+def _fit_groups(nodes: list[CanvasNode], fresh: Canvas, moved: Mapping[str, bool]) -> None:
     """A group keeps around the members the person did not move away."""
     laid = {n["id"]: n for n in fresh["nodes"]}
     for group in (n for n in nodes if n["type"] == "group"):
@@ -293,20 +326,22 @@ def _fit_groups(nodes: list[dict], fresh: dict, moved: dict) -> None:
             continue
         left = min(n["x"] for n in inside) - PAD
         top = min(n["y"] for n in inside) - PAD
-        group.update(x=left, y=top, width=max(n["x"] + n["width"] for n in inside) + PAD - left,
-                     height=max(n["y"] + n["height"] for n in inside) + PAD - top)
+        group["width"] = max(n["x"] + n["width"] for n in inside) + PAD - left
+        group["height"] = max(n["y"] + n["height"] for n in inside) + PAD - top
+        group["x"], group["y"] = left, top
 
 
-def _within(node: dict, group: dict) -> bool:
+def _within(node: CanvasNode, group: CanvasNode) -> bool:
     return (group["x"] <= node["x"] < group["x"] + group["width"]) and (
         group["y"] <= node["y"] < group["y"] + group["height"]
     )
 
 
-def placements(doc: dict, moved: list[str]) -> dict[str, dict]:
+def placements(doc: Merged, moved: list[str]) -> dict[str, Placement]:
     """Where each of our nodes is and whether the person placed it: what ``merge`` compares
     with next time."""
-    return {n["id"]: {"place": [n.get(k) for k in _PLACE], "moved": n["id"] in moved} for n in doc["nodes"]
+    return {n["id"]: {"place": [n.get("x"), n.get("y"), n.get("width"), n.get("height")], "moved": n["id"] in moved}
+            for n in doc["nodes"]
             if str(n["id"]).startswith(PREFIX) and n["type"] != "group"}
 
 

@@ -8,9 +8,11 @@ wrapped in a wider card.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
-from routine.graph.legibility import text_height, text_width
+from routine.graph.legibility import CanvasNode, text_height, text_width
 from routine.graph.model import EdgeType, NodeType
 
 FILE_H, TEXT_W, FILE_W = 70, 340, 300
@@ -35,32 +37,56 @@ EDGE_COLORS = {EdgeType.ASSIGNED_TO.value: "4", EdgeType.HAS_TASK.value: "4", Ed
                EdgeType.WROTE.value: "5"}
 
 
+class CardContent(TypedDict):
+    """What a card shows: ``{"type": "file", "file": …}`` or ``{"type": "text", "text": …}``."""
+
+    type: str
+    file: NotRequired[str]
+    text: NotRequired[str]
+
+
+class EdgeStyle(TypedDict, total=False):
+    label: str
+    color: str
+
+
 @dataclass(frozen=True)
 class CardFace:
-    content: dict  # {"type": "file", "file": …} or {"type": "text", "text": …}
+    content: CardContent
     width: int
     height: int
     kind: NodeType
 
-    def node(self, node_id: str, x: int, y: int) -> dict:
-        node = {"id": node_id, **self.content, "x": x, "y": y, "width": self.width, "height": self.height}
+    def node(self, node_id: str, x: int, y: int) -> CanvasNode:
+        node = placed(node_id, self.content, x, y, self.width, self.height)
         if self.kind in COLORS:
             node["color"] = COLORS[self.kind]
         return node
 
 
-def kind_of(data: dict) -> NodeType:
+def placed(node_id: str, content: CardContent, x: int, y: int, width: int, height: int) -> CanvasNode:
+    """A card at its place: its id, what it shows, then where (the order Obsidian writes)."""
+    if "file" in content:
+        return {"id": node_id, "type": content["type"], "file": content["file"], "x": x, "y": y, "width": width,
+                "height": height}
+    if "text" in content:
+        return {"id": node_id, "type": content["type"], "text": content["text"], "x": x, "y": y, "width": width,
+                "height": height}
+    return {"id": node_id, "type": content["type"], "x": x, "y": y, "width": width, "height": height}
+
+
+def kind_of(data: Mapping[str, str]) -> NodeType:
     return NodeType.of(data.get("type")) or NodeType.NOTE
 
 
-def rank(data: dict, holds_tasks: bool) -> int:
+def rank(data: Mapping[str, str], holds_tasks: bool) -> int:
     kind = kind_of(data)
     if holds_tasks and kind not in RANKS:
         return HOLDER_RANK
     return RANKS.get(kind, OTHER_RANK)
 
 
-def face(graph_id: str, data: dict) -> CardFace:
+def face(graph_id: str, data: Mapping[str, str]) -> CardFace:
     """A file card for a note, a text card for a task line or a key result inside one, sized to fit."""
     kind = kind_of(data)
     if "#" not in graph_id:
@@ -74,13 +100,13 @@ def face(graph_id: str, data: dict) -> CardFace:
         text = f"- [{box}] {data.get('text') or data.get('label')}{due}\n\nin {link}"
     else:
         text = f"**{data.get('label', graph_id)}**\n\nin {link}"
-    return text_card({"type": "text", "text": text}, kind)
+    return text_card(text, kind)
 
 
-def text_card(content: dict, kind: NodeType, widest: int = TEXT_W) -> CardFace:
-    width = text_width(content["text"], widest)
-    height = -(-text_height(content["text"], width) // 10) * 10  # up to a tidy ten
-    return CardFace(content, width, height, kind)
+def text_card(text: str, kind: NodeType, widest: int = TEXT_W) -> CardFace:
+    width = text_width(text, widest)
+    height = -(-text_height(text, width) // 10) * 10  # up to a tidy ten
+    return CardFace({"type": "text", "text": text}, width, height, kind)
 
 
 def legend(kinds: list[NodeType]) -> list[tuple[str, CardFace]]:
@@ -89,7 +115,7 @@ def legend(kinds: list[NodeType]) -> list[tuple[str, CardFace]]:
     by_color: dict[str, list[NodeType]] = {}
     for kind in kinds:
         by_color.setdefault(COLORS.get(kind, ""), []).append(kind)
-    return [(",".join(k.value for k in same), text_card({"type": "text", "text": ", ".join(map(_legend_name, same))},
+    return [(",".join(k.value for k in same), text_card(", ".join(map(_legend_name, same)),
                                                         same[0], 240)) for same in by_color.values()]
 
 
@@ -97,9 +123,9 @@ def _legend_name(kind: NodeType) -> str:
     return LEGEND_NAMES.get(kind, kind.value.replace("_", " "))
 
 
-def edge_style(kind: str, label: str) -> dict:
+def edge_style(kind: str, label: str) -> EdgeStyle:
     """A link's colour and, where colour and direction do not say it, its label."""
-    style = {} if kind in UNLABELLED else {"label": label}
+    style = EdgeStyle() if kind in UNLABELLED else EdgeStyle(label=label)
     if kind in EDGE_COLORS:
         style["color"] = EDGE_COLORS[kind]
     return style

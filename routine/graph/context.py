@@ -4,9 +4,11 @@ and the walk never passes through one it may not read."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from routine.errors import ScopeError
+from routine.templating import Variables
 from routine.vault.context_items import ContextItem, Priority
 
 if TYPE_CHECKING:
@@ -17,7 +19,7 @@ if TYPE_CHECKING:
 MAX_LINES = 60
 
 
-def _name(node: str, data: dict) -> str:
+def _name(node: str, data: Mapping[str, str]) -> str:
     if data.get("type") == "task":
         box = "x" if data.get("done") == "true" else " "
         return f"task [{box}] “{data.get('text') or data.get('label')}” in [[{data['note'].removesuffix('.md')}]]"
@@ -56,7 +58,7 @@ def neighbourhood(graph: KnowledgeGraph, agent: AgentSpec, around: str, depth: i
     return neighbors(graph, node, depth, link_types, visible)
 
 
-def graph_items(config: Config, agent: AgentSpec, spec: GraphSpec, variables: dict, where: str,
+def graph_items(config: Config, agent: AgentSpec, spec: GraphSpec, variables: Variables, where: str,
                 order: int) -> list[ContextItem]:
     """A step's ``graph: {around: NOTE, depth: N}`` as one piece of context (kept after the step's
     inputs, before search hits, under the token budget)."""

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from routine.jsonvalue import Parsed
 from routine.config.loader import is_agent_note
 from routine.graph.model import EdgeFact, EdgeType, NodeFact, NodeType, NoteFacts
 from routine.projects.artifacts import artifact_type_of
@@ -45,7 +46,7 @@ _KEY_RESULT = re.compile(r"^(?:[ \t]*[-*+][ \t]+|#{1,6}[ \t]+)(KR[ \t]*\d+(?:\.\
                          re.MULTILINE | re.IGNORECASE)
 
 
-def note_type(rel: str, properties: dict) -> NodeType:
+def note_type(rel: str, properties: Parsed) -> NodeType:
     if artifact_type_of(properties) is not None:
         return NodeType.ARTIFACT
     if is_agent_note(rel, properties, AGENTS):  # the one declaration; an agent's own folder holds no agents
@@ -111,7 +112,7 @@ def extract(rel: str, text: str) -> NoteFacts:
     return NoteFacts(rel, nodes, _unique(edges))
 
 
-def _tasks(rel: str, body: str, nodes: list, edges: list) -> str:
+def _tasks(rel: str, body: str, nodes: list[NodeFact], edges: list[EdgeFact]) -> str:
     """The person's task lines become task nodes with their own edges (a checkbox of routine's is a
     copy: ``routine.vault.provenance``); returns the body without them."""
     hidden = _hidden_ranges(body)
@@ -182,7 +183,7 @@ def okr_items(body: str) -> list[OkrItem]:
     return items
 
 
-def _okr_headings(rel: str, body: str, nodes: list, edges: list) -> None:
+def _okr_headings(rel: str, body: str, nodes: list[NodeFact], edges: list[EdgeFact]) -> None:
     """Objectives and key results in the OKRs note as nodes, named so that ``[[OKRs#KR 1.1]]`` finds them."""
     note_link = rel.removesuffix(".md")
     for item in okr_items(body):

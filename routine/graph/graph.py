@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from routine.jsonvalue import JSONObject
 from routine.graph.model import NodeType, NoteFacts
 
 JOURNAL = "journal"  # the ``via`` of edges that come from the run journal
@@ -257,7 +258,7 @@ class KnowledgeGraph:
                 return rel
         for rel, data in self.g.nodes(data=True):  # an agent note named differently from its `agent:`
             if data.get("type") == NodeType.AGENT.value and str(data.get("agent", "")).lower() == name.lower():
-                return rel
+                return str(rel)
         return None
 
     def find(self, name: str) -> str | None:
@@ -270,7 +271,7 @@ class KnowledgeGraph:
                 return text + ".md"
             return self.resolve(text)
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> JSONObject:
         """Nodes and edges in a fixed order: two graphs are the same iff their snapshots are."""
         with self.lock:
             nodes = sorted((n, sorted(d.items())) for n, d in self.g.nodes(data=True))

@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 from routine.vault.provenance import list_item_start
 
@@ -24,6 +25,45 @@ HEADING_SCALE = {1: 2.0, 2: 1.6, 3: 1.35, 4: 1.2, 5: 1.1, 6: 1.0}
 _HEADING = re.compile(r"^(#{1,6})\s+")
 _LINK = re.compile(r"\[\[([^\]|]*)\|?([^\]]*)\]\]")
 SIDES = ("top", "right", "bottom", "left")
+
+
+class CanvasNode(TypedDict):
+    """A card of an Obsidian canvas (JSON Canvas 1.0): where it is, and what it shows (a box being
+    laid out has no type yet)."""
+
+    id: str
+    type: NotRequired[str]  # text | file | link | group
+    x: int
+    y: int
+    width: int
+    height: int
+    text: NotRequired[str]
+    file: NotRequired[str]
+    subpath: NotRequired[str]
+    url: NotRequired[str]
+    label: NotRequired[str]
+    color: NotRequired[str]
+
+
+class CanvasEdge(TypedDict):
+    """A line between two cards (a line being routed has no id yet)."""
+
+    id: NotRequired[str]
+    fromNode: str
+    toNode: str
+    fromSide: NotRequired[str]
+    toSide: NotRequired[str]
+    fromEnd: NotRequired[str]
+    toEnd: NotRequired[str]
+    label: NotRequired[str]
+    color: NotRequired[str]
+
+
+class Canvas(TypedDict):
+    """A `.canvas` file's document."""
+
+    nodes: list[CanvasNode]
+    edges: list[CanvasEdge]
 
 
 def _shown(line: str) -> str:
@@ -77,13 +117,13 @@ def text_width(text: str, widest: int, narrowest: int = 160) -> int:
 Point = tuple[float, float]
 
 
-def anchor(node: dict, side: str) -> Point:
+def anchor(node: CanvasNode, side: str) -> Point:
     x, y, w, h = node["x"], node["y"], node["width"], node["height"]
     return {"top": (x + w / 2, y), "bottom": (x + w / 2, y + h), "left": (x, y + h / 2),
             "right": (x + w, y + h / 2)}[side]
 
 
-def auto_sides(a: dict, b: dict) -> tuple[str, str]:
+def auto_sides(a: CanvasNode, b: CanvasNode) -> tuple[str, str]:
     """The sides Obsidian picks for an edge that names none: the closest pair of anchors."""
     return min(itertools.product(SIDES, SIDES),
                key=lambda s: math.dist(anchor(a, s[0]), anchor(b, s[1])))
@@ -99,7 +139,7 @@ def segments_cross(a: Point, b: Point, c: Point, d: Point) -> bool:
     return ((d1 > 0) != (d2 > 0) and d1 != 0 and d2 != 0) and ((d3 > 0) != (d4 > 0) and d3 != 0 and d4 != 0)
 
 
-def hits_box(a: Point, b: Point, box: dict, margin: float = 2) -> bool:
+def hits_box(a: Point, b: Point, box: CanvasNode, margin: float = 2) -> bool:
     """Does the segment ab pass through ``box`` (its inside, shrunk by ``margin``)?"""
     left, top = box["x"] + margin, box["y"] + margin
     right, bottom = box["x"] + box["width"] - margin, box["y"] + box["height"] - margin
@@ -122,7 +162,7 @@ def hits_box(a: Point, b: Point, box: dict, margin: float = 2) -> bool:
     return True
 
 
-def edge_segment(edge: dict, nodes: dict[str, dict]) -> tuple[Point, Point]:
+def edge_segment(edge: CanvasEdge, nodes: dict[str, CanvasNode]) -> tuple[Point, Point]:
     a, b = nodes[edge["fromNode"]], nodes[edge["toNode"]]
     auto = auto_sides(a, b) if not (edge.get("fromSide") and edge.get("toSide")) else ("", "")
     return anchor(a, edge.get("fromSide") or auto[0]), anchor(b, edge.get("toSide") or auto[1])
@@ -145,7 +185,7 @@ class Legibility:
                 f"through cards, {self.overflowing} cards overflowing, {self.missing_files} missing files")
 
 
-def crossings(doc: dict) -> int:
+def crossings(doc: Canvas) -> int:
     nodes = {n["id"]: n for n in doc["nodes"]}
     segs = []
     for e in doc["edges"]:
@@ -161,7 +201,7 @@ def crossings(doc: dict) -> int:
     return count
 
 
-def through_cards(doc: dict) -> int:
+def through_cards(doc: Canvas) -> int:
     """Edges whose drawn line passes through a card other than its own two (groups are not cards)."""
     nodes = {n["id"]: n for n in doc["nodes"]}
     cards = [n for n in doc["nodes"] if n["type"] != "group"]
@@ -174,13 +214,13 @@ def through_cards(doc: dict) -> int:
     return count
 
 
-def overflowing(doc: dict) -> list[str]:
+def overflowing(doc: Canvas) -> list[str]:
     """Text cards too small for their text (a file card shows its note, scrolled: never counted)."""
     return [n["id"] for n in doc["nodes"]
             if n["type"] == "text" and text_height(n["text"], n["width"]) > n["height"]]
 
 
-def measure(doc: dict, exists: Callable[[str], bool] = lambda rel: True) -> Legibility:
+def measure(doc: Canvas, exists: Callable[[str], bool] = lambda rel: True) -> Legibility:
     files = [n for n in doc["nodes"] if n["type"] == "file"]
     return Legibility(cards=sum(1 for n in doc["nodes"] if n["type"] != "group"), edges=len(doc["edges"]),
                       crossings=crossings(doc), through_cards=through_cards(doc),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from routine.jsonvalue import JSONObject, Parsed
 
 
 class NodeType(str, Enum):
@@ -53,7 +54,7 @@ class NodeFact:
     id: str          # the note's vault path, or "<path>#task-N" / "<path>#<heading>" inside it
     type: NodeType
     label: str
-    attrs: dict = field(default_factory=dict)  # artifact_type, status, done, text, line…
+    attrs: dict[str, str] = field(default_factory=dict)  # artifact_type, status, done, text, line…
 
 
 @dataclass(frozen=True)
@@ -73,14 +74,14 @@ class NoteFacts:
     nodes: list[NodeFact]
     edges: list[EdgeFact]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JSONObject:
         return {"rel": self.rel,
                 "nodes": [{"id": n.id, "type": n.type.value, "label": n.label, "attrs": n.attrs} for n in self.nodes],
                 "edges": [{"source": e.source, "target": e.target, "type": e.type.value, "label": e.label}
                           for e in self.edges]}
 
     @classmethod
-    def from_dict(cls, d: dict) -> NoteFacts:
+    def from_dict(cls, d: Parsed) -> NoteFacts:  # a to_dict, as read from the graph's cache
         return cls(d["rel"], [NodeFact(n["id"], NodeType(n["type"]), n["label"], n.get("attrs") or {})
                               for n in d["nodes"]],
                    [EdgeFact(e["source"], e["target"], EdgeType(e["type"]), e["label"]) for e in d["edges"]])

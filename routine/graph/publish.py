@@ -17,6 +17,7 @@ from pathlib import Path
 from routine import paths
 from routine.graph import canvas
 from routine.graph.graph import KnowledgeGraph, Touched
+from routine.graph import legibility
 from routine.graph.model import NodeType
 from routine.graph.views import View, ViewKind, agent_view, project_view, workspace_view
 
@@ -89,7 +90,8 @@ class CanvasWriter:
         self.on_blocked = on_blocked  # (canvas, sentence): once per canvas whose place is taken (an alert)
         self.registry_path = registry or paths.state_dir() / "graph-canvases.json"
         try:
-            self.registry: dict[str, dict] = json.loads(self.registry_path.read_text(encoding="utf-8"))
+            saved = self.registry_path.read_text(encoding="utf-8")
+            self.registry: dict[str, dict[str, canvas.Placement]] = json.loads(saved)
         except (OSError, ValueError):
             self.registry = {}  # unknown: places on disk are all taken as the person's
         self.refused: set[str] = set()
@@ -154,7 +156,7 @@ class CanvasWriter:
                 return False
         doc = canvas.merge(self._layout(rel, view, header, canvas_of), existing,
                            self.registry.get(rel) if existing else {})
-        moved = doc.pop("moved")
+        moved = doc.pop("moved", [])
         wrong = canvas.problems(doc)
         if wrong:  # a bug of ours; never hand Obsidian a canvas it cannot open
             log.error("the canvas %s was not written: %s", rel, "; ".join(wrong[:3]))
@@ -172,7 +174,7 @@ class CanvasWriter:
         self.refused.discard(rel)
         return True
 
-    def _layout(self, rel: str, view: View, header: str, canvas_of: canvas.CanvasOf | None) -> dict:
+    def _layout(self, rel: str, view: View, header: str, canvas_of: canvas.CanvasOf | None) -> legibility.Canvas:
         """``canvas.build`` for the view, laid out again only when the view changed: a run that
         touched a node of the view without changing what it shows (most runs) costs no layout."""
         projects = {n: canvas_of(n) for n, d in view.nodes.items()
@@ -182,7 +184,8 @@ class CanvasWriter:
         if cached is None or cached[0] != key:
             cached = (key, json.dumps(canvas.build(view, header, canvas_of)))
             self._laid[rel] = cached
-        return json.loads(cached[1])  # a fresh copy: merging places the person's cards into it
+        fresh: legibility.Canvas = json.loads(cached[1])
+        return fresh  # a fresh copy: merging places the person's cards into it
 
     def _blocked(self, rel: str, exc: OSError) -> None:
         """Said once per canvas (log and alert), never a traceback on every change."""

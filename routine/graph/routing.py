@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from routine.graph.legibility import SIDES, anchor, crossings, hits_box
+from routine.graph.legibility import SIDES, CanvasEdge, CanvasNode, anchor, crossings, hits_box
 
 MARGIN = 30  # px between a line and a card moved out of its way
 ROUNDS = 4
@@ -16,10 +16,10 @@ WORK, MIN_TRIALS, BIG = 400_000, 4, 6_000  # trials allowed: fewer the more line
 THROUGH_COST = 8
 
 
-Memo = dict[tuple, tuple[str, str]]  # one link's sides, by where its cards and those in reach stand
+Memo = dict[tuple[object, ...], tuple[str, str]]  # one link's sides, by where its cards and those in reach stand
 
 
-def choose_sides(boxes: dict[str, dict], edges: list[tuple[str, str]],
+def choose_sides(boxes: dict[str, CanvasNode], edges: list[tuple[str, str]],
                  memo: Memo | None = None) -> list[tuple[str, str]]:
     """For each link, the sides of its two cards whose straight line passes through the fewest other
     cards, then the shortest; from bottom to top when one card is above the other and that is clear.
@@ -42,7 +42,7 @@ def choose_sides(boxes: dict[str, dict], edges: list[tuple[str, str]],
     return chosen
 
 
-def _clearest(a: dict, b: dict, others: list[dict]) -> tuple[str, str]:
+def _clearest(a: CanvasNode, b: CanvasNode, others: list[CanvasNode]) -> tuple[str, str]:
     natural = _natural(a, b)
     best: tuple[float, float, tuple[str, str]] | None = None
     for sides in _preferred(a, b):
@@ -57,7 +57,7 @@ def _clearest(a: dict, b: dict, others: list[dict]) -> tuple[str, str]:
     return best[2]
 
 
-def _in_reach(cards: list[dict], a: dict, b: dict) -> list[dict]:
+def _in_reach(cards: list[CanvasNode], a: CanvasNode, b: CanvasNode) -> list[CanvasNode]:
     """The cards other than a and b that a line between their sides can pass through: those within
     the box around both."""
     left, right = min(a["x"], b["x"]), max(a["x"] + a["width"], b["x"] + b["width"])
@@ -66,7 +66,7 @@ def _in_reach(cards: list[dict], a: dict, b: dict) -> list[dict]:
             and c["y"] + c["height"] > top and c["id"] not in (a["id"], b["id"])]
 
 
-def _natural(a: dict, b: dict) -> list[tuple[str, str]]:
+def _natural(a: CanvasNode, b: CanvasNode) -> list[tuple[str, str]]:
     if a["y"] + a["height"] <= b["y"]:
         return [("bottom", "top")]
     if b["y"] + b["height"] <= a["y"]:
@@ -74,7 +74,7 @@ def _natural(a: dict, b: dict) -> list[tuple[str, str]]:
     return [("right", "left")] if a["x"] < b["x"] else [("left", "right")]
 
 
-def _preferred(a: dict, b: dict) -> list[tuple[str, str]]:
+def _preferred(a: CanvasNode, b: CanvasNode) -> list[tuple[str, str]]:
     rest = [s for s in itertools.product(SIDES, SIDES) if s not in _natural(a, b)]
     return _natural(a, b) + rest
 
@@ -84,7 +84,7 @@ def too_big(cards: int, links: int) -> bool:
     return cards * links > BIG
 
 
-def _through(boxes: dict[str, dict], edges: list[tuple[str, str]],
+def _through(boxes: dict[str, CanvasNode], edges: list[tuple[str, str]],
              sides: list[tuple[str, str]]) -> list[tuple[tuple[str, str], str]]:
     """(link, card) for each card a link's line (on its chosen sides) passes through."""
     found = []
@@ -95,16 +95,17 @@ def _through(boxes: dict[str, dict], edges: list[tuple[str, str]],
     return found
 
 
-def _score(boxes: dict[str, dict], edges: list[tuple[str, str]], memo: Memo | None = None) -> tuple[int, int]:
+def _score(boxes: dict[str, CanvasNode], edges: list[tuple[str, str]],
+           memo: Memo | None = None) -> tuple[int, int]:
     """Lines through cards and crossings, as drawn: each link on the sides ``choose_sides`` gives it."""
     sides = choose_sides(boxes, edges, memo)
-    links = [{"fromNode": u, "toNode": v, "fromSide": a, "toSide": b} for (u, v), (a, b) in zip(edges, sides,
-                                                                                                 strict=True)]
+    links: list[CanvasEdge] = [{"fromNode": u, "toNode": v, "fromSide": a, "toSide": b}
+                               for (u, v), (a, b) in zip(edges, sides, strict=True)]
     blocked = {link for link, _ in _through(boxes, edges, sides)}
     return len(blocked), crossings({"nodes": list(boxes.values()), "edges": links})
 
 
-def _boxes(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]]) -> dict[str, dict]:
+def _boxes(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]]) -> dict[str, CanvasNode]:
     return {c: {"id": c, "x": x, "y": y, "width": sizes[c][0], "height": sizes[c][1]} for c, (x, y) in places.items()}
 
 
@@ -145,7 +146,7 @@ def make_way(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int
     return _places(boxes)
 
 
-def _places(boxes: dict[str, dict]) -> dict[str, tuple[int, int]]:
+def _places(boxes: dict[str, CanvasNode]) -> dict[str, tuple[int, int]]:
     return {c: (b["x"], b["y"]) for c, b in boxes.items()}
 
 
@@ -154,12 +155,12 @@ def _cost(score: tuple[int, int]) -> int:
     return score[0] * THROUGH_COST + score[1]
 
 
-def _centred(box: dict, under: dict) -> int:
+def _centred(box: CanvasNode, under: CanvasNode) -> int:
     """The x that puts ``box`` straight above (or below) ``under``."""
     return round(under["x"] + under["width"] / 2 - box["width"] / 2)
 
 
-def _shifted(boxes: dict[str, dict], card: str, x: int) -> dict[str, dict]:
+def _shifted(boxes: dict[str, CanvasNode], card: str, x: int) -> dict[str, CanvasNode]:
     """The card moved to ``x``, the cards beyond it in its layer (that way) moved as far."""
     box, delta = boxes[card], x - boxes[card]["x"]
     beyond = [c for c, b in boxes.items() if b["y"] < box["y"] + box["height"] and box["y"] < b["y"] + b["height"]
@@ -167,7 +168,7 @@ def _shifted(boxes: dict[str, dict], card: str, x: int) -> dict[str, dict]:
     return {**boxes, **{c: {**boxes[c], "x": boxes[c]["x"] + delta} for c in beyond}}
 
 
-def _aside(a: dict, b: dict, box: dict) -> list[int]:
+def _aside(a: CanvasNode, b: CanvasNode, box: CanvasNode) -> list[int]:
     """Just left and just right of where the line from a to b crosses the card's height."""
     sides = _natural(a, b)[0]
     p, q = anchor(a, sides[0]), anchor(b, sides[1])
@@ -179,7 +180,7 @@ def _aside(a: dict, b: dict, box: dict) -> list[int]:
     return sorted((left, right), key=lambda x: abs(x - box["x"]))
 
 
-def overlaps(a: dict, b: dict, margin: int = 0) -> bool:
+def overlaps(a: CanvasNode, b: CanvasNode, margin: int = 0) -> bool:
     """Do two cards overlap (or come closer than ``margin`` side by side)?"""
     return (a["x"] - margin < b["x"] + b["width"] and b["x"] - margin < a["x"] + a["width"]
             and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from routine.jsonvalue import JSONObject
 from routine.errors import UsageError
 from routine.graph.graph import KnowledgeGraph
 from routine.graph.model import EdgeType, NodeType
@@ -35,10 +36,10 @@ class View:
     name: str
     title: str
     center: str | None
-    nodes: dict[str, dict]                        # id -> attributes (type, label, note…)
+    nodes: dict[str, dict[str, str]]              # id -> attributes (type, label, note…)
     edges: list[tuple[str, str, str, str]] = field(default_factory=list)  # (from, to, type, label)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> JSONObject:
         """node-link JSON, as networkx's node_link_data writes it, with the view's name."""
         return {"view": self.kind, "name": self.name, "title": self.title, "center": self.center,
                 "nodes": [{"id": n, **d} for n, d in sorted(self.nodes.items())],

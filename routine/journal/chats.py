@@ -13,7 +13,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any
+from typing import Any, TypedDict
+from routine.jsonvalue import JSONObject
 
 
 class Role(str, Enum):
@@ -28,6 +29,23 @@ class Origin(str, Enum):
     NOTE = "note"
 
 
+class ChatDetails(TypedDict, total=False):
+    """What a chat message keeps besides its text (the ``details`` column, JSON)."""
+
+    sources: list[str]          # an answer: the notes placed in its context
+    counted: int                # an answer: its first request's tokens, as counted
+    limit: int                  # an answer: the context window it was counted against
+    dropped: list[JSONObject]   # an answer: the context left out, with reasons
+    rejected: list[str]         # an answer: why earlier replies were not used
+    covers: int                 # a summary: the turns it stands for
+    folded: int                 # a summary: the turns folded into it for this answer
+    unanswered: bool            # a question the model did not answer
+    error: str                  # why it was not answered
+    turn: int                   # a tool call: the loop's turn
+    refused: bool               # a tool call refused
+    from_note: str              # a turn taken from a chat note (its path)
+
+
 @dataclass
 class ChatMessage:
     role: Role
@@ -40,10 +58,10 @@ class ChatMessage:
     tool: str | None = None
     arguments: object = None
     result: str | None = None
-    details: dict = field(default_factory=dict)
+    details: ChatDetails = field(default_factory=lambda: ChatDetails())
     at: str = ""
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {k: (v.value if isinstance(v, Enum) else v) for k, v in self.__dict__.items()
                 if v not in (None, {}, "") or k in ("role", "content")}
 
@@ -61,7 +79,7 @@ class Chat:
     folded: int = 0
     messages: list[ChatMessage] = field(default_factory=list)
 
-    def as_dict(self, with_messages: bool = True) -> dict:
+    def as_dict(self, with_messages: bool = True) -> dict[str, object]:
         out: dict[str, object] = {"id": self.id, "agent": self.agent, "origin": self.origin.value, "title": self.title,
                "note": self.note, "created_at": self.created_at, "updated_at": self.updated_at,
                "summary": self.summary, "folded": self.folded}
@@ -125,7 +143,7 @@ class ChatStore:
             "SELECT * FROM chat_messages WHERE chat=? ORDER BY id", (chat.id,))]
         return chat
 
-    def recent(self, limit: int = 20) -> list[dict]:
+    def recent(self, limit: int = 20) -> list[dict[str, object]]:
         rows = self.db.execute(
             "SELECT c.*, (SELECT COUNT(*) FROM chat_messages m WHERE m.chat=c.id AND m.role IN ('user','assistant'))"
             " AS messages FROM chats c ORDER BY updated_at DESC, id DESC LIMIT ?", (limit,))
@@ -150,4 +168,4 @@ def _message(row: sqlite3.Row) -> ChatMessage:
     return ChatMessage(role=Role(row["role"]), content=row["content"], tokens=row["tokens"], model=row["model"],
                        duration_ms=row["duration_ms"], tokens_in=row["tokens_in"], tokens_out=row["tokens_out"],
                        tool=row["tool"], arguments=loads(row["arguments"]), result=row["result"],
-                       details=loads(row["details"]) or {}, at=row["at"])
+                       details=loads(row["details"]) or ChatDetails(), at=row["at"])

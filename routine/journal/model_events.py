@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime, timezone
+from routine.jsonvalue import Parsed
 
 
 def _utc(now: datetime | None) -> str:
@@ -20,12 +21,12 @@ class ModelEvents:
                         " VALUES (?,?,?,?,?,?,?,?)",
                         (_utc(at), host, model, alias, event, reason, load_duration_ms, run_id))
 
-    def recent(self, limit: int = 50, since: str | None = None) -> list[dict]:
+    def recent(self, limit: int = 50, since: str | None = None) -> list[Parsed]:
         sql = "SELECT * FROM model_events" + (" WHERE at >= ?" if since else "") + " ORDER BY id DESC LIMIT ?"
         args = (since, limit) if since else (limit,)
         return [dict(r) for r in self.db.execute(sql, args)]
 
-    def last_load(self, host: str, model: str) -> dict | None:
+    def last_load(self, host: str, model: str) -> Parsed | None:
         """Our last load of ``model`` on ``host`` if nothing unloaded it since (so it is ours)."""
         row = self.db.execute("SELECT * FROM model_events WHERE host=? AND model=? ORDER BY id DESC LIMIT 1",
                               (host, model)).fetchone()

@@ -13,6 +13,8 @@ from dataclasses import astuple, dataclass, fields
 from datetime import datetime, timezone
 from typing import Any
 
+from routine.jsonvalue import Parsed
+
 
 def version_of(body: str) -> str:
     """A short hash that names one version of an agent note's body (its instructions)."""
@@ -45,7 +47,7 @@ class PromptTrials:
                         (at.astimezone(timezone.utc).isoformat(timespec="seconds"), *astuple(trial)))
         self.db.commit()
 
-    def of(self, agent: str) -> list[dict]:
+    def of(self, agent: str) -> list[Parsed]:
         rows = self.db.execute("SELECT * FROM prompt_trials WHERE agent=? ORDER BY id", (agent,))
         return [dict(r) for r in rows]
 

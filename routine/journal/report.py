@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, timezone
 from routine.journal.keep import KeepRate, KeepRates
 from routine.journal.prompt_trials import PromptTrials
 from routine.vault.writer import Why
+from routine.jsonvalue import Parsed
 
 MAX_LISTED = 8
 
@@ -35,7 +36,7 @@ def team_report(db: sqlite3.Connection, now: datetime, days: int) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-def _totals(runs: list[dict], days: int) -> str:
+def _totals(runs: list[Parsed], days: int) -> str:
     by_status = Counter(r["status"] for r in runs)
     line = ", ".join(f"{n} {status}" for status, n in by_status.most_common())
     agents = Counter(r["agent"] for r in runs)
@@ -43,7 +44,7 @@ def _totals(runs: list[dict], days: int) -> str:
             f"By agent: {', '.join(f'{a} {n}' for a, n in agents.most_common())}.")
 
 
-def _failures(runs: list[dict]) -> str:
+def _failures(runs: list[Parsed]) -> str:
     failed = [r for r in runs if r["status"] in ("failed", "refused", "interrupted", "max-iterations", "timeout")]
     if not failed:
         return "**Failures**: none."
@@ -55,7 +56,7 @@ def _failures(runs: list[dict]) -> str:
     return head + "\n" + "\n".join(lines)
 
 
-def _dropped(runs: list[dict]) -> str:
+def _dropped(runs: list[Parsed]) -> str:
     lost = []
     for r in runs:
         try:
@@ -77,7 +78,7 @@ _WHY = {Why.PERSON_EDITED.value: "the person had rewritten the section",
         Why.HELD.value: "claims not supported by its sources"}
 
 
-def _proposals(db: sqlite3.Connection, runs: list[dict], since: str) -> str:
+def _proposals(db: sqlite3.Connection, runs: list[Parsed], since: str) -> str:
     made = [r for r in runs if r["status"] == "proposal"]
     decided = Counter(f"{d['decision']} → {d['outcome']}" for d in db.execute(
         "SELECT decision, outcome FROM decisions WHERE at >= ?", (since,)))
@@ -89,15 +90,15 @@ def _proposals(db: sqlite3.Connection, runs: list[dict], since: str) -> str:
     return f"**Proposals**: {len(made)} runs wrote a proposal instead of the note{split}{tail}."
 
 
-def _why(run: dict) -> str:
+def _why(run: Parsed) -> str:
     wrote = _json(run["wrote"] or "{}")
     return str(wrote.get("why") or "") if isinstance(wrote, dict) else ""
 
 
-def grounding_report(runs: list[dict]) -> str:
+def grounding_report(runs: list[Parsed]) -> str:
     """Per agent, the share of its checked replies held as proposals for unsupported claims, how many
     were asked again, and the claims most often unsupported (``runs.grounding``, routine/runner/claims.py)."""
-    checked: dict[str, list[dict]] = {}
+    checked: dict[str, list[Parsed]] = {}
     for r in runs:
         record = _json(r.get("grounding"))
         if isinstance(record, dict) and record.get("strictness") != "off":
@@ -149,7 +150,7 @@ def _kept(rate: KeepRate) -> str:
     return "; ".join(said)
 
 
-def _speed(runs: list[dict]) -> str:
+def _speed(runs: list[Parsed]) -> str:
     per_model: dict[str, list[float]] = {}
     for r in runs:
         if r["tokens_out"] and r["duration_ms"]:

@@ -8,12 +8,65 @@ import sqlite3
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Required, TypedDict
 
 from routine import paths
 from routine.journal.db import connect
 from routine.journal.status import RunStatus
 from routine.redact import redact_text
+from routine.jsonvalue import JSONValue, Parsed
+
+# A tool-using run's transcript (``runs.log``; a chat answer's tool log): one entry per model turn,
+# per tool call, and per exchange left out for length. Written by routine.tools.loop; read by
+# `routine runs show`, the knowledge graph (what read_note read) and chat (its tool messages).
+class CallAsked(TypedDict, total=False):
+    name: Required[str]
+    arguments: Required[JSONValue]  # as the model sent them (the raw text when unreadable)
+    written_as_text: bool
+
+
+class ModelTurn(TypedDict):
+    type: Literal["model"]
+    turn: int
+    content: str
+    calls: list[CallAsked]
+    tokens_in: int | None
+    tokens_out: int | None
+    ms: int
+
+
+class Elided(TypedDict):
+    type: Literal["elided"]
+    tool: str | None
+    reason: str
+
+
+class ToolCall(TypedDict, total=False):
+    type: Required[Literal["tool"]]
+    turn: Required[int]
+    name: Required[str]
+    arguments: Required[JSONValue]
+    result: str
+    refused: bool
+    error: str
+    ms: int
+
+
+TranscriptEntry = ModelTurn | Elided | ToolCall
+
+# What a run keeps besides its columns (``runs.details``, JSON): who started it and why. Every key is
+# optional; ``from`` (a moved note's old path) is a keyword, hence the functional form.
+RunDetails = TypedDict("RunDetails", {
+    "trigger": str, "event": str, "path": str, "seen_by": str, "from": str,  # a trigger's run: the change
+    "project": str, "branch": str,  # a block's step: its project, the branch it took
+    "task": str, "task_file": str, "assignee": str | None,  # a task picked up
+    "qa": str, "part": str,  # a QA review: the artifact, the part reviewed
+    "skipped": str,  # a ``Skip`` value
+    "attempt": int,  # a retry (2, 3, …)
+    "model_alias": str,  # `routine fire --model`
+    "tokens_counted": int, "tokens_limit": int,  # the prompt as counted, against its window
+    "fallback_attempts": list[str],  # what failed before the answer
+}, total=False)
 
 _JSON_FIELDS = ("prompt", "sources", "dropped", "wrote", "details", "metrics", "log", "grounding")
 
@@ -67,7 +120,7 @@ class RunRecord:
     prompt_version: str | None = None  # the agent note's body it ran with (journal.prompt_trials.version_of)
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row | dict) -> "RunRecord":
+    def from_row(cls, row: sqlite3.Row | Parsed) -> "RunRecord":
         values: dict[str, Any] = _decode(dict(row))
         values["status"] = RunStatus(values["status"])
         known: dict[str, Any] = {f.name: values.get(f.name) for f in fields(cls)}
@@ -170,7 +223,7 @@ class Journal:
                                (_like_prefix(prefix), limit))
         return [r["id"] for r in rows]
 
-    def totals(self) -> list[dict]:
+    def totals(self) -> list[Parsed]:
         """Finished runs summed by kind, agent (or block) and status: for the metrics textfile."""
         rows = self.db.execute(
             "SELECT kind, COALESCE(agent, block, '') AS name, status, COUNT(*) AS runs,"
@@ -180,7 +233,7 @@ class Journal:
             " ORDER BY kind, name, status")
         return [dict(r) for r in rows]
 
-    def step_io(self, after: int, since: str) -> tuple[list[dict], int]:
+    def step_io(self, after: int, since: str) -> tuple[list[Parsed], int]:
         """What finished step runs read and wrote (for the knowledge graph): rows after the
         cursor ``after`` that ended at or after ``since`` (ISO), and the next cursor. A run still
         running holds the cursor before it, so it is read once it has finished."""
@@ -207,7 +260,7 @@ class Journal:
         return [RunRecord.from_row(r) for r in rows]
 
 
-def _decode(row: dict) -> dict:
+def _decode(row: Parsed) -> Parsed:
     for key in _JSON_FIELDS:
         if row.get(key):
             try:

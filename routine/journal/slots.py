@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime, timezone
+from routine.jsonvalue import Parsed
 
 FINAL = ("done", "failed", "missed", "skipped")
 
@@ -59,8 +60,8 @@ class Slots:
         return [tuple(r) for r in rows]
 
     def last_slot(self, block: str) -> str | None:
-        row = self.db.execute("SELECT MAX(slot) FROM slots WHERE block=?", (block,)).fetchone()
-        return row[0]
+        slot: str | None = self.db.execute("SELECT MAX(slot) FROM slots WHERE block=?", (block,)).fetchone()[0]
+        return slot
 
     def interrupted(self, block: str) -> list[str]:
         return [
@@ -74,9 +75,10 @@ class Slots:
         """When the daemon first knew this block (recorded on first call)."""
         self.db.execute("INSERT OR IGNORE INTO blocks_seen VALUES (?, ?)",
                         (block, now.astimezone(timezone.utc).isoformat(timespec="seconds")))
-        return self.db.execute("SELECT since FROM blocks_seen WHERE block=?", (block,)).fetchone()[0]
+        since: str = self.db.execute("SELECT since FROM blocks_seen WHERE block=?", (block,)).fetchone()[0]
+        return since
 
-    def history(self, block: str | None = None, limit: int = 50) -> list[dict]:
+    def history(self, block: str | None = None, limit: int = 50) -> list[Parsed]:
         sql = "SELECT * FROM slots" + (" WHERE block=?" if block else "") + " ORDER BY slot DESC LIMIT ?"
         args = (block, limit) if block else (limit,)
         return [dict(r) for r in self.db.execute(sql, args)]

@@ -51,7 +51,7 @@ class TokenSamples:
     def of_run(self, run_id: str) -> list[Sample]:
         return self._select("WHERE run_id=? ORDER BY id", (run_id,))
 
-    def _select(self, where: str, params: tuple) -> list[Sample]:
+    def _select(self, where: str, params: tuple[object, ...]) -> list[Sample]:
         with self.lock:
             rows = self.db.execute("SELECT chars, fixed, reported, counter, base, overhead, counted, run_id, model"
                                    f" FROM token_samples {where}", params).fetchall()

@@ -49,7 +49,7 @@ def clean_text(raw: str) -> str:
     return raw.removeprefix("\ufeff").replace("\r\n", "\n")
 
 
-def frontmatter_tags(data: dict) -> list[str]:
+def frontmatter_tags(data: object) -> list[str]:
     value = data.get("tags") if isinstance(data, dict) else None
     if isinstance(value, str):
         value = re.split(r"[,\s]+", value)

@@ -25,7 +25,7 @@ import threading
 import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from routine.config.model import Config, Deployment, ModelAlias
 from routine.config.providers import served_embedding, served_embedding_model
@@ -46,6 +46,17 @@ TEST_EMBEDDER_ENV = "ROUTINE_TEST_EMBEDDER"
 
 
 _Model = TypeVar("_Model")  # what a subclass loads and embeds with
+
+
+class TextEmbedder(Protocol):
+    """What the index asks of an embedder, whatever it loads (``Embedder``, the worker's ``DaemonEmbedder``)."""
+
+    identity: str
+    on_release: Callable[[], None]
+
+    def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+    def release(self) -> None: ...
 
 
 class Embedder(Generic[_Model]):
@@ -195,7 +206,7 @@ class HashingEmbedder(Embedder[int]):
         return [v / norm for v in vector]
 
 
-def make_embedder(config: Config, state_dir: Path, models: ModelManager | None = None) -> Embedder:
+def make_embedder(config: Config, state_dir: Path, models: ModelManager | None = None) -> TextEmbedder:
     """``models``: the process's model manager (the daemon's), so embeddings share its limit."""
     settings = config.memory
     spec = settings.embedding_model

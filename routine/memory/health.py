@@ -19,6 +19,9 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import TypedDict
+
+from routine.jsonvalue import Parsed
 
 PROBE_TIMEOUT = 300.0
 MARKER = "open-by"  # present while a process has the index open for writing
@@ -39,20 +42,39 @@ def chromadb_version() -> str:
         return "unknown"
 
 
-def read_meta(folder: Path) -> dict | None:
+class IndexMeta(TypedDict):
+    """What an index folder records of how it was built (``META``): another value means rebuild."""
+
+    format: int
+    embedder: str
+    chunk_chars: int
+    chromadb: str
+
+
+class IndexDescription(TypedDict):
+    """An index as `routine index --status` and the worker describe it."""
+
+    notes: int
+    chunks: int
+    embedding_model: str
+    folder: str
+
+
+def read_meta(folder: Path) -> Parsed | None:
     try:
-        return json.loads((folder / META).read_text(encoding="utf-8"))
+        meta: Parsed = json.loads((folder / META).read_text(encoding="utf-8"))
+        return meta
     except (OSError, ValueError):
         return None
 
 
-def write_meta(folder: Path, meta: dict) -> None:
+def write_meta(folder: Path, meta: IndexMeta) -> None:
     from routine.atomicfile import replace
 
     replace(folder / META, json.dumps(meta, indent=2))
 
 
-def examine(folder: Path, expected: dict) -> Verdict:
+def examine(folder: Path, expected: IndexMeta) -> Verdict:
     """Whether the index in ``folder`` can be opened; ``expected`` is the meta it must have."""
     meta = read_meta(folder)
     if meta is None:
@@ -86,7 +108,7 @@ def probe(chroma_folder: Path) -> str | None:
     return None
 
 
-def _child_env() -> dict:
+def _child_env() -> dict[str, str]:
     env = dict(os.environ)
     # The child must import this very routine, also from a checkout that is not installed.
     root = str(Path(__file__).resolve().parents[2])

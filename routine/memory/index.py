@@ -28,12 +28,13 @@ from routine.config.model import Config
 from routine.errors import RoutineError, SearchIndexError
 from routine.memory import health
 from routine.memory.chunks import CHUNKER_VERSION
-from routine.memory.embedder import Embedder, make_embedder
+from routine.memory.embedder import TextEmbedder, make_embedder
 from routine.memory.lock import take_lock
 from routine.memory.manifest import Manifest
 from routine.memory.store import ChromaStore, DamagedStore
-from routine.memory.sync import IndexStats, Progress, apply_changes, is_searchable, scan_vault
+from routine.memory.sync import IndexStats, Progress, apply_changes, scan_vault
 from routine.memory.vectors import VectorTable
+from routine.watch.filters import is_searchable
 
 if TYPE_CHECKING:
     from routine.memory.retrieve import Hit
@@ -45,7 +46,7 @@ FORMAT = 1 * 1000 + CHUNKER_VERSION  # bump the first factor when the stored lay
 
 
 class VaultIndex:
-    def __init__(self, config: Config, state_dir: Path | None = None, embedder: Embedder | None = None,
+    def __init__(self, config: Config, state_dir: Path | None = None, embedder: TextEmbedder | None = None,
                  models: ModelManager | None = None, lock_fd: int | None = None) -> None:
         state_dir = state_dir or paths.state_dir()
         self.vault = config.vault
@@ -75,7 +76,7 @@ class VaultIndex:
 
     # --- opening and closing ----------------------------------------------------------------
 
-    def expected_meta(self) -> dict:
+    def expected_meta(self) -> health.IndexMeta:
         return {"format": FORMAT, "embedder": self.embedder.identity, "chunk_chars": self.chunk_chars,
                 "chromadb": health.chromadb_version()}
 
@@ -264,7 +265,7 @@ class VaultIndex:
             self._level = True
             return self._finish(stats, started)
 
-    def update_paths(self, changed: Iterable[str | os.PathLike]) -> IndexStats:
+    def update_paths(self, changed: Iterable[str | os.PathLike[str]]) -> IndexStats:
         """Index what a watcher saw: created, modified, deleted or moved notes and folders.
 
         Paths may be absolute or vault-relative; give both ends of a move. Anything outside the
@@ -294,7 +295,7 @@ class VaultIndex:
             stats = self._apply_or_discard(list(candidates), list(gone), known, None)
             return self.reconcile() if stats is None else self._finish(stats, started)
 
-    def _apply_or_discard(self, candidates: list[str], gone: list[str], known: dict,
+    def _apply_or_discard(self, candidates: list[str], gone: list[str], known: dict[str, tuple[int, int, str]],
                           progress: Progress | None) -> IndexStats | None:
         """``_apply``; None when the vector store failed and was emptied (reconcile again)."""
         try:
@@ -307,7 +308,7 @@ class VaultIndex:
             self._restart_empty(f"failed a write ({type(exc).__name__}: {exc})")
             return None
 
-    def _relative(self, path: str | os.PathLike) -> str | None:
+    def _relative(self, path: str | os.PathLike[str]) -> str | None:
         text = os.fspath(path)
         if os.path.isabs(text):
             try:
@@ -371,7 +372,7 @@ class VaultIndex:
     def _drop_table(self) -> None:
         self._table = None
 
-    def describe(self) -> dict:
+    def describe(self) -> health.IndexDescription:
         self.open()
         notes, chunks = self.opened_manifest.counts()
         return {"notes": notes, "chunks": chunks, "embedding_model": self.embedder.identity,

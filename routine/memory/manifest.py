@@ -9,6 +9,7 @@ kill -9 every vector in the store is known here and nothing half-done is trusted
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import sqlite3
 import threading
@@ -40,7 +41,7 @@ class Manifest:
 
     def sound(self) -> bool:
         with self._lock:
-            return self._db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+            return bool(self._db.execute("PRAGMA quick_check").fetchone()[0] == "ok")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -53,7 +54,7 @@ class Manifest:
                 raise
             self._db.execute("COMMIT")
 
-    def _rows(self, sql: str, args: Sequence[object] = ()) -> list[tuple]:
+    def _rows(self, sql: str, args: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             return self._db.execute(sql, args).fetchall()
 

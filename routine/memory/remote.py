@@ -41,7 +41,8 @@ from routine import errors, paths
 from routine.config.model import Config
 from routine.config.providers import served_embedding
 from routine.errors import RoutineError, SearchIndexError
-from routine.memory.embedder import Embedder, make_embedder
+from routine.memory.embedder import TextEmbedder, make_embedder
+from routine.memory.health import IndexDescription
 from routine.memory.lock import take_lock
 from routine.memory.retrieve import Hit
 from routine.memory.sync import IndexStats, Progress
@@ -93,7 +94,8 @@ def worker_gone(code: int | None) -> Message:
 class Channel:
     """One worker process and the socket to it; replies routed to their request by id."""
 
-    def __init__(self, proc: subprocess.Popen, sock: socket.socket, on_embed: Callable[["Channel", Message], None]):
+    def __init__(self, proc: subprocess.Popen[bytes], sock: socket.socket,
+                 on_embed: Callable[["Channel", Message], None]):
         self.proc, self.sock, self._on_embed = proc, sock, on_embed
         self.closed = False
         self.retiring = False
@@ -182,7 +184,7 @@ class RemoteIndex:
         self.idle_after = config.memory.unload_after
         # Ollama embeddings are made here (the model manager's leases); a local model in the worker.
         spec = config.memory.embedding_model
-        self.embedder: Embedder | None = (
+        self.embedder: TextEmbedder | None = (
             make_embedder(config, self.state_dir, models) if served_embedding(spec) else None
         )
         self._guard = threading.Lock()
@@ -201,7 +203,7 @@ class RemoteIndex:
     def rebuild(self, progress: Progress | None = None) -> IndexStats:
         return IndexStats(**self._request("rebuild", progress))
 
-    def update_paths(self, changed: Iterable[str | os.PathLike]) -> IndexStats:
+    def update_paths(self, changed: Iterable[str | os.PathLike[str]]) -> IndexStats:
         return IndexStats(**self._request("update_paths", None, paths=[os.fspath(p) for p in changed]))
 
     def search(self, query: str, k: int = 6, reads: list[str] | tuple[str, ...] | None = None,
@@ -211,8 +213,9 @@ class RemoteIndex:
                               reads=None if reads is None else list(reads), exclude=sorted(exclude))
         return [Hit.from_dict(d) for d in found]
 
-    def describe(self) -> dict:
-        return self._request("describe", None, True)
+    def describe(self) -> IndexDescription:
+        description: IndexDescription = self._request("describe", None, True)
+        return description
 
     @property
     def worker_pid(self) -> int | None:

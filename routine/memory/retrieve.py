@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
+from routine.jsonvalue import Parsed
 from routine.memory.chunks import note_title
 from routine.memory.keywords import exact_word, keyword_score, words
 from routine.memory.store import DamagedStore
@@ -21,12 +22,23 @@ from routine.vault.provenance import is_routines_note
 from routine.vault.scope import in_scope
 
 if TYPE_CHECKING:
-    from routine.memory.embedder import Embedder
+    from routine.memory.embedder import TextEmbedder
     from routine.memory.manifest import Manifest
     from routine.memory.store import ChromaStore
     from routine.memory.vectors import VectorTable
 
 SNIPPET_CHARS = 200
+
+
+class HitRecord(TypedDict):
+    """A hit as JSON (`routine search --json`, the index worker's answer, a tool's result)."""
+
+    path: str
+    heading: str | None
+    score: float
+    text: str
+    link: str
+    snippet: str
 
 
 @dataclass
@@ -47,11 +59,12 @@ class Hit:
         flat = re.sub(r"\s+", " ", self.text).strip()
         return flat if len(flat) <= SNIPPET_CHARS else flat[:SNIPPET_CHARS - 1].rstrip() + "…"
 
-    def as_dict(self) -> dict:
-        return {**asdict(self), "score": round(self.score, 4), "link": self.link, "snippet": self.snippet}
+    def as_dict(self) -> HitRecord:
+        return {"path": self.path, "heading": self.heading, "score": round(self.score, 4), "text": self.text,
+                "link": self.link, "snippet": self.snippet}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Hit":
+    def from_dict(cls, d: Parsed) -> "Hit":  # a HitRecord, as read from the index worker
         return cls(d["path"], d.get("heading"), float(d["score"]), d.get("text", ""))
 
 
@@ -59,7 +72,7 @@ class SearchedIndex(Protocol):
     """What a search uses of the open index (``routine.memory.index.VaultIndex``, which imports this)."""
 
     vault: Path
-    embedder: Embedder
+    embedder: TextEmbedder
 
     @property
     def own_folders(self) -> tuple[str, ...]: ...
@@ -125,7 +138,7 @@ def ranked_hits(index: SearchedIndex, query: str, k: int, reads: list[str] | Non
 NEAR_TOP = 0.5  # a better match outside an agent's reads scores at least this share of the best one
 
 
-def better_outside(mine: list[dict], everyone: list[dict], reads: list[str], own_folders: Iterable[str],
+def better_outside(mine: list[HitRecord], everyone: list[HitRecord], reads: list[str], own_folders: Iterable[str],
                    k: int) -> list[str]:
     """The notes of the whole vault's ``k`` best (``everyone``, hits as dicts) that rank above the
     agent's best hit, are real matches (at least ``NEAR_TOP`` of the top score: not the faint

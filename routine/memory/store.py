@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from routine.jsonvalue import Parsed
+
+# A chunk's metadata as chromadb stores it (routine.memory.sync._metadata): path, heading, ordinal,
+# mtime, sha, and its note's tags and links when it has any (chromadb takes no empty lists).
+ChunkMetadata: TypeAlias = dict[str, str | int | float | list[str]]
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,18 +63,20 @@ class ChromaStore:
         self._client = self._collection = None
 
     def count(self) -> int:
-        return self.collection.count()
+        stored: int = self.collection.count()
+        return stored
 
     def _batches(self, n: int) -> Iterator[tuple[int, int]]:
         size = max(1, min(self._client.get_max_batch_size() if self._client else 1000, 4000))
         return ((start, start + size) for start in range(0, n, size))
 
-    def upsert(self, ids: list[str], vectors: list[list[float]], bodies: list[str], metadatas: list[dict]) -> None:
+    def upsert(self, ids: list[str], vectors: list[list[float]], bodies: list[str],
+               metadatas: list[ChunkMetadata]) -> None:
         col = self.collection
         for a, b in self._batches(len(ids)):
             col.upsert(ids=ids[a:b], embeddings=vectors[a:b], documents=bodies[a:b], metadatas=metadatas[a:b])
 
-    def update_metadata(self, ids: list[str], metadatas: list[dict]) -> None:
+    def update_metadata(self, ids: list[str], metadatas: list[ChunkMetadata]) -> None:
         col = self.collection
         for a, b in self._batches(len(ids)):
             col.update(ids=ids[a:b], metadatas=metadatas[a:b])
@@ -102,7 +110,7 @@ class ChromaStore:
                 blocks.append(np.asarray(got["embeddings"], dtype=np.float32))
         return ids, paths, (np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)), texts
 
-    def details(self, ids: list[str]) -> dict[str, tuple[str, dict]]:
+    def details(self, ids: list[str]) -> dict[str, tuple[str, Parsed]]:
         """id -> (text, metadata) of the chunks asked for that are stored."""
         if not ids:
             return {}

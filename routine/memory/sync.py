@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol
 
+from routine.jsonvalue import JSONObject
 from routine.errors import NoteUnreadable, SearchIndexError
 from routine.memory.chunks import Chunk, chunk_note
 from routine.watch.filters import is_searchable  # the one rule: what the watcher ignores, the index does too
@@ -23,13 +24,13 @@ from routine.vault.files import NOTE_MAX_BYTES, read_regular, skip_undecodable
 from routine.vault.pdf import PDF_MAX_BYTES, is_pdf, pages_of, pdf_markdown
 
 if TYPE_CHECKING:
-    from routine.memory.embedder import Embedder
+    from routine.memory.embedder import TextEmbedder
     from routine.memory.manifest import Manifest
-    from routine.memory.store import ChromaStore
+    from routine.memory.store import ChromaStore, ChunkMetadata
     from routine.memory.vectors import VectorTable
 
 log = logging.getLogger(__name__)
-_told: set = set()  # (note, why) already logged as not indexed
+_told: set[tuple[str, str]] = set()  # (note, why) already logged as not indexed
 
 EMBED_BATCH = 32  # chunks embedded and written together (and a step of the progress bar)
 RACY_NS = 2_000_000_000  # a note changed this recently is hashed again next time (same-mtime edits)
@@ -42,7 +43,7 @@ class OpenIndex(Protocol):
 
     vault: Path
     chunk_chars: int
-    embedder: Embedder
+    embedder: TextEmbedder
 
     @property
     def opened_manifest(self) -> Manifest: ...
@@ -67,7 +68,7 @@ class IndexStats:
     no_text: list[str] = field(default_factory=list)  # PDFs of this pass without a text layer (scans)
     unreadable: list[str] = field(default_factory=list)  # PDFs of this pass left out (damaged, hostile, too slow)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> JSONObject:
         return asdict(self)
 
 
@@ -108,7 +109,7 @@ def scan_vault(vault: Path, under: str = "") -> dict[str, tuple[int, int]]:
 
 
 
-def apply_changes(ix: OpenIndex, candidates: list[str], gone: list[str], known: dict,
+def apply_changes(ix: OpenIndex, candidates: list[str], gone: list[str], known: dict[str, tuple[int, int, str]],
                   progress: Progress | None) -> IndexStats:
     """Index ``candidates`` (new or changed on disk) and remove ``gone``; ``ix`` is the open VaultIndex."""
     stats = IndexStats()
@@ -248,8 +249,8 @@ def _vectors_for(ix: OpenIndex, chunks: list[Chunk], stats: IndexStats) -> dict[
     stats.embedded += len(todo)
     return vectors
 
-def _metadata(chunk: Chunk, mtime_ns: int) -> dict:
-    meta = {"path": chunk.path, "heading": chunk.heading or "", "ordinal": chunk.ordinal,
+def _metadata(chunk: Chunk, mtime_ns: int) -> ChunkMetadata:
+    meta: ChunkMetadata = {"path": chunk.path, "heading": chunk.heading or "", "ordinal": chunk.ordinal,
             "mtime": mtime_ns / 1e9, "sha": chunk.sha}
     if chunk.tags:  # chromadb takes no empty lists
         meta["tags"] = list(chunk.tags)

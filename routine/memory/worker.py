@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 PASSES = ("reconcile", "rebuild", "update_paths")
 
 
-class DaemonEmbedder(Embedder):
+class DaemonEmbedder(Embedder[None]):
     """Embeddings made by the daemon (Ollama, under its model manager): asked over the socket."""
 
     def __init__(self, spec: str, ask: Callable[[list[str]], list[list[float]]]):
@@ -137,7 +137,8 @@ class Worker:
         reply = answer.get()
         if "error" in reply:
             raise error_from_dict(reply["error"])
-        return reply["vectors"]
+        vectors: list[list[float]] = reply["vectors"]
+        return vectors
 
     def _answered(self, message: Message) -> None:
         with self._guard:

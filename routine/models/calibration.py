@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from routine.journal.token_samples import Sample, TokenSamples
 from routine.models.tokens import (CALIBRATION_SAFETY, ESTIMATE, MAX_SCALE, MIN_SAMPLE_TOKENS, MIN_SAMPLES,
                                    MIN_SCALE, SAMPLE_WINDOW, Counter, Estimate, Method, Scaled, base_counter,
-                                   count_texts, overhead, request_texts, shape_of, tokenizer_of)
+                                   Message, ToolSchema, count_texts, overhead, request_texts, shape_of, tokenizer_of)
 
 
 def _ratio(sample: Sample) -> float | None:
@@ -69,7 +69,7 @@ class Calibration:
         inner = base_counter(name)
         return inner if scale is None or scale <= 1.0 else Scaled(inner, scale)
 
-    def record(self, model: str, tokenizer: str | None, messages: list[dict], tools: list[dict] | None,
+    def record(self, model: str, tokenizer: str | None, messages: list[Message], tools: list[ToolSchema] | None,
                reported: int | None, counted: int | None = None, run_id: str | None = None) -> None:
         """One request and the prompt tokens the server reported for it."""
         if not reported:

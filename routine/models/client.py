@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from routine.config.model import Config, Deployment, ModelAlias
 from routine.errors import (Abandoned, ContextOverflow, ModelBusy, ModelError, ModelMissing,
@@ -20,7 +20,8 @@ from routine.errors import (Abandoned, ContextOverflow, ModelBusy, ModelError, M
 from routine.models import reply as replies
 from routine.models.providers import adapter
 from routine.models.calibration import Calibration
-from routine.models.tokens import Counter, count_request
+from routine.models.tokens import Counter, Message, ToolSchema, count_request
+from routine.jsonvalue import JSONObject
 
 if TYPE_CHECKING:
     from litellm.types.utils import ModelResponse
@@ -41,7 +42,7 @@ class Completion:
     duration_ms: int = 0
     attempts: list[str] = field(default_factory=list)  # what failed before this answer, for the journal
     warm: bool | None = None  # the model was resident when the call began (None: no residency to speak of)
-    tool_calls: list[dict] = field(default_factory=list)  # {"id", "name", "arguments"} the model asked for
+    tool_calls: list[JSONObject] = field(default_factory=list)  # {"id", "name", "arguments"} the model asked for
     finish_reason: str | None = None  # stop | length | tool_calls, as the server said
     counted: int | None = None  # the prompt tokens we counted before sending
     rejected: list[str] = field(default_factory=list)  # why each reply before this one was not used (it may
@@ -76,11 +77,11 @@ def prepare(config: Config) -> None:
 class _Call:
     """What one completion asks for, passed down through deployments and retries."""
 
-    messages: list[dict]
+    messages: list[Message]
     on_token: Callable[[str], None] | None
     run_id: str | None
     prefetch: str | None
-    tools: list[dict] | None
+    tools: list[ToolSchema] | None
     timeout: float | None
     on_phase: Callable[[str], None] | None = None  # "loading MODEL", "generating": what the call waits on
     rejected: list[str] = field(default_factory=list)  # replies not used so far, shared by retries and fallbacks
@@ -135,7 +136,7 @@ class ModelClient:
         alias = self.config.models[alias_name]
         return self.calibration.counter(alias.model, alias.tokenizer)
 
-    def count(self, alias_name: str, messages: list[dict], tools: list[dict] | None = None) -> int:
+    def count(self, alias_name: str, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
         return count_request(self.counter(alias_name), messages, tools)
 
     def limit(self, alias_name: str) -> int:
@@ -143,8 +144,8 @@ class ModelClient:
         alias = self.config.models[alias_name]
         return alias.num_ctx - alias.num_predict
 
-    def complete(self, alias_name: str, messages: list[dict], on_token: Callable[[str], None] | None = None,
-                 run_id: str | None = None, prefetch: str | None = None, tools: list[dict] | None = None,
+    def complete(self, alias_name: str, messages: list[Message], on_token: Callable[[str], None] | None = None,
+                 run_id: str | None = None, prefetch: str | None = None, tools: list[ToolSchema] | None = None,
                  timeout: float | None = None, on_phase: Callable[[str], None] | None = None) -> Completion:
         """Answer with the alias, else each fallback in order. Raises the first alias's error.
 
@@ -304,9 +305,10 @@ class ModelClient:
             kwargs.update(tools=call.tools, _skip_mcp_handler=True)
         try:
             if on_token is None:
-                return litellm.completion(stream=False, **kwargs)
-            chunks: list = []
-            calls: list = []
+                response: ModelResponse = litellm.completion(stream=False, **kwargs)
+                return response
+            chunks: list[Any] = []  # litellm's stream chunks (untyped)
+            calls: list[Any] = []
             for chunk in litellm.completion(stream=True, **kwargs):
                 chunks.append(chunk)
                 delta = chunk.choices[0].delta if chunk.choices else None
@@ -320,7 +322,7 @@ class ModelClient:
             raise _translate_litellm(exc, dep) from None
 
 
-def _with_streamed_calls(response: ModelResponse, calls: list) -> ModelResponse:
+def _with_streamed_calls(response: ModelResponse, calls: list[Any]) -> ModelResponse:
     """litellm's chunk builder loses Ollama's streamed tool calls (they come without an id): put
     them back, so a streamed turn of a tool loop still acts."""
     message = response.choices[0].message

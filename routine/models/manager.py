@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Callable
 
+from routine.jsonvalue import JSONObject
 from routine.config.model import Config, Deployment, ModelAlias
 from routine.errors import ModelBusy, ModelError
 from routine.models import ollama_host
@@ -56,7 +57,7 @@ class _Host:
     resident: dict[str, _Resident] = field(default_factory=dict)
     loading: set[str] = field(default_factory=set)
     unloading: set[str] = field(default_factory=set)
-    leases: Counter = field(default_factory=Counter)
+    leases: Counter[str] = field(default_factory=Counter)
     # Bumped whenever one of our loads or unloads completes: a /api/ps answer fetched before
     # that knows nothing of it, and must not make a model just loaded look gone (or one just
     # unloaded look back). ``changed``: each model's generation after our last change to it;
@@ -366,7 +367,7 @@ class ModelManager:
             st = self._hosts.get(dep.api_base)
             return st is None or len(set(st.resident) | st.loading) < self.config.max_resident
 
-    def snapshot(self) -> list[dict]:
+    def snapshot(self) -> list[JSONObject]:
         """What is resident, by host: for `routine status` and the dashboard."""
         with self._cond:
             return [{"host": h, "model": n, "ours": r.ours, "alias": r.alias, "in_use": st.leases[n],

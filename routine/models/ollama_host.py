@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from routine.jsonvalue import JSONObject
 from routine.errors import EmbeddingModelError, ModelMissing, ServerUnreachable
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def _translate(exc: Exception, host: str, model: str | None) -> Exception:
     return exc
 
 
-def load(name: str, host: str, options: dict, keep_alive: str | int, timeout: float) -> int:
+def load(name: str, host: str, options: JSONObject, keep_alive: str | int, timeout: float) -> int:
     """Load (or touch) the model with its pinned options; returns Ollama's load_duration in ms.
 
     The options are exactly those of every chat request for the alias (``ModelAlias.
@@ -109,7 +110,7 @@ def pulled_sizes(host: str, timeout: float = 5) -> dict[str, int]:
     return sizes
 
 
-def embed(host: str, model: str, texts: list[str], options: dict, keep_alive: str | int,
+def embed(host: str, model: str, texts: list[str], options: JSONObject, keep_alive: str | int,
           timeout: float) -> list[list[float]]:
     """Ollama's /api/embed, its failures as domain errors with the fix."""
     import httpx

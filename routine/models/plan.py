@@ -165,10 +165,10 @@ class Simulation:
         return sum(d.warm for d in self.decisions) / len(self.decisions) if self.decisions else 1.0
 
 
-def _farthest(resident: list[ModelKey], seq: list[ModelKey], i: int, last_used: dict) -> ModelKey:
+def _farthest(resident: list[ModelKey], seq: list[ModelKey], i: int, last_used: dict[ModelKey, int]) -> ModelKey:
     """Belady's victim: the resident model used farthest in the future (never = farthest);
     ties go to the least recently used."""
-    def distance(m: ModelKey) -> tuple:
+    def distance(m: ModelKey) -> tuple[int, int]:
         try:
             return (seq.index(m, i + 1), -last_used.get(m, -1))
         except ValueError:
@@ -220,7 +220,8 @@ def simulate_ours(uses: list[Use], slots: int, initial: tuple[ModelKey, ...] = (
     return Simulation("ours", out)
 
 
-def _idle_unloaded(model: ModelKey, uses: list[Use], last_used: dict, now: datetime, idle_unload: timedelta) -> bool:
+def _idle_unloaded(model: ModelKey, uses: list[Use], last_used: dict[ModelKey, int], now: datetime,
+                   idle_unload: timedelta) -> bool:
     """The live rule (``IdleRule``): once idle for IDLE_GRACE, a model goes if its next use is
     more than ``idle_unload`` away. Its next use only comes closer, so checking at the end of
     the grace decides."""

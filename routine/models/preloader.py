@@ -49,7 +49,8 @@ class Preloader:
         self.uses = uses
         self.lead_for = lead_for
         self.clock = clock or (lambda: datetime.now(timezone.utc))
-        self._tried: dict[tuple, datetime] = {}  # use -> when a preload for it was last refused
+        # use (block, step, at) -> when a preload for it was last refused
+        self._tried: dict[tuple[str | None, int, datetime], datetime] = {}
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

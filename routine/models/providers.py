@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from typing import Protocol
 
+from routine.jsonvalue import JSONObject
 from routine.config.model import Deployment, ModelAlias
 from routine.config.providers import Provider
 from routine.errors import ModelError, ModelMissing, ServerUnreachable
@@ -25,13 +26,13 @@ from routine.models.ollama_host import Resident
 
 
 class Adapter(Protocol):
-    def request_options(self, alias: ModelAlias, dep: Deployment, keep_alive: str | int) -> dict: ...
+    def request_options(self, alias: ModelAlias, dep: Deployment, keep_alive: str | int) -> JSONObject: ...
     def missing(self, dep: Deployment, text: str) -> ModelError | None: ...
     def unreachable(self, dep: Deployment, detail: str) -> ServerUnreachable: ...
 
 
 class Ollama:
-    def request_options(self, alias: ModelAlias, dep: Deployment, keep_alive: str | int) -> dict:
+    def request_options(self, alias: ModelAlias, dep: Deployment, keep_alive: str | int) -> JSONObject:
         # Identical on every request, so Ollama never reloads the model (see ModelAlias).
         return {"num_ctx": alias.num_ctx, "keep_alive": keep_alive, **dict(alias.options)}
 
@@ -43,7 +44,7 @@ class Ollama:
 
 
 class OpenAICompatible:
-    def request_options(self, alias: ModelAlias, dep: Deployment, keep_alive: str | int) -> dict:
+    def request_options(self, alias: ModelAlias, dep: Deployment, keep_alive: str | int) -> JSONObject:
         # A local OpenAI-compatible server rarely checks keys, but the client insists on one.
         return {"api_key": os.environ.get(dep.api_key_env, "") if dep.api_key_env else "no-key-needed"}
 
@@ -83,7 +84,7 @@ def resident(host: str, timeout: float = 5) -> list[Resident]:
     return ollama_host.resident(host, timeout)
 
 
-def embed(host: str, model: str, texts: list[str], options: dict, keep_alive: str | int,
+def embed(host: str, model: str, texts: list[str], options: JSONObject, keep_alive: str | int,
           timeout: float) -> list[list[float]]:
     """Embeddings from a model a managed server serves (``memory.embedding_model``)."""
     return ollama_host.embed(host, model, texts, options, keep_alive, timeout)

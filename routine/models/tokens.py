@@ -29,7 +29,14 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
+from routine.jsonvalue import JSONObject
+
+# One chat message as LiteLLM takes it: "role" and "content", and on a tool turn "name", "tool_calls",
+# "tool_call_id". LiteLLM's own type for it is untyped; the runner, the tool loop and chat read it by key.
+Message: TypeAlias = dict[str, Any]
+# A tool as the model is offered it (the OpenAI function format: routine.tools.base.Tool.spec).
+ToolSchema: TypeAlias = JSONObject
 
 DEFAULT_CHARS_PER_TOKEN = 3.2  # letters and spaces; with the rest counted apart, Mistral errs ≤ 4% above
 MIN_SCALE, MAX_SCALE = 0.2, 5.0  # a learned scale outside these is a server that reports nonsense
@@ -79,7 +86,7 @@ def shape_of(text: str) -> Shape:
     return Shape(fixed, plain)
 
 
-def request_texts(messages: list[dict], tools: list[dict] | None = None) -> list[str]:
+def request_texts(messages: list[Message], tools: list[ToolSchema] | None = None) -> list[str]:
     """Every piece of text a request carries, one per message (tool schemas last)."""
     texts = []
     for m in messages:
@@ -100,7 +107,7 @@ def _content(content: object) -> str:
     return "" if content is None else str(content)
 
 
-def overhead(messages: list[dict], tools: list[dict] | None) -> int:
+def overhead(messages: list[Message], tools: list[ToolSchema] | None) -> int:
     return REQUEST_OVERHEAD + MESSAGE_OVERHEAD * len(messages) + (TOOLS_OVERHEAD if tools else 0)
 
 
@@ -272,10 +279,10 @@ def longest_head(text: str, tokens: int, counter: Counter, suffix: str = "") -> 
     return text[:lo]
 
 
-def count_texts(counter: Counter, messages: list[dict], tools: list[dict] | None = None) -> int:
+def count_texts(counter: Counter, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
     """The request's text as the counter counts it, without the template's overhead."""
     return sum(counter.text(t) for t in request_texts(messages, tools))
 
 
-def count_request(counter: Counter, messages: list[dict], tools: list[dict] | None = None) -> int:
+def count_request(counter: Counter, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
     return count_texts(counter, messages, tools) + overhead(messages, tools)

@@ -13,11 +13,13 @@ and the note goes back to `qa: needed`. A change of kind is written in the note'
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from routine.jsonvalue import Parsed
 from routine.projects.model import PROJECTS, as_list, link_target
 
 if TYPE_CHECKING:
@@ -51,12 +53,12 @@ LEGACY_TYPE = "artifact"  # `type: artifact` + `artifact_type:` (the older form)
 VOCABULARY = ", ".join(k.spoken for k in ArtifactType)  # "cognitive, intellectual, information product"
 
 
-def _declared_type(props: dict) -> str:
+def _declared_type(props: Parsed) -> str:
     value = props.get("type")
     return value.strip() if isinstance(value, str) else ""
 
 
-def artifact_type_of(props: dict) -> ArtifactType | None:
+def artifact_type_of(props: Parsed) -> ArtifactType | None:
     """The one definition of "this note is an artifact", and of which kind (None: it is not one)."""
     declared = _declared_type(props)
     if declared.lower() == LEGACY_TYPE:
@@ -71,7 +73,7 @@ def _spelled(kind: ArtifactType, like: str) -> str:
     return sep.join(w.capitalize() for w in words) if like[:1].isupper() else sep.join(words)
 
 
-def type_properties(props: dict, kind: ArtifactType) -> dict:
+def type_properties(props: Parsed, kind: ArtifactType) -> Parsed:
     """The properties that make (or keep) a note with ``props`` an artifact of ``kind``, in the
     note's own form: `artifact_type:` beside `type: artifact`, else `type:` as the person spells it."""
     declared = _declared_type(props)
@@ -103,7 +105,7 @@ class Artifact:
     def name(self) -> str:
         return self.rel.rsplit("/", 1)[-1].removesuffix(".md")
 
-    def retyped(self, kind: ArtifactType) -> dict:
+    def retyped(self, kind: ArtifactType) -> Parsed:
         """The properties that make it ``kind``, in its own form."""
         return type_properties({"type": self.declared_type}, kind)
 
@@ -115,7 +117,7 @@ def _enum(kind: type[_E], value: object, default: _E) -> _E:
         return default
 
 
-def artifact_from(rel: str, props: dict) -> Artifact | None:
+def artifact_from(rel: str, props: Parsed) -> Artifact | None:
     kind = artifact_type_of(props)
     if kind is None:
         return None
@@ -173,7 +175,7 @@ def artifacts_in(vault: Path, folder: str = PROJECTS) -> list[Artifact]:
 CITING_PROPERTIES = ("sources", "derived_from")  # where a note names what it stands on, besides its links
 
 
-def cited_notes(vault: Path, rel: str, props: dict, text: str) -> list[str]:
+def cited_notes(vault: Path, rel: str, props: Parsed, text: str) -> list[str]:
     """The notes ``text`` (of the note ``rel`` with ``props``) cites, each once, in order: its
     `sources:` and `derived_from:`, then its wikilinks; those that resolve to a note, itself left out."""
     from routine.vault.notes import resolve_wikilink, wikilinks
@@ -204,7 +206,7 @@ def stale_after_edit(vault: Path, artifact: Artifact) -> bool:
     return body_sha(vault, artifact.rel) != artifact.qa_sha
 
 
-def set_properties(vault: Path, rel: str, updates: dict) -> None:
+def set_properties(vault: Path, rel: str, updates: Mapping[str, object]) -> None:
     """Set properties of a note (atomically, only on the bytes read)."""
     from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
     from routine.vault.writer import _rewrite

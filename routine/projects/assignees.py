@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
+from routine.jsonvalue import Parsed
 from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.behaviours import parse as parse_behaviour
-from routine.projects.model import AGENTS, Behaviour, Project, Status, list_projects, loose
+from routine.config.behaviours import Behaviour
+from routine.projects.model import AGENTS, Project, Status, list_projects, loose
 from routine.projects.tasks import TASK_ASSIGNEE as TASK_ASSIGNEE  # agents.assign reads task lines with it
 from routine.projects.tasks import Task, note_tasks, project_tasks
 
@@ -40,7 +42,7 @@ def own_behaviour(raw: str | None) -> Behaviour:
     return parse_behaviour(raw or "") or DEFAULT_BEHAVIOUR
 
 
-def _agent_notes(vault: Path, agent_name: str) -> Iterator[tuple[Path, dict]]:
+def _agent_notes(vault: Path, agent_name: str) -> Iterator[tuple[Path, Parsed]]:
     """The notes in Agents/ whose `agent:` is ``agent_name``, with their properties."""
     from routine.vault.files import read_text
     from routine.vault.frontmatter import split_frontmatter
@@ -55,7 +57,7 @@ def _agent_notes(vault: Path, agent_name: str) -> Iterator[tuple[Path, dict]]:
             yield note, props
 
 
-def _agent_properties(vault: Path, agent_name: str, source: str | None) -> dict:
+def _agent_properties(vault: Path, agent_name: str, source: str | None) -> Parsed:
     if not source:
         return next((props for _, props in _agent_notes(vault, agent_name)), {})
     from routine.vault.files import read_text

@@ -61,7 +61,7 @@ def persons_changes(vault: Path, notes: list[str], now: datetime) -> list[str]:
 
     store = paths.state_dir() / SEEN_FILE
     try:
-        seen: dict[str, list] = json.loads(store.read_text(encoding="utf-8"))
+        seen: dict[str, list[str | None]] = json.loads(store.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         seen = {}
     since, changed = now - timedelta(days=1), []

@@ -94,7 +94,8 @@ def review_inputs() -> tuple[str, ...]:
     return ("{{ project_glob }}/Digests/*-W*.md", "{{ project_glob }}/Digests/*-*-*.md")
 
 
-def autonomous_steps(vault: Path, project: Project, agents: dict[str, AgentSpec], manager: AgentSpec) -> tuple:
+def autonomous_steps(vault: Path, project: Project, agents: dict[str, AgentSpec],
+                     manager: AgentSpec) -> tuple[StepSpec, ...]:
     """Autonomous members work on the project's cadence: a step each before the digest, writing
     their section of the day's digest note (the manager's step sees their output)."""
     steps = []

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path, PurePosixPath
 
+from routine.jsonvalue import Parsed
 from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.behaviours import NAMES as BEHAVIOURS
 from routine.config.behaviours import Behaviour
@@ -31,7 +32,7 @@ def link_target(link: object) -> str:
     return text.rsplit("/", 1)[-1].removesuffix(".md").strip()
 
 
-def as_list(value: object) -> list:
+def as_list(value: object) -> list[object]:
     if value is None or value == "":
         return []
     return list(value) if isinstance(value, (list, tuple)) else [value]
@@ -62,7 +63,7 @@ class Project:
     key_results: tuple[str, ...] = ()
     manager: str | None = None   # the PM agent note's name
     members: tuple[Member, ...] = ()
-    cadence: dict = field(default_factory=dict)
+    cadence: dict[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()  # what the home note says that routine could not use
 
     @property
@@ -117,7 +118,7 @@ def _agent_behaviour(vault: Path, name: str) -> str | None:
     return str(props["behaviour"]) if props.get("behaviour") else None
 
 
-def project_from_properties(vault: Path, folder: str, name: str, props: dict) -> Project:
+def project_from_properties(vault: Path, folder: str, name: str, props: Parsed) -> Project:
     problems = []
     behaviours, roles = _pairs(props.get("behaviours")), _pairs(props.get("roles"))
     members = []
@@ -140,7 +141,7 @@ def project_from_properties(vault: Path, folder: str, name: str, props: dict) ->
         problems.append(f"status: {props.get('status')!r} is not active, paused or done.")
         status = Status.ACTIVE
     raw_cadence = props.get("cadence")
-    cadence: dict = raw_cadence if isinstance(raw_cadence, dict) else {}
+    cadence: Parsed = raw_cadence if isinstance(raw_cadence, dict) else {}
     manager = link_target(props.get("manager")) or None
     return Project(name=name, folder=folder, goal=str(props.get("goal") or ""), status=status,
                    key_results=tuple(str(k) for k in as_list(props.get("key_results"))), manager=manager,
@@ -149,11 +150,11 @@ def project_from_properties(vault: Path, folder: str, name: str, props: dict) ->
 
 
 _SEEN: dict[
-    str, tuple[tuple[int, int, int], dict, str | None]
+    str, tuple[tuple[int, int, int], Parsed, str | None]
 ] = {}  # home path -> ((mtime_ns, size, inode), properties, error)
 
 
-def _home_properties(vault: Path, home: Path) -> tuple[dict, str | None]:
+def _home_properties(vault: Path, home: Path) -> tuple[Parsed, str | None]:
     """A home note's properties, parsed again only when it changed (every run reads them)."""
     from routine.vault.notes import read_note
 

@@ -2,12 +2,64 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 from zoneinfo import ZoneInfo
 
 from routine.projects.brief import gather
 from routine.projects.model import Project, list_projects
+
+if TYPE_CHECKING:
+    from routine.schedule.model import Block
+
+
+class NextFire(TypedDict):
+    block: str
+    at: str  # ISO
+
+
+class MemberRow(TypedDict):
+    name: str
+    kind: str  # person | agent
+    behaviour: str | None
+    role: str
+
+
+class OpenTask(TypedDict):
+    text: str
+    due: str | None
+    state: str
+    file: str
+    result: str | None
+
+
+class ProjectSummary(TypedDict):
+    """`routine project show` (and its --json): a project as it stands."""
+
+    project: str
+    folder: str
+    goal: str
+    status: str
+    key_results: list[str]
+    manager: str | None
+    members: list[MemberRow]
+    open_tasks: dict[str, list[OpenTask]]  # by assignee
+    blockers: list[str]
+    artifacts: dict[str, dict[str, list[str]]]  # type -> QA state -> notes
+    last_digest: str | None
+    next_fires: list[NextFire]
+    problems: list[str]
+
+
+class DashboardRow(TypedDict):
+    home: str
+    status: str
+    team: int
+    open: int
+    blockers: int
+    digest: str | None
 
 
 def last_digest(vault: Path, project: Project) -> str | None:
@@ -16,9 +68,9 @@ def last_digest(vault: Path, project: Project) -> str | None:
     return notes[-1].relative_to(vault).as_posix() if notes else None
 
 
-def next_fires(project: Project, blocks: dict, now: datetime, zone: str) -> list[dict]:
+def next_fires(project: Project, blocks: Mapping[str, Block], now: datetime, zone: str) -> list[NextFire]:
     tz = ZoneInfo(zone)
-    out = []
+    out: list[NextFire] = []
     for block in blocks.values():
         if block.project != project.name:
             continue
@@ -37,7 +89,7 @@ def recheck_qa(vault: Path, project: Project) -> None:
         mark_needs_qa(vault, artifact)
 
 
-def summary(vault: Path, project: Project, blocks: dict, now: datetime, zone: str) -> dict:
+def summary(vault: Path, project: Project, blocks: Mapping[str, Block], now: datetime, zone: str) -> ProjectSummary:
     recheck_qa(vault, project)
     facts = gather(vault, project)
     artifacts: dict[str, dict[str, list[str]]] = {}
@@ -59,10 +111,10 @@ def summary(vault: Path, project: Project, blocks: dict, now: datetime, zone: st
     }
 
 
-def dashboard_rows(vault: Path) -> list[dict]:
+def dashboard_rows(vault: Path) -> list[DashboardRow]:
     """One row per project for the dashboard: nothing in it moves with the clock."""
 
-    rows = []
+    rows: list[DashboardRow] = []
     for project in list_projects(vault):
         facts = gather(vault, project)
         rows.append({"home": project.home, "status": project.status.value, "team": len(project.members),

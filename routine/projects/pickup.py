@@ -24,7 +24,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from routine.jsonvalue import JSONObject
 from routine.causes import Cause
+from routine.journal.status import RunStatus
 from routine.config.model import AgentSpec, WriteSpec
 from routine.prompts import template
 from routine.projects.assignees import agent_aliases, loose_tasks, own_behaviour
@@ -96,7 +98,7 @@ class Backoff:
     def failed(self, key: str, now: float) -> float:
         """Record a failure; the seconds until the next try."""
         n = self.failures[key] = self.failures.get(key, 0) + 1
-        delay = min(MAX_BACKOFF, self.base * 2 ** (n - 1))
+        delay = min(MAX_BACKOFF, self.base * 2.0 ** (n - 1))
         self.not_before[key] = now + delay
         return delay
 
@@ -191,20 +193,20 @@ def finish(vault: Path, pick: Pickup, outcome: StepOutcome, today: datetime) -> 
     from routine.projects.artifacts import set_properties
 
     wrote = getattr(outcome, "wrote", None)
-    if outcome.status == "ok" and wrote is not None:
+    if outcome.status is RunStatus.OK and wrote is not None:
         updates = result_properties(vault, pick, wrote.rel, getattr(outcome.prompt, "sources", None) or [])
         if updates:
             set_properties(vault, wrote.rel, updates)
         update_task(vault, pick.task, lambda line: with_mark(line, TaskState.DONE).rstrip()
                     + f" ✅ {today:%Y-%m-%d}")
-    elif outcome.status == "proposal" and wrote is not None and wrote.proposal_rel:
+    elif outcome.status is RunStatus.PROPOSAL and wrote is not None and wrote.proposal_rel:
         link = f"[[{wrote.proposal_rel[:-3]}]]"
         update_task(vault, pick.task, lambda line: with_field(line, "proposal", link))
     else:
         update_task(vault, pick.task, lambda line: without_field(with_mark(line, TaskState.OPEN), "result"))
 
 
-def result_properties(vault: Path, pick: Pickup, rel: str, sources: list[str]) -> dict:
+def result_properties(vault: Path, pick: Pickup, rel: str, sources: list[str]) -> JSONObject:
     """What makes a task's result an intellectual artifact from the start: owned by the agent,
     derived from the note holding the task, the notes the task links and those its run read,
     a draft that needs QA. A note that already is an artifact is left as it is; properties the
@@ -228,7 +230,8 @@ def result_properties(vault: Path, pick: Pickup, rel: str, sources: list[str]) -
     return {**type_properties({}, ArtifactType.INTELLECTUAL), **{k: v for k, v in wanted.items() if k not in props}}
 
 
-def run_pickup(runner: Runner, vault: Path, pick: Pickup, now: datetime, agents: dict | None = None) -> bool | None:
+def run_pickup(runner: Runner, vault: Path, pick: Pickup, now: datetime,
+               agents: dict[str, AgentSpec] | None = None) -> bool | None:
     """Start, run the agent, finish: the whole life of a picked-up task. True when it
     succeeded (its failures' alert, if any, is resolved), False when it failed, None when it
     did not start (the person changed or removed the line meanwhile)."""
@@ -239,7 +242,7 @@ def run_pickup(runner: Runner, vault: Path, pick: Pickup, now: datetime, agents:
     else:
         outcome = runner.run_step(request(pick))
         finish(vault, pick, outcome, now)
-        ok = outcome.status in ("ok", "proposal")
+        ok = outcome.status.succeeded
     if ok:
         from routine.alerts import resolve_alerts
 
@@ -249,7 +252,8 @@ def run_pickup(runner: Runner, vault: Path, pick: Pickup, now: datetime, agents:
     return ok
 
 
-def _run_qa_task(runner: Runner, vault: Path, pick: Pickup, now: datetime, agents: dict) -> QAResult | None:
+def _run_qa_task(runner: Runner, vault: Path, pick: Pickup, now: datetime,
+                 agents: dict[str, AgentSpec]) -> QAResult | None:
     """A task asking for QA runs the QA step with its assignee as the reviewer; the task line
     records the verdict (`[qa:: passed]`) and is done either way (the QA ran)."""
     from routine.errors import RoutineError

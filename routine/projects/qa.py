@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from routine.jsonvalue import JSONObject, Parsed
 from routine.config.model import AgentSpec, WriteSpec
 from routine.errors import UsageError
 from routine.projects.artifacts import (
@@ -95,7 +96,7 @@ class QAResult:
     reviews: list[Review]
     promoted: bool
 
-    def summary(self) -> dict:
+    def summary(self) -> JSONObject:
         return {"artifact": self.artifact, "verdict": "passed" if self.passed else "failed", "promoted": self.promoted,
                 "reviews": [{"reviewer": r.reviewer, "run": r.run_id, "runs": r.runs, "verdict": r.verdict,
                              "findings": r.findings, "failed_sections": r.failed_sections}
@@ -150,7 +151,7 @@ def run_qa(config: Config, agents: dict[str, AgentSpec], runner: Runner, rel: st
                                                       ArtifactType.INFORMATION_PRODUCT))
 
 
-def _reviewable(rel: str, props: dict) -> Artifact:
+def _reviewable(rel: str, props: Parsed) -> Artifact:
     """The artifact QA may promote, or one sentence saying which property to set (in the
     person's words: `type: intellectual`)."""
     artifact = artifact_from(rel, props)
@@ -236,7 +237,7 @@ def _parts(runner: Runner, request: StepRequest, text: str) -> list[Part]:
     return split_for_review(text, budget, runner.models.counter(request.agent.model))
 
 
-def _cited_inputs(config: Config, agent: AgentSpec, artifact: Artifact, props: dict, text: str,
+def _cited_inputs(config: Config, agent: AgentSpec, artifact: Artifact, props: Parsed, text: str,
                   qa_note: str) -> tuple[str, ...]:
     """The notes ``text`` of the artifact cites that the reviewer may read (``routine.access``,
     the one resolver, as the review runs): literal in a glob, the step's inputs as values, never templates."""

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from routine.jsonvalue import Parsed
 from routine.errors import UsageError
 from routine.projects.library import free_name, instance_text, template_named, templates
 from routine.projects.assignees import agent_aliases
@@ -20,7 +21,7 @@ from routine.projects.model import Project, list_projects
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec
-    from routine.vault.writer import Provenance
+    from routine.vault.bookkeeping import Provenance
 
 
 def managed_project(vault: Path, agent: AgentSpec) -> Project | None:
@@ -50,7 +51,7 @@ def recommend_artifact(vault: Path, agent: AgentSpec, model: str, run: str, now:
                           agent=agent.name, model=model, run=run, generated=now, sources=[project.home], kind="note")
 
 
-def propose_tasks(vault: Path, agent: AgentSpec, prov: Provenance, drafts: str, tasks: list[dict]) -> str:
+def propose_tasks(vault: Path, agent: AgentSpec, prov: Provenance, drafts: str, tasks: list[Parsed]) -> str:
     from routine.vault import WriteTarget, write_output
 
     project = _managed(vault, agent)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec
+    from routine.journal.runs import RunDetails
 
 
 class ProjectRun(Protocol):
@@ -26,9 +27,9 @@ class ProjectRun(Protocol):
     @property
     def task(self) -> str: ...
     @property
-    def variables(self) -> dict: ...
+    def variables(self) -> dict[str, object]: ...
     @property
-    def details(self) -> dict: ...
+    def details(self) -> RunDetails: ...
 
 
 _Request = TypeVar("_Request", bound=ProjectRun)

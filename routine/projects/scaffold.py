@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
+from routine.jsonvalue import JSONObject
 from routine import paths
 from routine.errors import NoteExists, UsageError
 from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
@@ -78,7 +79,16 @@ def ensure_manager(vault: Path, name: str) -> tuple[str, bool]:
     return note, _create(vault / AGENTS / f"{note}.md", text)
 
 
-def home_properties(name: str, goal: str, manager: str) -> dict:
+class Scaffolded(TypedDict):
+    """What `routine project new|adopt` did (its --json)."""
+
+    project: str
+    home: str
+    manager: str  # the manager's agent note
+    created: list[str]  # the notes made
+
+
+def home_properties(name: str, goal: str, manager: str) -> JSONObject:
     return {"type": "project", "goal": goal, "status": "active", "key_results": [],
             "manager": f"[[{manager}]]", "members": [], "behaviours": [], "roles": [],
             "cadence": {"digest": "0 9 * * *", "review": "0 16 * * 5"}, "tags": ["routine/project"]}
@@ -89,7 +99,7 @@ def home_body(name: str, goal: str) -> str:
             "## Blockers\n\n## Notes\n")
 
 
-def new_project(vault: Path, name: str, goal: str = "") -> dict:
+def new_project(vault: Path, name: str, goal: str = "") -> Scaffolded:
     name = _check_name(name)
     folder = vault / PROJECTS / name
     if folder.exists():
@@ -102,7 +112,7 @@ def new_project(vault: Path, name: str, goal: str = "") -> dict:
             "created": [home.relative_to(vault).as_posix()] + ([f"Agents/{manager}.md"] if made_pm else [])}
 
 
-def adopt_project(vault: Path, name: str) -> dict:
+def adopt_project(vault: Path, name: str) -> Scaffolded:
     """A folder made by hand becomes a project: its home note gains the missing properties
     (or is created), a manager is made if it has none. Its files are never overwritten."""
     name = _check_name(name)
@@ -162,13 +172,13 @@ def member_note(vault: Path, member: str, create_person: bool) -> tuple[str, str
     return wanted, "person"
 
 
-def _set_pair(values: object, name: str, value: str | None) -> list:
+def _set_pair(values: object, name: str, value: str | None) -> list[object]:
     kept = [v for v in as_list(values) if link_target(str(v).partition(":")[0]).lower() != name.lower()]
     return kept + ([f"{name}: {value}"] if value else [])
 
 
 def assign(vault: Path, name: str, member: str, task: str | None = None, behaviour: str | None = None,
-           role: str | None = None, due: str | None = None) -> dict:
+           role: str | None = None, due: str | None = None) -> JSONObject:
     project = project_named(vault, name)
     note, kind = member_note(vault, member, create_person=True)
     if behaviour is not None:
@@ -179,7 +189,7 @@ def assign(vault: Path, name: str, member: str, task: str | None = None, behavio
         if kind != "agent":
             raise UsageError(f"{note} is a person; only agents have a behaviour.", "drop --as for a person.")
     props = parse_frontmatter((vault / project.home).read_text(encoding="utf-8")).data
-    updates: dict = {}
+    updates: dict[str, object] = {}
     members = as_list(props.get("members"))
     if all(link_target(m).lower() != note.lower() for m in members):
         updates["members"] = members + [f"[[{note}]]"]
@@ -237,7 +247,7 @@ def add_or_reassign_task(vault: Path, project: Project, text: str, member: str |
     return out["line"]
 
 
-def unassign(vault: Path, name: str, member: str, task: str | None = None) -> dict:
+def unassign(vault: Path, name: str, member: str, task: str | None = None) -> JSONObject:
     project = project_named(vault, name)
     note, _ = member_note(vault, member, create_person=False)
     if task:

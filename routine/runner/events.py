@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Callable, ClassVar
 
+from routine.journal.status import RunStatus
+from routine.vault.writer import WriteOutcome
+
 
 @dataclass(frozen=True)
 class RunEvent:
@@ -75,7 +78,7 @@ class ToolsUsed(RunEvent):
 
     kind: ClassVar[str] = "tools"
     run: str | None
-    status: str
+    status: RunStatus
     result: str
     error: str | None
     turns: int
@@ -90,7 +93,7 @@ class Wrote(RunEvent):
     kind: ClassVar[str] = "wrote"
     run: str | None
     path: str
-    outcome: str
+    outcome: WriteOutcome
     message: str
 
 
@@ -98,7 +101,7 @@ class Wrote(RunEvent):
 class StepFailed(RunEvent):
     kind: ClassVar[str] = "failed"
     run: str | None
-    status: str
+    status: RunStatus
     error: str
     alert: str | None
 
@@ -151,6 +154,9 @@ EVENTS: dict[str, type[RunEvent]] = {cls.kind: cls for cls in (
 OnEvent = Callable[[RunEvent], None]
 
 
+_ENUMS: dict[str, type[RunStatus] | type[WriteOutcome]] = {"RunStatus": RunStatus, "WriteOutcome": WriteOutcome}
+
+
 def from_json(line: dict[str, Any]) -> RunEvent | None:
     """A control-socket event line back into its event; None for a kind this version does not
     know (a newer daemon's), so a client shows what it can."""
@@ -158,6 +164,10 @@ def from_json(line: dict[str, Any]) -> RunEvent | None:
     if cls is None:
         return None
     values = {f.name: line.get(f.name) for f in fields(cls)}
+    for f in fields(cls):  # a status or a write's outcome back into its enum
+        enum = _ENUMS.get(str(f.type))
+        if enum is not None and values[f.name] is not None:
+            values[f.name] = enum(values[f.name])
     if cls is BlockStep:
         values["after"] = tuple(values["after"] or ())
     return cls(**values)

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path, PurePosixPath
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from routine.config.calendars import Span
 from routine.config.input_forms import STEP_REF, Kind, days, kind_of, problem
@@ -28,6 +28,9 @@ from routine.errors import UsageError
 from routine.templating import LIST_VARIABLES, render
 from routine.vault import glob_match, in_scope
 from routine.vault.files import vault_files
+
+if TYPE_CHECKING:
+    from routine.memory.retrieve import HitRecord
 
 _LIST_VAR = re.compile(r"\{\{\s*(" + "|".join(sorted(LIST_VARIABLES)) + r")\s*\}\}")
 _DATED = re.compile(r"(\d{4}-\d{2}-\d{2})")
@@ -46,7 +49,7 @@ class RunServices:
     journal_report: Callable[[int], str] | None = None
     follow_through: Callable[[int], str] | None = None  # planned vs done in the daily Plans (`follow-through: 7d`)
     calendar_report: Callable[[Span], str] | None = None
-    search: Callable[[str, int, list[str]], list[dict]] | None = None
+    search: Callable[[str, int, list[str]], list[HitRecord]] | None = None
     indexing: Progress | None = None
 
 

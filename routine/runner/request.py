@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from routine.causes import Cause
 from routine.config.model import AgentSpec, Config, SearchSpec, GraphSpec, WriteSpec
 from routine.errors import RoutineError, UsageError
+from routine.journal.runs import RunDetails
+from routine.journal.status import RunStatus
 
 if TYPE_CHECKING:
     from routine.models.client import Completion
@@ -33,8 +35,8 @@ class StepRequest:
     slot: str | None = None
     prior: dict[str, str] = field(default_factory=dict)  # earlier steps' outputs, by agent name
     prefetch: str | None = None  # the model alias the block's next step needs (preloaded meanwhile)
-    variables: dict = field(default_factory=dict)  # more template variables (a trigger's path, event)
-    details: dict = field(default_factory=dict)    # journaled with the run (a trigger's id, event, path)
+    variables: dict[str, object] = field(default_factory=dict)  # more template variables (a trigger's path, event)
+    details: RunDetails = field(default_factory=lambda: RunDetails())  # journaled with the run (a trigger's id…)
     retries_left: int = 0  # a transient failure will be tried again: no alert for this attempt
     as_of: datetime | None = None  # the dates its templates render (a block's start, kept by a retry); else now
     review: tuple[str, str] | None = None  # a QA review: (artifact, review note), the only note it writes
@@ -51,14 +53,14 @@ class StepRequest:
             raise UsageError(f"Agent {agent.name} has no default task.",
                              f"pass --task TEXT, or add `task:` to {agent.source}.")
         write = agent.write or WriteSpec(note=f"{config.layout.daily}/{{{{ today }}}}.md", section=agent.name.title())
-        details = {"model_alias": model_override} if model_override else {}
+        details = RunDetails(model_alias=model_override) if model_override else RunDetails()
         return cls(agent=agent, task=task, write=write, inputs=agent.inputs, trigger=trigger, details=details)
 
 
 @dataclass
 class StepOutcome:
     run_id: str | None
-    status: str  # ok | proposal | failed | refused | dry-run
+    status: RunStatus
     prompt: Prompt | None = None
     output: str = ""
     wrote: WriteResult | None = None

@@ -19,6 +19,7 @@ from routine import agenda, runcontext, sysmetrics
 from routine.alerts import raise_alert
 from routine.causes import cause_of
 from routine.config.model import AgentSpec, Config, WriteSpec
+from routine.config.calendars import Span
 from routine.access import scoped
 from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
@@ -35,6 +36,7 @@ from routine.vault.writer import WriteOutcome
 
 if TYPE_CHECKING:
     from routine.memory import VaultIndex
+    from routine.memory.retrieve import HitRecord
     from routine.models.client import Completion, ModelClient
     from routine.runner.prompt import Prompt
     from routine.vault import WriteResult
@@ -131,7 +133,7 @@ class Runner:
                            calendar_report=partial(self._calendar_report, as_of, alert),
                            search=self._search_for_tools, indexing=self._indexing)
 
-    def _search_for_tools(self, query: str, k: int, reads: list[str]) -> list[dict]:
+    def _search_for_tools(self, query: str, k: int, reads: list[str]) -> list[HitRecord]:
         """The search_notes tool's search: the same index and scope filter as a step's `search:`."""
         return [hit.as_dict() for hit in self.memory.search(query, k, reads=reads, progress=self._indexing)]
 
@@ -170,7 +172,7 @@ class Runner:
             runcontext.beat()
         return outcome
 
-    def _calendar_report(self, now: datetime, alert: bool, span: agenda.Span) -> str:
+    def _calendar_report(self, now: datetime, alert: bool, span: Span) -> str:
         """The person's calendars for an input `calendar: SPAN`, on the run's own day (a dry run
         raises and resolves no alert)."""
         return agenda.report(self.config, span, now.astimezone(ZoneInfo(self.config.zone_name())), alert=alert)
@@ -223,11 +225,10 @@ class Runner:
             built = prompt.build(agent, alias, task, gathered, variables, target.instructions(),
                                  counter=self.models.counter(agent.model))
         except RoutineError as exc:
-            return self._fail(
-                run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed", task=req.task
-            )
+            status = RunStatus.REFUSED if isinstance(exc, ScopeError) else RunStatus.FAILED
+            return self._fail(run_id, req, exc, now, status, task=req.task)
         if dry_run or run_id is None:
-            return StepOutcome(None, "dry-run", prompt=built, model=alias.model, agent=agent)
+            return StepOutcome(None, RunStatus.DRY_RUN, prompt=built, model=alias.model, agent=agent)
         return self._call_and_write(req, run_id, now, task, target, built, stream)
 
     def _call_and_write(self, req: StepRequest, run_id: str, now: datetime, task: str, target: WriteSpec,
@@ -250,11 +251,12 @@ class Runner:
                 result = self._write(agent, target, answer, run_id, now, sources, held=checked.held)
         except Abandoned as exc:
             self.runs.finish(run_id, "interrupted", str(exc))
-            return StepOutcome(run_id, "interrupted", error=exc)
+            return StepOutcome(run_id, RunStatus.INTERRUPTED, error=exc)
         except AgentStopped as exc:
-            return self._fail(run_id, req, exc, now, exc.status)
+            return self._fail(run_id, req, exc, now, RunStatus(exc.status))
         except RoutineError as exc:
-            return self._fail(run_id, req, exc, now, "refused" if isinstance(exc, ScopeError) else "failed")
+            status = RunStatus.REFUSED if isinstance(exc, ScopeError) else RunStatus.FAILED
+            return self._fail(run_id, req, exc, now, status)
         status = RunStatus.PROPOSAL if result.outcome is WriteOutcome.PROPOSAL else RunStatus.OK
         self.runs.finish(run_id, status, output=answer.text, model=answer.model,
                             wrote={"path": result.rel, "outcome": result.outcome, "proposal": result.proposal_rel,
@@ -298,7 +300,7 @@ class Runner:
                           on_phase=lambda p: self._phase(run_id, p))
         finally:  # also when a model call fails halfway: the calls made so far are on record
             self.runs.update(run_id, log=loop.log)
-        self.on_event(ToolsUsed(run_id, **loop.summary()))
+        self.on_event(ToolsUsed(run_id, loop.status, loop.result, loop.error, loop.turns, loop.calls, loop.refused))
         if loop.status is not RunStatus.OK:
             raise AgentStopped(loop.status, f"{agent.name} {loop.error}; nothing was written.",
                                f"see the transcript with `routine runs show {run_id}`; raise `max_iterations` or "
@@ -327,7 +329,7 @@ class Runner:
                             approval_why=agent.approval_why,
                             guard=Guard.of(self.config), proposals=agent.proposal_writes, held=held)
 
-    def _fail(self, run_id: str | None, req: StepRequest, exc: RoutineError, now: datetime, status: str,
+    def _fail(self, run_id: str | None, req: StepRequest, exc: RoutineError, now: datetime, status: RunStatus,
               task: str | None = None) -> StepOutcome:
         log.error("%s %s: %s", req.agent.name, status, exc)
         alert = None

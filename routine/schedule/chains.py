@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from routine.jsonvalue import Parsed
 from routine.config.yamlfile import LocatedYaml, PathKey
 from routine.errors import Problem
 from routine.schedule.cron import Cron
 from routine.schedule.model import Block, Chain
 
 
-def parse(doc: LocatedYaml, here: PathKey, raw: dict, problems: list[Problem]) -> Chain | None:
+def parse(doc: LocatedYaml, here: PathKey, raw: Parsed, problems: list[Problem]) -> Chain | None:
     """A block's ``after:``, or None for a block fired by its cron. A block needs one of the two."""
     after = raw.get("after")
     has_cron = isinstance(raw.get("cron"), str)

@@ -32,7 +32,7 @@ class CronError(ValueError):
     """One clear sentence about what is wrong with a cron expression."""
 
 
-def _value(token: str, name: str, lo: int, hi: int, names: dict) -> int:
+def _value(token: str, name: str, lo: int, hi: int, names: dict[str, int]) -> int:
     key = token.lower()
     if key in names:
         return names[key]
@@ -47,7 +47,7 @@ def _value(token: str, name: str, lo: int, hi: int, names: dict) -> int:
     return n
 
 
-def _field(text: str, name: str, lo: int, hi: int, names: dict) -> tuple[frozenset[int], bool]:
+def _field(text: str, name: str, lo: int, hi: int, names: dict[str, int]) -> tuple[frozenset[int], bool]:
     """Parse one field; returns (allowed values, whether it was '*')."""
     values: set[int] = set()
     for part in text.split(","):

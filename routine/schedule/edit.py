@@ -20,6 +20,7 @@ import yaml
 from routine.atomicfile import replace as replace_file
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError, UsageError
+from routine.jsonvalue import Parsed
 from routine.schedule.loader import load_file
 from routine.schedule.model import Block
 from routine.vault.approvals import SCHEDULE_KIND
@@ -38,7 +39,7 @@ class ScheduleChange:
     why: str = ""
 
 
-def change_of(data: dict) -> ScheduleChange | str:
+def change_of(data: Parsed) -> ScheduleChange | str:
     """A change block's fields as a schedule change, or why they are none."""
     file, block, values = data.get("schedule"), data.get("block"), data.get("set")
     if not isinstance(file, str) or "/" in file or not file.endswith(".yaml"):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+from routine.jsonvalue import Parsed
 from routine.config.model import AgentSpec, Config, WriteSpec
 from routine.config.schedule_schema import BLOCK, SCHEDULE, TRIGGER
 from routine.config.schema import with_defaults
@@ -19,7 +20,8 @@ from routine.config.yamlfile import LocatedYaml, PathKey, YamlSyntaxError, load_
 from routine.errors import ConfigError, Problem, RoutineError
 from routine.schedule import chains
 from routine.schedule.cron import Cron, CronError
-from routine.schedule.model import Block, RetryPolicy, Schedules, Trigger, parse_duration
+from routine.durations import parse_duration
+from routine.schedule.model import Block, RetryPolicy, Schedules, Trigger
 from routine.schedule.steps import branch_problems, check_template, parse_step
 
 
@@ -199,7 +201,7 @@ def _normalise_on_keys(data: object) -> None:
             trigger["on"] = trigger.pop(True)
 
 
-def _block(doc: LocatedYaml, block_id: str, raw: dict, tz: str | None, agents: dict[str, AgentSpec],
+def _block(doc: LocatedYaml, block_id: str, raw: Parsed, tz: str | None, agents: dict[str, AgentSpec],
            problems: list[Problem]) -> Block | None:
     here = ("blocks", block_id)
     before = len(problems)
@@ -231,11 +233,11 @@ def _cron(doc: LocatedYaml, here: PathKey, expr: object, problems: list[Problem]
         return None
 
 
-def _retry(raw: dict) -> RetryPolicy:
+def _retry(raw: Parsed) -> RetryPolicy:
     return RetryPolicy(attempts=raw["attempts"], backoff=_duration(raw["backoff"]))
 
 
-def _trigger(doc: LocatedYaml, i: int, raw: dict, agents: dict[str, AgentSpec],
+def _trigger(doc: LocatedYaml, i: int, raw: Parsed, agents: dict[str, AgentSpec],
              problems: list[Problem]) -> Trigger | None:
     here = ("triggers", i)
     agent = agents.get(raw["agent"])

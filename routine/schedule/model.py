@@ -26,7 +26,7 @@ class RetryPolicy:
 
     def wait_before(self, attempt: int) -> float:
         """Seconds to wait before ``attempt`` (2, 3, …)."""
-        return self.backoff.total_seconds() * 2 ** (attempt - 2)
+        return self.backoff.total_seconds() * 2.0 ** (attempt - 2)
 
 
 @dataclass(frozen=True)

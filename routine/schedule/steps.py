@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from routine.jsonvalue import Parsed
 from routine.config.checks import sample_path, template_problems, write_scope_problem
 from routine.config.conditions import Condition
 from routine.config.input_forms import Kind, kind_of as input_kind, problem as input_problem
@@ -19,7 +20,7 @@ from routine.errors import Problem
 from routine.templating import LIST_VARIABLES
 
 
-def parse_step(doc: LocatedYaml, here: PathKey, s: dict, agents: dict[str, AgentSpec], earlier: list[str],
+def parse_step(doc: LocatedYaml, here: PathKey, s: Parsed, agents: dict[str, AgentSpec], earlier: list[str],
           problems: list[Problem]) -> StepSpec | None:
     agent = agents.get(s["agent"])
     before = len(problems)
@@ -92,7 +93,7 @@ def parse_step(doc: LocatedYaml, here: PathKey, s: dict, agents: dict[str, Agent
                     graph=graph, when=_condition(doc, here, s.get("when"), earlier, problems), advice=s["advice"])
 
 
-def _condition(doc: LocatedYaml, here: PathKey, raw: dict | None, earlier: list[str],
+def _condition(doc: LocatedYaml, here: PathKey, raw: Parsed | None, earlier: list[str],
                problems: list[Problem]) -> Condition | None:
     """`when:` names an earlier step of the block (the schema checked its form)."""
     if raw is None:

@@ -17,12 +17,18 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Callable, TypeAlias
 
+from routine.config.schema import Schema
 from routine.config.tool_names import TOOL_NAMES, ToolDefinitionError
+from routine.jsonvalue import Parsed
+from routine.models.tokens import ToolSchema
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec, Config
+    from routine.memory.retrieve import HitRecord
+    from routine.vault import WriteResult
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
 
@@ -30,6 +36,11 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
 class ToolError(Exception):
     """A refused or failed tool call, told to the model in one sentence it can act on."""
 
+
+# What a tool gives back: text for the model, or a file it wrote and whether it is new (write_note).
+ToolResult: TypeAlias = "str | tuple[Path, bool]"
+# A tool's function: ``(ctx, **arguments)``, its arguments as its schema declares them.
+ToolFunction: TypeAlias = "Callable[..., ToolResult]"
 
 @dataclass
 class ToolContext:
@@ -40,9 +51,10 @@ class ToolContext:
     config: Config
     now: datetime
     run_id: str | None = None
-    search: Callable | None = None  # (query, k, reads) -> list[dict], from the memory layer
-    write_gate: Callable = contextlib.nullcontext  # held while writing (the daemon's shutdown gate)
-    wrote: list = field(default_factory=list)  # WriteResults of write_note calls
+    search: Callable[[str, int, list[str]], list[HitRecord]] | None = None  # (query, k, reads): memory's
+    # Held while writing (the daemon's shutdown gate).
+    write_gate: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext
+    wrote: list[WriteResult] = field(default_factory=list)  # of write_note calls
 
     def __post_init__(self) -> None:
         if not self.agent.resolved:  # a tool sees the agent's effective scopes, never the note's own
@@ -54,30 +66,30 @@ class ToolContext:
 class Tool:
     name: str
     description: str
-    properties: dict
+    properties: dict[str, Schema]
     required: tuple[str, ...]
-    function: Callable
+    function: ToolFunction
 
     def __post_init__(self) -> None:
         _check_definition(self)
 
     @property
-    def parameters(self) -> dict:
+    def parameters(self) -> Schema:
         return {"type": "object", "properties": self.properties, "required": list(self.required),
                 "additionalProperties": False}
 
-    def spec(self) -> dict:
+    def spec(self) -> ToolSchema:
         """The OpenAI-style function spec LiteLLM passes to the model."""
         return {"type": "function", "function": {"name": self.name, "description": self.description,
                                                  "parameters": self.parameters}}
 
-    def call(self, ctx: ToolContext, arguments: dict) -> str | tuple[Path, bool]:
+    def call(self, ctx: ToolContext, arguments: Parsed) -> ToolResult:
         return self.function(ctx, **arguments)
 
 
-def tool(name: str, description: str, properties: dict,
-         required: list[str] | tuple = ()) -> Callable[[Callable], Tool]:
-    def wrap(function: Callable) -> Tool:
+def tool(name: str, description: str, properties: dict[str, Schema],
+         required: list[str] | tuple[str, ...] = ()) -> Callable[[ToolFunction], Tool]:
+    def wrap(function: ToolFunction) -> Tool:
         return Tool(name, description, properties, tuple(required), function)
     return wrap
 
@@ -113,7 +125,7 @@ def _check_definition(t: Tool) -> None:
         raise ToolDefinitionError(f"tool {t.name} is not declared: add its name to routine/config/tool_names.py")
 
 
-def checked_arguments(t: Tool, arguments: object) -> dict:
+def checked_arguments(t: Tool, arguments: object) -> Parsed:
     """The model's arguments, gently coerced (small models send "5" for 5) and validated
     against the schema; a ToolError says exactly what to fix."""
     import jsonschema
@@ -131,7 +143,7 @@ def checked_arguments(t: Tool, arguments: object) -> dict:
     return args
 
 
-def _coerce(schema: dict, value: object) -> object:
+def _coerce(schema: Schema, value: object) -> object:
     kind = schema.get("type")
     if kind == "integer" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value.strip())

@@ -15,6 +15,7 @@ import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from routine.jsonvalue import JSONObject
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _FENCE = re.compile(r"^```(?:json|tool_call|tool)?\s*\n?(.*?)\n?```$", re.S)
@@ -24,13 +25,13 @@ _FENCE = re.compile(r"^```(?:json|tool_call|tool)?\s*\n?(.*?)\n?```$", re.S)
 class Call:
     id: str
     name: str
-    arguments: dict | None  # None: could not be read (see problem)
+    arguments: JSONObject | None  # None: could not be read (see problem)
     raw: str                # the arguments as the model sent them, for the transcript
     problem: str | None = None
     from_text: bool = False  # the model wrote the call as text, not as a tool call
 
 
-def parse_arguments(raw: object) -> tuple[dict | None, str | None]:
+def parse_arguments(raw: object) -> tuple[JSONObject | None, str | None]:
     if raw is None or raw == "":
         return {}, None
     if isinstance(raw, dict):
@@ -65,12 +66,12 @@ def _repairs(text: str) -> Iterator[str]:
             yield re.sub(r",\s*$", "", body) + '"' + "}" * opened
 
 
-def native_calls(tool_calls: list[dict]) -> list[Call]:
+def native_calls(tool_calls: list[JSONObject]) -> list[Call]:
     out: list[Call] = []
     for tc in tool_calls or []:
         raw = tc.get("arguments")
         args, problem = parse_arguments(raw)
-        out.append(Call(tc.get("id") or _new_id(), str(tc.get("name") or ""), args,
+        out.append(Call(str(tc.get("id") or _new_id()), str(tc.get("name") or ""), args,
                         raw if isinstance(raw, str) else json.dumps(raw), problem))
     return out
 
@@ -96,7 +97,7 @@ def calls_in_text(text: str, tool_names: set[str]) -> list[Call]:
     return calls
 
 
-def _objects(chunk: str) -> list:
+def _objects(chunk: str) -> list[object]:
     for attempt in _repairs(chunk):
         try:
             value = json.loads(attempt)

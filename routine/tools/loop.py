@@ -17,9 +17,10 @@ from difflib import get_close_matches
 from typing import Callable
 
 from routine.errors import Abandoned, RoutineError
+from routine.journal.runs import CallAsked, ToolCall, TranscriptEntry
 from routine.journal.status import RunStatus
-from routine.models.client import ModelClient
-from routine.models.tokens import longest_head
+from routine.models.client import Completion, ModelClient
+from routine.models.tokens import Message, ToolSchema, longest_head
 from routine.tools.base import Tool, ToolContext, ToolError, checked_arguments
 from routine.tools.calls import Call, calls_in_text, native_calls
 
@@ -33,19 +34,15 @@ class LoopResult:
     status: RunStatus = RunStatus.OK  # ok | max-iterations | timeout
     result: str = ""                  # the final answer (ok), or the model's last words
     error: str | None = None
-    log: list[dict] = field(default_factory=list)
+    log: list[TranscriptEntry] = field(default_factory=list)
     turns: int = 0
     calls: int = 0
     refused: int = 0
-    completions: list = field(default_factory=list)
+    completions: list[Completion] = field(default_factory=list)
     shown: list[str] = field(default_factory=list)  # every tool result the model was given, whole
 
-    def summary(self) -> dict:
-        return {"status": self.status, "result": self.result, "error": self.error, "turns": self.turns,
-                "calls": self.calls, "refused": self.refused}
 
-
-def run_tool_loop(client: ModelClient, alias: str, messages: list[dict], tools: list[Tool], ctx: ToolContext,
+def run_tool_loop(client: ModelClient, alias: str, messages: list[Message], tools: list[Tool], ctx: ToolContext,
                   max_iterations: int, timeout: float, run_id: str | None = None,
                   beat: Callable[[], None] = lambda: None, out: LoopResult | None = None,
                   on_token: Callable[[str], None] | None = None,
@@ -76,8 +73,7 @@ def run_tool_loop(client: ModelClient, alias: str, messages: list[dict], tools: 
             )
         calls = native_calls(answer.tool_calls) or calls_in_text(answer.text, set(by_name))
         out.log.append({"type": "model", "turn": turn, "content": answer.text,
-                        "calls": [{"name": c.name, "arguments": c.arguments if c.arguments is not None else c.raw,
-                                   **({"written_as_text": True} if c.from_text else {})} for c in calls],
+                        "calls": [_asked(c) for c in calls],
                         "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out, "ms": answer.duration_ms})
         if not calls:
             out.result = answer.text
@@ -105,7 +101,8 @@ ELIDED = "[This tool result was left out for length; call the tool again if you 
 CUT = "\n[… the rest of this result was left out for length: ask for less, e.g. a narrower folder, a smaller limit]"
 
 
-def _fit_transcript(client: ModelClient, alias: str, messages: list[dict], specs: list[dict], out: LoopResult) -> None:
+def _fit_transcript(client: ModelClient, alias: str, messages: list[Message], specs: list[ToolSchema],
+                    out: LoopResult) -> None:
     """Keep the next request inside the window, giving back only what the loop itself added:
     older tool results first (the model can ask again), then older exchanges whole, then the
     latest results cut to the room left. The step's own prompt was planned to leave room
@@ -145,7 +142,7 @@ def _fit_transcript(client: ModelClient, alias: str, messages: list[dict], specs
 FOLDED_ARGUMENT = 200  # characters of a call's argument kept once the call was carried out
 
 
-def _fold_arguments(messages: list[dict]) -> None:
+def _fold_arguments(messages: list[Message]) -> None:
     """The latest calls were carried out: their long arguments (a note's content) need not travel again."""
     at = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=None)
     for call in (messages[at].get("tool_calls") or []) if at is not None else []:
@@ -156,13 +153,13 @@ def _fold_arguments(messages: list[dict]) -> None:
                  if isinstance(v, str) and len(v) > FOLDED_ARGUMENT else v for k, v in args.items()})
 
 
-def _latest_results(messages: list[dict]) -> list[dict]:
+def _latest_results(messages: list[Message]) -> list[Message]:
     """The tool results that answer the model's latest calls."""
     at = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=len(messages))
     return [m for m in messages[at:] if m.get("role") == "tool"]
 
 
-def _drop_oldest_exchange(messages: list[dict], keep: list[dict]) -> bool:
+def _drop_oldest_exchange(messages: list[Message], keep: list[Message]) -> bool:
     """Remove the oldest assistant turn with tool calls and its results, unless it is the latest."""
     start = next((i for i, m in enumerate(messages) if m.get("role") == "assistant" and m.get("tool_calls")), None)
     if start is None:
@@ -187,7 +184,7 @@ def _execute(call: Call, by_name: dict[str, Tool], ctx: ToolContext, out: LoopRe
     """Run one call; whatever happens, a sentence for the model and an entry in the transcript."""
     started = time.monotonic()
     out.calls += 1
-    entry = {"type": "tool", "turn": turn, "name": call.name,
+    entry: ToolCall = {"type": "tool", "turn": turn, "name": call.name,
              "arguments": call.arguments if call.arguments is not None else call.raw}
     try:
         tool = by_name.get(call.name)
@@ -204,15 +201,22 @@ def _execute(call: Call, by_name: dict[str, Tool], ctx: ToolContext, out: LoopRe
     except (ToolError, RoutineError) as exc:
         out.refused += 1
         content = f"Refused: {exc.message if isinstance(exc, RoutineError) else exc}"
-        entry.update(refused=True, error=content)
+        entry["refused"], entry["error"] = True, content
     except Exception as exc:  # a tool's own bug: the model hears of it, the run goes on, the log has it
         out.refused += 1
         log.exception("tool %s failed", call.name)
         content = f"Error: {call.name} failed ({type(exc).__name__}: {exc})."
-        entry.update(refused=True, error=content)
+        entry["refused"], entry["error"] = True, content
     entry["ms"] = int((time.monotonic() - started) * 1000)
     out.log.append(entry)
     return content
+
+
+def _asked(call: Call) -> CallAsked:
+    asked: CallAsked = {"name": call.name, "arguments": call.arguments if call.arguments is not None else call.raw}
+    if call.from_text:
+        asked["written_as_text"] = True
+    return asked
 
 
 def _unknown(name: str, by_name: dict[str, Tool]) -> str:

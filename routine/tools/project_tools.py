@@ -3,6 +3,7 @@ write proposals (the person decides), whatever the agent's `approval:` says."""
 
 from __future__ import annotations
 
+from routine.jsonvalue import Parsed
 from routine.errors import RoutineError
 from routine.tools.base import ToolContext, ToolError, tool
 
@@ -38,7 +39,7 @@ def recommend_artifact(ctx: ToolContext, template: str, reason: str) -> str:
                  "items": {"type": "object", "properties": {"text": {"type": "string"}, "assignee": {"type": "string"},
                                                             "due": {"type": "string"}}, "required": ["text"]}}},
       required=["tasks"])
-def propose_tasks(ctx: ToolContext, tasks: list) -> str:
+def propose_tasks(ctx: ToolContext, tasks: list[Parsed]) -> str:
     from routine.projects.recommend import propose_tasks as propose
     from routine.vault import Provenance
 

@@ -20,6 +20,7 @@ import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NotRequired, TypedDict
 from typing import IO
 
 from routine.tools.base import ToolContext, ToolError, tool
@@ -82,7 +83,17 @@ def sandbox_argv(workdir: Path, writable: bool, limits: Limits = Limits()) -> li
     return argv
 
 
-def run_sandboxed(command: str, workdir: Path, writable: bool, limits: Limits) -> dict:
+class Ran(TypedDict):
+    """What run_command gives the model (as JSON): the exit code (None: stopped at the time limit), the
+    output and errors as kept (what was cut said so), and the /work folder it ran in."""
+
+    return_code: int | None
+    output: str
+    error: str
+    work_folder: NotRequired[str]
+
+
+def run_sandboxed(command: str, workdir: Path, writable: bool, limits: Limits) -> Ran:
     """Run ``command`` with /bin/sh in the sandbox: {return_code, output, error} (return_code
     None when the time limit ended it), plus what was cut."""
     _refuse_interactive(command)
@@ -101,7 +112,7 @@ def run_sandboxed(command: str, workdir: Path, writable: bool, limits: Limits) -
         return _collect(proc, limits)
 
 
-def _collect(proc: subprocess.Popen, limits: Limits) -> dict:
+def _collect(proc: subprocess.Popen[bytes], limits: Limits) -> Ran:
     kept = {"out": bytearray(), "err": bytearray()}
     dropped = {"out": 0, "err": 0}
 

@@ -21,7 +21,7 @@ from routine.errors import ReplyRejected, RoutineError, UsageError
 from routine.journal import RunRecord
 from routine.models import reply as replies
 from routine.tools.base import ToolError, checked_arguments
-from routine.tools.calls import calls_in_text, native_calls
+from routine.tools.calls import Call, calls_in_text, native_calls
 from routine.tools.registry import TOOLS, tools_for
 from routine.vault.files import read_text
 from routine.vault.grounding import Strictness, check, grounds_for
@@ -30,6 +30,7 @@ from routine.vault.sections import content_sha, section_of_run
 
 if TYPE_CHECKING:
     from routine.models.client import Completion, ModelClient
+    from routine.models.tokens import Message
 
 
 @dataclass
@@ -94,7 +95,7 @@ def replay(config: Config, agents: dict[str, AgentSpec], run: RunRecord, candida
     return replay_messages(config, scoped(config, agent), run, run.prompt, candidate, client)
 
 
-def replay_messages(config: Config, agent: AgentSpec, run: RunRecord, messages: list[dict], candidate: str,
+def replay_messages(config: Config, agent: AgentSpec, run: RunRecord, messages: list[Message], candidate: str,
                     client: ModelClient) -> Replayed:
     """Send ``messages`` (``run``'s request, or a variant of it) to ``candidate``, and judge the
     answer beside the run's own: the same checks, the same grounds, the same section kept."""
@@ -127,7 +128,7 @@ def replay_messages(config: Config, agent: AgentSpec, run: RunRecord, messages: 
                     judged, original)
 
 
-def _judge_completion(completion: Completion, agent: AgentSpec, messages: list[dict], config: Config, day: date,
+def _judge_completion(completion: Completion, agent: AgentSpec, messages: list[Message], config: Config, day: date,
                       kept: str | None) -> Judged:
     calls = native_calls(completion.tool_calls) or calls_in_text(completion.text, {t.name for t in tools_for(agent)})
     if calls:
@@ -141,7 +142,7 @@ def _judge_completion(completion: Completion, agent: AgentSpec, messages: list[d
     return judged
 
 
-def _judge_text(text: str, model: str | None, agent: AgentSpec, messages: list[dict], config: Config, day: date,
+def _judge_text(text: str, model: str | None, agent: AgentSpec, messages: list[Message], config: Config, day: date,
                 kept: str | None) -> Judged:
     problem = replies.problem_with(text, None, model)
     judged = Judged(reply_ok=problem is None, reply_problem=problem.value if problem else None,
@@ -157,7 +158,7 @@ def _judge_text(text: str, model: str | None, agent: AgentSpec, messages: list[d
     return judged
 
 
-def _tool_problems(calls: list, agent: AgentSpec) -> list[str]:
+def _tool_problems(calls: list[Call], agent: AgentSpec) -> list[str]:
     problems = []
     for call in calls:
         if call.name not in agent.tools or call.name not in TOOLS:

@@ -25,6 +25,7 @@ from routine.vault.frontmatter import parse_frontmatter
 
 if TYPE_CHECKING:
     from routine.models.client import ModelClient
+    from routine.models.tokens import Message
 
 FOOTER = "\n\n---\nYou are the "  # where routine's own lines follow the agent's (prompts/system.md.j2)
 CLOSER = 0.02  # closeness to the kept text: a difference under this is no difference
@@ -98,7 +99,8 @@ class Verdict:
         return line + f"; grounding held {self.grounded('current')}/{n} now, {self.grounded('variant')}/{n} with it"
 
 
-def variant_messages(messages: list[dict], variant: AgentSpec, when: datetime, agent: str, zone: str) -> list[dict]:
+def variant_messages(messages: list[Message], variant: AgentSpec, when: datetime, agent: str,
+                     zone: str) -> list[Message]:
     """``messages`` with the agent's part of the system message replaced by ``variant``'s body,
     its placeholders filled as the run's were (the run's day, the agent's name)."""
     first = messages[0] if messages else {}

@@ -13,8 +13,9 @@ from routine.vault.notes import (Note, NoteText, load_note_text, read_note, reso
 from routine.vault.scope import check_read, check_write, glob_match, in_scope, resolve
 from routine.vault.sections import (SectionSpan, SectionUpdate, clear_pending_proposal, content_sha, find_section,
                                     mark_pending_proposal, section_key, upsert_section)
+from routine.vault.bookkeeping import Provenance
 from routine.vault.targets import WriteKind, WriteTarget
-from routine.vault.writer import Provenance, WriteResult, write_output
+from routine.vault.writer import WriteResult, write_output
 
 __all__ = [
     "FrontmatterSplit", "Note", "NoteChanged", "NoteText", "Provenance", "SectionSpan", "SectionUpdate",

@@ -23,13 +23,14 @@ from routine.vault.bookkeeping import stamp as stamp_of
 from routine.vault.frontmatter import FrontmatterSplit, join_frontmatter, parse_frontmatter, update_frontmatter
 from routine.vault.guard import Guard, seal, sealed_by_routine
 from routine.vault.notes import NoteText, load_note_text, note_text, wikilink_for
-from routine.vault.proposals import iso_time, note_name
+from routine.vault.proposals import ProposalStatus, iso_time, note_name
 from routine.vault.provenance import PROPOSAL_TAG, archived_proposals, unquote_tasks
 from routine.vault.scope import checked, resolve
 from routine.vault.sections import (apply_approved, clear_pending_proposal, content_sha, find_section, pointers,
                                     prepare_content, section_key, section_region)
 from routine.vault.targets import WriteKind
 from routine.vault.writer import _rewrite, _model_frontmatter
+from routine.jsonvalue import Parsed
 
 # A proposal's `kind` for a change to a schedule file (outside the vault; routine.schedule.edit
 # writes and applies it, routine.approval dispatches on it): its `target` is that file.
@@ -37,16 +38,21 @@ SCHEDULE_KIND = "schedule"
 _PROPOSED = re.compile(r"^## Proposed text[ \t]*\n(.*?)(?=^## Changes from your text[ \t]*$|\Z)", re.M | re.S)
 
 
+
 @dataclass(frozen=True)
 class Proposal:
     rel: str
-    properties: dict
+    properties: Parsed
     text: str            # the proposed text, as the person left it
     raw: bytes           # the note's bytes when read (to notice an edit while deciding)
 
     @property
-    def status(self) -> str:
-        return str(self.properties.get("status") or "")
+    def status(self) -> ProposalStatus | None:
+        """Where the proposal stands; None when its ``status`` is missing or not one routine writes."""
+        try:
+            return ProposalStatus(str(self.properties.get("status") or ""))
+        except ValueError:
+            return None
 
     @property
     def approved(self) -> bool | None:
@@ -297,13 +303,13 @@ def _apply_once(path: Path, target: str, proposal: Proposal, current: NoteText |
     return Applied(True, landed.message, replaced=replaced if replaced and replaced.strip() else None)
 
 
-def archive(vault: Path, proposal: Proposal, archive_dir: str, status: str, decided_by: str, now: datetime,
+def archive(vault: Path, proposal: Proposal, archive_dir: str, status: ProposalStatus, decided_by: str, now: datetime,
             replaced: str | None = None) -> str:
     """Move the decided proposal to ``Archive/Proposals/`` with how and when it was decided."""
     current = load_note_text(vault / proposal.rel)
     # Deleted while it was being decided: archive what the decision was made on.
     split = parse_frontmatter((current or note_text(proposal.raw)).text)
-    block = update_frontmatter(split, {"status": status, "decided": iso_time(now), "decided_by": decided_by})
+    block = update_frontmatter(split, {"status": status.value, "decided": iso_time(now), "decided_by": decided_by})
     body = split.body
     if replaced:
         body = (body.rstrip("\n") + "\n\n## Replaced text\n\nWhat the target said before this proposal was applied:\n\n"
@@ -341,8 +347,8 @@ def mark_conflict(vault: Path, proposal: Proposal, why: str, now: datetime) -> N
             return None
         split = parse_frontmatter(current.text)
         props = {**split.data, "base": base}
-        block = update_frontmatter(split, {"status": "conflict", "conflict": why, "approved": None, "base": base,
-                                           "seal": seal(proposal.rel, props)})
+        block = update_frontmatter(split, {"status": ProposalStatus.CONFLICT.value, "conflict": why, "approved": None,
+                                           "base": base, "seal": seal(proposal.rel, props)})
         return block + callout + split.body.lstrip("\n")
 
     _rewrite(vault / proposal.rel, proposal.rel, marked)

@@ -23,6 +23,8 @@ from datetime import datetime
 from routine.vault.frontmatter import FlowList, FlowMap, FrontmatterSplit, update_frontmatter
 from routine.vault.notes import wikilink_for
 from routine.vault.proposals import iso_time, source_links
+from collections.abc import Mapping
+from routine.jsonvalue import JSONObject, Parsed
 
 PROPERTY = "routine"  # the one property routine keeps in a note it writes into
 # The keys earlier versions wrote into every note (and a model's own frontmatter may carry).
@@ -60,7 +62,7 @@ def stamp(prov: Provenance) -> FlowMap:
     return FlowMap(agent=prov.agent, run=prov.run, at=iso_time(prov.generated))
 
 
-def legacy_keys(existing: dict) -> tuple[str, ...]:
+def legacy_keys(existing: Mapping[str, object]) -> tuple[str, ...]:
     """The bulky keys an earlier routine wrote into this note, when they are surely its own."""
     agents = _listed(existing.get("agent"))
     tags = {tag.lstrip("#") for tag in _tags(existing.get("tags"))}
@@ -69,11 +71,11 @@ def legacy_keys(existing: dict) -> tuple[str, ...]:
     return tuple(key for key in _LEGACY if key in existing)
 
 
-def provenance_properties(prov: Provenance, existing: dict) -> tuple[dict, tuple[str, ...]]:
+def provenance_properties(prov: Provenance, existing: Mapping[str, object]) -> tuple[JSONObject, tuple[str, ...]]:
     """(keys to set, keys to take out) for a note that already has ``existing`` properties:
     the one ``routine`` property; an earlier version's bulky keys out, and its tags out of the
     person's tags (what is left written on one line, as Obsidian writes it)."""
-    updates: dict = {PROPERTY: stamp(prov)}
+    updates: JSONObject = {PROPERTY: stamp(prov)}
     remove = legacy_keys(existing)
     if remove and "tags" in existing:
         kept = [tag for tag in _tags(existing["tags"]) if not tag.lstrip("#").startswith(TAG_PREFIX)]
@@ -90,7 +92,7 @@ def stamped_block(split: FrontmatterSplit, prov: Provenance) -> str:
     return update_frontmatter(split, updates, remove)
 
 
-def new_note_properties(prov: Provenance, given: dict, rel: str) -> dict:
+def new_note_properties(prov: Provenance, given: Mapping[str, object], rel: str) -> Parsed:
     """The properties of a note routine creates whole: the model's own (``given``, less any
     bookkeeping it made up), routine's stamp, its sources (never itself) and its tag."""
     properties = {key: value for key, value in given.items() if key not in PROVENANCE_KEYS}

@@ -34,6 +34,7 @@ from routine.vault.notes import NoteText, wikilink_for
 from routine.vault.outline import strip_comments
 from routine.vault.provenance import defuse_markers, quote_tasks
 from routine.vault.writer import _rewrite
+from collections.abc import Mapping
 
 CHAT_PROPERTY = "chat"
 COVERS_PROPERTY = "summary_covers"
@@ -68,7 +69,7 @@ class ChatNote:
         return None
 
 
-def chat_agent(frontmatter: dict) -> str | None:
+def chat_agent(frontmatter: Mapping[str, object]) -> str | None:
     value = frontmatter.get(CHAT_PROPERTY)
     if isinstance(value, str) and value.strip():
         return value.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("/")[-1].strip().lower()

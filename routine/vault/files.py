@@ -33,7 +33,7 @@ def decodable(name: str) -> bool:
         return False
 
 
-def shown(name: str | os.PathLike) -> str:
+def shown(name: str | os.PathLike[str]) -> str:
     """A name fit for a message or a log line, whatever bytes it holds."""
     return os.fsencode(name).decode("utf-8", "backslashreplace")
 
@@ -56,7 +56,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular(path: str | os.PathLike, limit: int = NOTE_MAX_BYTES, label: str | None = None) -> bytes:
+def read_regular(path: str | os.PathLike[str], limit: int = NOTE_MAX_BYTES, label: str | None = None) -> bytes:
     """The bytes of the regular file at ``path``, at most ``limit`` of them.
 
     FileNotFoundError when there is nothing there; NoteUnreadable (one sentence and the fix) for
@@ -97,7 +97,7 @@ def read_regular(path: str | os.PathLike, limit: int = NOTE_MAX_BYTES, label: st
         os.close(fd)
 
 
-def read_text(path: str | os.PathLike, limit: int = NOTE_MAX_BYTES) -> str:
+def read_text(path: str | os.PathLike[str], limit: int = NOTE_MAX_BYTES) -> str:
     """A regular file's text, bytes that are not UTF-8 replaced. Anything else (a pipe, a device,
     a loop, a file past ``limit``) is an OSError, so code that skips unreadable notes skips these."""
     try:
@@ -106,7 +106,7 @@ def read_text(path: str | os.PathLike, limit: int = NOTE_MAX_BYTES) -> str:
         raise OSError(errno.EINVAL, exc.message, os.fspath(path)) from None
 
 
-def readable(path: str | os.PathLike) -> bool:
+def readable(path: str | os.PathLike[str]) -> bool:
     """True for an existing regular file (through symlinks); False for a loop, pipe, nothing."""
     try:
         return stat.S_ISREG(os.stat(path).st_mode)

@@ -10,9 +10,12 @@ verbatim and left alone.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import yaml
+
+from routine.jsonvalue import JSONValue, Parsed
 
 # The opening line must be exactly '---'; the closing one '---' (Obsidian does not take '...').
 _OPENING = re.compile(r"---[ \t]*\r?\n")
@@ -28,15 +31,15 @@ _TOP_KEY = re.compile(
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(yaml.SafeDumper):  # type: ignore[misc]  # PyYAML ships no types: its classes are Any
     """safe_dump, except an empty value is written as `key:` (Obsidian's empty property)."""
 
 
-class FlowList(list):
+class FlowList(list[JSONValue]):
     """A list written on one line (`[a, b]`), as Obsidian writes a list property."""
 
 
-class FlowMap(dict):
+class FlowMap(dict[str, JSONValue]):
     """A mapping written on one line (`{agent: x, run: y}`): routine's one bookkeeping property."""
 
 
@@ -47,17 +50,18 @@ _Dumper.add_representer(FlowMap, lambda dumper, v: dumper.represent_mapping("tag
                                                                             flow_style=True))
 
 
-def dump_yaml(data: dict) -> str:
+def dump_yaml(data: Mapping[str, object]) -> str:
     # A wide line: a flow list or a long value stays on its one line (a property is one line).
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False,
-                     width=1 << 16)
+    text: str = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False,
+                          width=1 << 16)
+    return text
 
 
 @dataclass(frozen=True)
 class FrontmatterSplit:
     """A note's text cut at the end of its frontmatter. ``block + body`` is the text itself."""
 
-    data: dict = field(default_factory=dict)  # the parsed properties ({} if none or unreadable)
+    data: Parsed = field(default_factory=dict)  # the parsed properties ({} if none or unreadable)
     body: str = ""                             # everything after the closing '---' line
     block: str = ""                            # the frontmatter verbatim, '---' lines included
     readable: bool = True                      # False: a block exists but is not a YAML mapping
@@ -89,7 +93,7 @@ def parse_frontmatter(text: str) -> FrontmatterSplit:
     return FrontmatterSplit(data=data, body=body, block=block)
 
 
-def split_frontmatter(text: str) -> tuple[dict, str]:
+def split_frontmatter(text: str) -> tuple[Parsed, str]:
     """(properties, body). Unreadable frontmatter gives ({}, the whole text), so that
     ``join_frontmatter(*split_frontmatter(text))`` never loses a line of it."""
     split = parse_frontmatter(text)
@@ -98,7 +102,7 @@ def split_frontmatter(text: str) -> tuple[dict, str]:
     return split.data, split.body
 
 
-def join_frontmatter(frontmatter: dict, body: str) -> str:
+def join_frontmatter(frontmatter: Mapping[str, object], body: str) -> str:
     if not frontmatter:
         return body
     return f"---\n{dump_yaml(frontmatter)}---\n{body}"
@@ -129,15 +133,21 @@ def _flow_depth(text: str, depth: int) -> int:
     return depth
 
 
-def _chunks(inner: str) -> list[list]:
+@dataclass
+class _Item:
+    key: str | None  # None: a comment or text before the first key
+    text: str
+
+
+def _chunks(inner: str) -> list[_Item]:
     """Cut YAML text into top-level items: [key or None, text]. Indented lines, list items
     and blank lines belong to the item above them (block scalars, lists under a key), and so do
     the lines of a flow map or list the item opened until it closes, indented or not."""
-    chunks: list[list] = []
+    chunks: list[_Item] = []
     depth = 0  # open brackets of the flow collection the last item's value began
     for line in inner.splitlines(keepends=True):
         if depth:
-            chunks[-1][1] += line
+            chunks[-1].text += line
             depth = _flow_depth(line, depth)
             continue
         key = _key_of(line)
@@ -146,9 +156,9 @@ def _chunks(inner: str) -> list[list]:
             depth = _flow_depth(value, 0) if value.startswith(("{", "[")) else 0
         starts_item = key is not None or line.startswith("#") or not chunks
         if starts_item:
-            chunks.append([key, line])
+            chunks.append(_Item(key, line))
         else:
-            chunks[-1][1] += line
+            chunks[-1].text += line
     return chunks
 
 
@@ -168,7 +178,7 @@ def _replace_chunk(old: str, key: str, value: object, newline: str) -> str:
     return new.replace("\n", newline) if newline != "\n" else new
 
 
-def update_frontmatter(split: FrontmatterSplit, updates: dict, remove: tuple[str, ...] = ()) -> str:
+def update_frontmatter(split: FrontmatterSplit, updates: Mapping[str, object], remove: tuple[str, ...] = ()) -> str:
     """The frontmatter block with ``updates`` set and the keys in ``remove`` taken out,
     everything else byte-for-byte as it was.
 
@@ -191,12 +201,12 @@ def update_frontmatter(split: FrontmatterSplit, updates: dict, remove: tuple[str
         split.block[first_end : closing.start()],
         split.block[closing.start() :],
     )
-    chunks = [chunk for chunk in _chunks(inner) if chunk[0] is None or chunk[0] not in remove]
+    chunks = [chunk for chunk in _chunks(inner) if chunk.key is None or chunk.key not in remove]
     pending = dict(updates)
     for chunk in chunks:
-        if chunk[0] is not None and chunk[0] in pending:
-            chunk[1] = _replace_chunk(chunk[1], chunk[0], pending.pop(chunk[0]), newline)
-    new_inner = "".join(text for _, text in chunks)
+        if chunk.key is not None and chunk.key in pending:
+            chunk.text = _replace_chunk(chunk.text, chunk.key, pending.pop(chunk.key), newline)
+    new_inner = "".join(chunk.text for chunk in chunks)
     if new_inner and not new_inner.endswith("\n"):
         new_inner += newline
     for key, value in pending.items():
@@ -204,7 +214,7 @@ def update_frontmatter(split: FrontmatterSplit, updates: dict, remove: tuple[str
         new_inner += added.replace("\n", newline) if newline != "\n" else added
     expected = {key: value for key, value in {**split.data, **updates}.items() if key not in remove}
     for key, value in updates.items():  # an alias of a value set follows it
-        if key in split.data and _ANCHOR.match(next((t for k, t in chunks if k == key), "")):
+        if key in split.data and _ANCHOR.match(next((c.text for c in chunks if c.key == key), "")):
             expected.update({k: value for k, v in split.data.items() if k != key and v == split.data[key]})
     try:
         verified = yaml.safe_load(new_inner) == expected

@@ -26,6 +26,7 @@ from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import load_note_text
 from routine.vault.provenance import PROPOSAL_TAG, archived_proposals
 from routine.vault.scope import glob_match
+from collections.abc import Mapping
 
 # What the seal covers: where the proposal is and what it would do (its text may be edited by
 # the person before approving, so the text is not sealed).
@@ -150,12 +151,12 @@ def _key() -> bytes:
     return key
 
 
-def seal(rel: str, properties: dict) -> str:
+def seal(rel: str, properties: Mapping[str, object]) -> str:
     """The seal for a proposal at ``rel`` with these properties."""
     message = "\x1f".join([rel] + [f"{k}={properties.get(k) or ''}" for k in SEALED])
     return hmac.new(_key(), message.encode("utf-8", "surrogateescape"), hashlib.sha256).hexdigest()
 
 
-def sealed_by_routine(rel: str, properties: dict) -> bool:
+def sealed_by_routine(rel: str, properties: Mapping[str, object]) -> bool:
     given = properties.get("seal")
     return isinstance(given, str) and hmac.compare_digest(given, seal(rel, properties))

@@ -15,6 +15,7 @@ from routine.vault.frontmatter import (
     split_frontmatter,
 )
 from routine.vault.scope import normalise_rel, resolve
+from routine.jsonvalue import Parsed
 
 __all__ = [
     "Note", "NoteText", "code_fence_ranges", "in_ranges", "join_frontmatter", "load_note_text",
@@ -27,7 +28,7 @@ BOM = "\ufeff"
 @dataclass
 class Note:
     rel: str
-    frontmatter: dict
+    frontmatter: Parsed
     body: str
     mtime: float
     frontmatter_error: str | None = None  # set when the frontmatter is there but unreadable

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from routine.vault.notes import code_fence_ranges, in_ranges
+from collections.abc import Mapping
 
 # A heading line, its text taken whole (greedy: linear) and its closing #s and blanks stripped in
 # code by ``heading_title`` (a lazy text before `(?:[ \t]+#+)?[ \t]*$` is cubic in a run of blanks).
@@ -81,7 +82,7 @@ def find(outline: list[Section], heading: str) -> list[Section]:
     return []
 
 
-def compact_properties(frontmatter: dict) -> str:
+def compact_properties(frontmatter: Mapping[str, object]) -> str:
     """Note properties on one line (``period: 2026-Q4 · status: active``), routine's own left out."""
     parts = []
     for key, value in frontmatter.items():

@@ -9,9 +9,10 @@ from __future__ import annotations
 import sys
 
 from routine.bounded import answer, limit_self
+from routine.jsonvalue import JSONObject
 
 
-def extract(raw: bytes, max_pages: int, max_chars: int) -> dict:
+def extract(raw: bytes, max_pages: int, max_chars: int) -> JSONObject:
     """The text of each page of ``raw`` (at most ``max_pages``, ``max_chars`` in all)."""
     import io
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 from datetime import datetime
+from enum import Enum
 from pathlib import Path, PurePosixPath
 
 from routine.errors import NoteExists, RoutineError
@@ -20,6 +21,20 @@ from routine.vault.notes import code_fence_ranges, wikilink_for
 from routine.vault.provenance import PROPOSAL_TAG
 from routine.vault.scope import resolve
 from routine.vault.sections import content_sha
+from routine.jsonvalue import JSONObject
+
+
+class ProposalStatus(str, Enum):
+    """A proposal note's ``status``: open (proposed, or in conflict), or decided (in the archive)."""
+
+    PROPOSED = "proposed"
+    CONFLICT = "conflict"  # the target changed since: nothing applied until the person says so again
+    APPLIED = "applied"
+    REJECTED = "rejected"
+
+    def __str__(self) -> str:
+        return self.value
+
 
 MAX_SAME_NAME = 100
 # Characters Obsidian will not take in a note name (links break on them).
@@ -77,7 +92,7 @@ def write_proposal(vault_root: Path, drafts_dir: str, *, target_rel: str, sectio
     ``kind`` (section | note | append) and ``base`` (the hash of the target's region as it was,
     or "none") let an approval later tell whether the person changed that region since.
     """
-    frontmatter: dict = {"status": "proposed", "target": wikilink_for(target_rel)}
+    frontmatter: JSONObject = {"status": ProposalStatus.PROPOSED.value, "target": wikilink_for(target_rel)}
     if section:
         frontmatter["section"] = section
     frontmatter["kind"] = kind

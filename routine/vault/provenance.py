@@ -29,6 +29,7 @@ from pathlib import PurePosixPath
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import code_fence_ranges, in_ranges
 from routine.vault.outline import HEADING
+from routine.jsonvalue import Parsed
 
 PROPOSAL_TAG = "routine/proposal"
 ALERT_TAG = "routine/alert"
@@ -81,7 +82,7 @@ def is_routines_text(rel: str, text: str) -> bool:
     return is_routines_note(rel, split.data.get("tags") if split.readable else None)
 
 
-def begin_key(match: re.Match) -> tuple[str, dict]:
+def begin_key(match: re.Match[str]) -> tuple[str, Parsed]:
     """A begin marker's section key and its attributes (agent, sha, run, after)."""
     rest = match["rest"].split(None, 1)
     key = rest[0].lower() if rest else ""
@@ -89,7 +90,7 @@ def begin_key(match: re.Match) -> tuple[str, dict]:
     return key, attrs
 
 
-def begins(body: str) -> list[tuple[str, re.Match, dict]]:
+def begins(body: str) -> list[tuple[str, re.Match[str], Parsed]]:
     """Every generated section's begin marker, in order (those shown in code blocks are not):
     (key, match, attributes)."""
     fences = code_fence_ranges(body)
@@ -182,12 +183,12 @@ def quote_tasks(text: str, in_section: bool = False) -> str:
     blocks (``- [ ] 10:00–11:30 …``: the person ticks them; never in a proposal or a note of routine's)."""
     fences = code_fence_ranges(text)
 
-    def quoted(m: re.Match) -> str:
+    def quoted(m: re.Match[str]) -> str:
         end = text.find("\n", m.end())
         plan_item = (in_section and _TIME_BLOCK.match(text, m.end())
                      and "::" not in text[m.end():end if end >= 0 else None])
         if in_ranges(m.start(), fences) or plan_item:
-            return m[0]
+            return m.group(0)
         return f"{m['lead']}\\[{m['mark']}]"
     return _CHECKBOX.sub(quoted, text)
 

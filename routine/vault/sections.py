@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from enum import Enum
 
 from routine.vault.notes import code_fence_ranges, in_ranges, unclosed_fence, wikilink_for
 from routine.vault.outline import heading_title
@@ -27,7 +28,19 @@ from routine.vault.provenance import begin_key as _begin_key
 from routine.vault.provenance import begins as _begins
 from routine.vault.provenance import defuse_markers, quote_tasks
 
-CREATED, REPLACED, UNCHANGED, PERSON_EDITED = "created", "replaced", "unchanged", "person-edited"
+
+
+class SectionOutcome(str, Enum):
+    """What ``upsert_section`` did to a generated section (``SectionUpdate.outcome``)."""
+
+    CREATED = "created"
+    REPLACED = "replaced"
+    UNCHANGED = "unchanged"
+    PERSON_EDITED = "person-edited"  # the person's text there stands: nothing written
+
+    def __str__(self) -> str:
+        return self.value
+
 
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<title>[^\n]*)$", re.M)  # title: heading_title(m["title"])
 
@@ -69,7 +82,7 @@ class SectionSpan:
 @dataclass(frozen=True)
 class SectionUpdate:
     body: str
-    outcome: str               # created | replaced | unchanged | person-edited
+    outcome: SectionOutcome
     key: str
     reason: str | None = None  # person-edited: edited | own-heading | no-end-marker | duplicated
     current: str | None = None # the text now in the section, for showing a diff
@@ -103,13 +116,13 @@ def section_of_run(body: str, run_id: str) -> SectionSpan | None:
     return find_section(body, key) if key is not None else None
 
 
-def _own_heading(body: str, key: str) -> re.Match | None:
+def _own_heading(body: str, key: str) -> re.Match[str] | None:
     fences = code_fence_ranges(body)
     return next((m for m in _HEADING.finditer(body)
                  if section_key(heading_title(m["title"])) == key and not in_ranges(m.start(), fences)), None)
 
 
-def _text_under_heading(body: str, heading: re.Match) -> str:
+def _text_under_heading(body: str, heading: re.Match[str]) -> str:
     level = len(heading.group(0).strip().split(None, 1)[0])
     fences = code_fence_ranges(body)
     for later in _HEADING.finditer(body, heading.end()):
@@ -190,26 +203,30 @@ def upsert_section(body: str, title: str, content: str, agent: str, run: str | N
     if span is None:
         heading = _own_heading(body, key)
         if heading is not None:  # the person wrote this heading; what is under it is theirs
-            return SectionUpdate(body, PERSON_EDITED, key, "own-heading", _text_under_heading(body, heading))
+            return SectionUpdate(body, SectionOutcome.PERSON_EDITED, key, "own-heading",
+                                 _text_under_heading(body, heading))
         heading_line = f"## {' '.join(title.split())}"
         if place is not None:
-            return SectionUpdate(f"{body[:place]}{heading_line}\n{block}\n\n{body[place:]}", CREATED, key)
+            return SectionUpdate(f"{body[:place]}{heading_line}\n{block}\n\n{body[place:]}", SectionOutcome.CREATED,
+                                 key)
         if not body:
-            return SectionUpdate(f"{heading_line}\n{block}\n", CREATED, key)
+            return SectionUpdate(f"{heading_line}\n{block}\n", SectionOutcome.CREATED, key)
         joiner = "\n" if body.endswith("\n") else "\n\n"
-        return SectionUpdate(f"{body}{joiner}{heading_line}\n{block}\n", CREATED, key)
+        return SectionUpdate(f"{body}{joiner}{heading_line}\n{block}\n", SectionOutcome.CREATED, key)
     if not span.intact:  # never guess where the person's text ends
         reason = "no-end-marker" if span.end is None else "duplicated"
-        return SectionUpdate(body, PERSON_EDITED, key, reason, span.content)
+        return SectionUpdate(body, SectionOutcome.PERSON_EDITED, key, reason, span.content)
     current_sha = content_sha(span.content)
     if current_sha != span.sha:
         if _normalised(span.content) == _normalised(text):
             # The person's edit already says what we would write: only the stored hash moves.
-            return SectionUpdate(body[:span.start] + block + body[span.end:], REPLACED, key, current=span.content)
-        return SectionUpdate(body, PERSON_EDITED, key, "edited", span.content)
+            return SectionUpdate(body[:span.start] + block + body[span.end:], SectionOutcome.REPLACED, key,
+                                 current=span.content)
+        return SectionUpdate(body, SectionOutcome.PERSON_EDITED, key, "edited", span.content)
     if _normalised(span.content) == _normalised(text) and span.agent == agent:
-        return SectionUpdate(body, UNCHANGED, key, current=span.content)
-    return SectionUpdate(body[:span.start] + block + body[span.end:], REPLACED, key, current=span.content)
+        return SectionUpdate(body, SectionOutcome.UNCHANGED, key, current=span.content)
+    return SectionUpdate(body[:span.start] + block + body[span.end:], SectionOutcome.REPLACED, key,
+                         current=span.content)
 
 
 def pointer_line(key: str, proposal_link: str) -> str:
@@ -218,7 +235,7 @@ def pointer_line(key: str, proposal_link: str) -> str:
             f"%% routine:proposal {key} %%")
 
 
-def pointers(body: str, key: str) -> list[re.Match]:
+def pointers(body: str, key: str) -> list[re.Match[str]]:
     fences = code_fence_ranges(body)
     return [m for m in _POINTER.finditer(body) if m["key"].lower() == key.lower()
             and not in_ranges(m.start(), fences)]
@@ -260,7 +277,7 @@ def mark_pending_proposal(body: str, key: str, proposal_link: str) -> str:
     return f"{body}{joiner}{line}\n"
 
 
-def _remove_line(body: str, match: re.Match) -> str:
+def _remove_line(body: str, match: re.Match[str]) -> str:
     start, stop = match.start(), match.end()
     if body.startswith("\n", stop):
         stop += 1

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, ClassVar
 
 from routine.errors import NoteExists, RoutineError, VaultUnwritable
+from routine.jsonvalue import Parsed
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write
 from routine.vault.bookkeeping import Provenance, new_note_properties, stamped_block
 from routine.vault.frontmatter import FrontmatterSplit, join_frontmatter, parse_frontmatter
@@ -25,7 +26,7 @@ from routine.vault.notes import NoteText, load_note_text, wikilink_for
 from routine.vault.proposals import write_proposal
 from routine.vault.scope import checked, in_scope
 from routine.vault.targets import WriteKind, WriteTarget
-from routine.vault.sections import (CREATED, PERSON_EDITED, REPLACED, UNCHANGED, SectionUpdate,
+from routine.vault.sections import (SectionOutcome, SectionUpdate,
                                     clear_pending_proposal, end_line, find_section, mark_pending_proposal,
                                     prepare_content, section_content,
                                     section_key, upsert_section)
@@ -209,28 +210,28 @@ class _Writer:
 
     def section(self) -> WriteResult:
         title = " ".join((self.target.section or "").split())  # write_output chose section() for a named one
-        outcome: dict = {}
+        outcome: dict[str, SectionUpdate] = {}
 
         def put_section(current: NoteText | None) -> str | None:
             split = _split(current)
             update = upsert_section(split.body, title, self.content, self.prov.agent, self.prov.run)
             outcome["update"] = update
-            if update.outcome in (CREATED, REPLACED):
+            if update.outcome in (SectionOutcome.CREATED, SectionOutcome.REPLACED):
                 return _stamped(split, clear_pending_proposal(update.body, update.key), self.prov)
-            if update.outcome == UNCHANGED:  # the person undid their edit: drop a stale pointer
+            if update.outcome is SectionOutcome.UNCHANGED:  # the person undid their edit: drop a stale pointer
                 cleared = clear_pending_proposal(update.body, update.key)
                 return None if cleared == update.body else _stamped(split, cleared, None)
             return None
 
         _rewrite(self.path, self.rel, put_section)
         update = outcome["update"]
-        if update.outcome == CREATED:
+        if update.outcome is SectionOutcome.CREATED:
             return self._result(WriteOutcome.CREATED, f"Wrote {title} in {self.rel}.", written=update)
-        if update.outcome == REPLACED:
+        if update.outcome is SectionOutcome.REPLACED:
             return self._result(WriteOutcome.REPLACED, f"Updated {title} in {self.rel}.", written=update)
-        if update.outcome == UNCHANGED:
+        if update.outcome is SectionOutcome.UNCHANGED:
             return self._result(WriteOutcome.UNCHANGED, f"{title} in {self.rel} was already up to date.")
-        assert update.outcome == PERSON_EDITED
+        assert update.outcome is SectionOutcome.PERSON_EDITED
         return self._kept_persons_text(title, update)
 
     def _kept_persons_text(self, title: str, update: SectionUpdate) -> WriteResult:
@@ -269,7 +270,7 @@ _KEPT: dict[str | None, tuple[str, str]] = {  # by SectionUpdate.reason (set whe
 }
 
 
-def _model_frontmatter(content: str) -> tuple[dict, str]:
+def _model_frontmatter(content: str) -> tuple[Parsed, str]:
     """Models sometimes start a new note with their own frontmatter: keep its properties
     (ours win for provenance) instead of leaving a second block in the body."""
     split = parse_frontmatter(content.lstrip("\n").replace("\r\n", "\n"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import TypedDict
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,14 @@ class Outcome(str, Enum):
     UNREADABLE = "unreadable"    # there, but not a file routine reads (logged)
 
 
+class SettledRecord(TypedDict):
+    """A settled path as status shows it (``daemon.status_record.SettledPath`` takes these keys)."""
+
+    path: str
+    outcome: str  # an ``Outcome`` value, or the change's kind
+    at: float
+
+
 @dataclass(frozen=True)
 class Settled:
     """One path settled: what it was, and the change reported for it (if any). The last few are
@@ -35,7 +44,7 @@ class Settled:
     change: Change | None = None
     at: float = 0.0  # time.time()
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> SettledRecord:
         return {"path": self.rel, "outcome": self.change.kind if self.change else self.outcome.value,
                 "at": self.at}
 

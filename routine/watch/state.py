@@ -64,7 +64,7 @@ class FileStates:
             if self._files.pop(rel, None) is not None:
                 self._write("DELETE FROM vault_files WHERE path=?", [(rel,)])
 
-    def _write(self, sql: str, rows: list[tuple]) -> None:
+    def _write(self, sql: str, rows: list[tuple[object, ...]]) -> None:
         """One transaction; on a full state disk skipped (memory stays right), logged once."""
         db = self._journal.db
         try:
