@@ -98,11 +98,12 @@ def run(args, srv, rng) -> int:
     from routine.journal.chats import ChatStore
     from routine.models.tokens import MistralTokens, count_request
     from routine.runner.step import Runner
+    from routine.flows.step_setup import STEP_SETUP
 
     config = load_config(None)
     agents, _ = load_agents(config)
     journal = Journal()
-    runner = Runner(config, journal)
+    runner = Runner(config, journal, setup=STEP_SETUP)
     tokens, limit = MistralTokens(), args.num_ctx - args.num_predict
     print(f"window {args.num_ctx}, answer reserve {args.num_predict}: at most {limit} prompt tokens per request\n")
     print(f"{'turn':>4}  {'sent':>5}  {'worst':>5}  {'covers':>6}  {'summary':>7}  {'folds':>5}  {'ms':>6}")

@@ -3,7 +3,7 @@ under ``routine.bounded``'s limits: icalendar + recurring-ical-events turn a 350
 (`FREQ=SECONDLY`) into millions of occurrences, so they run here. The `.ics` bytes on stdin; out,
 one JSON line: ``{"events": [...], "more": N}`` — the events touching the days FIRST..LAST
 (local to ZONE), in order, at most MAX (``more``: how many past that were left out, counted up
-to MAX again) — or ``{"error": why}``. ``routine.agenda`` starts it and reads the answer.
+to MAX again) — or ``{"error": why}``. ``routine.person.agenda`` starts it and reads the answer.
 """
 
 from __future__ import annotations

@@ -76,6 +76,7 @@ def test_two_weeks_of_agent_memory(env, ollama):
     from routine.journal import Journal
     from routine.runner.block import run_block
     from routine.runner.step import Runner, StepRequest
+    from routine.flows.step_setup import STEP_SETUP
     from routine.schedule.loader import load_schedules
 
     config = load_config(None)
@@ -83,7 +84,7 @@ def test_two_weeks_of_agent_memory(env, ollama):
     block = load_schedules(config, agents).blocks["build"]
     now = [datetime.combine(MONDAY, time(8), TZ)]
     journal = Journal()
-    runner = Runner(config, journal, clock=lambda: now[0])
+    runner = Runner(config, journal, clock=lambda: now[0], setup=STEP_SETUP)
     week_two_prompts: list[str] = []
     deleted_key = None
     try:

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from routine.alerts import open_causes, raise_alert, resolve_alerts
+from routine.person.alerts import open_causes, raise_alert, resolve_alerts
 from routine.vault import split_frontmatter
 
 T0 = datetime(2026, 11, 22, 7, 30, tzinfo=timezone.utc)

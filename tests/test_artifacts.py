@@ -147,8 +147,9 @@ def test_a_reactive_members_task_result_is_an_artifact_qa_needs_no_hand_edit_and
     librarian (who may write all of Projects/**) may not write it."""
     from routine.config.loader import load_agents, load_config
     from routine.journal import Journal
-    from routine.projects.pickup import pending, run_pickup
+    from routine.flows.pickup import pending, run_pickup
     from routine.runner.step import Runner
+    from routine.flows.step_setup import STEP_SETUP
 
     home = cli.home
     cli("project", "new", PROJECT)
@@ -168,7 +169,7 @@ def test_a_reactive_members_task_result_is_an_artifact_qa_needs_no_hand_edit_and
     picks = pending(home.vault, agents)
     assert [p.task.text for p in picks] == ["Summarise [[Garden Shed]]"]
     journal = Journal()
-    runner = Runner(config, journal)
+    runner = Runner(config, journal, setup=STEP_SETUP)
     try:
         assert run_pickup(runner, home.vault, picks[0], datetime.now().astimezone(), agents) is True
     finally:

@@ -109,7 +109,7 @@ def test_the_1630_setup_plans_around_tomorrows_meetings_at_their_local_times(ini
 
 
 def test_a_cancelled_occurrence_is_not_shown_and_this_week_groups_by_day(tmp_path):
-    from routine.agenda import _format, events_between
+    from routine.person.agenda import _format, events_between
     from routine.config.calendars import Span
 
     today = date(2026, 11, 24)  # a Tuesday, in winter time; the series began in summer time
@@ -202,7 +202,7 @@ def _off_lan(handler) -> None:
 def test_a_trickling_huge_or_redirecting_calendar_is_one_sentence_and_the_block_runs_on_time(initialised, ollama):
     import time
 
-    from routine.agenda import FETCH_SECONDS
+    from routine.person.agenda import FETCH_SECONDS
 
     home = initialised
     with serving(_trickle) as slow, serving(_huge) as huge, serving(_off_lan) as away:
@@ -226,7 +226,7 @@ def test_a_trickling_huge_or_redirecting_calendar_is_one_sentence_and_the_block_
 def test_a_rule_by_the_second_is_cut_at_the_cap_and_says_how_many_were_left_out(initialised, ollama):
     import time
 
-    from routine.agenda import MAX_OCCURRENCES
+    from routine.person.agenda import MAX_OCCURRENCES
 
     home = initialised
     today = datetime.now(BERLIN).date()

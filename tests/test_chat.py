@@ -107,11 +107,12 @@ def runner_for(home):
     from routine.config.loader import load_agents, load_config
     from routine.journal import Journal
     from routine.runner.step import Runner
+    from routine.flows.step_setup import STEP_SETUP
 
     config = load_config(None)
     agents, _ = load_agents(config)
     journal = Journal()
-    return Runner(config, journal), journal, agents
+    return Runner(config, journal, setup=STEP_SETUP), journal, agents
 
 
 def test_ask_then_continue_keeps_the_conversation_and_the_journal_has_every_message(chat_home, ollama, capsys):

@@ -138,7 +138,7 @@ def test_the_1530_guardian_checks_the_research_brief_and_what_the_agents_wrote_t
 
 
 def test_dream_seeding_sees_every_objective_and_key_result(week, week_dir):
-    from routine.graph.extract import okr_items
+    from routine.vault.okrs import okr_items
 
     okrs = okr_items((week_dir / "Vault" / "Plans" / "OKRs.md").read_text())
     assert [i.name for i in okrs if i.objective is None] == ["Objective 1", "Objective 2", "Objective 3"]
@@ -170,6 +170,7 @@ def test_fridays_review_gives_fridays_note_before_a_whole_thursday_without_its_d
     from routine.config.loader import load_agents, load_config
     from routine.runner.block import run_block
     from routine.runner.step import Runner
+    from routine.flows.step_setup import STEP_SETUP
     from routine.schedule.loader import load_schedules
 
     vault = week_dir / "Vault"
@@ -184,7 +185,7 @@ def test_fridays_review_gives_fridays_note_before_a_whole_thursday_without_its_d
     config = load_config()
     agents, _ = load_agents(config)
     block = load_schedules(config, agents).blocks["okr-review"]
-    runner = Runner(config, journal=None, clock=lambda: datetime.combine(friday, time(16, 30), TZ))
+    runner = Runner(config, journal=None, clock=lambda: datetime.combine(friday, time(16, 30), TZ), setup=STEP_SETUP)
     try:
         outcome = run_block(runner, block, agents, dry_run=True)
     finally:

@@ -212,6 +212,7 @@ def test_an_assignment_made_in_obsidian_counts_at_the_next_run_of_an_agent_loade
     from routine.config.loader import load_agents, load_config
     from routine.journal import Journal
     from routine.runner.step import Runner, StepRequest
+    from routine.flows.step_setup import STEP_SETUP
 
     config = load_config()
     loaded = load_agents(config)[0]["pricer"]  # before the assignment
@@ -219,7 +220,7 @@ def test_an_assignment_made_in_obsidian_counts_at_the_next_run_of_an_agent_loade
         "# Todo\n- [ ] Draft the Acme offer [assignee:: [[Pricer]]]\n"
     )
     journal = Journal()
-    runner = Runner(config, journal)
+    runner = Runner(config, journal, setup=STEP_SETUP)
     try:
         ollama.script(
             MISTRAL, [call("write_note", path="Projects/Acme/Tasks.md", content="Offer sent.", section="Done"), "Done."]

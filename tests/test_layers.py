@@ -15,33 +15,30 @@ PACKAGE = ROOT / "routine"
 DAEMON = PACKAGE / "daemon"
 
 # The layers, bottom first (docs/source-code.md, "Layers"). A module may import its own layer and
-# the layers below it, never one above, not even inside a function. An entry names a module or a
-# package (then everything in it); the longest entry that names a module decides its layer.
+# the layers below it, never one above, not even inside a function. An entry names a package (then
+# everything in it): every folder is on one floor. "routine" is the modules right in routine/ (the
+# base floor); routine.__main__, the entry point Python looks for there, is the CLI's.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("routine", "routine.errors", "routine.paths", "routine.durations", "routine.atomicfile",
-              "routine.runcontext", "routine.logs", "routine.causes", "routine.supervise", "routine.sysmetrics",
-              "routine.units", "routine.peers", "routine.unitcheck", "routine.daemonlock", "routine.prompts",
-              "routine.statedb", "routine.verdicts", "routine.redact", "routine.bounded", "routine.ics",
-              "routine.jsonvalue")),
-    ("files", ("routine.templating", "routine.vault", "routine.journal")),
+    ("base", ("routine", "routine.prompts")),
+    ("files", ("routine.vault", "routine.journal")),
     ("watch", ("routine.watch",)),
     ("config", ("routine.config",)),
-    ("models", ("routine.models", "routine.alerts", "routine.notifications")),
-    ("domain", ("routine.memory", "routine.schedule", "routine.graph", "routine.projects", "routine.agenda")),
+    ("models", ("routine.models",)),
+    ("person", ("routine.person",)),  # alerts, notifications, the person's calendars
+    ("projects", ("routine.projects",)),  # below the rest of the domain, which reads projects
+    ("domain", ("routine.memory", "routine.schedule", "routine.graph")),
     ("access", ("routine.access",)),
-    ("views", ("routine.graph.views", "routine.graph.canvas", "routine.graph.publish", "routine.graph.context",
-               "routine.graph.service", "routine.projects.runs", "routine.projects.recommend")),
     ("tools", ("routine.tools",)),
     ("runner", ("routine.runner",)),
     ("trials", ("routine.trials",)),  # a real run's request replayed on another model, judged beside it
     ("conversations", ("routine.chat", "routine.agents")),
-    ("flows", ("routine.approval", "routine.projects.pickup", "routine.projects.qa")),
-    ("protocol", ("routine.control",)),
+    ("flows", ("routine.flows",)),  # approval, task pickup, QA, the setup every step is given
     ("daemon", ("routine.daemon",)),
-    ("terminal", ("routine.cli.output", "routine.cli.progress")),  # import-free output helpers the actions use
+    ("terminal", ("routine.terminal",)),  # import-free output helpers the actions use
     ("actions", ("routine.actions",)),
     ("cli", ("routine.cli", "routine.__main__")),
 ]
+ENTRY_POINT = "routine.__main__"
 
 # Arrows that still run up, each with why it is allowed for now (the list only shrinks).
 KNOWN_UPWARD: dict[tuple[str, str], str] = {}
@@ -106,17 +103,26 @@ def imports(known: dict[str, Path] | None = None) -> Iterator[Import]:
                                  inside.get(id(node), "module"))
 
 
-def layer_of(module: str) -> tuple[int, str]:
-    best: tuple[int, int, str] | None = None
+def folder_of(module: str) -> str:
+    """The package a module's folder is, right under routine/ (``routine.graph.extract`` is
+    ``routine.graph``); a module right in routine/ is ``routine``'s."""
+    parts = module.split(".")
+    if module == ENTRY_POINT:
+        return module
+    return ".".join(parts[:2]) if len(parts) > 1 and (PACKAGE / parts[1]).is_dir() else "routine"
+
+
+def floor_of(folder: str) -> tuple[int, str]:
     for index, (layer, entries) in enumerate(LAYERS):
-        for entry in entries:
-            if module == entry or (entry != "routine" and module.startswith(entry + ".")):
-                if best is None or len(entry) > best[0]:
-                    best = (len(entry), index, layer)
-    assert best is not None, (
-        f"{module} is in no layer: add it to LAYERS in tests/test_layers.py and to docs/source-code.md"
-    )
-    return best[1], best[2]
+        if folder in entries:
+            return index, layer
+    raise AssertionError(f"the folder {folder} is in no layer: add it to LAYERS in tests/test_layers.py and to "
+                         "docs/source-code.md")
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """A module's layer: its folder's, from the folder alone."""
+    return floor_of(folder_of(module))
 
 
 def upward(found: list[Import]) -> list[str]:
@@ -206,6 +212,28 @@ def test_no_import_cycles():
     found = cycles(list(imports()))
     assert not found, "\n".join(["import cycles (move what both sides share down a layer):",
                                  *(" → ".join(c) for c in found)])
+
+
+def test_the_layers_name_packages_only():
+    """Every entry of LAYERS is a folder of routine/ (or routine itself, the base floor's modules),
+    each on one floor: the folder tells the floor."""
+    entries = [entry for _, names in LAYERS for entry in names if entry != ENTRY_POINT]
+    assert len(entries) == len(set(entries)), entries
+    folders = {"routine"} | {f"routine.{p.name}" for p in PACKAGE.iterdir() if (p / "__init__.py").exists()
+                              or (p.is_dir() and any(p.glob("*.py")))}
+    assert set(entries) == folders, (sorted(set(entries) - folders), sorted(folders - set(entries)))
+
+
+def test_folders_import_downward_without_cycles():
+    """Drawn by folder (what a look at the tree shows): no arrow runs up a floor and no two folders
+    import each other, directly or round a loop."""
+    found = list(imports())
+    between = [Import(folder_of(i.importer), folder_of(i.imported), i.where, i.inside) for i in found
+               if folder_of(i.importer) != folder_of(i.imported)]
+    wrong = [f"{i.where} {i.importer} -> {i.imported}: layer {floor_of(i.importer)[1]} may not import layer "
+             f"{floor_of(i.imported)[1]}" for i in between if floor_of(i.imported)[0] > floor_of(i.importer)[0]]
+    assert not wrong, "\n".join(wrong)
+    assert not cycles(between), cycles(between)
 
 
 def test_the_layer_check_sees_an_upward_import_and_a_cycle():

@@ -272,7 +272,7 @@ def test_search_usage_errors_exit_2(initialised):
 def test_progress_is_a_bar_on_a_terminal_and_sparse_lines_otherwise():
     import io
 
-    from routine.cli.progress import ProgressPrinter
+    from routine.terminal.progress import ProgressPrinter
 
     plain = io.StringIO()
     printer = ProgressPrinter(plain, tty=False)

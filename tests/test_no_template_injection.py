@@ -44,8 +44,9 @@ def in_process(initialised, monkeypatch):
 def test_a_task_line_assigned_to_an_agent_runs_nothing(in_process, ollama, payload):
     from routine.config.loader import load_agents, load_config
     from routine.journal import Journal
-    from routine.projects.pickup import pending, run_pickup
+    from routine.flows.pickup import pending, run_pickup
     from routine.runner.step import Runner, local_now
+    from routine.flows.step_setup import STEP_SETUP
 
     home = in_process
     home.run("project", "new", "P0", check=True)
@@ -57,7 +58,8 @@ def test_a_task_line_assigned_to_an_agent_runs_nothing(in_process, ollama, paylo
     assert len(picks) == 1
     journal = Journal()
     try:
-        done = run_pickup(Runner(config, journal), config.vault, picks[0], local_now(config), agents=agents)
+        done = run_pickup(Runner(config, journal, setup=STEP_SETUP), config.vault, picks[0], local_now(config),
+                          agents=agents)
     finally:
         journal.close()
     assert not marker_made(home)

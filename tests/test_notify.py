@@ -56,8 +56,8 @@ def test_notify_test_without_urls_says_how_to_add_one(initialised):
 
 
 def test_an_alert_notifies_once_per_cause_and_once_when_it_resolves(config, receiver):
-    from routine import notifications
-    from routine.alerts import raise_alert, resolve_alerts
+    from routine.person import notifications
+    from routine.person.alerts import raise_alert, resolve_alerts
 
     at = datetime(2026, 11, 24, 9, 0, tzinfo=BERLIN)
     for i in range(3):
@@ -79,8 +79,8 @@ def test_an_alert_notifies_once_per_cause_and_once_when_it_resolves(config, rece
 
 
 def test_quiet_hours_hold_a_message_until_they_end(config, receiver):
-    from routine import notifications
-    from routine.alerts import raise_alert
+    from routine.person import notifications
+    from routine.person.alerts import raise_alert
 
     night = datetime(2026, 11, 24, 23, 30, tzinfo=BERLIN)
     raise_alert(config, night, "The vault is not writable", "Writing failed.", cause="vault:/v")
@@ -107,7 +107,7 @@ def test_a_proposal_waiting_notifies_once_and_a_failing_url_never_fails_the_run(
 
 
 def test_a_blocks_note_is_sent_with_its_first_lines_when_named_in_ready(initialised, ollama, receiver, monkeypatch):
-    from routine import notifications
+    from routine.person import notifications
     from routine.config.loader import load_config
     from routine.daemon.ready import ready
     from routine.runner.block import BlockOutcome
@@ -220,8 +220,8 @@ def test_notify_on_written_plainly_is_read_as_meant_and_bad_quiet_hours_are_loca
 
 
 def test_an_outage_is_sent_high_its_resolution_low_each_with_a_link_that_opens_the_note(config, receiver):
-    from routine import notifications
-    from routine.alerts import raise_alert, resolve_alerts
+    from routine.person import notifications
+    from routine.person.alerts import raise_alert, resolve_alerts
 
     at = datetime(2026, 11, 24, 9, 0, tzinfo=BERLIN)
     rel = raise_alert(config, at, "Ollama unreachable at http://h:11434", "Ollama is not reachable.", "start it.",

@@ -285,7 +285,7 @@ def test_an_until_the_clock_cannot_hold_is_refused_before_anything_is_saved(init
 
 
 def test_a_stored_pause_the_daemon_cannot_read_is_set_aside_with_one_alert(daemon, initialised):
-    from routine.alerts import alert_set_aside
+    from routine.person.alerts import alert_set_aside
 
     home = initialised
     home.state.mkdir(parents=True, exist_ok=True)

@@ -91,7 +91,7 @@ def test_one_reader_for_every_verdict_form_the_prompts_ask_for():
     assert verdict_of("VERDICT: ok, it is ready to build on") == "ok"
     assert verdict_of("Verdicts are hard.\n## Verdict\n") is None
     from routine.config import conditions
-    from routine.projects import qa
+    from routine.flows import qa
 
     assert conditions.verdict_of is verdict_of and qa.verdict_of is verdict_of
     assert qa.parse_review("**Verdict:** OK — fine.")[0] == "fail"
@@ -185,7 +185,7 @@ def test_a_long_artifact_is_reviewed_part_by_part_within_the_window(cli, ollama)
 
 def test_parts_fit_the_budget_and_name_their_sections():
     from routine.models.tokens import Estimate
-    from routine.projects.review_parts import split_for_review
+    from routine.flows.review_parts import split_for_review
 
     counter = Estimate()
     short = "Intro line.\n\n## A\nSmall."

@@ -244,6 +244,7 @@ def simulate(config, server, days: list[date], seed: int = 11) -> list[StepSeen]
     from routine.runner.block import run_block
     from routine.runner.events import StepStarted
     from routine.runner.step import Runner
+    from routine.flows.step_setup import STEP_SETUP
     from routine.schedule.loader import load_schedules
     from routine.vault import wikilink_for
 
@@ -254,7 +255,7 @@ def simulate(config, server, days: list[date], seed: int = 11) -> list[StepSeen]
     marks: list[tuple[str, int]] = []
     runner = Runner(config, journal, clock=lambda: now[0],
                     on_event=lambda event: marks.append((event.agent, len(server.requests)))
-                    if isinstance(event, StepStarted) else None)
+                    if isinstance(event, StepStarted) else None, setup=STEP_SETUP)
     rng = random.Random(seed)
     seen: list[StepSeen] = []
     try:

@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum
 from collections.abc import Callable, Iterable
-from functools import partial
 from pathlib import Path
 
 from routine.jsonvalue import JSONObject
@@ -137,7 +136,7 @@ def scoped(
 def reader(config: Config, agent: AgentSpec) -> Callable[[str], bool]:
     """Whether ``agent`` may read a vault path (``Access.may_read`` of its effective scopes): what the
     grounding check looks a claim up in."""
-    return partial(in_scope, list(scoped(config, agent).reads))
+    return scoped(config, agent).may_read
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from routine.cli.output import Clock, print_json, print_table
+from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
 

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from routine.agents.library import library_named, version
-from routine.cli.output import print_json
+from routine.terminal.output import print_json
 from routine.errors import UsageError
 
 if TYPE_CHECKING:

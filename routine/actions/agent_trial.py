@@ -13,7 +13,7 @@ import argparse
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from routine.cli.output import print_json
+from routine.terminal.output import print_json
 from routine.config.model import AgentSpec, Config
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> int:
-    from routine import control
+    from routine.daemon import client
     from routine.journal import Journal
     from routine.trials.select import agent_runs, days_and_ids
     from routine.trials.variants import load_variant
@@ -37,15 +37,15 @@ def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> in
             print(f"No runs of {agent.name} to try the variant on (step runs that called a model"
                   f"{'' if ids else ', yesterday' if not shift else ', today'}); `--runs today` or run ids.")
             return 0
-        if control.daemon_running():
+        if client.daemon_running():
             return _queue(config, journal, agent, variant, args, now, runs)
         from routine.journal.model_events import ModelEvents
         from routine.models.client import ModelClient
         from routine.models.manager import ModelManager
         from routine.trials.advice import judge
 
-        client = ModelClient(config, ModelManager(config, events=ModelEvents(journal.db)))
-        outcome = judge(config, journal, client, agent, variant, runs, args.variant, "", now)
+        model_client = ModelClient(config, ModelManager(config, events=ModelEvents(journal.db)))
+        outcome = judge(config, journal, model_client, agent, variant, runs, args.variant, "", now)
     finally:
         journal.close()
     return _report(agent, args.variant, outcome, args.json)
@@ -63,9 +63,9 @@ def _queue(config: Config, journal: Journal, agent: AgentSpec, variant: AgentSpe
     span = config.trials.window
     window = f"{span[0]:%H:%M}-{span[1]:%H:%M}" if span else None
     if added:
-        from routine import control
+        from routine.daemon import client
 
-        control.nudge("queued")  # the daemon looks at its queue now, not at its next minute
+        client.nudge("queued")  # the daemon looks at its queue now, not at its next minute
     when = (f"in its trials window ({window})" if window else
             "once routine.yaml has a trials window (`trials: {window: \"01:00-05:00\"}`)")
     said = (f"Queued: the daemon tries {args.variant} on {len(runs)} run(s) of {agent.name} {when}; a variant "

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from routine.cli.output import print_json, print_table
+from routine.terminal.output import print_json, print_table
 from routine.config.loader import load_config, load_agents
 from routine.errors import EXIT_JOB_FAILED, RoutineError, UsageError
 from routine.journal.decisions import Outcome
@@ -26,10 +26,10 @@ def run(args: argparse.Namespace) -> int:
         return _list(config, args.json)
     rel = _proposal_path(config, args.note)
     decision = not args.reject
-    from routine import control
+    from routine.daemon import client
 
     force = bool(getattr(args, "force", False))
-    final = control.call({"op": "decide", "rel": rel, "approved": decision, "force": force})
+    final = client.call({"op": "decide", "rel": rel, "approved": decision, "force": force})
     if final is not None:
         if final.get("error"):
             print(f"routine: {final['error']}" + (f" Fix: {final['fix']}" if final.get("fix") else ""), file=sys.stderr)
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 def _decide_here(config: Config, rel: str, decision: bool, force: bool = False) -> dict:
     from datetime import datetime
 
-    from routine.approval import decide
+    from routine.flows.approval import decide
     from routine.journal import Journal
 
     agents, _ = load_agents(config, require_vault=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from routine.cli.output import print_json
+from routine.terminal.output import print_json
 from routine.config.loader import load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, UsageError
 
@@ -45,13 +45,14 @@ def _qa(config: Config, args: argparse.Namespace) -> int:
     from datetime import datetime
 
     from routine.journal import Journal
-    from routine.projects.qa import run_qa
+    from routine.flows.qa import run_qa
     from routine.runner.step import Runner
+    from routine.flows.step_setup import STEP_SETUP
 
     agents, _ = load_agents(config)
     rel = _note(config, args.note)
     journal = Journal()
-    runner = Runner(config, journal)
+    runner = Runner(config, journal, setup=STEP_SETUP)
     try:
         result = run_qa(config, agents, runner, rel, datetime.now().astimezone(),
                         tuple(a.lower() for a in args.by or ()))

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Callable, TextIO
 
-from routine.cli.output import print_json
+from routine.terminal.output import print_json
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.config.overrides import on_model
 
@@ -32,7 +32,7 @@ class Asker:
 
     def ask(self, question: str, session: str | None, continue_last: bool,
             on_token: Callable[[str], None] | None = None) -> dict:
-        from routine import control
+        from routine.daemon import client
 
         message = {"op": "chat", "agent": self.agent.name, "question": question, "session": session,
                    "continue": continue_last, **({"model": self.model} if self.model else {})}
@@ -45,9 +45,9 @@ class Asker:
             elif isinstance(event, Queued):
                 sys.stderr.write(f"(waiting for {event.ahead} job(s) in the daemon …)\n")
 
-        final = control.call(message, on_event=on_event)
+        final = client.call(message, on_event=on_event)
         if final is not None:
-            return control.result_of(final)
+            return client.result_of(final)
         from routine.chat.sessions import ask
 
         runner, journal = self._local()
@@ -58,10 +58,11 @@ class Asker:
             from routine.actions.fire import _progress
             from routine.journal import Journal
             from routine.runner.step import Runner
+            from routine.flows.step_setup import STEP_SETUP
 
             self._journal = Journal()
             # Without the daemon, the search index is brought up to date here first: show it.
-            self._runner = Runner(self.config, self._journal, on_event=_progress(False))
+            self._runner = Runner(self.config, self._journal, on_event=_progress(False), setup=STEP_SETUP)
         assert self._journal is not None  # made with the runner
         return self._runner, self._journal
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from routine.cli.output import Clock, print_json, print_table
+from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import zone_name_of
 from routine.errors import UsageError
 from routine.journal import Journal

@@ -8,7 +8,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from routine.cli.output import print_json
+from routine.terminal.output import print_json
 from routine.config.loader import load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, EXIT_USAGE, RoutineError
 
@@ -133,7 +133,7 @@ def _calendar_checks(config: Config) -> list[Check]:
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
-    from routine import agenda
+    from routine.person import agenda
     from routine.redact import redact_url
 
     now = datetime.now(ZoneInfo(config.zone_name()))
@@ -144,7 +144,7 @@ def _calendar_checks(config: Config) -> list[Check]:
 
 def _notify_checks(config: Config) -> list[Check]:
     """Each notify URL: one Apprise knows, on a host that answers (nothing is sent)."""
-    from routine.notifications import check_url
+    from routine.person.notifications import check_url
     from routine.redact import redact_url as shown
 
     checks = []

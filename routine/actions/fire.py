@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Callable
 
-from routine.cli.output import print_json
+from routine.terminal.output import print_json
 from routine.config.loader import agent_named, agent_note_problems, load_agents, load_config
 from routine.config.overrides import known_alias, on_model, on_models
 from routine.errors import EXIT_JOB_FAILED, UsageError
@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     agent = on_model(config, agent_named(agents, problems, args.target, blocks), args.model, args.write)
 
     from routine.runner.step import Runner, StepRequest
+    from routine.flows.step_setup import STEP_SETUP
 
     request = StepRequest.for_agent(config, agent, args.task, model_override=args.model)
     if args.dry_run:
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     interactive = live(args)
     journal = Journal()
-    runner = Runner(config, journal, on_event=_progress(interactive))
+    runner = Runner(config, journal, on_event=_progress(interactive), setup=STEP_SETUP)
     try:
         outcome = runner.run_step(request, stream=interactive)
     finally:
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 def through_daemon(args: argparse.Namespace, resume: str | None = None) -> int | None:
     """When the daemon runs, the job goes through it: one model manager, one index writer.
     ``resume``: a failed block run to pick up (`routine runs retry`)."""
-    from routine import control
+    from routine.daemon import client
 
     interactive = live(args)
     from routine.runner.events import from_json
@@ -88,7 +89,7 @@ def through_daemon(args: argparse.Namespace, resume: str | None = None) -> int |
         if event is not None:
             progress(event)
 
-    final = control.call(message, on_event=on_line)
+    final = client.call(message, on_event=on_line)
     if final is None:
         return None
     if final.get("error") and "result" not in final:
@@ -130,6 +131,7 @@ def fire_block(
         )
     from routine.runner.block import run_block
     from routine.runner.step import Runner
+    from routine.flows.step_setup import STEP_SETUP
 
     agents = on_models(config, agents, block.agents, getattr(args, "model", None), getattr(args, "write", False))
     if args.dry_run:
@@ -147,7 +149,7 @@ def fire_block(
 
     interactive = live(args)
     journal = Journal()
-    runner = Runner(config, journal, on_event=_progress(interactive))
+    runner = Runner(config, journal, on_event=_progress(interactive), setup=STEP_SETUP)
     try:
         outcome = run_block(runner, block, agents, trigger=trigger, stream=interactive, resume=resume)
     finally:
@@ -163,11 +165,13 @@ def fire_block(
 
 def _dry_runner(config: Config) -> Runner:
     """A runner for --dry-run: while the daemon runs, searches go to its index (it holds the lock)."""
-    from routine import control
+    from routine.daemon import client
     from routine.runner.step import Runner
+    from routine.flows.step_setup import STEP_SETUP
 
-    memory = control.DaemonMemory() if control.daemon_running() else None
-    return Runner(config, journal=None, memory=memory, on_event=_progress(False))  # only indexing progress
+    memory = client.DaemonMemory() if client.daemon_running() else None
+    return Runner(config, journal=None, memory=memory, on_event=_progress(False),
+                  setup=STEP_SETUP)  # only indexing progress
 
 
 def _print_outcome(outcome: StepOutcome) -> None:
@@ -197,9 +201,9 @@ def live(args: argparse.Namespace) -> bool:
 
 
 def _progress(interactive: bool) -> Callable[[RunEvent], None]:
-    """The runner's events as the terminal shows them (``routine.cli.progress``); an index pass's
+    """The runner's events as the terminal shows them (``routine.terminal.progress``); an index pass's
     bar even when the rest is quiet."""
-    from routine.cli.progress import ProgressPrinter, StepProgress
+    from routine.terminal.progress import ProgressPrinter, StepProgress
     from routine.runner import events as ev
 
     indexing = ProgressPrinter()

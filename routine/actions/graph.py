@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from routine.cli.output import print_json
+from routine.terminal.output import print_json
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
 

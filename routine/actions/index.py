@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from routine import control
-from routine.cli.output import print_json
-from routine.cli.progress import ProgressPrinter
+from routine.daemon import client
+from routine.terminal.output import print_json
+from routine.terminal.progress import ProgressPrinter
 from routine.config.loader import load_config
 
 
@@ -21,9 +21,9 @@ def run(args: argparse.Namespace) -> int:
             progress(event.what, event.count, event.total)
 
     try:
-        final = control.call({"op": "index", "rebuild": args.rebuild}, on_event=on_line)
+        final = client.call({"op": "index", "rebuild": args.rebuild}, on_event=on_line)
         if final is not None:  # the daemon runs: it is the index's one writer
-            stats = control.result_of(final)
+            stats = client.result_of(final)
         else:
             from routine.memory import VaultIndex
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timedelta
 
-from routine.cli.output import Clock, print_json, print_table
+from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import load_config
 from routine.journal import Journal
 from routine.journal.keep import KeepRates

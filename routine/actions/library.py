@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from routine.agents.library import agents_in, library_named, preview, version
-from routine.cli.output import print_json, print_table
+from routine.terminal.output import print_json, print_table
 from routine.config.loader import load_config
 from routine.config.model import LibrarySource
 

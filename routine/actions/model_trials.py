@@ -7,7 +7,7 @@ import argparse
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from routine.cli.output import print_json, print_table
+from routine.terminal.output import print_json, print_table
 from routine.config.model import Config
 from routine.errors import UsageError
 
@@ -16,12 +16,12 @@ if TYPE_CHECKING:
     from routine.journal.trials import Trial
 
 def try_model(config: Config, args: argparse.Namespace) -> int:
-    from routine import control
+    from routine.daemon import client
     from routine.journal import Journal
     from routine.trials.queue import queue
     from routine.trials.select import days_and_ids, runs_to_try
 
-    if args.now and control.daemon_running():
+    if args.now and client.daemon_running():
         raise UsageError("The daemon is running: trials must go through its model manager, not beside it.",
                          "leave out --now (the daemon runs them in its `trials:` window), or stop the daemon first.")
     shift, ids = days_and_ids(args.runs)
@@ -33,7 +33,7 @@ def try_model(config: Config, args: argparse.Namespace) -> int:
         runs = runs_to_try(config, journal, args.candidate, now, args.against, ids or None)
         added, before = queue(journal, runs, args.candidate)
         if added and not args.now:
-            control.nudge("queued")  # a running daemon looks at its queue now
+            client.nudge("queued")  # a running daemon looks at its queue now
         done = _run_now(config, journal) if args.now else []
     finally:
         journal.close()
@@ -52,7 +52,7 @@ def try_model(config: Config, args: argparse.Namespace) -> int:
           f"{f' ({before} tried or queued before)' if before else ''}.")
     if not args.now:
         window = config.trials.window if config.trials else None
-        now_hint = ("stop the daemon and run them now with --now" if control.daemon_running()
+        now_hint = ("stop the daemon and run them now with --now" if client.daemon_running()
                     else "run them now with --now")
         print(f"The daemon runs them in its trials window ({window})." if window else
               f"Add `trials: {{window: \"01:00-05:00\"}}` to routine.yaml for the daemon to run them at night, "
@@ -71,9 +71,9 @@ def _run_now(config: Config, journal: Journal) -> list[Trial]:
     from routine.trials.queue import run_next
 
     agents, _ = load_agents(config, require_vault=True)
-    client = ModelClient(config, ModelManager(config, events=ModelEvents(journal.db)))
+    model_client = ModelClient(config, ModelManager(config, events=ModelEvents(journal.db)))
     done = []
-    while (trial := run_next(config, agents, journal, client)) is not None:
+    while (trial := run_next(config, agents, journal, model_client)) is not None:
         done.append(trial)
     return done
 

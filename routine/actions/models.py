@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from routine import paths
-from routine.cli.output import Clock, print_json, print_table
+from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import load_agents, load_config
 from routine.errors import RoutineError
 from routine.schedule import pause

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from routine import paths
-from routine.cli.output import Clock, print_json, print_table
+from routine.terminal.output import Clock, print_json, print_table
 from routine.config.model import Config
 from routine.config.loader import load_config
 from routine.errors import UsageError
@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _test(config: Config, as_json: bool) -> int:
-    from routine.notifications import send_now
+    from routine.person.notifications import send_now
 
     urls = config.notify.urls
     if not urls:

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from routine import paths
 from routine.daemon import clock
-from routine.cli.output import print_json
+from routine.terminal.output import print_json
 from routine.config.model import Config
 from routine.config.loader import load_agents, load_config
 from routine.errors import UsageError, did_you_mean
@@ -35,9 +35,9 @@ def run(args: argparse.Namespace) -> int:
         pause.pause(state, args.blocks, pause.until_from(args.until, now), now)
         said = []
     held = pause.in_force(state, config.holiday, now, zone)
-    from routine import control
+    from routine.daemon import client
 
-    control.call({"op": "held"})  # a running daemon shows it at once (the dashboard); None without one
+    client.call({"op": "held"})  # a running daemon shows it at once (the dashboard); None without one
     if args.json:
         print_json({"said": said, "paused": list(held)})
         return 0

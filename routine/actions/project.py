@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from routine.cli.output import print_json, print_table
+from routine.terminal.output import print_json, print_table
 from routine.config.loader import load_config, load_agents
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def _done(args: argparse.Namespace, result: Mapping[str, object], message: str) 
 
 
 def _blocks(config: Config) -> dict[str, Block]:
-    from routine.projects.cadence import project_blocks
+    from routine.schedule.project_cadence import project_blocks
 
     agents, _ = load_agents(config)
     return project_blocks(config, agents)[0]

@@ -12,15 +12,15 @@ from routine.errors import DaemonError
 
 
 def run(args: argparse.Namespace) -> int:
-    from routine import control
+    from routine.daemon import client
 
     try:
-        sock = control.connect(wait=0)
+        sock = client.connect(wait=0)
     except DaemonError:
         sock = None  # a daemon holds the lock but answers elsewhere (or not yet): hold() says which
     if sock is not None:
         sock.close()
-        raise DaemonError(f"A routine daemon is already running (socket {control.socket_path()}).",
+        raise DaemonError(f"A routine daemon is already running (socket {client.socket_path()}).",
                           "stop it first (`systemctl stop routine`), or use `routine status`.")
     from routine.daemonlock import hold
 

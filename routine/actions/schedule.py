@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 from zoneinfo import ZoneInfo
 
 from routine import paths
-from routine.cli.output import print_json, print_table
+from routine.terminal.output import print_json, print_table
 from routine.config.loader import load_agents, load_config
 from routine.errors import ConfigError
 from routine.schedule import pause
@@ -44,9 +44,9 @@ def _kept_by_daemon(broken: dict) -> dict[str, list[dict]]:
         return {}
     from pathlib import Path
 
-    from routine import control
+    from routine.daemon import client
 
-    final = control.call({"op": "status"})
+    final = client.call({"op": "status"})
     if final is None or "status" not in final:
         return {}
     fires = final["status"].get("next_fires") or []

@@ -6,9 +6,9 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from routine import control
-from routine.cli.output import print_json
-from routine.cli.progress import ProgressPrinter
+from routine.daemon import client
+from routine.terminal.output import print_json
+from routine.terminal.progress import ProgressPrinter
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
 
@@ -73,10 +73,10 @@ def searches(config: Config, query: str, k: int, scopes: list[list[str] | None],
         return [[hit.as_dict() for hit in index.search(query, k, reads, progress=progress)] for reads in scopes]
     found: list[list[HitRecord]] = []
     for reads in scopes:
-        final = control.call({"op": "search", "query": query, "k": k, "reads": reads})
+        final = client.call({"op": "search", "query": query, "k": k, "reads": reads})
         if final is None:
             break
-        found.append(control.result_of(final))
+        found.append(client.result_of(final))
     else:
         return found
     from routine.memory import VaultIndex

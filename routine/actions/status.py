@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from routine.actions.runs import wrote_paths
-from routine.cli.output import Clock, print_json, print_table
+from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import zone_name_of
 from routine.daemon.status_record import DaemonState, DaemonStatus, NextFire, RecentRun
 
@@ -15,9 +15,9 @@ EXIT_NOT_RUNNING = 3  # systemctl's (and LSB's) convention: "program is not runn
 
 
 def run(args: argparse.Namespace) -> int:
-    from routine import control
+    from routine.daemon import client
 
-    final = control.call({"op": "status"})
+    final = client.call({"op": "status"})
     if final is None:
         status = _offline(args)
     elif "status" not in final:

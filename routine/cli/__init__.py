@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
 def _send_notifications() -> None:
     """Messages the command queued (an alert, a proposal) go out before it exits: Apprise cannot
     send once the interpreter is shutting down. Nothing to wait for when none were queued."""
-    sent = sys.modules.get("routine.notifications")
+    sent = sys.modules.get("routine.person.notifications")
     if sent is not None:
         sent.flush()
 

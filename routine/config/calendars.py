@@ -1,5 +1,5 @@
 """`calendars:` in routine.yaml and the spans a step may ask of them (`calendar: today`): the
-vocabulary, here so the schedule loader can check a step and ``routine.agenda`` read it."""
+vocabulary, here so the schedule loader can check a step and ``routine.person.agenda`` read it."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from routine.config.providers import Provider
 from routine.config.schedule_schema import AGENT, STEP
 from routine.config.schema import ALIAS, TRIALS, defaults
 from routine.config.zone import machine_zone_name
+from routine.vault.scope import in_scope
 from routine.vault.targets import WriteTarget
 from routine.durations import parse_duration
 
@@ -171,8 +172,8 @@ class Config:
     memory: MemorySettings
     libraries: dict[str, LibrarySource]
     holiday: tuple[tuple[date, date], ...] = ()  # `holiday:` as (first, last) days; see schedule.pause
-    notify: NotifySettings = NotifySettings()  # `notify:`; see routine.notifications
-    calendars: tuple[CalendarSource, ...] = ()  # `calendars:`; see routine.agenda
+    notify: NotifySettings = NotifySettings()  # `notify:`; see routine.person.notifications
+    calendars: tuple[CalendarSource, ...] = ()  # `calendars:`; see routine.person.agenda
     trials: TrialSettings = TrialSettings()  # `trials:`; see routine.trials
 
     @property
@@ -223,6 +224,13 @@ class AgentSpec:
     # Why its writes are proposals when that is not the note's own `approval:` (a run on another
     # model without --write, ``config.overrides.on_model``): the proposal and the CLI say this.
     approval_why: str | None = None
+
+    def may_read(self, rel: str) -> bool:
+        """Whether this agent may read a vault path: its effective reads (exclusions included), so
+        only on a spec the scope resolver made (``routine.access.scoped``)."""
+        if not self.resolved:
+            raise RuntimeError(f"the scopes of {self.name} were not resolved (routine.access.scoped)")
+        return in_scope(list(self.reads), rel)
 
 
 @dataclass(frozen=True)

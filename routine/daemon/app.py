@@ -25,7 +25,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from routine import paths
-from routine.alerts import raise_alert
+from routine.person.alerts import raise_alert
 from routine.causes import is_disk_full
 from routine.daemon import health
 from routine.daemon.clock import driven_clock

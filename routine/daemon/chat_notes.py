@@ -55,7 +55,7 @@ class ChatNotes:
             log.info("chat note %s: a new message for %s", change.rel, note.agent)
 
     def answer(self, rel: str) -> None:
-        from routine.alerts import raise_alert
+        from routine.person.alerts import raise_alert
         from routine.chat.notes import answer_note
         from routine.journal import Journal
 

@@ -2,7 +2,7 @@
 and `search` while the daemon runs.
 
 A manual fire goes through the same work queue, model client and journal as scheduled work,
-and its progress streams back to the CLI as JSON lines (protocol: ``routine.control``).
+and its progress streams back to the CLI as JSON lines (protocol: ``routine.daemon.client``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from routine.control import socket_path
+from routine.daemon.client import socket_path
 from routine.daemon.fire_op import fire
 from routine.daemon.ports import Jobs
 from routine.errors import DaemonError, RoutineError

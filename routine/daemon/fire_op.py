@@ -1,6 +1,6 @@
 """The control socket's ``fire`` request: `routine fire` (and `routine runs retry`) while the
 daemon runs. An agent or a block goes through the same work queue, model client and journal as
-scheduled work, its progress streamed back as JSON lines (protocol: ``routine.control``); the
+scheduled work, its progress streamed back as JSON lines (protocol: ``routine.daemon.client``); the
 end ``{"done": true, "result": the run's summary, "exit"}``.
 """
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Callable
 from zoneinfo import ZoneInfo
 
-from routine.alerts import raise_alert
+from routine.person.alerts import raise_alert
 from routine.config.model import Config
 from routine.daemon import due
 from routine.journal import Journal

@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from routine import supervise
-from routine.alerts import alert_set_aside, open_causes, raise_alert, resolve_alerts
+from routine.person.alerts import alert_set_aside, open_causes, raise_alert, resolve_alerts
 from routine.causes import Cause, describe
 from routine.causes import server as server_cause
 from routine.daemon import dependencies
 from routine.daemon.dependencies import Check
 from routine.errors import RoutineError
 from routine.daemon.reminders import remind
-from routine.notifications import deliver_held
+from routine.person.notifications import deliver_held
 
 if TYPE_CHECKING:
     from routine.config.model import Config

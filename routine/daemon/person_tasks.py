@@ -1,5 +1,5 @@
 """A task line in a case file assigned to a person (`[assignee:: [[Ada]]]`, Ada not an agent):
-the person is told once, on their phone (``routine.notifications``), when the daemon sees the
+the person is told once, on their phone (``routine.person.notifications``), when the daemon sees the
 note that holds it change. Agents' tasks are picked up instead (``projects.pickup``)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from datetime import datetime
 from routine.config.model import Config
 from routine.config.notify import Topic
 from routine.errors import RoutineError
-from routine.notifications import Message, notify
+from routine.person.notifications import Message, notify
 from routine.projects.model import link_target, member_kind, project_folder_of
 from routine.projects.tasks import parse_tasks
 from routine.vault.files import read_text

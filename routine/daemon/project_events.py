@@ -32,7 +32,7 @@ from routine.projects.model import (
 from routine.projects.model import loose
 
 if TYPE_CHECKING:
-    from routine.projects.pickup import Pickup
+    from routine.flows.pickup import Pickup
     from routine.watch.changes import Change
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ class Host(Jobs, Protocol):
 
 class ProjectEvents:
     def __init__(self, host: Host):
-        from routine.projects.pickup import Backoff
+        from routine.flows.pickup import Backoff
 
         self.host = host
         self.backoff = Backoff(host.live.config.pickup_backoff)
@@ -105,7 +105,7 @@ class ProjectEvents:
             log.info("%s changed after it passed QA: it needs QA again", rel)
 
     def _submit_pending(self, folder: str | None, interrupted: bool = False) -> None:
-        from routine.projects.pickup import pending
+        from routine.flows.pickup import pending
 
         for pick in pending(self.vault, self.host.live.agents, folder, interrupted=interrupted):
             wait = self.backoff.wait(pick.key, time.monotonic())
@@ -120,7 +120,7 @@ class ProjectEvents:
 
     def _run_pickup(self, pick: Pickup) -> None:
         from routine.journal import Journal
-        from routine.projects.pickup import run_pickup
+        from routine.flows.pickup import run_pickup
 
         journal = Journal()
         ok: bool | None = False
@@ -160,7 +160,7 @@ class ProjectEvents:
             timer.start()
 
     def _react(self, folder: str, rel: str, kind: str) -> None:
-        from routine.projects.cadence import manager_agent
+        from routine.schedule.project_cadence import manager_agent
 
         project = find_project(self.vault, folder.split("/", 1)[1])
         if project is None or str(project.cadence.get("react", "on")).lower() in ("off", "false", "no"):

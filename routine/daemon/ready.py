@@ -1,5 +1,5 @@
 """A block named in `notify.ready` (the morning note, say) finished: its note's first lines go to
-the person's phone, once per slot (``routine.notifications``)."""
+the person's phone, once per slot (``routine.person.notifications``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from routine.config.model import Config
 from routine.config.notify import Topic
 from routine.errors import RoutineError
 from routine.journal.status import succeeded
-from routine.notifications import Message, notify
+from routine.person.notifications import Message, notify
 from routine.runner.block import BlockOutcome
 from routine.vault.files import read_text
 from routine.vault.frontmatter import split_frontmatter

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from routine.alerts import raise_alert, resolve_alerts
+from routine.person.alerts import raise_alert, resolve_alerts
 from routine.causes import cause_of, describe, disk_full
 from routine.daemon.due import Slot
 from routine.durations import human

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from routine.config.model import Config
 from routine.config.notify import Priority, Topic
-from routine.notifications import Message, notify
+from routine.person.notifications import Message, notify
 from routine.projects.reminders import Nudge, reminders
 
 log = logging.getLogger("routine.daemon")

@@ -182,10 +182,11 @@ class ScheduledWork:
         """A runner on the shared model manager. With ``work``, the job's model set follows its
         block: the steps still to come are what the forecast counts as needed now."""
         from routine.runner.step import Runner, local_time
+        from routine.flows.step_setup import STEP_SETUP
 
         config = self.live.config
         runner = Runner(config, journal, models=self.models, clock=lambda: local_time(config, self.clock()),
-                        on_event=self.run_events.listener(work, on_event), memory=self.memory)
+                        on_event=self.run_events.listener(work, on_event), memory=self.memory, setup=STEP_SETUP)
         runner.write_gate = partial(self._gate, cancel)
         runner.pause = lambda seconds: not self.stopping.wait(seconds)  # a retry's wait ends at a stop
         return runner

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 from zoneinfo import ZoneInfo
 
 from routine import supervise
-from routine.alerts import raise_alert
+from routine.person.alerts import raise_alert
 from routine.daemon import due
 from routine.daemon.live import Live
 from routine.daemon.work import Work, WorkQueue

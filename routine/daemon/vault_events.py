@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 from typing import TYPE_CHECKING, Callable, Protocol
 
 from routine import paths
-from routine.alerts import raise_alert
+from routine.person.alerts import raise_alert
 from routine.daemon.ports import Jobs
 from routine.journal.runs import RunDetails
 from routine.vault.proposals import ProposalStatus
@@ -29,7 +29,7 @@ from routine.watch.filters import is_note
 from routine.watch.changes import Change
 
 if TYPE_CHECKING:
-    from routine.approval import Decided
+    from routine.flows.approval import Decided
     from routine.daemon.chat_notes import ChatNotes
     from routine.daemon.graph_feed import GraphFeeder
     from routine.daemon.index_feed import IndexFeeder
@@ -241,7 +241,7 @@ class VaultEvents:
 
     def decide(self, rel: str, by: str, decision: bool | None = None, force: bool = False) -> Decided:
         """Carry out a decision on a proposal (the person's `approved`, or `routine approve`)."""
-        from routine.approval import decide
+        from routine.flows.approval import decide
         from routine.journal import Journal
 
         live, journal = self.host.live, Journal()

@@ -16,7 +16,6 @@ checkbox in routine's generated sections or notes is a copy, ``routine.vault.pro
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from routine.jsonvalue import Parsed
@@ -26,7 +25,8 @@ from routine.projects.artifacts import artifact_type_of
 from routine.projects.model import AGENTS
 from routine.projects.tasks import TaskState, parse_line
 from routine.vault.frontmatter import parse_frontmatter
-from routine.vault.notes import code_fence_ranges, in_ranges, wikilinks
+from routine.vault.notes import hidden_ranges, in_ranges, link_targets, wikilinks
+from routine.vault.okrs import OkrKind, okr_items
 from routine.vault.provenance import is_routines_note, person_text
 
 _FOLDER_TYPES = {"People": NodeType.PERSON, "Daily": NodeType.DAILY,
@@ -34,16 +34,9 @@ _FOLDER_TYPES = {"People": NodeType.PERSON, "Daily": NodeType.DAILY,
 _PROPERTY_EDGES = {e.value: e for e in (EdgeType.MANAGER, EdgeType.MEMBERS, EdgeType.OWNER, EdgeType.SHARED_WITH,
                                         EdgeType.DERIVED_FROM, EdgeType.GROUNDING, EdgeType.SOURCES,
                                         EdgeType.KEY_RESULTS, EdgeType.RESULT)}
+_OKR_NODES = {OkrKind.OBJECTIVE: NodeType.OBJECTIVE, OkrKind.KEY_RESULT: NodeType.KEY_RESULT}
 _NODE_ATTRS = ("status", "qa", "goal", "role", "behaviour", "agent")
 _FIELD_LINKS = re.compile(r"([A-Za-z_][\w-]*)::[ \t]*((?:!?\[\[[^\[\]\n]+\]\][ \t,]*)+)")
-_LINK_TARGET = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
-_COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
-# "## Objective 1: Ship it" (a heading) and "- KR 1.1: five users…" (a heading or a list item).
-_OBJECTIVE = re.compile(
-    r"^#{1,6}[ \t]+(Objective(?:[ \t]*\d+(?:\.\d+)?)?|O[ \t]*\d+)\b[ \t]*:?[ \t]*(.*)$", re.MULTILINE
-)
-_KEY_RESULT = re.compile(r"^(?:[ \t]*[-*+][ \t]+|#{1,6}[ \t]+)(KR[ \t]*\d+(?:\.\d+)*)[ \t]*:?[ \t]*(.*)$",
-                         re.MULTILINE | re.IGNORECASE)
 
 
 def note_type(rel: str, properties: Parsed) -> NodeType:
@@ -63,16 +56,6 @@ def note_type(rel: str, properties: Parsed) -> NodeType:
     if properties.get("chat"):
         return NodeType.CHAT
     return _FOLDER_TYPES.get(parts[0], NodeType.NOTE) if len(parts) > 1 else NodeType.NOTE
-
-
-def link_targets(text: str) -> list[str]:
-    """Wikilink targets in ``text`` as written, headings kept ("OKRs#KR 1.1"), aliases dropped."""
-    found = []
-    for match in _LINK_TARGET.finditer(text):
-        target = re.split(r"\\?\|", match[1], maxsplit=1)[0].strip()
-        if target and target not in found:
-            found.append(target)
-    return found
 
 
 def _property_links(value: object) -> list[str]:
@@ -115,7 +98,7 @@ def extract(rel: str, text: str) -> NoteFacts:
 def _tasks(rel: str, body: str, nodes: list[NodeFact], edges: list[EdgeFact]) -> str:
     """The person's task lines become task nodes with their own edges (a checkbox of routine's is a
     copy: ``routine.vault.provenance``); returns the body without them."""
-    hidden = _hidden_ranges(body)
+    hidden = hidden_ranges(body)
     kept, last, count, start = [], 0, 0, 0
     for i, (line, theirs) in enumerate(zip(body.split("\n"), person_text(rel, body).split("\n"))):
         line_start, start = start, start + len(line) + 1
@@ -146,43 +129,6 @@ def _tasks(rel: str, body: str, nodes: list[NodeFact], edges: list[EdgeFact]) ->
     return "".join(kept)
 
 
-def _hidden_ranges(body: str) -> list[tuple[int, int]]:
-    """Code blocks and %% comments: what Obsidian does not show as tasks or headings."""
-    return code_fence_ranges(body) + [(m.start(), m.end()) for m in _COMMENT.finditer(body)]
-
-
-@dataclass(frozen=True)
-class OkrItem:
-    kind: NodeType   # OBJECTIVE or KEY_RESULT
-    name: str        # "Objective 1", "KR 1.1": what ``[[OKRs#KR 1.1]]`` names
-    text: str        # what follows the name: "5 people use it every week — current 0 / target 5"
-    objective: str | None  # a key result's objective (its name)
-
-    @property
-    def line(self) -> str:
-        return f"{self.name}: {self.text}" if self.text else self.name
-
-
-def okr_items(body: str) -> list[OkrItem]:
-    """Objectives (headings) and key results (headings or list items) of a plan or OKRs note,
-    in order, each once; those in comments or code blocks left out (Obsidian does not show them)."""
-    hidden = _hidden_ranges(body)
-    found = sorted([(m.start(), NodeType.OBJECTIVE, m) for m in _OBJECTIVE.finditer(body)] +
-                   [(m.start(), NodeType.KEY_RESULT, m) for m in _KEY_RESULT.finditer(body)], key=lambda t: t[0])
-    items: list[OkrItem] = []
-    objective = None
-    for start, kind, match in found:
-        if in_ranges(start, hidden):
-            continue
-        name = re.sub(r"\s+", " ", match[1]).strip()
-        if any(item.name == name for item in items):
-            continue
-        if kind is NodeType.OBJECTIVE:
-            objective = name
-        items.append(OkrItem(kind, name, match[2].strip(), None if kind is NodeType.OBJECTIVE else objective))
-    return items
-
-
 def _okr_headings(rel: str, body: str, nodes: list[NodeFact], edges: list[EdgeFact]) -> None:
     """Objectives and key results in the OKRs note as nodes, named so that ``[[OKRs#KR 1.1]]`` finds them."""
     note_link = rel.removesuffix(".md")
@@ -191,7 +137,7 @@ def _okr_headings(rel: str, body: str, nodes: list[NodeFact], edges: list[EdgeFa
         if any(n.id == node_id for n in nodes):
             continue
         parent = note_link if item.objective is None else f"{note_link}#{item.objective}"
-        nodes.append(NodeFact(node_id, item.kind, item.line[:80], {}))
+        nodes.append(NodeFact(node_id, _OKR_NODES[item.kind], item.line[:80], {}))
         edges.append(EdgeFact(node_id, parent, EdgeType.PART_OF, EdgeType.PART_OF.value))
 
 

@@ -234,7 +234,7 @@ MIGRATIONS.append(("017_grounding", m017_grounding))
 
 
 def m018_notifications(db: sqlite3.Connection) -> None:
-    # What was sent to the person outside the vault (routine/notifications.py): one row per key,
+    # What was sent to the person outside the vault (routine/person/notifications.py): one row per key,
     # so each alert, proposal or task notifies once; held in quiet hours; failures counted.
     _script(db, """
         CREATE TABLE notifications (

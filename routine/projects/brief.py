@@ -154,8 +154,8 @@ def key_result_text(vault: Path, project: Project) -> list[str]:
     """What the key results the home note links say, from the plan or OKRs note they are in
     (``[[OKRs#KR 1.1]]`` -> "KR 1.1: five users — current 2 / target 5 ([[Plans/OKRs#KR 1.1]])");
     a link to the whole note gives its objectives and key results."""
-    from routine.graph.extract import link_targets, okr_items
-    from routine.vault.notes import read_note, resolve_wikilink
+    from routine.vault.notes import link_targets, read_note, resolve_wikilink
+    from routine.vault.okrs import okr_items
 
     lines: list[str] = []
     for target in (t for link in project.key_results for t in link_targets(link)):

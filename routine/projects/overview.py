@@ -5,14 +5,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import Protocol, TypedDict
 from zoneinfo import ZoneInfo
 
 from routine.projects.brief import gather
 from routine.projects.model import Project, list_projects
 
-if TYPE_CHECKING:
-    from routine.schedule.model import Block
+
+class _Cron(Protocol):
+    def next_after(self, after: datetime, tz: ZoneInfo) -> datetime | None: ...
+
+
+class Block(Protocol):
+    """What a project's listing reads of a schedule's block (``routine.schedule.model.Block``, a
+    floor up: the schedule reads projects)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def cron(self) -> _Cron: ...
+    @property
+    def timezone(self) -> str | None: ...
+    @property
+    def project(self) -> str | None: ...
 
 
 class NextFire(TypedDict):

@@ -1,12 +1,13 @@
 """The grounding check of a step's answer, before anything is written.
 
-The answer's links, dates, figures and names are checked against what the model was given and
-the notes its agent may read (``routine/vault/grounding.py``, no model involved; what the agent
-may read is the scope resolver's, ``routine.access``). An answer with unsupported claims is asked
-for once more, with each claim and where support could be found; if the new one still has some,
-it is written as a proposal that shows the answer with each claim marked where it stands (never as
-a finished section). The check is journaled with the run (``grounding``); a note the answer was
-supported by without being shown is named among the run's sources.
+The answer's links, dates, figures and names are checked against what the model was given and the
+notes its agent may read (``routine/vault/grounding.py``, no model involved; what the agent may
+read is the scope resolver's, ``routine.access``, resolved before the step:
+``AgentSpec.may_read``). An answer with unsupported claims is asked for once more, with each claim
+and where support could be found; if the new one still has some, it is written as a proposal that
+shows the answer with each claim marked where it stands (never as a finished section). The check
+is journaled with the run (``grounding``); a note the answer was supported by without being shown
+is named among the run's sources.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from routine.access.resolve import reader
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError
 from routine.runner.prompt import Prompt
@@ -62,7 +62,7 @@ def review(
     if strictness is Strictness.OFF:
         return Checked(answer)
     shown = [m.get("content") or "" for m in built.messages] + tool_texts
-    grounds = grounds_for(config.vault, reader(config, agent), shown, today, skip=(config.layout.drafts,))
+    grounds = grounds_for(config.vault, agent.may_read, shown, today, skip=(config.layout.drafts,))
     checked = check_reply(answer.text, grounds, strictness)
     record: dict = {"strictness": strictness.value, "findings": _listed(checked.findings), "asked_again": False,
                     "held": False, **_found_in(checked)}

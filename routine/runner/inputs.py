@@ -9,7 +9,7 @@
 - ``"links: Daily/{{ today }}.md#Plan"``: the notes that note (or section) links to.
 - ``"journal: 7d"``: routine's own journal of the last 7 days, as a report (the Watcher's view).
 - ``"calendar: today"`` (``tomorrow``, ``this_week``): the events of the person's calendars
-  (``calendars:`` in routine.yaml, ``routine.agenda``) in local time.
+  (``calendars:`` in routine.yaml, ``routine.person.agenda``) in local time.
 - ``"{{ steps.planner.output }}"``: an earlier step's output.
 """
 

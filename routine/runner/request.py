@@ -5,8 +5,8 @@ that cross from whoever starts a run (fire, a block, a trigger, a task pickup, Q
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Protocol
 
 from routine.causes import Cause
 from routine.config.model import AgentSpec, Config, SearchSpec, GraphSpec, WriteSpec
@@ -55,6 +55,21 @@ class StepRequest:
         write = agent.write or WriteSpec(note=f"{config.layout.daily}/{{{{ today }}}}.md", section=agent.name.title())
         details = RunDetails(model_alias=model_override) if model_override else RunDetails()
         return cls(agent=agent, task=task, write=write, inputs=agent.inputs, trigger=trigger, details=details)
+
+
+class StepSetup(Protocol):
+    """What a step is given before the runner takes it, by the code that runs it
+    (``Runner(setup=...)``; ``routine.flows.step_setup.STEP_SETUP``), from the layers the runner does
+    not import: the agent's scopes of now (``routine.access``) and a project's facts and the daily
+    Plans (``routine.projects``)."""
+
+    def prepare(self, config: Config, req: StepRequest, now: datetime) -> tuple[StepRequest, str | None]:
+        """(the request with the agent's effective scopes and its project's variables, the project's name)."""
+        ...
+
+    def follow_through(self, config: Config, today: date, days: int) -> str:
+        """Planned vs done in the daily Plans of the ``days`` days up to ``today`` (`follow-through: 7d`)."""
+        ...
 
 
 @dataclass

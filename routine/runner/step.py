@@ -15,21 +15,21 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 from zoneinfo import ZoneInfo
 
-from routine import agenda, runcontext, sysmetrics
-from routine.alerts import raise_alert
+from routine import runcontext, sysmetrics
+from routine.person import agenda
+from routine.person.alerts import raise_alert
 from routine.causes import cause_of
 from routine.config.model import AgentSpec, Config, WriteSpec
 from routine.config.calendars import Span
-from routine.access import scoped
 from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.journal import Journal, keep
 from routine.journal.status import RunStatus
-from routine.notifications import Message, notify
+from routine.person.notifications import Message, notify
 from routine.runner import claims, context, prompt, recall
 from routine.journal.prompt_trials import version_of
 from routine.runner.inputs import RunServices
-from routine.runner.request import StepOutcome, StepRequest
+from routine.runner.request import StepOutcome, StepRequest, StepSetup
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
 from routine.templating import date_vars, render
 from routine.vault.writer import WriteOutcome
@@ -58,13 +58,16 @@ def local_time(config: Config, when: datetime) -> datetime:
 class Runner:
     def __init__(self, config: Config, journal: Journal | None, models: ModelClient | None = None,
                  clock: Callable[[], datetime] | None = None, on_event: OnEvent | None = None,
-                 memory: VaultIndex | Any = None) -> None:
+                 memory: VaultIndex | Any = None, *, setup: StepSetup) -> None:
         self.config = config
+        # What each step is given before it runs (its scopes of now, its project's facts), by the
+        # code that runs it: the runner imports neither routine.access nor routine.projects.
+        self.setup = setup
         self.journal = journal
         self._models = models
         # The search index (the daemon's, in its worker process; else this process's own, opened
         # by the first step with `search:` and shut by close()); or, for a dry run beside a running
-        # daemon, its search through the socket (routine.control.DaemonMemory). All have `search`.
+        # daemon, its search through the socket (routine.daemon.client.DaemonMemory). All have `search`.
         self._memory: Any = memory
         self._own_memory: VaultIndex | None = None
         self.clock = clock or (lambda: local_now(config))
@@ -118,12 +121,9 @@ class Runner:
         return team_report(self.journal.db, now, days)
 
     def _follow_through(self, days: int) -> str:
-        """Planned vs done in the daily Plans of the last ``days`` days (routine.projects.follow_through)."""
-        from routine.projects import follow_through as ft
-
-        today = self.clock().astimezone(ZoneInfo(self.config.zone_name())).date()
-        plans = ft.read_days(self.config.vault, self.config.layout.daily, today, days)
-        return ft.follow_through(plans, today).summary()
+        """Planned vs done in the daily Plans of the last ``days`` days (the setup's, ``StepSetup``)."""
+        return self.setup.follow_through(self.config, self.clock().astimezone(ZoneInfo(self.config.zone_name())).date(),
+                                         days)
 
     def services(self, as_of: datetime, alert: bool = True) -> RunServices:
         """What a run's inputs and tools read besides the vault, on the run's own day (``as_of``):
@@ -142,11 +142,11 @@ class Runner:
 
     def run_step(self, req: StepRequest, dry_run: bool = False, stream: bool = False) -> StepOutcome:
         now = self.clock()
-        # Assignments change in the vault (a task line, a project's members): the scopes of now.
-        req = replace(req, agent=scoped(self.config, req.agent, review=req.review))
-        from routine.projects.runs import for_run
-
-        req, project = for_run(self.config.vault, req, now)  # the project's facts
+        # Assignments change in the vault (a task line, a project's members): the scopes of now, and
+        # the project's facts, resolved by the setup the runner was given.
+        req, project = self.setup.prepare(self.config, req, now)
+        if not req.agent.resolved:
+            raise RuntimeError(f"the setup left the scopes of {req.agent.name} unresolved (routine.access.scoped)")
         alias = self.config.models[req.agent.model]
         if dry_run:
             return self._step(req, None, now, dry_run=True, stream=stream)
@@ -364,7 +364,6 @@ def _clean_output(text: str) -> str:
 
 def merge_completions(turns: list[Completion], text: str) -> Completion:
     """The tool loop's turns as one completion for the journal: tokens and times added up."""
-    from dataclasses import replace
 
     last = turns[-1]
     total = lambda name: sum(getattr(t, name) or 0 for t in turns)  # noqa: E731

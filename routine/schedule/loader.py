@@ -87,7 +87,7 @@ def block_from_files(config: Config, agents: dict[str, AgentSpec], block_id: str
 
 def project_result(config: Config, agents: dict[str, AgentSpec]) -> FileResult:
     """The projects' cadences (digest, review) as blocks, derived from their home notes."""
-    from routine.projects.cadence import project_blocks
+    from routine.schedule.project_cadence import project_blocks
 
     blocks, problems = project_blocks(config, agents)
     return FileResult(config.vault / "Projects", blocks=blocks, problems=problems)

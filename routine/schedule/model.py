@@ -54,7 +54,7 @@ class Block:
     grace: timedelta = parse_duration(_BLOCK["grace"])
     enabled: bool = _BLOCK["enabled"]
     retry: RetryPolicy = RetryPolicy()
-    project: str | None = None  # a project's cadence (derived from its home note, routine.projects.cadence)
+    project: str | None = None  # a project's cadence (derived from its home note, routine.schedule.project_cadence)
     after: Chain | None = None  # runs after another block's run instead of by the clock (`cron` is Cron.never)
 
     @property

@@ -33,7 +33,7 @@ from routine.vault.writer import _rewrite, _model_frontmatter
 from routine.jsonvalue import Parsed
 
 # A proposal's `kind` for a change to a schedule file (outside the vault; routine.schedule.edit
-# writes and applies it, routine.approval dispatches on it): its `target` is that file.
+# writes and applies it, routine.flows.approval dispatches on it): its `target` is that file.
 SCHEDULE_KIND = "schedule"
 _PROPOSED = re.compile(r"^## Proposed text[ \t]*\n(.*?)(?=^## Changes from your text[ \t]*$|\Z)", re.M | re.S)
 

@@ -140,6 +140,7 @@ def in_ranges(offset: int, ranges: list[tuple[int, int]]) -> bool:
 
 _INLINE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _WIKILINK = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
+_COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
 
 
 def wikilinks(text: str) -> list[str]:
@@ -160,6 +161,21 @@ def wikilinks(text: str) -> list[str]:
         if target and target not in found:
             found.append(target)
     return found
+
+
+def link_targets(text: str) -> list[str]:
+    """Wikilink targets in ``text`` as written, headings kept ("OKRs#KR 1.1"), aliases dropped."""
+    found = []
+    for match in _WIKILINK.finditer(text):
+        target = re.split(r"\\?\|", match[1], maxsplit=1)[0].strip()
+        if target and target not in found:
+            found.append(target)
+    return found
+
+
+def hidden_ranges(body: str) -> list[tuple[int, int]]:
+    """Code blocks and %% comments: what Obsidian does not show as tasks or headings."""
+    return code_fence_ranges(body) + [(m.start(), m.end()) for m in _COMMENT.finditer(body)]
 
 
 def _with_md(target: str) -> str:

@@ -227,7 +227,7 @@ def check(config: Config, now: datetime) -> list[tuple[CalendarSource, str | Non
 def resolve_removed(config: Config, now: datetime) -> None:
     """An open calendar alert whose calendar is no longer in `calendars:` (the mistyped path was
     corrected, the calendar taken out) has lost its cause: resolved."""
-    from routine.alerts import open_causes, resolve_alerts
+    from routine.person.alerts import open_causes, resolve_alerts
 
     named = {_cause(cal) for cal in config.calendars}
     for cause in open_causes(config):
@@ -245,14 +245,14 @@ def fix_for(config: Config, cal: CalendarSource) -> str:
 
 
 def _raise(config: Config, cal: CalendarSource, problem: str, now: datetime) -> None:
-    from routine.alerts import raise_alert
+    from routine.person.alerts import raise_alert
 
     raise_alert(config, now, f"calendar {cal.name} unreadable", f"The calendar {cal.name} could not be read: "
                 f"{problem}.", fix_for(config, cal), cause=_cause(cal))
 
 
 def _resolve(config: Config, cal: CalendarSource, now: datetime) -> None:
-    from routine.alerts import resolve_alerts
+    from routine.person.alerts import resolve_alerts
 
     resolve_alerts(config, now, _cause(cal), "the calendar can be read again.")
 

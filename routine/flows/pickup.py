@@ -42,7 +42,7 @@ from routine.projects.tasks import (
 from routine.projects.tasks import parse_line, without_field
 
 if TYPE_CHECKING:
-    from routine.projects.qa import QAResult
+    from routine.flows.qa import QAResult
     from routine.runner.step import Runner, StepOutcome, StepRequest
 
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]%]+')
@@ -244,7 +244,7 @@ def run_pickup(runner: Runner, vault: Path, pick: Pickup, now: datetime,
         finish(vault, pick, outcome, now)
         ok = outcome.status.succeeded
     if ok:
-        from routine.alerts import resolve_alerts
+        from routine.person.alerts import resolve_alerts
 
         resolve_alerts(
             runner.config, now, pickup_cause(pick).key, f"the task {pick.task.text!r} was picked up and ran."
@@ -257,7 +257,7 @@ def _run_qa_task(runner: Runner, vault: Path, pick: Pickup, now: datetime,
     """A task asking for QA runs the QA step with its assignee as the reviewer; the task line
     records the verdict (`[qa:: passed]`) and is done either way (the QA ran)."""
     from routine.errors import RoutineError
-    from routine.projects.qa import run_qa
+    from routine.flows.qa import run_qa
     from routine.vault.notes import resolve_wikilink
 
     rel = resolve_wikilink(vault, pick.qa_target or "")
@@ -266,7 +266,7 @@ def _run_qa_task(runner: Runner, vault: Path, pick: Pickup, now: datetime,
             raise RoutineError(f"The task asks for QA of [[{pick.qa_target}]], which is not a note.", "fix the link.")
         result = run_qa(runner.config, agents, runner, rel, now, reviewers=(pick.agent.name,))
     except RoutineError as exc:
-        from routine.alerts import raise_alert
+        from routine.person.alerts import raise_alert
 
         cause = pickup_cause(pick)
         raise_alert(runner.config, now, cause.title, f"QA task of {pick.agent.name} failed: {exc.message}", exc.fix,

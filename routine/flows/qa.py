@@ -34,7 +34,7 @@ from routine.projects.artifacts import (
 from routine.prompts import template
 from routine.verdicts import REVIEW_FORM, Form, verdict_of
 from routine.projects.model import project_folder_of, find_project
-from routine.projects.review_parts import Part, split_for_review
+from routine.flows.review_parts import Part, split_for_review
 from routine.vault.provenance import person_text
 from routine.vault.scope import glob_literal
 

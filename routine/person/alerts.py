@@ -23,7 +23,7 @@ from routine.config.model import Config
 from routine.config.notify import Priority, Topic
 from routine.errors import NoteExists
 from routine.jsonvalue import Parsed
-from routine.notifications import Message, notify
+from routine.person.notifications import Message, notify
 from routine.redact import redact_text
 from routine.vault.provenance import ALERT_TAG
 
