@@ -236,6 +236,18 @@ def test_folders_import_downward_without_cycles():
     assert not cycles(between), cycles(between)
 
 
+def test_imports_of_routines_own_modules_inside_a_function_say_why():
+    """Routine's own modules are imported at the top; one inside a function defers a heavy library
+    and says so (``# lazy: numpy, …`` on its line). scripts/hoist_imports.py moves the others up."""
+    silent = []
+    for imp in imports():
+        if imp.inside == "function":
+            path, line = imp.where.split(":")
+            if "# lazy:" not in (ROOT / path).read_text(encoding="utf-8").split("\n")[int(line) - 1]:
+                silent.append(f"{imp.where} {imp.importer} imports {imp.imported}")
+    assert not silent, "\n".join(["imports inside a function without a `# lazy:` reason:", *silent])
+
+
 def test_the_layer_check_sees_an_upward_import_and_a_cycle():
     """The check itself: an import inside a function that runs up is named with file:line, the two
     layers and the rule; a two-module cycle is found."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from routine.vault.files import read_text
+from routine.vault.frontmatter import split_frontmatter
 
 # note path -> ((mtime_ns, size), (note rel, grounding links) or None when not locked)
 _SEEN: dict[str, tuple[tuple[int, int], tuple[str, tuple[str, ...]] | None]] = {}
@@ -16,9 +18,6 @@ _LOCK = threading.Lock()
 
 
 def _locked(path: Path, rel: str) -> tuple[str, tuple[str, ...]] | None:
-    from routine.vault.files import read_text
-    from routine.vault.frontmatter import split_frontmatter
-
     props = split_frontmatter(read_text(path))[0]
     if props.get("locked") is not True or not props.get("agent"):
         return None

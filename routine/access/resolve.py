@@ -31,6 +31,8 @@ from routine.config.model import AgentSpec, Config
 from routine.config.tool_names import REVIEW_TOOLS
 from routine.projects.assignees import Assignments, assignments_of, agent_aliases
 from routine.config.behaviours import Behaviour
+from routine.projects.artifacts import artifacts_in
+from routine.vault.notes import resolve_wikilink
 from routine.vault.scope import glob_literal, in_scope
 
 EXCLUDE = "!"  # a scope glob starting with '!' takes paths out
@@ -163,15 +165,11 @@ def _grants(found: Assignments) -> _Grants:
 
 
 def _grounding(vault: Path, links: Iterable[str]) -> list[str]:
-    from routine.vault.notes import resolve_wikilink
-
     return [rel for rel in (resolve_wikilink(vault, link) for link in links) if rel is not None]
 
 
 def _ownership(vault: Path, found: Assignments, agent: AgentSpec) -> tuple[list[str], list[str]]:
     """(``!`` globs of artifacts it may not write, artifacts shared with it)."""
-    from routine.projects.artifacts import artifacts_in
-
     names = agent_aliases(vault, agent.name, agent.source)
     denied, shared = [], []
     for artifact in artifacts_in(vault, ""):  # wherever it lives: an owned note in Inbox/ is owned too

@@ -6,6 +6,12 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from routine.actions.agent_assign import assignment
+from routine.actions.agent_library import install, publish
+from routine.actions.agent_trial import try_prompt
+from routine.agents.authoring import create, NewAgent
+from routine.agents.describe import details, summary
+from routine.agents.smolagents_format import export, import_folder
 from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
@@ -22,8 +28,6 @@ def run(args: argparse.Namespace) -> int:
     if command == "import":
         return _import(config, args)
     if command == "install":
-        from routine.actions.agent_library import install
-
         return install(config, args)
     agents, problems = load_agents(config)
     if command == "list":
@@ -32,23 +36,16 @@ def run(args: argparse.Namespace) -> int:
     if command == "show":
         return _show(config, agent, args.json)
     if command == "publish":
-        from routine.actions.agent_library import publish
-
         return publish(config, agent, args)
     if command == "export":
         return _export(config, agent, Path(args.dir))
     if command == "try":
-        from routine.actions.agent_trial import try_prompt
-
         return try_prompt(config, agent, args)
-    from routine.actions.agent_assign import assignment
 
     return assignment(config, agents, problems, agent, command, args)
 
 
 def _new(config: Config, args: argparse.Namespace) -> int:
-    from routine.agents.authoring import NewAgent, create
-
     path = create(config, NewAgent(args.name, tuple(args.sources), args.model, tuple(args.tools), args.behaviour,
                                    args.role, args.locked))
     print(f"Made {path.relative_to(config.vault)}; its sandbox is its grounding, "
@@ -58,8 +55,6 @@ def _new(config: Config, args: argparse.Namespace) -> int:
 
 
 def _list(agents: dict[str, AgentSpec], as_json: bool) -> int:
-    from routine.agents.describe import summary
-
     rows = [summary(a) for a in sorted(agents.values(), key=lambda a: a.name)]
     if as_json:
         print_json(rows)
@@ -72,8 +67,6 @@ def _list(agents: dict[str, AgentSpec], as_json: bool) -> int:
 
 
 def _show(config: Config, agent: AgentSpec, as_json: bool) -> int:
-    from routine.agents.describe import details
-
     data = details(config, agent)
     if as_json:
         print_json(data)
@@ -109,8 +102,6 @@ def _show(config: Config, agent: AgentSpec, as_json: bool) -> int:
 
 
 def _export(config: Config, agent: AgentSpec, folder: Path) -> int:
-    from routine.agents.smolagents_format import export
-
     dropped = export(config, agent, folder)
     print(f"Wrote {agent.name} to {folder} in smolagents' folder format "
           f"(load it with ToolCallingAgent.from_folder({str(folder)!r})).")
@@ -124,8 +115,6 @@ def _export(config: Config, agent: AgentSpec, folder: Path) -> int:
 
 
 def _import(config: Config, args: argparse.Namespace) -> int:
-    from routine.agents.smolagents_format import import_folder
-
     folder = Path(args.dir)
     if not folder.is_dir():
         raise UsageError(f"There is no folder {folder}.", "point at a folder an agent was saved or exported to.")

@@ -6,6 +6,8 @@ import argparse
 from typing import TYPE_CHECKING
 
 from routine.agents.library import library_named, version
+from routine.agents.install import install as install_version
+from routine.agents.publish import publish as publish_agent
 from routine.terminal.output import print_json
 from routine.errors import UsageError
 
@@ -14,9 +16,7 @@ if TYPE_CHECKING:
 
 
 def publish(config: Config, agent: AgentSpec, args: argparse.Namespace) -> int:
-    from routine.agents.publish import publish as put
-
-    found = put(config, agent, library_named(config, args.to))
+    found = publish_agent(config, agent, library_named(config, args.to))
     if args.json:
         print_json({"name": found.name, "version": found.number, "folder": str(found.folder)})
     else:
@@ -33,10 +33,9 @@ def _name_and_version(text: str) -> tuple[str, int | None]:
 
 
 def install(config: Config, args: argparse.Namespace) -> int:
-    from routine.agents.install import install as put
 
     name, number = _name_and_version(args.name)
-    done = put(config, version(library_named(config, args.library), name, number), force=args.force)
+    done = install_version(config, version(library_named(config, args.library), name, number), force=args.force)
     if args.json:
         print_json({"name": done.version.name, "version": done.version.number, "note": done.note,
                     "files": list(done.files), "replaced": list(done.replaced), "model": done.model_note,

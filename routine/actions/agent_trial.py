@@ -15,17 +15,21 @@ from typing import TYPE_CHECKING
 
 from routine.terminal.output import print_json
 from routine.config.model import AgentSpec, Config
+from routine.daemon import client
+from routine.journal import Journal
+from routine.journal.model_events import ModelEvents
+from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
+from routine.models.client import ModelClient
+from routine.models.manager import ModelManager
 
 if TYPE_CHECKING:
-    from routine.journal import Journal, RunRecord
+    from routine.journal import RunRecord
     from routine.trials.advice import Outcome
 
 
 def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> int:
-    from routine.daemon import client
-    from routine.journal import Journal
-    from routine.trials.select import agent_runs, days_and_ids
-    from routine.trials.variants import load_variant
+    from routine.trials.select import agent_runs, days_and_ids  # lazy: jsonschema, which the tools' declarations load
+    from routine.trials.variants import load_variant  # lazy: jsonschema, which the tools' declarations load
 
     variant = load_variant(config, agent, args.variant)
     shift, ids = days_and_ids(args.runs)
@@ -39,10 +43,7 @@ def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> in
             return 0
         if client.daemon_running():
             return _queue(config, journal, agent, variant, args, now, runs)
-        from routine.journal.model_events import ModelEvents
-        from routine.models.client import ModelClient
-        from routine.models.manager import ModelManager
-        from routine.trials.advice import judge
+        from routine.trials.advice import judge  # lazy: jsonschema, which the tools' declarations load
 
         model_client = ModelClient(config, ModelManager(config, events=ModelEvents(journal.db)))
         outcome = judge(config, journal, model_client, agent, variant, runs, args.variant, "", now)
@@ -54,8 +55,7 @@ def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> in
 def _queue(config: Config, journal: Journal, agent: AgentSpec, variant: AgentSpec, args: argparse.Namespace,
            now: datetime, runs: list[RunRecord]) -> int:
     """The daemon runs: the trial waits for its trials window, on the runs chosen now."""
-    from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
-    from routine.trials.select import day_before
+    from routine.trials.select import day_before  # lazy: jsonschema, which the tools' declarations load
 
     added = PromptTrialQueue(journal.db).add(QueuedVariant(agent.name, variant.system_prompt, args.variant, "",
                                                            *day_before(config, now), tuple(r.id for r in runs)),
@@ -63,8 +63,6 @@ def _queue(config: Config, journal: Journal, agent: AgentSpec, variant: AgentSpe
     span = config.trials.window
     window = f"{span[0]:%H:%M}-{span[1]:%H:%M}" if span else None
     if added:
-        from routine.daemon import client
-
         client.nudge("queued")  # the daemon looks at its queue now, not at its next minute
     when = (f"in its trials window ({window})" if window else
             "once routine.yaml has a trials window (`trials: {window: \"01:00-05:00\"}`)")

@@ -12,8 +12,13 @@ from typing import TYPE_CHECKING
 
 from routine.terminal.output import print_json, print_table
 from routine.config.loader import load_config, load_agents
+from routine.daemon import client
 from routine.errors import EXIT_JOB_FAILED, RoutineError, UsageError
+from routine.flows.approval import decide
+from routine.journal import Journal
 from routine.journal.decisions import Outcome
+from routine.vault.approvals import read_proposal
+from routine.vault.notes import resolve_wikilink
 from routine.vault.proposals import ProposalStatus
 
 if TYPE_CHECKING:
@@ -26,7 +31,6 @@ def run(args: argparse.Namespace) -> int:
         return _list(config, args.json)
     rel = _proposal_path(config, args.note)
     decision = not args.reject
-    from routine.daemon import client
 
     force = bool(getattr(args, "force", False))
     final = client.call({"op": "decide", "rel": rel, "approved": decision, "force": force})
@@ -47,9 +51,6 @@ def run(args: argparse.Namespace) -> int:
 def _decide_here(config: Config, rel: str, decision: bool, force: bool = False) -> dict:
     from datetime import datetime
 
-    from routine.flows.approval import decide
-    from routine.journal import Journal
-
     agents, _ = load_agents(config, require_vault=True)
     journal = Journal()
     try:
@@ -60,8 +61,6 @@ def _decide_here(config: Config, rel: str, decision: bool, force: bool = False) 
 
 
 def _proposal_path(config: Config, note: str) -> str:
-    from routine.vault.notes import resolve_wikilink
-
     text = note.strip()
     vault = str(config.vault).rstrip("/") + "/"
     if text.startswith(vault):
@@ -74,8 +73,6 @@ def _proposal_path(config: Config, note: str) -> str:
 
 
 def _list(config: Config, as_json: bool) -> int:
-    from routine.vault.approvals import read_proposal
-
     folder = config.vault / config.layout.drafts
     rows = []
     for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:

@@ -13,6 +13,13 @@ from typing import TYPE_CHECKING
 from routine.terminal.output import print_json
 from routine.config.loader import load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, UsageError
+from routine.flows.qa import run_qa
+from routine.flows.step_setup import STEP_SETUP
+from routine.journal import Journal
+from routine.projects.library import instantiate, templates
+from routine.projects.scaffold import project_named
+from routine.runner.step import Runner
+from routine.vault.notes import resolve_wikilink
 
 if TYPE_CHECKING:
     from routine.config.model import Config
@@ -31,8 +38,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _note(config: Config, text: str) -> str:
-    from routine.vault.notes import resolve_wikilink
-
     vault = str(config.vault).rstrip("/") + "/"
     text = text.strip()
     rel = resolve_wikilink(config.vault, text.removeprefix(vault))
@@ -43,11 +48,6 @@ def _note(config: Config, text: str) -> str:
 
 def _qa(config: Config, args: argparse.Namespace) -> int:
     from datetime import datetime
-
-    from routine.journal import Journal
-    from routine.flows.qa import run_qa
-    from routine.runner.step import Runner
-    from routine.flows.step_setup import STEP_SETUP
 
     agents, _ = load_agents(config)
     rel = _note(config, args.note)
@@ -76,9 +76,6 @@ def _qa(config: Config, args: argparse.Namespace) -> int:
 
 
 def _new(config: Config, args: argparse.Namespace) -> int:
-    from routine.projects.library import instantiate
-    from routine.projects.scaffold import project_named
-
     project = project_named(config.vault, args.project)
     rel = instantiate(config.vault, project, args.template, owner=args.owner)
     if args.json:
@@ -89,8 +86,6 @@ def _new(config: Config, args: argparse.Namespace) -> int:
 
 
 def _templates(config: Config, args: argparse.Namespace) -> int:
-    from routine.projects.library import templates
-
     names = sorted(templates(config.vault))
     if args.json:
         print_json(names)

@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Callable, TextIO
+from typing import Callable, TextIO
 
+from routine.actions.fire import _progress
+from routine.actions.search import agent_search
+from routine.chat.conversation import SEARCH_K
+from routine.chat.sessions import ask
 from routine.terminal.output import print_json
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.config.overrides import on_model
+from routine.daemon import client
+from routine.flows.step_setup import STEP_SETUP
+from routine.journal import Journal
+from routine.runner.events import from_json, Queued, Token
+from routine.runner.step import Runner
 
-if TYPE_CHECKING:
-    from routine.journal import Journal
-    from routine.runner.step import Runner
 
 
 class Asker:
@@ -32,11 +38,8 @@ class Asker:
 
     def ask(self, question: str, session: str | None, continue_last: bool,
             on_token: Callable[[str], None] | None = None) -> dict:
-        from routine.daemon import client
-
         message = {"op": "chat", "agent": self.agent.name, "question": question, "session": session,
                    "continue": continue_last, **({"model": self.model} if self.model else {})}
-        from routine.runner.events import Queued, Token, from_json
 
         def on_event(line: dict) -> None:
             event = from_json(line)
@@ -48,18 +51,12 @@ class Asker:
         final = client.call(message, on_event=on_event)
         if final is not None:
             return client.result_of(final)
-        from routine.chat.sessions import ask
 
         runner, journal = self._local()
         return ask(runner, journal, self.agent, question, session, continue_last, on_token).as_dict()
 
     def _local(self) -> tuple[Runner, Journal]:
         if self._runner is None:
-            from routine.actions.fire import _progress
-            from routine.journal import Journal
-            from routine.runner.step import Runner
-            from routine.flows.step_setup import STEP_SETUP
-
             self._journal = Journal()
             # Without the daemon, the search index is brought up to date here first: show it.
             self._runner = Runner(self.config, self._journal, on_event=_progress(False), setup=STEP_SETUP)
@@ -68,9 +65,6 @@ class Asker:
 
     def outside_reads(self, question: str) -> str | None:
         """Better matches for the question that the agent's `reads:` hid from it, in one sentence."""
-        from routine.actions.search import agent_search
-        from routine.chat.conversation import SEARCH_K
-
         if not question.strip():
             return None
         index = self._runner.memory if self._runner is not None else None  # answered here: its open index

@@ -11,7 +11,15 @@ import argparse
 import sys
 
 from routine.actions.ask import Asker, said_rejected, stream_to
+from routine.chat.notes import read_chat
+from routine.chat.sessions import start_from_note
+from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import RoutineError, UsageError
+from routine.journal import Journal
+from routine.journal.chats import ChatStore
+from routine.runner.step import local_now
+from routine.vault import resolve_wikilink
+from routine.vault.chat_notes import new_chat_note
 
 HELP = "/exit ends, /reset starts a new conversation, /sources lists the notes behind the last answer."
 
@@ -77,12 +85,6 @@ def _converse(asker: Asker, args: argparse.Namespace) -> int:
 
 def _from_note(asker: Asker, note_arg: str) -> str:
     """A new session that begins with the conversation in a chat note."""
-    from routine.chat.notes import read_chat
-    from routine.chat.sessions import start_from_note
-    from routine.journal import Journal
-    from routine.journal.chats import ChatStore
-    from routine.vault import resolve_wikilink
-
     vault = asker.config.vault
     rel = (
         note_arg
@@ -100,10 +102,6 @@ def _from_note(asker: Asker, note_arg: str) -> str:
 
 
 def _new(args: argparse.Namespace) -> int:
-    from routine.config.loader import agent_named, load_agents, load_config
-    from routine.runner.step import local_now
-    from routine.vault.chat_notes import new_chat_note
-
     if not args.words:
         raise UsageError("`routine chat new` needs the agent to talk to.", "e.g. routine chat new strategist Pricing")
     config = load_config(args.config)

@@ -8,9 +8,17 @@ import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from routine import paths, unitcheck
 from routine.terminal.output import print_json
 from routine.config.loader import load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, EXIT_USAGE, RoutineError
+from routine.journal import Journal
+from routine.models import providers
+from routine.person import agenda
+from routine.person.notifications import check_url
+from routine.redact import redact_url
+from routine.schedule.loader import load_schedules
+from routine.statedb import set_aside_files
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -55,8 +63,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _service_checks(config: Config) -> list[Check]:
     """The installed unit lets through every host routine.yaml names (``routine.unitcheck``)."""
-    from routine import unitcheck
-
     gaps = unitcheck.gaps(config)
     if gaps:
         return [Check("service", False, gap.sentence(), gap.fix) for gap in gaps]
@@ -66,10 +72,6 @@ def _service_checks(config: Config) -> list[Check]:
 
 def _state_check() -> Check:
     """The journal opens (a damaged one is set aside); damaged state files kept aside are listed."""
-    from routine import paths
-    from routine.journal import Journal
-    from routine.statedb import set_aside_files
-
     try:
         Journal().close()
     except Exception as exc:  # a full or read-only state disk: said, not a traceback
@@ -96,10 +98,6 @@ def _vault_writable(vault: Path) -> Check:
 
 
 def _schedule_checks(config: Config, agents: dict[str, AgentSpec]) -> list[Check]:
-    try:
-        from routine.schedule.loader import load_schedules
-    except ImportError:  # schedules arrive with the daemon
-        return []
     try:
         schedules = load_schedules(config, agents)
     except RoutineError as exc:
@@ -133,9 +131,6 @@ def _calendar_checks(config: Config) -> list[Check]:
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
-    from routine.person import agenda
-    from routine.redact import redact_url
-
     now = datetime.now(ZoneInfo(config.zone_name()))
     return [Check(f"calendar {cal.name}", problem is None, problem or f"{redact_url(cal.source)} reads",
                   None if problem is None else agenda.fix_for(config, cal))
@@ -144,21 +139,16 @@ def _calendar_checks(config: Config) -> list[Check]:
 
 def _notify_checks(config: Config) -> list[Check]:
     """Each notify URL: one Apprise knows, on a host that answers (nothing is sent)."""
-    from routine.person.notifications import check_url
-    from routine.redact import redact_url as shown
-
     checks = []
     for url in config.notify.urls:
         problem = check_url(url)
-        checks.append(Check(f"notify {shown(url)}", problem is None, problem or "known to Apprise and reachable",
+        checks.append(Check(f"notify {redact_url(url)}", problem is None, problem or "known to Apprise and reachable",
                             None if problem is None else f"correct `notify.urls` in {config.path}, or start the "
                             "receiver; `routine notify test` sends a test message"))
     return checks
 
 
 def _server_checks(config: Config) -> list[Check]:
-    from routine.models import providers
-
     checks = []
     sizes = {}
     for host in config.managed_hosts:

@@ -9,13 +9,22 @@ from typing import TYPE_CHECKING, Callable
 from routine.terminal.output import print_json
 from routine.config.loader import agent_named, agent_note_problems, load_agents, load_config
 from routine.config.overrides import known_alias, on_model, on_models
+from routine.daemon import client
 from routine.errors import EXIT_JOB_FAILED, UsageError
+from routine.flows.step_setup import STEP_SETUP
+from routine.journal import Journal
 from routine.journal.status import succeeded
+from routine.runner import events as ev
+from routine.runner.block import run_block
+from routine.runner.events import from_json
+from routine.runner.step import Runner, StepRequest
+from routine.schedule.loader import block_from_files, declared_block_ids
+from routine.terminal.progress import ProgressPrinter, StepProgress
 
 if TYPE_CHECKING:
     from routine.runner.events import RunEvent
     from routine.runner.resume import Resume
-    from routine.runner.step import Runner, StepOutcome
+    from routine.runner.step import StepOutcome
     from routine.config.model import AgentSpec, Config
     from routine.schedule.model import Block
 
@@ -36,13 +45,9 @@ def run(args: argparse.Namespace) -> int:
         block = _block_named(config, agents, args.target)
         if block is not None:
             return fire_block(config, agents, block, args)
-        from routine.schedule.loader import declared_block_ids
 
         blocks = declared_block_ids(config)
     agent = on_model(config, agent_named(agents, problems, args.target, blocks), args.model, args.write)
-
-    from routine.runner.step import Runner, StepRequest
-    from routine.flows.step_setup import STEP_SETUP
 
     request = StepRequest.for_agent(config, agent, args.task, model_override=args.model)
     if args.dry_run:
@@ -54,8 +59,6 @@ def run(args: argparse.Namespace) -> int:
         if outcome.error:
             raise outcome.error
         return _print_dry_run(outcome, args.json)
-
-    from routine.journal import Journal
 
     interactive = live(args)
     journal = Journal()
@@ -75,10 +78,7 @@ def run(args: argparse.Namespace) -> int:
 def through_daemon(args: argparse.Namespace, resume: str | None = None) -> int | None:
     """When the daemon runs, the job goes through it: one model manager, one index writer.
     ``resume``: a failed block run to pick up (`routine runs retry`)."""
-    from routine.daemon import client
-
     interactive = live(args)
-    from routine.runner.events import from_json
 
     progress = _progress(interactive)
     message = {"op": "fire", "target": args.target, "task": args.task, **({"resume": resume} if resume else {}),
@@ -110,8 +110,6 @@ def through_daemon(args: argparse.Namespace, resume: str | None = None) -> int |
 
 def _block_named(config: Config, agents: dict[str, AgentSpec], name: str) -> Block | None:
     """The block called ``name``; a problem in another schedule file does not stop it."""
-    from routine.schedule.loader import block_from_files
-
     return block_from_files(config, agents, name)
 
 
@@ -129,9 +127,6 @@ def fire_block(
             "--task applies to one agent, not a block.",
             f"fire one of the block's agents ({', '.join(block.agents)}) with --task.",
         )
-    from routine.runner.block import run_block
-    from routine.runner.step import Runner
-    from routine.flows.step_setup import STEP_SETUP
 
     agents = on_models(config, agents, block.agents, getattr(args, "model", None), getattr(args, "write", False))
     if args.dry_run:
@@ -145,7 +140,6 @@ def fire_block(
                 raise step.error
             _print_dry_run(step, args.json)
         return 0
-    from routine.journal import Journal
 
     interactive = live(args)
     journal = Journal()
@@ -165,10 +159,6 @@ def fire_block(
 
 def _dry_runner(config: Config) -> Runner:
     """A runner for --dry-run: while the daemon runs, searches go to its index (it holds the lock)."""
-    from routine.daemon import client
-    from routine.runner.step import Runner
-    from routine.flows.step_setup import STEP_SETUP
-
     memory = client.DaemonMemory() if client.daemon_running() else None
     return Runner(config, journal=None, memory=memory, on_event=_progress(False),
                   setup=STEP_SETUP)  # only indexing progress
@@ -203,9 +193,6 @@ def live(args: argparse.Namespace) -> bool:
 def _progress(interactive: bool) -> Callable[[RunEvent], None]:
     """The runner's events as the terminal shows them (``routine.terminal.progress``); an index pass's
     bar even when the rest is quiet."""
-    from routine.terminal.progress import ProgressPrinter, StepProgress
-    from routine.runner import events as ev
-
     indexing = ProgressPrinter()
     steps = StepProgress(interactive)
 
@@ -260,7 +247,7 @@ def _print_dry_run(outcome: StepOutcome, as_json: bool) -> int:
     for rel in p.missing:
         print(f"  missing {rel}")
     if p.tools:
-        from routine.tools.registry import TOOLS
+        from routine.tools.registry import TOOLS  # lazy: jsonschema, which the tools' declarations load
 
         print("----- tools offered -----")
         for name in p.tools:

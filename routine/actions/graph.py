@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from routine.access import resolve
 from routine.terminal.output import print_json
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
+from routine.graph.cache import open_current
+from routine.graph.views import neighbors, path, scope_test, view, ViewKind
 
 if TYPE_CHECKING:
     from routine.graph.views import View, Visible
@@ -22,7 +25,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("Say what to show.", "try `routine graph show workspace`, `routine graph neighbors NOTE` "
                          "or `routine graph path A B`.")
     config = load_config(args.config)
-    from routine.graph.cache import open_current
 
     cache = open_current(config)
     try:
@@ -32,12 +34,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _visible(args: argparse.Namespace, config: Config, graph: KnowledgeGraph) -> Visible | None:
-    from routine.graph.views import scope_test
-
     if not getattr(args, "agent", None):
         return None
     agents, problems = load_agents(config)
-    from routine.access import resolve
 
     return scope_test(resolve(config, agent_named(agents, problems, args.agent)).read_globs, graph)
 
@@ -51,8 +50,6 @@ def _node(graph: KnowledgeGraph, text: str) -> str:
 
 
 def _show(args: argparse.Namespace, config: Config, graph: KnowledgeGraph) -> int:
-    from routine.graph.views import ViewKind, view
-
     if args.kind != ViewKind.WORKSPACE and not args.name:
         raise UsageError(f"`routine graph show {args.kind}` needs a NAME.", f"e.g. `routine graph show {args.kind} "
                          f"{'Alpha' if args.kind == ViewKind.PROJECT else 'builder'}`.")
@@ -65,8 +62,6 @@ def _show(args: argparse.Namespace, config: Config, graph: KnowledgeGraph) -> in
 
 
 def _neighbors(args: argparse.Namespace, config: Config, graph: KnowledgeGraph) -> int:
-    from routine.graph.views import neighbors
-
     if args.depth < 0:
         raise UsageError(f"--depth must be 0 or more, not {args.depth}.", "e.g. --depth 2.")
     visible = _visible(args, config, graph)
@@ -85,8 +80,6 @@ def _neighbors(args: argparse.Namespace, config: Config, graph: KnowledgeGraph) 
 
 
 def _path(args: argparse.Namespace, config: Config, graph: KnowledgeGraph) -> int:
-    from routine.graph.views import path
-
     a, b = _node(graph, args.a), _node(graph, args.b)
     steps = path(graph, a, b, _visible(args, config, graph))
     if args.json:

@@ -8,11 +8,10 @@ from routine.daemon import client
 from routine.terminal.output import print_json
 from routine.terminal.progress import ProgressPrinter
 from routine.config.loader import load_config
+from routine.runner.events import from_json, IndexProgress
 
 
 def run(args: argparse.Namespace) -> int:
-    from routine.runner.events import IndexProgress, from_json
-
     progress = ProgressPrinter(quiet=args.quiet or args.json)
 
     def on_line(line: dict) -> None:
@@ -25,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
         if final is not None:  # the daemon runs: it is the index's one writer
             stats = client.result_of(final)
         else:
-            from routine.memory import VaultIndex
+            from routine.memory import VaultIndex  # lazy: numpy, only when no daemon indexes
 
             with VaultIndex(load_config(args.config)) as index:
                 stats = (index.rebuild if args.rebuild else index.reconcile)(progress).as_dict()

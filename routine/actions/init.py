@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from routine import paths
+from routine.config.loader import load_config
 from routine.errors import UsageError
 
 DEFAULT_VAULT = "~/Vault"
@@ -59,8 +60,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _same_vault_or_say_so(vault: Path, config_path: Path) -> None:
     """A config that already names another vault is kept, and a person asking for a new one is told."""
-    from routine.config.loader import load_config
-
     configured = load_config(config_path).vault
     if configured.expanduser().resolve() != vault.expanduser().resolve():
         raise UsageError(
@@ -73,8 +72,6 @@ def _vault_from(arg: str | None, config_path: Path) -> Path:
     if arg:
         return Path(arg).expanduser().resolve()
     if config_path.exists():
-        from routine.config.loader import load_config
-
         return load_config(config_path).vault
     return Path(DEFAULT_VAULT).expanduser()
 

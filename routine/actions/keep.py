@@ -12,14 +12,13 @@ from datetime import datetime, timedelta
 
 from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import load_config
+from routine.daemon import clock
 from routine.journal import Journal
 from routine.journal.keep import KeepRates
 
 
 def now() -> datetime:
     """The system clock; in tests only, the driven clock (``ROUTINE_TEST_CLOCK``, as the daemon's)."""
-    from routine.daemon import clock
-
     return clock.now()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from routine.actions.agent_library import _name_and_version
 from routine.agents.library import agents_in, library_named, preview, version
 from routine.terminal.output import print_json, print_table
 from routine.config.loader import load_config
@@ -45,8 +46,6 @@ def _show(library: LibrarySource, as_json: bool) -> int:
 
 
 def _show_agent(library: LibrarySource, text: str, as_json: bool) -> int:
-    from routine.actions.agent_library import _name_and_version
-
     name, number = _name_and_version(text)
     found = version(library, name, number)
     data = {k: v for k, v in found.manifest.items() if k != "files"}

@@ -7,19 +7,24 @@ import argparse
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from routine.config.loader import load_agents
 from routine.terminal.output import print_json, print_table
 from routine.config.model import Config
+from routine.daemon import client
 from routine.errors import UsageError
+from routine.journal import Journal
+from routine.journal.model_events import ModelEvents
+from routine.journal.trials import Trials
+from routine.models.client import ModelClient
+from routine.models.manager import ModelManager
+from routine.trials.scores import COLUMNS, overall, ranked, recommendation, scores as score, table_rows, write_note
 
 if TYPE_CHECKING:
-    from routine.journal import Journal
     from routine.journal.trials import Trial
 
 def try_model(config: Config, args: argparse.Namespace) -> int:
-    from routine.daemon import client
-    from routine.journal import Journal
-    from routine.trials.queue import queue
-    from routine.trials.select import days_and_ids, runs_to_try
+    from routine.trials.queue import queue  # lazy: jsonschema, which the tools' declarations load
+    from routine.trials.select import days_and_ids, runs_to_try  # lazy: jsonschema, which the tools' declarations load
 
     if args.now and client.daemon_running():
         raise UsageError("The daemon is running: trials must go through its model manager, not beside it.",
@@ -64,11 +69,7 @@ def try_model(config: Config, args: argparse.Namespace) -> int:
 
 def _run_now(config: Config, journal: Journal) -> list[Trial]:
     """Every queued trial, one at a time, in this process (no daemon runs)."""
-    from routine.config.loader import load_agents
-    from routine.journal.model_events import ModelEvents
-    from routine.models.client import ModelClient
-    from routine.models.manager import ModelManager
-    from routine.trials.queue import run_next
+    from routine.trials.queue import run_next  # lazy: jsonschema, which the tools' declarations load
 
     agents, _ = load_agents(config, require_vault=True)
     model_client = ModelClient(config, ModelManager(config, events=ModelEvents(journal.db)))
@@ -108,10 +109,6 @@ def _trial_json(trial: Trial) -> dict:
 
 
 def scores(config: Config, as_json: bool) -> int:
-    from routine.journal import Journal
-    from routine.journal.trials import Trials
-    from routine.trials.scores import COLUMNS, overall, ranked, recommendation, scores as score, table_rows, write_note
-
     journal = Journal()
     try:
         rows = score(config, Trials(journal.db).all())

@@ -10,10 +10,19 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from routine import paths
+from routine.actions import model_trials
 from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import load_agents, load_config
 from routine.errors import RoutineError
+from routine.journal import Journal
+from routine.journal.model_events import ModelEvents
+from routine.journal.token_samples import TokenSamples
+from routine.models import providers
+from routine.models.calibration import Calibration
+from routine.models.plan import belady_loads, key_label, simulate_ollama, simulate_ours, upcoming_uses
+from routine.models.preloader import learned_lead
 from routine.schedule import pause
+from routine.schedule.loader import load_schedules
 
 if TYPE_CHECKING:
     from routine.models.plan import Decision, ModelKey
@@ -26,8 +35,6 @@ def run(args: argparse.Namespace) -> int:
     if command == "plan":
         return _plan(config, args.hours, args.json)
     if command in ("try", "scores"):
-        from routine.actions import model_trials
-
         return model_trials.try_model(config, args) if command == "try" else model_trials.scores(config, args.json)
     if command == "tokens":
         return _tokens(config, args.json)
@@ -35,10 +42,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _ps(config: Config, as_json: bool) -> int:
-    from routine.journal import Journal
-    from routine.journal.model_events import ModelEvents
-    from routine.models import providers
-
     journal = Journal()
     try:
         events = ModelEvents(journal.db)
@@ -89,9 +92,6 @@ def _expires(text: str | None, clock: Clock) -> str:
 
 
 def _plan(config: Config, hours: int, as_json: bool) -> int:
-    from routine.models.plan import belady_loads, key_label, simulate_ollama, simulate_ours, upcoming_uses
-    from routine.schedule.loader import load_schedules
-
     agents, _ = load_agents(config, require_vault=True)
     schedules = load_schedules(config, agents)
     tz = ZoneInfo(config.zone_name())
@@ -163,10 +163,6 @@ def _ours_cell(decision: Decision, lead: timedelta, tz: ZoneInfo) -> str:
 
 
 def _leads(config: Config, keys: Iterable[ModelKey]) -> dict[ModelKey, timedelta]:
-    from routine.journal import Journal
-    from routine.journal.model_events import ModelEvents
-    from routine.models.preloader import learned_lead
-
     journal = Journal()
     try:
         events = ModelEvents(journal.db)
@@ -177,10 +173,6 @@ def _leads(config: Config, keys: Iterable[ModelKey]) -> dict[ModelKey, timedelta
 
 def _tokens(config: Config, as_json: bool) -> int:
     """Per alias: the method its prompts are counted with, and the mean error against the server's counts."""
-    from routine.journal import Journal
-    from routine.journal.token_samples import TokenSamples
-    from routine.models.calibration import Calibration
-
     journal = Journal()
     try:
         calibration = Calibration(TokenSamples(journal.db))

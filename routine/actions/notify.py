@@ -11,6 +11,7 @@ from routine.config.loader import load_config
 from routine.errors import UsageError
 from routine.journal import Journal
 from routine.journal.notifications import NotificationLog
+from routine.person.notifications import send_now
 
 
 def run(args: argparse.Namespace) -> int:
@@ -21,8 +22,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _test(config: Config, as_json: bool) -> int:
-    from routine.person.notifications import send_now
-
     urls = config.notify.urls
     if not urls:
         raise UsageError("No notification URLs are set.",

@@ -12,7 +12,7 @@ import argparse
 from zoneinfo import ZoneInfo
 
 from routine import paths
-from routine.daemon import clock
+from routine.daemon import client, clock
 from routine.terminal.output import print_json
 from routine.config.model import Config
 from routine.config.loader import load_agents, load_config
@@ -35,7 +35,6 @@ def run(args: argparse.Namespace) -> int:
         pause.pause(state, args.blocks, pause.until_from(args.until, now), now)
         said = []
     held = pause.in_force(state, config.holiday, now, zone)
-    from routine.daemon import client
 
     client.call({"op": "held"})  # a running daemon shows it at once (the dashboard); None without one
     if args.json:

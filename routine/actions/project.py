@@ -13,6 +13,10 @@ from typing import TYPE_CHECKING
 
 from routine.terminal.output import print_json, print_table
 from routine.config.loader import load_config, load_agents
+from routine.projects.model import list_projects
+from routine.projects.overview import summary
+from routine.projects.scaffold import adopt_project, assign, new_project, project_named, unassign
+from routine.schedule.project_cadence import project_blocks
 
 if TYPE_CHECKING:
     from routine.schedule.model import Block
@@ -27,24 +31,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _new(config: Config, args: argparse.Namespace) -> int:
-    from routine.projects.scaffold import new_project
-
     result = new_project(config.vault, args.name, args.goal or "")
     return _done(args, result, f"Created the project {result['project']}: {result['home']} "
                                f"(manager {result['manager']}).")
 
 
 def _adopt(config: Config, args: argparse.Namespace) -> int:
-    from routine.projects.scaffold import adopt_project
-
     result = adopt_project(config.vault, args.name)
     made = ", ".join(result["created"]) or "nothing new; missing properties added"
     return _done(args, result, f"Adopted Projects/{result['project']}/ ({made}).")
 
 
 def _assign(config: Config, args: argparse.Namespace) -> int:
-    from routine.projects.scaffold import assign
-
     result = assign(config.vault, args.name, args.member, task=args.task, behaviour=args.behaviour,
                     role=args.role, due=args.due)
     what = f" the task: {result['task']}" if result["task"] else ""
@@ -55,8 +53,6 @@ def _assign(config: Config, args: argparse.Namespace) -> int:
 
 
 def _unassign(config: Config, args: argparse.Namespace) -> int:
-    from routine.projects.scaffold import unassign
-
     result = unassign(config.vault, args.name, args.member, task=args.task)
     text = (f"The task is unassigned: {result['task']}" if args.task
             else f"{result['member']} is no longer on {result['project']}.")
@@ -72,16 +68,11 @@ def _done(args: argparse.Namespace, result: Mapping[str, object], message: str) 
 
 
 def _blocks(config: Config) -> dict[str, Block]:
-    from routine.schedule.project_cadence import project_blocks
-
     agents, _ = load_agents(config)
     return project_blocks(config, agents)[0]
 
 
 def _list(config: Config, args: argparse.Namespace) -> int:
-    from routine.projects.model import list_projects
-    from routine.projects.overview import summary
-
     now = datetime.now(UTC)
     blocks = _blocks(config)
     rows = [summary(config.vault, p, blocks, now, config.zone_name()) for p in list_projects(config.vault)]
@@ -99,9 +90,6 @@ def _list(config: Config, args: argparse.Namespace) -> int:
 
 
 def _show(config: Config, args: argparse.Namespace) -> int:
-    from routine.projects.overview import summary
-    from routine.projects.scaffold import project_named
-
     project = project_named(config.vault, args.name)
     info = summary(config.vault, project, _blocks(config), datetime.now(UTC), config.zone_name())
     if args.json:

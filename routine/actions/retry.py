@@ -8,22 +8,22 @@ from __future__ import annotations
 
 import argparse
 
+from routine.actions.fire import fire_block, through_daemon
+from routine.config.loader import load_agents, load_config
 from routine.errors import UsageError
 from routine.journal import Journal
 from routine.journal.runs import RunRecord
 from routine.runner.resume import block_run_of, resume_point
+from routine.schedule.loader import block_from_files
 
 
 def retry(args: argparse.Namespace, journal: Journal, run: RunRecord) -> int:
     run = block_run_of(journal, run)
     fire_args = argparse.Namespace(target=run.block, task=None, dry_run=False, json=args.json, config=args.config)
-    from routine.actions.fire import fire_block, through_daemon
 
     code = through_daemon(fire_args, resume=run.id)
     if code is not None:
         return code
-    from routine.config.loader import load_agents, load_config
-    from routine.schedule.loader import block_from_files
 
     config = load_config(args.config)
     agents, _ = load_agents(config, require_vault=True)

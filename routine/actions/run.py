@@ -8,12 +8,13 @@ import logging
 import os
 import sys
 
+from routine.daemon import client
+from routine.daemon.app import Daemon
+from routine.daemonlock import hold
 from routine.errors import DaemonError
 
 
 def run(args: argparse.Namespace) -> int:
-    from routine.daemon import client
-
     try:
         sock = client.connect(wait=0)
     except DaemonError:
@@ -22,7 +23,6 @@ def run(args: argparse.Namespace) -> int:
         sock.close()
         raise DaemonError(f"A routine daemon is already running (socket {client.socket_path()}).",
                           "stop it first (`systemctl stop routine`), or use `routine status`.")
-    from routine.daemonlock import hold
 
     held = hold()  # until this process ends
     if not args.debug and "ROUTINE_LOG_LEVEL" not in os.environ:
@@ -30,7 +30,6 @@ def run(args: argparse.Namespace) -> int:
         logging.getLogger("apscheduler").setLevel(logging.WARNING)  # not its per-job chatter at every start
     # A hang that the watchdog ends (SIGABRT) leaves every thread's stack in the journal.
     faulthandler.enable()
-    from routine.daemon.app import Daemon
 
     daemon = Daemon(args.config)
     try:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 
+from routine.actions.keep import keep
+from routine.actions.retry import retry
 from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import zone_name_of
 from routine.errors import UsageError
 from routine.journal import Journal
 from routine.journal.runs import RunRecord, TranscriptEntry
 from routine.journal.status import outcome
+from routine.journal.token_samples import TokenSamples
+from routine.models.calibration import error_percent
 
 LIST_COLUMNS = ["id", "status", "agent", "block", "trigger", "model", "started", "seconds", "wrote"]
 
@@ -21,12 +25,8 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, "runs_command", None) == "show":
             return _show(journal, args.run_id, args.json, Clock.named(zone_name_of(args.config)))
         if getattr(args, "runs_command", None) == "retry":
-            from routine.actions.retry import retry
-
             return retry(args, journal, find_run(journal, args.run_id))
         if getattr(args, "runs_command", None) == "keep":
-            from routine.actions.keep import keep
-
             return keep(args, journal)
         return _list(journal, getattr(args, "limit", 20), args.json, Clock.named(zone_name_of(args.config)))
     finally:
@@ -133,9 +133,6 @@ def _show(journal: Journal, run_id: str, as_json: bool, clock: Clock) -> int:
 
 
 def _token_counts(journal: Journal, run_id: str) -> list[dict]:
-    from routine.journal.token_samples import TokenSamples
-    from routine.models.calibration import error_percent
-
     return [{"model": s.model, "counter": s.counter, "counted": s.counted, "reported": s.reported,
              "error_pct": round(error_percent(s.counted, s.reported), 1)}
             for s in TokenSamples(journal.db).of_run(run_id) if s.counted]

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 from routine import paths
 from routine.terminal.output import print_json, print_table
 from routine.config.loader import load_agents, load_config
+from routine.daemon import client
 from routine.errors import ConfigError
 from routine.schedule import pause
 from routine.schedule.loader import declared_blocks, in_force, load_schedules
@@ -43,8 +44,6 @@ def _kept_by_daemon(broken: dict) -> dict[str, list[dict]]:
     if not broken:
         return {}
     from pathlib import Path
-
-    from routine.daemon import client
 
     final = client.call({"op": "status"})
     if final is None or "status" not in final:

@@ -6,11 +6,13 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from routine.access import resolve
 from routine.daemon import client
 from routine.terminal.output import print_json
 from routine.terminal.progress import ProgressPrinter
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
+from routine.memory.retrieve import better_outside, outside_sentence
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec, Config
@@ -56,9 +58,6 @@ def agent_search(config: Config, agent: AgentSpec, query: str, k: int, progress:
                  index: Any = None) -> tuple[list[HitRecord], str | None]:
     """An agent's search (its scopes as `routine.access` resolves them) and, when the whole vault
     ranks notes outside its reads above its last hit, the sentence that says so."""
-    from routine.access import resolve
-    from routine.memory.retrieve import better_outside, outside_sentence
-
     reads = resolve(config, agent).read_globs
     hits, everyone = searches(config, query, k, [reads, None], progress, index)
     hidden = better_outside(hits, everyone, reads, (config.layout.archive, config.layout.agents), k)
@@ -79,7 +78,7 @@ def searches(config: Config, query: str, k: int, scopes: list[list[str] | None],
         found.append(client.result_of(final))
     else:
         return found
-    from routine.memory import VaultIndex
+    from routine.memory import VaultIndex  # lazy: numpy, only when no daemon searches
 
     # No daemon holds the model warm: say why the first answer takes a while.
     print(

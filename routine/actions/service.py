@@ -19,8 +19,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from routine import paths, units
+from routine import daemonlock as lock, paths, units
 from routine.atomicfile import replace_if_changed
+from routine.config.loader import load_config
 from routine.errors import EXIT_JOB_FAILED, UsageError
 
 
@@ -30,7 +31,6 @@ def run(args: argparse.Namespace) -> int:
     person, home = _person(args.user)
     if os.geteuid() == 0 and not args.user and "ROUTINE_CONFIG" not in os.environ and not args.config:
         _as_person(home)  # under sudo: the person's config and state, not root's
-    from routine.config.loader import load_config
 
     config = load_config(args.config)
     state = paths.state_dir().absolute()
@@ -130,8 +130,6 @@ def _print_steps(commands: list[list[str]], intro: str, sudo: bool) -> int:
 
 def _enable(systemctl: str, scope: list[str], name: str, changed: bool, user_unit: bool, person: str,
             state: Path) -> int:
-    from routine import daemonlock as lock
-
     active = _quiet([systemctl, *scope, "is-active", "--quiet", name]) == 0
     steps = [[systemctl, *scope, "daemon-reload"]]
     running = None if active else lock.holder(state)

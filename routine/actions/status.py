@@ -6,17 +6,20 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
+from routine import unitcheck
 from routine.actions.runs import wrote_paths
+from routine.actions.schedule import upcoming
 from routine.terminal.output import Clock, print_json, print_table
-from routine.config.loader import zone_name_of
+from routine.config.loader import load_agents, load_config, zone_name_of
+from routine.daemon import client
+from routine.daemon.status import keep_rates, open_alerts, paused_now, recent_runs, resident_models
 from routine.daemon.status_record import DaemonState, DaemonStatus, NextFire, RecentRun
+from routine.schedule.loader import load_schedules
 
 EXIT_NOT_RUNNING = 3  # systemctl's (and LSB's) convention: "program is not running"
 
 
 def run(args: argparse.Namespace) -> int:
-    from routine.daemon import client
-
     final = client.call({"op": "status"})
     if final is None:
         status = _offline(args)
@@ -37,9 +40,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _service_gaps(args: argparse.Namespace) -> list[str]:
     """Hosts routine.yaml names that the installed unit does not let through, each with the fix."""
-    from routine import unitcheck
-    from routine.config.loader import load_config
-
     try:
         config = load_config(args.config)
     except Exception:  # noqa: BLE001 - a broken config is status's config_error, said elsewhere
@@ -109,15 +109,8 @@ def _human(seconds: int) -> str:
 
 def _offline(args: argparse.Namespace) -> DaemonStatus:
     """No daemon: the same record, with what can be known without it."""
-    from routine.daemon.status import keep_rates, recent_runs
-
     status = DaemonStatus(DaemonState.NOT_RUNNING, recent_runs=recent_runs(), keep_rates=keep_rates())
     try:
-        from routine.actions.schedule import upcoming
-        from routine.config.loader import load_agents, load_config
-        from routine.daemon.status import open_alerts, paused_now, resident_models
-        from routine.schedule.loader import load_schedules
-
         config = load_config(args.config)
         agents, _ = load_agents(config)
         fires = tuple(NextFire(r["block"], r["at"], tuple(r["agents"]), r.get("held"))

@@ -18,6 +18,7 @@ from routine.config.model import Config
 from routine.config.schema import TOOL_NAMES
 from routine.errors import NoteExists, UsageError
 from routine.config.tool_names import declared
+from routine.vault.atomic import atomic_create
 from routine.vault.frontmatter import join_frontmatter
 from routine.vault.notes import resolve_wikilink, wikilink_for
 
@@ -145,8 +146,6 @@ def agent_text(config: Config, spec: NewAgent) -> str:
 
 
 def create(config: Config, spec: NewAgent) -> Path:
-    from routine.vault.atomic import atomic_create
-
     path = note_path(config, check_name(spec.name))
     text = agent_text(config, spec)
     if path.exists():

@@ -6,21 +6,21 @@ its content is never previewed.
 
 from __future__ import annotations
 
+from routine.access import resolve
 from routine.config.model import AgentSpec, Config
+from routine.journal import Journal
+from routine.paths import journal_file
+from routine.vault.notes import read_note, resolve_wikilink
 
 PREVIEW_CHARS = 160
 
 
 def _preview(config: Config, rel: str) -> str:
-    from routine.vault.notes import read_note
-
     text = " ".join(read_note(config.vault, rel).body.split())
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
 
 
 def grounding_of(config: Config, agent: AgentSpec) -> list[dict]:
-    from routine.vault.notes import resolve_wikilink
-
     items = []
     for link in agent.grounding:
         rel = resolve_wikilink(config.vault, link)
@@ -32,9 +32,6 @@ def grounding_of(config: Config, agent: AgentSpec) -> list[dict]:
 
 
 def last_runs(agent: AgentSpec, limit: int = 5) -> list[dict]:
-    from routine.journal import Journal
-    from routine.paths import journal_file
-
     if not journal_file().exists():
         return []
     journal = Journal()
@@ -57,8 +54,6 @@ def details(config: Config, agent: AgentSpec) -> dict:
     """Everything `agent show` prints. Scopes and assignments are the ones a run has now
     (``routine.access``): `hidden` and `denied` are the ``!`` globs taken out of them (others'
     locked grounding, others' artifacts)."""
-    from routine.access import resolve
-
     access = resolve(config, agent)
     return {
         **summary(agent),

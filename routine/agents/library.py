@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routine.config.model import Config, LibrarySource
+from routine.config.schema import LIBRARY_TOOLS
 from routine.errors import NoteUnreadable, RoutineError, UsageError
 from routine.vault.files import read_regular, shown
 
@@ -66,8 +67,6 @@ def library_named(config: Config, name_or_path: str) -> LibrarySource:
     if name_or_path in config.libraries:
         return config.libraries[name_or_path]
     if "/" in name_or_path or name_or_path.startswith("."):
-        from routine.config.schema import LIBRARY_TOOLS
-
         folder = Path(name_or_path).expanduser().resolve()
         return LibrarySource(folder.name, folder, LIBRARY_TOOLS)
     raise UsageError(f"There is no library named {name_or_path!r} (libraries: {', '.join(config.libraries)}).",

@@ -19,6 +19,8 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from routine.agents.authoring import check_name
+from routine.agents.library import MAX_FILE_BYTES, own_files
 from routine.agents.smolagents_tools import EXPORTABLE, tool_code
 from routine.config.model import AgentSpec, Config
 from routine.config.behaviours import DEFAULT, Behaviour
@@ -26,6 +28,8 @@ from routine.config.schedule_schema import AGENT
 from routine.config.schema import TOOL_NAMES
 from routine.config.tool_names import LIBRARY_TOOLS
 from routine.errors import UsageError
+from routine.vault.atomic import atomic_create
+from routine.vault.files import read_regular
 from routine.vault.frontmatter import join_frontmatter, parse_frontmatter
 from routine.vault.notes import read_note, resolve_wikilink
 
@@ -60,7 +64,7 @@ def prompt_templates(system_prompt: str) -> dict:
 
 def export(config: Config, agent: AgentSpec, folder: Path) -> list[str]:
     """Write the folder; returns the tools that could not be exported (said to the person)."""
-    from routine.tools.registry import TOOLS
+    from routine.tools.registry import TOOLS  # lazy: jsonschema, which the tools' declarations load
 
     if folder.exists() and any(folder.iterdir()):
         raise UsageError(f"{folder} is not empty.", "export into a new or empty folder.")
@@ -149,11 +153,6 @@ def _as_installed(props: dict) -> dict:
 
 def import_folder(config: Config, folder: Path, name: str | None = None) -> tuple[Path, list[str]]:
     """Bring an agent folder back as an agent note; returns its path and the tools dropped."""
-    from routine.agents.authoring import check_name
-    from routine.agents.library import MAX_FILE_BYTES, own_files
-    from routine.vault.atomic import atomic_create
-    from routine.vault.files import read_regular
-
     # Someone else's folder: only its own regular files (no link out of it), within the size caps.
     present = own_files(folder, f"The agent folder {folder}", "nothing was imported",
                         "point at a folder smolagents saved.") if folder.is_dir() else {}

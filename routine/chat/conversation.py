@@ -33,7 +33,10 @@ from routine.models.tokens import Counter, count_request
 from routine.prompts import template
 from routine.runner import context
 from routine.runner.budget import fit
+from routine.runner.step import merge_completions
 from routine.templating import date_vars, fill, render
+from routine.tools.base import ToolContext
+from routine.tools.loop import LoopResult, run_tool_loop
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec
@@ -95,7 +98,7 @@ class Conversation:
 
     def reply(self, history: History, question: str, on_token: Callable[[str], None] | None = None,
               run_id: str | None = None) -> Reply:
-        from routine.tools.registry import tools_for
+        from routine.tools.registry import tools_for  # lazy: jsonschema, which the tools' declarations load
 
         self.agent = scoped(self.runner.config, self.declared)  # assignments made meanwhile count
         agent, client = self.agent, self.client
@@ -193,9 +196,6 @@ class Conversation:
         self.tool_log = []
         if not tools:
             return client.complete(agent.model, messages, on_token=on_token, run_id=run_id)
-        from routine.runner.step import merge_completions
-        from routine.tools.base import ToolContext
-        from routine.tools.loop import LoopResult, run_tool_loop
 
         runner = self.runner
         ctx = ToolContext(vault=runner.config.vault, agent=agent, config=runner.config, now=now, run_id=run_id,

@@ -12,9 +12,10 @@ import logging
 import os
 import sys
 
-from routine import __version__
+from routine import __version__, logs
 from routine.cli import arguments
 from routine.errors import EXIT_USAGE, RoutineError
+from routine.redact import redact_text
 
 # command -> (module in routine.actions, help)
 COMMANDS = {
@@ -96,7 +97,6 @@ def main(argv: list[str] | None = None) -> int:
     except RoutineError as exc:
         if args.debug:
             raise
-        from routine.redact import redact_text
 
         print(f"routine: {redact_text(str(exc))}", file=sys.stderr)
         return exc.exit_code
@@ -120,8 +120,6 @@ def _send_notifications() -> None:
 
 
 def _setup_logging(debug: bool, one_shot: bool) -> None:
-    from routine import logs
-
     level = (
         logging.DEBUG
         if debug

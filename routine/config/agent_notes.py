@@ -16,6 +16,8 @@ from routine.config.validate import schema_problems
 from routine.config.yamlfile import YamlSyntaxError, parse_yaml
 from routine.durations import parse_duration
 from routine.errors import ConfigError, Problem, RoutineError, UsageError, VaultNotConfigured, did_you_mean
+from routine.vault.files import CONFIG_MAX_BYTES, decodable, read_regular, shown
+from routine.vault.scope import resolve
 
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 
@@ -65,9 +67,6 @@ def is_agent_note(rel: str, frontmatter: object, folder: str) -> bool:
 def read_agent_note(vault: Path, rel: str) -> str:
     """An agent note's text: a regular file inside the vault, UTF-8, within the size cap.
     Anything else is a located problem of that note alone, never a traceback for every agent."""
-    from routine.vault.files import CONFIG_MAX_BYTES, decodable, read_regular, shown
-    from routine.vault.scope import resolve
-
     def refuse(message: str) -> YamlSyntaxError:
         return YamlSyntaxError(Problem(shown(rel), None, "", message))
 

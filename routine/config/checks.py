@@ -12,6 +12,7 @@ from routine.config.yamlfile import LocatedYaml, PathKey
 from routine.errors import Problem
 from routine.templating import KNOWN_VARIABLES, TemplateProblem, date_vars, render, unknown_variables
 from routine.templating import template_error, note_template_problem
+from routine.vault.scope import in_scope
 
 # A fixed sample day to render path templates for scope checks.
 _SAMPLE = date_vars(datetime(2026, 3, 2, 7, 30).astimezone())
@@ -77,8 +78,6 @@ def scope_glob_problem(glob: str) -> str | None:
 
 def write_scope_problem(write: WriteSpec, agent: AgentSpec) -> str | None:
     import jinja2
-
-    from routine.vault.scope import in_scope
 
     target = write.dest
     try:

@@ -17,6 +17,7 @@ from routine.config.zone import machine_zone_name
 from routine.vault.scope import in_scope
 from routine.vault.targets import WriteTarget
 from routine.durations import parse_duration
+from routine.templating import fill
 
 # Defaults are the schema's (config/schema.py): the loader fills them into what it reads, and
 # an alias built in code (the embedder's, a test's) takes them from there too.
@@ -262,6 +263,4 @@ class StepSpec:
 
     def describe_write(self) -> str | None:
         """Where it writes, as a person reads it: its own values filled in, {{ today }} left as is."""
-        from routine.templating import fill
-
         return fill(self.write.describe(), dict(self.variables)) if self.write else None

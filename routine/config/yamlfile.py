@@ -13,6 +13,7 @@ from typing import TypeAlias
 import yaml
 
 from routine.errors import Problem, RoutineError
+from routine.vault.files import CONFIG_MAX_BYTES, read_regular, shown
 
 PathKey: TypeAlias = tuple[str | int, ...]  # a YAML path: ("blocks", "morning", "steps", 1, "write")
 
@@ -157,8 +158,6 @@ def parse_yaml(text: str, file: str, line_offset: int = 0) -> LocatedYaml:
 
 def load_yaml(path: Path) -> LocatedYaml:
     """A config file: a regular file of at most CONFIG_MAX_BYTES of UTF-8, else a located problem."""
-    from routine.vault.files import CONFIG_MAX_BYTES, read_regular, shown
-
     name = shown(path)
     try:
         raw = read_regular(path, CONFIG_MAX_BYTES, label="this path")

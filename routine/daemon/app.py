@@ -24,36 +24,37 @@ from datetime import datetime, timezone
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
-from routine import paths
+from routine import paths, supervise
 from routine.person.alerts import raise_alert
 from routine.causes import is_disk_full
 from routine.daemon import health
 from routine.daemon.clock import driven_clock
 from routine.daemon.components import Component, Components, if_there
+from routine.daemon.control import ControlServer
 from routine.daemon.live import Live
 from routine.daemon.scheduled import ScheduledWork
 from routine.daemon.monitor import Monitor
 from routine.daemon.notify import Notifier, Watchdog
 from routine.daemon.publish import Publisher
 from routine.daemon.recovery import Recovery
+from routine.daemon.reload import ConfigWatcher
+from routine.daemon.residency import Residency
 from routine.daemon.run_events import RunEvents
 from routine.daemon.status import snapshot, resident_models
 from routine.daemon.status_record import status_line
 from routine.daemon.trials import NightTrials
+from routine.daemon.vault_events import VaultEvents
 from routine.daemon.work import WorkQueue
 from routine.errors import RoutineError
 from routine.journal import Journal
 from routine.journal.slots import Slots
+from routine.memory.remote import RemoteIndex
+from routine.vault.atomic import sweep_temp_files
 
 if TYPE_CHECKING:
     from routine.config.model import Config
-    from routine.daemon.control import ControlServer
-    from routine.daemon.reload import ConfigWatcher
-    from routine.daemon.residency import Residency
     from routine.daemon.status_record import ResidentModel
     from routine.daemon.timers import Timers
-    from routine.daemon.vault_events import VaultEvents
-    from routine.memory.remote import RemoteIndex
 
 log = logging.getLogger("routine.daemon")
 
@@ -139,8 +140,6 @@ class Daemon(ScheduledWork):
 
     def _recover(self) -> None:
         """What the last stop left: temp files of an interrupted write, runs still 'running'."""
-        from routine.vault.atomic import sweep_temp_files
-
         vault = self.live.config.vault
         removed = sweep_temp_files(vault) if vault.is_dir() else []
         if removed:
@@ -151,8 +150,6 @@ class Daemon(ScheduledWork):
             log.warning("%d run(s) were interrupted by the last stop: %s", len(interrupted), ", ".join(interrupted))
 
     def _start_residency(self) -> None:
-        from routine.daemon.residency import Residency
-
         self.residency = Residency(self.live, self.queue, self.clock)
         self.residency.start()
 
@@ -181,27 +178,19 @@ class Daemon(ScheduledWork):
             self.memory.close(timeout=INDEX_STOP_SECONDS)
 
     def _watch_config(self) -> None:
-        from routine.daemon.reload import ConfigWatcher
-
         self.watcher = ConfigWatcher(self.live.watched_paths(), self.reload)
         self.watcher.start()
 
     def _watch_vault(self) -> None:
-        from routine.daemon.vault_events import VaultEvents
-
         self.vault_events = VaultEvents(self)
         self.vault_events.start()
 
     def _open_control(self) -> None:
         """Once the socket answers, the vault is watched and every timer is set."""
-        from routine.daemon.control import ControlServer
-
         self.control = ControlServer(self, partial(snapshot, self))
         self.control.start()
 
     def _ready(self) -> None:
-        from routine import supervise
-
         supervise.on_crash(self._changed)
         snap = self.publisher.publish()
         self.notifier.ready(status_line(snap, self.now_local().tzinfo) if snap else "ready")
@@ -225,8 +214,6 @@ class Daemon(ScheduledWork):
     def _start_memory(self, config: Config) -> RemoteIndex:
         """The search index for ``config``: opened and reconciled in the background (a first
         build or a rebuild takes minutes; start-up does not wait for it, a search does)."""
-        from routine.memory.remote import RemoteIndex
-
         # In a worker process that exits when idle: this process never loads chromadb or a model.
         # The vault watcher feeds it (vault_events), so a search need not stat the vault.
         memory = RemoteIndex(config, models=self.residency.manager if self.residency else None)
@@ -299,7 +286,7 @@ class Daemon(ScheduledWork):
 
     def restart_timers(self) -> None:
         """Start the timers, or start them again after their thread died (no restart needed)."""
-        from routine.daemon.timers import Timers
+        from routine.daemon.timers import Timers  # lazy: apscheduler, heavy, loads only when the timers start
 
         restarting = self.timers is not None
         if self.timers is not None:

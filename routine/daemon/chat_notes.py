@@ -13,9 +13,12 @@ from __future__ import annotations
 import logging
 from functools import partial
 
+from routine.chat.notes import answer_note, read_chat
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.errors import RoutineError
+from routine.journal import Journal
+from routine.person.alerts import raise_alert
 from routine.watch.changes import Change
 
 log = logging.getLogger(__name__)
@@ -37,7 +40,6 @@ class ChatNotes:
         if change.kind == "deleted" or not change.rel.endswith(".md"):
             self.known.discard(change.rel)
             return
-        from routine.chat.notes import read_chat
 
         try:
             note = read_chat(self.jobs.live.config.vault, change.rel)
@@ -55,10 +57,6 @@ class ChatNotes:
             log.info("chat note %s: a new message for %s", change.rel, note.agent)
 
     def answer(self, rel: str) -> None:
-        from routine.person.alerts import raise_alert
-        from routine.chat.notes import answer_note
-        from routine.journal import Journal
-
         journal = Journal()
         try:
             runner = self.jobs.make_runner(journal)

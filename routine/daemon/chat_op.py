@@ -12,20 +12,19 @@ import logging
 import threading
 from typing import Any, Callable
 
+from routine.chat.sessions import ask
+from routine.config.loader import agent_named
+from routine.config.overrides import on_model
 from routine.daemon.ports import Jobs
+from routine.daemon.work import Work
 from routine.errors import RoutineError
+from routine.journal import Journal
 from routine.runner.events import Queued, Token
 
 log = logging.getLogger(__name__)
 
 
 def chat(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], None]) -> None:
-    from routine.chat.sessions import ask
-    from routine.config.loader import agent_named
-    from routine.config.overrides import on_model
-    from routine.daemon.work import Work
-    from routine.journal import Journal
-
     alias = str(message["model"]) if message.get("model") else None
     agent = on_model(jobs.live.config, agent_named(jobs.live.agents, [], str(message.get("agent") or "")), alias,
                      write=True)

@@ -11,13 +11,14 @@ import socket
 import time
 from pathlib import Path
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NoReturn
+from typing import Any, Callable, Iterable, Iterator, NoReturn
 
 from routine import paths
+from routine.daemonlock import holder
+from routine.errors import DaemonError, RoutineError
 from routine.jsonvalue import JSONValue, Parsed
+from routine.memory.retrieve import Hit
 
-if TYPE_CHECKING:
-    from routine.memory.retrieve import Hit
 
 SOCKET_NAME = "control.sock"
 
@@ -59,8 +60,6 @@ def _try_connect(timeout: float) -> socket.socket | None:
 
 def daemon_pid() -> str | None:
     """The pid of the daemon holding this state dir's lock, or None when none runs."""
-    from routine.daemonlock import holder
-
     return holder(paths.state_dir())
 
 
@@ -88,8 +87,6 @@ def connect(timeout: float | None = 2.0, wait: float | None = None) -> socket.so
 
 
 def _unreachable(pid: str, wait: float) -> NoReturn:
-    from routine.errors import DaemonError
-
     raise DaemonError(f"The routine daemon (pid {pid}) runs but did not answer on its control socket "
                       f"within {wait:.0f} s.", "try again in a moment; if it stays so, see `journalctl -u routine` "
                       "and restart the daemon.")
@@ -147,8 +144,6 @@ def call(message: Mapping[str, JSONValue], on_event: Callable[[Parsed], None] | 
 def nudge(op: str) -> None:
     """Tell a running daemon that something it looks at changed (a trial queued): one try, no
     waiting; a daemon that cannot answer now finds it at its next look anyway."""
-    from routine.errors import RoutineError
-
     try:
         call({"op": op}, wait=0)
     except (RoutineError, OSError):
@@ -158,8 +153,6 @@ def nudge(op: str) -> None:
 def result_of(final: Parsed) -> Any:
     """The result of a finished request, or its error raised as the CLI would raise it locally."""
     if final.get("error") and "result" not in final:
-        from routine.errors import DaemonError
-
         error = DaemonError(final["error"], final.get("fix"))
         error.exit_code = final.get("exit", error.exit_code)
         raise error
@@ -175,13 +168,9 @@ class DaemonMemory:
 
     def search(self, query: str, k: int = 6, reads: Iterable[str] | None = None, exclude: Iterable[str] = (),
                refresh: bool = True, progress: Callable[[str, int, int], None] | None = None) -> list[Hit]:
-        from routine.memory.retrieve import Hit
-
         final = call({"op": "search", "query": query, "k": k, "reads": None if reads is None else list(reads),
                       "exclude": sorted(exclude)})
         if final is None:
-            from routine.errors import DaemonError
-
             raise DaemonError("The daemon stopped while a search was asked of it.", "run the command again.")
         return [Hit.from_dict(d) for d in result_of(final)]
 

@@ -18,9 +18,14 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from routine import supervise
+from routine.access import resolve
+from routine.config.loader import agent_named
+from routine.daemon.chat_op import chat
 from routine.daemon.client import socket_path
 from routine.daemon.fire_op import fire
 from routine.daemon.ports import Jobs
+from routine.daemon.work import Work
 from routine.errors import DaemonError, RoutineError
 from routine.journal.decisions import Outcome
 from routine.runner.events import IndexProgress
@@ -78,7 +83,6 @@ class ControlServer:
             self._server = _Server(str(self.path), _handler(self.host, self.status))
         finally:
             os.umask(old)
-        from routine import supervise
 
         self._thread = supervise.start("control", self._server.serve_forever).thread
 
@@ -234,8 +238,6 @@ def handle_request(host: Host, status: Callable[[], DaemonStatus], message: dict
     elif op == "search":
         search(host, message, send)
     elif op == "chat":
-        from routine.daemon.chat_op import chat
-
         chat(host, message, send)
     elif op in ("held", "queued"):  # `routine pause|resume` changed what is held: the dashboard and status say
         host.changed()  # so now; `models try`, `agent try` queued a trial: the trials window looks at once
@@ -246,8 +248,6 @@ def handle_request(host: Host, status: Callable[[], DaemonStatus], message: dict
 
 def decide(host: Host, message: dict[str, Any], send: Send) -> None:
     """`routine approve` while the daemon runs: the decision goes through the one queue."""
-    from routine.daemon.work import Work
-
     done = threading.Event()
     result: dict[str, Any] = {}
     events = host.vault_events
@@ -286,9 +286,6 @@ def search(host: Host, message: dict[str, Any], send: Send) -> None:
     if reads is not None and not (isinstance(reads, list) and all(isinstance(g, str) for g in reads)):
         raise BadRequest("The search request's 'reads' is not a list of globs; refused.")
     if message.get("agent"):
-        from routine.access import resolve
-        from routine.config.loader import agent_named
-
         reads = resolve(host.live.config, agent_named(host.live.agents, [], message["agent"])).read_globs
     try:
         k = int(message.get("k") or 6)

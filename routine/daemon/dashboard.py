@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from routine.daemon.status_record import DaemonState, DaemonStatus, HealthState, RecentRun
 from routine.journal.status import RunStatus
+from routine.projects.overview import dashboard_rows
 from routine.vault import update_live_block, wikilink_for
 
 if TYPE_CHECKING:
@@ -112,7 +113,6 @@ def render(snap: DaemonStatus, vault: Path, tz: tzinfo | None, as_of: datetime |
         lines.append("No runs yet.")
 
     lines += ["", "## Projects", ""]
-    from routine.projects.overview import dashboard_rows
 
     projects = dashboard_rows(vault)
     if projects:

@@ -13,6 +13,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+from routine.causes import disk_full, server as server_cause, VAULT_UNWRITABLE
+from routine.errors import RoutineError
+from routine.models import providers
 
 if TYPE_CHECKING:
     from routine.config.model import Config
@@ -39,10 +42,6 @@ class Check:
 
 
 def server(host: str) -> Check:
-    from routine.causes import server as server_cause
-    from routine.errors import RoutineError
-    from routine.models import providers
-
     try:
         models = providers.pulled(host, timeout=SERVER_TIMEOUT)
     except RoutineError as exc:
@@ -53,8 +52,6 @@ def server(host: str) -> Check:
 def vault(root: Path) -> Check:
     """Readable (listed) and writable (access(2): permissions and a read-only mount). No probe
     file is written: a file created every minute would churn sync tools and the watcher."""
-    from routine.causes import VAULT_UNWRITABLE
-
     try:
         os.listdir(root)
     except OSError as exc:
@@ -82,8 +79,6 @@ def free_space(name: str, path: Path, cause: str) -> Check:
 
 def check_all(config: Config, state_dir: Path) -> list[Check]:
     """Every dependency of the config in force (each managed model server, the vault, both disks)."""
-    from routine.causes import disk_full
-
     checks = [server(host) for host in config.managed_hosts]
     checks.append(vault(config.vault))
     checks.append(free_space("state disk", state_dir, disk_full("state").key))

@@ -12,12 +12,17 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from routine import paths
 from routine.causes import is_disk_full
+from routine.config.loader import agent_named
 from routine.config.overrides import known_alias, on_model, on_models
 from routine.daemon.ports import Jobs
+from routine.daemon.work import Work
 from routine.errors import Abandoned, RoutineError, StateDiskFull, UsageError
 from routine.journal import Journal
 from routine.journal.status import succeeded
+from routine.runner.block import run_block
 from routine.runner.events import Queued, RunEvent
+from routine.runner.resume import block_run_of, resume_point
+from routine.runner.step import StepRequest
 
 if TYPE_CHECKING:
     from routine.runner.resume import Resume
@@ -29,11 +34,6 @@ log = logging.getLogger(__name__)
 def fire(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], None], gone: threading.Event) -> None:
     """Run an agent or a block through the queue; if the CLI goes away (Ctrl-C), the run stops
     at its next token or write and is journaled as interrupted."""
-    from routine.config.loader import agent_named
-    from routine.daemon.work import Work
-    from routine.runner.block import run_block
-    from routine.runner.step import StepRequest
-
     live = jobs.live
     target = message["target"]
     done = threading.Event()
@@ -112,7 +112,6 @@ def _resume(run_id: str | None, block: Block) -> Resume | None:
     """Where `routine runs retry` picks the block up (None for a plain fire)."""
     if not run_id:
         return None
-    from routine.runner.resume import block_run_of, resume_point
 
     journal = Journal()
     try:

@@ -8,19 +8,20 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from routine.causes import is_disk_full
 from routine.daemon.index_feed import BATCH_SECONDS, PathFeed, lower_priority
+from routine.graph import service
+from routine.graph.cache import GraphCache
+from routine.graph.publish import CanvasWriter
+from routine.journal import Journal
 
 CANVAS_SECONDS = 3.0  # canvases are laid out again at most this often: a burst of runs is one layout
 FULL_RETRY = 60.0  # seconds between attempts to open the graph cache while the state disk is full
 
 log = logging.getLogger(__name__)
 
-if TYPE_CHECKING:
-    from routine.graph.cache import GraphCache
-    from routine.graph.publish import CanvasWriter
 
 
 class GraphFeeder(PathFeed):
@@ -49,17 +50,12 @@ class GraphFeeder(PathFeed):
 
     def stop(self) -> None:
         super().stop()
-        from routine.graph import service
 
         service.set_live(None)
         if self.cache is not None:
             self.cache.close()
 
     def _open(self) -> None:
-        from routine.graph import service
-        from routine.graph.cache import GraphCache
-        from routine.graph.publish import CanvasWriter
-
         vault = self.vault()
         self.cache = GraphCache(vault)
         stats = self.cache.reconcile()
@@ -119,8 +115,6 @@ class GraphFeeder(PathFeed):
         if paths:
             cache.update_paths(paths)
         if runs:
-            from routine.journal import Journal
-
             journal = Journal()
             try:
                 cache.follow_journal(journal)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Protocol
 
+from routine import supervise
 from routine.config.model import Config
 from routine.daemon.status_record import Health, HealthState
 
@@ -74,7 +75,6 @@ def problems(parts: Parts) -> list[str]:
         found.append("the control socket is not served")
     if not _acquirable(parts.due_lock):
         found.append(f"the scheduling lock has been held for more than {LOCK_PROBE:.0f}s")
-    from routine import supervise
 
     found += supervise.problems()  # a background thread that kept failing and was left down
     return found

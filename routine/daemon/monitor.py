@@ -26,7 +26,10 @@ from routine.daemon import dependencies
 from routine.daemon.dependencies import Check
 from routine.errors import RoutineError
 from routine.daemon.reminders import remind
+from routine.journal import Journal
+from routine.journal.keep import KeepRates
 from routine.person.notifications import deliver_held
+from routine.statedb import DAMAGED
 
 if TYPE_CHECKING:
     from routine.config.model import Config
@@ -140,9 +143,6 @@ class Monitor:
 
     def _measure_keep(self, config: Config) -> int:
         """Generated sections 48 h old, measured now (``journal.keep``); how many."""
-        from routine.journal import Journal
-        from routine.journal.keep import KeepRates
-
         try:
             journal = Journal()
             try:
@@ -155,8 +155,6 @@ class Monitor:
 
     def _alert_set_aside(self) -> None:
         """A damaged journal or graph cache set aside (at start, by a command, by the graph) gets its alert."""
-        from routine.statedb import DAMAGED
-
         found = frozenset(p.name for p in self.host.state_dir.glob(f"*{DAMAGED}*"))
         if found - self._set_aside:
             alert_set_aside(self.host.live.config, self.host.now_local(), self.host.state_dir)

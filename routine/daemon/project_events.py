@@ -20,9 +20,14 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from routine.config.model import WriteSpec
 from routine.daemon.person_tasks import tell_people
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
+from routine.flows.pickup import Backoff, pending, run_pickup
+from routine.journal import Journal
+from routine.projects.artifacts import mark_needs_qa, read_artifact
+from routine.projects.assignees import loose_task_notes
 from routine.projects.model import (
     PROJECTS,
     find_project,
@@ -30,6 +35,9 @@ from routine.projects.model import (
     project_folder_of,
 )
 from routine.projects.model import loose
+from routine.prompts import template
+from routine.runner.step import StepRequest
+from routine.schedule.project_cadence import manager_agent
 
 if TYPE_CHECKING:
     from routine.flows.pickup import Pickup
@@ -49,8 +57,6 @@ class Host(Jobs, Protocol):
 
 class ProjectEvents:
     def __init__(self, host: Host):
-        from routine.flows.pickup import Backoff
-
         self.host = host
         self.backoff = Backoff(host.live.config.pickup_backoff)
         self._timers: dict[str, threading.Timer] = {}  # task key -> the look again after its backoff
@@ -86,8 +92,6 @@ class ProjectEvents:
     def _loose_change(self, rel: str) -> None:
         """A note outside every project: an agent note (its `tasks:` may name a new task note) or a
         note an agent's `tasks:` names (a task line there assigned or changed)."""
-        from routine.projects.assignees import loose_task_notes
-
         agents = self.host.live.agents
         if rel.startswith(self.host.live.config.layout.agents + "/"):
             if any(agent.source == rel for agent in agents.values()):
@@ -98,15 +102,11 @@ class ProjectEvents:
             self._submit_pending(loose(rel).folder)
 
     def _stale_qa(self, rel: str) -> None:
-        from routine.projects.artifacts import mark_needs_qa, read_artifact
-
         artifact = read_artifact(self.vault, rel)
         if artifact is not None and mark_needs_qa(self.vault, artifact):
             log.info("%s changed after it passed QA: it needs QA again", rel)
 
     def _submit_pending(self, folder: str | None, interrupted: bool = False) -> None:
-        from routine.flows.pickup import pending
-
         for pick in pending(self.vault, self.host.live.agents, folder, interrupted=interrupted):
             wait = self.backoff.wait(pick.key, time.monotonic())
             if wait > 0:
@@ -119,9 +119,6 @@ class ProjectEvents:
                          pick.project.name or pick.task.file)
 
     def _run_pickup(self, pick: Pickup) -> None:
-        from routine.journal import Journal
-        from routine.flows.pickup import run_pickup
-
         journal = Journal()
         ok: bool | None = False
         try:
@@ -160,8 +157,6 @@ class ProjectEvents:
             timer.start()
 
     def _react(self, folder: str, rel: str, kind: str) -> None:
-        from routine.schedule.project_cadence import manager_agent
-
         project = find_project(self.vault, folder.split("/", 1)[1])
         if project is None or str(project.cadence.get("react", "on")).lower() in ("off", "false", "no"):
             return
@@ -174,11 +169,6 @@ class ProjectEvents:
         self.host.queue.submit(work, coalesce=True)
 
     def _run_react(self, agent_name: str, project: str, rel: str, kind: str) -> None:
-        from routine.config.model import WriteSpec
-        from routine.journal import Journal
-        from routine.prompts import template
-        from routine.runner.step import StepRequest
-
         agent = self.host.live.agents.get(agent_name)
         found = find_project(self.vault, project)
         if agent is None or found is None:

@@ -13,7 +13,11 @@ from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from routine import supervise
+from routine.daemon import dashboard, promfile
 from routine.daemon.status_record import DaemonState, DaemonStatus, DashboardState, HealthState, status_line
+from routine.journal import Journal
+from routine.vault.presence import require_vault
 
 if TYPE_CHECKING:
     from routine.config.model import Config
@@ -46,8 +50,6 @@ class Publisher:
         self._metrics_error: str | None = None
 
     def start(self) -> None:
-        from routine import supervise
-
         self._thread = supervise.start("publisher", self._loop, self._stop).thread
 
     def poke(self) -> None:
@@ -100,11 +102,7 @@ class Publisher:
             self._write_dashboard(self.live.config, snap, self.now().tzinfo)
 
     def _write_dashboard(self, config: Config, snap: DaemonStatus, tz: tzinfo | None) -> None:
-        from routine.daemon import dashboard
-
         try:
-            from routine.vault.presence import require_vault
-
             require_vault(config.vault, empty_is_missing=True)  # never write into an empty mount point
             at = datetime.now(timezone.utc)
             outcome = dashboard.update(config, snap, tz, at, self._dashboard_memo)
@@ -118,9 +116,6 @@ class Publisher:
             log.warning("could not update the dashboard %s: %s", config.layout.dashboard, exc)
 
     def _write_metrics(self, path: Path, snap: DaemonStatus) -> None:
-        from routine.daemon import promfile
-        from routine.journal import Journal
-
         try:
             journal = Journal()
             try:

@@ -24,9 +24,13 @@ from routine.daemon.live import Live
 from routine.daemon.missed import account
 from routine.daemon.ready import ready
 from routine.daemon.work import Work, WorkQueue
+from routine.flows.step_setup import STEP_SETUP
 from routine.journal import Journal
 from routine.journal.slots import Slots
 from routine.journal.status import succeeded
+from routine.models.plan import alias_key
+from routine.runner.block import run_block
+from routine.runner.step import local_time, Runner
 from routine.schedule import chains, pause
 
 if TYPE_CHECKING:
@@ -39,7 +43,6 @@ if TYPE_CHECKING:
     from routine.models.plan import ModelKey
     from routine.runner.block import BlockOutcome
     from routine.runner.events import OnEvent
-    from routine.runner.step import Runner
     from routine.schedule.model import Block
 
 log = logging.getLogger(__name__)
@@ -102,8 +105,6 @@ class ScheduledWork:
         self.queue.submit(work)
 
     def _run_block(self, block_id: str, slot: due.Slot, trigger: str, work: Work | None = None) -> None:
-        from routine.runner.block import run_block
-
         block = self.live.schedules.blocks.get(block_id)
         if block is None:  # removed by a reload while it waited
             self.slots.set(block_id, slot.key, "skipped", reason="the block was removed from the schedule")
@@ -149,8 +150,6 @@ class ScheduledWork:
             self.queue.submit(work)
 
     def _run_chained(self, block_id: str, upstream: BlockOutcome, work: Work) -> None:
-        from routine.runner.block import run_block
-
         block = self.live.schedules.blocks.get(block_id)
         if block is None:
             return
@@ -171,8 +170,6 @@ class ScheduledWork:
     def model_keys(self, agent_names: Iterable[str], alias: str | None = None) -> tuple[ModelKey, ...]:
         """The models a job needs: its agents' own, or the one alias it runs on instead (`--model`)."""
         if alias is not None:
-            from routine.models.plan import alias_key
-
             key = alias_key(self.live.config, alias)
             return (key,) if key is not None else ()
         return self.residency.keys_for_agents(agent_names) if self.residency else ()
@@ -181,9 +178,6 @@ class ScheduledWork:
                     cancel: threading.Event | None = None) -> Runner:
         """A runner on the shared model manager. With ``work``, the job's model set follows its
         block: the steps still to come are what the forecast counts as needed now."""
-        from routine.runner.step import Runner, local_time
-        from routine.flows.step_setup import STEP_SETUP
-
         config = self.live.config
         runner = Runner(config, journal, models=self.models, clock=lambda: local_time(config, self.clock()),
                         on_event=self.run_events.listener(work, on_event), memory=self.memory, setup=STEP_SETUP)

@@ -11,12 +11,18 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Protocol
 from zoneinfo import ZoneInfo
 
-from routine import __version__, paths
+from routine import __version__, paths, sysmetrics
+from routine.daemon import clock, health
 from routine.daemon.health import Parts
 from routine.daemon.status_record import (DaemonState, DaemonStatus, NextFire, RecentRun, SettledPath,
                                           ResidentModel, WatchMode, WatchState)
 from routine.errors import RoutineError
+from routine.journal import Journal
+from routine.journal.keep import KeepRates
+from routine.models import providers
 from routine.schedule import pause
+from routine.vault import read_note
+from routine.vault.presence import vault_problem
 
 if TYPE_CHECKING:
     from routine.journal.keep import KeepRate
@@ -46,10 +52,6 @@ class Sources(Parts, Protocol):
 
 
 def snapshot(parts: Sources, health_problems: list[str] | None = None) -> DaemonStatus:
-    from routine import sysmetrics
-    from routine.daemon import health
-    from routine.vault.presence import vault_problem
-
     problems = health.problems(parts) if health_problems is None else health_problems
     resident, models_error = parts.resident_models()
     config = parts.live.config
@@ -82,8 +84,6 @@ def snapshot(parts: Sources, health_problems: list[str] | None = None) -> Daemon
 
 def paused_now(config: Config) -> tuple[str, ...]:
     """What a pause or a holiday holds now (the daemon's status and `routine status` without one)."""
-    from routine.daemon import clock
-
     zone = ZoneInfo(config.zone_name())
     return pause.in_force(paths.state_dir(), config.holiday, clock.now().astimezone(zone), zone)
 
@@ -98,8 +98,6 @@ def next_fires(timers: Timers | None, live: Live) -> tuple[NextFire, ...]:
 
 
 def recent_runs(limit: int = RECENT_RUNS) -> tuple[RecentRun, ...]:
-    from routine.journal import Journal
-
     journal = Journal()
     try:
         return tuple(RecentRun.from_json(r.as_dict()) for r in journal.recent(limit))
@@ -109,9 +107,6 @@ def recent_runs(limit: int = RECENT_RUNS) -> tuple[RecentRun, ...]:
 
 def keep_rates(days: int = KEEP_DAYS) -> tuple[KeepRate, ...]:
     """The keep-rate per agent and per block of the sections written in the last ``days`` days."""
-    from routine.journal import Journal
-    from routine.journal.keep import KeepRates
-
     journal = Journal()
     try:
         return tuple(KeepRates(journal.db).rates(datetime.now(timezone.utc) - timedelta(days=days)))
@@ -120,8 +115,6 @@ def keep_rates(days: int = KEEP_DAYS) -> tuple[KeepRate, ...]:
 
 
 def open_alerts(config: Config) -> tuple[str, ...]:
-    from routine.vault import read_note
-
     folder = config.vault / config.layout.alerts
     out = []
     for path in sorted(folder.glob("*.md"), reverse=True)[:200] if folder.is_dir() else []:
@@ -152,8 +145,6 @@ def _watch_state(vault_events: VaultEvents | None) -> WatchState:
 def resident_models(config: Config) -> tuple[tuple[ResidentModel, ...] | None, str | None]:
     """Models loaded on every managed model server the config uses, from the server's own report;
     (None, why) when one cannot be asked."""
-    from routine.models import providers
-
     found: list[ResidentModel] = []
     for host in config.managed_hosts:
         try:

@@ -27,6 +27,7 @@ from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
 from routine.journal.slots import Slots
 from routine.journal.trials import Trial, Trials
 from routine.models.plan import alias_key, upcoming_uses
+from routine.trials.scores import scores, write_note
 
 if TYPE_CHECKING:
     from routine.models.client import ModelClient
@@ -139,8 +140,7 @@ class NightTrials:
         return None
 
     def _run(self, trial: Trial) -> None:
-        from routine.trials.queue import run_claimed
-        from routine.trials.scores import scores, write_note
+        from routine.trials.queue import run_claimed  # lazy: jsonschema, which the tools' declarations load
 
         def run(journal: Journal, client: ModelClient) -> None:
             run_claimed(self.live.config, self.live.agents, journal, client, trial)
@@ -150,7 +150,7 @@ class NightTrials:
 
     def _run_variant(self, variant: QueuedVariant) -> None:
         """A queued variant of an agent note tried; proposed when it did better (routine.trials.advice)."""
-        from routine.trials.advice import run_queued
+        from routine.trials.advice import run_queued  # lazy: jsonschema, which the tools' declarations load
 
         def run(journal: Journal, client: ModelClient) -> None:
             run_queued(self.live.config, self.live.agents, journal, client, variant, self.now())

@@ -17,26 +17,35 @@ from zoneinfo import ZoneInfo
 from typing import TYPE_CHECKING, Callable, Protocol
 
 from routine import paths
+from routine.access import resolve
+from routine.daemon.chat_notes import ChatNotes
+from routine.daemon.graph_feed import GraphFeeder
+from routine.daemon.index_feed import IndexFeeder
 from routine.person.alerts import raise_alert
 from routine.daemon.ports import Jobs
+from routine.daemon.project_events import ProjectEvents
 from routine.journal.runs import RunDetails
 from routine.vault.proposals import ProposalStatus
 from routine.daemon.work import Work
 from routine.errors import RoutineError
+from routine.flows.approval import decide
+from routine.journal import Journal
+from routine.runner.step import StepRequest
 from routine.schedule import pause
+from routine.vault.approvals import read_proposal
+from routine.vault.atomic import add_write_listener, remove_write_listener
+from routine.vault.notes import read_note
 from routine.vault.scope import glob_match
 from routine.watch.filters import is_note
 from routine.watch.changes import Change
+from routine.watch.state import FileStates
+from routine.watch.watcher import VaultWatcher
 
 if TYPE_CHECKING:
     from routine.flows.approval import Decided
-    from routine.daemon.chat_notes import ChatNotes
     from routine.daemon.graph_feed import GraphFeeder
-    from routine.daemon.index_feed import IndexFeeder
     from routine.memory.remote import RemoteIndex
     from routine.schedule.model import Trigger
-    from routine.watch.state import FileStates
-    from routine.watch.watcher import VaultWatcher
 
 log = logging.getLogger(__name__)
 
@@ -70,24 +79,16 @@ class VaultEvents:
 
     def start(self) -> None:
         """Watch the vault: catch up with what changed while down, then follow every save."""
-        from routine.daemon.chat_notes import ChatNotes
-        from routine.daemon.index_feed import IndexFeeder
-        from routine.vault.atomic import add_write_listener
-        from routine.watch.state import FileStates
-        from routine.watch.watcher import VaultWatcher
-
         config = self.host.live.config
         self._feed = IndexFeeder(lambda: self.host.memory)
         self.listeners.append(self._feed.on_change)
-        from routine.daemon.project_events import ProjectEvents
 
         projects = ProjectEvents(self.host)  # case files: cadence reload, task pickup, QA staleness
         self.listeners.append(projects.on_change)
         self.chats = ChatNotes(self.host)
         self.listeners.append(self.chats.on_change)
         self._feed.start()
-        from routine.daemon.graph_feed import GraphFeeder  # issue 15: the knowledge graph follows too
-
+        # issue 15: the knowledge graph follows too
         self.graph_feed = GraphFeeder(lambda: self.host.live.config.vault, self._canvas_blocked)
         self.listeners.append(self.graph_feed.on_change)
         self.graph_feed.start()
@@ -132,8 +133,6 @@ class VaultEvents:
 
     def close(self) -> None:
         """At shutdown, after the queue: our writes no longer need announcing."""
-        from routine.vault.atomic import remove_write_listener
-
         if self.watcher:
             remove_write_listener(self.watcher.own_write)
         if self._states:
@@ -173,8 +172,6 @@ class VaultEvents:
     # --- proposals ---------------------------------------------------------------------------------
 
     def _maybe_decided(self, rel: str) -> None:
-        from routine.vault.approvals import read_proposal
-
         try:
             proposal = read_proposal(self.host.live.config.vault, rel)
         except (OSError, ValueError):
@@ -193,7 +190,6 @@ class VaultEvents:
             return True
         if change.kind == "deleted":
             return False  # nothing left to look at
-        from routine.vault.notes import read_note
 
         try:
             properties = read_note(self.host.live.config.vault, change.rel).frontmatter
@@ -211,7 +207,6 @@ class VaultEvents:
         if held:
             log.info("trigger %s not fired on %s %s: %s", trigger.id, change.kind, change.rel, held)
             return
-        from routine.access import resolve
 
         readable = change.kind != "deleted" and resolve(live.config, agent).may_read(change.rel)
         details = RunDetails(trigger=trigger.id, event=change.kind, path=change.rel, seen_by=change.source)
@@ -241,9 +236,6 @@ class VaultEvents:
 
     def decide(self, rel: str, by: str, decision: bool | None = None, force: bool = False) -> Decided:
         """Carry out a decision on a proposal (the person's `approved`, or `routine approve`)."""
-        from routine.flows.approval import decide
-        from routine.journal import Journal
-
         live, journal = self.host.live, Journal()
         try:
             return decide(live.config, live.agents, journal, rel, by, self.host.now_local(), decision, force)
@@ -252,9 +244,6 @@ class VaultEvents:
 
     def run_trigger(self, trigger: Trigger, agent_name: str, change: Change, inputs: tuple[str, ...],
                     details: RunDetails) -> None:
-        from routine.journal import Journal
-        from routine.runner.step import StepRequest
-
         agent = self.host.live.agents.get(agent_name)
         write = trigger.write or (agent.write if agent else None)
         if agent is None or write is None:  # the agent went away (or lost its write) in a reload since

@@ -9,17 +9,22 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
 
+from routine.access import resolve
 from routine.person.alerts import raise_alert
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError, ScopeError, UsageError
-from routine.journal.decisions import Outcome
+from routine.journal.decisions import Decisions, Outcome
+from routine.journal.keep import KeepRates, Via, Written
+from routine.schedule import edit
+from routine.vault.approvals import apply, archive, clear_pointer, mark_conflict, read_proposal, SCHEDULE_KIND
+from routine.vault.guard import Guard
 from routine.vault.proposals import ProposalStatus
 from routine.vault.provenance import PROPOSAL_TAG
+from routine.vault.sections import prepare_content
 from routine.vault.targets import WriteKind
 
 if TYPE_CHECKING:
     from routine.journal import Journal
-    from routine.journal.decisions import Decisions
     from routine.vault.approvals import Applied, Proposal
 
 if TYPE_CHECKING:
@@ -59,10 +64,6 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
     replaces the target's text as it is now, which the archive keeps); in Obsidian the person
     sets `status: proposed` and `approved: true` again, which applies only if the region is
     unchanged since the conflict was recorded."""
-    from routine.journal.decisions import Decisions
-    from routine.vault.approvals import SCHEDULE_KIND, apply, archive, clear_pointer, mark_conflict, read_proposal
-    from routine.vault.guard import Guard
-
     proposal = read_proposal(config.vault, rel)
     if proposal is None:
         raise UsageError(f"{rel} is not a routine proposal.", f"proposals are the notes in {config.layout.drafts}/ "
@@ -99,7 +100,6 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
         if agent is None:
             raise ScopeError(f"The agent {proposal.agent!r} that wrote this proposal no longer exists.",
                              "apply the text by hand, or restore the agent note.")
-        from routine.access import resolve
 
         access = resolve(config, agent, approving=True)  # its proposal-only case files count as writable
         applied = apply(config.vault, proposal, access.write_globs, now, Guard.of(config), force=force)
@@ -136,9 +136,6 @@ def _schedule(config: Config, agents: dict[str, AgentSpec], decisions: Decisions
               record: _Record, by: str, now: datetime) -> Decided:
     """An approved change to a schedule block (routine.schedule.edit): written into its file, which
     the daemon reloads as it reloads any edit; the proposal archived."""
-    from routine.schedule import edit
-    from routine.vault.approvals import archive
-
     change = edit.from_proposal(proposal.target_rel or "", proposal.section, proposal.text)
     message = edit.apply(config, agents, change, str(proposal.base or ""), now)
     archived = archive(config.vault, proposal, config.layout.archive, ProposalStatus.APPLIED, by, now)
@@ -151,8 +148,6 @@ def _written(journal: Journal, proposal: Proposal, applied: Applied, run_id: str
     """An approved section is kept in the journal as written, through approval, for its keep-rate."""
     if proposal.kind is not WriteKind.SECTION or not applied.target:
         return
-    from routine.journal.keep import KeepRates, Via, Written
-    from routine.vault.sections import prepare_content
 
     run = journal.get(run_id) if run_id else None
     written = Written(proposal.agent, applied.target, " ".join(proposal.section_named().split()),

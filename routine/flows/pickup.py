@@ -28,6 +28,10 @@ from routine.jsonvalue import JSONObject
 from routine.causes import Cause
 from routine.journal.status import RunStatus
 from routine.config.model import AgentSpec, WriteSpec
+from routine.errors import RoutineError
+from routine.flows.qa import run_qa
+from routine.person.alerts import raise_alert, resolve_alerts
+from routine.projects.artifacts import artifact_type_of, ArtifactType, set_properties, type_properties
 from routine.prompts import template
 from routine.projects.assignees import agent_aliases, loose_tasks, own_behaviour
 from routine.projects.model import Project, Status, list_projects, link_target
@@ -40,10 +44,12 @@ from routine.projects.tasks import (
     with_mark,
 )
 from routine.projects.tasks import parse_line, without_field
+from routine.runner.step import StepRequest
+from routine.vault.notes import read_note, resolve_wikilink, wikilink_for, wikilinks
 
 if TYPE_CHECKING:
     from routine.flows.qa import QAResult
-    from routine.runner.step import Runner, StepOutcome, StepRequest
+    from routine.runner.step import Runner, StepOutcome
 
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]%]+')
 _QA_TASK = re.compile(r"^(?:QA|Review)\b", re.IGNORECASE)
@@ -174,8 +180,6 @@ def start(vault: Path, pick: Pickup) -> bool:
 
 
 def request(pick: Pickup) -> StepRequest:
-    from routine.runner.step import StepRequest
-
     return StepRequest(agent=pick.agent, task=template("project_task.md.j2"),
                        # the result note is named from the task's text: a value, never part of a template
                        write=WriteSpec(note="{{ result_note }}"), trigger=f"task:{pick.task.file}",
@@ -190,8 +194,6 @@ def request(pick: Pickup) -> StepRequest:
 def finish(vault: Path, pick: Pickup, outcome: StepOutcome, today: datetime) -> None:
     """Record the outcome on the task line: done with its result, waiting on a proposal, or
     back to open (the run failed; its alert says why)."""
-    from routine.projects.artifacts import set_properties
-
     wrote = getattr(outcome, "wrote", None)
     if outcome.status is RunStatus.OK and wrote is not None:
         updates = result_properties(vault, pick, wrote.rel, getattr(outcome.prompt, "sources", None) or [])
@@ -211,9 +213,6 @@ def result_properties(vault: Path, pick: Pickup, rel: str, sources: list[str]) -
     derived from the note holding the task, the notes the task links and those its run read,
     a draft that needs QA. A note that already is an artifact is left as it is; properties the
     person already set are kept."""
-    from routine.projects.artifacts import ArtifactType, artifact_type_of, type_properties
-    from routine.vault.notes import read_note, wikilink_for, wikilinks
-
     try:
         props = read_note(vault, rel).frontmatter
     except OSError:
@@ -244,8 +243,6 @@ def run_pickup(runner: Runner, vault: Path, pick: Pickup, now: datetime,
         finish(vault, pick, outcome, now)
         ok = outcome.status.succeeded
     if ok:
-        from routine.person.alerts import resolve_alerts
-
         resolve_alerts(
             runner.config, now, pickup_cause(pick).key, f"the task {pick.task.text!r} was picked up and ran."
         )
@@ -256,18 +253,12 @@ def _run_qa_task(runner: Runner, vault: Path, pick: Pickup, now: datetime,
                  agents: dict[str, AgentSpec]) -> QAResult | None:
     """A task asking for QA runs the QA step with its assignee as the reviewer; the task line
     records the verdict (`[qa:: passed]`) and is done either way (the QA ran)."""
-    from routine.errors import RoutineError
-    from routine.flows.qa import run_qa
-    from routine.vault.notes import resolve_wikilink
-
     rel = resolve_wikilink(vault, pick.qa_target or "")
     try:
         if rel is None:
             raise RoutineError(f"The task asks for QA of [[{pick.qa_target}]], which is not a note.", "fix the link.")
         result = run_qa(runner.config, agents, runner, rel, now, reviewers=(pick.agent.name,))
     except RoutineError as exc:
-        from routine.person.alerts import raise_alert
-
         cause = pickup_cause(pick)
         raise_alert(runner.config, now, cause.title, f"QA task of {pick.agent.name} failed: {exc.message}", exc.fix,
                     cause=cause.key, affected=pick.agent.name)

@@ -18,6 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from routine.access import resolve
+from routine.config.loader import agent_named
 from routine.jsonvalue import JSONObject, Parsed
 from routine.config.model import AgentSpec, WriteSpec
 from routine.errors import UsageError
@@ -35,11 +37,12 @@ from routine.prompts import template
 from routine.verdicts import REVIEW_FORM, Form, verdict_of
 from routine.projects.model import project_folder_of, find_project
 from routine.flows.review_parts import Part, split_for_review
+from routine.runner.step import StepRequest
+from routine.vault import Provenance, write_output, WriteTarget
+from routine.vault.notes import read_note
 from routine.vault.provenance import person_text
 from routine.vault.scope import glob_literal
 
-if TYPE_CHECKING:
-    from routine.runner.step import StepRequest
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -126,8 +129,6 @@ def parse_review(text: str) -> tuple[str, list[str]]:
 
 def run_qa(config: Config, agents: dict[str, AgentSpec], runner: Runner, rel: str, now: datetime,
            reviewers: tuple[str, ...] = ()) -> QAResult:
-    from routine.vault.notes import read_note
-
     vault = Path(config.vault)
     try:
         note = read_note(vault, rel)
@@ -173,8 +174,6 @@ def _review(config: Config, runner: Runner, agents: dict[str, AgentSpec], name: 
             qa_note: str, project: Project | None) -> Review:
     """One reviewer's review: the artifact whole, or part by part when it is longer than the
     reviewer's window holds (a fail if any part fails, its sections named)."""
-    from routine.config.loader import agent_named
-
     agent = agent_named(agents, [], name)
     reviewer = Path(agent.source).stem
     # What the person's artifact says: routine's sections in it (its QA verdicts) are not reviewed.
@@ -203,8 +202,6 @@ def _review(config: Config, runner: Runner, agents: dict[str, AgentSpec], name: 
 def _request(config: Config, agent: AgentSpec, artifact: Artifact, note: Note, qa_note: str, project: Project | None,
              part: Part, where: str) -> StepRequest:
     """The review step of ``part`` (``where``: "part 2 of 5", or "" for the artifact whole)."""
-    from routine.runner.step import StepRequest
-
     cited = _cited_inputs(config, agent, artifact, note.frontmatter, part.text, qa_note)
     section = Path(agent.source).stem + (f" ({where})" if where else "")
     # The reviewer reads the artifact and what it cites, and writes only its review; it never touches the artifact.
@@ -241,8 +238,6 @@ def _cited_inputs(config: Config, agent: AgentSpec, artifact: Artifact, props: P
                   qa_note: str) -> tuple[str, ...]:
     """The notes ``text`` of the artifact cites that the reviewer may read (``routine.access``,
     the one resolver, as the review runs): literal in a glob, the step's inputs as values, never templates."""
-    from routine.access import resolve
-
     scope = resolve(config, agent, review=(artifact.rel, qa_note))
     cited = [rel for rel in cited_notes(Path(config.vault), artifact.rel, props, text) if scope.may_read(rel)]
     return tuple(glob_literal(rel) for rel in cited[:MAX_CITED])
@@ -251,8 +246,6 @@ def _cited_inputs(config: Config, agent: AgentSpec, artifact: Artifact, props: P
 def _record(vault: Path, artifact: Artifact, reviews: list[Review], passed: bool, qa_note: str, now: datetime) -> None:
     """The verdict in the artifact's `QA` section and in the QA note's `Verdict` section (the
     failing sections of a long artifact named), and its properties."""
-    from routine.vault import Provenance, WriteTarget, write_output
-
     lines = [
         f"**Verdict: {'passed' if passed else 'failed'}** ({now:%Y-%m-%d %H:%M}), reviews in [[{qa_note[:-3]}]]",
         "",

@@ -21,14 +21,17 @@ from typing import TYPE_CHECKING
 
 from routine.jsonvalue import JSONObject
 from routine import paths
+from routine.errors import NoteUnreadable
 from routine.graph.extract import extract
 from routine.graph.graph import KnowledgeGraph
 from routine.graph.model import NoteFacts
+from routine.journal import Journal
 from routine.statedb import open_sqlite
+from routine.vault.files import read_regular, vault_files
+from routine.watch.filters import is_note
 
 if TYPE_CHECKING:
     from routine.config.model import Config
-    from routine.journal import Journal
 
 FORMAT = "5"  # bump when extract changes what it reads: caches of another format are rebuilt
 RUN_DAYS = 30  # "what it read and wrote lately": runs that ended within this many days
@@ -112,9 +115,6 @@ class GraphCache:
 
     def reconcile(self) -> SyncStats:
         """Bring the graph level with the vault: only notes whose mtime or size changed are read."""
-        from routine.vault.files import vault_files
-        from routine.watch.filters import is_note
-
         started, stats = time.monotonic(), SyncStats()
         present = {rel for rel in vault_files(self.vault) if is_note(rel)}
         changed: list[NoteFacts] = []
@@ -150,8 +150,6 @@ class GraphCache:
         return stats
 
     def _update(self, rels: Iterable[str], stats: SyncStats) -> None:
-        from routine.watch.filters import is_note
-
         for rel in sorted(set(rels)):
             if not is_note(rel):
                 continue
@@ -169,9 +167,6 @@ class GraphCache:
                 stats.parsed += 1
 
     def _read(self, rel: str, st: tuple[int, int]) -> NoteFacts | None:
-        from routine.errors import NoteUnreadable
-        from routine.vault.files import read_regular
-
         try:
             raw = read_regular(self.vault / rel, label=rel)  # never a pipe, a loop, a huge export
         except (OSError, NoteUnreadable):
@@ -243,8 +238,6 @@ def _stat(path: Path) -> tuple[int, int] | None:
 def open_current(config: Config) -> GraphCache:
     """The graph of ``config``'s vault, brought level with the vault and the journal now (what
     the CLI uses; the daemon keeps one open and follows the watcher instead)."""
-    from routine.journal import Journal
-
     cache = GraphCache(config.vault)
     cache.reconcile()
     journal = Journal()

@@ -8,8 +8,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from routine.errors import ScopeError
-from routine.templating import Variables
+from routine.graph.service import graph_for
+from routine.graph.views import neighbors, scope_test
+from routine.templating import render, Variables
 from routine.vault.context_items import ContextItem, Priority
+from routine.vault.outline import Section
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec, Config, GraphSpec
@@ -43,8 +46,6 @@ def neighbourhood(graph: KnowledgeGraph, agent: AgentSpec, around: str, depth: i
                   link_types: set[str] | None = None) -> View | None:
     """The scope-checked neighbourhood of ``around`` for ``agent`` (an AgentSpec): a View, or
     ScopeError when the note itself is not one the agent may read, or None if there is no such note."""
-    from routine.graph.views import neighbors, scope_test
-
     node = graph.find(around)
     if node is None:
         return None
@@ -62,10 +63,6 @@ def graph_items(config: Config, agent: AgentSpec, spec: GraphSpec, variables: Va
                 order: int) -> list[ContextItem]:
     """A step's ``graph: {around: NOTE, depth: N}`` as one piece of context (kept after the step's
     inputs, before search hits, under the token budget)."""
-    from routine.graph.service import graph_for
-    from routine.templating import render
-    from routine.vault.outline import Section
-
     around = render(spec.around, variables, f"{where}, graph.around").strip()
     shown = neighbourhood(graph_for(config), agent, around, spec.depth)
     if shown is None:

@@ -15,11 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routine import paths
+from routine.atomicfile import replace_if_changed
 from routine.graph import canvas
 from routine.graph.graph import KnowledgeGraph, Touched
 from routine.graph import legibility
 from routine.graph.model import NodeType
 from routine.graph.views import View, ViewKind, agent_view, project_view, workspace_view
+from routine.vault.atomic import atomic_write, NoteChanged
+from routine.vault.presence import vault_problem
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +104,6 @@ class CanvasWriter:
     def refresh(self, graph: KnowledgeGraph) -> list[str]:
         """Write every canvas whose view changed since the last refresh; returns those written.
         Only views the changed nodes may touch are cut again (one note saved: a few views)."""
-        from routine.vault.presence import vault_problem
-
         if vault_problem(self.vault):  # an unmounted (missing or empty) vault: nothing is written into it
             return []
         touched = graph.take_touched()
@@ -132,8 +133,6 @@ class CanvasWriter:
                     [e for e in view.edges if e[0] not in gone and e[1] not in gone])
 
     def write(self, rel: str, view: View, header: str = HEADER, canvas_of: canvas.CanvasOf | None = None) -> bool:
-        from routine.vault.atomic import NoteChanged, atomic_write
-
         path = self.vault / rel
         try:
             raw = path.read_bytes()
@@ -200,7 +199,5 @@ class CanvasWriter:
             self.on_blocked(rel, sentence)
 
     def _save_registry(self) -> None:
-        from routine.atomicfile import replace_if_changed
-
         self.registry_path.parent.mkdir(parents=True, exist_ok=True)
         replace_if_changed(self.registry_path, json.dumps(self.registry, sort_keys=True), mode=0o600)

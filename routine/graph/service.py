@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+from routine.graph.cache import open_current
 
 if TYPE_CHECKING:
     from routine.config.model import Config
@@ -24,7 +25,6 @@ def graph_for(config: Config) -> KnowledgeGraph:
     live = _live
     if live is not None and Path(live.vault) == Path(config.vault):
         return live.graph
-    from routine.graph.cache import open_current
 
     cache = open_current(config)
     cache.close()

@@ -16,6 +16,7 @@ from routine.jsonvalue import JSONObject
 from routine.errors import UsageError
 from routine.graph.graph import KnowledgeGraph
 from routine.graph.model import EdgeType, NodeType
+from routine.vault.scope import in_scope
 
 if TYPE_CHECKING:
     from networkx import MultiDiGraph
@@ -50,7 +51,6 @@ def scope_test(reads: list[str] | None, graph: KnowledgeGraph) -> Visible:
     """Visible when the note holding the node is in ``reads`` (None: everything)."""
     if reads is None:
         return lambda node: True
-    from routine.vault.scope import in_scope
 
     globs = list(reads)
     return lambda node: in_scope(globs, graph.g.nodes[node].get("note", node))

@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 from routine.config.model import Config, Deployment, ModelAlias
 from routine.config.providers import served_embedding, served_embedding_model
 from routine.errors import EmbeddingModelError
+from routine.models import providers
+from routine.models.manager import ModelManager
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-    from routine.models.manager import ModelManager
 
 log = logging.getLogger(__name__)
 
@@ -170,14 +171,10 @@ class ServerEmbedder(Embedder["ModelManager"]):
 
     def _load(self) -> ModelManager:
         if self.manager is None:
-            from routine.models.manager import ModelManager
-
             self.manager = ModelManager(self.config)
         return self.manager
 
     def _encode(self, manager: ModelManager, texts: list[str]) -> list[list[float]]:
-        from routine.models import providers
-
         with manager.lease(self.alias, self.alias.primary):
             return providers.embed(self.host, self.model, texts, self.alias.request_options(),
                                    manager.keep_alive_for(self.alias), self.timeout)

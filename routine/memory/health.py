@@ -21,7 +21,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import TypedDict
 
+from routine.atomicfile import replace
 from routine.jsonvalue import Parsed
+from routine.memory.store import ChromaStore
 
 PROBE_TIMEOUT = 300.0
 MARKER = "open-by"  # present while a process has the index open for writing
@@ -69,8 +71,6 @@ def read_meta(folder: Path) -> Parsed | None:
 
 
 def write_meta(folder: Path, meta: IndexMeta) -> None:
-    from routine.atomicfile import replace
-
     replace(folder / META, json.dumps(meta, indent=2))
 
 
@@ -117,8 +117,6 @@ def _child_env() -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
-    from routine.memory.store import ChromaStore
-
     store = ChromaStore(Path(argv[0]))
     try:
         problem = store.self_check()

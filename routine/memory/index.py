@@ -31,9 +31,11 @@ from routine.memory.chunks import CHUNKER_VERSION
 from routine.memory.embedder import TextEmbedder, make_embedder
 from routine.memory.lock import take_lock
 from routine.memory.manifest import Manifest
+from routine.memory.retrieve import ranked_hits
 from routine.memory.store import ChromaStore, DamagedStore
 from routine.memory.sync import IndexStats, Progress, apply_changes, scan_vault
 from routine.memory.vectors import VectorTable
+from routine.vault.presence import vault_problem
 from routine.watch.filters import is_searchable
 
 if TYPE_CHECKING:
@@ -248,7 +250,6 @@ class VaultIndex:
         self.open()
         with self._write:
             started = time.monotonic()
-            from routine.vault.presence import vault_problem
 
             missing = vault_problem(self.vault)
             if missing:  # an unmounted (or empty) vault must not empty the index
@@ -335,8 +336,6 @@ class VaultIndex:
         Unless a vault watcher keeps the index current, the vault is reconciled first (a stat
         per unchanged note).
         """
-        from routine.memory.retrieve import ranked_hits
-
         self.open()
         if refresh and not (self.follows_vault and self._level):
             self.reconcile(progress)

@@ -146,7 +146,7 @@ def apply_changes(ix: OpenIndex, candidates: list[str], gone: list[str], known: 
     _write_batch(ix, batch, stats)
     for start in range(0, len(gone), EMBED_BATCH):
         part = gone[start:start + EMBED_BATCH]
-        from routine.memory.vectors import VectorTable  # numpy: only where indexing happens
+        from routine.memory.vectors import VectorTable  # lazy: numpy, only where indexing happens
 
         ids = [i for rel in part for i in ix.opened_manifest.chunk_ids(rel)]
         ix.opened_store.delete(ids)
@@ -223,7 +223,7 @@ def _write_batch(ix: OpenIndex, batch: list[_NotePlan], stats: IndexStats) -> No
         ix.opened_store.update_metadata([c.id for c, _ in keep], [_metadata(c, m) for c, m in keep])
     drop = [i for plan in batch for i in plan.drop]
     ix.opened_store.delete(drop)
-    from routine.memory.vectors import VectorTable  # numpy: only where indexing happens
+    from routine.memory.vectors import VectorTable  # lazy: numpy, only where indexing happens
 
     ix.written(VectorTable.of([c.id for c in new], [c.path for c in new], [vectors[c.sha] for c in new],
                               [c.body for c in new]), drop)

@@ -25,11 +25,14 @@ import threading
 from pathlib import Path
 from typing import IO, Any, Callable
 
+from routine import logs
+from routine.causes import is_disk_full
 from routine.config.model import Config
 from routine.config.providers import served_embedding
 from routine.errors import RoutineError, SearchIndexError
 from routine.memory.embedder import Embedder, embedder_identity
 from routine.memory.remote import Message, encode, error_from_dict, error_to_dict
+from routine.supervise import lower_priority
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +56,7 @@ class DaemonEmbedder(Embedder[None]):
 
 class Worker:
     def __init__(self, sock: socket.socket, config: Config, state_dir: Path, lock_fd: int):
-        from routine.memory.index import VaultIndex
+        from routine.memory.index import VaultIndex  # lazy: numpy, only in the worker process itself
 
         self.sock = sock
         self._send_lock = threading.Lock()
@@ -95,13 +98,10 @@ class Worker:
 
         try:
             if op in PASSES:
-                from routine.supervise import lower_priority
-
                 lower_priority()  # a first build takes minutes of CPU: model calls go first
             reply: Message = {"id": rid, "result": self.run(op, message, progress)}
         except Exception as exc:
             if not isinstance(exc, RoutineError):  # a full disk is said in one line (and an alert)
-                from routine.causes import is_disk_full
 
                 log.error("the search index failed a %s: %s", op, exc, exc_info=not is_disk_full(exc))
             reply = {"id": rid, "error": error_to_dict(exc)}
@@ -161,7 +161,6 @@ def main(argv: list[str]) -> int:
         hello = json.loads(stream.readline() or "{}")
         if not hello:
             return 0  # the daemon went before saying anything
-        from routine import logs
 
         logs.setup(int(hello.get("log_level", logging.INFO)))
         config: Config = pickle.loads(base64.b64decode(hello["config"]))

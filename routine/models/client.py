@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING, Any, Callable
 from routine.config.model import Config, Deployment, ModelAlias
 from routine.errors import (Abandoned, ContextOverflow, ModelBusy, ModelError, ModelMissing,
                             ReplyRejected, RoutineError)
+from routine.journal.token_samples import TokenSamples
 from routine.models import reply as replies
 from routine.models.providers import adapter
 from routine.models.calibration import Calibration
 from routine.models.tokens import Counter, Message, ToolSchema, count_request
 from routine.jsonvalue import JSONObject
+from routine.models.manager import ModelManager
 
 if TYPE_CHECKING:
     from litellm.types.utils import ModelResponse
 
-    from routine.models.manager import ModelManager
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +118,6 @@ class ModelClient:
 
     def __init__(self, config: Config, manager: ModelManager | None = None,
                  sleep: Callable[[float], None] = time.sleep, calibration: Calibration | None = None) -> None:
-        from routine.models.manager import ModelManager
-
         self.config = config
         self.manager = manager or ModelManager(config)
         self.sleep = sleep
@@ -126,8 +125,6 @@ class ModelClient:
             events = getattr(self.manager, "events", None)
             store = None
             if events is not None:
-                from routine.journal.token_samples import TokenSamples
-
                 store = TokenSamples(events.db, lock=self.manager.events_lock)  # one connection, every thread
             calibration = Calibration(store)
         self.calibration = calibration

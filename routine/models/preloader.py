@@ -18,6 +18,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
+from routine import supervise
 from routine.causes import is_disk_full
 from routine.config.model import Config
 from routine.errors import ModelError
@@ -97,8 +98,6 @@ class Preloader:
     # --- the thread ----------------------------------------------------------------------------
 
     def start(self) -> None:
-        from routine import supervise
-
         self._thread = supervise.start("preloader", self._loop, self._stop).thread
 
     def poke(self) -> None:

@@ -25,6 +25,7 @@ from routine import peers, unitcheck
 from routine.bounded import ChildFailed, Limits, run_child
 from routine.config.calendars import CalendarSource, Span
 from routine.config.model import Config
+from routine.person.alerts import open_causes, raise_alert, resolve_alerts
 from routine.redact import redact_text, redact_url
 
 log = logging.getLogger(__name__)
@@ -227,8 +228,6 @@ def check(config: Config, now: datetime) -> list[tuple[CalendarSource, str | Non
 def resolve_removed(config: Config, now: datetime) -> None:
     """An open calendar alert whose calendar is no longer in `calendars:` (the mistyped path was
     corrected, the calendar taken out) has lost its cause: resolved."""
-    from routine.person.alerts import open_causes, resolve_alerts
-
     named = {_cause(cal) for cal in config.calendars}
     for cause in open_causes(config):
         if cause.startswith(_CAUSE) and cause not in named:
@@ -245,15 +244,11 @@ def fix_for(config: Config, cal: CalendarSource) -> str:
 
 
 def _raise(config: Config, cal: CalendarSource, problem: str, now: datetime) -> None:
-    from routine.person.alerts import raise_alert
-
     raise_alert(config, now, f"calendar {cal.name} unreadable", f"The calendar {cal.name} could not be read: "
                 f"{problem}.", fix_for(config, cal), cause=_cause(cal))
 
 
 def _resolve(config: Config, cal: CalendarSource, now: datetime) -> None:
-    from routine.person.alerts import resolve_alerts
-
     resolve_alerts(config, now, _cause(cal), "the calendar can be read again.")
 
 

@@ -25,6 +25,9 @@ from routine.errors import NoteExists
 from routine.jsonvalue import Parsed
 from routine.person.notifications import Message, notify
 from routine.redact import redact_text
+from routine.statedb import set_aside_files
+from routine.vault import atomic_create, atomic_write, join_frontmatter, load_note_text, NoteChanged, split_frontmatter
+from routine.vault.presence import vault_problem
 from routine.vault.provenance import ALERT_TAG
 
 log = logging.getLogger(__name__)
@@ -63,7 +66,6 @@ def raise_alert(config: Config, now: datetime, title: str, message: str, fix: st
 def resolve_alerts(config: Config, now: datetime, cause_prefix: str, why: str) -> list[str]:
     """Close every open alert whose cause starts with ``cause_prefix``, saying ``why``."""
     cause_prefix = redact_text(cause_prefix)  # as raise_alert stored it
-    from routine.vault import NoteChanged
 
     resolved = []
     for rel, _ in _open_cause_alerts(config):
@@ -102,8 +104,6 @@ def open_causes(config: Config) -> list[str]:
 def alert_set_aside(config: Config, now: datetime, state_dir: Path) -> list[str]:
     """One alert for each damaged state file set aside (``routine.statedb``) that has none yet,
     open or closed; returns the notes written."""
-    from routine.statedb import set_aside_files
-
     written = []
     for item in set_aside_files(state_dir):
         title = f"{item.name} damaged, set aside as {item.path.name}"
@@ -140,8 +140,6 @@ def _open_cause_alerts(config: Config) -> list[tuple[str, str]]:
 
 
 def _load(config: Config, rel: str) -> tuple[Parsed, str, bytes] | None:
-    from routine.vault import load_note_text, split_frontmatter
-
     try:
         text = load_note_text(config.vault / rel)
     except OSError:
@@ -153,15 +151,11 @@ def _load(config: Config, rel: str) -> tuple[Parsed, str, bytes] | None:
 
 
 def _rewrite(config: Config, rel: str, raw: bytes, updates: Parsed, body: str) -> None:
-    from routine.vault import atomic_write, join_frontmatter, split_frontmatter
-
     data, _ = split_frontmatter(raw.decode("utf-8", errors="surrogateescape"))
     atomic_write(config.vault / rel, join_frontmatter({**data, **updates}, body), expected=raw)
 
 
 def _count_in(config: Config, rel: str, now: datetime, run_id: str | None, affected: str | None) -> None:
-    from routine.vault import NoteChanged
-
     for _attempt in range(3):  # the person may save the note meanwhile: read it again
         note = _load(config, rel)
         if note is None:
@@ -203,8 +197,6 @@ def _safe_title(title: str) -> str:
 
 def _create(config: Config, now: datetime, title: str, message: str, fix: str | None, run_id: str | None,
             agent: str | None, cause: str | None, affected: str | None) -> str | None:
-    from routine.vault import atomic_create, join_frontmatter
-
     safe_title = _safe_title(title)
     frontmatter: dict[str, object] = {"type": "alert", "status": OPEN, "raised": now.isoformat(timespec="seconds"),
                                       "tags": [ALERT_TAG]}
@@ -227,7 +219,6 @@ def _create(config: Config, now: datetime, title: str, message: str, fix: str | 
         lines += ["Set `status: resolved` (or delete this note) once it is handled."]
     body = "\n".join(lines) + "\n"
     stamp = now.strftime("%Y-%m-%d %H%M")
-    from routine.vault.presence import vault_problem
 
     if vault_problem(config.vault):  # never create the vault to hold an alert; raised again once it is back
         log.error("alert not written (%s): %s: %s", vault_problem(config.vault), title, message)

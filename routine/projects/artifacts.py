@@ -21,6 +21,11 @@ from typing import TYPE_CHECKING, TypeVar
 
 from routine.jsonvalue import Parsed
 from routine.projects.model import PROJECTS, as_list, link_target
+from routine.projects.tasks import case_file_notes
+from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
+from routine.vault.notes import read_note, resolve_wikilink, wikilinks
+from routine.vault.sections import content_sha
+from routine.vault.writer import _rewrite
 
 if TYPE_CHECKING:
     from routine.vault.notes import NoteText
@@ -130,8 +135,6 @@ def artifact_from(rel: str, props: Parsed) -> Artifact | None:
 
 
 def read_artifact(vault: Path, rel: str) -> Artifact | None:
-    from routine.vault.notes import read_note
-
     try:
         note = read_note(vault, rel)
     except OSError:
@@ -149,8 +152,6 @@ def artifacts_in(vault: Path, folder: str = PROJECTS) -> list[Artifact]:
     Every run asks (ownership is a scope), so it is cheap: a note whose head has no `type:`
     property is never parsed, and a parsed one is kept until its mtime or size changes.
     """
-    from routine.projects.tasks import case_file_notes
-
     found = []
     for rel in case_file_notes(vault, folder):
         path = Path(vault) / rel
@@ -178,8 +179,6 @@ CITING_PROPERTIES = ("sources", "derived_from")  # where a note names what it st
 def cited_notes(vault: Path, rel: str, props: Parsed, text: str) -> list[str]:
     """The notes ``text`` (of the note ``rel`` with ``props``) cites, each once, in order: its
     `sources:` and `derived_from:`, then its wikilinks; those that resolve to a note, itself left out."""
-    from routine.vault.notes import resolve_wikilink, wikilinks
-
     named = [str(v) for key in CITING_PROPERTIES for v in as_list(props.get(key)) if v not in (None, "")]
     found: list[str] = []
     for target in [*named, *wikilinks(text)]:
@@ -190,9 +189,6 @@ def cited_notes(vault: Path, rel: str, props: Parsed, text: str) -> list[str]:
 
 
 def body_sha(vault: Path, rel: str) -> str | None:
-    from routine.vault.notes import read_note
-    from routine.vault.sections import content_sha
-
     try:
         return content_sha(read_note(vault, rel).body)
     except OSError:
@@ -208,9 +204,6 @@ def stale_after_edit(vault: Path, artifact: Artifact) -> bool:
 
 def set_properties(vault: Path, rel: str, updates: Mapping[str, object]) -> None:
     """Set properties of a note (atomically, only on the bytes read)."""
-    from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
-    from routine.vault.writer import _rewrite
-
     def change(current: NoteText | None) -> str | None:
         if current is None:
             return None

@@ -23,6 +23,9 @@ from routine.config.behaviours import Behaviour
 from routine.projects.model import AGENTS, Project, Status, list_projects, loose
 from routine.projects.tasks import TASK_ASSIGNEE as TASK_ASSIGNEE  # agents.assign reads task lines with it
 from routine.projects.tasks import Task, note_tasks, project_tasks
+from routine.vault.files import read_text
+from routine.vault.frontmatter import split_frontmatter
+from routine.vault.notes import resolve_wikilink
 
 PROJECTS = "Projects"
 MANAGER = "manager"
@@ -44,9 +47,6 @@ def own_behaviour(raw: str | None) -> Behaviour:
 
 def _agent_notes(vault: Path, agent_name: str) -> Iterator[tuple[Path, Parsed]]:
     """The notes in Agents/ whose `agent:` is ``agent_name``, with their properties."""
-    from routine.vault.files import read_text
-    from routine.vault.frontmatter import split_frontmatter
-
     folder = Path(vault) / AGENTS
     for note in sorted(folder.glob("*.md")) if folder.is_dir() else ():
         try:
@@ -60,8 +60,6 @@ def _agent_notes(vault: Path, agent_name: str) -> Iterator[tuple[Path, Parsed]]:
 def _agent_properties(vault: Path, agent_name: str, source: str | None) -> Parsed:
     if not source:
         return next((props for _, props in _agent_notes(vault, agent_name)), {})
-    from routine.vault.files import read_text
-    from routine.vault.frontmatter import split_frontmatter
 
     try:
         return split_frontmatter(read_text(Path(vault) / source))[0]
@@ -82,8 +80,6 @@ def loose_task_notes(vault: Path, agent_name: str, source: str | None = None) ->
 
 def linked_note(vault: Path, link: object) -> str | None:
     """The note a `tasks:` entry ('[[Inbox/Todo]]', 'Inbox/Todo.md') names, as Obsidian resolves it."""
-    from routine.vault.notes import resolve_wikilink
-
     target = str(link or "").strip().removeprefix("[[").removesuffix("]]").split("|", 1)[0].split("#", 1)[0]
     return resolve_wikilink(Path(vault), target.strip()) if target.strip() else None
 

@@ -8,10 +8,18 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from routine import paths
+from routine.atomicfile import replace_if_changed
 from routine.projects.artifacts import Artifact, artifacts_in
 from routine.projects.model import Project
 from routine.projects.reminders import due_date, due_words
 from routine.projects.tasks import Task, case_file_notes, project_tasks
+from routine.vault.bookkeeping import PROPERTY
+from routine.vault.files import read_text
+from routine.vault.frontmatter import parse_frontmatter
+from routine.vault.notes import link_targets, read_note, resolve_wikilink
+from routine.vault.okrs import okr_items
+from routine.vault.provenance import persons_words
 
 
 @dataclass
@@ -54,11 +62,6 @@ def persons_changes(vault: Path, notes: list[str], now: datetime) -> list[str]:
     import hashlib
     import json
 
-    from routine import paths
-    from routine.atomicfile import replace_if_changed
-    from routine.vault.files import read_text
-    from routine.vault.provenance import persons_words
-
     store = paths.state_dir() / SEEN_FILE
     try:
         seen: dict[str, list[str | None]] = json.loads(store.read_text(encoding="utf-8"))
@@ -90,9 +93,6 @@ def persons_changes(vault: Path, notes: list[str], now: datetime) -> list[str]:
 
 def _routine_saved(text: str, saved: datetime) -> bool:
     """Was the note's last save routine's (its ``routine: {at}`` bookkeeping names that moment)?"""
-    from routine.vault.bookkeeping import PROPERTY
-    from routine.vault.frontmatter import parse_frontmatter
-
     stamp = parse_frontmatter(text).data.get(PROPERTY)
     try:
         at = datetime.fromisoformat(str(stamp.get("at"))) if isinstance(stamp, dict) else None
@@ -154,9 +154,6 @@ def key_result_text(vault: Path, project: Project) -> list[str]:
     """What the key results the home note links say, from the plan or OKRs note they are in
     (``[[OKRs#KR 1.1]]`` -> "KR 1.1: five users — current 2 / target 5 ([[Plans/OKRs#KR 1.1]])");
     a link to the whole note gives its objectives and key results."""
-    from routine.vault.notes import link_targets, read_note, resolve_wikilink
-    from routine.vault.okrs import okr_items
-
     lines: list[str] = []
     for target in (t for link in project.key_results for t in link_targets(link)):
         base, _, heading = target.partition("#")

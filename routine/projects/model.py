@@ -13,6 +13,10 @@ from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.behaviours import NAMES as BEHAVIOURS
 from routine.config.behaviours import Behaviour
 from routine.config.behaviours import parse as parse_behaviour
+from routine.vault.files import read_text
+from routine.vault.frontmatter import split_frontmatter
+from routine.vault.notes import read_note
+from routine.vault.scope import glob_literal
 
 PROJECTS = "Projects"
 PEOPLE = "People"
@@ -73,8 +77,6 @@ class Project:
     @property
     def case_file_glob(self) -> str:
         """Every note of the case file: the folder's name taken literally (a folder named `*`)."""
-        from routine.vault.scope import glob_literal
-
         return f"{glob_literal(self.folder)}/**"
 
     @property
@@ -108,9 +110,6 @@ def member_kind(vault: Path, name: str) -> str:
 
 def _agent_behaviour(vault: Path, name: str) -> str | None:
     """The agent note's own `behaviour:` (a custom agent's default), when the home note names none."""
-    from routine.vault.files import read_text
-    from routine.vault.frontmatter import split_frontmatter
-
     try:
         props = split_frontmatter(read_text(vault / AGENTS / f"{name}.md"))[0]
     except OSError:
@@ -156,8 +155,6 @@ _SEEN: dict[
 
 def _home_properties(vault: Path, home: Path) -> tuple[Parsed, str | None]:
     """A home note's properties, parsed again only when it changed (every run reads them)."""
-    from routine.vault.notes import read_note
-
     stat = home.stat()
     key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
     cached = _SEEN.get(str(home))

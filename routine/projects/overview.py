@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Protocol, TypedDict
 from zoneinfo import ZoneInfo
 
+from routine.projects.artifacts import artifacts_in, mark_needs_qa
 from routine.projects.brief import gather
 from routine.projects.model import Project, list_projects
 
@@ -98,8 +99,6 @@ def next_fires(project: Project, blocks: Mapping[str, Block], now: datetime, zon
 def recheck_qa(vault: Path, project: Project) -> None:
     """An artifact edited after it passed QA needs QA again (the daemon does this on every save;
     a listing does it too, so the answer is right without a daemon)."""
-    from routine.projects.artifacts import artifacts_in, mark_needs_qa
-
     for artifact in artifacts_in(vault, project.folder):
         mark_needs_qa(vault, artifact)
 

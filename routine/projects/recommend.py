@@ -18,6 +18,8 @@ from routine.errors import UsageError
 from routine.projects.library import free_name, instance_text, template_named, templates
 from routine.projects.assignees import agent_aliases
 from routine.projects.model import Project, list_projects
+from routine.vault import write_output, WriteTarget
+from routine.vault.proposals import write_proposal
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec
@@ -39,8 +41,6 @@ def _managed(vault: Path, agent: AgentSpec) -> Project:
 def recommend_artifact(vault: Path, agent: AgentSpec, model: str, run: str, now: datetime, drafts: str,
                        template: str, reason: str) -> str:
     """Write the proposal; returns its path."""
-    from routine.vault.proposals import write_proposal
-
     project = _managed(vault, agent)
     stem, _ = template_named(vault, template)
     target = free_name(vault, project, stem)
@@ -52,8 +52,6 @@ def recommend_artifact(vault: Path, agent: AgentSpec, model: str, run: str, now:
 
 
 def propose_tasks(vault: Path, agent: AgentSpec, prov: Provenance, drafts: str, tasks: list[Parsed]) -> str:
-    from routine.vault import WriteTarget, write_output
-
     project = _managed(vault, agent)
     lines = []
     for task in tasks:

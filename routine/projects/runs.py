@@ -10,6 +10,10 @@ from dataclasses import Field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+from routine.projects.brief import project_brief
+from routine.projects.model import find_project
+from routine.projects.recommend import managed_project
+from routine.prompts import template
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec
@@ -37,23 +41,16 @@ _Request = TypeVar("_Request", bound=ProjectRun)
 
 def for_run(vault: Path, req: _Request, now: datetime) -> tuple[_Request, str | None]:
     """(the request with the project's variables, project name)."""
-    from routine.projects.recommend import managed_project
-
     managed = managed_project(vault, req.agent)
     # A project manager's own run (`routine fire acme-pm`) is for its project.
     project = (req.details or {}).get("project") or (managed.name if managed else None)
     variables = dict(req.variables)
     task = req.task
     if project:
-        from routine.projects.brief import project_brief
-        from routine.projects.model import find_project
-
         found = find_project(vault, project)
         variables.setdefault("project", project)
         variables.setdefault("project_brief", project_brief(vault, found, now) if found else "")
         if managed is not None and managed.name == project and "project_brief" not in task:
-            from routine.prompts import template
-
             task = f"{task.rstrip()}\n\n{template('project_facts.md.j2')}"
     if variables == req.variables and task == req.task:
         return req, project

@@ -25,7 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from routine.projects.model import link_target
+from routine.vault.files import read_text
 from routine.vault.provenance import person_text
+from routine.vault.writer import _rewrite
+from routine.watch.filters import is_note
 
 if TYPE_CHECKING:
     from routine.vault.notes import NoteText
@@ -153,8 +156,6 @@ def parse_tasks(file: str, text: str) -> tuple[list[Task], list[str]]:
 
 
 def case_file_notes(vault: Path, folder: str) -> list[str]:
-    from routine.watch.filters import is_note
-
     base = Path(vault) / folder
     if not base.is_dir():
         return []
@@ -174,8 +175,6 @@ _SEEN: dict[
 def note_tasks(vault: Path, rel: str) -> tuple[list[Task], list[str]]:
     """The tasks and blockers of one note, parsed again only when its mtime or size changed
     (every run asks: membership comes from task lines)."""
-    from routine.vault.files import read_text
-
     path = Path(vault) / rel
     try:  # a pipe, a device or a loop named like a note has no tasks (and is never read)
         stat = path.stat()
@@ -233,8 +232,6 @@ def update_task(vault: Path, task: Task, change: Callable[[str], str]) -> bool:
     """Rewrite the task's line with ``change(line) -> line``; found again by its key if lines
     moved. False when the task is gone (the person deleted or rewrote it). Atomic, and only on
     the bytes read (``routine.vault.writer._rewrite``)."""
-    from routine.vault.writer import _rewrite
-
     path = Path(vault) / task.file
     found = {}
 

@@ -30,7 +30,7 @@ def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, va
           instructions: str, counter: Counter, person: str = "the person") -> Prompt:
     """The messages of a step, fitted so that the whole request (tool schemas included) counts
     at most ``num_ctx - num_predict`` tokens by ``counter``."""
-    from routine.tools.registry import tools_for
+    from routine.tools.registry import tools_for  # lazy: jsonschema, which the tools' declarations load
 
     agent_prompt = fill(agent.system_prompt, {**variables, "agent": agent.name})  # data: no template runs
     system = render(template("system.md.j2"),

@@ -23,21 +23,31 @@ from routine.config.model import AgentSpec, Config, WriteSpec
 from routine.config.calendars import Span
 from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
+from routine.graph.context import graph_items
 from routine.journal import Journal, keep
+from routine.journal.model_events import ModelEvents
 from routine.journal.status import RunStatus
 from routine.person.notifications import Message, notify
 from routine.runner import claims, context, prompt, recall
 from routine.journal.prompt_trials import version_of
+from routine.journal.report import team_report
+from routine.models.client import ModelClient
+from routine.models.manager import ModelManager
 from routine.runner.inputs import RunServices
 from routine.runner.request import StepOutcome, StepRequest, StepSetup
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
 from routine.templating import date_vars, render
+from routine.tools.base import ToolContext
+from routine.tools.loop import LoopResult, run_tool_loop
+from routine.vault import check_write, Provenance, write_output
+from routine.vault.guard import Guard
+from routine.vault.presence import require_vault
 from routine.vault.writer import WriteOutcome
 
 if TYPE_CHECKING:
     from routine.memory import VaultIndex
     from routine.memory.retrieve import HitRecord
-    from routine.models.client import Completion, ModelClient
+    from routine.models.client import Completion
     from routine.runner.prompt import Prompt
     from routine.vault import WriteResult
 
@@ -88,9 +98,6 @@ class Runner:
     @property
     def models(self) -> ModelClient:
         if self._models is None:  # `routine fire` without a daemon: a manager of its own
-            from routine.journal.model_events import ModelEvents
-            from routine.models.client import ModelClient
-            from routine.models.manager import ModelManager
 
             events = ModelEvents(self.journal.db) if self.journal is not None else None
             self._models = ModelClient(self.config, ModelManager(self.config, events=events))
@@ -99,7 +106,7 @@ class Runner:
     @property
     def memory(self) -> Any:
         if self._memory is None:
-            from routine.memory import VaultIndex
+            from routine.memory import VaultIndex  # lazy: numpy, only for a step that searches without a daemon
 
             self._memory = self._own_memory = VaultIndex(self.config)
         return self._memory
@@ -112,8 +119,6 @@ class Runner:
 
     def _journal_report(self, days: int) -> str:
         """routine's own journal of the last ``days`` days, for an input `journal: 7d` (the Watcher)."""
-        from routine.journal.report import team_report
-
         if self.journal is None:
             return "(no journal in a dry run without state)"
         now = self.clock()
@@ -200,8 +205,6 @@ class Runner:
                 raise UsageError(
                     f"{where} names no note to write to.", "give it `write: {note: …}` or `write: {append: …}`."
                 )
-            from routine.vault import check_write
-            from routine.vault.presence import require_vault
 
             require_vault(self.config.vault, empty_is_missing=True)  # an unmounted vault: no run writes into it
             dest = target.dest
@@ -217,7 +220,6 @@ class Runner:
                 recall.learn(self.config.vault, self.journal.db, agent, now)
             gathered.items += recall.recalled(self.config.vault, agent, 900 + len(gathered.items))
             if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
-                from routine.graph.context import graph_items
 
                 gathered.items += graph_items(
                     self.config, agent, req.graph, variables, where, 1000 + len(gathered.items)
@@ -281,15 +283,13 @@ class Runner:
                 on_token: Callable[[str], None] | None) -> tuple[Completion, list[str]]:
         """One completion, and the tool results the model was given on the way (for an agent with
         tools, the bounded tool loop; its transcript journaled)."""
-        from routine.tools.registry import tools_for
+        from routine.tools.registry import tools_for  # lazy: jsonschema, which the tools' declarations load
 
         agent = req.agent
         tools = tools_for(agent)
         if not tools:
             return self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
                                         prefetch=req.prefetch, on_phase=lambda p: self._phase(run_id, p)), []
-        from routine.tools.base import ToolContext
-        from routine.tools.loop import LoopResult, run_tool_loop
 
         ctx = ToolContext(vault=self.config.vault, agent=agent, config=self.config, now=now, run_id=run_id,
                           search=self._search_for_tools, write_gate=self.write_gate)
@@ -319,9 +319,6 @@ class Runner:
 
     def _write(self, agent: AgentSpec, target: WriteSpec, answer: Completion, run_id: str, now: datetime,
                sources: list[str], held: str | None = None) -> WriteResult:
-        from routine.vault import Provenance, write_output
-        from routine.vault.guard import Guard
-
         prov = Provenance(agent=agent.name, model=answer.model, run=run_id, generated=now, sources=sources)
         return write_output(self.config.vault, target,
                             _clean_output(answer.text), prov, list(agent.writes),

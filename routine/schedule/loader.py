@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+from routine.config.loader import valid_timezone
 from routine.jsonvalue import Parsed
 from routine.config.model import AgentSpec, Config, WriteSpec
 from routine.config.schedule_schema import BLOCK, SCHEDULE, TRIGGER
@@ -21,8 +22,11 @@ from routine.errors import ConfigError, Problem, RoutineError
 from routine.schedule import chains
 from routine.schedule.cron import Cron, CronError
 from routine.durations import parse_duration
+from routine.schedule.conflicts import section_clashes
 from routine.schedule.model import Block, RetryPolicy, Schedules, Trigger
+from routine.schedule.project_cadence import project_blocks
 from routine.schedule.steps import branch_problems, check_template, parse_step
+from routine.vault.files import CONFIG_MAX_BYTES, read_regular
 
 
 @dataclass
@@ -87,8 +91,6 @@ def block_from_files(config: Config, agents: dict[str, AgentSpec], block_id: str
 
 def project_result(config: Config, agents: dict[str, AgentSpec]) -> FileResult:
     """The projects' cadences (digest, review) as blocks, derived from their home notes."""
-    from routine.schedule.project_cadence import project_blocks
-
     blocks, problems = project_blocks(config, agents)
     return FileResult(config.vault / "Projects", blocks=blocks, problems=problems)
 
@@ -99,8 +101,6 @@ def _declares_block(path: Path, block_id: str) -> bool:
 
 def _named_in_text(path: Path, block_id: str) -> bool:
     """A file that does not parse as YAML: does its text name the block?"""
-
-    from routine.vault.files import CONFIG_MAX_BYTES, read_regular
 
     try:
         text = read_regular(path, CONFIG_MAX_BYTES).decode("utf-8", "replace")
@@ -151,8 +151,6 @@ def load_file(path: Path, config: Config, agents: dict[str, AgentSpec]) -> FileR
     # so a person sees every mistake at once. A file with any problem loads nothing.
     tz = data.get("timezone") or config.timezone
     if data.get("timezone"):
-        from routine.config.loader import valid_timezone
-
         if not valid_timezone(data["timezone"]):
             result.problems.append(
                 doc.problem(
@@ -271,7 +269,6 @@ def cross_file_problems(results: list[FileResult]) -> list[Problem]:
                     )
                 )
             owner.setdefault(block_id, r.path)
-    from routine.schedule.conflicts import section_clashes
 
     problems += section_clashes([b for r in results for b in r.blocks.values()])
     return problems + chains.problems((b, r.path) for r in results for b in r.blocks.values())

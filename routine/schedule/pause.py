@@ -18,6 +18,7 @@ from pathlib import Path
 from routine import atomicfile
 from routine.durations import WEEKDAYS, parse_duration
 from routine.errors import EXIT_USAGE, RoutineError
+from routine.statedb import set_aside
 
 FILE = "pause.json"
 EVERYTHING = "*"  # the key of a pause of the whole schedule
@@ -146,8 +147,6 @@ def load(state: Path) -> Pauses:
     except FileNotFoundError:
         return Pauses()
     except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
-        from routine.statedb import set_aside
-
         set_aside(state / FILE, f"unreadable: {exc}; nothing is paused")
         return Pauses()
 

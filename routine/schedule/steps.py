@@ -18,6 +18,7 @@ from routine.config.schema import with_defaults
 from routine.config.yamlfile import LocatedYaml, PathKey
 from routine.errors import Problem
 from routine.templating import LIST_VARIABLES
+from routine.vault.scope import in_scope as scope_has
 
 
 def parse_step(doc: LocatedYaml, here: PathKey, s: Parsed, agents: dict[str, AgentSpec], earlier: list[str],
@@ -138,6 +139,4 @@ def check_template(doc: LocatedYaml, path: PathKey, text: str, earlier: list[str
 
 
 def in_scope(globs: Iterable[str], rel: str) -> bool:
-    from routine.vault.scope import in_scope as scope_has
-
     return scope_has(list(globs), rel)

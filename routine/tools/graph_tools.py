@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from routine.errors import RoutineError
+from routine.graph.context import describe, neighbourhood
+from routine.graph.service import graph_for
 from routine.tools.base import ToolContext, ToolError, tool
 
 
@@ -14,9 +16,6 @@ from routine.tools.base import ToolContext, ToolError, tool
                                                       "empty for all"}},
       required=["note"])
 def graph_neighbors(ctx: ToolContext, note: str, depth: int = 1, link_type: str = "") -> str:
-    from routine.graph.context import describe, neighbourhood
-    from routine.graph.service import graph_for
-
     try:
         shown = neighbourhood(graph_for(ctx.config), ctx.agent, note, depth,
                               {link_type.strip()} if link_type.strip() else None)

@@ -220,7 +220,7 @@ def _asked(call: Call) -> CallAsked:
 
 
 def _unknown(name: str, by_name: dict[str, Tool]) -> str:
-    from routine.tools.registry import TOOLS
+    from routine.tools.registry import TOOLS  # lazy: jsonschema, which the tools' declarations load
 
     mine = ", ".join(sorted(by_name)) or "none"
     if name in TOOLS:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from routine.jsonvalue import Parsed
 from routine.errors import RoutineError
+from routine.projects.recommend import propose_tasks as propose, recommend_artifact as recommend
 from routine.tools.base import ToolContext, ToolError, tool
+from routine.vault import Provenance
 
 
 @tool(
@@ -19,8 +21,6 @@ from routine.tools.base import ToolContext, ToolError, tool
     required=["template", "reason"],
 )
 def recommend_artifact(ctx: ToolContext, template: str, reason: str) -> str:
-    from routine.projects.recommend import recommend_artifact as recommend
-
     config, agent = ctx.config, ctx.agent
     model = config.models[agent.model].model
     try:
@@ -40,9 +40,6 @@ def recommend_artifact(ctx: ToolContext, template: str, reason: str) -> str:
                                                             "due": {"type": "string"}}, "required": ["text"]}}},
       required=["tasks"])
 def propose_tasks(ctx: ToolContext, tasks: list[Parsed]) -> str:
-    from routine.projects.recommend import propose_tasks as propose
-    from routine.vault import Provenance
-
     config, agent = ctx.config, ctx.agent
     prov = Provenance(agent=agent.name, model=config.models[agent.model].model,
                       run=ctx.run_id or "", generated=ctx.now)

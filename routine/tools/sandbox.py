@@ -25,6 +25,8 @@ from typing import IO
 
 from routine.tools.base import ToolContext, ToolError, tool
 from routine.tools.proclimit import process_cap
+from routine.vault.guard import Guard
+from routine.vault.scope import in_scope, resolve
 
 INTERACTIVE = {"vi", "vim", "nvim", "view", "nano", "pico", "emacs", "ed", "less", "more", "most", "pg", "top",
                "htop", "btop", "man", "info", "ssh", "telnet", "ftp", "sftp", "watch", "tmux", "screen", "mc",
@@ -150,8 +152,6 @@ def _collect(proc: subprocess.Popen[bytes], limits: Limits) -> Ran:
 def workdir_for(ctx: ToolContext) -> tuple[Path, bool]:
     """The folder mounted at /work and whether the agent may write it, from routine.yaml's
     `sandbox.workdir` and the agent's scopes."""
-    from routine.vault.scope import in_scope, resolve
-
     config = ctx.config
     folder = config.sandbox_workdir
     if os.path.isabs(folder):
@@ -164,7 +164,6 @@ def workdir_for(ctx: ToolContext) -> tuple[Path, bool]:
             raise ToolError(f"The sandbox's work folder {rel}/ is outside your scopes, so no command can run.")
         # Writing from the sandbox would bypass approval: only an agent that may write there directly gets rw.
         # Nor may a mount reach notes no agent writes directly (agent definitions, routine's own).
-        from routine.vault.guard import Guard
 
         # A case file it writes only as proposals (a semi-autonomous member) is never mounted writable.
         inside = rel.rstrip("/") + "/"

@@ -12,7 +12,13 @@ from pathlib import Path
 
 from routine.errors import RoutineError
 from routine.tools.base import ToolContext, ToolError, tool
+from routine.vault import Provenance, write_output, WriteTarget
+from routine.vault.files import vault_files
+from routine.vault.guard import Guard
+from routine.vault.notes import read_note as read, resolve_wikilink
 from routine.vault.pdf import PAGE, is_pdf, read_pdf
+from routine.vault.scope import check_read, in_scope, normalise_rel, resolve
+from routine.watch.filters import is_searchable
 
 MAX_READ_CHARS = 12_000
 MAX_LIST = 100
@@ -27,10 +33,6 @@ def _refused(exc: RoutineError) -> ToolError:
       {"path": {"type": "string", "description": "the note's path from the vault root, e.g. 'Daily/2026-11-22.md'"}},
       required=["path"])
 def read_note(ctx: ToolContext, path: str) -> str:
-    from routine.vault.notes import read_note as read
-    from routine.vault.notes import resolve_wikilink
-    from routine.vault.scope import check_read
-
     rel, _, anchor = path.strip().removeprefix("[[").removesuffix("]]").partition("#")
     if not rel.lower().endswith((".md", ".pdf")):
         rel = resolve_wikilink(ctx.vault, rel) or rel + ".md"
@@ -83,10 +85,6 @@ def _read_pdf(ctx: ToolContext, rel: str, anchor: str) -> str:
 )
 def list_notes(ctx: ToolContext, folder: str = "", limit: int = 30) -> str:
     from datetime import datetime
-
-    from routine.vault.files import vault_files
-    from routine.vault.scope import in_scope, normalise_rel, resolve
-    from routine.watch.filters import is_searchable
 
     base = ctx.vault
     prefix = ""
@@ -144,9 +142,6 @@ def search_notes(ctx: ToolContext, query: str, k: int = 5) -> str:
        "append": {"type": "boolean", "description": "true to add an entry at the end of the note"}},
       required=["path", "content"])
 def write_note(ctx: ToolContext, path: str, content: str, section: str = "", append: bool = False) -> str:
-    from routine.vault import Provenance, WriteTarget, write_output
-    from routine.vault.guard import Guard
-
     rel = path.strip().removeprefix("[[").removesuffix("]]")
     if not rel.lower().endswith(".md"):
         rel += ".md"

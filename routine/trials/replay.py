@@ -19,7 +19,8 @@ from routine.access.resolve import reader
 from routine.config.model import AgentSpec, Config
 from routine.errors import ReplyRejected, RoutineError, UsageError
 from routine.journal import RunRecord
-from routine.models import reply as replies
+from routine.models import providers, reply as replies
+from routine.models.client import ModelClient, prepare
 from routine.tools.base import ToolError, checked_arguments
 from routine.tools.calls import Call, calls_in_text, native_calls
 from routine.tools.registry import TOOLS, tools_for
@@ -29,7 +30,7 @@ from routine.vault.scope import resolve
 from routine.vault.sections import content_sha, section_of_run
 
 if TYPE_CHECKING:
-    from routine.models.client import Completion, ModelClient
+    from routine.models.client import Completion
     from routine.models.tokens import Message
 
 
@@ -76,8 +77,6 @@ class Replayed:
 def solo(client: ModelClient, alias: str) -> ModelClient:
     """A client on the same model manager (the same residency, `max_resident`) where ``alias``
     has no fallbacks: a trial judges the candidate, never another model answering for it."""
-    from routine.models.client import ModelClient
-
     config = client.config
     models = {**config.models, alias: replace(config.models[alias], fallbacks=())}
     return ModelClient(replace(config, models=models), client.manager, calibration=client.calibration)
@@ -103,7 +102,6 @@ def replay_messages(config: Config, agent: AgentSpec, run: RunRecord, messages: 
     specs = [t.spec() for t in tools] or None
     day = _day_of(config, run)
     kept = _kept_section(config, run)
-    from routine.models.client import prepare
 
     prepare(config)  # the library's import is not the model's first token
     first: list[float] = []
@@ -176,8 +174,6 @@ def _tool_problems(calls: list[Call], agent: AgentSpec) -> list[str]:
 def _memory_mb(config: Config, alias: str, model: str) -> float | None:
     """What the model that answered takes in memory, by its managed server's own `ps` (None: not a
     managed server, or gone)."""
-    from routine.models import providers
-
     dep = next((d for d in config.models[alias].deployments if d.model == model), None)
     if dep is None or not dep.provider.manages_residency:
         return None

@@ -31,6 +31,7 @@ from routine.vault.sections import (apply_approved, clear_pending_proposal, cont
 from routine.vault.targets import WriteKind
 from routine.vault.writer import _rewrite, _model_frontmatter
 from routine.jsonvalue import Parsed
+from routine.vault.files import vault_files
 
 # A proposal's `kind` for a change to a schedule file (outside the vault; routine.schedule.edit
 # writes and applies it, routine.flows.approval dispatches on it): its `target` is that file.
@@ -181,8 +182,6 @@ def find_renamed(vault: Path, proposal: Proposal) -> str | None:
     """The one note that now holds a missing target's proposal: its pointer line to this
     proposal, or the region (section) or text (note, append) whose hash is the proposal's
     ``base``. None when no note, or more than one, does."""
-    from routine.vault.files import vault_files
-
     key = section_key(proposal.section_named()) if proposal.kind == WriteKind.SECTION else None
     name = note_name(proposal.rel)
     found = []

@@ -21,6 +21,7 @@ from pathlib import Path
 from routine import atomicfile
 from routine.atomicfile import TEMP_MARKER, fsync_dir, remove_quietly, write_temp
 from routine.errors import NoteExists, RoutineError
+from routine.vault.merge import merge3
 
 __all__ = ["TEMP_MARKER", "NoteChanged", "NotARegularFile", "atomic_create", "atomic_write", "fsync_dir",
            "note_lock", "remove_note", "sweep_temp_files"]
@@ -218,8 +219,6 @@ def _carry_over(path: Path, base: bytes, ours: bytes, theirs: bytes) -> None:
     the note, which now holds ``ours`` plus whatever they saved since. No compare before this
     rename (an editor saving every few milliseconds would win every time): what lands on the
     file it replaces is carried over in the next round, which only grows shorter."""
-    from routine.vault.merge import merge3
-
     for _ in range(100):
         if theirs.startswith(base):  # they appended (a log, a quick capture): append it here too
             _append_in_place(path, theirs[len(base):])

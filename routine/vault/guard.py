@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from routine.atomicfile import create
+from routine.paths import state_dir
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import load_note_text
 from routine.vault.provenance import PROPOSAL_TAG, archived_proposals
@@ -135,8 +136,6 @@ def _looks_like_proposal(path: Path) -> bool:
 
 
 def _key() -> bytes:
-    from routine.paths import state_dir
-
     path = state_dir() / "proposal-seal.key"
     try:
         return path.read_bytes()

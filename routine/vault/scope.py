@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from routine.errors import PathEscape, ScopeError
+from routine.vault.presence import require_vault
 
 
 @lru_cache(maxsize=512)
@@ -127,8 +128,6 @@ def resolve(vault_root: Path, rel: str) -> tuple[Path, str]:
     """
     tidy = normalise_rel(rel)
     if not os.path.isdir(vault_root):
-        from routine.vault.presence import require_vault
-
         require_vault(Path(vault_root))
     root_abs = os.path.abspath(vault_root)
     root_real = os.path.realpath(vault_root)

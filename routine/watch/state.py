@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routine.causes import is_disk_full
+from routine.journal import Journal
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +26,6 @@ class FileState:
 
 class FileStates:
     def __init__(self, journal_path: Path | None = None):
-        from routine.journal import Journal
-
         self._journal = Journal(journal_path)
         self._lock = threading.Lock()
         self._disk_full = False

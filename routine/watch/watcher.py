@@ -37,6 +37,7 @@ from routine.vault.atomic import note_lock
 from routine.vault.files import NOTE_MAX_BYTES, read_regular, skip_undecodable, vault_files
 from routine.watch.changes import RECENT, Change, Outcome, Settled
 from routine.vault.pdf import PDF_MAX_BYTES, is_pdf
+from routine.vault.presence import vault_problem
 from routine.watch.filters import is_searchable
 from routine.watch.state import FileState, FileStates
 
@@ -311,8 +312,6 @@ class VaultWatcher:
     def _present(self) -> bool:
         """False while the vault is missing or empty: then nothing is compared, nothing known is
         forgotten, so notes already handled are not new when it is back."""
-        from routine.vault.presence import vault_problem
-
         missing = vault_problem(self.root)
         if missing == self.missing:
             return missing is None
