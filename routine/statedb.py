@@ -35,7 +35,7 @@ _DAMAGE_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 _checked: set[tuple[str, int]] = set()  # (path, inode) found sound by this process
 _lock = threading.Lock()
 NO_ROOM = 1 << 20  # bytes free under which an I/O error opening a file is taken for a full disk
-SQLITE_BUSY_SNAPSHOT = 517
+SQLITE_BUSY = 5  # and its extended codes (517: SQLITE_BUSY_SNAPSHOT)
 SNAPSHOT_PATIENCE = 30.0  # seconds a write waits for another thread's read on the same connection (as busy_timeout)
 _Parameters = Any  # whatever sqlite3 takes as a statement's parameters (typeshed's private alias)
 
@@ -44,11 +44,12 @@ class Connection(sqlite3.Connection):
     """A connection several threads share (the daemon's journal), whose writes wait for each other's reads.
 
     In WAL mode a read left open on a connection (a cursor another thread is still stepping
-    through) pins the connection to its snapshot; a write on that connection after another
-    connection committed fails at once with ``SQLITE_BUSY_SNAPSHOT`` ("database is locked") —
-    busy_timeout does not wait for it. Outside an explicit transaction the read ends in
-    milliseconds, so the write is tried again until it does (``SNAPSHOT_PATIENCE``); inside
-    one, retrying cannot help, and the error is raised as SQLite gave it."""
+    through) holds the connection to its snapshot, and a write on it fails at once with "database
+    is locked" — busy_timeout does not wait — when another connection committed since
+    (``SQLITE_BUSY_SNAPSHOT``) or is writing now (``SQLITE_BUSY``: waiting could deadlock). Outside
+    an explicit transaction that read ends in milliseconds, so the write is tried again until it
+    does (``SNAPSHOT_PATIENCE`` from the first try, busy_timeout's wait included); inside one,
+    retrying cannot help, and the error is raised as SQLite gave it."""
 
     busy_retries = 0  # writes that had to wait for another thread's read (how often it happens)
 
@@ -65,7 +66,7 @@ class Connection(sqlite3.Connection):
             try:
                 return statement()
             except sqlite3.OperationalError as exc:
-                if (getattr(exc, "sqlite_errorcode", None) != SQLITE_BUSY_SNAPSHOT or self.in_transaction
+                if ((getattr(exc, "sqlite_errorcode", 0) & 0xFF) != SQLITE_BUSY or self.in_transaction
                         or time.monotonic() > deadline):
                     raise
             self.busy_retries += 1

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from routine.journal import Journal
 from routine.journal.slots import Slots
 from tests.waits import wait_until
 
 
-def test_a_write_waits_for_another_threads_read_on_the_shared_connection(tmp_path):
+@pytest.mark.parametrize("other_is", ["committed", "writing"])
+def test_a_write_waits_for_another_threads_read_on_the_shared_connection(tmp_path, other_is):
     path = tmp_path / "journal.sqlite3"
     shared = Journal(path)
     other = Journal(path)  # another run's journal, or `routine status` in another process
@@ -21,7 +24,9 @@ def test_a_write_waits_for_another_threads_read_on_the_shared_connection(tmp_pat
 
     reading = shared.db.execute("SELECT block, slot FROM slots")  # the status thread, half way through its rows
     assert reading.fetchone() is not None
-    Slots(other.db).set("evening", "2026-11-27", "done")  # another connection commits meanwhile
+    if other_is == "writing":  # another connection is in the middle of a write
+        other.db.execute("BEGIN IMMEDIATE")
+    Slots(other.db).set("evening", "2026-11-27", "done")  # or has committed one meanwhile
 
     errors: list[BaseException] = []
 
@@ -36,6 +41,8 @@ def test_a_write_waits_for_another_threads_read_on_the_shared_connection(tmp_pat
     wait_until(lambda: getattr(shared.db, "busy_retries", 0) > 0 or not writer.is_alive(), 10,
                "the scheduler's write to wait")
     reading.fetchall()  # the read ends
+    if other_is == "writing":
+        other.db.execute("COMMIT")
     writer.join(timeout=30)
 
     assert errors == []
