@@ -230,3 +230,22 @@ def test_an_input_form_is_checked_where_it_is_written_by_the_rule_it_is_expanded
     else:
         raise AssertionError("`journal: lots` was expanded")
     assert [(f.kind, f.days) for f in expand(" journal: 14d ", {}, "t")] == [(Kind.JOURNAL, 14)]
+
+
+def test_a_paragraph_two_notes_share_is_sent_once(tmp_path):
+    """Two agent notes that share their QA rules (the Critic's and the Guardian's) are both given,
+    the shared paragraph once: the second says where it is."""
+    (tmp_path / "Agents").mkdir()
+    rules = ("## When the task is a QA review of an artifact\n\nThe task gives the artifact and the review note; "
+             "read both whole before you judge, and name each finding with the line it is about.\n")
+    for name, own in (("Critic", "Find the risks in a plan."), ("Guardian", "Keep the person's words safe.")):
+        (tmp_path / "Agents" / f"{name}.md").write_text(f"# {name}\n\n{own}\n\n{rules}")
+    variables = {**date_vars(datetime(2026, 11, 29, 18, 0, tzinfo=BERLIN)), "task": "Propose a capability"}
+    gathered = context.gather(tmp_path, agent(tmp_path, grounding=()), ("Agents/*.md",), variables, "test")
+    alias = ModelAlias(name="general", model="ollama_chat/m", num_ctx=4096, num_predict=256)
+    user = prompt.build(agent(tmp_path), alias, "Propose a capability", gathered, variables, "Write.",
+                        Estimate()).messages[1]["content"]
+    assert user.count("read both whole before you judge") == 1, user
+    assert "Find the risks in a plan." in user and "Keep the person's words safe." in user
+    first = "Critic" if user.index("# Critic") < user.index("# Guardian") else "Guardian"
+    assert f"[the same paragraph as in [[Agents/{first}]], above]" in user, user

@@ -37,11 +37,14 @@ class GraphFeeder(PathFeed):
         self._runs = True      # read the journal on the first pass
         self._canvases_at = float("-inf")  # when the canvases were last brought level (monotonic)
         self._owed: float | None = None  # when the canvases owed since then are due (monotonic); None: level
+        self._passing = False  # a batch taken and not yet applied
 
     @property
     def owed(self) -> bool:
-        """Does the graph hold changes the canvases do not show yet (a burst still being gathered)?"""
-        return self._owed is not None
+        """Are there changes the canvases do not show yet: waiting to be taken, being applied, or
+        applied to the graph while the canvases wait for a burst to end? (False: the canvases are level.)"""
+        with self._cond:
+            return bool(self._pending) or self._runs or self._passing or self._owed is not None
 
     def runs_finished(self) -> None:
         with self._cond:
@@ -93,6 +96,7 @@ class GraphFeeder(PathFeed):
                     self._cond.wait(BATCH_SECONDS)
                 paths, self._pending = sorted(self._pending), set()
                 runs, self._runs = self._runs, False
+                self._passing = True
             try:
                 self._pass(paths, runs)
             except Exception as exc:  # the next change or the next start brings it level
@@ -100,6 +104,9 @@ class GraphFeeder(PathFeed):
                     return
                 log.error("the knowledge graph could not follow %s: %s", ", ".join(paths[:3]) or "the journal", exc,
                           exc_info=not is_disk_full(exc))
+            finally:
+                with self._cond:
+                    self._passing = False
 
     def _canvases_due(self) -> bool:
         return self._owed is not None and time.monotonic() >= self._owed

@@ -9,13 +9,15 @@ What was left out is listed for the model with how to fetch it, and journaled.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 
 from routine.errors import ContextTooSmall
 from routine.models.tokens import Counter, longest_head
 from routine.vault.context_items import ContextItem
 
 ITEM_OVERHEAD = 6        # "## label", blank lines around an item
+REPEAT_CHARS = 80        # a paragraph this long, already given in an earlier piece, is not sent again
 MIN_USEFUL_TOKENS = 120  # below this, a cut piece is noise: leave it out whole
 
 
@@ -50,6 +52,27 @@ def fit(items: list[ContextItem], fixed_tokens: int, limit: int, counter: Counte
     for priority in sorted({item.priority for item in items}, reverse=True):
         budget -= _take_tier([item for item in items if item.priority == priority], budget, counter, out)
     out.kept.sort(key=lambda k: k.order)
+    out.kept = _without_repeats(out.kept)
+    return out
+
+
+def _without_repeats(kept: list[Kept]) -> list[Kept]:
+    """Each long paragraph once: one that an earlier piece already gave (two agent notes sharing
+    their QA rules) is replaced by a pointer to it, which only frees room, never takes more."""
+    seen: dict[str, str] = {}
+    out = []
+    for piece in kept:
+        paragraphs = re.split(r"(\n\s*\n)", piece.text)
+        for i in range(0, len(paragraphs), 2):
+            key = " ".join(paragraphs[i].split())
+            if len(key) < REPEAT_CHARS:
+                continue
+            if key in seen:
+                paragraphs[i] = f"[the same paragraph as in {seen[key]}, above]"
+            else:
+                seen[key] = piece.label
+        text = "".join(paragraphs)
+        out.append(piece if text == piece.text else replace(piece, text=text))
     return out
 
 
