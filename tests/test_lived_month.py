@@ -1,7 +1,7 @@
 """A vault routine has lived in: the daemon on the driven clock runs the shipped schedules day after
 day (``ROUTINE_MONTH_DAYS``: default 14, two working weeks with their weekly reviews and weekends;
-``ROUTINE_MONTH_DAYS=30`` for the month, about 10 s a day on a quiet box, 20 s on one loaded by
-other work) on a realistic vault — two projects with people, a PDF, a calendar, notifications to a
+``ROUTINE_MONTH_DAYS=30`` for the month: 684 s on a quiet 2-core box, bound by real-time waits
+per slot, not CPU) on a realistic vault — two projects with people, a PDF, a calendar, notifications to a
 local receiver, a chat note, a night of trials — while a person script each day edits a generated
 section, approves or rejects the proposals waiting, adds and ticks tasks, and writes a journal line.
 The stand-in models copy every task line they are shown into what they write. At the end the
