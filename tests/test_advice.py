@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from test_daemon import daemon, journal_rows, only_schedule, wait_for
-from test_prompt_trials import KEPT, reply as planner_reply, variant
+from test_prompt_trials import planner_ran_twice_and_was_rewritten, reply as planner_reply, variant
 
 from routine.vault.frontmatter import parse_frontmatter
 
@@ -93,13 +93,7 @@ def test_the_watchers_advice_is_tried_and_only_the_better_change_is_proposed_and
                            f'{now + timedelta(hours=3):%H:%M}", clear: 15m}}\n')
     only_schedule(home, team_health(now + timedelta(hours=12)))
     ollama.reply_fn = reply
-    for _ in range(2):
-        home.run("fire", "planner", check=True)
-    daily = next((home.vault / "Daily").glob("*.md"))  # the person rewrites the Plan the second run wrote
-    text = daily.read_text()
-    start = text.index("\n", text.index("%% routine:begin plan")) + 1
-    daily.write_text(text[:start] + KEPT + "\n" + text[text.index("%% routine:end plan"):])
-    before = (home.vault / "Agents" / "Planner.md").read_text()
+    before = planner_ran_twice_and_was_rewritten(home)
 
     fired = home.run("fire", "team-health")  # no daemon yet: the advice waits for its trials window
     assert fired.returncode == 0, fired.stderr

@@ -30,17 +30,24 @@ def variant(home, marker: str) -> str:
     return rel
 
 
+def planner_ran_twice_and_was_rewritten(home) -> str:
+    """Two Planner runs today, the second's Plan rewritten by the person as ``KEPT``; the agent note
+    as it was (what a trial must not change)."""
+    for _ in range(2):
+        home.run("fire", "planner", check=True)
+    daily = next((home.vault / "Daily").glob("*.md"))
+    text = daily.read_text()
+    start = text.index("\n", text.index("%% routine:begin plan")) + 1
+    daily.write_text(text[:start] + KEPT + "\n" + text[text.index("%% routine:end plan"):])
+    return (home.vault / "Agents" / "Planner.md").read_text()
+
+
 def test_a_worse_variant_is_never_proposed_and_a_better_one_is_approved_into_the_note(initialised, ollama,
                                                                                       driven_clock):
     home = initialised
     ollama.reply_fn = reply
-    for _ in range(2):
-        home.run("fire", "planner", check=True)
-    daily = next((home.vault / "Daily").glob("*.md"))  # the person rewrites the Plan the second run wrote
-    text = daily.read_text()
-    start = text.index("\n", text.index("%% routine:begin plan")) + 1
-    daily.write_text(text[:start] + KEPT + "\n" + text[text.index("%% routine:end plan"):])
-    before = (home.vault / "Agents" / "Planner.md").read_text()
+    before = planner_ran_twice_and_was_rewritten(home)
+    daily = next((home.vault / "Daily").glob("*.md"))
 
     worse = json.loads(home.run("agent", "try", "planner", "--variant", variant(home, "VARIANT-WORSE"),
                                 "--runs", "today", "--json", check=True).stdout)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import sqlite3
-import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -26,19 +25,13 @@ class Sample:
 
 
 class TokenSamples:
-    """The samples kept in ``db``. A connection the daemon's threads share is used under ``lock``
-    (the model manager's, which guards the same connection): SQLite refuses a write at once
-    ("database is locked") when another thread's read on that connection is still open."""
+    """The samples kept in ``db`` (a connection the daemon's threads may share: ``statedb.Connection``
+    lets a write wait out another thread's open read)."""
 
-    def __init__(self, db: sqlite3.Connection, lock: threading.Lock | None = None):
+    def __init__(self, db: sqlite3.Connection):
         self.db = db
-        self.lock = lock or threading.Lock()
 
     def add(self, model: str, sample: Sample, chars: int, fixed: int) -> None:
-        with self.lock:
-            self._add(model, sample, chars, fixed)
-
-    def _add(self, model: str, sample: Sample, chars: int, fixed: int) -> None:
         self.db.execute(
             "INSERT INTO token_samples (at, model, chars, fixed, reported, counter, base, overhead, counted, run_id)"
             " VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -52,9 +45,8 @@ class TokenSamples:
         return self._select("WHERE run_id=? ORDER BY id", (run_id,))
 
     def _select(self, where: str, params: tuple[object, ...]) -> list[Sample]:
-        with self.lock:
-            rows = self.db.execute("SELECT chars, fixed, reported, counter, base, overhead, counted, run_id, model"
-                                   f" FROM token_samples {where}", params).fetchall()
+        rows = self.db.execute("SELECT chars, fixed, reported, counter, base, overhead, counted, run_id, model"
+                               f" FROM token_samples {where}", params).fetchall()
         return [_sample(*row) for row in rows]
 
 

@@ -125,7 +125,7 @@ class ModelClient:
             events = getattr(self.manager, "events", None)
             store = None
             if events is not None:
-                store = TokenSamples(events.db, lock=self.manager.events_lock)  # one connection, every thread
+                store = TokenSamples(events.db)  # one connection, every thread (statedb.Connection)
             calibration = Calibration(store)
         self.calibration = calibration
 

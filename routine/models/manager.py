@@ -106,7 +106,6 @@ class ModelManager:
         self.on_release: Callable[[], None] = lambda: None
         self._cond = threading.Condition()
         self._hosts: dict[str, _Host] = {}
-        self.events_lock = threading.Lock()  # the journal connection is shared by every thread: one user at a time
 
     def keep_alive_for(self, alias: ModelAlias) -> str | int:
         return -1 if self.managed else alias.keep_alive
@@ -337,19 +336,17 @@ class ModelManager:
     def _loaded_by_us(self, host: str, name: str) -> bool:
         if self.events is None:
             return False
-        with self.events_lock:
-            return self.events.last_load(host, name) is not None
+        return self.events.last_load(host, name) is not None
 
     def _record(self, host: str, name: str, event: str, reason: str, alias: str | None, load_ms: int | None,
                 run_id: str | None) -> None:
         if self.events is None:
             return
-        with self.events_lock:
-            try:
-                self.events.record(host=host, model=name, event=event, reason=reason, alias=alias,
-                                   load_duration_ms=load_ms, run_id=run_id, at=self.clock())
-            except sqlite3.Error as exc:  # a full state disk: the history misses a line, residency goes on
-                log.warning("could not journal the %s of %s on %s: %s", event, name, host, exc)
+        try:
+            self.events.record(host=host, model=name, event=event, reason=reason, alias=alias,
+                               load_duration_ms=load_ms, run_id=run_id, at=self.clock())
+        except sqlite3.Error as exc:  # a full state disk: the history misses a line, residency goes on
+            log.warning("could not journal the %s of %s on %s: %s", event, name, host, exc)
 
     def refresh(self, host: str) -> None:
         """Look at the host's /api/ps now (before choosing between deployments)."""
