@@ -66,8 +66,7 @@ class Connection(sqlite3.Connection):
             try:
                 return statement()
             except sqlite3.OperationalError as exc:
-                if ((getattr(exc, "sqlite_errorcode", 0) & 0xFF) != SQLITE_BUSY or self.in_transaction
-                        or time.monotonic() > deadline):
+                if not is_busy(exc) or self.in_transaction or time.monotonic() > deadline:
                     raise
             self.busy_retries += 1
             time.sleep(pause)
@@ -87,6 +86,11 @@ class SetAside:
         return (f"{self.name} in {self.path.parent} was damaged; it was moved aside as {self.path.name} "
                 f"on {self.at:%Y-%m-%d %H:%M} and a new one was started (delete the old one once you no "
                 "longer need the history it holds).")
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether an SQLite error says another connection holds the database ("database is locked")."""
+    return isinstance(exc, sqlite3.OperationalError) and (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == SQLITE_BUSY
 
 
 def is_damage(exc: BaseException) -> bool:

@@ -74,3 +74,15 @@ def test_a_finished_run_shows_what_the_agent_read_and_wrote(initialised, ollama)
 
         written = wait_for(wrote, 20, "a wrote edge to the brief on the Research canvas")
     assert (home.vault / written[0]).is_file()
+
+
+def test_canvas_redraws_take_at_most_a_tenth_of_a_core():
+    """A burst of runs is one redraw (3 s apart at least); a redraw that took 2 s of CPU
+    time waits 20 s for the next, so a big vault's canvases never keep the box busy."""
+    from routine.daemon.graph_feed import CANVAS_SECONDS, next_canvases
+
+    assert next_canvases(100.0, 0.05) == 100.0 + CANVAS_SECONDS
+    assert next_canvases(100.0, 2.0) == 120.0
+    for took in (0.01, 0.3, 1.0, 5.0):
+        gap = next_canvases(0.0, took)
+        assert took / gap <= 0.1 and gap >= CANVAS_SECONDS

@@ -1,12 +1,12 @@
 """A vault routine has lived in: the daemon on the driven clock runs the shipped schedules day after
-day (``ROUTINE_MONTH_DAYS``: default 14, two working weeks with their weekly reviews and weekends;
-``ROUTINE_MONTH_DAYS=30`` for the month: 684 s on a quiet 2-core box, bound by real-time waits
-per slot, not CPU) on a realistic vault — two projects with people, a PDF, a calendar, notifications to a
-local receiver, a chat note, a night of trials — while a person script each day edits a generated
-section, approves or rejects the proposals waiting, adds and ticks tasks, and writes a journal line.
-The stand-in models copy every task line they are shown into what they write. At the end the
-invariants are printed and checked, one test each, and what the person reads through the CLI
-(`project show`, `graph show`, `search`, `notify list`) is checked as on the first day.
+day (``ROUTINE_MONTH_DAYS``, default 30: about 5 minutes on a quiet 2-core box) on a realistic vault
+— two projects with people, a PDF, a calendar, notifications to a local receiver, a chat note, a
+night of trials — while a person script each day edits a generated section, approves or rejects the
+proposals waiting, adds and ticks tasks, and writes a journal line; one morning they mistype the
+calendar's path in routine.yaml and put it right the next. The stand-in models copy every task line
+they are shown into what they write. At the end the invariants are printed and checked, one test
+each, and what the person reads through the CLI (`project show`, `graph show`, `search`, `notify
+list`) is checked as on the first day.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from receiver import Receiver
 from test_daemon import daemon, handled, journal_rows, status, wait_for
 from weekvault import make_vault
 
-DAYS = int(os.environ.get("ROUTINE_MONTH_DAYS", "14"))
-LEAD = 0.5  # seconds of real time between moving the clock and a slot
+DAYS = int(os.environ.get("ROUTINE_MONTH_DAYS", "30"))
+LEAD = 0.2  # seconds of real time between moving the clock and a slot
+SLIP = 3  # the day the person mistypes the calendar's path in routine.yaml (put right the next morning)
 BERLIN = ZoneInfo("Europe/Berlin")
 PROJECT = "Orin Pilot"
 HOME_NOTE = f"Projects/{PROJECT}/{PROJECT}.md"
@@ -77,11 +78,25 @@ class Person:
         self.told.append(f"Task for {who}: {task}")
         daily = f"Daily/{today}.md"
         self.save(daily, self.note(daily).rstrip("\n") + f"\n\nJournal, day {n}: the pilot moves; Ada is on it.\n")
+        if n in (SLIP, SLIP + 1):  # mistypes the calendar's path one morning, puts it right the next
+            self._configure(home, *(("[work.ics]", "[wrok.ics]") if n == SLIP else ("[wrok.ics]", "[work.ics]")))
+
+    @staticmethod
+    def _configure(home, old: str, new: str) -> None:
+        """Edits routine.yaml as the person does, and waits for the daemon to take it in."""
+        log = home.root / "daemon.log"
+        reloads = log.read_text(errors="replace").count("reloaded:")
+        home.config.write_text(home.config.read_text().replace(f"calendars: {old}", f"calendars: {new}", 1))
+        wait_for(lambda: log.read_text(errors="replace").count("reloaded:") > reloads, 30, "the config's reload")
 
     def midday(self, home, n: int) -> None:
-        """After the morning's blocks: rewrites a line of a section routine wrote, decides the proposals."""
-        self._edit_a_section(n)
+        """After the morning's blocks: decides the proposals waiting."""
         self._decide(home, n)
+
+    def evening(self, n: int) -> None:
+        """After the afternoon's blocks: rewrites a line of tomorrow's plan (which routine writes
+        again in the morning: the edit must survive it), else of today's note."""
+        self._edit_a_section(n)
 
     def _edit_a_section(self, n: int) -> None:
         """Rewrites the first line of a generated section in the latest daily note that has one."""
@@ -96,11 +111,14 @@ class Person:
                 return
 
     def _decide(self, home, n: int) -> None:
+        """Approves or rejects each proposal by turns; one that would replace words of theirs, rejected."""
         for i, path in enumerate(sorted((self.vault / "Drafts").glob("*.md"))):
-            if "status: proposed" not in path.read_text(encoding="utf-8"):
+            text = path.read_text(encoding="utf-8")
+            if "status: proposed" not in text:
                 continue
             rel = path.relative_to(self.vault).as_posix()
-            home.run("approve", rel, *(["--reject"] if (n + i) % 2 else []))
+            keep_mine = "You edited this section" in text
+            home.run("approve", rel, *(["--reject"] if keep_mine or (n + i) % 2 else []))
             self.decided += 1
 
 
@@ -214,9 +232,8 @@ def _live(home, clock, receiver) -> dict:
                 person.day(home, (day - start.date()).days, day.isoformat())
                 _settle(home)
             before = _blocks_run(home)
-            # Just before the slot: the daemon's timer fires it half a second later, on time. (Moved onto the
-            # slot itself, the daemon's look at every block after a clock jump would start the run while it
-            # still reads the slots of the others, which a real clock never does.)
+            # Just before the slot: the daemon's timer fires it a moment later, on time (moved onto the slot
+            # itself, the run would start from the daemon's look at every block after a clock jump instead).
             clock.move_to(when - timedelta(seconds=LEAD))
             wait_for(lambda before=before: _blocks_run(home) > before, 120, f"{block} at {when}", interval=0.05)
             slots += 1
@@ -225,6 +242,9 @@ def _live(home, clock, receiver) -> dict:
                 person.midday(home, (day - start.date()).days)
                 if day == start.date() + timedelta(days=1):  # the person tries another model on today's runs
                     home.run("models", "try", "analyst", "--against", "general", "--runs", "today", check=True)
+            if when.astimezone(BERLIN).hour == 16:
+                _settle(home)
+                person.evening((day - start.date()).days)
             st = status(home)
         clock.move_to(end)
         home.run("index", check=True)
@@ -251,7 +271,9 @@ def _facts(home, person: Person) -> dict:
             out = home.run("search", query, "--agent", agent, "--json")
             searches += [h["path"] for h in json.loads(out.stdout or "[]")] if out.returncode == 0 else []
     return {"open": [t["text"] for who in shown.values() for t in who], "agent_hits": searches,
-            "open_alerts": status(home).get("open_alerts") or []}
+            "open_alerts": status(home).get("open_alerts") or [],
+            "alerts_raised": sorted(m.group(1) for p in (home.vault / "Alerts").glob("*.md")
+                                    if (m := re.search(r"^cause: (.*)$", p.read_text(encoding="utf-8"), re.M)))}
 
 
 def _reads(home, person: Person) -> dict:
@@ -406,9 +428,13 @@ def test_a_month_old_vault_reads_as_right_as_on_day_one(month):
 
 
 def test_no_alert_stays_open_once_its_cause_is_gone(month):
-    alerts = month["open_alerts"]
-    print(f"alerts open at the end: {len(alerts)}")
-    assert not alerts, alerts
+    """The calendar path the person mistyped one morning raised its alert; put right the next, it
+    resolved (and nothing else stayed open)."""
+    alerts, raised = month["open_alerts"], month["alerts_raised"]
+    print(f"alerts with a cause raised: {len(raised)}, open at the end: {len(alerts)}")
+    put_right = month["days"] > SLIP + 1  # a shorter month ends before the morning the path is put right
+    assert not [a for a in alerts if put_right or "calendar" not in a], alerts
+    assert month["days"] <= SLIP or any(c.startswith("calendar:") for c in raised), raised
 
 
 def test_a_night_of_trials_ran_among_the_days(month):

@@ -216,3 +216,50 @@ def test_a_run_that_crashes_inside_routine_is_failed_and_said_not_left_running(i
     Recovery(parts).ran_through(block.id)  # the next run ends well, after a restart of the daemon too
     assert split_frontmatter(alerts[0].read_text())[0]["status"] == "resolved"
     journal.close()
+
+
+def test_a_slot_that_finds_the_journal_locked_runs_once_it_is_free(initialised, tmp_path, monkeypatch):
+    """Two blocks due at one minute on a busy box once found the run journal locked for longer than a
+    write waits: the second block's on-time slot was lost until its next day (a traceback in the
+    journal). Now the block is looked at again a moment later and its slot runs, on time."""
+    import threading
+
+    from routine import statedb
+    from routine.config.loader import load_config
+    from routine.daemon import scheduled
+    from routine.journal import Journal
+    from waits import wait_until
+
+    monkeypatch.setattr(statedb, "SNAPSHOT_PATIENCE", 0.2)
+    monkeypatch.setattr(scheduled, "LOOK_AGAIN_SECONDS", 0.2)
+    journal = Journal(tmp_path / "journal.sqlite3")
+    journal.db.execute("PRAGMA busy_timeout=100")
+    block = minutely()
+
+    class Parts(scheduled.ScheduledWork):
+        def __init__(self):
+            self.journal, self.slots, self.now = journal, Slots(journal.db), T0 + timedelta(seconds=1)
+            self.live = DaemonParts(self.slots, block, T0).live
+            self.live.config = load_config(str(initialised.config))
+            self.state_dir, self.stopping, self.due_lock = tmp_path, threading.Event(), threading.Lock()
+            self.recovery, self.submitted = Recovery(self), []
+
+        def clock(self):
+            return self.now
+
+        def submit_slot(self, block, slot, trigger):
+            self.submitted.append((slot.key, trigger))
+
+    parts = Parts()
+    parts.slots.seen_since(block.id, T0 - timedelta(hours=1))
+    other = sqlite3.connect(tmp_path / "journal.sqlite3", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another connection holds the journal's write lock
+
+    parts.on_due(block.id)  # no traceback: nothing claimed yet
+    assert parts.submitted == [] and parts.slots.state(block.id, slot_key(T0)) is None
+
+    other.execute("COMMIT")
+    assert wait_until(lambda: parts.submitted, 10, "the slot looked at again") == [(slot_key(T0), "schedule")]
+    assert parts.slots.state(block.id, slot_key(T0)) == "claimed"
+    other.close()
+    journal.close()

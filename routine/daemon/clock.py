@@ -21,7 +21,7 @@ from typing import Callable
 log = logging.getLogger(__name__)
 
 CLOCK_ENV = "ROUTINE_TEST_CLOCK"
-POLL_SECONDS = 0.1
+POLL_SECONDS = 0.05
 
 
 class DrivenClock:

@@ -18,6 +18,7 @@ from routine.graph.publish import CanvasWriter
 from routine.journal import Journal
 
 CANVAS_SECONDS = 3.0  # canvases are laid out again at most this often: a burst of runs is one layout
+CANVAS_SHARE = 0.1  # and the redraws take at most this share of a core (a big layout waits longer)
 FULL_RETRY = 60.0  # seconds between attempts to open the graph cache while the state disk is full
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ class GraphFeeder(PathFeed):
         self.writer: CanvasWriter | None = None
         self.refreshes = 0     # passes that brought graph and canvases up to date (status, tests)
         self._runs = True      # read the journal on the first pass
-        self._canvases_at = float("-inf")  # when the canvases were last brought level (monotonic)
+        self._canvases_next = float("-inf")  # when the canvases may be laid out again (monotonic)
         self._owed: float | None = None  # when the canvases owed since then are due (monotonic); None: level
         self._passing = False  # a batch taken and not yet applied
 
@@ -128,11 +129,22 @@ class GraphFeeder(PathFeed):
             finally:
                 journal.close()
         now = time.monotonic()
-        if now < self._canvases_at + CANVAS_SECONDS:  # another change of the same burst: the layout waits for its end
-            self._owed = self._canvases_at + CANVAS_SECONDS
+        if now < self._canvases_next:  # another change of the same burst: the layout waits for its end
+            self._owed = self._canvases_next
             return
-        self._canvases_at, self._owed = now, None
+        self._owed = None
+        cpu = time.thread_time()
         written = writer.refresh(cache.graph)
+        self._canvases_next = next_canvases(now, time.thread_time() - cpu)
         self.refreshes += 1
         if written:
             log.info("graph canvases updated: %s", ", ".join(written))
+
+
+def next_canvases(started: float, took: float) -> float:
+    """When canvases may be laid out again after a redraw that started at ``started`` and took
+    ``took`` seconds of CPU: a burst of changes is one redraw (``CANVAS_SECONDS``), and redrawing
+    never takes more than ``CANVAS_SHARE`` of a core (a redraw of 2 s waits 20 s for the next; on
+    a box whose runs are minutes apart, every run's changes are drawn as soon as it ends). CPU, not
+    wall time: a redraw slowed by a busy box used no more of it, and is not made to wait longer."""
+    return started + max(CANVAS_SECONDS, took / CANVAS_SHARE)

@@ -32,6 +32,7 @@ from routine.models.plan import alias_key
 from routine.runner.block import run_block
 from routine.runner.step import local_time, Runner
 from routine.schedule import chains, pause
+from routine.statedb import is_busy
 
 if TYPE_CHECKING:
     from routine.daemon.recovery import Recovery
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from routine.schedule.model import Block
 
 log = logging.getLogger(__name__)
+
+LOOK_AGAIN_SECONDS = 5.0  # after the journal was too busy to claim a block's slot
 
 
 class ScheduledWork:
@@ -86,9 +89,22 @@ class ScheduledWork:
             try:
                 self._owe(block, now or self.clock())
             except (OSError, sqlite3.Error) as exc:
+                if is_busy(exc):  # held past the journal's patience: its slots are looked at again shortly
+                    self._look_again(block_id, exc)
+                    return
                 if not is_disk_full(exc):
                     raise
                 self.recovery.could_not_record(block_id, exc)
+
+    def _look_again(self, block_id: str, exc: BaseException) -> None:
+        """A block whose slots could not be read or claimed (the journal locked for longer than its
+        writes wait): asked again in ``LOOK_AGAIN_SECONDS``, so an on-time slot runs a little late
+        instead of being found missed at the block's next time."""
+        log.warning("block %s: the run journal was busy (%s); its due runs are looked at again in %.0f s",
+                    block_id, exc, LOOK_AGAIN_SECONDS)
+        timer = threading.Timer(LOOK_AGAIN_SECONDS, self.on_due, (block_id,))
+        timer.daemon = True
+        timer.start()
 
     def _owe(self, block: Block, now: datetime) -> None:
         absent = self.recovery.absent_reason(block.id)
