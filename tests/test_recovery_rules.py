@@ -221,17 +221,20 @@ def test_a_run_that_crashes_inside_routine_is_failed_and_said_not_left_running(i
 def test_a_slot_that_finds_the_journal_locked_runs_once_it_is_free(initialised, tmp_path, monkeypatch):
     """Two blocks due at one minute on a busy box once found the run journal locked for longer than a
     write waits: the second block's on-time slot was lost until its next day (a traceback in the
-    journal). Now the block is looked at again a moment later and its slot runs, on time."""
+    journal). Now the block is looked at again a moment later and its slot runs, on time; a journal
+    that stays locked (another program holding it) raises one alert, resolved once it is free."""
     import threading
 
     from routine import statedb
     from routine.config.loader import load_config
-    from routine.daemon import scheduled
+    from routine.daemon import recovery, scheduled
     from routine.journal import Journal
+    from routine.vault import split_frontmatter
     from waits import wait_until
 
     monkeypatch.setattr(statedb, "SNAPSHOT_PATIENCE", 0.2)
     monkeypatch.setattr(scheduled, "LOOK_AGAIN_SECONDS", 0.2)
+    monkeypatch.setattr(recovery, "BUSY_LOOKS", 2)
     journal = Journal(tmp_path / "journal.sqlite3")
     journal.db.execute("PRAGMA busy_timeout=100")
     block = minutely()
@@ -251,15 +254,20 @@ def test_a_slot_that_finds_the_journal_locked_runs_once_it_is_free(initialised, 
             self.submitted.append((slot.key, trigger))
 
     parts = Parts()
-    parts.slots.seen_since(block.id, T0 - timedelta(hours=1))
+    parts.slots.seen_since(block.id, T0 - timedelta(seconds=30))  # known since just before the slot
     other = sqlite3.connect(tmp_path / "journal.sqlite3", isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another connection holds the journal's write lock
 
     parts.on_due(block.id)  # no traceback: nothing claimed yet
     assert parts.submitted == [] and parts.slots.state(block.id, slot_key(T0)) is None
+    alerts = parts.live.config.vault / "Alerts"
+    alert = wait_until(lambda: list(alerts.glob("*journal locked*.md")), 10, "the alert")[0]
+    assert "fuser" in alert.read_text() and split_frontmatter(alert.read_text())[0]["status"] == "open"
 
     other.execute("COMMIT")
     assert wait_until(lambda: parts.submitted, 10, "the slot looked at again") == [(slot_key(T0), "schedule")]
     assert parts.slots.state(block.id, slot_key(T0)) == "claimed"
+    assert split_frontmatter(alert.read_text())[0]["status"] == "resolved"
+    assert [p.name for p in alerts.glob("*.md")] == [alert.name]
     other.close()
     journal.close()

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from routine import paths
 from routine.person.alerts import raise_alert, resolve_alerts
 from routine.causes import cause_of, describe, disk_full
 from routine.daemon.due import Slot
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STATE_FULL = "the state disk was full"
+BUSY_LOOKS = 3  # looks in a row that found the run journal locked before an alert says so
+JOURNAL_BUSY = "journal-busy"  # that alert's cause
 
 
 class Host(Protocol):
@@ -59,6 +62,8 @@ class Recovery:
         self.unaccounted: dict[str, str] = {}           # block id -> why its slots have no row yet
         self.retry: dict[str, tuple[Slot, str]] = {}    # block id -> (its last failed slot, cause key)
         self.no_crash_open: set[str] = set()            # blocks known to have no open "stopped on an error" alert
+        self.busy_looks: dict[str, int] = {}            # block id -> looks in a row that found the journal locked
+        self.busy_alert: bool | None = None             # a "journal locked" alert open (None: unknown since start)
 
     # --- reported by the daemon -------------------------------------------------------------
 
@@ -119,8 +124,32 @@ class Recovery:
             return self.unaccounted.get(block_id)
 
     def accounted(self, block_id: str) -> None:
+        """The block's due slots were read and claimed: a "journal locked" alert is resolved once no
+        block finds it locked (looked for on disk once after a start: an alert of before a restart)."""
         with self._lock:
             self.unaccounted.pop(block_id, None)
+            self.busy_looks.pop(block_id, None)
+            resolve = self.busy_alert is not False and not self.busy_looks
+            if resolve:
+                self.busy_alert = False
+        if resolve:
+            resolve_alerts(self.host.live.config, self.host.clock().astimezone(), JOURNAL_BUSY,
+                           "the run journal can be written again.")
+
+    def journal_busy(self, block_id: str, exc: BaseException) -> None:
+        """``on_due`` found the run journal locked past its patience (it looks again shortly); after
+        ``BUSY_LOOKS`` looks in a row one alert says so: another program holds the journal."""
+        with self._lock:
+            looks = self.busy_looks[block_id] = self.busy_looks.get(block_id, 0) + 1
+            if looks < BUSY_LOOKS or self.busy_alert:
+                return
+            self.busy_alert = True
+        journal = paths.journal_file()
+        raise_alert(self.host.live.config, self.host.clock().astimezone(), "run journal locked",
+                    f"routine could not claim the due runs of {block_id}: its run journal ({journal}) stayed "
+                    f"locked ({exc}). Scheduled runs wait until it is free.",
+                    f"close the program that holds {journal} open (`fuser {journal}` names it); routine looks "
+                    "again every few seconds and resolves this note itself.", cause=JOURNAL_BUSY, affected=block_id)
 
     def failed(self, block_id: str, slot: Slot, outcome: BlockOutcome, trigger: str) -> None:
         """A scheduled run ended failed: if a dependency was down, retry it when it is back."""

@@ -102,6 +102,7 @@ class ScheduledWork:
         instead of being found missed at the block's next time."""
         log.warning("block %s: the run journal was busy (%s); its due runs are looked at again in %.0f s",
                     block_id, exc, LOOK_AGAIN_SECONDS)
+        self.recovery.journal_busy(block_id, exc)
         timer = threading.Timer(LOOK_AGAIN_SECONDS, self.on_due, (block_id,))
         timer.daemon = True
         timer.start()
