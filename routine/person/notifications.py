@@ -119,9 +119,12 @@ def proposal_waiting(config: Config, rel: str, title: str, body: str) -> Message
     """The message that a proposal waits for the person: Approve and Reject buttons, bound to the
     proposal as it is now (an answer to a proposal edited since is refused)."""
     proposal = read_proposal(config.vault, rel)
-    asked = Asked(rel, (Choice(AnswerKind.APPROVE, "Approve"), Choice(AnswerKind.REJECT, "Reject")),
-                  proposal.fingerprint if proposal else None)
-    return Message(Topic.PROPOSALS, f"proposal:{rel}", title, body, note=rel, asked=asked)
+    bound = proposal.fingerprint if proposal else None
+    asked = Asked(rel, (Choice(AnswerKind.APPROVE, "Approve"), Choice(AnswerKind.REJECT, "Reject")), bound)
+    # Keyed by its run too: a later proposal at the path an archived one had is another message.
+    run = str(proposal.properties.get("run") or "") if proposal else ""
+    return Message(Topic.PROPOSALS, f"proposal:{rel}" + (f":{run}" if run else ""), title, body, note=rel,
+                   asked=asked)
 
 
 def _outgoing(message: Message, ticket: Ticket | None) -> Outgoing:

@@ -37,7 +37,7 @@ def send_one(url: str, title: str, body: str, priority: Priority) -> Result:
         return Result(redact_url(url), False, "not an Apprise URL this version knows")
     try:
         # apprise.LogCapture has no annotations (apprise 1.9); it yields an io.StringIO.
-        with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as said:
+        with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as said:  # type: ignore[no-untyped-call]
             ok = sender.notify(title=title, body=body, notify_type=_KIND[priority])
     except Exception as exc:  # a plugin's own bug must not take the sender thread down
         return Result(redact_url(url), False, redact_text(f"{type(exc).__name__}: {exc}"))
