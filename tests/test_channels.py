@@ -33,6 +33,7 @@ class Harness:
     stop: Callable[[], None]
     dead: Channel  # the same channel pointed at a server that is not there
     connected: Callable[[], bool] = lambda: True  # the reader holds its connection (the stand-in counts it)
+    server: object = None  # the stand-in
 
 
 def _ntfy() -> Harness:
@@ -50,7 +51,7 @@ def _telegram() -> Harness:
     dead = TelegramChannel(TelegramSettings(TOKEN, str(CHAT), "http://127.0.0.1:9"))
     return Harness(channel, lambda: [m["text"] for m in server.sent],
                    lambda label: server.press(server.sent[-1], label, CHAT), server.stop, dead,
-                   lambda: server.polls > 0)
+                   lambda: server.polls > 0, server)
 
 
 def _apprise() -> Harness:
@@ -153,7 +154,8 @@ def test_the_unit_and_doctor_know_the_hosts_answers_come_from(tmp_path, monkeypa
                     "    api: https://tg.example.org\n")
     config = load_config(path)
     found = {p.host: p.what for p in peers(config)}
-    assert found["ntfy.lan"] == "notify (ntfy, with answers)" and found["tg.example.org"] == "notify (telegram, with answers)"
+    assert found["ntfy.lan"] == "notify (ntfy, with answers)"
+    assert found["tg.example.org"] == "notify (telegram, with answers)"
     assert [c.name for c in answering(config.notify)] == ["ntfy", "telegram"]
     path.write_text("vault: Vault\nmodels:\n  general: ollama_chat/m\n")  # none configured: no reader, no peer
     quiet = load_config(path)
@@ -168,7 +170,7 @@ def test_a_reply_typed_in_telegram_names_the_message_it_answers_and_another_chat
         assert harness.channel.send(Outgoing("k5", "Which meeting matters?", "A or B", Priority.NORMAL,
                                              typed=True)).ok
         _until_connected(harness)
-        server = harness.stop.__self__  # type: ignore[attr-defined]  # the FakeTelegram
+        server = harness.server
         server.reply(server.sent[-1], "B, the budget one", CHAT)
         server.reply(server.sent[-1], "A", 999)
         wait_until(lambda: len(got) == 2, scaled(10), "both replies")
