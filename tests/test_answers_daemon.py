@@ -35,9 +35,9 @@ def telegram():
     server.stop()
 
 
-def with_channels(home, ntfy, telegram=None) -> None:
-    text = (f"\ntimezone: Europe/Berlin\nnotify:\n  ntfy:\n    server: {ntfy.url}\n    topic: phone\n"
-            "    replies: answers-7f3k\n")
+def with_channels(home, ntfy, telegram=None, within: str = "3d") -> None:
+    text = (f"\ntimezone: Europe/Berlin\nnotify:\n  answer_within: {within}\n  ntfy:\n    server: {ntfy.url}\n"
+            "    topic: phone\n    replies: answers-7f3k\n")
     if telegram is not None:
         text += f"  telegram:\n    token: \"{TOKEN}\"\n    chat: {CHAT}\n    api: {telegram.url}\n"
     home.config.write_text(home.config.read_text() + text)
@@ -118,6 +118,27 @@ def test_a_proposal_approved_from_the_phone_lands_once_and_every_bad_answer_is_r
     assert "was edited after it was sent" in sentences["edited"]
     shown = home.run("notify", "list", check=True).stdout
     assert "refused" in shown and "1 taken" in shown
+
+
+@pytest.mark.daemon(budget=90)
+def test_a_button_pressed_after_answer_within_is_refused_as_expired(initialised, ollama, ntfy, driven_clock):
+    from datetime import timedelta
+
+    home = initialised
+    with_channels(home, ntfy, within="1h")
+    only_schedule(home, "triggers: []\n")
+    with daemon(home):
+        wait_for(lambda: ntfy.subscribers > 0, 30, "the daemon to read its reply topic")
+        proposal = proposal_after_edit(home)
+        pushed = proposal_message(ntfy, proposal.name)
+        log = home.root / "daemon.log"
+        moves = log.read_text().count("test clock:")
+        driven_clock.move_to(driven_clock.now() + timedelta(hours=1, minutes=1))
+        wait_for(lambda: log.read_text().count("test clock:") > moves, 30, "the daemon to see its clock move")
+        ntfy.press(pushed, "Approve")
+        wait_for(lambda: answers(home)["counts"].get("refused expired") == 1, 30, "the late answer refused")
+        assert proposal.exists() and not archived(home)
+        assert "expired" in answers(home)["recent"][0]["detail"]
 
 
 def _rss_kib(pid: int) -> int:

@@ -36,6 +36,14 @@ class Topic(str, Enum):
     def __str__(self) -> str:
         return self.value
 
+    @classmethod
+    def of(cls, name: str | None, otherwise: Topic) -> Topic:
+        """The topic named ``name`` (as the journal keeps it), else ``otherwise``."""
+        try:
+            return cls(name) if name else otherwise
+        except ValueError:
+            return otherwise
+
     @property
     def priority(self) -> Priority:
         """A message's priority unless it says otherwise: an outage or failure high, something

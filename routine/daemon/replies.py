@@ -105,7 +105,7 @@ class Replies:
         try:
             now = self.host.now_local()
             handled = apply(Context(live.config, live.agents, journal, now), answer)
-            topic = _topic(journal, answer)
+            topic = Topic.of(AnswerBook(journal.db).topic_of(answer.ticket), Topic.PROPOSALS)
         finally:
             journal.close()
         log.info("answer %s %s: %s", answer.kind, answer.subject, handled.sentence)
@@ -123,13 +123,3 @@ class Replies:
             self.said[refused.reason.value] = (now, 0)
         else:
             self.said[refused.reason.value] = (when, since + 1)
-
-
-def _topic(journal: Journal, answer: Answer) -> Topic:
-    """The confirmation goes under the topic of the message answered."""
-    row = journal.db.execute("SELECT n.topic FROM notifications n JOIN answer_tickets t ON t.message = n.key"
-                             " WHERE t.id=?", (answer.ticket,)).fetchone()
-    try:
-        return Topic(row[0]) if row else Topic.PROPOSALS
-    except ValueError:
-        return Topic.PROPOSALS

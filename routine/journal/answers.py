@@ -116,6 +116,12 @@ class AnswerBook:
         self.db.execute("INSERT INTO answer_counts (outcome, reason, n) VALUES ('refused',?,1) ON CONFLICT"
                         " (outcome, reason) DO UPDATE SET n = n + 1", (refusal.value,))
 
+    def topic_of(self, ticket_id: str) -> str | None:
+        """The topic of the message a ticket was minted for (its confirmation goes under it too)."""
+        row = self.db.execute("SELECT n.topic FROM notifications n JOIN answer_tickets t ON t.message = n.key"
+                              " WHERE t.id=?", (ticket_id,)).fetchone()
+        return str(row[0]) if row else None
+
     def cursor(self, channel: str) -> str | None:
         """Where the last answer read from ``channel`` left off (its reader resumes there)."""
         row = self.db.execute("SELECT cursor FROM answers WHERE channel=? ORDER BY id DESC LIMIT 1",
