@@ -34,6 +34,7 @@ class Harness:
     dead: Channel  # the same channel pointed at a server that is not there
     connected: Callable[[], bool] = lambda: True  # the reader holds its connection (the stand-in counts it)
     server: object = None  # the stand-in
+    refuse: Callable[[bool], None] = lambda on: None  # the stand-in refuses the channel's credentials, or not
 
 
 def _ntfy() -> Harness:
@@ -42,7 +43,8 @@ def _ntfy() -> Harness:
     dead = NtfyChannel(NtfySettings("http://127.0.0.1:9", "phone", "answers", ""))
     return Harness(channel, lambda: [f"{m.get('title')} {m['message']}" for m in server.on("phone")],
                    lambda label: server.press(server.on("phone")[-1], label), server.stop, dead,
-                   lambda: server.subscribers > 0)
+                   lambda: server.subscribers > 0, server,
+                   lambda on: setattr(server, "token", "tk_other" if on else None))
 
 
 def _telegram() -> Harness:
@@ -51,7 +53,8 @@ def _telegram() -> Harness:
     dead = TelegramChannel(TelegramSettings(TOKEN, str(CHAT), "http://127.0.0.1:9"))
     return Harness(channel, lambda: [m["text"] for m in server.sent],
                    lambda label: server.press(server.sent[-1], label, CHAT), server.stop, dead,
-                   lambda: server.polls > 0, server)
+                   lambda: server.polls > 0, server,
+                   lambda on: setattr(server, "token", "999:OTHER" if on else TOKEN))
 
 
 def _apprise() -> Harness:
@@ -183,3 +186,28 @@ def test_a_reply_typed_in_telegram_names_the_message_it_answers_and_another_chat
         thread.join(scaled(5))
     finally:
         harness.stop()
+
+
+def test_a_reader_refused_for_a_while_says_so_once_and_once_more_when_it_reads_again(harness, monkeypatch):
+    from routine.person.channels import reading
+
+    if not harness.channel.two_way:
+        pytest.skip("a one-way channel reads nothing")
+    monkeypatch.setattr(reading, "FIRST", 0.01)
+    told: list[str | None] = []
+    harness.refuse(True)
+    stop = threading.Event()
+    thread = threading.Thread(target=harness.channel.receive, args=(stop, lambda i: "", None, told.append),
+                              daemon=True)
+    thread.start()
+    wait_until(lambda: told, scaled(10), "the lasting failure to be told")
+    assert len(told) == 1 and told[0] and "answered 40" in told[0] and "SECRET" not in told[0], told
+    harness.refuse(False)
+    # Telegram's long poll answers when an update comes (or after its timeout): the person taps one.
+    assert harness.channel.send(Outgoing("k6", "P", "b", Priority.NORMAL, (Button("OK", "again.0.sig"),))).ok
+    harness.press("OK")
+    wait_until(lambda: len(told) == 2, scaled(10), "reading again to be told")
+    assert told[1] is None
+    stop.set()
+    harness.channel.interrupt()
+    thread.join(scaled(5))

@@ -21,6 +21,7 @@ from routine.flows.answers import Answer, Context, Refused, apply, take
 from routine.journal import Journal
 from routine.journal.answers import AnswerBook
 from routine.person.channels import answering
+from routine.person.alerts import raise_alert, resolve_alerts
 from routine.person.channels.base import Channel, Incoming
 from routine.person.notifications import Message, notify
 
@@ -62,7 +63,8 @@ class Replies:
         for channel in answering(notify_settings):
             stop = threading.Event()
             supervise.start(f"answers by {channel.name}", partial(channel.receive, stop, self.deliver,
-                                                                  book.cursor(channel.name)), stop)
+                                                                  book.cursor(channel.name),
+                                                                  partial(self.trouble, channel.name)), stop)
             self.readers.append((channel, stop))
             log.info("reading answers by %s", channel.name)
 
@@ -81,6 +83,18 @@ class Replies:
         if tuple(c for c in self.host.live.config.notify.active if c.answers) != self.settings:
             self.stop()
             self.start()
+
+    def trouble(self, name: str, error: str | None) -> None:
+        """A reader that cannot read for a while is an alert (one per channel); reading again resolves it."""
+        config, now = self.host.live.config, self.host.now_local()
+        cause = f"answers-{name}"
+        if error is None:
+            resolve_alerts(config, now, cause, f"routine reads answers by {name} again.")
+            return
+        raise_alert(config, now, f"answers by {name} not read", f"Your answers by {name} are not read: {error}. "
+                    "Buttons pressed meanwhile are read once it works again.",
+                    f"check `notify.{name}` in {config.path} and that the server answers (`routine doctor`).",
+                    cause=cause)
 
     def deliver(self, incoming: Incoming) -> str:
         """One arrival: refused here, or taken and queued; the sentence the phone may show."""

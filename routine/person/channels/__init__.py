@@ -4,19 +4,22 @@ ntfy and Telegram (two way: buttons, and the answers read back). A new channel: 
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
-from routine.config.notify import ChannelSettings, NotifySettings, NtfySettings, TelegramSettings
+from routine.config.notify import CHANNELS, ChannelSettings, NotifySettings, NtfySettings, TelegramSettings
 from routine.person.channels.apprise import AppriseChannel
 from routine.person.channels.base import Channel
 from routine.person.channels.ntfy import NtfyChannel
 from routine.person.channels.telegram import TelegramChannel
 
 # A channel's settings (config/notify.CHANNELS) → the channel made from them.
-MAKERS: dict[type[ChannelSettings], Callable[[ChannelSettings], Channel]] = {
-    NtfySettings: lambda s: NtfyChannel(s),  # type: ignore[arg-type]
-    TelegramSettings: lambda s: TelegramChannel(s),  # type: ignore[arg-type]
+MAKERS: dict[type[ChannelSettings], Callable[[Any], Channel]] = {
+    NtfySettings: NtfyChannel,
+    TelegramSettings: TelegramChannel,
 }
+if set(MAKERS) != set(CHANNELS.values()):  # a channel declared in config/notify.py without its module here
+    raise RuntimeError(f"channels without a maker in routine/person/channels: "
+                       f"{sorted(c.KEY for c in set(CHANNELS.values()) - set(MAKERS))}")
 
 
 def channels(settings: NotifySettings) -> list[Channel]:

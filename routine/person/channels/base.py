@@ -59,6 +59,8 @@ class Incoming:
 
 # What the receiver hands each arrival to; it returns a short sentence the channel may show.
 Deliver = Callable[[Incoming], str]
+# Told of a failure to read that lasts (a sentence), and of its end (None).
+Trouble = Callable[[str | None], None]
 
 
 class Channel(ABC):
@@ -75,10 +77,12 @@ class Channel(ABC):
         """Why this channel cannot carry a message (`routine doctor`), or None. Nothing is sent."""
         return None
 
-    def receive(self, stop: threading.Event, deliver: Deliver, cursor: str | None) -> None:
+    def receive(self, stop: threading.Event, deliver: Deliver, cursor: str | None,
+                trouble: Trouble | None = None) -> None:
         """Hand each answer to ``deliver`` until ``stop`` is set: one blocking read at a time on an
-        outbound connection (no polling loop), reconnecting with backoff; ``cursor`` is where the
-        last arrival left off (None: from now)."""
+        outbound connection (no polling loop), reconnecting with backoff (``reading.keep_reading``,
+        which tells ``trouble`` of a failure that lasts); ``cursor`` is where the last arrival left
+        off (None: from now)."""
         raise NotImplementedError(f"the {self.name} channel sends only")
 
     def interrupt(self) -> None:  # noqa: B027 - a one-way channel has no read to end

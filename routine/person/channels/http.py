@@ -8,7 +8,7 @@ import http.client
 import json
 import socket
 import threading
-from typing import Iterator
+from typing import Callable, Iterator
 from urllib.parse import urlsplit
 
 from routine.jsonvalue import JSONValue
@@ -67,9 +67,11 @@ class Held:
         self._conn: http.client.HTTPConnection | None = None
         self.ended = False
 
-    def lines(self, url: str, timeout: float, headers: dict[str, str] | None = None) -> Iterator[bytes]:
+    def lines(self, url: str, timeout: float, headers: dict[str, str] | None = None,
+              opened: Callable[[], None] | None = None) -> Iterator[bytes]:
         """Each line the server sends (a blocking read, ``timeout`` at most between lines), until it
-        closes the connection; ``HttpFailed`` on a refusal or a broken connection."""
+        closes the connection; ``HttpFailed`` on a refusal or a broken connection. ``opened`` is
+        called once the server accepted the request (before its first line)."""
         conn, path = _connection(url, timeout)
         with self._lock:
             if self.ended:
@@ -80,6 +82,8 @@ class Held:
             response = conn.getresponse()
             if response.status >= 300:
                 raise HttpFailed(f"{redact_url(url)} answered {response.status}")
+            if opened is not None:
+                opened()
             while True:
                 line = response.readline(MAX_LINE + 1)
                 if not line:

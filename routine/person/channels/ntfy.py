@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import Callable
 from urllib.parse import quote
 
 from routine.config.notify import NtfySettings, Priority
-from routine.person.channels.base import Channel, Deliver, Incoming, Outgoing, Result
+from routine.person.channels.base import Channel, Deliver, Incoming, Outgoing, Result, Trouble
 from routine.person.channels.http import Held, HttpFailed, request
 from routine.person.channels.reading import keep_reading
 from routine.redact import redact_url
@@ -59,19 +60,20 @@ class NtfyChannel(Channel):
             return str(exc)
         return None
 
-    def receive(self, stop: threading.Event, deliver: Deliver, cursor: str | None) -> None:
+    def receive(self, stop: threading.Event, deliver: Deliver, cursor: str | None,
+                trouble: Trouble | None = None) -> None:
         since = [cursor]  # ntfy's message id read last; None: only what comes from now on
 
-        def read() -> None:
+        def read(connected: Callable[[], None]) -> None:
             url = f"{self.server}/{quote(self.settings.replies)}/json"
             url += f"?since={quote(since[0])}" if since[0] else ""
-            for line in self.held.lines(url, timeout=3 * KEEPALIVE_SECONDS, headers=self._auth):
+            for line in self.held.lines(url, timeout=3 * KEEPALIVE_SECONDS, headers=self._auth, opened=connected):
                 incoming = _incoming(line)
                 if incoming is not None:
                     since[0] = incoming.cursor
                     deliver(incoming)
 
-        keep_reading(self.name, stop, read)
+        keep_reading(self.name, stop, read, trouble)
 
     def interrupt(self) -> None:
         self.held.end()

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import Callable
 from urllib.parse import quote
 
 from routine.config.notify import TelegramSettings
 from routine.jsonvalue import JSONValue
-from routine.person.channels.base import Channel, Deliver, Incoming, Outgoing, Result
+from routine.person.channels.base import Channel, Deliver, Incoming, Outgoing, Result, Trouble
 from routine.person.channels.http import Held, HttpFailed, request
 from routine.person.channels.reading import keep_reading
 from routine.redact import redact_url
@@ -60,14 +61,15 @@ class TelegramChannel(Channel):
             return str(exc)
         return None
 
-    def receive(self, stop: threading.Event, deliver: Deliver, cursor: str | None) -> None:
+    def receive(self, stop: threading.Event, deliver: Deliver, cursor: str | None,
+                trouble: Trouble | None = None) -> None:
         offset = [int(cursor) + 1 if cursor and cursor.isdigit() else None]
 
-        def read() -> None:
+        def read(connected: Callable[[], None]) -> None:
             query = json.dumps(["message", "callback_query"])
             url = f"{self.base}/getUpdates?timeout={POLL_SECONDS}&limit=20&allowed_updates={quote(query)}"
             url += f"&offset={offset[0]}" if offset[0] is not None else ""
-            raw = b"".join(self.held.lines(url, timeout=POLL_SECONDS + 15))
+            raw = b"".join(self.held.lines(url, timeout=POLL_SECONDS + 15, opened=connected))
             try:
                 answer = json.loads(raw) if raw else None
             except ValueError:
@@ -83,7 +85,7 @@ class TelegramChannel(Channel):
                     said = deliver(incoming)
                     self._acknowledge(update, said)
 
-        keep_reading(self.name, stop, read)
+        keep_reading(self.name, stop, read, trouble)
 
     def _incoming(self, update: dict[str, JSONValue]) -> Incoming | None:
         cursor = str(update["update_id"])
