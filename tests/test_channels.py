@@ -211,3 +211,23 @@ def test_a_reader_refused_for_a_while_says_so_once_and_once_more_when_it_reads_a
     stop.set()
     harness.channel.interrupt()
     thread.join(scaled(5))
+
+
+def test_the_readmes_phone_examples_load_as_written(tmp_path, monkeypatch):
+    import re
+    from pathlib import Path
+
+    from routine.config.loader import load_config
+    from routine.person.channels import answering
+
+    monkeypatch.setenv("ROUTINE_STATE_DIR", str(tmp_path / "state"))
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("#### Approving from the phone", 1)[1].split("\n### ", 1)[0]
+    blocks = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    made = []
+    for block in blocks:
+        path = tmp_path / "routine.yaml"
+        path.write_text("vault: Vault\nmodels:\n  general: ollama_chat/m\n" + block)
+        made += [c.name for c in answering(load_config(path).notify)]
+    assert made == ["ntfy", "telegram"]
