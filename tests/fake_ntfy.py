@@ -7,7 +7,8 @@
   ``actions``). The answer is the message as JSON (``id``, ``time``, ``expires``, ``event``, …).
 - Subscribe: ``GET /<topic>/json`` streams JSON lines: an ``open`` event, a ``keepalive`` every
   ``keepalive`` seconds, a ``message`` event per message; ``since=`` (a message id, a unix time,
-  ``all``) sends the cached messages after it first; ``poll=1`` answers the cached ones and ends.
+  a duration such as ``10m``, ``all``) sends the cached messages after it first; ``poll=1``
+  answers the cached ones and ends.
 - ``token``: when set, every request must carry ``Authorization: Bearer <token>`` (else 401/403).
 
 ``press(message, label)`` is the phone: it makes the HTTP request of the message's ``http`` action
@@ -163,6 +164,9 @@ class FakeNtfy:
             return mine
         if since.isdigit():
             return [m for m in mine if m["time"] >= int(since)]
+        if since[:-1].isdigit() and since[-1] in "smhd":  # a duration: 10m, 1h, 1d
+            ago = int(since[:-1]) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[since[-1]]
+            return [m for m in mine if m["time"] >= time.time() - ago]
         ids = [m["id"] for m in mine]
         return mine[ids.index(since) + 1:] if since in ids else mine
 

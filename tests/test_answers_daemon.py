@@ -52,6 +52,21 @@ def proposal_message(ntfy, rel_name: str) -> dict:
                                   and m.get("actions")), None), 30, "the proposal's message with its buttons")
 
 
+def test_notify_test_and_doctor_reach_the_channels_of_their_own(initialised, ntfy, telegram):
+    home = initialised
+    with_channels(home, ntfy, telegram)
+    done = home.run("notify", "test", "--json", check=True)
+    said = {r["url"]: r for r in json.loads(done.stdout)}
+    assert said[ntfy.url]["ok"] and said[telegram.url]["ok"], said
+    assert any("routine can reach you here" in m["message"] for m in ntfy.on("phone"))
+    assert any("routine can reach you here" in m["text"] for m in telegram.sent)
+    assert not any(m.get("actions") for m in ntfy.on("phone"))  # a message that asks nothing has no buttons
+    doctor = home.run("doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)}
+    assert checks["notify ntfy (answers)"]["ok"] and checks["notify telegram (answers)"]["ok"], checks
+    assert TOKEN not in doctor.stdout
+
+
 @pytest.mark.daemon(budget=120)
 def test_a_proposal_approved_from_the_phone_lands_once_and_every_bad_answer_is_refused(initialised, ollama, ntfy,
                                                                                         telegram):
