@@ -156,6 +156,27 @@ def test_a_button_pressed_after_answer_within_is_refused_as_expired(initialised,
         assert "expired" in answers(home)["recent"][0]["detail"]
 
 
+@pytest.mark.daemon(budget=90)
+def test_a_proposal_rejected_by_a_reply_typed_in_telegram_is_archived_and_the_persons_text_stays(
+        initialised, ollama, ntfy, telegram):
+    home = initialised
+    with_channels(home, ntfy, telegram)
+    only_schedule(home, "triggers: []\n")
+    with daemon(home):
+        wait_for(lambda: telegram.polls > 0, 30, "the daemon to poll Telegram")
+        proposal = proposal_after_edit(home)
+        chat = wait_for(lambda: next((m for m in telegram.sent if proposal.name in m["text"]), None), 30,
+                        "the proposal's Telegram message")
+        assert [b["text"] for b in chat["reply_markup"]["inline_keyboard"][0]] == ["Approve", "Reject"]
+        telegram.reply(chat, "Reject", chat=CHAT)
+        wait_for(lambda: not proposal.exists() and archived(home), 30, "the proposal rejected and archived")
+        assert "status: rejected" in archived(home)[0].read_text()
+        assert "decided_by: phone:telegram" in archived(home)[0].read_text()
+        wait_for(lambda: any(m["text"].startswith("Reject:") for m in telegram.sent), 30, "the confirmation")
+    assert journal_rows(home, "SELECT decision, outcome, by FROM decisions") == [("rejected", "rejected",
+                                                                                   "phone:telegram")]
+
+
 def _rss_kib(pid: int) -> int:
     with open(f"/proc/{pid}/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
