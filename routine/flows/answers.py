@@ -79,7 +79,7 @@ def _decider(approve: bool) -> Handler:
         if proposal is None or proposal.status is not ProposalStatus.PROPOSED:
             state = "is gone" if proposal is None else f"is {proposal.status or 'not open'}"
             return Handled(f"{answer.subject} {state}, so this answer changed nothing.", Refusal.DECIDED)
-        if answer.bound is not None and proposal.fingerprint != answer.bound:
+        if proposal.fingerprint != answer.bound:
             return Handled(f"{answer.subject} was edited after it was sent to you, so this answer was not applied; "
                            "decide it in Obsidian (approved: true or false) or with `routine approve`.",
                            Refusal.EDITED)

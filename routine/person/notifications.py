@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo
 from routine import paths
 from routine.config.model import Config
 from routine.config.notify import NotifySettings, Priority, Topic
+from routine.errors import RoutineError
 from routine.journal.answers import AnswerBook, Ticket
 from routine.journal.db import connect
 from routine.journal.notifications import Delivery, NotificationLog
@@ -118,9 +119,12 @@ def send_now(settings: NotifySettings, title: str, body: str) -> list[Result]:
 def proposal_waiting(config: Config, rel: str, title: str, body: str) -> Message:
     """The message that a proposal waits for the person: Approve and Reject buttons, bound to the
     proposal as it is now (an answer to a proposal edited since is refused)."""
-    proposal = read_proposal(config.vault, rel)
-    bound = proposal.fingerprint if proposal else None
-    asked = Asked(rel, (Choice(AnswerKind.APPROVE, "Approve"), Choice(AnswerKind.REJECT, "Reject")), bound)
+    try:
+        proposal = read_proposal(config.vault, rel)
+    except (OSError, RoutineError):  # gone or unreadable already: the message goes without a binding
+        proposal = None
+    choices = (Choice(AnswerKind.APPROVE, "Approve"), Choice(AnswerKind.REJECT, "Reject"))
+    asked = Asked(rel, choices, proposal.fingerprint) if proposal else None  # no buttons for what cannot be bound
     # Keyed by its run too: a later proposal at the path an archived one had is another message.
     run = str(proposal.properties.get("run") or "") if proposal else ""
     return Message(Topic.PROPOSALS, f"proposal:{rel}" + (f":{run}" if run else ""), title, body, note=rel,
