@@ -177,6 +177,22 @@ def test_a_proposal_rejected_by_a_reply_typed_in_telegram_is_archived_and_the_pe
                                                                                    "phone:telegram")]
 
 
+@pytest.mark.daemon(budget=90)
+def test_a_button_pressed_while_the_daemon_was_down_is_read_when_it_starts(initialised, ollama, ntfy):
+    home = initialised
+    with_channels(home, ntfy)
+    only_schedule(home, "triggers: []\n")
+    with daemon(home):
+        wait_for(lambda: ntfy.subscribers > 0, 30, "the daemon to read its reply topic")
+        proposal = proposal_after_edit(home)
+        pushed = proposal_message(ntfy, proposal.name)
+    ntfy.press(pushed, "Approve")  # no daemon: ntfy keeps the answer
+    assert proposal.exists()
+    with daemon(home):
+        wait_for(lambda: not proposal.exists() and archived(home), 30, "the answer read at start and applied")
+    assert journal_rows(home, "SELECT outcome, by FROM decisions") == [("applied", "phone:ntfy")]
+
+
 def _rss_kib(pid: int) -> int:
     with open(f"/proc/{pid}/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))

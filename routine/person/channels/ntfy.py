@@ -20,6 +20,7 @@ from routine.redact import redact_url
 
 ACTIONS = 3  # ntfy shows at most three buttons
 KEEPALIVE_SECONDS = 45  # ntfy's default keepalive; a read waits a few of them before the line is taken as dead
+CACHE = "12h"  # ntfy's default cache duration: how far back a first read looks
 _PRIORITY = {Priority.LOW: 2, Priority.NORMAL: 3, Priority.HIGH: 4}
 
 
@@ -62,11 +63,12 @@ class NtfyChannel(Channel):
 
     def receive(self, stop: threading.Event, deliver: Deliver, cursor: str | None,
                 trouble: Trouble | None = None) -> None:
-        since = [cursor]  # ntfy's message id read last; None: only what comes from now on
+        # ntfy's message id read last; none yet: what its cache holds (12 h by default), so an answer
+        # given while the daemon was down is read when it starts (one already taken is refused, counted).
+        since = [cursor or CACHE]
 
         def read(connected: Callable[[], None]) -> None:
-            url = f"{self.server}/{quote(self.settings.replies)}/json"
-            url += f"?since={quote(since[0])}" if since[0] else ""
+            url = f"{self.server}/{quote(self.settings.replies)}/json?since={quote(since[0])}"
             for line in self.held.lines(url, timeout=3 * KEEPALIVE_SECONDS, headers=self._auth, opened=connected):
                 incoming = _incoming(line)
                 if incoming is not None:
