@@ -36,6 +36,7 @@ from routine.daemon.scheduled import ScheduledWork
 from routine.daemon.monitor import Monitor
 from routine.daemon.notify import Notifier, Watchdog
 from routine.daemon.publish import Publisher
+from routine.daemon.questions import QuestionKeeper
 from routine.daemon.recovery import Recovery
 from routine.daemon.reload import ConfigWatcher
 from routine.daemon.residency import Residency
@@ -91,6 +92,9 @@ class Daemon(ScheduledWork):
         self.monitor = Monitor(self)      # what the daemon depends on, checked; alerts resolved
         self.recovery = Recovery(self)    # slots owed after a full disk or an outage
         self.run_events = RunEvents(self.model_keys, self.monitor.poke, self._runs_finished)
+        # Questions agents asked the person: deadlines armed, answers resume their blocks (issue 45)
+        self.questions = QuestionKeeper(self)
+        self.run_events.asked = self.questions.asked
         # Trials of other models, in the `trials:` window, when the box is idle (routine.daemon.trials)
         self.trials = NightTrials(self.live, self.queue, lambda: self.models, self.now_local)
         self._resident: tuple[float, tuple[ResidentModel, ...] | None, str | None] | None = None
@@ -121,6 +125,7 @@ class Daemon(ScheduledWork):
                 halt=if_there(lambda: self.vault_events, lambda v: v.stop_watching()),
                 stop=if_there(lambda: self.vault_events, lambda v: v.close()),
             ),
+            Component("questions", self.questions.start, halt=self.questions.stop),
             Component("control socket", self._open_control, stop=if_there(lambda: self.control, lambda c: c.stop())),
             Component("health monitor", self.monitor.start, halt=self.monitor.stop),
             Component("trials", self.trials.start, halt=self.trials.halt, stop=self.trials.stop),
@@ -283,6 +288,7 @@ class Daemon(ScheduledWork):
         for block_id in list(self.live.schedules.blocks):
             self.on_due(block_id)
         self.trials.poke()
+        self.questions.arm()  # a deadline the clock passed is due now
 
     def restart_timers(self) -> None:
         """Start the timers, or start them again after their thread died (no restart needed)."""

@@ -41,6 +41,8 @@ class Message:
     body: str
     note: str | None = None  # the vault note it is about: the message carries a link that opens it in Obsidian
     priority: Priority | None = None  # else the topic's
+    # A question's answers (issue 45): a reply channel that renders buttons offers these.
+    choices: tuple[str, ...] = ()
 
     @property
     def urgency(self) -> Priority:

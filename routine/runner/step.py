@@ -28,14 +28,15 @@ from routine.journal import Journal, keep
 from routine.journal.model_events import ModelEvents
 from routine.journal.status import RunStatus
 from routine.person.notifications import Message, notify
-from routine.runner import claims, context, prompt, recall
+from routine.runner import asking, claims, context, prompt, recall
 from routine.journal.prompt_trials import version_of
 from routine.journal.report import team_report
 from routine.models.client import ModelClient
 from routine.models.manager import ModelManager
 from routine.runner.inputs import RunServices
 from routine.runner.request import StepOutcome, StepRequest, StepSetup
-from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
+from routine.runner.events import Asked, Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote
+from routine.runner.events import ignore
 from routine.templating import date_vars, render
 from routine.tools.base import ToolContext
 from routine.tools.loop import LoopResult, run_tool_loop
@@ -197,6 +198,7 @@ class Runner:
                 "path": "",
                 "event": "",
                 **req.variables,
+                "answer": req.answer.answer if req.answer else "",  # the person's answer: a value, never a template
             }
             task = render(req.task, {**variables, "task": ""}, f"the task of {where}").strip()
             variables["task"] = task
@@ -219,6 +221,8 @@ class Runner:
             if not dry_run and self.journal is not None:
                 recall.learn(self.config.vault, self.journal.db, agent, now)
             gathered.items += recall.recalled(self.config.vault, agent, 900 + len(gathered.items))
+            if req.answer is not None:  # the block resumed with the person's answer to this or an earlier step
+                gathered.items.append(asking.answer_item(req.answer, len(gathered.items)))
             if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
 
                 gathered.items += graph_items(
@@ -241,6 +245,9 @@ class Runner:
         try:
             on_token = (lambda piece: self.on_event(Token(run_id, piece))) if stream else None
             answer, tool_texts = self._answer(req, built, run_id, now, on_token)
+            ask = self._asks(req, answer.text, now)
+            if ask is not None:  # the step asks the person instead of answering: nothing is written
+                return self._wait(req, run_id, now, ask, built, answer)
             # A QA review judges the artifact it was given: its verdict is parsed, not grounded.
             checked = claims.Checked(answer) if req.review else claims.review(
                 self.models, self.config, agent, built, answer, tool_texts, (req.as_of or now).date(), run_id)
@@ -278,6 +285,39 @@ class Runner:
                    self.journal.path if self.journal else None)
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
+
+    def _asks(self, req: StepRequest, text: str, now: datetime) -> asking.Ask | None:
+        """The question a block's step ends with (``runner.asking``); a one-off run has no block to
+        resume, so its reply is written as it is. A step that asks again after it was answered fails."""
+        if req.parent is None or req.block is None or req.step_index is None:
+            return None
+        try:
+            ask = asking.ask_in(text, now)
+        except asking.BadAsk as exc:
+            raise UsageError(f"{req.agent.name} asked the person, but {exc}; nothing was written.",
+                             "a question needs `question:`, 2 to 4 `choices:` or none, a `deadline:` (2h, 15:00) and "
+                             "an optional `default:` among the choices.") from None
+        if ask is not None and req.answer is not None and req.answer.step == req.step_index:
+            raise UsageError(f"{req.agent.name} asked the person again after the answer "
+                             f"{req.answer.answer!r}; a step asks once a run, so nothing was written.",
+                             f"tell it in its task to use {{{{ answer }}}} once it is given ({req.agent.source}).")
+        return ask
+
+    def _wait(self, req: StepRequest, run_id: str, now: datetime, ask: asking.Ask, built: Prompt,
+              answer: Completion) -> StepOutcome:
+        """The step's run waits for the person; its question posed (journal, Inbox/ note, push)."""
+        assert req.parent is not None and req.block is not None and req.step_index is not None  # _asks checked
+        qid = asking.pose(self.config, self.runs, ask, run=req.parent, step_run=run_id, block=req.block,
+                          step=req.step_index, agent=req.agent.name, model=answer.model, now=now)
+        self.runs.finish(run_id, RunStatus.WAITING, None, output=answer.text, model=answer.model,
+                         tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
+                         load_duration_ms=answer.load_duration_ms, warm=answer.warm,
+                         details={**req.details, "question": qid, "tokens_counted": built.counted,
+                                  "tokens_limit": built.limit})
+        log.info("%s asks the person (%s): %s", req.agent.name, qid, ask.question)
+        self.on_event(Asked(run_id, qid, ask.question, ask.deadline.isoformat()))
+        return StepOutcome(run_id, RunStatus.WAITING, prompt=built, output=answer.text, model=answer.model,
+                           completion=answer, question=qid)
 
     def _answer(self, req: StepRequest, built: Prompt, run_id: str, now: datetime,
                 on_token: Callable[[str], None] | None) -> tuple[Completion, list[str]]:

@@ -1,0 +1,179 @@
+"""Agents that ask and wait (issue 45): a block's step ends with a fenced `ask` block; the block run
+waits in the journal (holding no model), survives a restart, and goes on from that step with the
+person's answer (`routine answer`, the question note's `answer:` property) or, at the deadline,
+with its default (or ends `skipped: no answer`). Through a real daemon and the stand-in Ollama,
+which counts the models resident at once."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from datetime import timedelta
+
+import pytest
+from test_daemon import daemon, only_schedule, status, wait_for
+
+pytestmark = pytest.mark.daemon(budget=150)
+
+SCHEDULE = textwrap.dedent("""\
+    blocks:
+      asks:
+        cron: "0 3 * * *"
+        steps:
+          - agent: research
+            task: Gather the notes for the day.
+            write: {note: "Research/{{ today }} Brief.md"}
+          - agent: strategist
+            task: "Pick the day's focus. ANSWER=[{{ answer }}]"
+            write: {note: "Daily/{{ today }}.md", section: "Alignment"}
+          - agent: builder
+            task: "Build for the focus {{ steps.strategist.output }} ANSWER=[{{ answer }}]"
+            write: {note: "Builds/{{ today }} Builder.md"}
+      asks-free:
+        cron: "0 4 * * *"
+        steps:
+          - agent: strategist
+            task: "Free question. ANSWER=[{{ answer }}]"
+            write: {note: "Daily/{{ today }}.md", section: "Free"}
+    """)
+
+ASK = textwrap.dedent("""\
+    I need one fact first.
+
+    ```ask
+    question: Which meeting matters more today?
+    choices: [Board prep, Hiring sync]
+    deadline: 2h
+    default: Board prep
+    ```
+    """)
+
+ASK_FREE = "```ask\nquestion: What should the day be about?\ndeadline: 1h\n```\n"
+
+
+class Team:
+    """The stand-in's replies: the strategist asks until it is given an answer, then answers with it;
+    every prompt kept, by the agent's task."""
+
+    def __init__(self, ollama):
+        self.prompts: list[str] = []
+        ollama.reply_fn = self
+
+    def __call__(self, model, messages):
+        text = "\n".join(m["content"] if isinstance(m["content"], str) else str(m["content"]) for m in messages)
+        self.prompts.append(text)
+        answer = re.search(r"ANSWER=\[(.*?)\]", text)
+        if answer is None:
+            return "- the notes of the day are gathered"
+        if "Pick the day's focus" in text or "Free question" in text:
+            if not answer.group(1):
+                return ASK if "Pick" in text else ASK_FREE
+            return f"focus on the {answer.group(1).lower()} today"
+        return f"- a build for the {answer.group(1).lower()}"
+
+
+def block_run(home, block="asks") -> dict:
+    runs = json.loads(home.run("runs", "list", "-n", "50", "--json", check=True).stdout)
+    return next(r for r in runs if r["kind"] == "block" and r["block"] == block)
+
+
+def question_id(home) -> str:
+    waiting = status(home)["waiting"]
+    assert len(waiting) == 1, waiting
+    return waiting[0]["id"]
+
+
+def test_a_step_that_asks_waits_across_a_restart_and_resumes_with_the_answer(initialised, ollama):
+    home = initialised
+    only_schedule(home, SCHEDULE)
+    team = Team(ollama)
+    with daemon(home):
+        fired = home.run("fire", "asks")
+        assert fired.returncode == 0, fired.stderr
+        assert "routine answer q-" in fired.stdout
+        assert block_run(home)["status"] == "waiting"
+        qid = question_id(home)
+        note = home.note(f"Inbox/Question {qid}.md")
+        assert "Which meeting matters more today?" in note and "Hiring sync" in note and "routine:" in note
+        wait_for(lambda: "Waiting on you" in (d := home.note("Routine/Dashboard.md")) and qid in d, 30,
+                 "the dashboard to show the question")
+        asked_prompts = len(team.prompts)
+        steps = json.loads(home.run("runs", "list", "-n", "50", "--json", check=True).stdout)
+        assert sorted((r["agent"], r["status"]) for r in steps if r["kind"] == "step") == [
+            ("research", "ok"), ("strategist", "waiting")]  # the step after the question has not run
+
+    with daemon(home):  # a restart: the question still waits, its block run too
+        assert question_id(home) == qid and block_run(home)["status"] == "waiting"
+        said = home.run("status", check=True).stdout
+        assert f"waiting on you: {qid}" in said
+        answered = home.run("answer", qid, "hiring", "sync")
+        assert answered.returncode == 0, answered.stderr
+        assert "answered" in answered.stdout
+        wait_for(lambda: block_run(home)["status"] == "ok", 60, "the block to go on with the answer")
+        again = home.run("answer", qid, "Board prep")
+        assert again.returncode == 1 and "answered already" in again.stderr
+        forged = home.run("answer", "q-000000", "Board prep")
+        assert forged.returncode == 1 and "No question 'q-000000'" in forged.stderr
+
+    resumed = team.prompts[asked_prompts:]
+    assert not any("Gather the notes" in p for p in resumed)  # the step before the question is not run again
+    strategist = next(p for p in resumed if "Pick the day's focus" in p)
+    assert "ANSWER=[Hiring sync]" in strategist  # {{ answer }} in the author's template
+    assert "The person answered: Hiring sync" in strategist  # and as a piece of context
+    assert "focus on the hiring sync today" in home.note(next((home.vault / "Daily").glob("*.md")).relative_to(
+        home.vault).as_posix())
+    assert any("ANSWER=[Hiring sync]" in p and "Build for the focus" in p for p in resumed)
+    steps = json.loads(home.run("runs", "list", "-n", "50", "--json", check=True).stdout)
+    assert sorted(r["status"] for r in steps if r["kind"] == "step") == ["answered", "ok", "ok", "proposal"]
+    assert "Hiring sync" in home.note(f"Inbox/Question {qid}.md")
+    assert ollama.peak_resident <= 2  # three models in the block, never more than two loaded
+
+
+def test_an_answer_in_the_question_note_resumes_the_block(initialised, ollama):
+    home = initialised
+    only_schedule(home, SCHEDULE)
+    Team(ollama)
+    fired = home.run("fire", "asks")  # no daemon: the block waits in the journal all the same
+    assert fired.returncode == 0, fired.stderr
+    assert block_run(home)["status"] == "waiting"
+    with daemon(home):
+        qid = question_id(home)
+        rel = f"Inbox/Question {qid}.md"
+        path = home.vault / rel
+        path.write_text(path.read_text().replace('answer: ""', "answer: Board prep").replace("answer: ''",
+                                                                                              "answer: Board prep"))
+        wait_for(lambda: block_run(home)["status"] == "ok", 60, "the answer in the note to resume the block")
+        assert "state: answered" in home.note(rel) and "answered_by: note" in home.note(rel)
+        assert status(home)["waiting"] == []
+    assert ollama.peak_resident <= 2
+
+
+def test_an_unanswered_question_takes_its_default_at_the_deadline_or_is_skipped(initialised, ollama, driven_clock):
+    home = initialised
+    only_schedule(home, SCHEDULE)
+    team = Team(ollama)
+    with daemon(home):
+        assert home.run("fire", "asks").returncode == 0
+        assert home.run("fire", "asks-free").returncode == 0
+        assert {w["block"] for w in status(home)["waiting"]} == {"asks", "asks-free"}
+        driven_clock.move_to(driven_clock.now() + timedelta(hours=2, minutes=1))
+        wait_for(lambda: block_run(home)["status"] == "ok", 60, "the default to be taken at the deadline")
+        free = wait_for(lambda: (r := block_run(home, "asks-free"))["status"] == "skipped" and r, 30,
+                        "the free question's run to be skipped")
+        assert "no answer" in free["error"]
+        listed = home.run("runs", "list", check=True).stdout
+        assert "skipped: no answer" in listed
+    assert any("ANSWER=[Board prep]" in p and "Pick the day's focus" in p for p in team.prompts)
+    late = home.run("answer", free["id"] and _question_of(home, "asks-free"), "anything")
+    assert late.returncode == 1 and "deadline passed" in late.stderr
+
+
+def _question_of(home, block: str) -> str:
+    import sqlite3
+
+    db = sqlite3.connect(home.state / "journal.sqlite3")
+    try:
+        return db.execute("SELECT id FROM questions WHERE block=?", (block,)).fetchone()[0]
+    finally:
+        db.close()
