@@ -177,3 +177,52 @@ def _question_of(home, block: str) -> str:
         return db.execute("SELECT id FROM questions WHERE block=?", (block,)).fetchone()[0]
     finally:
         db.close()
+
+
+def test_an_answer_given_while_no_daemon_runs_is_taken_up_when_it_starts(initialised, ollama):
+    home = initialised
+    only_schedule(home, SCHEDULE)
+    Team(ollama)
+    assert home.run("fire", "asks").returncode == 0  # no daemon: asked in this process
+    qid = json.loads(home.run("status", "--json").stdout)["waiting"][0]["id"]
+    said = home.run("answer", qid, "2")  # a choice by its number
+    assert said.returncode == 0 and "once the daemon runs" in said.stdout
+    assert block_run(home)["status"] == "waiting"
+    with daemon(home):
+        wait_for(lambda: block_run(home)["status"] == "ok", 60, "the daemon to resume the answered block at start")
+    assert "focus on the hiring sync today" in next((home.vault / "Daily").glob("*.md")).read_text()
+
+
+# --- the ask block as read from a reply (no daemon) ---------------------------------------------------
+
+def _ask(text: str):
+    from datetime import datetime, timezone
+
+    from routine.runner.asking import ask_in
+
+    return ask_in(text, datetime(2026, 11, 28, 9, 0, tzinfo=timezone.utc))
+
+
+def test_an_ask_block_is_read_with_its_deadline_as_written():
+    ask = _ask("```ask\nquestion: Send the draft?\nchoices: [yes, no]\ndeadline: 15:00\ndefault: No\n```")
+    assert ask.choices == ("yes", "no") and ask.default == "no"  # the choice as the agent spelled it
+    assert ask.deadline.hour == 15 and ask.deadline.day == 28  # an unquoted 15:00 (YAML's 900) is the time
+    assert _ask("```ask\nquestion: Q?\ndeadline: 08:30\n```").deadline.day == 29  # past today: tomorrow
+    assert _ask("no question here") is None
+
+
+@pytest.mark.parametrize("block, said", [
+    ("question: Q?\nchoices: [only one]", "2 to 4"),
+    ("question: Q?\nchoices: [a, b]\ndefault: c", "none of its choices"),
+    ("choices: [a, b]", "no `question:`"),
+    ("question: Q?\ndeadline: 30d", "not within"),
+    ("question: Q?\ndeadline: soon", "neither a duration"),
+    ("a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+     "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+     "e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nquestion: Q?", "aliases"),
+])
+def test_a_malformed_ask_block_is_one_sentence(block, said):
+    from routine.runner.asking import BadAsk
+
+    with pytest.raises(BadAsk, match=re.escape(said)):
+        _ask(f"```ask\n{block}\n```")

@@ -99,7 +99,7 @@ def _ask(data: dict[object, object], now: datetime) -> Ask:
         raise BadAsk(f"its question is longer than {MAX_QUESTION_CHARS} characters")
     choices = _choices(data.get("choices"))
     default = data.get("default")
-    default_text = None if default is None else str(default).strip() or None
+    default_text = None if default is None else _word(default) or None
     if default_text is not None and choices and not any(c.lower() == default_text.lower() for c in choices):
         raise BadAsk(f"its default {default_text!r} is none of its choices ({', '.join(choices)})")
     if default_text is not None and choices:
@@ -112,10 +112,17 @@ def _choices(value: object) -> tuple[str, ...]:
         return ()
     if not isinstance(value, list) or not 2 <= len(value) <= 4:
         raise BadAsk("its `choices:` is not a list of 2 to 4 answers (leave it out for a free answer)")
-    choices = tuple(str(c).strip() for c in value)
+    choices = tuple(_word(c) for c in value)
     if any(not c or len(c) > MAX_CHOICE_CHARS for c in choices) or len({c.lower() for c in choices}) < len(choices):
         raise BadAsk(f"its choices must be different words of at most {MAX_CHOICE_CHARS} characters")
     return choices
+
+
+def _word(value: object) -> str:
+    """A choice as the agent wrote it: YAML 1.1 reads an unquoted yes/no as true/false."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value).strip()
 
 
 def deadline_of(value: object, now: datetime) -> datetime:
