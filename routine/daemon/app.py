@@ -4,7 +4,8 @@ Start-up: config (fatal if invalid), then the parts of ``Daemon.components`` in 
 (interrupted runs marked) → model manager and preloader → work queue (what is owed since last
 time: catch-up or missed) → timers → search index (in a worker process that exits when idle;
 checked, rebuilt if damaged, brought level with the vault, in the background) → config watcher →
-vault watcher (changes made while down fire first; the index follows it) → control socket →
+vault watcher (changes made while down fire first; the index follows it) → questions (answered while
+down: resumed; the soonest deadline armed, ``daemon.questions``) → control socket →
 health monitor → trials (``daemon.trials``: queued trials of other models, in their window) →
 first publish (STATUS line, dashboard note, metrics textfile) and ``READY=1`` → watchdog pings (only while healthy, see
 ``daemon.health``) → publisher thread. A part that fails to start stops those before it.
