@@ -14,7 +14,6 @@ from datetime import timedelta
 import pytest
 from test_daemon import daemon, only_schedule, status, wait_for
 
-pytestmark = pytest.mark.daemon(budget=150)
 
 SCHEDULE = textwrap.dedent("""\
     blocks:
@@ -214,7 +213,7 @@ def test_an_ask_block_is_read_with_its_deadline_as_written():
 @pytest.mark.parametrize("block, said", [
     ("question: Q?\nchoices: [only one]", "2 to 4"),
     ("question: Q?\nchoices: [a, b]\ndefault: c", "none of its choices"),
-    ("choices: [a, b]", "no `question:`"),
+    ("choices: [a, b]", "no `question`"),
     ("question: Q?\ndeadline: 30d", "not within"),
     ("question: Q?\ndeadline: soon", "neither a duration"),
     ("a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
@@ -226,3 +225,29 @@ def test_a_malformed_ask_block_is_one_sentence(block, said):
 
     with pytest.raises(BadAsk, match=re.escape(said)):
         _ask(f"```ask\n{block}\n```")
+
+
+def test_the_ask_person_tool_asks_as_the_ask_block_does(initialised, ollama):
+    home = initialised
+    only_schedule(home, SCHEDULE)
+    agent = home.vault / "Agents" / "Strategist.md"
+    agent.write_text(agent.read_text().replace("tools: [search_notes, read_note, now, date_math]",
+                                               "tools: [search_notes, read_note, now, date_math, ask_person]"))
+    calls = {"n": 0}
+
+    def reply(model, messages):
+        text = "\n".join(str(m.get("content")) for m in messages)
+        if "ANSWER=[]" in text and not any(m.get("role") == "tool" for m in messages):
+            calls["n"] += 1
+            return {"tool_calls": [{"name": "ask_person", "arguments": {
+                "question": "Ship the draft today?", "choices": "yes | no", "deadline": "3h", "default": "no"}}]}
+        return "no further model turn is wanted after a question"
+    ollama.reply_fn = reply
+    fired = home.run("fire", "asks-free")  # no daemon: asked in this process
+    assert fired.returncode == 0, fired.stderr
+    assert calls["n"] == 1 and block_run(home, "asks-free")["status"] == "waiting"
+    waiting = json.loads(home.run("answer", "--json").stdout)
+    assert [(w["question"], w["choices"], w["default"]) for w in waiting] == [
+        ("Ship the draft today?", ["yes", "no"], "no")]
+    refused = home.run("answer", waiting[0]["id"], "maybe")
+    assert refused.returncode == 1 and "none of the choices" in refused.stderr

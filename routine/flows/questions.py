@@ -24,7 +24,7 @@ from routine.config.model import Config
 from routine.journal import Journal
 from routine.journal.questions import Question, Questions, QuestionState
 from routine.journal.status import RunStatus, Skip
-from routine.runner.asking import Answered
+from routine.person.asks import Answered
 from routine.vault.question_notes import MAX_ANSWER_CHARS, mark_settled
 
 log = logging.getLogger(__name__)

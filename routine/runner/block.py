@@ -18,7 +18,7 @@ from routine.journal.status import RunStatus
 from routine.journal import Journal
 from routine.journal.status import Skip
 from routine.runner.advice import queue_advice
-from routine.runner.asking import Answered
+from routine.person.asks import Answered
 from routine.runner.events import BlockStarted, BlockStep, Retrying
 from routine.runner.step import Runner, StepOutcome, StepRequest, local_time
 from routine.schedule.model import Block, RetryPolicy

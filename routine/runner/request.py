@@ -13,7 +13,7 @@ from routine.config.model import AgentSpec, Config, SearchSpec, GraphSpec, Write
 from routine.errors import RoutineError, UsageError
 from routine.journal.runs import RunDetails
 from routine.journal.status import RunStatus
-from routine.runner.asking import Answered
+from routine.person.asks import Answered
 
 if TYPE_CHECKING:
     from routine.models.client import Completion

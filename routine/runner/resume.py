@@ -14,7 +14,7 @@ from routine.errors import UsageError
 from routine.journal import Journal
 from routine.journal.runs import RunRecord
 from routine.journal.status import RunStatus, succeeded
-from routine.runner.asking import Answered
+from routine.person.asks import Answered
 from routine.runner.block import Resume
 from routine.schedule.model import Block
 

@@ -244,8 +244,8 @@ class Runner:
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit})
         try:
             on_token = (lambda piece: self.on_event(Token(run_id, piece))) if stream else None
-            answer, tool_texts = self._answer(req, built, run_id, now, on_token)
-            ask = self._asks(req, answer.text, now)
+            answer, tool_texts, asked = self._answer(req, built, run_id, now, on_token)
+            ask = asked or asking.step_question(req, answer.text, now)
             if ask is not None:  # the step asks the person instead of answering: nothing is written
                 return self._wait(req, run_id, now, ask, built, answer)
             # A QA review judges the artifact it was given: its verdict is parsed, not grounded.
@@ -286,23 +286,6 @@ class Runner:
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
 
-    def _asks(self, req: StepRequest, text: str, now: datetime) -> asking.Ask | None:
-        """The question a block's step ends with (``runner.asking``); a one-off run has no block to
-        resume, so its reply is written as it is. A step that asks again after it was answered fails."""
-        if req.parent is None or req.block is None or req.step_index is None:
-            return None
-        try:
-            ask = asking.ask_in(text, now)
-        except asking.BadAsk as exc:
-            raise UsageError(f"{req.agent.name} asked the person, but {exc}; nothing was written.",
-                             "a question needs `question:`, 2 to 4 `choices:` or none, a `deadline:` (2h, 15:00) and "
-                             "an optional `default:` among the choices.") from None
-        if ask is not None and req.answer is not None and req.answer.step == req.step_index:
-            raise UsageError(f"{req.agent.name} asked the person again after the answer "
-                             f"{req.answer.answer!r}; a step asks once a run, so nothing was written.",
-                             f"tell it in its task to use {{{{ answer }}}} once it is given ({req.agent.source}).")
-        return ask
-
     def _wait(self, req: StepRequest, run_id: str, now: datetime, ask: asking.Ask, built: Prompt,
               answer: Completion) -> StepOutcome:
         """The step's run waits for the person; its question posed (journal, Inbox/ note, push)."""
@@ -320,19 +303,19 @@ class Runner:
                            completion=answer, question=qid)
 
     def _answer(self, req: StepRequest, built: Prompt, run_id: str, now: datetime,
-                on_token: Callable[[str], None] | None) -> tuple[Completion, list[str]]:
-        """One completion, and the tool results the model was given on the way (for an agent with
-        tools, the bounded tool loop; its transcript journaled)."""
+                on_token: Callable[[str], None] | None) -> tuple[Completion, list[str], asking.Ask | None]:
+        """One completion, the tool results the model was given on the way (for an agent with
+        tools, the bounded tool loop; its transcript journaled), and the question its `ask_person` asked."""
         from routine.tools.registry import tools_for  # lazy: jsonschema, which the tools' declarations load
 
         agent = req.agent
         tools = tools_for(agent)
         if not tools:
             return self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
-                                        prefetch=req.prefetch, on_phase=lambda p: self._phase(run_id, p)), []
+                                        prefetch=req.prefetch, on_phase=lambda p: self._phase(run_id, p)), [], None
 
         ctx = ToolContext(vault=self.config.vault, agent=agent, config=self.config, now=now, run_id=run_id,
-                          search=self._search_for_tools, write_gate=self.write_gate)
+                          search=self._search_for_tools, write_gate=self.write_gate, may_ask=asking.may_ask(req))
         loop = LoopResult()
         try:
             run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
@@ -345,7 +328,7 @@ class Runner:
             raise AgentStopped(loop.status, f"{agent.name} {loop.error}; nothing was written.",
                                f"see the transcript with `routine runs show {run_id}`; raise `max_iterations` or "
                                f"`timeout` in {agent.source} if the task really needs more.")
-        return merge_completions(loop.completions, loop.result), loop.shown
+        return merge_completions(loop.completions, loop.result), loop.shown, (ctx.asked[0] if ctx.asked else None)
 
     def _phase(self, run_id: str | None, phase: str) -> None:
         """What the step waits on now (loading MODEL, generating, writing), for the person."""

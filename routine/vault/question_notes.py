@@ -18,9 +18,11 @@ from routine.vault.atomic import NoteChanged, atomic_create, atomic_write
 from routine.vault.bookkeeping import Provenance, new_note_properties
 from routine.vault.frontmatter import FlowList, join_frontmatter, split_frontmatter
 from routine.vault.notes import load_note_text, read_note
+from routine.vault.provenance import QUESTION_TAG, QUESTIONS_FOLDER, is_question_note
 
-FOLDER = "Inbox"
-TAG = "routine/question"
+__all__ = ["QUESTIONS_FOLDER", "QuestionNote", "answer_in", "is_question_note", "mark_settled", "write_question"]
+
+FOLDER = QUESTIONS_FOLDER
 ID_PROPERTY = "question"  # the question's id, which the watcher looks up in the journal
 ANSWER_PROPERTY = "answer"
 MARKER = "## Your answer"
@@ -45,16 +47,11 @@ def note_path(qid: str) -> str:
     return f"{FOLDER}/Question {qid}.md"
 
 
-def is_question_note(rel: str) -> bool:
-    """Named as routine names a question note (what it holds is checked against the journal)."""
-    return rel.startswith(f"{FOLDER}/Question q-") and rel.endswith(".md") and rel.count("/") == 1
-
-
 def write_question(vault: Path, note: QuestionNote, prov: Provenance) -> str:
     """Create the note (never over another); its path."""
     rel = note_path(note.id)
     given: Parsed = {ID_PROPERTY: note.id, ANSWER_PROPERTY: "", "state": "open",
-                     "tags": FlowList([TAG])}
+                     "tags": FlowList([QUESTION_TAG])}
     if note.choices:
         given["choices"] = FlowList(list(note.choices))
     properties = new_note_properties(prov, given, rel)
