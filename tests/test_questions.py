@@ -93,6 +93,7 @@ def test_a_step_that_asks_waits_across_a_restart_and_resumes_with_the_answer(ini
         assert "routine answer q-" in fired.stdout
         assert block_run(home)["status"] == "waiting"
         qid = question_id(home)
+        assert not any(m.get("in_use") for m in status(home)["resident_models"] or [])  # it holds no model
         note = home.note(f"Inbox/Question {qid}.md")
         assert "Which meeting matters more today?" in note and "Hiring sync" in note and "routine:" in note
         wait_for(lambda: "Waiting on you" in (d := home.note("Routine/Dashboard.md")) and qid in d, 30,
@@ -227,9 +228,13 @@ def test_a_malformed_ask_block_is_one_sentence(block, said):
         _ask(f"```ask\n{block}\n```")
 
 
-def test_the_ask_person_tool_asks_as_the_ask_block_does(initialised, ollama):
+def test_the_ask_person_tool_asks_as_the_ask_block_does_and_the_question_is_pushed(initialised, ollama):
+    from receiver import Receiver
+
     home = initialised
     only_schedule(home, SCHEDULE)
+    phone = Receiver()
+    home.config.write_text(home.config.read_text() + f"\nnotify: {{urls: [ntfy://127.0.0.1:{phone.port}/routine]}}\n")
     agent = home.vault / "Agents" / "Strategist.md"
     agent.write_text(agent.read_text().replace("tools: [search_notes, read_note, now, date_math]",
                                                "tools: [search_notes, read_note, now, date_math, ask_person]"))
@@ -251,3 +256,9 @@ def test_the_ask_person_tool_asks_as_the_ask_block_does(initialised, ollama):
         ("Ship the draft today?", ["yes", "no"], "no")]
     refused = home.run("answer", waiting[0]["id"], "maybe")
     assert refused.returncode == 1 and "none of the choices" in refused.stderr
+    try:
+        phone.wait_for(lambda texts: any("Ship the draft today?" in t for t in texts), 10, "the question's push")
+        pushed = phone.texts()
+    finally:
+        phone.stop()
+    assert any(f"routine answer {waiting[0]['id']}" in t and "yes / no" in t for t in pushed)
