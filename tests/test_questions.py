@@ -107,6 +107,7 @@ def test_a_step_that_asks_waits_across_a_restart_and_resumes_with_the_answer(ini
         assert question_id(home) == qid and block_run(home)["status"] == "waiting"
         said = home.run("status", check=True).stdout
         assert f"waiting on you: {qid}" in said
+        assert f"waiting: {qid}" in home.run("runs", "list", check=True).stdout
         answered = home.run("answer", qid, "hiring", "sync")
         assert answered.returncode == 0, answered.stderr
         assert "answered" in answered.stdout

@@ -44,6 +44,9 @@ class Skip(str, Enum):
 def outcome(status: str, details: object = None, error: str | None = None) -> str:
     """A run's status as the person reads it: a skip with its reason, a failure's `!` when it has an error."""
     reason = details.get("skipped") if isinstance(details, dict) else None
+    question = details.get("question") if isinstance(details, dict) else None
+    if status == RunStatus.WAITING.value and question:  # on the person: `routine answer ID TEXT`
+        return f"waiting: {question}"
     if status == RunStatus.SKIPPED.value:
         return f"skipped: {reason}" if reason else "skipped"
     return f"{status}!" if error else status

@@ -107,7 +107,9 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
     if parent is not None:
         failed = [s for s in outcome.steps if s.error is not None]
         wrote = [*(resume.wrote if resume else ()), *(s.wrote.rel for s in outcome.steps if s.wrote is not None)]
-        runner.runs.finish(parent, outcome.status, str(failed[0].error) if failed else None, wrote=wrote)
+        asked = [s.question for s in outcome.steps if s.question]  # waits on the person: its question's id
+        runner.runs.finish(parent, outcome.status, str(failed[0].error) if failed else None, wrote=wrote,
+                           **({"details": {"question": asked[-1]}} if outcome.status is RunStatus.WAITING else {}))
     return outcome
 
 
