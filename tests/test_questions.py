@@ -229,7 +229,7 @@ def test_a_malformed_ask_block_is_one_sentence(block, said):
         _ask(f"```ask\n{block}\n```")
 
 
-def test_the_ask_person_tool_asks_as_the_ask_block_does_and_the_question_is_pushed(initialised, ollama):
+def test_the_ask_person_tool_asks_as_the_ask_block_does_and_the_question_is_pushed(initialised, ollama, monkeypatch):
     from receiver import Receiver
 
     home = initialised
@@ -263,3 +263,12 @@ def test_the_ask_person_tool_asks_as_the_ask_block_does_and_the_question_is_push
     finally:
         phone.stop()
     assert any(f"routine answer {waiting[0]['id']}" in t and "yes / no" in t for t in pushed)
+
+    from routine.config.loader import load_config
+    from routine.flows.questions import answer_question
+
+    for key, value in home.env.items():
+        monkeypatch.setenv(key, value)
+    forged = answer_question(load_config(str(home.config)), waiting[0]["id"], "yes", "note", note="Inbox/Other.md")
+    assert not forged.accepted and "No question" in forged.message  # an answer in a note not the question's own
+    assert block_run(home, "asks-free")["status"] == "waiting"

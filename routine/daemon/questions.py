@@ -20,7 +20,7 @@ from typing import Callable, Protocol
 
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
-from routine.flows.questions import AnswerOutcome, answer_question, answered, at_deadline
+from routine.flows.questions import AnswerOutcome, answer_question, answered, at_deadline, use_resumer
 from routine.journal import Journal
 from routine.journal.questions import Question, Questions
 from routine.journal.status import RunStatus
@@ -58,9 +58,11 @@ class QuestionKeeper:
             log.info("question %s was answered while routine was not running; block %s goes on", question.id,
                      question.block)
             self.resume(question)
+        use_resumer(self.resume)  # an answer given in this process (a phone's reply) resumes its block here
         self.arm()
 
     def stop(self) -> None:
+        use_resumer(None)
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()

@@ -7,8 +7,9 @@ channel (``routine.flows.answers``), or the deadline (its default).
 that exists and is still open, one of its choices when it has some, a bounded text), settles the
 question once (two answers racing: one wins, the other is refused with a sentence), marks the step
 run that asked ``answered``, says so in the note, and hands the question to ``resume`` — the
-daemon's (``routine.daemon.questions.QuestionKeeper.resume``), which queues the block run from that
-step with the answer. Without ``resume`` (no daemon runs) the daemon resumes it at its start.
+daemon's (``routine.daemon.questions.QuestionKeeper.resume``, also registered with ``use_resumer``
+so a call in the daemon's process without one resumes too), which queues the block run from that
+step with the answer. Where no daemon runs, the daemon resumes it at its start.
 ``at_deadline`` is what the deadline does: the default taken (origin ``deadline``), else the run
 ends ``skipped: no answer``.
 """
@@ -38,6 +39,16 @@ class Resumer(Protocol):
     def __call__(self, question: Question) -> bool: ...
 
 
+_resumer: Resumer | None = None  # the running daemon's (``use_resumer``), as ``daemon.timers`` keeps its ``on_due``
+
+
+def use_resumer(resume: Resumer | None) -> None:
+    """The daemon, at start (and None at its stop): answers given in its process without a
+    ``resume`` of their own (a phone's reply channel) resume their block through it."""
+    global _resumer
+    _resumer = resume
+
+
 @dataclass(frozen=True)
 class AnswerOutcome:
     """What came of an answer: accepted (and whether its block was resumed now) or refused, with
@@ -64,7 +75,7 @@ def answer_question(config: Config, question_id: str, text: str, origin: str, *,
     own = journal is None
     journal = journal or Journal()
     try:
-        return _answer(config, journal, question_id.strip(), text, origin, resume,
+        return _answer(config, journal, question_id.strip(), text, origin, resume or _resumer,
                        now or datetime.now(timezone.utc), note)
     finally:
         if own:
