@@ -272,3 +272,19 @@ def test_the_ask_person_tool_asks_as_the_ask_block_does_and_the_question_is_push
     forged = answer_question(load_config(str(home.config)), waiting[0]["id"], "yes", "note", note="Inbox/Other.md")
     assert not forged.accepted and "No question" in forged.message  # an answer in a note not the question's own
     assert block_run(home, "asks-free")["status"] == "waiting"
+
+
+def test_an_answer_to_a_block_changed_since_is_said_not_applied(initialised, ollama):
+    home = initialised
+    only_schedule(home, SCHEDULE)
+    Team(ollama)
+    assert home.run("fire", "asks").returncode == 0
+    qid = json.loads(home.run("answer", "--json").stdout)[0]["id"]
+    assert home.run("answer", qid, "Board prep").returncode == 0
+    changed = SCHEDULE.replace('agent: strategist\n        task: "Pick', 'agent: planner\n        task: "Pick')
+    assert changed != SCHEDULE
+    only_schedule(home, changed)  # the step that asked is now another agent's
+    with daemon(home):
+        run = wait_for(lambda: (r := block_run(home))["status"] == "failed" and r, 60, "the block run to fail")
+    assert "changed or was removed" in run["error"]
+    assert any("could not go on" in p.name for p in (home.vault / "Alerts").glob("*.md"))

@@ -27,6 +27,7 @@ from routine.journal.status import RunStatus
 from routine.runner.block import BlockOutcome, run_block
 from routine.runner.resume import resume_point
 from routine.errors import RoutineError
+from routine.person.alerts import raise_alert
 
 log = logging.getLogger(__name__)
 
@@ -156,17 +157,22 @@ class QuestionKeeper:
         if run is None:
             return None
         if block is None or question.step >= len(block.steps) or block.steps[question.step].agent != question.agent:
-            why = (f"block {question.block} changed or was removed since its step asked question {question.id}; "
-                   "the answer could not be used")
-            log.error("%s", why)
-            journal.finish(run.id, RunStatus.FAILED.value, why)
+            self._not_resumed(journal, question, f"Block {question.block} changed or was removed since its "
+                              f"step asked question {question.id}, so the answer could not be used.")
             return None
         try:
             resume = resume_point(journal, run, block, answer=answered(question))
         except RoutineError as exc:
-            log.error("question %s: block run %s not resumed: %s", question.id, run.id, exc)
-            journal.finish(run.id, RunStatus.FAILED.value, str(exc))
+            self._not_resumed(journal, question, exc.message)
             return None
         runner = self.host.make_runner(journal, work=work)
         log.info("block %s resumes at step %d with the answer to %s", block.id, question.step, question.id)
         return run_block(runner, block, live.agents, trigger="answer", slot=run.slot, resume=resume)
+
+    def _not_resumed(self, journal: Journal, question: Question, why: str) -> None:
+        """The answered block cannot go on: its run fails with the sentence, and an alert says it."""
+        log.error("question %s: block run %s not resumed: %s", question.id, question.run, why)
+        journal.finish(question.run, RunStatus.FAILED.value, why)
+        raise_alert(self.host.live.config, self.host.now_local(), f"{question.block} could not go on", why,
+                    f"fire the block anew with `routine fire {question.block}`.", run_id=question.run,
+                    affected=question.block)
