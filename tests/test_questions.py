@@ -183,15 +183,21 @@ def _question_of(home, block: str) -> str:
 def test_an_answer_given_while_no_daemon_runs_is_taken_up_when_it_starts(initialised, ollama):
     home = initialised
     only_schedule(home, SCHEDULE)
-    Team(ollama)
+    team = Team(ollama)
     assert home.run("fire", "asks").returncode == 0  # no daemon: asked in this process
-    qid = json.loads(home.run("status", "--json").stdout)["waiting"][0]["id"]
-    said = home.run("answer", qid, "2")  # a choice by its number
+    assert home.run("fire", "asks-free").returncode == 0
+    waiting = {w["block"]: w["id"] for w in json.loads(home.run("status", "--json").stdout)["waiting"]}
+    said = home.run("answer", waiting["asks"], "2")  # a choice by its number
     assert said.returncode == 0 and "once the daemon runs" in said.stdout
+    assert home.run("answer", waiting["asks-free"], "{{ 7 * 7 }} and {% for x in range(3) %}x{% endfor %}",
+                    check=True)  # a free answer: data, never a template
     assert block_run(home)["status"] == "waiting"
     with daemon(home):
-        wait_for(lambda: block_run(home)["status"] == "ok", 60, "the daemon to resume the answered block at start")
+        wait_for(lambda: block_run(home)["status"] == "ok" and block_run(home, "asks-free")["status"] == "ok", 60,
+                 "the daemon to resume the answered blocks at start")
     assert "focus on the hiring sync today" in next((home.vault / "Daily").glob("*.md")).read_text()
+    free = next(p for p in team.prompts if "Free question" in p and "ANSWER=[{" in p)
+    assert "ANSWER=[{{ 7 * 7 }} and {% for x in range(3) %}x{% endfor %}]" in free and "49" not in free
 
 
 # --- the ask block as read from a reply (no daemon) ---------------------------------------------------
