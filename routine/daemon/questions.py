@@ -20,7 +20,7 @@ from typing import Callable, Protocol
 
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
-from routine.flows.questions import AnswerOutcome, answer_question, answered, at_deadline, use_resumer
+from routine.flows.questions import AnswerOutcome, answer_question, at_deadline, use_resumer
 from routine.journal import Journal
 from routine.journal.questions import Question, Questions
 from routine.journal.status import RunStatus
@@ -161,7 +161,7 @@ class QuestionKeeper:
                               f"step asked question {question.id}, so the answer could not be used.")
             return None
         try:
-            resume = resume_point(journal, run, block, answer=answered(question))
+            resume = resume_point(journal, run, block)  # from the step that asked, with the answer
         except RoutineError as exc:
             self._not_resumed(journal, question, exc.message)
             return None

@@ -25,7 +25,6 @@ from routine.config.model import Config
 from routine.journal import Journal
 from routine.journal.questions import Question, Questions, QuestionState
 from routine.journal.status import RunStatus, Skip
-from routine.person.asks import Answered
 from routine.vault.question_notes import MAX_ANSWER_CHARS, mark_settled
 
 log = logging.getLogger(__name__)
@@ -169,9 +168,3 @@ def _expire(config: Config, journal: Journal, question: Question, now: datetime)
     log.info("question %s: no answer by its deadline; block run %s skipped", question.id, question.run)
     return AnswerOutcome(False, f"Question {question.id} had no answer by its deadline; block {question.block} "
                                 "was skipped.", question)
-
-
-def answered(question: Question) -> Answered:
-    """What the resumed step is given of an answered question."""
-    assert question.answer is not None, "only an answered question resumes its block"
-    return Answered(question.id, question.step, question.question, question.answer, question.origin or "")

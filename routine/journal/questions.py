@@ -120,6 +120,12 @@ class Questions:
                                " ORDER BY answered_at")
         return [Question.from_row(r) for r in rows]
 
+    def answered_for(self, run: str) -> Question | None:
+        """The latest answered question of block run ``run`` (what its steps from that one on are given)."""
+        row = self.db.execute("SELECT * FROM questions WHERE run=? AND state='answered' ORDER BY answered_at DESC"
+                              " LIMIT 1", (run,)).fetchone()
+        return Question.from_row(row) if row else None
+
     def settle(self, qid: str, state: QuestionState, answer: str | None, origin: str, now: datetime) -> bool:
         """Out of ``open``, once: False when it was not open any more (another answer came first)."""
         cur = self.db.execute("UPDATE questions SET state=?, answer=?, origin=?, answered_at=?"

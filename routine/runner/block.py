@@ -87,7 +87,7 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
                               details={**({"project": block.project} if block.project else {}),
                                        **({"branch": branch} if branch else {}),
                                        **({"answered_by": resume.answer.origin}
-                                          if resume and resume.answer and index == resume.start else {})},
+                                          if resume and resume.answer and index == resume.answer.step else {})},
                               answer=resume.answer if resume else None)
         result = run_with_retries(runner, block.retry, request, dry_run, stream)
         outcome.steps.append(result)

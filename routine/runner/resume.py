@@ -12,6 +12,7 @@ from datetime import datetime
 
 from routine.errors import UsageError
 from routine.journal import Journal
+from routine.journal.questions import Questions
 from routine.journal.runs import RunRecord
 from routine.journal.status import RunStatus, succeeded
 from routine.person.asks import Answered
@@ -41,11 +42,13 @@ def block_run_of(journal: Journal, run: RunRecord) -> RunRecord:
     return run
 
 
-def resume_point(journal: Journal, run: RunRecord, block: Block, answer: Answered | None = None) -> Resume:
-    """The first step to run again, and what the steps before it gave. With ``answer`` (the person
-    answered a step's question, ``routine.flows.questions``): that step, which runs again with it."""
+def resume_point(journal: Journal, run: RunRecord, block: Block) -> Resume:
+    """The first step to run again, and what the steps before it gave. A block run whose step asked
+    the person and was answered (``routine.flows.questions``) goes on from that step, and it and the
+    steps after it are given the answer — also when `runs retry` picks such a run up later."""
     good = {c.step: c for c in journal.children(run.id) if succeeded(c.status)}
-    start = answer.step if answer is not None else \
+    answer = answer_of(journal, run.id)
+    start = answer.step if answer is not None and answer.step not in good else \
         next((i for i in range(len(block.steps)) if i not in good), len(block.steps))
     for i in range(start):
         if i in good and good[i].agent != block.steps[i].agent:
@@ -61,3 +64,11 @@ def resume_point(journal: Journal, run: RunRecord, block: Block, answer: Answere
     # The dates of the run as it began (its day's notes), not of the retry.
     return Resume(parent=run.id, start=start, prior=prior, wrote=wrote, as_of=datetime.fromisoformat(run.started_at),
                   answer=answer)
+
+
+def answer_of(journal: Journal, run_id: str) -> Answered | None:
+    """The person's answer a block run carries: its latest answered question, as its steps get it."""
+    question = Questions(journal.db).answered_for(run_id)
+    if question is None or question.answer is None:
+        return None
+    return Answered(question.id, question.step, question.question, question.answer, question.origin or "")
