@@ -72,13 +72,14 @@ class QuestionKeeper:
     # --- deadlines -----------------------------------------------------------------------------------
 
     def arm(self) -> None:
-        """One timer, for the soonest open deadline (none open: none armed)."""
-        journal = Journal()
-        try:
-            open_ = Questions(journal.db).open()
-        finally:
-            journal.close()
+        """One timer, for the soonest open deadline (none open: none armed). Read and armed under one
+        lock, so of two threads arming at once the later reading wins, never an older one."""
         with self._lock:
+            journal = Journal()
+            try:
+                open_ = Questions(journal.db).open()
+            finally:
+                journal.close()
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
