@@ -14,6 +14,7 @@ BLOCK = re.compile(r"```(?:sh|bash)\n(.*?)```", re.S)
 SKIPPED = {  # a line's start → why it is not run here
     "routine service install": "writes a systemd unit and starts it (tests/test_service.py covers it with --print)",
     "routine runs retry ID": "ID is a placeholder for a failed block run (tests/test_retry.py)",
+    "routine answer q-7f3a9c": "q-7f3a9c is a placeholder for a question an agent asked (tests/test_questions.py)",
 }
 SAYS = {  # what the README's text says a line does, checked where it is plain to see
     "routine fire strategist": lambda home, out: "Alignment" in next((home.vault / "Daily").glob("*.md")).read_text(),

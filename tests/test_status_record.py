@@ -34,6 +34,9 @@ FULL = {
     "paused": ["everything until Sun 27 Dec 2026 08:00"],
     "keep_rates": [{"by": "agent", "name": "strategist", "sections": 4, "kept": 0.75, "untouched": 2, "edited": 1,
                     "deleted": 1, "approved": 1, "approved_kept": 1.0}],
+    "waiting": [{"id": "q-7f3a9c", "block": "morning", "agent": "strategist", "question": "Which meeting matters?",
+                 "choices": ["Board prep", "Hiring sync"], "deadline": "2026-11-22T09:00:00+00:00",
+                 "default": "Board prep", "note": "Inbox/Question q-7f3a9c.md"}],
     "service_gaps": ["routine.yaml names 192.168.1.31, which the installed unit does not let through; "
                      "run `sudo routine service install` again"],
 }

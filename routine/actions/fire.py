@@ -13,7 +13,7 @@ from routine.daemon import client
 from routine.errors import EXIT_JOB_FAILED, UsageError
 from routine.flows.step_setup import STEP_SETUP
 from routine.journal import Journal
-from routine.journal.status import succeeded
+from routine.journal.status import RunStatus, succeeded
 from routine.runner import events as ev
 from routine.runner.block import run_block
 from routine.runner.events import from_json
@@ -101,7 +101,9 @@ def through_daemon(args: argparse.Namespace, resume: str | None = None) -> int |
     else:
         for step in result.get("steps", [result]):
             wrote = step.get("wrote")
-            if step.get("error"):
+            if step.get("question"):
+                print(_waits_line(str(step["question"]), step["run"]))
+            elif step.get("error"):
                 print(f"routine: {step['error']}", file=sys.stderr)
             elif wrote:
                 print(_wrote_line(wrote["message"], wrote["outcome"], step["run"]))
@@ -154,7 +156,7 @@ def fire_block(
     else:
         for step in outcome.steps:
             _print_outcome(step)
-    return 0 if succeeded(outcome.status) else EXIT_JOB_FAILED
+    return 0 if ended_well(outcome.status) else EXIT_JOB_FAILED
 
 
 def _dry_runner(config: Config) -> Runner:
@@ -165,7 +167,9 @@ def _dry_runner(config: Config) -> Runner:
 
 
 def _print_outcome(outcome: StepOutcome) -> None:
-    if outcome.error is None:
+    if outcome.question is not None:
+        print(_waits_line(outcome.question, outcome.run_id))
+    elif outcome.error is None:
         wrote = outcome.wrote
         assert wrote is not None  # a step that did not fail wrote (or proposed) its note
         print(_wrote_line(wrote.message, wrote.outcome, outcome.run_id))
@@ -173,6 +177,17 @@ def _print_outcome(outcome: StepOutcome) -> None:
         print(f"routine: {outcome.error}", file=sys.stderr)
         if outcome.alert:
             print(f"An alert note is in {outcome.alert}. Details: routine runs show {outcome.run_id}", file=sys.stderr)
+
+
+def _waits_line(question: str, run_id: str | None) -> str:
+    """A step asked the person: where the block waits, and how to answer."""
+    return (f"The step asked you a question and its block waits (run {run_id}): see the note in Inbox/, "
+            f"or answer with `routine answer {question} TEXT`.")
+
+
+def ended_well(status: str | None) -> bool:
+    """The job's exit: a block that waits on the person's answer did what it should so far."""
+    return succeeded(status) or status == RunStatus.WAITING.value
 
 
 def _wrote_line(message: str, outcome: str, run_id: str | None) -> str:
@@ -216,6 +231,8 @@ def _progress(interactive: bool) -> Callable[[RunEvent], None]:
         elif isinstance(event, ev.Retrying):
             steps.note(f"{event.agent}: {event.error} Trying again in {event.wait_s:g} s "
                        f"(attempt {event.attempt} of {event.attempts}) …")
+        elif isinstance(event, ev.Asked):
+            steps.ended(True, f"asks you: {event.text}")
         elif isinstance(event, ev.Queued):
             steps.note(f"queued behind {event.ahead} job(s) in the daemon …")
 

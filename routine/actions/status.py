@@ -12,7 +12,7 @@ from routine.actions.schedule import upcoming
 from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import load_agents, load_config, zone_name_of
 from routine.daemon import client
-from routine.daemon.status import keep_rates, open_alerts, paused_now, recent_runs, resident_models
+from routine.daemon.status import keep_rates, open_alerts, paused_now, recent_runs, resident_models, waiting
 from routine.daemon.status_record import DaemonState, DaemonStatus, NextFire, RecentRun
 from routine.schedule.loader import load_schedules
 
@@ -55,6 +55,8 @@ def _print(status: DaemonStatus, clock: Clock) -> None:
     print(line)
     for line in status.paused:
         print(f"paused: {line}" + ("" if "a holiday" in line else " (`routine resume` ends it)"))
+    for question in status.waiting:
+        print(f"waiting on you: {question.line(clock.zone)} (`routine answer {question.id} TEXT`)")
     health = status.health
     if health is not None:
         said = {"ok": "ok", "degraded": "DEGRADED", "unhealthy": "NOT OK"}[health.state.value]
@@ -109,7 +111,8 @@ def _human(seconds: int) -> str:
 
 def _offline(args: argparse.Namespace) -> DaemonStatus:
     """No daemon: the same record, with what can be known without it."""
-    status = DaemonStatus(DaemonState.NOT_RUNNING, recent_runs=recent_runs(), keep_rates=keep_rates())
+    status = DaemonStatus(DaemonState.NOT_RUNNING, recent_runs=recent_runs(), keep_rates=keep_rates(),
+                          waiting=waiting())
     try:
         config = load_config(args.config)
         agents, _ = load_agents(config)

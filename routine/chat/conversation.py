@@ -103,7 +103,8 @@ class Conversation:
         self.agent = scoped(self.runner.config, self.declared)  # assignments made meanwhile count
         agent, client = self.agent, self.client
         now = self.runner.clock()
-        variables = {**date_vars(now), "agent": agent.name, "steps": {}, "path": "", "event": "", "task": question}
+        variables = {**date_vars(now), "agent": agent.name, "steps": {}, "path": "", "event": "", "task": question,
+                     "answer": ""}
         tools = tools_for(agent)
         shape = _Shape(
             self._system_vars(variables),

@@ -43,6 +43,7 @@ COMMANDS = {
     "chat": ("chat", "talk with an agent in the terminal (answers streamed), or `chat new AGENT` for a chat note"),
     "ask": ("ask", "ask an agent one question; the answer streams; -c continues the last conversation"),
     "chats": ("chats", "conversations: every message, tool call and summary, from the journal"),
+    "answer": ("answer", "answer a question an agent asked (its block waits for it); without ID, list those waiting"),
 }
 
 

@@ -338,3 +338,9 @@ def chats(p: argparse.ArgumentParser) -> None:
     show.add_argument("chat_id", metavar="ID", help="a conversation id, or a unique prefix of one")
     _json(show)
     _json(p, parent=True)
+
+
+def answer(p: argparse.ArgumentParser) -> None:
+    p.add_argument("question", nargs="?", metavar="ID", help="the question's id (q-…); without it, list those waiting")
+    p.add_argument("text", nargs="*", metavar="TEXT", help="your answer: a choice (or its number), or free text")
+    _json(p, parent=True)

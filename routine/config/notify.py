@@ -32,6 +32,7 @@ class Topic(str, Enum):
     PROPOSALS = "proposals"
     TASKS = "tasks"
     READY = "ready"
+    QUESTIONS = "questions"
 
     def __str__(self) -> str:
         return self.value
@@ -62,6 +63,7 @@ _TRAITS: dict[Topic, tuple[Priority, str]] = {
     Topic.PROPOSALS: (Priority.NORMAL, "a proposal waiting for your approval"),
     Topic.TASKS: (Priority.NORMAL, "a project task assigned to a person, and a nudge when it is due"),
     Topic.READY: (Priority.LOW, "the note of a block named in `ready`, with its first lines"),
+    Topic.QUESTIONS: (Priority.HIGH, "an agent asks you something and waits for the answer (with its choices)"),
 }
 ALL = "all"  # `notify.on: all` (the default): every topic, those added later too
 

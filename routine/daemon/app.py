@@ -4,7 +4,8 @@ Start-up: config (fatal if invalid), then the parts of ``Daemon.components`` in 
 (interrupted runs marked) → model manager and preloader → work queue (what is owed since last
 time: catch-up or missed) → timers → search index (in a worker process that exits when idle;
 checked, rebuilt if damaged, brought level with the vault, in the background) → config watcher →
-vault watcher (changes made while down fire first; the index follows it) → control socket →
+vault watcher (changes made while down fire first; the index follows it) → questions (answered while
+down: resumed; the soonest deadline armed, ``daemon.questions``) → control socket →
 answers (``daemon.replies``: the readers of ntfy's or Telegram's answers, when configured) →
 health monitor → trials (``daemon.trials``: queued trials of other models, in their window) →
 first publish (STATUS line, dashboard note, metrics textfile) and ``READY=1`` → watchdog pings (only while healthy, see
@@ -37,6 +38,7 @@ from routine.daemon.scheduled import ScheduledWork
 from routine.daemon.monitor import Monitor
 from routine.daemon.notify import Notifier, Watchdog
 from routine.daemon.publish import Publisher
+from routine.daemon.questions import QuestionKeeper
 from routine.daemon.recovery import Recovery
 from routine.daemon.reload import ConfigWatcher
 from routine.daemon.replies import Replies
@@ -93,6 +95,9 @@ class Daemon(ScheduledWork):
         self.monitor = Monitor(self)      # what the daemon depends on, checked; alerts resolved
         self.recovery = Recovery(self)    # slots owed after a full disk or an outage
         self.run_events = RunEvents(self.model_keys, self.monitor.poke, self._runs_finished)
+        # Questions agents asked the person: deadlines armed, answers resume their blocks (issue 45)
+        self.questions = QuestionKeeper(self)
+        self.run_events.asked = self.questions.asked
         # Trials of other models, in the `trials:` window, when the box is idle (routine.daemon.trials)
         self.trials = NightTrials(self.live, self.queue, lambda: self.models, self.now_local)
         self.replies = Replies(self)  # the person's answers from the phone (routine.daemon.replies)
@@ -124,6 +129,7 @@ class Daemon(ScheduledWork):
                 halt=if_there(lambda: self.vault_events, lambda v: v.stop_watching()),
                 stop=if_there(lambda: self.vault_events, lambda v: v.close()),
             ),
+            Component("questions", self.questions.start, halt=self.questions.stop),
             Component("control socket", self._open_control, stop=if_there(lambda: self.control, lambda c: c.stop())),
             Component("answers", self.replies.start, halt=self.replies.stop),  # none configured: none run
             Component("health monitor", self.monitor.start, halt=self.monitor.stop),
@@ -288,6 +294,7 @@ class Daemon(ScheduledWork):
         for block_id in list(self.live.schedules.blocks):
             self.on_due(block_id)
         self.trials.poke()
+        self.questions.arm()  # a deadline the clock passed is due now
 
     def restart_timers(self) -> None:
         """Start the timers, or start them again after their thread died (no restart needed)."""

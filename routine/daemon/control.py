@@ -1,5 +1,5 @@
-"""The control socket, daemon side: `routine fire` (``routine.daemon.fire_op``), `status`, `index`
-and `search` while the daemon runs.
+"""The control socket, daemon side: `routine fire` (``routine.daemon.fire_op``), `status`, `index`,
+`search` and `answer` (``routine.daemon.questions``) while the daemon runs.
 
 A manual fire goes through the same work queue, model client and journal as scheduled work,
 and its progress streams back to the CLI as JSON lines (protocol: ``routine.daemon.client``).
@@ -31,6 +31,7 @@ from routine.journal.decisions import Outcome
 from routine.runner.events import IndexProgress
 
 if TYPE_CHECKING:
+    from routine.daemon.questions import QuestionKeeper
     from routine.daemon.status_record import DaemonStatus
     from routine.daemon.vault_events import VaultEvents
     from routine.memory.remote import RemoteIndex
@@ -59,6 +60,8 @@ class Host(Jobs, Protocol):
     def memory(self) -> RemoteIndex | None: ...
     @property
     def vault_events(self) -> VaultEvents | None: ...
+    @property
+    def questions(self) -> QuestionKeeper: ...
     def changed(self) -> None: ...
 
 
@@ -199,7 +202,7 @@ def _handler(host: Host, status: Callable[[], DaemonStatus]) -> type[socketserve
 
 
 OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "search": (), "chat": (), "held": (),
-       "queued": ()}
+       "queued": (), "answer": ("question",)}
 
 
 def parse_request(line: bytes) -> dict:
@@ -239,6 +242,9 @@ def handle_request(host: Host, status: Callable[[], DaemonStatus], message: dict
         search(host, message, send)
     elif op == "chat":
         chat(host, message, send)
+    elif op == "answer":  # `routine answer ID TEXT`: the one path of answers, its block resumed on the queue
+        outcome = host.questions.answer(message["question"], str(message.get("text") or ""), "cli")
+        send({"done": True, "result": outcome.summary(), "exit": 0 if outcome.accepted else 1})
     elif op in ("held", "queued"):  # `routine pause|resume` changed what is held: the dashboard and status say
         host.changed()  # so now; `models try`, `agent try` queued a trial: the trials window looks at once
         send({"done": True})

@@ -81,6 +81,11 @@ def render(snap: DaemonStatus, vault: Path, tz: tzinfo | None, as_of: datetime |
     lines: list[str] = [_headline(snap, tz, as_of), ""]
     if snap.paused:
         lines += ["> [!warning] Paused", *(f"> - {line}" for line in snap.paused), "> `routine resume` ends it.", ""]
+    if snap.waiting:  # questions agents asked: the blocks wait on the person
+        lines += ["> [!question] Waiting on you",
+                  *(f"> - {w.line(tz)}: {_link(vault, w.note)}" if w.note else f"> - {w.line(tz)}"
+                    for w in snap.waiting),
+                  "> Answer in the note (`answer:`) or with `routine answer ID TEXT`.", ""]
 
     lines += ["## Next", ""]
     fires = snap.next_fires[:NEXT_FIRES]

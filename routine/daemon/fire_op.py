@@ -18,7 +18,7 @@ from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.errors import Abandoned, RoutineError, StateDiskFull, UsageError
 from routine.journal import Journal
-from routine.journal.status import succeeded
+from routine.journal.status import RunStatus, succeeded
 from routine.runner.block import run_block
 from routine.runner.events import Queued, RunEvent
 from routine.runner.resume import block_run_of, resume_point
@@ -80,7 +80,7 @@ def fire(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], N
     done.wait()
     if errors:  # the run could not even be journaled: the person gets the sentence, not an empty exit 1
         raise errors[0]
-    failed = not succeeded(result.get("status"))
+    failed = not (succeeded(result.get("status")) or result.get("status") == RunStatus.WAITING.value)
     send({"done": True, "result": result, "exit": 1 if failed else 0})
 
 

@@ -27,7 +27,7 @@ from routine.daemon.work import Work, WorkQueue
 from routine.flows.step_setup import STEP_SETUP
 from routine.journal import Journal
 from routine.journal.slots import Slots
-from routine.journal.status import succeeded
+from routine.journal.status import RunStatus, succeeded
 from routine.models.plan import alias_key
 from routine.runner.block import run_block
 from routine.runner.step import local_time, Runner
@@ -146,6 +146,9 @@ class ScheduledWork:
         finally:
             if journal is not None:
                 journal.close()
+        if not self.abandon.is_set() and outcome.status is RunStatus.WAITING:  # a step asked the person: the
+            self.slots.set(block_id, slot.key, "done", run_id=outcome.run_id)  # slot ran; the answer resumes it
+            return
         if not self.abandon.is_set():
             self.slots.set(block_id, slot.key, "done" if succeeded(outcome.status) else "failed", run_id=outcome.run_id)
             ready(self.live.config, block_id, slot.key, outcome, self.clock())
@@ -157,8 +160,8 @@ class ScheduledWork:
 
     def follow(self, block_id: str, outcome: BlockOutcome) -> None:
         """Queue, once each, the blocks chained `after:` this run of ``block_id`` (or a step of it)."""
-        if outcome.run_id is None or self.abandon.is_set():
-            return
+        if outcome.run_id is None or self.abandon.is_set() or outcome.status is RunStatus.WAITING:
+            return  # a block that waits on the person is followed once it has ended
         ended_well = succeeded(outcome.status)
         for block in chains.followers(self.live.schedules.blocks, block_id, list(outcome.outputs), ended_well):
             work = Work(key=f"block:{block.id}", label=f"{block.id} after {outcome.run_id}",

@@ -15,10 +15,11 @@ from routine import __version__, paths, sysmetrics
 from routine.daemon import clock, health
 from routine.daemon.health import Parts
 from routine.daemon.status_record import (DaemonState, DaemonStatus, NextFire, RecentRun, SettledPath,
-                                          ResidentModel, WatchMode, WatchState)
+                                          ResidentModel, Waiting, WatchMode, WatchState)
 from routine.errors import RoutineError
 from routine.journal import Journal
 from routine.journal.keep import KeepRates
+from routine.journal.questions import Questions
 from routine.models import providers
 from routine.schedule import pause
 from routine.vault import read_note
@@ -79,7 +80,18 @@ def snapshot(parts: Sources, health_problems: list[str] | None = None) -> Daemon
         vault_watch=_watch_state(parts.vault_events),
         paused=paused_now(config),
         keep_rates=keep_rates(),
+        waiting=waiting(),
     )
+
+
+def waiting() -> tuple[Waiting, ...]:
+    """The questions that wait on the person (the daemon's status and `routine status` without one)."""
+    journal = Journal()
+    try:
+        return tuple(Waiting(q.id, q.block, q.agent, q.question, q.choices, q.deadline, q.default, q.note)
+                     for q in Questions(journal.db).open())
+    finally:
+        journal.close()
 
 
 def paused_now(config: Config) -> tuple[str, ...]:

@@ -210,6 +210,35 @@ class WatchState:
 
 
 @dataclass(frozen=True)
+class Waiting:
+    """A question a block's step asked, still waiting on the person (``journal.questions``)."""
+
+    id: str
+    block: str
+    agent: str
+    question: str
+    choices: tuple[str, ...]
+    deadline: datetime
+    default: str | None = None
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**_as_dict(self), "choices": list(self.choices), "deadline": self.deadline.isoformat()}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Waiting:
+        return cls(**{**_known(cls, d), "choices": tuple(d.get("choices") or ()),
+                      "deadline": datetime.fromisoformat(d["deadline"])})
+
+    def line(self, tz: tzinfo | None = None) -> str:
+        """`q-7f3a9c planner asks "…" [a / b] until 15:00, then 'a'`: how status and the dashboard say it."""
+        choices = f" [{' / '.join(self.choices)}]" if self.choices else ""
+        then = f"then {self.default!r}" if self.default else "then skipped"
+        return (f"{self.id} {self.agent} ({self.block}) asks \"{self.question}\"{choices} until "
+                f"{self.deadline.astimezone(tz):%a %H:%M}, {then}")
+
+
+@dataclass(frozen=True)
 class DaemonStatus:
     """Fields in the order `routine status --json` prints them. Without a daemon only ``state``,
     ``recent_runs``, ``next_fires``, ``open_alerts`` and the models are known; the rest is None."""
@@ -234,6 +263,7 @@ class DaemonStatus:
     vault_watch: WatchState | None = None
     paused: tuple[str, ...] = ()  # what a pause or a holiday holds now (`schedule.pause.in_force`)
     keep_rates: tuple[KeepRate, ...] = ()  # per agent and per block, the last KEEP_DAYS days (`journal.keep`)
+    waiting: tuple[Waiting, ...] = ()  # questions agents asked the person, still open (issue 45)
     service_gaps: tuple[str, ...] = ()  # hosts routine.yaml names that the installed unit does not let through
     config_error: str | None = None  # no daemon and the config does not load (in the JSON only when set)
     error: str | None = None  # a daemon that did not answer: why (in the JSON only when set)
@@ -255,6 +285,7 @@ class DaemonStatus:
             "vault_watch": self.vault_watch.to_json() if self.vault_watch else None,
             "paused": list(self.paused),
             "keep_rates": [k.to_json() for k in self.keep_rates],
+            "waiting": [w.to_json() for w in self.waiting],
             "service_gaps": list(self.service_gaps),
             "config_error": self.config_error, "error": self.error,
         }
@@ -277,6 +308,7 @@ class DaemonStatus:
             "open_alerts": tuple(d.get("open_alerts") or ()),
             "paused": tuple(d.get("paused") or ()),
             "keep_rates": tuple(KeepRate.from_json(k) for k in d.get("keep_rates") or ()),
+            "waiting": tuple(Waiting.from_json(w) for w in d.get("waiting") or ()),
             "service_gaps": tuple(d.get("service_gaps") or ()),
             "dashboard": DashboardState.from_json(d["dashboard"]) if d.get("dashboard") else None,
             "vault_watch": WatchState.from_json(d["vault_watch"]) if d.get("vault_watch") else None,

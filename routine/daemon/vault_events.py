@@ -3,6 +3,7 @@
 The vault watcher (``routine.watch``) reports settled changes; here they become work in the
 one queue, so trigger runs share the model manager and the journal with scheduled ones:
 - a proposal in Drafts/ whose ``approved`` property the person set is decided;
+- a question note in Inbox/ whose ``answer:`` the person filled in answers its question;
 - every trigger whose ``on``, ``path`` glob and ``where`` match runs its agent on the note;
 - other listeners (the search index, the knowledge graph) hear of every change.
 """
@@ -35,6 +36,7 @@ from routine.schedule import pause
 from routine.vault.approvals import read_proposal
 from routine.vault.atomic import add_write_listener, remove_write_listener
 from routine.vault.notes import read_note
+from routine.vault.question_notes import QUIET_SECONDS, answer_in, is_question_note
 from routine.vault.scope import glob_match
 from routine.watch.filters import is_note
 from routine.watch.changes import Change
@@ -44,6 +46,7 @@ from routine.watch.watcher import VaultWatcher
 if TYPE_CHECKING:
     from routine.flows.approval import Decided
     from routine.daemon.graph_feed import GraphFeeder
+    from routine.daemon.questions import QuestionKeeper
     from routine.memory.remote import RemoteIndex
     from routine.schedule.model import Trigger
 
@@ -60,6 +63,8 @@ class Host(Jobs, Protocol):
     def stopping(self) -> threading.Event: ...
     @property
     def memory(self) -> RemoteIndex | None: ...
+    @property
+    def questions(self) -> QuestionKeeper: ...
     def changed(self) -> None: ...
     def reload(self) -> None: ...
 
@@ -142,6 +147,8 @@ class VaultEvents:
         """How long a note must be still before its change settles: the longest debounce of the
         triggers watching it (so one save, however many events, is one change)."""
         quiet = MIN_QUIET
+        if is_question_note(rel):  # an answer typed in the note counts once the person stopped typing
+            quiet = max(quiet, QUIET_SECONDS)
         if self.chats is not None:
             quiet = max(quiet, self.chats.quiet_for(rel) or 0.0)
         for trigger in self.host.live.schedules.triggers:
@@ -160,6 +167,8 @@ class VaultEvents:
         drafts = live.config.layout.drafts.strip("/") + "/"
         if change.kind in ("created", "modified", "moved") and change.rel.startswith(drafts):
             self._maybe_decided(change.rel)
+        if change.kind == "modified" and is_question_note(change.rel):
+            self._maybe_answered(change.rel)
         for trigger in live.schedules.triggers:
             if self._matches(trigger, change):
                 self._fire(trigger, change)
@@ -180,6 +189,13 @@ class VaultEvents:
             return
         self.host.queue.submit(Work(key=f"proposal:{rel}", label=f"decide {rel}",
                                       run=partial(self.decide, rel, "obsidian")), coalesce=True)
+
+    def _maybe_answered(self, rel: str) -> None:
+        """A question note whose `answer:` (or the text below its marker) the person filled in."""
+        found = answer_in(self.host.live.config.vault, rel)
+        if found is not None:
+            outcome = self.host.questions.answer(found[0], found[1], "note", note=rel)
+            log.info("answer in %s: %s", rel, outcome.message)
 
     # --- triggers ----------------------------------------------------------------------------------
 

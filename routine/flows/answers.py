@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable
 
 from routine.config.model import AgentSpec, Config
 from routine.flows.approval import decide
+from routine.flows.questions import answer_question
 from routine.journal.answers import AnswerBook, Refusal, Ticket
 from routine.person.channels.base import Incoming
 from routine.person.tickets import AnswerKind, read
@@ -89,11 +90,17 @@ def _decider(approve: bool) -> Handler:
     return handle
 
 
-# Each kind of answer → what carries it out. ANSWER (a question), SNOOZE and DONE (a reminder) are
-# registered by the flows that ask them (``register``); until then such an answer is refused.
+def _answered(ctx: Context, answer: Answer) -> Handled:
+    """A question's answer (a button's choice or the text typed): the one path `routine answer` takes."""
+    outcome = answer_question(ctx.config, answer.subject, answer.value, answer.by, now=ctx.now, journal=ctx.journal)
+    return Handled(outcome.message, None if outcome.accepted else Refusal.DECIDED)
+
+
+# Each kind of answer → what carries it out; a kind without a handler is refused.
 HANDLERS: dict[AnswerKind, Handler] = {
     AnswerKind.APPROVE: _decider(True),
     AnswerKind.REJECT: _decider(False),
+    AnswerKind.ANSWER: _answered,
 }
 
 

@@ -446,3 +446,33 @@ def m028_answers(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("028_answers", m028_answers))
+
+
+def m034_questions(db: sqlite3.Connection) -> None:
+    # issue 45, agents that ask and wait: a block's step asked the person (a fenced `ask` block); its
+    # run waits (status `waiting`) until an answer, the deadline's default, or `skipped: no answer`
+    # (routine/journal/questions.py, routine/flows/questions.py).
+    _script(db, """
+        CREATE TABLE questions (
+            id TEXT PRIMARY KEY,            -- q-XXXXXX, what `routine answer ID` names
+            run TEXT NOT NULL,              -- the block run that waits
+            step_run TEXT NOT NULL,         -- the step run that asked
+            block TEXT NOT NULL,
+            step INTEGER NOT NULL,          -- the step's index: the block resumes from it
+            agent TEXT NOT NULL,
+            question TEXT NOT NULL,
+            choices TEXT NOT NULL,          -- JSON list (empty: free text)
+            deadline TEXT NOT NULL,         -- UTC ISO
+            default_answer TEXT,            -- taken at the deadline (NULL: the run ends skipped: no answer)
+            note TEXT,                      -- the Inbox/ question note
+            state TEXT NOT NULL,            -- open | answered | expired
+            answer TEXT,
+            origin TEXT,                    -- cli | note | phone | deadline …
+            asked_at TEXT NOT NULL,
+            answered_at TEXT,
+            resumed_at TEXT                 -- the block run was resumed with the answer
+        )
+    """)
+
+
+MIGRATIONS.append(("034_questions", m034_questions))

@@ -66,6 +66,7 @@ RunDetails = TypedDict("RunDetails", {
     "model_alias": str,  # `routine fire --model`
     "tokens_counted": int, "tokens_limit": int,  # the prompt as counted, against its window
     "fallback_attempts": list[str],  # what failed before the answer
+    "question": str, "answered_by": str,  # a step that asked the person (issue 45); a step run given the answer
 }, total=False)
 
 _JSON_FIELDS = ("prompt", "sources", "dropped", "wrote", "details", "metrics", "log", "grounding")

@@ -17,6 +17,8 @@ class RunStatus(str, Enum):
     TIMEOUT = "timeout"  # a tool loop ran out of time
     MAX_ITERATIONS = "max-iterations"  # a tool loop ran out of turns
     DRY_RUN = "dry-run"
+    ANSWERED = "answered"  # a step that asked and was answered: the step ran again with the answer
+    WAITING = "waiting"  # a block's step asked the person and waits for the answer (routine.flows.questions)
 
     def __str__(self) -> str:  # "ok", as the journal and every output write it (also in f-strings)
         return self.value
@@ -33,6 +35,7 @@ class Skip(str, Enum):
     BRANCH = "branch"  # a conditional handoff not taken
     AFTER_FAILURE = "after failure"  # an earlier step of the block failed
     MISSED = "missed"  # the block says `missed: skip`
+    NO_ANSWER = "no answer"  # a question's deadline passed without an answer or a default
 
     def __str__(self) -> str:
         return self.value
@@ -41,6 +44,9 @@ class Skip(str, Enum):
 def outcome(status: str, details: object = None, error: str | None = None) -> str:
     """A run's status as the person reads it: a skip with its reason, a failure's `!` when it has an error."""
     reason = details.get("skipped") if isinstance(details, dict) else None
+    question = details.get("question") if isinstance(details, dict) else None
+    if status == RunStatus.WAITING.value and question:  # on the person: `routine answer ID TEXT`
+        return f"waiting: {question}"
     if status == RunStatus.SKIPPED.value:
         return f"skipped: {reason}" if reason else "skipped"
     return f"{status}!" if error else status

@@ -18,6 +18,7 @@ from routine.journal.status import RunStatus
 from routine.journal import Journal
 from routine.journal.status import Skip
 from routine.runner.advice import queue_advice
+from routine.person.asks import Answered
 from routine.runner.events import BlockStarted, BlockStep, Retrying
 from routine.runner.step import Runner, StepOutcome, StepRequest, local_time
 from routine.schedule.model import Block, RetryPolicy
@@ -26,7 +27,7 @@ from routine.schedule.model import Block, RetryPolicy
 @dataclass
 class BlockOutcome:
     run_id: str | None
-    status: RunStatus  # ok | failed | dry-run
+    status: RunStatus  # ok | failed | dry-run | waiting (a step asked the person)
     steps: list[StepOutcome] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)  # by agent: the steps that ran and ended without error
 
@@ -40,6 +41,7 @@ class Resume:
     prior: dict[str, str]  # the earlier steps' outputs, by agent name
     wrote: tuple[str, ...] = ()  # what the earlier steps wrote
     as_of: datetime | None = None  # when the block run started: the day its notes belong to
+    answer: Answered | None = None  # the person answered step ``start``'s question: it and the later steps get it
 
 
 def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigger: str = "manual",
@@ -83,9 +85,15 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
                               step_index=index, parent=parent, slot=slot, prior=dict(prior), as_of=as_of,
                               prefetch=following.model if following else None, variables=dict(step.variables),
                               details={**({"project": block.project} if block.project else {}),
-                                       **({"branch": branch} if branch else {})})
+                                       **({"branch": branch} if branch else {}),
+                                       **({"answered_by": resume.answer.origin}
+                                          if resume and resume.answer and index == resume.answer.step else {})},
+                              answer=resume.answer if resume else None)
         result = run_with_retries(runner, block.retry, request, dry_run, stream)
         outcome.steps.append(result)
+        if result.status is RunStatus.WAITING:  # it asked the person: the rest runs once answered
+            outcome.status = RunStatus.WAITING
+            break
         if result.error is not None:
             outcome.status = RunStatus.FAILED
             failed_at = index
@@ -99,7 +107,9 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
     if parent is not None:
         failed = [s for s in outcome.steps if s.error is not None]
         wrote = [*(resume.wrote if resume else ()), *(s.wrote.rel for s in outcome.steps if s.wrote is not None)]
-        runner.runs.finish(parent, outcome.status, str(failed[0].error) if failed else None, wrote=wrote)
+        asked = [s.question for s in outcome.steps if s.question]  # waits on the person: its question's id
+        runner.runs.finish(parent, outcome.status, str(failed[0].error) if failed else None, wrote=wrote,
+                           **({"details": {"question": asked[-1]}} if outcome.status is RunStatus.WAITING else {}))
     return outcome
 
 

@@ -147,9 +147,21 @@ class Queued(RunEvent):
     ahead: int
 
 
+@dataclass(frozen=True)
+class Asked(RunEvent):
+    """A block's step asked the person (``routine.runner.asking``): the block run waits for
+    ``question`` until ``deadline`` (UTC ISO), which the daemon arms."""
+
+    kind: ClassVar[str] = "asked"
+    run: str | None
+    question: str
+    text: str
+    deadline: str
+
+
 EVENTS: dict[str, type[RunEvent]] = {cls.kind: cls for cls in (
     BlockStarted, BlockStep, StepStarted, Phase, Token, ToolsUsed, Wrote, StepFailed, Retrying,
-    Indexing, IndexProgress, Queued)}
+    Indexing, IndexProgress, Queued, Asked)}
 
 OnEvent = Callable[[RunEvent], None]
 

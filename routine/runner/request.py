@@ -13,6 +13,7 @@ from routine.config.model import AgentSpec, Config, SearchSpec, GraphSpec, Write
 from routine.errors import RoutineError, UsageError
 from routine.journal.runs import RunDetails
 from routine.journal.status import RunStatus
+from routine.person.asks import Answered
 
 if TYPE_CHECKING:
     from routine.models.client import Completion
@@ -42,6 +43,8 @@ class StepRequest:
     review: tuple[str, str] | None = None  # a QA review: (artifact, review note), the only note it writes
     # Its failures share one alert of this cause (a task's pickup), unless theirs has one.
     alert_cause: Cause | None = None
+    # A block resumed after the person answered a step's question: `{{ answer }}` and a piece of context.
+    answer: Answered | None = None
 
     @classmethod
     def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual",
@@ -84,6 +87,7 @@ class StepOutcome:
     model: str | None = None
     completion: Completion | None = None  # when a model answered
     agent: AgentSpec | None = None  # a dry run: the agent as it would run (its effective scopes)
+    question: str | None = None  # the step asked the person (its question's id): the block waits
 
     def summary(self) -> dict:
         """What the CLI prints for --json and the control socket sends back."""
@@ -93,4 +97,5 @@ class StepOutcome:
             "wrote": None if wrote is None else {"path": wrote.rel, "outcome": wrote.outcome,
                                                 "proposal": wrote.proposal_rel, "message": wrote.message},
             "error": None if self.error is None else str(self.error), "alert": self.alert,
+            **({"question": self.question} if self.question else {}),
         }

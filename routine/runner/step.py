@@ -27,14 +27,15 @@ from routine.journal import Journal, keep
 from routine.journal.model_events import ModelEvents
 from routine.journal.status import RunStatus
 from routine.person.notifications import notify, proposal_waiting
-from routine.runner import claims, context, prompt, recall
+from routine.runner import asking, claims, context, prompt, recall
 from routine.journal.prompt_trials import version_of
 from routine.journal.report import team_report
 from routine.models.client import ModelClient
 from routine.models.manager import ModelManager
 from routine.runner.inputs import RunServices
 from routine.runner.request import StepOutcome, StepRequest, StepSetup
-from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
+from routine.runner.events import Asked, Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote
+from routine.runner.events import ignore
 from routine.templating import date_vars, render
 from routine.tools.base import ToolContext
 from routine.tools.loop import LoopResult, run_tool_loop
@@ -196,6 +197,7 @@ class Runner:
                 "path": "",
                 "event": "",
                 **req.variables,
+                "answer": req.answer.answer if req.answer else "",  # the person's answer: a value, never a template
             }
             task = render(req.task, {**variables, "task": ""}, f"the task of {where}").strip()
             variables["task"] = task
@@ -218,6 +220,8 @@ class Runner:
             if not dry_run and self.journal is not None:
                 recall.learn(self.config.vault, self.journal.db, agent, now)
             gathered.items += recall.recalled(self.config.vault, agent, 900 + len(gathered.items))
+            if req.answer is not None:  # the block resumed with the person's answer to this or an earlier step
+                gathered.items.append(asking.answer_item(req.answer, len(gathered.items)))
             if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
 
                 gathered.items += graph_items(
@@ -239,7 +243,10 @@ class Runner:
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit})
         try:
             on_token = (lambda piece: self.on_event(Token(run_id, piece))) if stream else None
-            answer, tool_texts = self._answer(req, built, run_id, now, on_token)
+            answer, tool_texts, asked = self._answer(req, built, run_id, now, on_token)
+            ask = asked or asking.step_question(req, answer.text, now)
+            if ask is not None:  # the step asks the person instead of answering: nothing is written
+                return self._wait(req, run_id, now, ask, built, answer)
             # A QA review judges the artifact it was given: its verdict is parsed, not grounded.
             checked = claims.Checked(answer) if req.review else claims.review(
                 self.models, self.config, agent, built, answer, tool_texts, (req.as_of or now).date(), run_id)
@@ -278,20 +285,36 @@ class Runner:
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
 
+    def _wait(self, req: StepRequest, run_id: str, now: datetime, ask: asking.Ask, built: Prompt,
+              answer: Completion) -> StepOutcome:
+        """The step's run waits for the person; its question posed (journal, Inbox/ note, push)."""
+        assert req.parent is not None and req.block is not None and req.step_index is not None  # _asks checked
+        qid = asking.pose(self.config, self.runs, ask, run=req.parent, step_run=run_id, block=req.block,
+                          step=req.step_index, agent=req.agent.name, model=answer.model, now=now)
+        self.runs.finish(run_id, RunStatus.WAITING, None, output=answer.text, model=answer.model,
+                         tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
+                         load_duration_ms=answer.load_duration_ms, warm=answer.warm,
+                         details={**req.details, "question": qid, "tokens_counted": built.counted,
+                                  "tokens_limit": built.limit})
+        log.info("%s asks the person (%s): %s", req.agent.name, qid, ask.question)
+        self.on_event(Asked(run_id, qid, ask.question, ask.deadline.isoformat()))
+        return StepOutcome(run_id, RunStatus.WAITING, prompt=built, output=answer.text, model=answer.model,
+                           completion=answer, question=qid)
+
     def _answer(self, req: StepRequest, built: Prompt, run_id: str, now: datetime,
-                on_token: Callable[[str], None] | None) -> tuple[Completion, list[str]]:
-        """One completion, and the tool results the model was given on the way (for an agent with
-        tools, the bounded tool loop; its transcript journaled)."""
+                on_token: Callable[[str], None] | None) -> tuple[Completion, list[str], asking.Ask | None]:
+        """One completion, the tool results the model was given on the way (for an agent with
+        tools, the bounded tool loop; its transcript journaled), and the question its `ask_person` asked."""
         from routine.tools.registry import tools_for  # lazy: jsonschema, which the tools' declarations load
 
         agent = req.agent
         tools = tools_for(agent)
         if not tools:
             return self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
-                                        prefetch=req.prefetch, on_phase=lambda p: self._phase(run_id, p)), []
+                                        prefetch=req.prefetch, on_phase=lambda p: self._phase(run_id, p)), [], None
 
         ctx = ToolContext(vault=self.config.vault, agent=agent, config=self.config, now=now, run_id=run_id,
-                          search=self._search_for_tools, write_gate=self.write_gate)
+                          search=self._search_for_tools, write_gate=self.write_gate, may_ask=asking.may_ask(req))
         loop = LoopResult()
         try:
             run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
@@ -304,7 +327,7 @@ class Runner:
             raise AgentStopped(loop.status, f"{agent.name} {loop.error}; nothing was written.",
                                f"see the transcript with `routine runs show {run_id}`; raise `max_iterations` or "
                                f"`timeout` in {agent.source} if the task really needs more.")
-        return merge_completions(loop.completions, loop.result), loop.shown
+        return merge_completions(loop.completions, loop.result), loop.shown, (ctx.asked[0] if ctx.asked else None)
 
     def _phase(self, run_id: str | None, phase: str) -> None:
         """What the step waits on now (loading MODEL, generating, writing), for the person."""

@@ -27,6 +27,7 @@ from routine.models.tokens import ToolSchema
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec, Config
+    from routine.person.asks import Ask
     from routine.memory.retrieve import HitRecord
     from routine.vault import WriteResult
 
@@ -55,6 +56,10 @@ class ToolContext:
     # Held while writing (the daemon's shutdown gate).
     write_gate: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext
     wrote: list[WriteResult] = field(default_factory=list)  # of write_note calls
+    # ask_person (issue 45): only a block's step may ask (its block waits for the answer), once a run;
+    # a question asked ends the tool loop, and the step waits instead of writing.
+    may_ask: bool = False
+    asked: list[Ask] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.agent.resolved:  # a tool sees the agent's effective scopes, never the note's own

@@ -90,6 +90,9 @@ def run_tool_loop(client: ModelClient, alias: str, messages: list[Message], tool
             content = _execute(call, by_name, ctx, out, turn)
             out.shown.append(content)
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content})
+        if ctx.asked:  # the agent asked the person (ask_person): the step waits for the answer, no more turns
+            out.result = answer.text or ""
+            return out
     return _stop(
         out,
         RunStatus.MAX_ITERATIONS,

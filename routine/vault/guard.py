@@ -1,7 +1,8 @@
 """The notes no agent writes directly, whatever its `writes:` scope, and the seal on proposals.
 
 Agent definitions (`Agents/`), routine's configuration when it lives in the vault, and
-routine's own notes (the dashboard, `Alerts/`, proposals in `Drafts/` and archived ones) are
+routine's own notes (the dashboard, `Alerts/`, proposals in `Drafts/` and archived ones, the
+questions to the person in `Inbox/`, whose answer no agent may give) are
 the team's permissions and routine's voice. An agent whose scope covers them could otherwise
 widen its own reads, inject instructions into another agent, forge an alert or approve its own
 proposal. So a write there never lands: it becomes a proposal the person decides.
@@ -25,7 +26,7 @@ from routine.atomicfile import create
 from routine.paths import state_dir
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import load_note_text
-from routine.vault.provenance import PROPOSAL_TAG, archived_proposals
+from routine.vault.provenance import PROPOSAL_TAG, QUESTIONS_FOLDER, archived_proposals, is_question_note
 from routine.vault.scope import glob_match
 from collections.abc import Mapping
 
@@ -100,6 +101,8 @@ class Guard:
             return "is an archived proposal"
         if under(self.drafts) and _looks_like_proposal(vault / rel):
             return "is one of routine's proposals"
+        if is_question_note(rel):  # its `answer:` is the person's to give, never an agent's
+            return "is one of routine's questions to you"
         return None
 
 
@@ -108,7 +111,7 @@ class Guard:
         must not be mounted read-write in the sandbox)."""
         folder = folder.strip("/")
         owned = [self.agents, self.alerts, self.drafts, archived_proposals(self.archive), self.dashboard,
-                 *self.config_rels]
+                 f"{QUESTIONS_FOLDER}/Question q-", *self.config_rels]
         return any(o.strip("/") == folder or o.strip("/").startswith(folder + "/") for o in owned) \
             or self.why(vault, folder + "/file.md") is not None
 

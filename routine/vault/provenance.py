@@ -33,7 +33,9 @@ from routine.jsonvalue import Parsed
 
 PROPOSAL_TAG = "routine/proposal"
 ALERT_TAG = "routine/alert"
-ROUTINE_NOTE_TAGS = (PROPOSAL_TAG, ALERT_TAG)
+QUESTION_TAG = "routine/question"  # a question an agent asked the person (routine.vault.question_notes)
+ROUTINE_NOTE_TAGS = (PROPOSAL_TAG, ALERT_TAG, QUESTION_TAG)
+QUESTIONS_FOLDER = "Inbox"
 PROPOSALS = "Proposals"  # decided proposals go to <archive>/Proposals/
 
 # The markers of a generated section and of a pointer line (``routine.vault.sections`` writes them).
@@ -74,6 +76,12 @@ def is_routines_note(rel: str, tags: object = None) -> bool:
     one, an alert?"""
     parts = PurePosixPath(rel).parts
     return any(tag in ROUTINE_NOTE_TAGS for tag in _tags(tags)) or parts[:2] == ("Archive", PROPOSALS)
+
+
+def is_question_note(rel: str) -> bool:
+    """Named as routine names a question to the person (`Inbox/Question q-….md`); what it holds is
+    checked against the journal before an answer in it counts."""
+    return rel.startswith(f"{QUESTIONS_FOLDER}/Question q-") and rel.endswith(".md") and rel.count("/") == 1
 
 
 def is_routines_text(rel: str, text: str) -> bool:
