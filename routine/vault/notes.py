@@ -8,7 +8,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from routine.errors import PathEscape
-from routine.vault.files import read_regular, vault_files
+from routine.vault.files import decode_note, read_regular, vault_files
 from routine.vault.frontmatter import (
     join_frontmatter,
     parse_frontmatter,
@@ -89,7 +89,7 @@ def read_note(vault_root: Path, rel: str) -> Note:
     path, tidy = resolve(vault_root, rel)
     raw = read_regular(path, label=tidy)
     mtime = path.stat().st_mtime
-    text = raw.decode("utf-8", errors="replace").removeprefix(BOM).replace("\r\n", "\n")
+    text = decode_note(raw, tidy).removeprefix(BOM).replace("\r\n", "\n")
     split = parse_frontmatter(text)
     if not split.readable:
         return Note(tidy, {}, text, mtime, frontmatter_error=split.error)
