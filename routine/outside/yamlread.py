@@ -88,8 +88,8 @@ def read_yaml(text: str, where: str, budget: YamlBudget, line_offset: int = 0) -
         if line is not None:
             raise _refused(where, line + line_offset, f"{exc} in a date",
                            "write a real date (2026-12-24), or quote the text.") from None
-        raise _refused(where, None, f"a value cannot be read ({str(exc)[:120]})", "quote it to keep it as text.") \
-            from None
+        why = "a number has more than 4,300 digits" if "digits" in str(exc) else str(exc).split(";")[0][:120]
+        raise _refused(where, None, f"a value cannot be read ({why})", "quote it to keep it as text.") from None
     return YamlRead(data, node)
 
 
