@@ -105,7 +105,7 @@ def test_the_alias_bomb_in_a_notes_properties_is_left_unread_with_a_sentence(tmp
 
 def test_the_alias_bomb_in_a_schedule_file_is_located_and_the_other_schedules_still_load(initialised):
     from routine.config.loader import load_agents, load_config
-    from routine.schedule.loader import in_force
+    from routine.schedule.loader import in_force, load_file
 
     home = initialised
     config = load_config(home.config)
@@ -113,7 +113,11 @@ def test_the_alias_bomb_in_a_schedule_file_is_located_and_the_other_schedules_st
     before = set(in_force(config, agents)[0].blocks)
     bad = home.config.parent / "schedules" / "bomb.yaml"
     bad.write_text(BOMB_LEVELS + "blocks: {x: *i}\n")
-    schedules, problems = _bounded(lambda: in_force(config, agents))
+    alone = _bounded(lambda: load_file(bad, config, agents))  # the file itself: under 1 s and 50 MB
+    assert [str(p) for p in alone.problems] == [f"{bad}:1: refused: it expands to more than 100,000 values (an "
+                                                "&anchor repeated through *aliases); write the values out, or use "
+                                                "fewer aliases and less nesting."]
+    schedules, problems = in_force(config, agents)
     assert before and set(schedules.blocks) == before  # the day's blocks are all there still
     said = [str(p) for ps in problems.values() for p in ps]
     assert any(f"{bad}:1: refused: it expands to more than 100,000 values" in s for s in said), said

@@ -43,6 +43,9 @@ PROPERTIES = YamlBudget("a note's properties", max_bytes=256 << 10, max_values=1
 REPLY = YamlBudget("a change block", max_bytes=64 << 10, max_values=10_000, max_added_chars=16 << 10, max_depth=50)
 
 
+UNMEASURED = 1024  # characters of a text without an &anchor that need no measuring (see _plainly_small)
+
+
 @dataclass(frozen=True)
 class YamlRead:
     """The data, and the node tree it was built from (for the lines of its keys), None when empty."""
@@ -67,7 +70,7 @@ def read_yaml(text: str, where: str, budget: YamlBudget, line_offset: int = 0) -
         loader = _LOADER(text)
         try:
             node = loader.get_single_node()
-            if node is not None:
+            if node is not None and not _plainly_small(text, budget):
                 _measure(node, budget, len(text))
             data = loader.construct_document(node) if node is not None else None
         finally:
@@ -101,6 +104,14 @@ def load_yaml(text: str, where: str, budget: YamlBudget) -> object:
 def _refused(where: str, line: int | None, message: str, fix: str) -> OutsideTextRefused:
     """One sentence, the fix in it: a Problem is shown as it is, wherever it is listed."""
     return OutsideTextRefused(Problem(where, line, "", f"{message.rstrip('.')}; {fix.rstrip('.')}."))
+
+
+def _plainly_small(text: str, budget: YamlBudget) -> bool:
+    """True when ``text`` is within ``budget`` without measuring its tree (a note's properties, most
+    often; measuring costs each a third more): nothing expands without an &anchor, a short text has
+    fewer values than characters, and each level of nesting needs a `[`, `{`, `- ` or `:`."""
+    return (len(text) <= UNMEASURED and "&" not in text
+            and text.count("[") + text.count("{") + text.count("- ") + text.count(":") <= budget.max_depth)
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
