@@ -43,6 +43,7 @@ BINARY = (b"%PDF-1.7\n1 0 obj << /Filter /FlateDecode /Length 99999 >> stream\n\
 
 SEEDS: dict[str, str] = {
     "alias bomb": ALIAS_BOMB,
+    "alias bomb in why": _LEVELS + "agent: planner\nadd: Plan less.\nwhy: *f\n",  # issue 46's change block
     "recursive anchor": "a: &a [*a]\nb: &b {x: *b}\n",
     "huge": "- [ ] a task [[Link]] VERDICT: ok https://x.lan/p?token=TOKENVALUE123\n" * 14_000,  # about 1 MB
     "binary": BINARY,

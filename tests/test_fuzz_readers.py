@@ -40,6 +40,7 @@ from hypothesis import strategies as st
 
 from fuzz_seeds import SECRETS, SEEDS
 
+from routine.config.model import AgentSpec
 from routine.config.yamlfile import parse_yaml
 from routine.errors import RoutineError
 from routine.logs import RedactFilter
@@ -90,9 +91,13 @@ def _links(text: str, vault: Path) -> object:
     return found, link_targets(text), [resolve_wikilink(vault, target) for target in found[:50]]
 
 
+PLANNER = AgentSpec(name="planner", role="plans", model="default", reads=(), writes=(), approval="auto", tools=(),
+                    grounding=(), write=None, task="", system_prompt="You are the Planner.", source="Agents/Planner.md")
+
 READERS = [
     Reader("properties", lambda text, _: parse_frontmatter(f"---\n{text}\n---\nThe body.\n")),
-    Reader("change block", lambda text, _: changes_in(f"My advice.\n\n```change\n{text}\n```\n", {})),
+    Reader("change block", lambda text, _: changes_in(f"My advice.\n\n```change\n{text}\n```\n",
+                                                          {"planner": PLANNER})),
     Reader("config YAML", lambda text, _: parse_yaml(text, "schedules/x.yaml").data),
     Reader("YAML reader", lambda text, _: read_yaml(text, "the change block", REPLY).data),
     Reader("verdict", lambda text, _: (verdict_of(text), verdict_of(text, Form.BOLD))),

@@ -81,11 +81,16 @@ def _bounded(work: Callable[[], object]) -> object:
 
 
 def test_the_alias_bomb_in_a_change_block_is_one_sentence_in_under_a_second(caplog):
+    from routine.config.model import AgentSpec
     from routine.runner.advice import changes_in
 
-    reply = f"Here is my advice.\n\n```change\n{BOMB_LEVELS}agent: planner\nwhy: *i\nadd: *i\n```\n"
+    planner = AgentSpec(name="planner", role="plans", model="default", reads=(), writes=(), approval="auto", tools=(),
+                        grounding=(), write=None, task="", system_prompt="You are the Planner.",
+                        source="Agents/Planner.md")
+    # issue 46's reply: with PyYAML's own loader, `why` became 722 million characters in the trial queue
+    reply = f"Here is my advice.\n\n```change\n{BOMB_LEVELS}agent: planner\nadd: Plan less.\nwhy: *i\n```\n"
     with caplog.at_level(logging.WARNING, logger="routine.runner.advice"):
-        found = _bounded(lambda: changes_in(reply, {}))
+        found = _bounded(lambda: changes_in(reply, {"planner": planner}))
     assert found == []
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 1 and "change block 1 of the advice is not tried: it is not read (refused: it expands to " \
