@@ -84,3 +84,12 @@ clean:
 
 bench-idle: setup
 	nice $(BIN)/python bench/idle.py $(BENCH_ARGS)
+
+# The readers of outside text fuzzed for longer than CI does (tests/test_fuzz_readers.py; CI tries 20
+# inputs per reader): FUZZ_EXAMPLES per reader (a tenth of them for .ics, a process each), the figures
+# printed at the end and written to fuzz-figures.json.
+FUZZ_EXAMPLES ?= 2000
+.PHONY: fuzz
+fuzz: setup
+	ROUTINE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ROUTINE_FUZZ_FIGURES=$(abspath fuzz-figures.json) \
+	nice $(BIN)/python -m pytest -q -s -n 0 -p no:cacheprovider tests/test_fuzz_readers.py

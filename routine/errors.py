@@ -231,3 +231,12 @@ class ReplyRejected(ModelError):
         shown = f' It began: "{excerpt}".' if excerpt else ""
         super().__init__(f"The reply of {model} was {problem}, so nothing was written.{shown}", fix)
         self.problem = problem
+
+
+class OutsideTextRefused(RoutineError):
+    """Text from outside (a schedule, a note's properties, a model's change block) that routine will not
+    read as it is: unparsable, or past a budget (size, aliases, nesting). ``problem`` says where."""
+
+    def __init__(self, problem: Problem, fix: str | None = None):
+        super().__init__(str(problem), fix)
+        self.problem = problem

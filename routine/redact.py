@@ -5,7 +5,8 @@ A notification URL (Apprise: `tgram://BOT_TOKEN/CHAT`, `pover://USER@TOKEN`, `pb
 or a calendar URL (`https://user:pass@cal.lan/private-TOKEN/basic.ics?key=…`) can carry its secret
 in any part of it. ``redact_url`` keeps the scheme and a host that reads as a host name (an IP
 address, lower-case names of short labels) with its port, and drops everything else: user and
-password, path, query, fragment, and a host that may itself be a token. ``redact_text`` does the
+password, path, query, fragment, and a host that may itself be a token (mixed case, long, or
+lower-case letters and digits mixed back and forth). ``redact_text`` does the
 same to every URL inside a text. Every output routine makes (the CLI, logs, the journal, alerts,
 notifications, prompts, hence the search index) passes its URLs through these.
 """
@@ -22,6 +23,15 @@ _HOST = re.compile(r"(\d{1,3}\.){3}\d{1,3}|\[[0-9a-fA-F:.]+\]|[a-z0-9-]{1,24}(\.
 HIDDEN = "…"
 
 
+def _token_like(label: str) -> bool:
+    """A lower-case label that reads as a token, not a name: long (`o3kfh3kd8s7d6f5g4h`), or letters
+    and digits mixed back and forth (`a1b2c3d4`; `server1234`, `nas-01` are names)."""
+    if re.fullmatch(r"(\d{1,3}\.){3}\d{1,3}", label) or label.isdigit():
+        return False
+    switches = sum(1 for a, b in zip(label, label[1:]) if a.isdigit() != b.isdigit() and a.isalnum() and b.isalnum())
+    return len(label) >= 17 or (len(label) >= 8 and switches >= 3)
+
+
 def redact_url(url: str) -> str:
     """``url`` as it may be shown: `scheme://host:port`, or `scheme://…` when the host may be a
     secret; a text without `://` (a file's path) is returned as it is."""
@@ -30,7 +40,7 @@ def redact_url(url: str) -> str:
         return url
     netloc = re.split(r"[/?#]", rest, maxsplit=1)[0]
     found = _HOST_PORT.fullmatch(netloc.rpartition("@")[2])
-    if found is None or not _HOST.fullmatch(found[1]):
+    if found is None or not _HOST.fullmatch(found[1]) or any(map(_token_like, found[1].split("."))):
         return f"{scheme}://{HIDDEN}"
     return f"{scheme}://{found[1]}" + (f":{found[2]}" if found[2] else "")
 

@@ -6,12 +6,12 @@ shipped reviewers' agent notes and the QA task say it in the same words, ``REVIE
 older and looser forms are read too: ``VERDICT: ok``, ``**Verdict** — `OK`, because…``,
 ``VERDICT: **PASS**``.
 
-Only the reviewer's own words count: lines in a blockquote (``> VERDICT: ok``) or a code fence
-are a quote of something else and never a verdict. Of the rest, the last line in the form the
-prompt asked for counts (``Form``: the shipped critic is asked for a plain `VERDICT: X`, QA for
-REVIEW_FORM's `**Verdict:** X`), so a note quoted after the reviewer's own line in the other
-form cannot outvote it; only when no line has the asked form does the last line of any form
-count. No such line: no verdict (None).
+Only the reviewer's own words count: lines in a blockquote (``> VERDICT: ok``), a code fence or
+an indented code block (four spaces after a blank line) are a quote of something else and never
+a verdict. Of the rest, the last line in the form the prompt asked for counts (``Form``: the
+shipped critic is asked for a plain `VERDICT: X`, QA for REVIEW_FORM's `**Verdict:** X`), so a
+note quoted after the reviewer's own line in the other form cannot outvote it; only when no line
+has the asked form does the last line of any form count. No such line: no verdict (None).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ _QUOTED = re.compile(r"^(\*\*|`|_)(.+?)\1")
 _REASON = re.compile(r"\s[—–-]+\s|[—–]|[,;:(]|\.(?:\s|$)")
 _MARKUP = "*_`'\". \t"
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]")
 
 
 class Form(Enum):
@@ -44,18 +45,27 @@ class Form(Enum):
 
 
 def own_lines(text: str) -> list[str]:
-    """The lines of ``text`` outside blockquotes and code fences: the writer's own words."""
-    lines, fence = [], ""
+    """The lines of ``text`` outside blockquotes, code fences and indented code blocks (four
+    spaces or a tab after a blank line, not under a list item): the writer's own words."""
+    lines: list[str] = []
+    fence, code, blank, after = "", False, True, ""  # after: the last line of the writer's that was not blank
     for line in text.splitlines():
-        opened = _FENCE.match(line)
+        opened, empty = _FENCE.match(line), not line.strip()
+        indented = not empty and line.expandtabs(4).startswith("    ")
         if fence:
             mark = opened[1] if opened else ""
             if mark[:1] == fence[0] and len(mark) >= len(fence) and not line.strip()[len(mark):]:
                 fence = ""
+        elif code and (empty or indented) or indented and blank and not _LIST_ITEM.match(after):
+            code = True
         elif opened:
-            fence = opened[1]
-        elif not line.lstrip().startswith(">"):
-            lines.append(line)
+            fence, code = opened[1], False
+        else:
+            code = False
+            if not line.lstrip().startswith(">"):
+                lines.append(line)
+            after = line if not empty else after
+        blank = empty
     return lines
 
 

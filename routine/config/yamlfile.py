@@ -1,7 +1,8 @@
 """Reading YAML while remembering where each value came from.
 
 Validation errors must name file, line and YAML path (``At 'blocks.morning.steps[1].write'``),
-so we compose the node tree once and keep a map from path to line next to the plain data.
+so we compose the node tree once and keep a map from path to line next to the plain data. The
+parsing itself, with its size and alias budget, is the one reader's (``routine/outside/yamlread.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import TypeAlias
 
 import yaml
 
-from routine.errors import Problem, RoutineError
+from routine.errors import OutsideTextRefused, Problem, RoutineError
+from routine.outside.yamlread import CONFIG, read_yaml
 from routine.vault.files import CONFIG_MAX_BYTES, read_regular, shown
 
 PathKey: TypeAlias = tuple[str | int, ...]  # a YAML path: ("blocks", "morning", "steps", 1, "write")
@@ -74,86 +76,14 @@ def _index(node: yaml.Node, path: PathKey, lines: dict[PathKey, int], file: str 
             _index(item, path + (i,), lines, file, line_offset)
 
 
-MAX_NODES = 100_000  # values after expanding &anchors and *aliases: a YAML "billion laughs" stops here
-
-
-def _expanded_size(node: yaml.Node, memo: dict[int, int], active: set[int]) -> int:
-    """How many values ``node`` stands for once every alias is expanded (linear in distinct nodes)."""
-    key = id(node)
-    if key in memo:
-        return memo[key]
-    if key in active:
-        raise _TooBig("an alias refers to itself (a recursive &anchor)")
-    active.add(key)
-    children = []
-    if isinstance(node, yaml.MappingNode):
-        children = [n for pair in node.value for n in pair]
-    elif isinstance(node, yaml.SequenceNode):
-        children = node.value
-    size = 1
-    for child in children:
-        size += _expanded_size(child, memo, active)
-        if size > MAX_NODES:
-            raise _TooBig(f"it expands to more than {MAX_NODES:,} values (an &anchor repeated through *aliases)")
-    active.discard(key)
-    memo[key] = size
-    return size
-
-
-class _TooBig(Exception):
-    pass
-
-
-def _bad_date_line(node: yaml.Node) -> int | None:
-    """The 1-based line of the first scalar tagged a timestamp that does not construct."""
-    import datetime
-
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, yaml.ScalarNode):
-            if current.tag.endswith(":timestamp"):
-                try:
-                    datetime.date.fromisoformat(current.value[:10])
-                except ValueError:
-                    line: int = current.start_mark.line
-                    return line + 1
-        elif isinstance(current, yaml.SequenceNode):
-            stack.extend(reversed(current.value))
-        elif isinstance(current, yaml.MappingNode):
-            stack.extend(v for pair in reversed(current.value) for v in reversed(pair))
-    return None
-
-
 def parse_yaml(text: str, file: str, line_offset: int = 0) -> LocatedYaml:
-    """Parse YAML text. A syntax error raises ``YamlSyntaxError`` carrying a located Problem."""
-    try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)  # libyaml when installed: ~10x faster
-        try:
-            node = loader.get_single_node()
-            if node is not None:
-                _expanded_size(node, {}, set())
-            data = loader.construct_document(node) if node is not None else None
-        finally:
-            loader.dispose()
-    except _TooBig as exc:
-        raise YamlSyntaxError(Problem(file, 1 + line_offset, "", f"refused: {exc}; write the values out "
-                                                                  "or use fewer aliases.")) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 + line_offset if mark else None
-        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise YamlSyntaxError(Problem(file, line, "", f"YAML syntax error: {what}.")) from None
-    except RecursionError:
-        raise YamlSyntaxError(Problem(file, 1 + line_offset, "", "refused: the YAML is nested too deeply.")) from None
-    except ValueError as exc:  # a scalar YAML reads as a date that is none (2026-13-40)
-        line = _bad_date_line(node) if node is not None else None
-        raise YamlSyntaxError(Problem(file, line + line_offset if line else None, "",
-                                      f"{exc} in a date; write a real date (2026-12-24), or quote the text.")) from None
+    """Parse YAML text through the one bounded reader (``outside/yamlread.py``, its config budget).
+    A syntax error or a budget passed raises ``YamlSyntaxError`` carrying a located Problem."""
+    read = read_yaml(text, file, CONFIG, line_offset)
     lines: dict[PathKey, int] = {}
-    if node is not None:
-        _index(node, (), lines, file, line_offset)
-    return LocatedYaml(file=file, data=data, lines=lines, line_offset=line_offset)
+    if read.node is not None:
+        _index(read.node, (), lines, file, line_offset)
+    return LocatedYaml(file=file, data=read.data, lines=lines, line_offset=line_offset)
 
 
 def load_yaml(path: Path) -> LocatedYaml:
@@ -174,7 +104,5 @@ def load_yaml(path: Path) -> LocatedYaml:
     return parse_yaml(text, name)
 
 
-class YamlSyntaxError(Exception):
-    def __init__(self, problem: Problem):
-        super().__init__(str(problem))
-        self.problem = problem
+# A config file that does not parse, or is past its budget: the one reader's refusal, its Problem located.
+YamlSyntaxError = OutsideTextRefused

@@ -27,7 +27,7 @@ from routine.graph.graph import KnowledgeGraph
 from routine.graph.model import NoteFacts
 from routine.journal import Journal
 from routine.statedb import open_sqlite
-from routine.vault.files import read_regular, vault_files
+from routine.vault.files import decode_note, read_regular, vault_files
 from routine.watch.filters import is_note
 
 if TYPE_CHECKING:
@@ -168,10 +168,11 @@ class GraphCache:
 
     def _read(self, rel: str, st: tuple[int, int]) -> NoteFacts | None:
         try:
-            raw = read_regular(self.vault / rel, label=rel)  # never a pipe, a loop, a huge export
+            # never a pipe, a loop, a huge export, a binary file named .md
+            text = decode_note(read_regular(self.vault / rel, label=rel), rel)
         except (OSError, NoteUnreadable):
             return None
-        facts = extract(rel, raw.decode("utf-8", errors="replace"))
+        facts = extract(rel, text)
         self.parsed += 1
         self._known[rel] = st
         self.db.execute("INSERT OR REPLACE INTO notes VALUES (?, ?, ?, ?)",

@@ -20,7 +20,7 @@ from routine.jsonvalue import JSONObject
 from routine.errors import NoteUnreadable, SearchIndexError
 from routine.memory.chunks import Chunk, chunk_note
 from routine.watch.filters import is_searchable  # the one rule: what the watcher ignores, the index does too
-from routine.vault.files import NOTE_MAX_BYTES, read_regular, skip_undecodable
+from routine.vault.files import NOTE_MAX_BYTES, decode_note, read_regular, skip_undecodable
 from routine.vault.pdf import PDF_MAX_BYTES, is_pdf, pages_of, pdf_markdown
 
 if TYPE_CHECKING:
@@ -178,7 +178,7 @@ def _plan(ix: OpenIndex, rel: str, known: tuple[int, int, str] | None) -> _NoteP
     plan = _NotePlan(rel, st.st_mtime_ns, st.st_size, sha, is_new=known is None)
     if known is not None and known[2] == sha:
         return plan  # touched, not changed: only the stat is recorded
-    text = _pdf_text(raw, rel) if is_pdf(rel) else raw.decode("utf-8", errors="replace")
+    text = _pdf_text(raw, rel) if is_pdf(rel) else _note_text(raw, rel)
     plan.unreadable = text is None
     plan.scanned = is_pdf(rel) and text == ""
     text = text or ""
@@ -189,6 +189,15 @@ def _plan(ix: OpenIndex, rel: str, known: tuple[int, int, str] | None) -> _NoteP
     plan.new = [c for c in chunks if old.get(c.id) != 1]
     plan.drop = [i for i in old if i not in wanted]
     return plan
+
+def _note_text(raw: bytes, rel: str) -> str | None:
+    """A note's text; None for a binary file named like one (said once in the log)."""
+    try:
+        return decode_note(raw, rel)
+    except NoteUnreadable as exc:
+        _tell(rel, exc.message)
+        return None
+
 
 def _pdf_text(raw: bytes, rel: str) -> str | None:
     """A PDF's pages as sections (`page=N`); a scan has none and is found by its name alone; None

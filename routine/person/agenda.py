@@ -10,6 +10,7 @@ per calendar, resolved by itself when it reads again); the step still runs.
 from __future__ import annotations
 
 import base64
+import hashlib
 import http.client
 import ipaddress
 import logging
@@ -38,6 +39,8 @@ MAX_EVENTS = 60  # listed in one report; the rest counted
 _CAUSE = "calendar:"  # an unreadable calendar's alert cause (routine.causes), with its source (redacted)
 MAX_OCCURRENCES = 500  # per calendar and span: a rule by the second is cut here, and said to be
 EXPAND_LIMITS = Limits(cpu_seconds=5, wall_seconds=15, memory_bytes=1 << 30)  # one calendar's expansion
+CACHE_SECONDS = 300.0  # an expansion (or why it failed) is kept this long for the same bytes and span
+_EXPANDED: dict[tuple[str, str, date, date, str], tuple[float, Found | str]] = {}
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class Found:
 
     events: list[Event]
     more: int = 0
+    refused: tuple[str, ...] = ()  # events left out whose rule is too dense to walk (``routine.ics``)
 
 
 class CalendarUnreadable(Exception):
@@ -162,16 +166,34 @@ def events_between(data: bytes, name: str, first: date, last: date, zone: tzinfo
     most ``MAX_OCCURRENCES``, expanded in a bounded child process (``routine.ics``)."""
     offset = zone.utcoffset(datetime.combine(first, clock_time(12)))
     zone_arg = getattr(zone, "key", None) or f"{int(offset.total_seconds()) if offset else 0:+d}"
+    key = (hashlib.sha256(data).hexdigest(), name, first, last, zone_arg)
+    cached = _EXPANDED.get(key)
+    if cached is not None and time.monotonic() - cached[0] < CACHE_SECONDS:
+        if isinstance(cached[1], str):
+            raise CalendarUnreadable(cached[1])
+        return cached[1]
     try:
         found = run_child("routine.ics", [name, first.isoformat(), last.isoformat(), zone_arg, str(MAX_OCCURRENCES)],
                           data, EXPAND_LIMITS)
     except ChildFailed as exc:
         why = str(exc)  # the child's own sentence names the calendar; a limit's does not
-        raise CalendarUnreadable(why if why.startswith(name) else f"{name} could not be expanded ({why})") from None
+        why = why if why.startswith(name) else f"{name} could not be expanded ({why})"
+        _remember(key, why)
+        raise CalendarUnreadable(why) from None
     events = [Event(str(e["summary"]), datetime.fromisoformat(e["start"]).astimezone(zone),
                     datetime.fromisoformat(e["end"]).astimezone(zone), bool(e["all_day"]), name, str(e["location"]))
               for e in found.get("events") or []]
-    return Found(events, int(found.get("more") or 0))
+    result = Found(events, int(found.get("more") or 0), tuple(str(r) for r in found.get("refused") or []))
+    _remember(key, result)
+    return result
+
+
+def _remember(key: tuple[str, str, date, date, str], outcome: Found | str) -> None:
+    """One expansion per calendar, span and content for ``CACHE_SECONDS``: the steps of one run ask
+    the same, and a calendar that costs the child its whole cap costs it once."""
+    if len(_EXPANDED) >= 64:
+        _EXPANDED.clear()
+    _EXPANDED[key] = (time.monotonic(), outcome)
 
 
 def report(config: Config, span: Span, now: datetime, alert: bool = True) -> str:
@@ -197,6 +219,7 @@ def report(config: Config, span: Span, now: datetime, alert: bool = True) -> str
                 _raise(config, cal, str(exc), now)
             continue
         events += found.events
+        problems += [f"(The calendar {cal.name}: {why}.)" for why in found.refused]
         if found.more:
             problems.append(f"(The calendar {cal.name} has more than {MAX_OCCURRENCES} events in this span: "
                             f"{found.more}{'+' if found.more >= MAX_OCCURRENCES else ''} more were left out.)")

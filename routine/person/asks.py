@@ -2,7 +2,7 @@
 of a step's reply, or the ``ask_person`` tool's arguments. Read and checked here, once, for both:
 the question, 2 to 4 choices or none (a free answer), a deadline (a duration, a time today, a date
 and time; none: ``DEFAULT_WAIT``) and an optional default taken at it. The block goes through the
-one bounded YAML reader (``config.yamlfile.parse_yaml``: an alias bomb and deep nesting refused
+one bounded YAML reader (``outside.yamlread.load_yaml`` with the replies' budget: an alias bomb and deep nesting refused
 there, a size cap here). What is done with a question: ``routine.runner.asking``.
 """
 
@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 
-from routine.config.yamlfile import YamlSyntaxError, parse_yaml
 from routine.durations import human, parse_duration
+from routine.errors import OutsideTextRefused
+from routine.outside.yamlread import REPLY, load_yaml
 
 MAX_BLOCK_CHARS = 4000  # an ask block longer than this is no question: refused before YAML reads it
 MAX_QUESTION_CHARS = 500
@@ -57,8 +58,8 @@ def ask_in(text: str, now: datetime) -> Ask | None:
     if len(block) > MAX_BLOCK_CHARS:
         raise BadAsk(f"its ask block is longer than {MAX_BLOCK_CHARS} characters")
     try:
-        data = parse_yaml(block, "the ask block").data
-    except YamlSyntaxError as exc:
+        data = load_yaml(block, "the ask block", REPLY)
+    except OutsideTextRefused as exc:
         raise BadAsk(f"its ask block is not YAML ({exc.problem.message})") from None
     if not isinstance(data, dict):
         raise BadAsk("its ask block is not a list of `question:`, `choices:`, `deadline:` and `default:`")

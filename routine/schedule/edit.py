@@ -15,12 +15,11 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-import yaml
-
 from routine.atomicfile import replace as replace_file
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError, UsageError
 from routine.jsonvalue import Parsed
+from routine.outside.yamlread import CONFIG, REPLY, load_yaml
 from routine.schedule.loader import load_file
 from routine.schedule.model import Block
 from routine.vault.approvals import SCHEDULE_KIND
@@ -59,7 +58,7 @@ def values_text(values: dict[str, str]) -> str:
 
 def current_values(config: Config, change: ScheduleChange) -> dict[str, str]:
     """The block's present values of the keys ``change`` sets ("" for one it does not give)."""
-    data = yaml.safe_load(_read(config, change.file)) or {}
+    data = load_yaml(_read(config, change.file), change.file, CONFIG) or {}
     raw = (data.get("blocks") or {}).get(change.block) if isinstance(data, dict) else None
     if not isinstance(raw, dict):
         raise UsageError(f"{change.file} has no block {change.block!r}.", "name a block of that file.")
@@ -109,7 +108,7 @@ def propose(config: Config, agents: dict[str, AgentSpec], change: ScheduleChange
 def from_proposal(target: str, block: str | None, proposed: str) -> ScheduleChange:
     """The change an approved schedule proposal carries (its values as the person left them)."""
     link = target.strip().removeprefix("[[").removesuffix("]]")
-    data = yaml.safe_load(proposed.strip().strip("`")) if proposed.strip() else None
+    data = load_yaml(proposed.strip().strip("`"), "the proposal's values", REPLY) if proposed.strip() else None
     change = change_of({"schedule": link.removeprefix("schedules/"), "block": block, "set": data})
     if isinstance(change, str):
         raise UsageError(f"This schedule proposal cannot be applied: {change}.", "reject it, or fix its values.")

@@ -86,11 +86,20 @@ def until_from(text: str | None, now: datetime) -> datetime | None:
         return None
     text = text.strip()
     try:
-        return _holdable(now + parse_duration(text), text)
+        span = parse_duration(text)
     except (ValueError, RoutineError):
         pass
     except OverflowError:
         raise _too_far(text) from None
+    else:
+        if span <= timedelta(0):
+            raise PauseProblem(f"--until {text} would end the pause as it begins, so nothing was paused.",
+                               "give a longer duration (10m, 3d), or pause without --until: it holds until "
+                               "`routine resume`.")
+        try:
+            return _holdable(now + span, text)
+        except OverflowError:
+            raise _too_far(text) from None
     ahead = _days_ahead(text.lower(), now.date())
     if ahead is not None:
         return _day_start(now.date() + timedelta(days=ahead), now.tzinfo)

@@ -15,11 +15,12 @@ import stat
 from pathlib import Path
 
 from routine.errors import NoteUnreadable
+from routine.outside.yamlread import CONFIG as CONFIG_YAML
 
 log = logging.getLogger("routine.vault")
 
 NOTE_MAX_BYTES = 8 << 20     # a note larger than this is not read (no model context holds it)
-CONFIG_MAX_BYTES = 2 << 20   # routine.yaml, a schedule file, an agent note's YAML
+CONFIG_MAX_BYTES = CONFIG_YAML.max_bytes  # routine.yaml, a schedule file, an agent note's YAML
 
 _warned: set[str] = set()
 
@@ -97,11 +98,38 @@ def read_regular(path: str | os.PathLike[str], limit: int = NOTE_MAX_BYTES, labe
         os.close(fd)
 
 
+BINARY_SHARE = 20  # one byte in this many not UTF-8 (after the first few): not text, whatever the name
+
+
+def binary_reason(raw: bytes) -> str | None:
+    """Why ``raw`` is no note's text (a NUL byte; many bytes that are not UTF-8), else None. A
+    stray Latin-1 byte in a real note is still text (replaced when read)."""
+    if b"\x00" in raw:
+        return "it holds NUL bytes: a binary file, not text"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        bad = raw.decode("utf-8", errors="replace").count("\ufffd")
+        if bad > 8 and bad * BINARY_SHARE > len(raw):
+            return f"{bad:,} of its {len(raw):,} bytes are not UTF-8: a binary file, not text"
+    return None
+
+
+def decode_note(raw: bytes, label: str) -> str:
+    """A note's bytes as text (bytes that are not UTF-8 replaced); a binary file named ``.md`` is
+    NoteUnreadable, so it is neither indexed nor given to a model as text."""
+    why = binary_reason(raw)
+    if why is not None:
+        raise NoteUnreadable(f"{label} is left out: {why}.", "rename it without `.md`, or save it as UTF-8 text.")
+    return raw.decode("utf-8", errors="replace")
+
+
 def read_text(path: str | os.PathLike[str], limit: int = NOTE_MAX_BYTES) -> str:
     """A regular file's text, bytes that are not UTF-8 replaced. Anything else (a pipe, a device,
-    a loop, a file past ``limit``) is an OSError, so code that skips unreadable notes skips these."""
+    a loop, a file past ``limit``, a binary file) is an OSError, so code that skips unreadable notes
+    skips these."""
     try:
-        return read_regular(path, limit).decode("utf-8", errors="replace")
+        return decode_note(read_regular(path, limit), shown(path))
     except NoteUnreadable as exc:
         raise OSError(errno.EINVAL, exc.message, os.fspath(path)) from None
 

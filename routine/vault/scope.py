@@ -90,8 +90,13 @@ def excluded(globs: list[str], rel: str) -> str | None:
     return next((p for p in globs if p.startswith("!") and glob_match(p[1:], rel)), None)
 
 
+MAX_PATH = 4096  # characters of a vault path (Linux's PATH_MAX); a name a model made up can be megabytes
+MAX_NAME = 255   # bytes of one folder's or file's name (NAME_MAX)
+
+
 def _escape(rel: str, why: str) -> PathEscape:
-    return PathEscape(f"The path {rel!r} {why}, so routine refused it.",
+    shown = rel if len(rel) <= 200 else f"{rel[:200]}…"
+    return PathEscape(f"The path {shown!r} {why}, so routine refused it.",
                       "use a path relative to the vault root, such as 'Daily/2026-11-22.md'.")
 
 
@@ -99,7 +104,8 @@ def normalise_rel(rel: str) -> str:
     """Check the text of a vault path (no file system access) and return its tidy form.
 
     Rejected: empty, NUL, backslash (a separator on Windows and a way to smuggle one in
-    through a synced vault), absolute paths and any ``..`` component. ``.`` and doubled
+    through a synced vault), absolute paths, any ``..`` component, and a path or a name longer
+    than the file system takes (a megabyte of a name would cost minutes of lookups). ``.`` and doubled
     slashes are dropped so the same note always has the same name.
     """
     if not isinstance(rel, str) or not rel.strip():
@@ -110,7 +116,11 @@ def normalise_rel(rel: str) -> str:
         raise _escape(rel, "contains a backslash")
     if rel.startswith("/"):
         raise _escape(rel, "is absolute")
+    if len(rel) > MAX_PATH:
+        raise _escape(rel, f"is {len(rel):,} characters long, more than a path may be ({MAX_PATH:,})")
     parts = [part for part in rel.split("/") if part not in ("", ".")]
+    if any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME for part in parts):
+        raise _escape(rel, f"has a name longer than {MAX_NAME} bytes")
     if ".." in parts:
         raise _escape(rel, "climbs out with '..'")
     if not parts:
