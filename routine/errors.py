@@ -231,3 +231,7 @@ class ReplyRejected(ModelError):
         shown = f' It began: "{excerpt}".' if excerpt else ""
         super().__init__(f"The reply of {model} was {problem}, so nothing was written.{shown}", fix)
         self.problem = problem
+
+
+class ReminderProblem(UsageError):
+    """A reminder that cannot be set or changed: its time unreadable or past, no words, an unknown id."""

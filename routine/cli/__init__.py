@@ -43,6 +43,8 @@ COMMANDS = {
     "chat": ("chat", "talk with an agent in the terminal (answers streamed), or `chat new AGENT` for a chat note"),
     "ask": ("ask", "ask an agent one question; the answer streams; -c continues the last conversation"),
     "chats": ("chats", "conversations: every message, tool call and summary, from the journal"),
+    "remind": ("remind", "a one-shot reminder at your local time (`remind TEXT --at WHEN`); --list, --snooze, --done"),
+    "trigger": ("trigger", "an outside event: run the triggers declared for it (`\"on\": event`), with its payload"),
 }
 
 

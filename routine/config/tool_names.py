@@ -8,7 +8,8 @@ here, and ``routine/tools/registry.py`` checks every name here has its tool (bot
 from __future__ import annotations
 
 TOOL_NAMES: tuple[str, ...] = ("search_notes", "read_note", "list_notes", "write_note", "now", "date_math",
-                               "run_command", "graph_neighbors", "recommend_artifact", "propose_tasks")
+                               "run_command", "graph_neighbors", "recommend_artifact", "propose_tasks",
+                               "remind_person")
 
 
 class ToolDefinitionError(TypeError):

@@ -42,6 +42,7 @@ from routine.daemon.residency import Residency
 from routine.daemon.run_events import RunEvents
 from routine.daemon.status import snapshot, resident_models
 from routine.daemon.status_record import status_line
+from routine.daemon.timed_reminders import TimedReminders
 from routine.daemon.trials import NightTrials
 from routine.daemon.vault_events import VaultEvents
 from routine.daemon.work import WorkQueue
@@ -93,6 +94,7 @@ class Daemon(ScheduledWork):
         self.run_events = RunEvents(self.model_keys, self.monitor.poke, self._runs_finished)
         # Trials of other models, in the `trials:` window, when the box is idle (routine.daemon.trials)
         self.trials = NightTrials(self.live, self.queue, lambda: self.models, self.now_local)
+        self.reminders = TimedReminders(self)  # one-shot reminders on the timers (routine.daemon.timed_reminders)
         self._resident: tuple[float, tuple[ResidentModel, ...] | None, str | None] | None = None
         self._parts = Components([])
 
@@ -108,6 +110,7 @@ class Daemon(ScheduledWork):
             ),
             Component("work queue", self._start_queue, halt=self._drain),
             Component("timers", self._start_timers, halt=self._stop_timers),
+            Component("reminders", self.reminders.start, halt=self.reminders.stop),
             Component(
                 "search index",
                 self._open_memory,
@@ -183,6 +186,7 @@ class Daemon(ScheduledWork):
 
     def _watch_vault(self) -> None:
         self.vault_events = VaultEvents(self)
+        self.vault_events.listeners.append(self.reminders.on_change)  # task lines' and chat notes' reminders
         self.vault_events.start()
 
     def _open_control(self) -> None:
@@ -301,6 +305,7 @@ class Daemon(ScheduledWork):
         if restarting:
             for block_id in list(self.live.schedules.blocks):  # what came due while it was down
                 self.on_due(block_id)
+            self.reminders.plan()
 
     def recovered(self, cause_key: str) -> None:
         """The monitor saw a cause gone: account for and retry what it stopped."""
@@ -309,6 +314,10 @@ class Daemon(ScheduledWork):
 
     def changed(self) -> None:
         self._changed()
+
+    def plan_reminders(self) -> None:
+        """`routine remind` changed the reminders (another process): their timers are planned again."""
+        self.reminders.plan()
 
     def _changed(self) -> None:
         """Something the person can see changed (work queued or done, a reload, health)."""

@@ -60,6 +60,7 @@ class Host(Jobs, Protocol):
     @property
     def vault_events(self) -> VaultEvents | None: ...
     def changed(self) -> None: ...
+    def plan_reminders(self) -> None: ...
 
 
 Send = Callable[[dict[str, Any]], None]
@@ -199,7 +200,7 @@ def _handler(host: Host, status: Callable[[], DaemonStatus]) -> type[socketserve
 
 
 OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "search": (), "chat": (), "held": (),
-       "queued": ()}
+       "queued": (), "reminders": ()}
 
 
 def parse_request(line: bytes) -> dict:
@@ -239,6 +240,9 @@ def handle_request(host: Host, status: Callable[[], DaemonStatus], message: dict
         search(host, message, send)
     elif op == "chat":
         chat(host, message, send)
+    elif op == "reminders":  # `routine remind` set, snoozed or ended one: its timer is planned now
+        host.plan_reminders()
+        send({"done": True})
     elif op in ("held", "queued"):  # `routine pause|resume` changed what is held: the dashboard and status say
         host.changed()  # so now; `models try`, `agent try` queued a trial: the trials window looks at once
         send({"done": True})

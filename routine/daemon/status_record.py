@@ -233,6 +233,7 @@ class DaemonStatus:
     metrics_textfile: str | None = None
     vault_watch: WatchState | None = None
     paused: tuple[str, ...] = ()  # what a pause or a holiday holds now (`schedule.pause.in_force`)
+    reminders: tuple[str, ...] = ()  # one-shot reminders still to fire, soonest first (`schedule.timed_reminders`)
     keep_rates: tuple[KeepRate, ...] = ()  # per agent and per block, the last KEEP_DAYS days (`journal.keep`)
     service_gaps: tuple[str, ...] = ()  # hosts routine.yaml names that the installed unit does not let through
     config_error: str | None = None  # no daemon and the config does not load (in the JSON only when set)
@@ -254,6 +255,7 @@ class DaemonStatus:
             "metrics_textfile": self.metrics_textfile,
             "vault_watch": self.vault_watch.to_json() if self.vault_watch else None,
             "paused": list(self.paused),
+            "reminders": list(self.reminders),
             "keep_rates": [k.to_json() for k in self.keep_rates],
             "service_gaps": list(self.service_gaps),
             "config_error": self.config_error, "error": self.error,
@@ -276,6 +278,7 @@ class DaemonStatus:
             "recent_runs": tuple(RecentRun.from_json(r) for r in d.get("recent_runs") or ()),
             "open_alerts": tuple(d.get("open_alerts") or ()),
             "paused": tuple(d.get("paused") or ()),
+            "reminders": tuple(d.get("reminders") or ()),
             "keep_rates": tuple(KeepRate.from_json(k) for k in d.get("keep_rates") or ()),
             "service_gaps": tuple(d.get("service_gaps") or ()),
             "dashboard": DashboardState.from_json(d["dashboard"]) if d.get("dashboard") else None,
