@@ -235,3 +235,7 @@ class ReplyRejected(ModelError):
 
 class ReminderProblem(UsageError):
     """A reminder that cannot be set or changed: its time unreadable or past, no words, an unknown id."""
+
+
+class PayloadProblem(UsageError):
+    """An outside event's payload that is refused: too large, too deep, too many keys, not a JSON object."""

@@ -71,7 +71,8 @@ def date_vars(now: datetime) -> dict[str, object]:
 # Date lists: in an input path, one input per date.
 LIST_VARIABLES = frozenset({"week_so_far", "last_week"})
 # Names a schedule may use; `steps` and `task` are filled in by the runner.
-KNOWN_VARIABLES = frozenset(date_vars(datetime(2026, 1, 1).astimezone())) | {"steps", "task", "agent", "path", "event"}
+KNOWN_VARIABLES = frozenset(date_vars(datetime(2026, 1, 1).astimezone())) | {"steps", "task", "agent", "path", "event",
+                                                                                "payload"}
 
 
 @lru_cache(maxsize=1)

@@ -23,6 +23,7 @@ from routine.access import resolve
 from routine.config.loader import agent_named
 from routine.daemon.chat_op import chat
 from routine.daemon.client import socket_path
+from routine.daemon.event_op import event
 from routine.daemon.fire_op import fire
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
@@ -200,7 +201,7 @@ def _handler(host: Host, status: Callable[[], DaemonStatus]) -> type[socketserve
 
 
 OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "search": (), "chat": (), "held": (),
-       "queued": (), "reminders": ()}
+       "queued": (), "reminders": (), "event": ("event",)}
 
 
 def parse_request(line: bytes) -> dict:
@@ -240,6 +241,8 @@ def handle_request(host: Host, status: Callable[[], DaemonStatus], message: dict
         search(host, message, send)
     elif op == "chat":
         chat(host, message, send)
+    elif op == "event":  # `routine trigger NAME`: the event's triggers queued with its payload
+        event(host, message, send)
     elif op == "reminders":  # `routine remind` set, snoozed or ended one: its timer is planned now
         host.plan_reminders()
         send({"done": True})

@@ -42,6 +42,7 @@ class StepRequest:
     review: tuple[str, str] | None = None  # a QA review: (artifact, review note), the only note it writes
     # Its failures share one alert of this cause (a task's pickup), unless theirs has one.
     alert_cause: Cause | None = None
+    payload: str = ""  # an outside event's payload (JSON text): a piece of context, and `{{ payload }}`, as data
 
     @classmethod
     def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual",

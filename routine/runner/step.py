@@ -196,6 +196,7 @@ class Runner:
                 "agent": agent.name,
                 "path": "",
                 "event": "",
+                "payload": req.payload,  # a value: never rendered as a template
                 **req.variables,
             }
             task = render(req.task, {**variables, "task": ""}, f"the task of {where}").strip()
@@ -219,6 +220,8 @@ class Runner:
             if not dry_run and self.journal is not None:
                 recall.learn(self.config.vault, self.journal.db, agent, now)
             gathered.items += recall.recalled(self.config.vault, agent, 900 + len(gathered.items))
+            if req.payload:
+                gathered.items.append(context.payload_item(req.payload, 950 + len(gathered.items)))
             if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
 
                 gathered.items += graph_items(
