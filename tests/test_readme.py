@@ -25,7 +25,8 @@ SAYS = {  # what the README's text says a line does, checked where it is plain t
     "routine graph show project Alpha": lambda home, out: "Alpha" in out,
     "routine remind --list": lambda home, out: "Call Priya" in out and "Send the deck" in out,
     "routine remind --done 1": lambda home, out: out.startswith("done: #1"),
-    "routine trigger build-done": lambda home, out: "librarian ok" in out and "## Builds" in home.note("Inbox/Builds.md"),
+    "routine trigger build-done": lambda home, out: "librarian ok" in out
+    and "## Builds" in home.note("Inbox/Builds.md"),
 }
 NOTES = {  # what the examples name, as a person following them would have it
     "Artifacts/Price list.md": "# Price list\nA seat costs 40 EUR a month.\n",
