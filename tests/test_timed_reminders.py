@@ -78,6 +78,29 @@ def test_snooze_choices():
         snooze_until("2d", NOW, BERLIN)
 
 
+def test_only_the_persons_open_task_lines_set_reminders_and_a_tick_or_a_deletion_cancels_them(tmp_path):
+    from routine.journal.timed_reminders import ReminderStatus
+    from routine.schedule.timed_reminders import from_note, reminder_log
+
+    journal = tmp_path / "journal.sqlite3"
+    note = ("# Calls\n\n- [ ] Call Priya (@2026-11-28 15:00)\n- [ ] Call the bank (@2026-11-28 16:00)\n"
+            "- [x] Done already (@2026-11-28 17:00)\n\n## Plan\n%% routine:begin planner run=r1 %%\n"
+            "- [ ] Copied by an agent (@2026-11-28 18:00)\n%% routine:end planner %%\n")
+    with reminder_log(journal) as book:
+        synced = from_note(book, "Inbox/Calls.md", note, NOW, BERLIN)
+        assert sorted(r.text for r in synced.added) == ["Call Priya", "Call the bank"]  # not routine's, not ticked
+        assert from_note(book, "Inbox/Calls.md", note, NOW, BERLIN).added == []  # seen again: nothing new
+        ticked = from_note(book, "Inbox/Calls.md", note.replace("- [ ] Call the bank", "- [x] Call the bank"),
+                           NOW, BERLIN)
+        assert [r.text for r in ticked.cancelled] == ["Call the bank"]
+        gone = from_note(book, "Inbox/Calls.md", None, NOW, BERLIN)  # the note deleted
+        assert [r.text for r in gone.cancelled] == ["Call Priya"]
+        assert {r.text: r.status for r in book.recent(10)} == {"Call Priya": ReminderStatus.CANCELLED,
+                                                               "Call the bank": ReminderStatus.CANCELLED}
+        old = from_note(book, "Inbox/Old.md", "- [ ] Long ago (@2026-11-01 09:00)\n", NOW, BERLIN)
+        assert [r.status for r in old.added] == [ReminderStatus.PASSED]  # never sent: it is weeks late
+
+
 # --- the command, no daemon ----------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -187,6 +210,10 @@ def test_a_reminder_set_each_of_four_ways_fires_once_at_15_in_berlin_across_a_re
         wait_for(lambda: len(listed()) == 5, 30, "five reminders")
         tasks.write_text(tasks.read_text().replace("- [ ] Call the bank", "- [x] Call the bank"))
         wait_for(lambda: any(r["status"] == "cancelled" for r in listed()), 30, "the ticked one cancelled")
+        dashboard = home.vault / "Routine" / "Dashboard.md"
+        shown = wait_for(lambda: "## Reminders" in (t := dashboard.read_text()) and "Call the bank" not in t and t,
+                         30, "the dashboard's reminders")
+        assert all(words in shown for words in ("Call Priya", "water the plants", "Send the deck", "Book the train"))
     with daemon(home):  # a restart: the reminders waiting are planned again
         move_and_wait(home, driven_clock, berlin(day, 15))
         wait_for(lambda: len(receiver.got) >= 4, 30, "four reminders")
