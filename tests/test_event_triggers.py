@@ -5,6 +5,7 @@ data (a piece of context and `{{ payload }}`), never as a template, and a 10 MB 
 from __future__ import annotations
 
 import json
+import socket
 import textwrap
 
 import pytest
@@ -42,6 +43,14 @@ JINJA = {"title": "{{ 7*7 }} and {% for x in range(3) %}{{ x }}{% endfor %}",
 def event_runs(home, name: str):
     return journal_rows(home, "SELECT kind, agent, status, prompt, task FROM runs WHERE trigger = ? ORDER BY "
                               "started_at", f"event:{name}")
+
+
+def ask_socket(home, request: dict) -> dict:
+    """One request on the daemon's control socket, as any local program could send it; its answer."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.connect(str(home.root / "run" / "control.sock"))
+        sock.sendall((json.dumps(request) + "\n").encode())
+        return json.loads(sock.makefile().readline())
 
 
 def user_message(prompt_json: str) -> str:
@@ -112,6 +121,12 @@ def test_routine_trigger_fires_a_block_through_the_daemon_with_its_payload_as_da
     with daemon(home):
         said = home.run("trigger", "build-done", "--payload", str(payload), "--input", "status=green", check=True)
         assert "queued: test#0 runs release-notes" in said.stdout
+        # A payload sent to the socket by hand is checked there again: refused with its sentence, nothing queued.
+        deep: dict = {"x": 1}
+        for _ in range(20):
+            deep = {"in": deep}
+        answer = ask_socket(home, {"op": "event", "event": "build-done", "payload": deep})
+        assert answer["exit"] == 2 and "nests deeper than 8 levels" in answer["error"]
         runs = wait_for(lambda: [r for r in event_runs(home, "build-done") if r[2] != "running"][:3] if len(
             [r for r in event_runs(home, "build-done") if r[2] != "running"]) == 3 else None, 60, "the block's runs")
     kinds = sorted((r[0], r[1] or "", r[2]) for r in runs)

@@ -129,6 +129,24 @@ def test_routine_remind_sets_lists_snoozes_and_ends_a_reminder_without_a_daemon(
     assert home.run("remind", "Call Priya").returncode == 2  # no time: said, with the fix
 
 
+def test_an_agents_reminder_with_a_time_that_is_none_is_refused_to_the_model_and_one_that_reads_is_set(
+        berlin_home, ollama):
+    home = berlin_home
+    (home.vault / "Agents" / "Reminder.md").write_text(REMINDER_AGENT)
+    def remind(at: str) -> dict:
+        return {"tool_calls": [{"name": "remind_person", "arguments": {"text": "Stretch", "at": at}}]}
+
+    ollama.script(MISTRAL, [remind("soonish"), remind("in 2 hours"), "Set it."])
+    home.run("fire", "reminder", check=True)
+    run_id = json.loads(home.run("runs", "list", "--json", check=True).stdout)[0]["id"]
+    log = json.loads(home.run("runs", "show", run_id, "--json", check=True).stdout)["log"]
+    results = [str(e.get("result") or e.get("error")) for e in log if e["type"] == "tool"]
+    assert "'soonish' is no time routine understands" in results[0] and "in 2 hours" in results[0]
+    assert results[1].startswith("Reminder #1 set: #1 ") and "Stretch (agent)" in results[1]
+    (reminder,) = json.loads(home.run("remind", "--list", "--json", check=True).stdout)["reminders"]
+    assert (reminder["text"], reminder["origin"], reminder["status"]) == ("Stretch", "agent", "pending")
+
+
 # --- through the daemon ----------------------------------------------------------------------------------------
 
 @pytest.fixture

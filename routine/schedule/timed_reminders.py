@@ -86,10 +86,10 @@ def from_note(book: ReminderLog, rel: str, text: str | None, now: datetime, zone
 
 def from_chat(book: ReminderLog, rel: str, message: str, now: datetime, zone: ZoneInfo) -> list[Reminder]:
     """The reminders a person's chat message asks for ("remind me at 15:00 to call Priya"), once
-    per message: the same message seen again adds none."""
+    per message: the same message seen again that day adds none (said again another day, it does)."""
     added = []
     for asked in asked_in(message, now, zone):
-        source = f"chat:{rel}#{_digest(message, asked.said)}"
+        source = f"chat:{rel}#{_digest(message, asked.said, now.astimezone(zone).date().isoformat())}"
         reminder, new = book.add(asked.text, asked.at, Origin.CHAT, source, rel, now)
         if new:
             added.append(reminder)
