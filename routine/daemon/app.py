@@ -43,6 +43,7 @@ from routine.daemon.run_events import RunEvents
 from routine.daemon.status import snapshot, resident_models
 from routine.daemon.status_record import status_line
 from routine.daemon.timed_reminders import TimedReminders
+from routine.daemon.webhook import Webhook
 from routine.daemon.trials import NightTrials
 from routine.daemon.vault_events import VaultEvents
 from routine.daemon.work import WorkQueue
@@ -95,6 +96,7 @@ class Daemon(ScheduledWork):
         # Trials of other models, in the `trials:` window, when the box is idle (routine.daemon.trials)
         self.trials = NightTrials(self.live, self.queue, lambda: self.models, self.now_local)
         self.reminders = TimedReminders(self)  # one-shot reminders on the timers (routine.daemon.timed_reminders)
+        self.webhook = Webhook(self)  # outside events over HTTP on loopback, when `events.listen` is set
         self._resident: tuple[float, tuple[ResidentModel, ...] | None, str | None] | None = None
         self._parts = Components([])
 
@@ -125,6 +127,7 @@ class Daemon(ScheduledWork):
                 stop=if_there(lambda: self.vault_events, lambda v: v.close()),
             ),
             Component("control socket", self._open_control, stop=if_there(lambda: self.control, lambda c: c.stop())),
+            Component("webhook", self.webhook.start, halt=self.webhook.stop),
             Component("health monitor", self.monitor.start, halt=self.monitor.stop),
             Component("trials", self.trials.start, halt=self.trials.halt, stop=self.trials.stop),
             Component("first publish", self._ready),

@@ -25,9 +25,14 @@ log = logging.getLogger(__name__)
 
 
 def event(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], None]) -> None:
+    result = queue_event(jobs, message["event"], checked(message.get("payload") or {}))
+    send({"done": True, "result": result, "exit": 0})
+
+
+def queue_event(jobs: Jobs, name: str, payload: Payload) -> dict[str, Any]:
+    """Queue each trigger of event ``name`` not held by a pause (also the webhook's, ``daemon.webhook``);
+    what was queued and what held. No trigger declared for it: a UsageError naming those declared."""
     live = jobs.live
-    name = message["event"]
-    payload = checked(message.get("payload") or {})
     found = triggers_for(live.schedules.triggers, name)
     if not found:
         raise no_trigger(name, live.schedules.triggers)
@@ -45,7 +50,7 @@ def event(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], 
                                run=partial(_run, jobs, trigger, payload), models=jobs.model_keys(agents)))
         queued.append({"trigger": trigger.id, "runs": trigger.block or trigger.agent})
         log.info("event %s fires trigger %s (%s)", name, trigger.id, trigger.block or trigger.agent)
-    send({"done": True, "result": {"event": name, "queued": queued, "held": held}, "exit": 0})
+    return {"event": name, "queued": queued, "held": held}
 
 
 def _run(jobs: Jobs, trigger: Trigger, payload: Payload) -> None:
