@@ -2,9 +2,10 @@
 HTTP server on loopback only. ``POST /event/NAME`` with ``Authorization: Bearer TOKEN`` (the token
 `events.tokens` names for that event, compared in constant time) and a JSON object as the body runs
 that event's triggers, exactly as `routine trigger` does (``event_op.queue_event``). Bounded as
-every door is: a body over ``events.MAX_BYTES`` is refused before it is read, a slow client is let go
-after ``READ_SECONDS``, each event accepts ``per_minute`` requests (429 after), and every refusal is
-one JSON sentence with its status; nothing else is served."""
+every door is: a body over ``events.MAX_BYTES`` is refused before it is read, a slow client is let
+go after ``READ_SECONDS``, at most ``MAX_CONNECTIONS`` are open at once, each event accepts
+``per_minute`` requests (429 after), and every refusal is one JSON sentence with its status;
+nothing else is served."""
 
 from __future__ import annotations
 
@@ -27,6 +28,31 @@ log = logging.getLogger(__name__)
 
 READ_SECONDS = 10.0
 WINDOW = 60.0  # seconds of the rate limit
+MAX_CONNECTIONS = 16  # open at once; one more is closed at once (a slow client holds one for READ_SECONDS)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]):
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
 
 class Refused(Exception):
@@ -38,7 +64,7 @@ class Refused(Exception):
 class Webhook:
     def __init__(self, jobs: Jobs):
         self.jobs = jobs
-        self.server: ThreadingHTTPServer | None = None
+        self.server: _Server | None = None
         self.lock = threading.Lock()
         self.seen: dict[str, deque[float]] = {}  # event -> monotonic times of its accepted requests
 
@@ -51,8 +77,7 @@ class Webhook:
         if not listen:
             return
         host, _, port = listen.rpartition(":")
-        self.server = ThreadingHTTPServer((host.strip("[]"), int(port)), _handler(self))
-        self.server.daemon_threads = True
+        self.server = _Server((host.strip("[]"), int(port)), _handler(self))
         supervise.start("webhook", self.server.serve_forever)
         log.info("webhook for outside events listening on %s", listen)
 
