@@ -297,3 +297,44 @@ def test_reminders_across_dst_changes_fire_once_at_the_local_time(initialised, o
         when = sent.get(f"Reminder: {text}")
         assert when is not None, (text, sent)
         assert at <= when < at + timedelta(seconds=3), (text, when)
+
+
+@pytest.mark.daemon(budget=120)
+def test_a_reminders_snooze_buttons_on_the_phone(initialised, ollama, driven_clock):
+    """Against the ntfy stand-in (tests/fake_ntfy.py): the reminder's message carries the three snoozes
+    (ntfy shows three buttons; Telegram also shows Done); "15 min" fires it once more a quarter of an
+    hour later, "Tomorrow" moves it to 09:00 the next day."""
+    from fake_ntfy import FakeNtfy
+    from test_answers_daemon import with_channels
+    from test_daemon import daemon, only_schedule, wait_for
+
+    home, ntfy = initialised, FakeNtfy(keepalive=5.0)
+    try:
+        with_channels(home, ntfy)
+        only_schedule(home, "triggers: []\n")
+        day = driven_clock.now().astimezone(BERLIN).date() + timedelta(days=1)
+        driven_clock.move_to(berlin(day, 10))
+        home.run("remind", "Call Priya", "--at", "15:00", check=True)
+
+        def pushed(count: int) -> dict:
+            return wait_for(lambda: (found := [m for m in ntfy.on("phone") if "Reminder: Call Priya" in str(m)
+                                               and m.get("actions")]) and len(found) >= count and found[-1],
+                            30, f"reminder message {count}")
+
+        def reminder() -> dict:
+            return json.loads(home.run("remind", "--list", "--json", check=True).stdout)["reminders"][0]
+        with daemon(home):
+            wait_for(lambda: ntfy.subscribers > 0, 30, "the daemon to read its replies")
+            move_and_wait(home, driven_clock, berlin(day, 15))
+            first = pushed(1)
+            assert [a["label"] for a in first["actions"]] == ["15 min", "1 h", "Tomorrow"]
+            ntfy.press(first, "15 min")
+            wait_for(lambda: reminder()["status"] == "pending", 30, "the snooze taken")
+            move_and_wait(home, driven_clock, datetime.fromisoformat(reminder()["at"]))
+            second = pushed(2)
+            ntfy.press(second, "Tomorrow")
+            wait_for(lambda: reminder()["status"] == "pending" and reminder()["fired"] == 2, 30, "the second snooze")
+        assert datetime.fromisoformat(reminder()["at"]) == berlin(day + timedelta(days=1), 9)
+        assert len([m for m in ntfy.on("phone") if "Reminder: Call Priya" in str(m)]) == 2
+    finally:
+        ntfy.stop()

@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 
 from routine.config.notify import Topic
 from routine.errors import RoutineError
+from routine.flows.reminder_answers import choices  # also registers the phone's Snooze and Done
 from routine.journal.timed_reminders import Reminder, ReminderStatus, listen, unlisten
 from routine.person.notifications import Message, notify
 from routine.schedule.timed_reminders import from_chat, from_note, reminder_log
@@ -109,10 +110,10 @@ class TimedReminders:
         at = reminder.at.astimezone(self.zone())
         when = f"It was due at {at:%H:%M} on {at:%a %d %b}; routine was not running then." if late \
             else f"Set for {at:%H:%M}."
-        body = (f"{when} Snooze: `routine remind --snooze {reminder.id} 15m|1h|tomorrow`; "
-                f"done: `routine remind --done {reminder.id}`.")
+        body = (f"{when} Snooze or done: the buttons, or `routine remind --snooze {reminder.id} 15m|1h|tomorrow`, "
+                f"`routine remind --done {reminder.id}`.")
         title = f"Reminder{' (late)' if late else ''}: {reminder.text}"
-        return Message(Topic.REMINDERS, reminder.key, title, body, note=reminder.note)
+        return Message(Topic.REMINDERS, reminder.key, title, body, note=reminder.note, asked=choices(reminder.id))
 
     # --- what the vault watcher sees ------------------------------------------------------------
 
