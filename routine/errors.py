@@ -240,3 +240,11 @@ class OutsideTextRefused(RoutineError):
     def __init__(self, problem: Problem, fix: str | None = None):
         super().__init__(str(problem), fix)
         self.problem = problem
+
+
+class ReminderProblem(UsageError):
+    """A reminder that cannot be set or changed: its time unreadable or past, no words, an unknown id."""
+
+
+class PayloadProblem(UsageError):
+    """An outside event's payload that is refused: too large, too deep, too many keys, not a JSON object."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```(?:sh|bash)\n(.*?)```", re.S)
+YAML = re.compile(r"```yaml\n(.*?)```", re.S)
 SKIPPED = {  # a line's start → why it is not run here
     "routine service install": "writes a systemd unit and starts it (tests/test_service.py covers it with --print)",
     "routine runs retry ID": "ID is a placeholder for a failed block run (tests/test_retry.py)",
@@ -23,6 +24,10 @@ SAYS = {  # what the README's text says a line does, checked where it is plain t
     "routine resume": lambda home, out: "resumed everything" in out,
     "routine agent new Pricer": lambda home, out: (home.vault / "Agents" / "Pricer.md").exists(),
     "routine graph show project Alpha": lambda home, out: "Alpha" in out,
+    "routine remind --list": lambda home, out: "Call Priya" in out and "Send the deck" in out,
+    "routine remind --done 1": lambda home, out: out.startswith("done: #1"),
+    "routine trigger build-done": lambda home, out: "librarian ok" in out
+    and "## Builds" in home.note("Inbox/Builds.md"),
 }
 NOTES = {  # what the examples name, as a person following them would have it
     "Artifacts/Price list.md": "# Price list\nA seat costs 40 EUR a month.\n",
@@ -68,6 +73,10 @@ def test_every_routine_line_of_the_readme_runs(home, ollama):
         if argv[0] == "cp":  # a note copied, as the text before it says
             shutil.copy(argv[1], argv[2])
             continue
+        if argv[0] == "trigger":  # the event's trigger, as the README's schedule entry declares it
+            entry = next(b for b in YAML.findall((REPO / "README.md").read_text(encoding="utf-8"))
+                         if f"event: {argv[1]}" in b)
+            (home.config.parent / "schedules" / "events.yaml").write_text(entry, encoding="utf-8")
         if argv[0] == "graph" and argv[1:3] == ["show", "project"]:
             home.run("project", "new", argv[3], check=True)  # the project the example shows
         done = home.run(*argv)

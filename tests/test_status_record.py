@@ -32,6 +32,7 @@ FULL = {
     "metrics_textfile": "/var/lib/node_exporter/routine.prom",
     "vault_watch": {"mode": "reconcile only", "problem": "the inotify watch limit is reached"},
     "paused": ["everything until Sun 27 Dec 2026 08:00"],
+    "reminders": ["#3 Sat 28 Nov 15:00: Call Priya (note, in [[Inbox/Calls]])"],
     "keep_rates": [{"by": "agent", "name": "strategist", "sections": 4, "kept": 0.75, "untouched": 2, "edited": 1,
                     "deleted": 1, "approved": 1, "approved_kept": 1.0}],
     "waiting": [{"id": "q-7f3a9c", "block": "morning", "agent": "strategist", "question": "Which meeting matters?",

@@ -165,7 +165,8 @@ def _list(schedules: Schedules, as_json: bool) -> int:
                     for b in schedules.blocks.values()
                 ],
                 "triggers": [
-                    {"id": t.id, "on": t.on, "path": t.path, "agent": t.agent, "debounce": t.debounce.total_seconds()}
+                    {"id": t.id, "on": t.on, "path": t.path, "agent": t.agent, "debounce": t.debounce.total_seconds(),
+                     **({"event": t.event, "block": t.block} if t.event else {})}
                     for t in schedules.triggers
                 ],
             }
@@ -184,7 +185,8 @@ def _list(schedules: Schedules, as_json: bool) -> int:
     print_table(rows, ["block", "cron", "missed", "steps", "writes"])
     if schedules.triggers:
         print()
-        print_table([{"trigger": t.id, "on": t.on, "path": t.path, "agent": t.agent} for t in schedules.triggers],
+        print_table([{"trigger": t.id, "on": t.on, "path": t.path or f"event {t.event}",
+                      "agent": t.agent or f"block {t.block}"} for t in schedules.triggers],
                     ["trigger", "on", "path", "agent"])
     return 0
 

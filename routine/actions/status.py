@@ -12,7 +12,8 @@ from routine.actions.schedule import upcoming
 from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import load_agents, load_config, zone_name_of
 from routine.daemon import client
-from routine.daemon.status import keep_rates, open_alerts, paused_now, recent_runs, resident_models, waiting
+from routine.daemon.status import (keep_rates, open_alerts, paused_now, recent_runs, reminders_waiting,
+                                   resident_models, waiting)
 from routine.daemon.status_record import DaemonState, DaemonStatus, NextFire, RecentRun
 from routine.schedule.loader import load_schedules
 
@@ -75,6 +76,8 @@ def _print(status: DaemonStatus, clock: Clock) -> None:
         print_table([{"at": clock.show(f.at, _WHEN), "block": f.block, "agents": ", ".join(f.agents),
                       "note": f.held_note} for f in status.next_fires[:8]], ["at", "block", "agents", "note"],
                     {"at": clock.label("at")})
+    if status.reminders:
+        print("\nreminders:" + "".join(f"\n  {line}" for line in status.reminders))
     if status.recent_runs:
         print("\nrecent runs:")
         print_table([_row(r, clock) for r in status.recent_runs],
@@ -118,7 +121,8 @@ def _offline(args: argparse.Namespace) -> DaemonStatus:
         agents, _ = load_agents(config)
         fires = tuple(NextFire(r["block"], r["at"], tuple(r["agents"]), r.get("held"))
                       for r in upcoming(config, load_schedules(config, agents), 8))
-        status = replace(status, next_fires=fires, open_alerts=open_alerts(config), paused=paused_now(config))
+        status = replace(status, next_fires=fires, open_alerts=open_alerts(config), paused=paused_now(config),
+                         reminders=reminders_waiting(config))
         resident, error = resident_models(config)
         return replace(status, resident_models=resident, models_error=error)
     except Exception as exc:  # status must work even when the config is broken

@@ -44,6 +44,8 @@ COMMANDS = {
     "ask": ("ask", "ask an agent one question; the answer streams; -c continues the last conversation"),
     "chats": ("chats", "conversations: every message, tool call and summary, from the journal"),
     "answer": ("answer", "answer a question an agent asked (its block waits for it); without ID, list those waiting"),
+    "remind": ("remind", "a one-shot reminder at your local time (`remind TEXT --at WHEN`); --list, --snooze, --done"),
+    "trigger": ("trigger", "an outside event: run the triggers declared for it (`\"on\": event`), with its payload"),
 }
 
 

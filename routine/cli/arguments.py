@@ -344,3 +344,24 @@ def answer(p: argparse.ArgumentParser) -> None:
     p.add_argument("question", nargs="?", metavar="ID", help="the question's id (q-…); without it, list those waiting")
     p.add_argument("text", nargs="*", metavar="TEXT", help="your answer: a choice (or its number), or free text")
     _json(p, parent=True)
+
+
+def remind(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text", nargs="*", metavar="TEXT", help="what to remind you of (with --at)")
+    p.add_argument("--at", metavar="WHEN", help="when: 15:00, 3pm, tomorrow 9:00, monday at 15:00, 2026-11-28 15:00, "
+                   "in 2 hours, 90m (your local time, routine's `timezone:`)")
+    p.add_argument("--list", action="store_true", help="the reminders waiting, then the last ones fired or ended")
+    p.add_argument("--snooze", nargs=2, metavar=("ID", "15m|1h|tomorrow"),
+                   help="fire reminder ID once more: in 15 minutes, an hour, or tomorrow at 09:00")
+    p.add_argument("--done", metavar="ID", type=int, help="reminder ID never fires again")
+    _json(p, parent=True)
+
+
+def trigger(p: argparse.ArgumentParser) -> None:
+    p.add_argument("event", metavar="NAME", help="the event: the triggers with `\"on\": event` and `event: NAME` run")
+    p.add_argument("--input", action="append", default=[], metavar="KEY=VALUE",
+                   help="a field of the payload (repeat it); the step sees the payload as data, never as a template")
+    p.add_argument("--json-file", "--payload", dest="payload_file", metavar="FILE",
+                   help="the payload: a JSON object from FILE (- for stdin)")
+    _quiet(p)
+    _json(p, parent=True)

@@ -30,7 +30,7 @@ def sample_error(template: str, earlier: list[str]) -> str | None:
 
     steps = {name: {"output": ""} for name in earlier}
     return template_error(template, {**_SAMPLE, "steps": steps, "task": "", "agent": "", "path": "Inbox/x.md",
-                                     "event": "created", "answer": ""})
+                                     "event": "created", "answer": "", "payload": "{}"})
 
 
 def template_problems(text: str, earlier: list[str]) -> list[str]:

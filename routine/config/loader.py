@@ -30,6 +30,7 @@ from routine.config.model import (
     MemorySettings,
     ModelAlias,
     TrialSettings,
+    EventSettings,
 )
 from routine.config.schema import CONFIG, LIBRARY_TOOLS, with_defaults
 from routine.config.validate import schema_problems
@@ -140,6 +141,8 @@ def _build_config(path: Path, raw: Parsed) -> Config:
                               channels=_channels(data["notify"]), answer_within=parse_duration(
                                   data["notify"]["answer_within"])),
         trials=TrialSettings(window=quiet_hours(data["trials"]["window"]), clear=_seconds(data["trials"]["clear"])),
+        events=EventSettings(listen=data["events"]["listen"], per_minute=data["events"]["per_minute"],
+                             tokens=tuple(sorted(data["events"]["tokens"].items()))),
     )
 
 

@@ -129,6 +129,18 @@ class LibrarySource:
 
 
 @dataclass(frozen=True)
+class EventSettings:
+    """`events:`: the webhook for outside events (routine.daemon.webhook); off unless ``listen``."""
+
+    listen: str = ""  # host:port on loopback; empty: no listener
+    per_minute: int = 30
+    tokens: tuple[tuple[str, str], ...] = ()  # (event, token)
+
+    def token_of(self, event: str) -> str | None:
+        return dict(self.tokens).get(event)
+
+
+@dataclass(frozen=True)
 class TrialSettings:
     """`trials:`: when the daemon runs queued trials (routine.trials)."""
 
@@ -176,6 +188,7 @@ class Config:
     notify: NotifySettings = NotifySettings()  # `notify:`; see routine.person.notifications
     calendars: tuple[CalendarSource, ...] = ()  # `calendars:`; see routine.person.agenda
     trials: TrialSettings = TrialSettings()  # `trials:`; see routine.trials
+    events: EventSettings = EventSettings()  # `events:`; see routine.daemon.webhook
 
     @property
     def managed_hosts(self) -> list[str]:

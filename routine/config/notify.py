@@ -33,6 +33,7 @@ class Topic(str, Enum):
     TASKS = "tasks"
     READY = "ready"
     QUESTIONS = "questions"
+    REMINDERS = "reminders"
 
     def __str__(self) -> str:
         return self.value
@@ -64,6 +65,8 @@ _TRAITS: dict[Topic, tuple[Priority, str]] = {
     Topic.TASKS: (Priority.NORMAL, "a project task assigned to a person, and a nudge when it is due"),
     Topic.READY: (Priority.LOW, "the note of a block named in `ready`, with its first lines"),
     Topic.QUESTIONS: (Priority.HIGH, "an agent asks you something and waits for the answer (with its choices)"),
+    Topic.REMINDERS: (Priority.HIGH, "a reminder you set, at its time (`routine remind`, `(@2026-11-28 15:00)` on a "
+                                     "task, \"remind me at 15:00 to …\" in a chat note)"),
 }
 ALL = "all"  # `notify.on: all` (the default): every topic, those added later too
 

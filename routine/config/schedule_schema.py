@@ -153,10 +153,18 @@ SCHEDULE: Schema = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["on", "path", "agent"],
+                "required": ["on"],
+                # A note's change (`path`, an `agent`), or an outside event (`event`, an `agent` or a `block`).
+                "if": {"properties": {"on": {"const": "event"}}},
+                "then": {"required": ["event"]},
+                "else": {"required": ["path", "agent"]},
                 "properties": {
-                    "on": {"enum": ["created", "modified", "deleted", "moved"]},
+                    "on": {"enum": ["created", "modified", "deleted", "moved", "event"]},
                     "path": {"type": "string"},
+                    "event": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9_.-]*$",
+                              "description": "with `\"on\": event`: the name `routine trigger NAME` fires"},
+                    "block": {"type": "string", "description": "with `\"on\": event`: a block of the schedule to "
+                                                              "run instead of one agent"},
                     "where": {"type": "object"},
                     "agent": {"type": "string"},
                     "task": {"type": "string"},

@@ -43,6 +43,17 @@ def section(description: str, **properties: Schema) -> Schema:
     return {"type": "object", "additionalProperties": False, "description": description, "properties": properties}
 
 
+EVENTS = section(
+    "outside events over HTTP (`routine trigger`'s webhook): off unless `listen` is set",
+    listen=key("a loopback address and port to listen on, e.g. 127.0.0.1:8787; empty: no listener",
+               {"type": "string", "pattern": r"^((127\.0\.0\.1|localhost|\[::1\]):\d{1,5})?$"}, default=""),
+    per_minute=key("requests one event accepts a minute; more are answered 429",
+                   {"type": "integer", "minimum": 1, "maximum": 600}, default=30),
+    tokens=key("one token per event (`event: NAME`), at least 16 characters, sent as `Authorization: Bearer TOKEN`",
+               {"type": "object", "propertyNames": {"pattern": r"^[a-z0-9][a-z0-9_.-]*$"},
+                "additionalProperties": {"type": "string", "minLength": 16}}, default={}),
+)
+
 TRIALS = section(
     "trials of other models on your own runs (`routine models try`), run by the daemon when the box is idle",
     window=key(
@@ -183,6 +194,7 @@ CONFIG = {
             ),
         ),
         "trials": TRIALS,
+        "events": EVENTS,
         "projects": section(
             "projects and their tasks",
             pickup_backoff=key(

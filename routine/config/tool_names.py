@@ -9,7 +9,7 @@ from __future__ import annotations
 
 TOOL_NAMES: tuple[str, ...] = ("search_notes", "read_note", "list_notes", "write_note", "now", "date_math",
                                "run_command", "graph_neighbors", "recommend_artifact", "propose_tasks",
-                               "ask_person")
+                               "ask_person", "remind_person")
 
 
 class ToolDefinitionError(TypeError):

@@ -46,6 +46,8 @@ from routine.daemon.residency import Residency
 from routine.daemon.run_events import RunEvents
 from routine.daemon.status import snapshot, resident_models
 from routine.daemon.status_record import status_line
+from routine.daemon.timed_reminders import TimedReminders
+from routine.daemon.webhook import Webhook
 from routine.daemon.trials import NightTrials
 from routine.daemon.vault_events import VaultEvents
 from routine.daemon.work import WorkQueue
@@ -100,6 +102,8 @@ class Daemon(ScheduledWork):
         self.run_events.asked = self.questions.asked
         # Trials of other models, in the `trials:` window, when the box is idle (routine.daemon.trials)
         self.trials = NightTrials(self.live, self.queue, lambda: self.models, self.now_local)
+        self.reminders = TimedReminders(self)  # one-shot reminders on the timers (routine.daemon.timed_reminders)
+        self.webhook = Webhook(self)  # outside events over HTTP on loopback, when `events.listen` is set
         self.replies = Replies(self)  # the person's answers from the phone (routine.daemon.replies)
         self._resident: tuple[float, tuple[ResidentModel, ...] | None, str | None] | None = None
         self._parts = Components([])
@@ -116,6 +120,7 @@ class Daemon(ScheduledWork):
             ),
             Component("work queue", self._start_queue, halt=self._drain),
             Component("timers", self._start_timers, halt=self._stop_timers),
+            Component("reminders", self.reminders.start, halt=self.reminders.stop),
             Component(
                 "search index",
                 self._open_memory,
@@ -131,6 +136,7 @@ class Daemon(ScheduledWork):
             ),
             Component("questions", self.questions.start, halt=self.questions.stop),
             Component("control socket", self._open_control, stop=if_there(lambda: self.control, lambda c: c.stop())),
+            Component("webhook", self.webhook.start, halt=self.webhook.stop),
             Component("answers", self.replies.start, halt=self.replies.stop),  # none configured: none run
             Component("health monitor", self.monitor.start, halt=self.monitor.stop),
             Component("trials", self.trials.start, halt=self.trials.halt, stop=self.trials.stop),
@@ -193,6 +199,7 @@ class Daemon(ScheduledWork):
 
     def _watch_vault(self) -> None:
         self.vault_events = VaultEvents(self)
+        self.vault_events.listeners.append(self.reminders.on_change)  # task lines' and chat notes' reminders
         self.vault_events.start()
 
     def _open_control(self) -> None:
@@ -313,6 +320,7 @@ class Daemon(ScheduledWork):
         if restarting:
             for block_id in list(self.live.schedules.blocks):  # what came due while it was down
                 self.on_due(block_id)
+            self.reminders.plan()
 
     def recovered(self, cause_key: str) -> None:
         """The monitor saw a cause gone: account for and retry what it stopped."""
@@ -321,6 +329,10 @@ class Daemon(ScheduledWork):
 
     def changed(self) -> None:
         self._changed()
+
+    def plan_reminders(self) -> None:
+        """`routine remind` changed the reminders (another process): their timers are planned again."""
+        self.reminders.plan()
 
     def _changed(self) -> None:
         """Something the person can see changed (work queued or done, a reload, health)."""

@@ -23,6 +23,7 @@ from routine.access import resolve
 from routine.config.loader import agent_named
 from routine.daemon.chat_op import chat
 from routine.daemon.client import socket_path
+from routine.daemon.event_op import event
 from routine.daemon.fire_op import fire
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
@@ -63,6 +64,7 @@ class Host(Jobs, Protocol):
     @property
     def questions(self) -> QuestionKeeper: ...
     def changed(self) -> None: ...
+    def plan_reminders(self) -> None: ...
 
 
 Send = Callable[[dict[str, Any]], None]
@@ -202,7 +204,7 @@ def _handler(host: Host, status: Callable[[], DaemonStatus]) -> type[socketserve
 
 
 OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "search": (), "chat": (), "held": (),
-       "queued": (), "answer": ("question",)}
+       "queued": (), "answer": ("question",), "reminders": (), "event": ("event",)}
 
 
 def parse_request(line: bytes) -> dict:
@@ -245,6 +247,11 @@ def handle_request(host: Host, status: Callable[[], DaemonStatus], message: dict
     elif op == "answer":  # `routine answer ID TEXT`: the one path of answers, its block resumed on the queue
         outcome = host.questions.answer(message["question"], str(message.get("text") or ""), "cli")
         send({"done": True, "result": outcome.summary(), "exit": 0 if outcome.accepted else 1})
+    elif op == "event":  # `routine trigger NAME`: the event's triggers queued with its payload
+        event(host, message, send)
+    elif op == "reminders":  # `routine remind` set, snoozed or ended one: its timer is planned now
+        host.plan_reminders()
+        send({"done": True})
     elif op in ("held", "queued"):  # `routine pause|resume` changed what is held: the dashboard and status say
         host.changed()  # so now; `models try`, `agent try` queued a trial: the trials window looks at once
         send({"done": True})

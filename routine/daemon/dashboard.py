@@ -96,6 +96,9 @@ def render(snap: DaemonStatus, vault: Path, tz: tzinfo | None, as_of: datetime |
     else:
         lines.append("Nothing scheduled.")
 
+    if snap.reminders:
+        lines += ["", "## Reminders", "", *(f"- {_cell(line)}" for line in snap.reminders)]
+
     lines += ["", "## Models in memory", ""]
     resident = snap.resident_models
     if resident is None:

@@ -21,7 +21,7 @@ from routine.journal import Journal
 from routine.journal.keep import KeepRates
 from routine.journal.questions import Questions
 from routine.models import providers
-from routine.schedule import pause
+from routine.schedule import pause, timed_reminders
 from routine.vault import read_note
 from routine.vault.presence import vault_problem
 
@@ -79,6 +79,7 @@ def snapshot(parts: Sources, health_problems: list[str] | None = None) -> Daemon
         metrics_textfile=str(config.metrics_textfile) if config.metrics_textfile else None,
         vault_watch=_watch_state(parts.vault_events),
         paused=paused_now(config),
+        reminders=reminders_waiting(config),
         keep_rates=keep_rates(),
         waiting=waiting(),
     )
@@ -92,6 +93,11 @@ def waiting() -> tuple[Waiting, ...]:
                      for q in Questions(journal.db).open())
     finally:
         journal.close()
+
+
+def reminders_waiting(config: Config) -> tuple[str, ...]:
+    """The one-shot reminders still to fire (the daemon's status and `routine status` without one)."""
+    return timed_reminders.waiting(ZoneInfo(config.zone_name()))
 
 
 def paused_now(config: Config) -> tuple[str, ...]:

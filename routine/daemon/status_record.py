@@ -262,6 +262,7 @@ class DaemonStatus:
     metrics_textfile: str | None = None
     vault_watch: WatchState | None = None
     paused: tuple[str, ...] = ()  # what a pause or a holiday holds now (`schedule.pause.in_force`)
+    reminders: tuple[str, ...] = ()  # one-shot reminders still to fire, soonest first (`schedule.timed_reminders`)
     keep_rates: tuple[KeepRate, ...] = ()  # per agent and per block, the last KEEP_DAYS days (`journal.keep`)
     waiting: tuple[Waiting, ...] = ()  # questions agents asked the person, still open (issue 45)
     service_gaps: tuple[str, ...] = ()  # hosts routine.yaml names that the installed unit does not let through
@@ -284,6 +285,7 @@ class DaemonStatus:
             "metrics_textfile": self.metrics_textfile,
             "vault_watch": self.vault_watch.to_json() if self.vault_watch else None,
             "paused": list(self.paused),
+            "reminders": list(self.reminders),
             "keep_rates": [k.to_json() for k in self.keep_rates],
             "waiting": [w.to_json() for w in self.waiting],
             "service_gaps": list(self.service_gaps),
@@ -307,6 +309,7 @@ class DaemonStatus:
             "recent_runs": tuple(RecentRun.from_json(r) for r in d.get("recent_runs") or ()),
             "open_alerts": tuple(d.get("open_alerts") or ()),
             "paused": tuple(d.get("paused") or ()),
+            "reminders": tuple(d.get("reminders") or ()),
             "keep_rates": tuple(KeepRate.from_json(k) for k in d.get("keep_rates") or ()),
             "waiting": tuple(Waiting.from_json(w) for w in d.get("waiting") or ()),
             "service_gaps": tuple(d.get("service_gaps") or ()),

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from typing import Callable
 from zoneinfo import ZoneInfo
 
+from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
 
@@ -57,6 +58,26 @@ class CronSlotTrigger(BaseTrigger):
         return f"cron[{self.expr} {self.tz}]"
 
 
+class AtTrigger(BaseTrigger):
+    """One moment of the daemon's clock (a reminder's, ``daemon.timed_reminders``), planned at the
+    system instant that clock reaches it (``offset``, as ``CronSlotTrigger``); then no more."""
+
+    def __init__(self, at: datetime, offset: Callable[[], timedelta] | None = None):
+        self.at = at
+        self.offset = offset
+
+    def get_next_fire_time(self, previous_fire_time: datetime | None, now: datetime) -> datetime | None:
+        if previous_fire_time is not None:
+            return None
+        return self.at - (self.offset() if self.offset else timedelta(0))
+
+    def __str__(self) -> str:
+        return f"at[{self.at.isoformat()}]"
+
+
+BLOCK_JOB = "block:"  # a block's job id begins so; a one-shot's (``at``) with its own prefix
+
+
 class Timers:
     """The jobs live in memory: what a block owes after a restart comes from the slot records
     (``daemon.due``), so the timers keep nothing on disk and a full state disk cannot stop them."""
@@ -76,9 +97,9 @@ class Timers:
 
     def sync(self, blocks: dict[str, Block]) -> None:
         """Make the jobs match the blocks in force: add, update, remove."""
-        wanted = {f"block:{b.id}": b for b in blocks.values() if b.enabled and b.timed}
+        wanted = {f"{BLOCK_JOB}{b.id}": b for b in blocks.values() if b.enabled and b.timed}
         for job in self.scheduler.get_jobs():
-            if job.id not in wanted:
+            if job.id.startswith(BLOCK_JOB) and job.id not in wanted:
                 self.scheduler.remove_job(job.id)
                 log.info("removed timer %s", job.id)
         for job_id, block in wanted.items():
@@ -90,6 +111,22 @@ class Timers:
                                    id=job_id, name=block.id, replace_existing=True)
             log.info("timer %s: %s", job_id, trigger)
 
+    def at(self, job_id: str, when: datetime, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once, when the daemon's clock reaches ``when`` (at once if it has);
+        a job of that id planned before is replaced."""
+        self.scheduler.add_job(callback, trigger=AtTrigger(when, self.offset), id=job_id, name=job_id,
+                               replace_existing=True)
+
+    def one_shots(self, prefix: str) -> set[str]:
+        """The ids of the one-shot jobs still planned whose id begins with ``prefix``."""
+        return {job.id for job in self.scheduler.get_jobs() if job.id.startswith(prefix)}
+
+    def cancel(self, job_id: str) -> None:
+        try:
+            self.scheduler.remove_job(job_id)
+        except JobLookupError:  # fired (and gone) meanwhile, or never planned
+            pass
+
     def replan(self) -> None:
         """The daemon's clock jumped (a test drove it): every job's next slot, planned again."""
         for job in self.scheduler.get_jobs():
@@ -97,7 +134,8 @@ class Timers:
 
     def next_fires(self) -> dict[str, datetime]:
         shift = self.offset() if self.offset else timedelta(0)
-        return {job.name: job.next_run_time + shift for job in self.scheduler.get_jobs() if job.next_run_time}
+        return {job.name: job.next_run_time + shift for job in self.scheduler.get_jobs()
+                if job.next_run_time and job.id.startswith(BLOCK_JOB)}
 
     def alive(self) -> bool:
         thread = getattr(self.scheduler, "_thread", None)  # BackgroundScheduler's own thread

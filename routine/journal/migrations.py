@@ -399,6 +399,33 @@ def m025_prompt_trial_queue(db: sqlite3.Connection) -> None:
 MIGRATIONS.append(("025_prompt_trial_queue", m025_prompt_trial_queue))
 
 
+def m026_reminders(db: sqlite3.Connection) -> None:
+    # issue 45, reminders in words: one-shot reminders the person set (a task line's `(@2026-11-28
+    # 15:00)`, "remind me at 15:00 to …" in a chat note, `routine remind`, an agent's
+    # `remind_person`), fired once at their local time by the daemon's timers; a snooze fires again
+    # once (`round` counts the fires, so each has its own notification key).
+    _script(db, """
+        CREATE TABLE reminders (
+            id INTEGER PRIMARY KEY,
+            text TEXT NOT NULL,             -- what to remind of, the person's words
+            at TEXT NOT NULL,               -- when it fires next (UTC ISO)
+            origin TEXT NOT NULL,           -- note | chat | cli | agent
+            source TEXT NOT NULL UNIQUE,    -- where it was set: one reminder per source (a note's line, a chat turn)
+            note TEXT,                      -- the vault note it was set in, if any
+            status TEXT NOT NULL,           -- pending | fired | done | cancelled | passed
+            round INTEGER NOT NULL DEFAULT 0,  -- fires so far (a snooze makes it pending again)
+            created_at TEXT NOT NULL,
+            fired_at TEXT,
+            why TEXT                        -- how it ended: fired late, ticked, deleted, done from the phone
+        )
+    """)
+    db.execute("CREATE INDEX reminders_pending ON reminders (status, at)")
+    db.execute("CREATE INDEX reminders_note ON reminders (note)")
+
+
+MIGRATIONS.append(("026_reminders", m026_reminders))
+
+
 def m028_answers(db: sqlite3.Connection) -> None:
     # issue 45, answers from the phone (routine/journal/answers.py): a ticket per message that carries
     # choices (signed, single use, with an end), the channel's id of each message sent with one (a typed

@@ -47,9 +47,11 @@ class Resume:
 def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigger: str = "manual",
               slot: str | None = None, dry_run: bool = False, stream: bool = False,
               run_id: str | None = None, resume: Resume | None = None,
-              upstream: dict[str, str] | None = None) -> BlockOutcome:
+              upstream: dict[str, str] | None = None, payload: str = "",
+              variables: dict[str, object] | None = None) -> BlockOutcome:
     """``upstream``: a chained block's (``after:``) view of the run it follows, its steps' outputs by
-    agent, which its own steps see as ``{{ steps.AGENT.output }}``."""
+    agent, which its own steps see as ``{{ steps.AGENT.output }}``. ``payload`` and ``variables``:
+    an outside event's (``schedule.events``), given to every step."""
     journal = None if dry_run else runner.runs
     if upstream is None and block.after is not None:
         upstream = _last_run_followed(journal, block)
@@ -83,7 +85,8 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
         request = StepRequest(agent=agent, task=step.task or agent.task, write=_write_of(step, agent),
                               inputs=step.inputs, search=step.search, graph=step.graph, trigger=trigger, block=block.id,
                               step_index=index, parent=parent, slot=slot, prior=dict(prior), as_of=as_of,
-                              prefetch=following.model if following else None, variables=dict(step.variables),
+                              prefetch=following.model if following else None,
+                              variables={**dict(step.variables), **(variables or {})}, payload=payload,
                               details={**({"project": block.project} if block.project else {}),
                                        **({"branch": branch} if branch else {}),
                                        **({"answered_by": resume.answer.origin}

@@ -45,6 +45,7 @@ class StepRequest:
     alert_cause: Cause | None = None
     # A block resumed after the person answered a step's question: `{{ answer }}` and a piece of context.
     answer: Answered | None = None
+    payload: str = ""  # an outside event's payload (JSON text): a piece of context, and `{{ payload }}`, as data
 
     @classmethod
     def for_agent(cls, config: Config, agent: AgentSpec, task: str | None, trigger: str = "manual",

@@ -196,6 +196,7 @@ class Runner:
                 "agent": agent.name,
                 "path": "",
                 "event": "",
+                "payload": req.payload,  # a value: never rendered as a template
                 **req.variables,
                 "answer": req.answer.answer if req.answer else "",  # the person's answer: a value, never a template
             }
@@ -222,6 +223,8 @@ class Runner:
             gathered.items += recall.recalled(self.config.vault, agent, 900 + len(gathered.items))
             if req.answer is not None:  # the block resumed with the person's answer to this or an earlier step
                 gathered.items.append(asking.answer_item(req.answer, len(gathered.items)))
+            if req.payload:
+                gathered.items.append(context.payload_item(req.payload, 950 + len(gathered.items)))
             if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
 
                 gathered.items += graph_items(

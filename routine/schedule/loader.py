@@ -166,6 +166,11 @@ def load_file(path: Path, config: Config, agents: dict[str, AgentSpec]) -> FileR
             result.blocks[block_id] = block
     triggers = data.get("triggers")
     for i, raw in enumerate(triggers if isinstance(triggers, list) else []):
+        if isinstance(raw, dict) and raw.get("on") == "event" and isinstance(raw.get("event"), str):
+            trigger = _event_trigger(doc, i, raw, agents, result.problems)
+            if trigger:
+                result.triggers.append(trigger)
+            continue
         if not (isinstance(raw, dict) and isinstance(raw.get("agent"), str) and isinstance(raw.get("on"), str)
                 and isinstance(raw.get("path"), str)):
             continue
@@ -253,6 +258,44 @@ def _trigger(doc: LocatedYaml, i: int, raw: Parsed, agents: dict[str, AgentSpec]
                    debounce=_duration(with_defaults(TRIGGER, raw)["debounce"]), write=write)
 
 
+def _event_trigger(doc: LocatedYaml, i: int, raw: Parsed, agents: dict[str, AgentSpec],
+                   problems: list[Problem]) -> Trigger | None:
+    """`"on": event`: an outside event's trigger (`routine trigger NAME`), running an agent (with
+    its task and write target, as a note's trigger does) or a block (its steps as written)."""
+    here = ("triggers", i)
+    before = len(problems)
+    agent_name, block = raw.get("agent"), raw.get("block")
+    if (agent_name is None) == (block is None):
+        problems.append(doc.problem(here, "an event's trigger runs either an `agent` (with its `task`) or a "
+                                          "`block`; write one of the two."))
+        return None
+    if block is not None:
+        for key in ("task", "write", "path", "where"):
+            if key in raw:
+                problems.append(doc.problem(here + (key,), f"`{key}` is not read when the trigger runs a block: "
+                                                           "the block's steps say what they do; take it out."))
+        if len(problems) > before or not isinstance(block, str):
+            return None
+        return Trigger(id=f"{Path(doc.file).stem}#{i}", file=doc.file, on="event", path="", agent="",
+                       event=raw["event"], block=block)
+    for key in ("path", "where"):
+        if key in raw:
+            problems.append(doc.problem(here + (key,), f"`{key}` is for a note's trigger; an event's has none."))
+    agent = agents.get(agent_name) if isinstance(agent_name, str) else None
+    if agent is None:
+        problems.append(doc.problem(here + ("agent",), f"unknown agent {agent_name!r}."))
+        return None
+    if "task" in raw:
+        check_template(doc, here + ("task",), raw["task"], [], problems)
+    write = WriteSpec.from_dict(raw.get("write")) or agent.write
+    if write is None:
+        problems.append(doc.problem(here, f"trigger needs a `write:` target (agent {agent.name} has no default)."))
+    if len(problems) > before or write is None:
+        return None
+    return Trigger(id=f"{Path(doc.file).stem}#{i}", file=doc.file, on="event", path="", agent=agent.name,
+                   task=raw.get("task"), write=write, event=raw["event"])
+
+
 def cross_file_problems(results: list[FileResult]) -> list[Problem]:
     """Duplicate block ids across files, and two blocks writing one section at one minute."""
     problems = []
@@ -271,4 +314,7 @@ def cross_file_problems(results: list[FileResult]) -> list[Problem]:
             owner.setdefault(block_id, r.path)
 
     problems += section_clashes([b for r in results for b in r.blocks.values()])
+    problems += [Problem(str(r.path), None, f"triggers[{t.id.rsplit('#', 1)[-1]}].block",
+                         f"block {t.block!r} is in no schedule file (known: {', '.join(sorted(owner)) or 'none'}).")
+                 for r in results for t in r.triggers if t.block is not None and t.block not in owner]
     return problems + chains.problems((b, r.path) for r in results for b in r.blocks.values())

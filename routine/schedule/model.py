@@ -78,6 +78,8 @@ class Trigger:
     where: tuple[tuple[str, object], ...] = ()
     debounce: timedelta = parse_duration(_TRIGGER["debounce"])
     write: WriteSpec | None = None
+    event: str | None = None  # `"on": event`: the outside event's name (`routine trigger NAME`); path is ""
+    block: str | None = None  # an event's trigger that runs a block (agent is "")
 
 
 @dataclass

@@ -12,13 +12,14 @@ from routine.tools.base import Tool
 from routine.tools.graph_tools import graph_neighbors
 from routine.tools.person_tools import ask_person
 from routine.tools.project_tools import propose_tasks, recommend_artifact
+from routine.tools.remind_tools import remind_person
 from routine.tools.sandbox import run_command
 from routine.tools.time_tools import date_math, now
 from routine.tools.vault_tools import list_notes, read_note, search_notes, write_note
 
 TOOLS: dict[str, Tool] = {t.name: t for t in (search_notes, read_note, list_notes, write_note, now, date_math,
                                               run_command, graph_neighbors, recommend_artifact, propose_tasks,
-                                              ask_person)}
+                                              ask_person, remind_person)}
 
 if tuple(TOOLS) != TOOL_NAMES:
     raise ToolDefinitionError(f"routine/config/tool_names.py declares {', '.join(TOOL_NAMES)}, but the registry has "
