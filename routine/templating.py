@@ -70,7 +70,8 @@ def date_vars(now: datetime) -> dict[str, object]:
 
 # Date lists: in an input path, one input per date.
 LIST_VARIABLES = frozenset({"week_so_far", "last_week"})
-# Names a schedule may use; `steps` and `task` are filled in by the runner. `answer`: the person's, `payload`: an event's (issue 45).
+# `answer`: the person's answer to a question; `payload`: an outside event's (issue 45).
+# Names a schedule may use; `steps` and `task` are filled in by the runner.
 KNOWN_VARIABLES = frozenset(date_vars(datetime(2026, 1, 1).astimezone())) | {"steps", "task", "agent", "path", "event",
                                                                             "answer", "payload"}
 
