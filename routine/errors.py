@@ -231,3 +231,9 @@ class ReplyRejected(ModelError):
         shown = f' It began: "{excerpt}".' if excerpt else ""
         super().__init__(f"The reply of {model} was {problem}, so nothing was written.{shown}", fix)
         self.problem = problem
+
+
+class McpUnavailable(RoutineError):
+    """An MCP server (routine.yaml's `mcp_servers:`) did not start, list its tools or answer in time."""
+
+    transient = True

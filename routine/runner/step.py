@@ -38,7 +38,7 @@ from routine.runner.request import StepOutcome, StepRequest, StepSetup
 from routine.runner.events import Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote, ignore
 from routine.templating import date_vars, render
 from routine.tools.base import ToolContext
-from routine.tools.loop import LoopResult, run_tool_loop
+from routine.tools.loop import LoopResult
 from routine.vault import check_write, Provenance, write_output
 from routine.vault.guard import Guard
 from routine.vault.presence import require_vault
@@ -283,10 +283,10 @@ class Runner:
                 on_token: Callable[[str], None] | None) -> tuple[Completion, list[str]]:
         """One completion, and the tool results the model was given on the way (for an agent with
         tools, the bounded tool loop; its transcript journaled)."""
-        from routine.tools.registry import tools_for  # lazy: jsonschema, which the tools' declarations load
+        from routine.tools.toolset import tool_set  # lazy: jsonschema, which the tools' declarations load
 
         agent = req.agent
-        tools = tools_for(agent)
+        tools = tool_set(self.config, agent, now)
         if not tools:
             return self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
                                         prefetch=req.prefetch, on_phase=lambda p: self._phase(run_id, p)), []
@@ -295,9 +295,8 @@ class Runner:
                           search=self._search_for_tools, write_gate=self.write_gate)
         loop = LoopResult()
         try:
-            run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
-                          agent.timeout, run_id, beat=runcontext.beat, out=loop, on_token=on_token,
-                          on_phase=lambda p: self._phase(run_id, p))
+            tools.run(self.models, agent, built.messages, ctx, loop, run_id, on_token=on_token,
+                      on_phase=lambda p: self._phase(run_id, p))
         finally:  # also when a model call fails halfway: the calls made so far are on record
             self.runs.update(run_id, log=loop.log)
         self.on_event(ToolsUsed(run_id, loop.status, loop.result, loop.error, loop.turns, loop.calls, loop.refused))

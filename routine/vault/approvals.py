@@ -36,6 +36,9 @@ from routine.vault.files import vault_files
 # A proposal's `kind` for a change to a schedule file (outside the vault; routine.schedule.edit
 # writes and applies it, routine.flows.approval dispatches on it): its `target` is that file.
 SCHEDULE_KIND = "schedule"
+# A proposal's `kind` for a call to an MCP server's tool that may change things (routine.tools.mcp_tools
+# writes it, routine.flows.approval runs it once approved): its `section` is the sealed `server/tool`.
+MCP_KIND = "mcp"
 _PROPOSED = re.compile(r"^## Proposed text[ \t]*\n(.*?)(?=^## Changes from your text[ \t]*$|\Z)", re.M | re.S)
 
 
