@@ -203,3 +203,30 @@ def test_routine_without_mcp_servers_never_imports_the_sdk(builder, ollama):
     names = imported_modules(["fire", "builder"], {**home.env, "OLLAMA_HOST": ollama.url})
     assert "routine" in names and "litellm" in names  # the run happened, with its model
     assert "mcp" not in names and "mcp_types" not in names
+
+
+def test_the_hosts_an_mcp_server_may_reach_are_in_the_services_allow_list(initialised):
+    from routine.config.loader import load_config
+    from routine.peers import peers
+
+    initialised.config.write_text(initialised.config.read_text() + "\nmcp_servers: " + json.dumps({
+        "tracker": {"url": "https://tracker.lan:8443/mcp"},
+        "weather": {"command": "mcp-weather", "hosts": ["api.weather.lan:443"]},
+        "git": {"command": "mcp-server-git"}}) + "\n")
+    found = {p.host: p.what for p in peers(load_config(initialised.config))}
+    assert found["tracker.lan"] == "MCP server tracker" and found["api.weather.lan"] == "MCP server weather"
+    assert not [w for w in found.values() if w == "MCP server git"]  # no hosts: no network at all
+
+
+@needs_bubblewrap
+def test_doctor_starts_each_server_and_agent_show_lists_the_agents_mcp_tools(builder, repo):
+    home = builder({"git": {"command": str(BIN / "mcp-server-git"), "paths": [str(repo)]},
+                    "gone": {"command": "/nonexistent/mcp-server"}}, "mcp:git/git_log, mcp:git/git_commit",
+                   approval="required")
+    doctor = home.run("doctor").stdout
+    assert "mcp git" in doctor and "git_log" in doctor and "git_commit (changes)" in doctor
+    assert "mcp gone" in doctor and "'/nonexistent/mcp-server' was not found" in doctor
+    shown = home.run("agent", "show", "builder", check=True).stdout
+    assert "git_log (MCP server git; read-only)" in shown
+    assert "git_commit (MCP server git; may change things: a proposal you approve)" in shown
+    assert "git_status" not in shown  # only the tools its note names
