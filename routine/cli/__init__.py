@@ -43,6 +43,7 @@ COMMANDS = {
     "chat": ("chat", "talk with an agent in the terminal (answers streamed), or `chat new AGENT` for a chat note"),
     "ask": ("ask", "ask an agent one question; the answer streams; -c continues the last conversation"),
     "chats": ("chats", "conversations: every message, tool call and summary, from the journal"),
+    "mcp": ("mcp", "serve routine over MCP (stdio) to another program, as one agent may (--as; default the Librarian)"),
 }
 
 

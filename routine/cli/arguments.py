@@ -338,3 +338,8 @@ def chats(p: argparse.ArgumentParser) -> None:
     show.add_argument("chat_id", metavar="ID", help="a conversation id, or a unique prefix of one")
     _json(show)
     _json(p, parent=True)
+
+
+def mcp(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--as", dest="as_agent", metavar="AGENT",
+                   help="whose reads and writes apply (default: librarian); its changes are always proposals")
