@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import sys
 
+import textwrap
+
 import anyio
 import pytest
+from test_daemon import daemon
 
 pytest.importorskip("mcp")
 
@@ -82,3 +85,37 @@ def test_the_librarian_is_whom_routine_mcp_serves_by_default(initialised):
 def test_routine_mcp_for_an_agent_that_does_not_exist_says_so(initialised):
     proc = initialised.run("mcp", "--as", "nobody")
     assert proc.returncode == 2 and "There is no agent named 'nobody'" in proc.stdout + proc.stderr
+
+
+def test_ask_answers_as_the_agent_and_a_block_fires_only_through_the_daemon(initialised, ollama):
+    ollama.script("mistral:7b-instruct-q4_K_M", ["Deep work first, at 09:00."])
+    _, results = session_calls(initialised, "planner", [("ask_agent", {"question": "What comes first today?"}),
+                                                        ("fire_block", {"block": "nowhere"})])
+    (asked_failed, answer), (fire_failed, refusal) = results
+    assert not asked_failed and "Deep work first, at 09:00." in answer
+    assert fire_failed and "planner is in no block named 'nowhere'" in refusal
+    chats = initialised.run("chats", "list", check=True).stdout
+    assert "planner" in chats  # the question is a conversation of the planner's, journaled as any other
+
+
+JOT = textwrap.dedent("""\
+    blocks:
+      jot:
+        cron: "0 3 1 1 *"
+        steps:
+          - agent: planner
+            task: Jot the day's first block.
+            write: {note: "Daily/{{ today }}.md", section: "Jot"}
+    """)
+
+
+def test_a_block_fired_through_routine_mcp_runs_in_the_daemon_journaled_as_mcp(initialised, ollama):
+    home = initialised
+    (home.config.parent / "schedules" / "jot.yaml").write_text(JOT)
+    ollama.script("mistral:7b-instruct-q4_K_M", ["- 09:00 deep work"])
+    with daemon(home):
+        _, results = session_calls(home, "planner", [("fire_block", {"block": "jot"})])
+    failed, said = results[0]
+    assert not failed and said.startswith("Block jot ran: ok")
+    runs = json.loads(home.run("runs", "list", "--json", "-n", "20", check=True).stdout)
+    assert {r["trigger"] for r in runs if r.get("block") == "jot"} == {"mcp"}
