@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 import sys
 import textwrap
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from sandbox_support import needs_bubblewrap
+from waits import wait_until
 from test_cli_light import imported_modules
 
 MISTRAL = "mistral:7b-instruct-q4_K_M"
@@ -115,6 +117,8 @@ def test_a_write_tool_of_an_agent_that_needs_approval_is_a_proposal_and_runs_onc
     drafts = [p for p in (home.vault / "Drafts").glob("*.md") if "kind: mcp" in p.read_text()]
     assert len(drafts) == 1 and '"notes.txt"' in drafts[0].read_text()
     rel = drafts[0].relative_to(home.vault).as_posix()
+    listed = json.loads(home.run("approve", "--json", check=True).stdout)
+    assert (rel, "mcp/git", "git/git_add") in [(w["proposal"], w["target"], w["section"]) for w in listed]
     out = home.run("approve", rel, check=True).stdout
     assert "Ran git/git_add" in out
     assert git(repo, "diff", "--cached", "--name-only").strip() == "notes.txt"
@@ -230,3 +234,29 @@ def test_doctor_starts_each_server_and_agent_show_lists_the_agents_mcp_tools(bui
     assert "git_log (MCP server git; read-only)" in shown
     assert "git_commit (MCP server git; may change things: a proposal you approve)" in shown
     assert "git_status" not in shown  # only the tools its note names
+
+
+def test_a_streamable_http_server_named_by_its_url_serves_its_tools(builder, ollama, tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, str(SERVER), "--http", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        def listening() -> bool:
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", port)) == 0
+        wait_until(listening, 60, "the MCP test server listening")
+        home = builder({"tracker": {"url": f"http://127.0.0.1:{port}/mcp"}}, "mcp:tracker/open_tickets")
+        ollama.script(MISTRAL, [call("open_tickets"), "Toner."])
+        home.run("fire", "builder", check=True)
+        _, calls = tool_calls(home)
+        assert calls[0]["result"] == "ticket 17: the printer on floor 2 is out of toner"
+        # A conversation gets the same tools, set up by the same code as a run.
+        ollama.script(MISTRAL, [call("open_tickets"), "One ticket: toner on floor 2."])
+        assert "One ticket: toner on floor 2." in home.run("ask", "builder", "Any tickets?", check=True).stdout
+        last = [r for r in ollama.requests if r["_path"] == "/api/chat"][-1]
+        assert any(m["role"] == "tool" and "ticket 17" in m["content"] for m in last["messages"])
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -23,7 +23,9 @@ from routine.config.schema import Schema
 from routine.config.tool_names import TOOL_NAMES, mcp_reference
 from routine.errors import McpUnavailable, RoutineError
 from routine.jsonvalue import Parsed
+from routine.config.notify import Topic
 from routine.person.alerts import raise_alert, resolve_alerts
+from routine.person.notifications import Message, notify
 from routine.redact import redact_text
 from routine.tools.base import Tool, ToolContext, ToolError
 from routine.tools.mcp_client import Listed, connected
@@ -186,11 +188,16 @@ def propose_call(ctx: ToolContext, tool: McpTool, arguments: dict[str, Any]) -> 
     reason = (f"{ctx.agent.name} asks to call {tool.remote} on the MCP server {tool.server}, which does not mark it "
               "read-only, and its changes wait for your approval. Approving runs the call with the arguments "
               "below (as you leave them) and journals its result; rejecting runs nothing.")
-    return write_proposal(ctx.vault, ctx.config.layout.drafts, target_rel=f"mcp/{tool.server}",
-                          section=f"{tool.server}/{tool.remote}",
-                          proposed="```json\n" + json.dumps(arguments, indent=2, ensure_ascii=False) + "\n```",
-                          current=None, reason=reason, agent=ctx.agent.name, model="mcp", run=ctx.run_id or "",
-                          generated=ctx.now, sources=[], kind=MCP_KIND, target_existed=False)
+    rel = write_proposal(ctx.vault, ctx.config.layout.drafts, target_rel=f"mcp/{tool.server}",
+                         section=f"{tool.server}/{tool.remote}",
+                         proposed="```json\n" + json.dumps(arguments, indent=2, ensure_ascii=False) + "\n```",
+                         current=None, reason=reason, agent=ctx.agent.name, model="mcp", run=ctx.run_id or "",
+                         generated=ctx.now, sources=[], kind=MCP_KIND, target_existed=False)
+    notify(ctx.config, Message(Topic.PROPOSALS, f"proposal:{rel}",
+                               f"{ctx.agent.name} asks to call {tool.remote} ({tool.server})",
+                               f"Waiting for you: {rel}. Approve it in Obsidian (approved: true) or `routine approve`.",
+                               note=rel), ctx.now)
+    return rel
 
 
 def run_approved(config: Config, agent: AgentSpec, call: str | None, proposed: str, now: datetime) -> str:

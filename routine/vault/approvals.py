@@ -71,7 +71,8 @@ class Proposal:
         link = link.split("|", 1)[0].split("#", 1)[0].strip()
         if not link:
             return None
-        return link if link.lower().endswith(".md") or self.properties.get("kind") == SCHEDULE_KIND else link + ".md"
+        outside = self.properties.get("kind") in (SCHEDULE_KIND, MCP_KIND)  # a schedule file, an MCP server
+        return link if link.lower().endswith(".md") or outside else link + ".md"
 
     @property
     def section(self) -> str | None:
