@@ -260,3 +260,22 @@ def test_a_streamable_http_server_named_by_its_url_serves_its_tools(builder, oll
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_servers_words_are_bounded_and_its_names_never_take_a_routine_tools():
+    from routine.tools.mcp_client import Listed
+    from routine.tools.mcp_tools import MAX_DESCRIPTION, _bounded
+
+    taken = {"read_note"}
+    clash = _bounded("office", Listed("read_note", "x" * 50_000, {"type": "object", "properties": {
+        "path": {"type": "string", "description": "p" * 5000}}}, True), taken)
+    assert clash is not None and clash.name == "office_read_note" and clash.remote == "read_note"
+    assert len(clash.description) < MAX_DESCRIPTION + 40 and clash.description.startswith("(from MCP server office) ")
+    assert len(clash.schema["properties"]["path"]["description"]) == 200
+    odd = _bounded("office", Listed("get weather!", "Weather.", {"properties": {"city": {"type": "string"}}},
+                                    False), taken)
+    assert odd is not None and odd.name == "get_weather_" and odd.schema["type"] == "object"
+    assert "[may change things]" in odd.description
+    broken = _bounded("office", Listed("bad", "Bad.", {"type": "object", "properties": {"a": {"type": 7}}}, True),
+                      taken)
+    assert broken is None  # an unusable schema: the tool is left out (and logged), the rest stay

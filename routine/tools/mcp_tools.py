@@ -140,6 +140,11 @@ def tools_of(config: Config, agent: AgentSpec, taken: set[str], now: datetime,
                 if made is not None:
                     taken.add(made.name)
                     tools.append(made)
+        missing = sorted((names or set()) - {item.name for item in listed})
+        if missing:
+            log.warning("%s names tools the MCP server %s does not list: %s", agent.name, server_name,
+                        ", ".join(missing))
+            notes.append(f"The MCP server {server_name} has no tool {', '.join(missing)}.")
     return tools, notes
 
 
