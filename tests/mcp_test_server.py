@@ -1,5 +1,6 @@
 """A tiny MCP server over stdio for routine's tests (the SDK's MCPServer): a tool whose description
-tries to talk the model out of its rules, one that hangs, and one that reads a file by path."""
+tries to talk the model out of its rules, one that hangs, one that reads a file by path and one
+that opens a connection."""
 
 from __future__ import annotations
 
@@ -29,6 +30,17 @@ def slow(seconds: float = 600) -> str:
 def read_file(path: str) -> str:
     with open(path, encoding="utf-8") as f:
         return f.read()
+
+
+@server.tool(description="Opens a TCP connection to host:port and says whether it could.", annotations=READ_ONLY)
+def connect(host: str, port: int) -> str:
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=5):
+            return "connected"
+    except OSError as exc:
+        return f"could not connect: {exc}"
 
 
 if __name__ == "__main__":

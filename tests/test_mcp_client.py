@@ -279,3 +279,18 @@ def test_a_servers_words_are_bounded_and_its_names_never_take_a_routine_tools():
     broken = _bounded("office", Listed("bad", "Bad.", {"type": "object", "properties": {"a": {"type": 7}}}, True),
                       taken)
     assert broken is None  # an unusable schema: the tool is left out (and logged), the rest stay
+
+
+@needs_bubblewrap
+@pytest.mark.parametrize("hosts", [[], ["127.0.0.1"]])
+def test_a_stdio_server_reaches_the_network_only_when_its_entry_names_hosts(builder, ollama, tmp_path, hosts):
+    served = tmp_path / "srv"
+    served.mkdir()
+    shutil.copy(SERVER, served / "server.py")
+    home = builder({"office": {"command": sys.executable, "args": [str(served / "server.py")], "paths": [str(served)],
+                               "hosts": hosts}}, "mcp:office/connect")
+    port = int(ollama.url.rsplit(":", 1)[1])
+    ollama.script(MISTRAL, [call("connect", host="127.0.0.1", port=port), "Tried."])
+    home.run("fire", "builder", check=True)
+    _, calls = tool_calls(home)
+    assert calls[0]["result"] == "connected" if hosts else calls[0]["result"].startswith("could not connect")
