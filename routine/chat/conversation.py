@@ -105,7 +105,7 @@ class Conversation:
         variables = {**date_vars(now), "agent": agent.name, "steps": {}, "path": "", "event": "", "task": question}
         tools = tool_set(self.runner.config, agent, now)
         shape = _Shape(
-            self._system_vars(variables),
+            self._system_vars(variables, [t.name for t in tools.tools]),
             [t.spec() for t in tools.tools] or None,
             {"role": "user", "content": f"[{now:%a %Y-%m-%d %H:%M} {variables['timezone']}] {question.strip()}"},
             client.counter(agent.model),
@@ -122,11 +122,11 @@ class Conversation:
                      tokens_in=answer.tokens_in, tokens_out=answer.tokens_out, duration_ms=answer.duration_ms,
                      tool_log=list(self.tool_log), rejected=list(answer.rejected))
 
-    def _system_vars(self, variables: dict) -> dict:
+    def _system_vars(self, variables: dict, tools: list[str]) -> dict:
         agent = self.agent
         agent_prompt = fill(agent.system_prompt, {**variables, "agent": agent.name})  # data: no template runs
         return {**variables, "agent_prompt": agent_prompt, "agent": agent.name, "person": self.person,
-                "tools": list(agent.tools), "can_read": "read_note" in agent.tools}
+                "tools": tools, "can_read": "read_note" in agent.tools}
 
     def _fold(self, shape: _Shape, history: History, run_id: str | None) -> tuple[str, int, list[Turn]]:
         """The summary, how many turns it covers, and the turns sent whole: the oldest folded

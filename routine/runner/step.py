@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from routine.memory.retrieve import HitRecord
     from routine.models.client import Completion
     from routine.runner.prompt import Prompt
+    from routine.tools.toolset import ToolSet
     from routine.vault import WriteResult
 
 log = logging.getLogger(__name__)
@@ -224,23 +225,24 @@ class Runner:
                 gathered.items += graph_items(
                     self.config, agent, req.graph, variables, where, 1000 + len(gathered.items)
                 )
+            tools = self._tools(agent, now, alert=not dry_run)  # counted in the prompt's window
             built = prompt.build(agent, alias, task, gathered, variables, target.instructions(),
-                                 counter=self.models.counter(agent.model))
+                                 counter=self.models.counter(agent.model), tools=tools.tools)
         except RoutineError as exc:
             status = RunStatus.REFUSED if isinstance(exc, ScopeError) else RunStatus.FAILED
             return self._fail(run_id, req, exc, now, status, task=req.task)
         if dry_run or run_id is None:
             return StepOutcome(None, RunStatus.DRY_RUN, prompt=built, model=alias.model, agent=agent)
-        return self._call_and_write(req, run_id, now, task, target, built, stream)
+        return self._call_and_write(req, run_id, now, task, target, built, stream, tools)
 
     def _call_and_write(self, req: StepRequest, run_id: str, now: datetime, task: str, target: WriteSpec,
-                        built: prompt.Prompt, stream: bool) -> StepOutcome:
+                        built: prompt.Prompt, stream: bool, tools: ToolSet) -> StepOutcome:
         agent = req.agent
         self.runs.update(run_id, task=task, prompt=built.messages, sources=built.sources, dropped=built.dropped,
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit})
         try:
             on_token = (lambda piece: self.on_event(Token(run_id, piece))) if stream else None
-            answer, tool_texts = self._answer(req, built, run_id, now, on_token)
+            answer, tool_texts = self._answer(req, built, run_id, now, on_token, tools)
             # A QA review judges the artifact it was given: its verdict is parsed, not grounded.
             checked = claims.Checked(answer) if req.review else claims.review(
                 self.models, self.config, agent, built, answer, tool_texts, (req.as_of or now).date(), run_id)
@@ -279,14 +281,17 @@ class Runner:
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)
 
-    def _answer(self, req: StepRequest, built: Prompt, run_id: str, now: datetime,
-                on_token: Callable[[str], None] | None) -> tuple[Completion, list[str]]:
-        """One completion, and the tool results the model was given on the way (for an agent with
-        tools, the bounded tool loop; its transcript journaled)."""
+    def _tools(self, agent: AgentSpec, now: datetime, alert: bool) -> ToolSet:
+        """The step's tools: its own and its MCP servers' (``routine.tools.toolset``, shared with chats)."""
         from routine.tools.toolset import tool_set  # lazy: jsonschema, which the tools' declarations load
 
+        return tool_set(self.config, agent, now, alert=alert)
+
+    def _answer(self, req: StepRequest, built: Prompt, run_id: str, now: datetime,
+                on_token: Callable[[str], None] | None, tools: ToolSet) -> tuple[Completion, list[str]]:
+        """One completion, and the tool results the model was given on the way (for an agent with
+        tools, the bounded tool loop; its transcript journaled)."""
         agent = req.agent
-        tools = tool_set(self.config, agent, now)
         if not tools:
             return self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
                                         prefetch=req.prefetch, on_phase=lambda p: self._phase(run_id, p)), []
