@@ -64,6 +64,7 @@ class Connection:
         self._session: Any = None
         self._ready = threading.Event()
         self._error: str | None = None
+        self._failure: McpUnavailable | None = None
         self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         self._thread = threading.Thread(target=self._run, name=f"mcp-{server.name}", daemon=True)
 
@@ -79,6 +80,9 @@ class Connection:
             self.close()
             raise McpUnavailable(f"The MCP server {self.server.name} did not start and list its tools within "
                                  f"{patience:.0f}s.", self._fix())
+        if self._failure is not None:
+            self.close()
+            raise self._failure
         if self._error is not None or self._session is None:
             self.close()
             raise McpUnavailable(f"The MCP server {self.server.name} did not start: {self._error}.{self._stderr()}",
@@ -121,6 +125,9 @@ class Connection:
     def _run(self) -> None:
         try:
             asyncio.run(self._main())
+        except McpUnavailable as exc:  # said already, with its own fix (no program, no sandbox)
+            self._failure = exc
+            self._error = exc.message
         except BaseException as exc:  # noqa: BLE001 - whatever ended the loop is the server's failure
             self._error = self._error or _said(exc)
         finally:
