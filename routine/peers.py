@@ -1,6 +1,7 @@
 """The hosts routine talks to, as the config names them: the Ollama host, the models' own servers
-(`api_base`), the servers behind the notify URLs, the calendars' URLs and the MCP servers' (a URL,
-or the `hosts` a sandboxed server may reach).
+(`api_base`), the servers behind the notify URLs and channels (ntfy, Telegram: where answers come
+from too), the calendars' URLs and the MCP servers' (a URL, or the `hosts` a sandboxed server may
+reach).
 
 A notify URL does not always name its server: `ntfy://topic` goes to ntfy.sh, `tgram://…` to
 api.telegram.org, `mailto://me@gmail.com` to smtp.gmail.com. Apprise knows each scheme's server,
@@ -18,7 +19,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 from urllib.parse import urlsplit
 
 
@@ -33,9 +34,18 @@ class _ModelAddress(Protocol):
     def api_base(self) -> str | None: ...
 
 
+class _Channel(Protocol):
+    KEY: ClassVar[str]
+
+    @property
+    def servers(self) -> tuple[str, ...]: ...
+
+
 class _Notify(Protocol):
     @property
     def urls(self) -> tuple[str, ...]: ...
+    @property
+    def active(self) -> Sequence[_Channel]: ...
 
 
 class _Calendar(Protocol):
@@ -74,6 +84,8 @@ def peers(config: PeerConfig) -> list[Peer]:
               if alias.api_base for h in [url_host(alias.api_base)] if h]
     for url in config.notify.urls:
         found += [Peer(h, f"notify ({scheme(url)})") for h in notify_hosts(url)]
+    found += [Peer(h, f"notify ({channel.KEY}, with answers)") for channel in config.notify.active
+              for h in channel.servers]
     found += [Peer(h, f"calendar {c.name}") for c in config.calendars
               if c.source.startswith(("http://", "https://")) for h in [url_host(c.source)] if h]
     for name, server in config.mcp_servers.items():  # a URL's server; a sandboxed program's allowed hosts

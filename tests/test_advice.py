@@ -11,6 +11,7 @@ import textwrap
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from receiver import Receiver
 from test_daemon import daemon, journal_rows, only_schedule, wait_for
 from test_prompt_trials import planner_ran_twice_and_was_rewritten, reply as planner_reply, variant
 
@@ -230,8 +231,11 @@ SCHEDULE_ADVICE = textwrap.dedent("""\
 
 
 def test_advice_to_a_schedule_is_checked_proposed_with_its_next_fires_and_approved_into_the_file(initialised,
-                                                                                               ollama):
+                                                                                               ollama, request):
     home = initialised
+    receiver = Receiver()
+    request.addfinalizer(receiver.stop)
+    home.config.write_text(home.config.read_text() + f"\nnotify: {{urls: [json://127.0.0.1:{receiver.port}/hook]}}\n")
     only_schedule(home, "# The team's own review.\n" + team_health(datetime(2026, 1, 4, 19, 30)).replace(
         '"30 19 * * *"', '"30 19 * * sun"  # Sunday evening'))
     advice = {"text": SCHEDULE_ADVICE}
@@ -244,6 +248,8 @@ def test_advice_to_a_schedule_is_checked_proposed_with_its_next_fires_and_approv
     text = proposal.read_text()
     assert "Sunday evening is too late to act on it." in text and "next fires now: Sun" in text, text
     assert "with the change: Mon" in text and 'cron: "0 9 * * mon"' in text, text
+    pushed = [t for t in receiver.texts() if "proposes a change to block team-health of test.yaml" in t]
+    assert len(pushed) == 1 and proposal.name in pushed[0], receiver.texts()  # pushed like every proposal
     waiting = home.run("approve", "--json", check=True).stdout  # listed with the file it changes
     assert '"target": "schedules/test.yaml"' in waiting and '"section": "team-health"' in waiting, waiting
     schedule = home.config.parent / "schedules" / "test.yaml"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from routine.config.notify import topics
+from routine.config.notify import CHANNELS, topics
 from routine.config.schema import CONFIG, LIBRARY_TOOLS
 from routine.durations import parse_duration
 
@@ -198,6 +198,9 @@ LOADED = {
     ("notify", "ready"): (lambda c: c.notify.ready, tuple),
     ("notify", "quiet_hours"): (lambda c: c.notify.quiet, lambda v: None),
     ("notify", "remind"): (lambda c: c.notify.remind, lambda v: timedelta(days=1)),
+    ("notify", "answer_within"): (lambda c: c.notify.answer_within, parse_duration),
+    **{("notify", kind.KEY, k): (lambda c, kind=kind, k=k: getattr(c.notify.channel(kind), k), str)
+       for kind in CHANNELS.values() for k in kind.SCHEMA},
     ("trials", "window"): (lambda c: c.trials.window, lambda v: None),
     ("trials", "clear"): (lambda c: c.trials.clear, _seconds),
     ("memory", "embedding_model"): (lambda c: c.memory.embedding_model, str),

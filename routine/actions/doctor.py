@@ -15,6 +15,7 @@ from routine.errors import EXIT_JOB_FAILED, EXIT_USAGE, RoutineError
 from routine.journal import Journal
 from routine.models import providers
 from routine.person import agenda
+from routine.person.channels import answering
 from routine.person.notifications import check_url
 from routine.redact import redact_url
 from routine.schedule.loader import load_schedules
@@ -165,6 +166,11 @@ def _notify_checks(config: Config) -> list[Check]:
         checks.append(Check(f"notify {redact_url(url)}", problem is None, problem or "known to Apprise and reachable",
                             None if problem is None else f"correct `notify.urls` in {config.path}, or start the "
                             "receiver; `routine notify test` sends a test message"))
+    for channel in answering(config.notify):  # ntfy, Telegram: the server answers (the reader's host)
+        problem = channel.check()
+        checks.append(Check(f"notify {channel.name} (answers)", problem is None, problem or "the server answers",
+                            None if problem is None else f"correct `notify.{channel.name}` in {config.path}; under "
+                            "the service, run `routine service install` again once it is named there"))
     return checks
 
 

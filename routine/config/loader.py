@@ -19,7 +19,7 @@ from routine.config.agent_notes import (
     parse_agent_note,
     read_agent_note,
 )
-from routine.config.notify import NotifySettings, quiet_hours, remind_ahead, topics
+from routine.config.notify import CHANNELS, ChannelSettings, NotifySettings, quiet_hours, remind_ahead, topics
 from routine.config.calendars import CalendarSource
 from routine.config.checks import pinning_conflicts
 from routine.config.model import (
@@ -81,6 +81,11 @@ def _as_written(data: object) -> None:
         notify["on"] = notify.pop(True)
 
 
+def _channels(notify: Parsed) -> tuple[ChannelSettings, ...]:
+    """The channels of their own under `notify:` (ntfy, telegram …), as written (on or off)."""
+    return tuple(kind(**{k: str(v) for k, v in notify[name].items()}) for name, kind in CHANNELS.items())
+
+
 def _calendar(entry: str | Parsed) -> CalendarSource:
     spec = {"source": entry} if isinstance(entry, str) else entry
     source = spec["source"]
@@ -132,7 +137,9 @@ def _build_config(path: Path, raw: Parsed) -> Config:
         calendars=tuple(_calendar(c) for c in data["calendars"]),
         notify=NotifySettings(urls=tuple(data["notify"]["urls"]), on=topics(data["notify"]["on"]),
                               ready=tuple(data["notify"]["ready"]), quiet=quiet_hours(data["notify"]["quiet_hours"]),
-                              remind=remind_ahead(data["notify"]["remind"])),
+                              remind=remind_ahead(data["notify"]["remind"]),
+                              channels=_channels(data["notify"]), answer_within=parse_duration(
+                                  data["notify"]["answer_within"])),
         trials=TrialSettings(window=quiet_hours(data["trials"]["window"]), clear=_seconds(data["trials"]["clear"])),
         mcp_servers={name: _mcp_server(path, name, spec) for name, spec in data["mcp_servers"].items()},
     )

@@ -11,7 +11,7 @@ import copy
 from typing import Any, TypeAlias
 
 from routine.jsonvalue import Parsed
-from routine.config.notify import ALL, Topic
+from routine.config.notify import ALL, CHANNELS, Topic
 from routine.config.tool_names import LIBRARY_TOOLS, MCP_SERVER_NAME, MCP_TOOL_REFERENCE, TOOL_NAMES
 from routine.vault.targets import WriteTarget
 
@@ -310,6 +310,12 @@ CONFIG = {
                 {"type": "string", "pattern": r"^(\d{2}:\d{2}\s*-\s*\d{2}:\d{2})?$"},
                 default="",
             ),
+            answer_within=key(
+                "how long the buttons of a message (Approve, Reject…) stay good; an answer after that is refused",
+                DURATION,
+                default="3d",
+            ),
+            **{name: section(kind.DESCRIPTION, **kind.SCHEMA) for name, kind in CHANNELS.items()},
         ),
         "holiday": key(
             "days on which nothing scheduled runs (triggers wait too): a date, or first..last; "

@@ -5,6 +5,7 @@ Start-up: config (fatal if invalid), then the parts of ``Daemon.components`` in 
 time: catch-up or missed) → timers → search index (in a worker process that exits when idle;
 checked, rebuilt if damaged, brought level with the vault, in the background) → config watcher →
 vault watcher (changes made while down fire first; the index follows it) → control socket →
+answers (``daemon.replies``: the readers of ntfy's or Telegram's answers, when configured) →
 health monitor → trials (``daemon.trials``: queued trials of other models, in their window) →
 first publish (STATUS line, dashboard note, metrics textfile) and ``READY=1`` → watchdog pings (only while healthy, see
 ``daemon.health``) → publisher thread. A part that fails to start stops those before it.
@@ -38,6 +39,7 @@ from routine.daemon.notify import Notifier, Watchdog
 from routine.daemon.publish import Publisher
 from routine.daemon.recovery import Recovery
 from routine.daemon.reload import ConfigWatcher
+from routine.daemon.replies import Replies
 from routine.daemon.residency import Residency
 from routine.daemon.run_events import RunEvents
 from routine.daemon.status import snapshot, resident_models
@@ -93,6 +95,7 @@ class Daemon(ScheduledWork):
         self.run_events = RunEvents(self.model_keys, self.monitor.poke, self._runs_finished)
         # Trials of other models, in the `trials:` window, when the box is idle (routine.daemon.trials)
         self.trials = NightTrials(self.live, self.queue, lambda: self.models, self.now_local)
+        self.replies = Replies(self)  # the person's answers from the phone (routine.daemon.replies)
         self._resident: tuple[float, tuple[ResidentModel, ...] | None, str | None] | None = None
         self._parts = Components([])
 
@@ -122,6 +125,7 @@ class Daemon(ScheduledWork):
                 stop=if_there(lambda: self.vault_events, lambda v: v.close()),
             ),
             Component("control socket", self._open_control, stop=if_there(lambda: self.control, lambda c: c.stop())),
+            Component("answers", self.replies.start, halt=self.replies.stop),  # none configured: none run
             Component("health monitor", self.monitor.start, halt=self.monitor.stop),
             Component("trials", self.trials.start, halt=self.trials.halt, stop=self.trials.stop),
             Component("first publish", self._ready),
@@ -246,6 +250,7 @@ class Daemon(ScheduledWork):
                         "correct the lines listed; `routine schedule validate` checks them.")
         if result.changed and self.residency:
             self.residency.reconfigure()
+        self.replies.reconfigure()
         after = self.live.config
         if self.memory and (before.vault, before.memory) != (after.vault, after.memory):
             old, self.memory = self.memory, self._start_memory(after)

@@ -397,3 +397,52 @@ def m025_prompt_trial_queue(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(("025_prompt_trial_queue", m025_prompt_trial_queue))
+
+
+def m028_answers(db: sqlite3.Connection) -> None:
+    # issue 45, answers from the phone (routine/journal/answers.py): a ticket per message that carries
+    # choices (signed, single use, with an end), the channel's id of each message sent with one (a typed
+    # reply names it), every answer that arrived (taken or refused, and why) and their running counts.
+    _script(db, """
+        CREATE TABLE answer_tickets (
+            id TEXT PRIMARY KEY,         -- random, the buttons' tokens sign it with their choice
+            message TEXT NOT NULL,       -- the notification's key
+            subject TEXT NOT NULL,       -- a proposal's path, a question's or a reminder's id
+            choices TEXT NOT NULL,       -- JSON [[kind, label, value], ...]
+            bound TEXT,                  -- the subject's content when sent (a proposal's fingerprint)
+            minted_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_at TEXT,                -- single use: set by the first answer taken
+            used_by TEXT
+        );
+        CREATE INDEX answer_tickets_message ON answer_tickets (message);
+        CREATE TABLE answer_refs (
+            channel TEXT NOT NULL,       -- telegram
+            ref TEXT NOT NULL,           -- the channel's id of the message sent
+            ticket TEXT NOT NULL,
+            PRIMARY KEY (channel, ref)
+        );
+        CREATE TABLE answers (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            channel TEXT NOT NULL,       -- ntfy | telegram
+            cursor TEXT,                 -- the channel's position after it (its reader resumes there)
+            origin TEXT,                 -- who sent it, as the channel says (chat 123)
+            ticket TEXT,
+            kind TEXT,                   -- approve | reject | answer | snooze | done
+            subject TEXT,
+            outcome TEXT NOT NULL,       -- taken | refused
+            reason TEXT,                 -- why refused: forged | unknown | expired | replayed | foreign | edited ...
+            detail TEXT                  -- the sentence the person was given
+        );
+        CREATE INDEX answers_channel ON answers (channel, id);
+        CREATE TABLE answer_counts (
+            outcome TEXT NOT NULL,
+            reason TEXT NOT NULL,        -- '' for taken
+            n INTEGER NOT NULL,
+            PRIMARY KEY (outcome, reason)
+        )
+    """)
+
+
+MIGRATIONS.append(("028_answers", m028_answers))

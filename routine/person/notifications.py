@@ -1,5 +1,8 @@
-"""What reaches the person outside Obsidian: a message through Apprise (ntfy, Gotify, Matrix,
-email, Telegram, a JSON webhook … by URL, `notify:` in routine.yaml).
+"""What reaches the person outside Obsidian: a message through each channel `notify:` in
+routine.yaml configures (``routine.person.channels``: Apprise's URLs — ntfy, Gotify, Matrix,
+email, a JSON webhook … —, and ntfy or Telegram with buttons). A message that asks something
+(``Message.asked``: a proposal's Approve/Reject) gets a ticket (``routine.person.tickets``) whose
+signed tokens its buttons carry; the answers come back through ``routine.flows.answers``.
 
 Each message has a key and is sent once (journal table ``notifications``): an alert when its
 note opens (one per cause, as the notes are) and when it resolves, a proposal waiting, a task
@@ -20,13 +23,22 @@ from datetime import datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from routine import paths, peers, unitcheck
+from routine import paths
 from routine.config.model import Config
-from routine.config.notify import Priority, Topic
+from routine.config.notify import NotifySettings, Priority, Topic
+from routine.errors import RoutineError
+from routine.journal.answers import AnswerBook, Ticket
 from routine.journal.db import connect
 from routine.journal.notifications import Delivery, NotificationLog
+from routine.person.channels import channels
+from routine.person.channels.apprise import check_url, send_one
+from routine.person.channels.base import Button, Channel, Outgoing, Result
+from routine.person.tickets import AnswerKind, Asked, Choice, mint, token
+from routine.vault.approvals import read_proposal
 from routine.vault.notes import obsidian_link
-from routine.redact import redact_text, redact_url
+from routine.redact import redact_text
+
+__all__ = ["Result", "check_url", "send_one"]  # Apprise's sender and check live in channels/apprise.py
 
 log = logging.getLogger("routine.notify")
 
@@ -41,17 +53,11 @@ class Message:
     body: str
     note: str | None = None  # the vault note it is about: the message carries a link that opens it in Obsidian
     priority: Priority | None = None  # else the topic's
+    asked: Asked | None = None  # its choices (buttons, where a channel brings answers back)
 
     @property
     def urgency(self) -> Priority:
         return self.priority or self.topic.priority
-
-
-@dataclass(frozen=True)
-class Result:
-    url: str  # as shown (``routine.redact``): the scheme and host, never a token
-    ok: bool
-    error: str | None = None
 
 
 def notify(config: Config, message: Message, now: datetime, journal: Path | None = None) -> Delivery | None:
@@ -65,15 +71,18 @@ def notify(config: Config, message: Message, now: datetime, journal: Path | None
     status = Delivery.HELD if settings.is_quiet(_local(config, now).time()) else Delivery.SENDING
     if message.note:
         message = replace(message, body=f"{message.body}\nOpen: {obsidian_link(config.vault, message.note)}")
+    ticket = None
     try:
         with _log(where) as book:
             if not book.claim(message.key, message.topic.value, message.title, message.body, now, status):
                 return None
+            if message.asked is not None and settings.answers:
+                ticket = mint(AnswerBook(book.db), message.key, message.asked, now, settings.answer_within)
     except (OSError, sqlite3.Error) as exc:
         log.warning("notification %r not recorded, so not sent: %s", message.title, exc)
         return None
     if status is Delivery.SENDING:
-        _OUTBOX.put(settings.urls, message, where)
+        _OUTBOX.put(channels(settings), _outgoing(message, ticket), ticket, where)
     else:
         log.info("notification held until the quiet hours end: %s", message.title)
     return status
@@ -82,100 +91,51 @@ def notify(config: Config, message: Message, now: datetime, journal: Path | None
 def deliver_held(config: Config, now: datetime) -> int:
     """Send what quiet hours held, once they are over; how many were sent off."""
     settings = config.notify
-    if not settings.urls or settings.is_quiet(_local(config, now).time()):
+    if not (settings.urls or settings.active) or settings.is_quiet(_local(config, now).time()):
         return 0
     where = paths.journal_file()
     try:
         with _log(where) as book:
             held = book.held()
+            tickets = {stored.key: AnswerBook(book.db).for_message(stored.key) for stored in held}
             for stored in held:
                 book.settle(stored.key, Delivery.SENDING, now)
     except (OSError, sqlite3.Error) as exc:
         log.warning("held notifications not read: %s", exc)
         return 0
     for stored in held:
-        _OUTBOX.put(settings.urls, Message(Topic(stored.topic), stored.key, stored.title, stored.body), where)
+        message = Message(Topic(stored.topic), stored.key, stored.title, stored.body)
+        ticket = tickets.get(stored.key)
+        _OUTBOX.put(channels(settings), _outgoing(message, ticket), ticket, where)
     return len(held)
 
 
-def send_now(urls: tuple[str, ...], title: str, body: str) -> list[Result]:
-    """Send to each URL now, in this thread (`routine notify test`): what each one said."""
-    return [_send_one(url, title, body, Priority.NORMAL) for url in urls]
+def send_now(settings: NotifySettings, title: str, body: str) -> list[Result]:
+    """Send by each channel now, in this thread (`routine notify test`): what each one said."""
+    test = Outgoing("test", title, body, Priority.NORMAL)
+    return [channel.send(test) for channel in channels(settings)]
 
 
-REACH_SECONDS = 3.0  # `routine doctor`'s connect to a notify URL's host
-
-
-def check_url(url: str) -> str | None:
-    """Why ``url`` cannot carry a message (`routine doctor`), or None: Apprise must know it, and its
-    host (where it names one) must accept a connection. Nothing is sent."""
-    import socket
-
-    import apprise
-
-    said = logging.getLogger("apprise")
-    level, said.level = said.level, logging.CRITICAL  # its complaint is said below, in one sentence
+def proposal_waiting(config: Config, rel: str, title: str, body: str) -> Message:
+    """The message that a proposal waits for the person: Approve and Reject buttons, bound to the
+    proposal as it is now (an answer to a proposal edited since is refused)."""
     try:
-        plugin = apprise.Apprise.instantiate(url)
-    finally:
-        said.setLevel(level)
-    if not plugin:
-        return f"{redact_url(url)} is not an Apprise URL this version knows"
-    host = getattr(plugin, "host", None)
-    if not isinstance(host, str) or not host:  # mail, a local socket: nothing to reach beforehand
-        return None
-    port = getattr(plugin, "port", None) or (443 if getattr(plugin, "secure", False) else 80)
-    try:
-        socket.create_connection((host, int(port)), timeout=REACH_SECONDS).close()
-    except OSError as exc:
-        return redact_text(f"{redact_url(url)} cannot be reached at {redact_url(f'x://{host}:{port}')[4:]} "
-                           f"({exc.strerror or exc})")
-    return None
+        proposal = read_proposal(config.vault, rel)
+    except (OSError, RoutineError):  # gone or unreadable already: the message goes without a binding
+        proposal = None
+    choices = (Choice(AnswerKind.APPROVE, "Approve"), Choice(AnswerKind.REJECT, "Reject"))
+    asked = Asked(rel, choices, proposal.fingerprint) if proposal else None  # no buttons for what cannot be bound
+    # Keyed by its run too: a later proposal at the path an archived one had is another message.
+    run = str(proposal.properties.get("run") or "") if proposal else ""
+    return Message(Topic.PROPOSALS, f"proposal:{rel}" + (f":{run}" if run else ""), title, body, note=rel,
+                   asked=asked)
 
 
-def at_priority(url: str, priority: Priority) -> str:
-    """``url`` with Apprise's ``priority=`` for a service that has priorities (ntfy, Gotify,
-    Pushover, …: each maps low/normal/high onto its own scale); a priority the person wrote in the
-    URL stays theirs, and a service without priorities gets the URL as it is."""
-    import apprise
-
-    plugin = apprise.Apprise.instantiate(url)
-    if plugin is None or "priority" not in getattr(plugin, "template_args", {}) or "priority=" in url:
-        return url
-    return f"{url}{'&' if '?' in url else '?'}priority={priority.value}"
-
-
-_KIND = {Priority.HIGH: "warning", Priority.NORMAL: "info", Priority.LOW: "info"}  # Apprise's notify_type
-
-
-def _send_one(url: str, title: str, body: str, priority: Priority) -> Result:
-    import apprise
-
-    sender = apprise.Apprise()
-    if not sender.add(at_priority(url, priority)):
-        return Result(redact_url(url), False, "not an Apprise URL this version knows")
-    try:
-        # apprise.LogCapture has no annotations (apprise 1.9); it yields an io.StringIO.
-        with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as said:  # type: ignore[no-untyped-call]
-            ok = sender.notify(title=title, body=body, notify_type=_KIND[priority])
-    except Exception as exc:  # a plugin's own bug must not take the sender thread down
-        return Result(redact_url(url), False, redact_text(f"{type(exc).__name__}: {exc}"))
-    if ok:
-        return Result(redact_url(url), True)
-    said_last = redact_text(_first_line(said.getvalue()))
-    return Result(redact_url(url), False, _refused(url) or said_last or "refused or unreachable")
-
-
-def _refused(url: str) -> str | None:
-    """Inside the service: the unit's IP filter dropped the send (its host was named after install)."""
-    if unitcheck.running_unit() is None:
-        return None
-    return unitcheck.refusal(peers.notify_hosts(url))
-
-
-def _first_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
+def _outgoing(message: Message, ticket: Ticket | None) -> Outgoing:
+    buttons = () if ticket is None else tuple(Button(label, token(ticket.id, i))
+                                              for i, (_, label, _) in enumerate(ticket.choices) if label)
+    typed = ticket is not None and any(kind == AnswerKind.ANSWER.value for kind, _, _ in ticket.choices)
+    return Outgoing(message.key, message.title, message.body, message.urgency, buttons, typed)
 
 
 def _local(config: Config, now: datetime) -> datetime:
@@ -200,16 +160,17 @@ class _Outbox:
     """One background sender per process; a command waits for it (``flush``) before it exits."""
 
     def __init__(self) -> None:
-        self.queue: queue.Queue[tuple[tuple[str, ...], Message, Path] | threading.Event] = queue.Queue()
+        self.queue: queue.Queue[tuple[list[Channel], Outgoing, Ticket | None, Path] | threading.Event] = \
+            queue.Queue()
         self.thread: threading.Thread | None = None
         self.lock = threading.Lock()
 
-    def put(self, urls: tuple[str, ...], message: Message, where: Path) -> None:
+    def put(self, sending: list[Channel], message: Outgoing, ticket: Ticket | None, where: Path) -> None:
         with self.lock:
             if self.thread is None or not self.thread.is_alive():
                 self.thread = threading.Thread(target=self._run, name="notify", daemon=True)
                 self.thread.start()
-        self.queue.put((urls, message, where))
+        self.queue.put((sending, message, ticket, where))
 
     def flush(self, timeout: float = FLUSH_SECONDS) -> bool:
         """Wait until everything queued before now was sent (or ``timeout``); True if it all went."""
@@ -225,15 +186,18 @@ class _Outbox:
             if isinstance(item, threading.Event):
                 item.set()
                 continue
-            urls, message, where = item
-            results = [_send_one(url, message.title, message.body, message.urgency) for url in urls]
-            failed = [f"{r.url}: {r.error}" for r in results if not r.ok]
+            sending, message, ticket, where = item
+            results = [(c, c.send(message)) for c in sending]
+            failed = [f"{r.url}: {r.error}" for _, r in results if not r.ok]
             for line in failed:
                 log.warning("notification %r not delivered to %s", message.title, line)
             try:
                 with _log(where) as book:
                     book.settle(message.key, Delivery.FAILED if failed else Delivery.SENT,
                                 datetime.now(timezone.utc), "; ".join(failed) or None)
+                    for channel, result in results:  # a typed reply names the message it answers
+                        if ticket is not None and result.ref and channel.two_way:
+                            AnswerBook(book.db).refer(channel.name, result.ref, ticket.id)
             except (OSError, sqlite3.Error) as exc:
                 log.warning("notification %r: outcome not recorded: %s", message.title, exc)
 

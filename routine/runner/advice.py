@@ -31,6 +31,7 @@ import yaml
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError
 from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
+from routine.person.notifications import notify, proposal_waiting
 from routine.schedule.edit import ScheduleChange, change_of, propose
 
 log = logging.getLogger(__name__)
@@ -123,4 +124,7 @@ def _propose_schedule(config: Config, agents: dict[str, AgentSpec], change: Sche
                     change.file, exc.message)
         return 0
     log.info("advice of run %s: a change to block %s of %s is proposed in %s", run_id, change.block, change.file, rel)
+    notify(config, proposal_waiting(config, rel, f"{by} proposes a change to block {change.block} of {change.file}",
+                                    f"Waiting for you: {rel}. Approve it in Obsidian (approved: true) or "
+                                    "`routine approve`."), now)
     return 1

@@ -21,13 +21,12 @@ from routine.person.alerts import raise_alert
 from routine.causes import cause_of
 from routine.config.model import AgentSpec, Config, WriteSpec
 from routine.config.calendars import Span
-from routine.config.notify import Topic
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.graph.context import graph_items
 from routine.journal import Journal, keep
 from routine.journal.model_events import ModelEvents
 from routine.journal.status import RunStatus
-from routine.person.notifications import Message, notify
+from routine.person.notifications import notify, proposal_waiting
 from routine.runner import claims, context, prompt, recall
 from routine.journal.prompt_trials import version_of
 from routine.journal.report import team_report
@@ -273,10 +272,10 @@ class Runner:
             keep.written_by_run(self.journal.db, result, target.section, agent.name, req.block, run_id, now)
         self.on_event(Wrote(run_id, result.rel, result.outcome, result.message))
         if result.proposal_rel:
-            notify(self.config, Message(Topic.PROPOSALS, f"proposal:{result.proposal_rel}",
-                                        f"{agent.name} proposes a change to {result.rel}",
-                                        f"Waiting for you: {result.proposal_rel}. Approve it in Obsidian "
-                                        f"(approved: true) or `routine approve`.", note=result.proposal_rel), now,
+            notify(self.config, proposal_waiting(self.config, result.proposal_rel,
+                                                 f"{agent.name} proposes a change to {result.rel}",
+                                                 f"Waiting for you: {result.proposal_rel}. Approve it in Obsidian "
+                                                 f"(approved: true) or `routine approve`."), now,
                    self.journal.path if self.journal else None)
         return StepOutcome(run_id, status, prompt=built, output=answer.text, wrote=result, model=answer.model,
                            completion=answer)

@@ -116,6 +116,14 @@ class Proposal:
         return str(self.properties.get("agent") or "")
 
     @property
+    def fingerprint(self) -> str:
+        """What the person is asked to approve, as one hash: the proposed text, its target, section
+        and kind. A phone's answer is bound to it: one for a proposal edited since is refused."""
+        what = "\x1f".join([self.text, str(self.properties.get("target") or ""), self.section or "",
+                            str(self.properties.get("kind") or "")])
+        return content_sha(what)
+
+    @property
     def made_by_routine(self) -> bool:
         """Its seal is valid: routine wrote it here, not an agent through a note in Drafts/."""
         return sealed_by_routine(self.rel, self.properties)
