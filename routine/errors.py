@@ -248,3 +248,9 @@ class ReminderProblem(UsageError):
 
 class PayloadProblem(UsageError):
     """An outside event's payload that is refused: too large, too deep, too many keys, not a JSON object."""
+
+
+class McpUnavailable(RoutineError):
+    """An MCP server (routine.yaml's `mcp_servers:`) did not start, list its tools or answer in time."""
+
+    transient = True

@@ -1,6 +1,7 @@
 """The hosts routine talks to, as the config names them: the Ollama host, the models' own servers
 (`api_base`), the servers behind the notify URLs and channels (ntfy, Telegram: where answers come
-from too) and the calendars' URLs.
+from too), the calendars' URLs and the MCP servers' (a URL, or the `hosts` a sandboxed server may
+reach).
 
 A notify URL does not always name its server: `ntfy://topic` goes to ntfy.sh, `tgram://…` to
 api.telegram.org, `mailto://me@gmail.com` to smtp.gmail.com. Apprise knows each scheme's server,
@@ -54,6 +55,13 @@ class _Calendar(Protocol):
     def source(self) -> str: ...
 
 
+class _McpAddress(Protocol):
+    @property
+    def url(self) -> str | None: ...
+    @property
+    def hosts(self) -> tuple[str, ...]: ...
+
+
 class PeerConfig(Protocol):
     """What the peers are read from (``routine.config.model.Config``, a layer up)."""
 
@@ -65,6 +73,8 @@ class PeerConfig(Protocol):
     def notify(self) -> _Notify: ...
     @property
     def calendars(self) -> Sequence[_Calendar]: ...
+    @property
+    def mcp_servers(self) -> Mapping[str, _McpAddress]: ...
 
 
 def peers(config: PeerConfig) -> list[Peer]:
@@ -78,6 +88,9 @@ def peers(config: PeerConfig) -> list[Peer]:
               for h in channel.servers]
     found += [Peer(h, f"calendar {c.name}") for c in config.calendars
               if c.source.startswith(("http://", "https://")) for h in [url_host(c.source)] if h]
+    for name, server in config.mcp_servers.items():  # a URL's server; a sandboxed program's allowed hosts
+        found += [Peer(h, f"MCP server {name}") for h in [url_host(server.url or "")] if h]
+        found += [Peer(h, f"MCP server {name}") for h in (url_host(given) for given in server.hosts) if h]
     first: dict[str, Peer] = {}
     for peer in found:
         first.setdefault(peer.host, peer)

@@ -209,12 +209,19 @@ LOADED = {
     ("memory", "embedding_model"): (lambda c: c.memory.embedding_model, str),
     ("memory", "unload_after"): (lambda c: c.memory.unload_after, float),
     ("memory", "chunk_chars"): (lambda c: c.memory.chunk_chars, int),
+    ("mcp_servers",): (lambda c: {}, dict),
+    ("mcp_servers", "*", "args"): (lambda c: c.mcp_servers["git"].args, tuple),
+    ("mcp_servers", "*", "env"): (lambda c: c.mcp_servers["git"].env, lambda d: tuple(d.items())),
+    ("mcp_servers", "*", "paths"): (lambda c: c.mcp_servers["git"].paths, tuple),
+    ("mcp_servers", "*", "hosts"): (lambda c: c.mcp_servers["git"].hosts, tuple),
+    ("mcp_servers", "*", "timeout"): (lambda c: c.mcp_servers["git"].timeout, _seconds),
 }
 # Keys with no fixed default: required, or worked out (the machine's zone, the state dir, ollama.host).
 NO_DEFAULT = {("vault",), ("timezone",), ("models",), ("models", "*", "model"), ("models", "*", "api_base"),
               ("models", "*", "deployments", "[]", "model"), ("models", "*", "deployments", "[]", "api_base"),
               ("models", "*", "deployments", "[]", "api_key_env"), ("metrics", "textfile"), ("libraries",),
-              ("libraries", "*", "path"), ("calendars", "[]", "source"), ("calendars", "[]", "name")}
+              ("libraries", "*", "path"), ("calendars", "[]", "source"), ("calendars", "[]", "name"),
+              ("mcp_servers", "*", "command"), ("mcp_servers", "*", "url")}
 
 
 def test_every_key_has_a_default_or_says_why_not():
@@ -231,7 +238,8 @@ def test_a_config_of_only_the_required_keys_loads_with_the_schemas_defaults(tmp_
     monkeypatch.setenv("ROUTINE_STATE_DIR", str(tmp_path / "state"))
     path = tmp_path / "routine.yaml"
     # Only the required keys (a library named by its folder alone shows the library defaults).
-    path.write_text("vault: Vault\nmodels:\n  general: ollama_chat/m\nlibraries:\n  shared: Agents\n")
+    path.write_text("vault: Vault\nmodels:\n  general: ollama_chat/m\nlibraries:\n  shared: Agents\n"
+                    "mcp_servers:\n  git:\n    command: mcp-server-git\n")
     config = load_config(path)
     wrong = {}
     for key, (loaded, form) in LOADED.items():

@@ -256,7 +256,8 @@ def test_every_list_of_tool_names_names_only_declared_tools():
     from routine.tools.registry import TOOLS, declared
 
     assert TOOL_NAMES == tuple(TOOLS)
-    assert AGENT["properties"]["tools"]["items"]["enum"] == list(TOOLS)
+    own, mcp = AGENT["properties"]["tools"]["items"]["anyOf"]  # routine's own tools, or an MCP server's
+    assert own["enum"] == list(TOOLS) and mcp["pattern"].startswith("^mcp:")
     library = CONFIG["properties"]["libraries"]["additionalProperties"]["oneOf"][1]["properties"]["tools"]
     assert library["items"]["enum"] == list(TOOLS) and library["default"] == list(LIBRARY_TOOLS)
     for names in (LIBRARY_TOOLS, DEFAULT_TOOLS, EXPORTABLE):

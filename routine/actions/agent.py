@@ -77,6 +77,10 @@ def _show(config: Config, agent: AgentSpec, as_json: bool) -> int:
         if data.get(key):
             print(f"  {key}: {data[key]}")
     print(f"  tools: {', '.join(data['tools']) or 'none'}")
+    for t in data["mcp_tools"]:
+        print(f"    {t['problem']}" if t.get("problem") else f"    {t['name']} (MCP server {t['server']}"
+              + ("; may change things: " + ("a proposal you approve" if t["proposal"] else "runs directly")
+                 if t["changes"] else "; read-only") + ")")
     print(f"  reads: {', '.join(data['reads']) or 'none'}")
     print(f"  writes: {', '.join(data['writes']) or 'none'}")
     if data["proposal_writes"]:

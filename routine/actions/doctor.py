@@ -20,6 +20,7 @@ from routine.person.notifications import check_url
 from routine.redact import redact_url
 from routine.schedule.loader import load_schedules
 from routine.statedb import set_aside_files
+from routine.tools.mcp_client import connected, stop_all
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -57,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     checks.extend(_server_checks(config))
     checks.extend(_calendar_checks(config))
     checks.extend(_notify_checks(config))
+    checks.extend(_mcp_checks(config))
     checks.extend(_service_checks(config))
     checks.append(_state_check())
     return _report(checks, args.json)
@@ -136,6 +138,24 @@ def _calendar_checks(config: Config) -> list[Check]:
     return [Check(f"calendar {cal.name}", problem is None, problem or f"{redact_url(cal.source)} reads",
                   None if problem is None else agenda.fix_for(config, cal))
             for cal, problem in agenda.check(config, now)]
+
+
+def _mcp_checks(config: Config) -> list[Check]:
+    """Each MCP server started (in its sandbox) and its tools listed, then stopped; a tool that may
+    change things is marked (it is a proposal for an agent with `approval: required`)."""
+    checks = []
+    try:
+        for name, server in config.mcp_servers.items():
+            try:
+                tools = connected(server).tools
+            except RoutineError as exc:
+                checks.append(Check(f"mcp {name}", False, exc.message, exc.fix))
+                continue
+            listed = ", ".join(t.name + ("" if t.read_only else " (changes)") for t in tools) or "no tools"
+            checks.append(Check(f"mcp {name}", True, f"started; {len(tools)} tools: {listed}"))
+    finally:
+        stop_all()
+    return checks
 
 
 def _notify_checks(config: Config) -> list[Check]:

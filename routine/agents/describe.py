@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from routine.access import resolve
 from routine.config.model import AgentSpec, Config
+from routine.config.tool_names import mcp_reference
 from routine.journal import Journal
 from routine.paths import journal_file
+from routine.tools.mcp_client import stop_all
+from routine.tools.mcp_tools import tools_of
+from routine.tools.registry import tools_for
 from routine.vault.notes import read_note, resolve_wikilink
 
 PREVIEW_CHARS = 160
@@ -64,4 +68,23 @@ def details(config: Config, agent: AgentSpec) -> dict:
         "grounding": grounding_of(config, agent),
         "assignments": {"projects": list(access.projects), "tasks": list(access.tasks)},
         "last_runs": last_runs(agent),
+        "mcp_tools": mcp_tools(config, agent),
     }
+
+
+def mcp_tools(config: Config, agent: AgentSpec) -> list[dict]:
+    """The MCP servers' tools the agent has (each server it names started, listed and stopped):
+    name, server, whether it may change things and whether such a call waits for approval; a
+    server that does not start is one entry saying so. Nothing is started for an agent without any."""
+    if not any(mcp_reference(name) for name in agent.tools):
+        return []
+    from datetime import datetime
+
+    try:
+        tools, notes = tools_of(config, agent, {t.name for t in tools_for(agent)}, datetime.now().astimezone(),
+                                alert=False)
+    finally:
+        stop_all()
+    rows: list[dict] = [{"name": t.name, "server": t.server, "changes": not t.read_only,
+                         "proposal": not t.read_only and agent.approval == "required"} for t in tools]
+    return rows + [{"name": None, "server": None, "problem": note} for note in notes]

@@ -25,7 +25,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
 from routine.journal.runs import TranscriptEntry
-from routine import runcontext
 from routine.access import scoped
 from routine.chat.fold import Folder, Turn, how_many_to_fold, turn_costs
 from routine.errors import AgentStopped, RoutineError, ScopeError
@@ -36,14 +35,14 @@ from routine.runner.budget import fit
 from routine.runner.step import merge_completions
 from routine.templating import date_vars, fill, render
 from routine.tools.base import ToolContext
-from routine.tools.loop import LoopResult, run_tool_loop
+from routine.tools.loop import LoopResult
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec
     from routine.models.client import Completion, ModelClient
     from routine.runner.budget import Fitted, Kept
     from routine.runner.step import Runner
-    from routine.tools.base import Tool
+    from routine.tools.toolset import ToolSet
 
 log = logging.getLogger(__name__)
 
@@ -98,17 +97,17 @@ class Conversation:
 
     def reply(self, history: History, question: str, on_token: Callable[[str], None] | None = None,
               run_id: str | None = None) -> Reply:
-        from routine.tools.registry import tools_for  # lazy: jsonschema, which the tools' declarations load
+        from routine.tools.toolset import tool_set  # lazy: jsonschema, which the tools' declarations load
 
         self.agent = scoped(self.runner.config, self.declared)  # assignments made meanwhile count
         agent, client = self.agent, self.client
         now = self.runner.clock()
         variables = {**date_vars(now), "agent": agent.name, "steps": {}, "path": "", "event": "", "task": question,
-                     "answer": ""}
-        tools = tools_for(agent)
+                     "answer": "", "payload": ""}
+        tools = tool_set(self.runner.config, agent, now)
         shape = _Shape(
-            self._system_vars(variables),
-            [t.spec() for t in tools] or None,
+            self._system_vars(variables, [t.name for t in tools.tools]),
+            [t.spec() for t in tools.tools] or None,
             {"role": "user", "content": f"[{now:%a %Y-%m-%d %H:%M} {variables['timezone']}] {question.strip()}"},
             client.counter(agent.model),
             client.limit(agent.model),
@@ -124,11 +123,11 @@ class Conversation:
                      tokens_in=answer.tokens_in, tokens_out=answer.tokens_out, duration_ms=answer.duration_ms,
                      tool_log=list(self.tool_log), rejected=list(answer.rejected))
 
-    def _system_vars(self, variables: dict) -> dict:
+    def _system_vars(self, variables: dict, tools: list[str]) -> dict:
         agent = self.agent
         agent_prompt = fill(agent.system_prompt, {**variables, "agent": agent.name})  # data: no template runs
         return {**variables, "agent_prompt": agent_prompt, "agent": agent.name, "person": self.person,
-                "tools": list(agent.tools), "can_read": "read_note" in agent.tools}
+                "tools": tools, "can_read": "read_note" in agent.tools}
 
     def _fold(self, shape: _Shape, history: History, run_id: str | None) -> tuple[str, int, list[Turn]]:
         """The summary, how many turns it covers, and the turns sent whole: the oldest folded
@@ -191,7 +190,7 @@ class Conversation:
             return context.gather(runner.config.vault, agent, agent.inputs, variables, where, None,
                                   services=services)
 
-    def _answer(self, messages: list[dict], tools: list[Tool], now: datetime,
+    def _answer(self, messages: list[dict], tools: ToolSet, now: datetime,
                 on_token: Callable[[str], None] | None, run_id: str | None) -> Completion:
         agent, client = self.agent, self.client
         self.tool_log = []
@@ -203,8 +202,7 @@ class Conversation:
                           search=runner.services(now).search, write_gate=runner.write_gate)
         loop = LoopResult()
         try:
-            run_tool_loop(client, agent.model, messages, tools, ctx, agent.max_iterations, agent.timeout, run_id,
-                          beat=runcontext.beat, out=loop, on_token=on_token)
+            tools.run(client, agent, messages, ctx, loop, run_id, on_token=on_token)
         finally:
             self.tool_log = loop.log
         if loop.status != "ok":

@@ -46,6 +46,7 @@ COMMANDS = {
     "answer": ("answer", "answer a question an agent asked (its block waits for it); without ID, list those waiting"),
     "remind": ("remind", "a one-shot reminder at your local time (`remind TEXT --at WHEN`); --list, --snooze, --done"),
     "trigger": ("trigger", "an outside event: run the triggers declared for it (`\"on\": event`), with its payload"),
+    "mcp": ("mcp", "serve routine over MCP (stdio) to another program, as one agent may (--as; default the Librarian)"),
 }
 
 

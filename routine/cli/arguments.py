@@ -365,3 +365,8 @@ def trigger(p: argparse.ArgumentParser) -> None:
                    help="the payload: a JSON object from FILE (- for stdin)")
     _quiet(p)
     _json(p, parent=True)
+
+
+def mcp(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--as", dest="as_agent", metavar="AGENT",
+                   help="whose reads and writes apply (default: librarian); its changes are always proposals")

@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 
 from routine.config.checks import note_text_problems, scope_glob_problem, write_scope_problem
 from routine.config.model import AgentSpec, Config, WriteSpec
+from routine.config.tool_names import mcp_reference
 from routine.config.schedule_schema import AGENT
 from routine.config.schema import with_defaults
 from routine.config.validate import schema_problems
@@ -146,6 +147,12 @@ def parse_agent_note(text: str, rel: str, config: Config) -> tuple[AgentSpec | N
                 f"{', '.join(config.models)}).",
             )
         )
+    for i, name in enumerate(spec.tools):
+        ref = mcp_reference(name)
+        if ref is not None and ref[0] not in config.mcp_servers:
+            problems.append(doc.problem(("tools", i), f"{name!r} names the MCP server {ref[0]!r}, which is not "
+                                        f"under `mcp_servers:` in {config.path.name} (defined: "
+                                        f"{', '.join(config.mcp_servers) or 'none'})."))
     if spec.write and not any(where[0] == "write" for where, _ in templated):
 
         msg = write_scope_problem(spec.write, spec)

@@ -28,6 +28,7 @@ from routine.config.model import (
     Layout,
     LibrarySource,
     MemorySettings,
+    McpServer,
     ModelAlias,
     TrialSettings,
     EventSettings,
@@ -143,7 +144,15 @@ def _build_config(path: Path, raw: Parsed) -> Config:
         trials=TrialSettings(window=quiet_hours(data["trials"]["window"]), clear=_seconds(data["trials"]["clear"])),
         events=EventSettings(listen=data["events"]["listen"], per_minute=data["events"]["per_minute"],
                              tokens=tuple(sorted(data["events"]["tokens"].items()))),
+        mcp_servers={name: _mcp_server(path, name, spec) for name, spec in data["mcp_servers"].items()},
     )
+
+
+def _mcp_server(config_path: Path, name: str, spec: Parsed) -> McpServer:
+    return McpServer(name=name, command=os.path.expanduser(spec["command"]) if spec.get("command") else None,
+                     args=tuple(spec["args"]), env=tuple((str(k), str(v)) for k, v in spec["env"].items()),
+                     url=spec.get("url"), paths=tuple(_path(config_path, p) for p in spec["paths"]),
+                     hosts=tuple(spec["hosts"]), timeout=_seconds(spec["timeout"]))
 
 
 def zone_name_of(explicit: str | os.PathLike[str] | None = None) -> str:

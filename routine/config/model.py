@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, time
 from pathlib import Path
 
@@ -141,6 +141,26 @@ class EventSettings:
 
 
 @dataclass(frozen=True)
+class McpServer:
+    """An MCP server named in routine.yaml's `mcp_servers:`: a stdio program (run in run_command's
+    sandbox, seeing only ``paths`` and, with ``hosts``, the network) or a streamable-HTTP ``url``."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str | None = None
+    paths: tuple[Path, ...] = ()
+    hosts: tuple[str, ...] = ()
+    timeout: float = 60.0  # seconds a tool call may take (its start: at least a minute)
+
+    @property
+    def where(self) -> str:
+        """The server as the person named it, for messages (a URL without its secrets is the caller's job)."""
+        return self.url or " ".join([self.command or "", *self.args]).strip()
+
+
+@dataclass(frozen=True)
 class TrialSettings:
     """`trials:`: when the daemon runs queued trials (routine.trials)."""
 
@@ -189,6 +209,7 @@ class Config:
     calendars: tuple[CalendarSource, ...] = ()  # `calendars:`; see routine.person.agenda
     trials: TrialSettings = TrialSettings()  # `trials:`; see routine.trials
     events: EventSettings = EventSettings()  # `events:`; see routine.daemon.webhook
+    mcp_servers: dict[str, McpServer] = field(default_factory=dict)  # `mcp_servers:`; see routine.tools.mcp
 
     @property
     def managed_hosts(self) -> list[str]:

@@ -5,7 +5,7 @@ and ``TRIGGER``); routine.yaml's, and the shapes and helpers both use, are in ``
 from __future__ import annotations
 
 from routine.config.behaviours import NAMES as BEHAVIOURS
-from routine.config.schema import DURATION, GLOBS, TOOL_NAMES, WRITE_TARGET, Schema
+from routine.config.schema import AGENT_TOOL, DURATION, GLOBS, WRITE_TARGET, Schema
 
 AGENT = {
     "type": "object",
@@ -18,7 +18,7 @@ AGENT = {
         "reads": GLOBS,
         "writes": GLOBS,
         "approval": {"enum": ["none", "required"], "default": "none"},
-        "tools": {"type": "array", "items": {"enum": list(TOOL_NAMES)}},
+        "tools": {"type": "array", "items": AGENT_TOOL},
         "grounding": {"type": "array", "items": {"type": "string"}},
         "inputs": {"type": "array", "items": {"type": "string"}},
         "write": WRITE_TARGET,

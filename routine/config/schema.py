@@ -12,7 +12,7 @@ from typing import Any, TypeAlias
 
 from routine.jsonvalue import Parsed
 from routine.config.notify import ALL, CHANNELS, Topic
-from routine.config.tool_names import LIBRARY_TOOLS, TOOL_NAMES
+from routine.config.tool_names import LIBRARY_TOOLS, MCP_SERVER_NAME, MCP_TOOL_REFERENCE, TOOL_NAMES
 from routine.vault.targets import WriteTarget
 
 # A JSON Schema, as routine declares it and jsonschema reads it (its keywords' values vary by keyword).
@@ -117,6 +117,31 @@ LIBRARY = {  # a library written out; a bare string is {path: STRING}
         "path": key("the library's folder (relative to this file, or absolute)", {"type": "string", "minLength": 1}),
         "tools": key("the tools an agent installed from it may have",
                      {"type": "array", "items": {"enum": list(TOOL_NAMES)}}, default=list(LIBRARY_TOOLS)),
+    },
+}
+
+# An agent's `tools:` entry: one of routine's tools, or an MCP server's (`mcp:SERVER[/TOOL]`).
+AGENT_TOOL = {"anyOf": [{"enum": list(TOOL_NAMES)}, {"type": "string", "pattern": MCP_TOOL_REFERENCE}]}
+
+MCP_SERVER = {  # one entry of `mcp_servers:`: a stdio command (run in the sandbox) or a streamable-HTTP url
+    "type": "object", "additionalProperties": False,
+    "oneOf": [{"required": ["command"]}, {"required": ["url"]}],
+    "properties": {
+        "command": key("the server's program, started over stdio in run_command's sandbox (bubblewrap)",
+                       {"type": "string", "minLength": 1}),
+        "args": key("the program's arguments", {"type": "array", "items": {"type": "string"}}, default=[]),
+        "env": key("environment variables the program is given (nothing else of routine's environment)",
+                   {"type": "object", "additionalProperties": {"type": "string"}}, default={}),
+        "url": key("a streamable-HTTP MCP server's URL (http:// or https://)",
+                   {"type": "string", "pattern": "^https?://"}),
+        "paths": key("folders the sandboxed program may read and write (relative to this file, or absolute); "
+                     "nothing else of the machine but its system folders and its own installation",
+                     {"type": "array", "items": {"type": "string", "minLength": 1}}, default=[]),
+        "hosts": key("hosts the program may reach (host or host:port): the network is off unless some are "
+                     "named, and the service's allow-list takes them in",
+                     {"type": "array", "items": {"type": "string", "minLength": 1}}, default=[]),
+        "timeout": key("the longest one tool call may take (starting and listing its tools may take at least a "
+                       "minute)", DURATION, default="60s"),
     },
 }
 
@@ -321,6 +346,13 @@ CONFIG = {
                 "propertyNames": {"pattern": r"^[A-Za-z0-9][A-Za-z0-9_-]*$"},
                 "additionalProperties": {"oneOf": [{"type": "string", "minLength": 1}, LIBRARY]},
             },
+        ),
+        "mcp_servers": key(
+            "MCP servers whose tools agents may use (`tools: [mcp:NAME]` or `mcp:NAME/TOOL` in an agent note), "
+            "by name: a stdio `command` (sandboxed like run_command) or a streamable-HTTP `url`",
+            {"type": "object", "propertyNames": {"pattern": f"^{MCP_SERVER_NAME}$"},
+             "additionalProperties": MCP_SERVER},
+            default={},
         ),
         "memory": section(
             "the vault search index",

@@ -12,6 +12,21 @@ TOOL_NAMES: tuple[str, ...] = ("search_notes", "read_note", "list_notes", "write
                                "ask_person", "remind_person")
 
 
+# An agent's `tools:` may also name an MCP server's tools (routine.yaml's `mcp_servers:`):
+# `mcp:SERVER` (all of them) or `mcp:SERVER/TOOL` (one).
+MCP_PREFIX = "mcp:"
+MCP_SERVER_NAME = r"[a-z][a-z0-9_-]{0,39}"
+MCP_TOOL_REFERENCE = rf"^mcp:{MCP_SERVER_NAME}(/[A-Za-z0-9_.-]{{1,64}})?$"
+
+
+def mcp_reference(name: str) -> tuple[str, str | None] | None:
+    """``(server, tool or None)`` for an agent's `mcp:SERVER[/TOOL]`; None for routine's own tool."""
+    if not name.startswith(MCP_PREFIX):
+        return None
+    server, _, tool = name[len(MCP_PREFIX):].partition("/")
+    return server, tool or None
+
+
 class ToolDefinitionError(TypeError):
     """A tool is defined wrongly (a bug in routine, caught at import)."""
 

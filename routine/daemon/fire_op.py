@@ -59,14 +59,16 @@ def fire(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], N
 
         def run(journal: Journal) -> dict:
             outcome = run_block(jobs.make_runner(journal, on_event, job, gone), block, agents,
-                                trigger="retry" if resume else "manual", stream=True, resume=resume)
+                                trigger="retry" if resume else _trigger(message), stream=True,
+                                resume=resume)
             if alias is None:  # a run on another model writes proposals: nothing to review yet
                 jobs.follow(block.id, outcome)
             return dict(status=outcome.status, run=outcome.run_id, steps=[s.summary() for s in outcome.steps])
         job.key, job.models = f"block:{block.id}", jobs.model_keys(block.agents, alias)
     else:
         agent = on_model(live.config, agent_named(live.agents, [], target), alias, write)
-        request = StepRequest.for_agent(live.config, agent, message.get("task"), model_override=alias)
+        request = StepRequest.for_agent(live.config, agent, message.get("task"), _trigger(message),
+                                        model_override=alias)
 
         def run(journal: Journal) -> dict:
             return jobs.make_runner(journal, on_event, cancel=gone).run_step(request, stream=True).summary()
@@ -119,3 +121,8 @@ def _resume(run_id: str | None, block: Block) -> Resume | None:
         return resume_point(journal, block_run_of(journal, run), block) if run is not None else None
     finally:
         journal.close()
+
+
+def _trigger(message: dict[str, Any]) -> str:
+    """Who fired: the person (`routine fire`), or another program through `routine mcp`."""
+    return "mcp" if message.get("trigger") == "mcp" else "manual"

@@ -16,7 +16,9 @@ from routine.errors import RoutineError, ScopeError, UsageError
 from routine.journal.decisions import Decisions, Outcome
 from routine.journal.keep import KeepRates, Via, Written
 from routine.schedule import edit
-from routine.vault.approvals import apply, archive, clear_pointer, mark_conflict, read_proposal, SCHEDULE_KIND
+from routine.tools.mcp_tools import run_approved
+from routine.vault.approvals import (MCP_KIND, SCHEDULE_KIND, apply, archive, clear_pointer, mark_conflict,
+                                     read_proposal)
 from routine.vault.guard import Guard
 from routine.vault.proposals import ProposalStatus
 from routine.vault.provenance import PROPOSAL_TAG
@@ -100,6 +102,8 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
         if agent is None:
             raise ScopeError(f"The agent {proposal.agent!r} that wrote this proposal no longer exists.",
                              "apply the text by hand, or restore the agent note.")
+        if proposal.properties.get("kind") == MCP_KIND:  # a call to an MCP server's tool: run it now
+            return _mcp_call(config, agent, decisions, proposal, record, by, now)
 
         access = resolve(config, agent, approving=True)  # its proposal-only case files count as writable
         applied = apply(config.vault, proposal, access.write_globs, now, Guard.of(config), force=force)
@@ -142,6 +146,23 @@ def _schedule(config: Config, agents: dict[str, AgentSpec], decisions: Decisions
     decisions.record(outcome=Outcome.APPLIED, archived_as=archived, detail=message, **record)
     log.info("proposal %s applied: %s", proposal.rel, message)
     return Decided(Outcome.APPLIED, f"{message} The proposal is in {archived}.", archived)
+
+
+MAX_RESULT_SHOWN = 600  # characters of an approved call's result in the decision's message and journal
+
+
+def _mcp_call(config: Config, agent: AgentSpec, decisions: Decisions, proposal: Proposal, record: _Record, by: str,
+              now: datetime) -> Decided:
+    """An approved call to an MCP server's tool: run with the arguments as the person left them, its
+    result journaled with the decision; the proposal archived."""
+    result = run_approved(config, agent, proposal.section, proposal.text, now)
+    shown = result if len(result) <= MAX_RESULT_SHOWN else result[:MAX_RESULT_SHOWN] + " […]"
+    archived = archive(config.vault, proposal, config.layout.archive, ProposalStatus.APPLIED, by, now)
+    decisions.record(outcome=Outcome.APPLIED, archived_as=archived, detail=f"ran {proposal.section}: {shown}",
+                     **record)
+    log.info("proposal %s applied: ran %s", proposal.rel, proposal.section)
+    return Decided(Outcome.APPLIED, f"Ran {proposal.section}; it answered: {shown} The proposal is in {archived}.",
+                   archived)
 
 
 def _written(journal: Journal, proposal: Proposal, applied: Applied, run_id: str | None, now: datetime) -> None:

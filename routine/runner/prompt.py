@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from routine.config.model import AgentSpec, ModelAlias
 from routine.models.tokens import Counter, count_request
@@ -11,6 +12,8 @@ from routine.runner.context import Gathered
 from routine.prompts import template
 from routine.templating import fill, render
 
+if TYPE_CHECKING:
+    from routine.tools.base import Tool
 
 
 @dataclass
@@ -27,18 +30,20 @@ class Prompt:
 
 
 def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, variables: dict,
-          instructions: str, counter: Counter, person: str = "the person") -> Prompt:
+          instructions: str, counter: Counter, person: str = "the person", tools: list[Tool] | None = None) -> Prompt:
     """The messages of a step, fitted so that the whole request (tool schemas included) counts
-    at most ``num_ctx - num_predict`` tokens by ``counter``."""
+    at most ``num_ctx - num_predict`` tokens by ``counter``. ``tools``: the step's tool set (its
+    MCP servers' tools included; ``routine.tools.toolset``), else the agent's own tools."""
     from routine.tools.registry import tools_for  # lazy: jsonschema, which the tools' declarations load
 
+    tools = tools_for(agent) if tools is None else tools
     agent_prompt = fill(agent.system_prompt, {**variables, "agent": agent.name})  # data: no template runs
     system = render(template("system.md.j2"),
                     {**variables, "agent_prompt": agent_prompt, "agent": agent.name, "person": person},
                     "system.md.j2").strip()
     base = {**variables, "task": task, "output_instructions": instructions, "missing": gathered.missing,
-            "tools": list(agent.tools), "can_read": "read_note" in agent.tools}
-    specs = [t.spec() for t in tools_for(agent)] or None
+            "tools": [t.name for t in tools], "can_read": "read_note" in agent.tools}
+    specs = [t.spec() for t in tools] or None
     limit = alias.num_ctx - alias.num_predict
 
     def messages_with(fitted: Fitted) -> list[dict]:

@@ -38,7 +38,7 @@ from routine.runner.events import Asked, Indexing, OnEvent, Phase, StepFailed, S
 from routine.runner.events import ignore
 from routine.templating import date_vars, render
 from routine.tools.base import ToolContext
-from routine.tools.loop import LoopResult, run_tool_loop
+from routine.tools.loop import LoopResult
 from routine.vault import check_write, Provenance, write_output
 from routine.vault.guard import Guard
 from routine.vault.presence import require_vault
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from routine.memory.retrieve import HitRecord
     from routine.models.client import Completion
     from routine.runner.prompt import Prompt
+    from routine.tools.toolset import ToolSet
     from routine.vault import WriteResult
 
 log = logging.getLogger(__name__)
@@ -230,23 +231,24 @@ class Runner:
                 gathered.items += graph_items(
                     self.config, agent, req.graph, variables, where, 1000 + len(gathered.items)
                 )
+            tools = self._tools(agent, now, alert=not dry_run)  # counted in the prompt's window
             built = prompt.build(agent, alias, task, gathered, variables, target.instructions(),
-                                 counter=self.models.counter(agent.model))
+                                 counter=self.models.counter(agent.model), tools=tools.tools)
         except RoutineError as exc:
             status = RunStatus.REFUSED if isinstance(exc, ScopeError) else RunStatus.FAILED
             return self._fail(run_id, req, exc, now, status, task=req.task)
         if dry_run or run_id is None:
             return StepOutcome(None, RunStatus.DRY_RUN, prompt=built, model=alias.model, agent=agent)
-        return self._call_and_write(req, run_id, now, task, target, built, stream)
+        return self._call_and_write(req, run_id, now, task, target, built, stream, tools)
 
     def _call_and_write(self, req: StepRequest, run_id: str, now: datetime, task: str, target: WriteSpec,
-                        built: prompt.Prompt, stream: bool) -> StepOutcome:
+                        built: prompt.Prompt, stream: bool, tools: ToolSet) -> StepOutcome:
         agent = req.agent
         self.runs.update(run_id, task=task, prompt=built.messages, sources=built.sources, dropped=built.dropped,
                             details={**req.details, "tokens_counted": built.counted, "tokens_limit": built.limit})
         try:
             on_token = (lambda piece: self.on_event(Token(run_id, piece))) if stream else None
-            answer, tool_texts, asked = self._answer(req, built, run_id, now, on_token)
+            answer, tool_texts, asked = self._answer(req, built, run_id, now, on_token, tools)
             ask = asked or asking.step_question(req, answer.text, now)
             if ask is not None:  # the step asks the person instead of answering: nothing is written
                 return self._wait(req, run_id, now, ask, built, answer)
@@ -304,14 +306,18 @@ class Runner:
         return StepOutcome(run_id, RunStatus.WAITING, prompt=built, output=answer.text, model=answer.model,
                            completion=answer, question=qid)
 
+    def _tools(self, agent: AgentSpec, now: datetime, alert: bool) -> ToolSet:
+        """The step's tools: its own and its MCP servers' (``routine.tools.toolset``, shared with chats)."""
+        from routine.tools.toolset import tool_set  # lazy: jsonschema, which the tools' declarations load
+
+        return tool_set(self.config, agent, now, alert=alert)
+
     def _answer(self, req: StepRequest, built: Prompt, run_id: str, now: datetime,
-                on_token: Callable[[str], None] | None) -> tuple[Completion, list[str], asking.Ask | None]:
+                on_token: Callable[[str], None] | None,
+                tools: ToolSet) -> tuple[Completion, list[str], asking.Ask | None]:
         """One completion, the tool results the model was given on the way (for an agent with
         tools, the bounded tool loop; its transcript journaled), and the question its `ask_person` asked."""
-        from routine.tools.registry import tools_for  # lazy: jsonschema, which the tools' declarations load
-
         agent = req.agent
-        tools = tools_for(agent)
         if not tools:
             return self.models.complete(agent.model, built.messages, on_token=on_token, run_id=run_id,
                                         prefetch=req.prefetch, on_phase=lambda p: self._phase(run_id, p)), [], None
@@ -320,9 +326,8 @@ class Runner:
                           search=self._search_for_tools, write_gate=self.write_gate, may_ask=asking.may_ask(req))
         loop = LoopResult()
         try:
-            run_tool_loop(self.models, agent.model, built.messages, tools, ctx, agent.max_iterations,
-                          agent.timeout, run_id, beat=runcontext.beat, out=loop, on_token=on_token,
-                          on_phase=lambda p: self._phase(run_id, p))
+            tools.run(self.models, agent, built.messages, ctx, loop, run_id, on_token=on_token,
+                      on_phase=lambda p: self._phase(run_id, p))
         finally:  # also when a model call fails halfway: the calls made so far are on record
             self.runs.update(run_id, log=loop.log)
         self.on_event(ToolsUsed(run_id, loop.status, loop.result, loop.error, loop.turns, loop.calls, loop.refused))

@@ -34,6 +34,7 @@ INTERACTIVE = {"vi", "vim", "nvim", "view", "nano", "pico", "emacs", "ed", "less
 REPLS = {"python", "python3", "node", "irb", "bash", "sh", "zsh", "fish", "sqlite3", "psql", "mysql", "lua", "R"}
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/alternatives", "/etc/ld.so.cache",
                "/etc/ssl", "/etc/localtime")
+NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf")
 
 
 @dataclass(frozen=True)
@@ -60,21 +61,27 @@ def _refuse_interactive(command: str) -> None:
         )
 
 
-def sandbox_argv(workdir: Path, writable: bool, limits: Limits = Limits()) -> list[str]:
+def _namespaces(limits: Limits, network: bool = False) -> list[str]:
+    """The sandbox itself: its namespaces, no capabilities, private /tmp and /home, the system's
+    programs read-only."""
     # --unshare-user and --cap-drop ALL: as root, bwrap would otherwise keep every capability. The
     # namespaces are named, not --unshare-all: its uts and cgroup ones add nothing to a process without
     # capabilities, and the system unit refuses them (RestrictNamespaces=, systemd/routine@.service).
-    argv = ["bwrap", "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--cap-drop", "ALL",
-            "--die-with-parent", "--new-session",
+    argv = ["bwrap", "--unshare-user", "--unshare-ipc", "--unshare-pid", *([] if network else ["--unshare-net"]),
+            "--cap-drop", "ALL", "--die-with-parent", "--new-session",
             "--proc", "/proc", "--dev", "/dev"]
     for folder in ("/tmp", "/home"):
         argv += ["--size", str(limits.tmp_size), "--tmpfs", folder]
-    argv += ["--dir", "/work"]
-    for path in SYSTEM_DIRS:
+    for path in SYSTEM_DIRS + (NETWORK_FILES if network else ()):
         if os.path.islink(path):
             argv += ["--symlink", os.readlink(path), path]
         elif os.path.exists(path):
             argv += ["--ro-bind", path, path]
+    return argv
+
+
+def sandbox_argv(workdir: Path, writable: bool, limits: Limits = Limits()) -> list[str]:
+    argv = _namespaces(limits) + ["--dir", "/work"]
     argv += ["--bind" if writable else "--ro-bind", str(workdir), "/work", "--chdir", "/work"]
     argv += ["--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/work",
              "--setenv", "LANG", "C.UTF-8", "--setenv", "TERM", "dumb", "--setenv", "PAGER", "cat",
@@ -83,6 +90,27 @@ def sandbox_argv(workdir: Path, writable: bool, limits: Limits = Limits()) -> li
     # processes (set outside, it would count every process of routine's user).
     argv += ["--", "prlimit", f"--nproc={limits.processes}:{limits.processes}", "--"]
     return argv
+
+
+def server_argv(program: list[str], installed: list[Path], paths: list[Path], env: dict[str, str],
+                network: bool, limits: Limits = Limits()) -> list[str]:
+    """A long-running program (an MCP server over stdio) in the same sandbox as run_command: its own
+    installation read-only (``installed``), ``paths`` read-write at their own place, the network only
+    when ``network``, and an environment of ``env`` alone. Refused without bubblewrap."""
+    if shutil.which("bwrap") is None:
+        raise ToolError("an MCP server started over stdio runs in run_command's sandbox, which needs "
+                        "bubblewrap (apt install bubblewrap).")
+    argv = _namespaces(limits, network)
+    for folder in installed:
+        argv += ["--ro-bind", str(folder), str(folder)]
+    for folder in paths:
+        folder.mkdir(parents=True, exist_ok=True)
+        argv += ["--bind", str(folder), str(folder)]
+    argv += ["--chdir", str(paths[0]) if paths else "/home", "--clearenv"]
+    for name, value in {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/home", "LANG": "C.UTF-8",
+                        "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat", "EDITOR": "false", **env}.items():
+        argv += ["--setenv", name, value]
+    return argv + ["--", "prlimit", f"--nproc={limits.processes}:{limits.processes}", "--", *program]
 
 
 class Ran(TypedDict):

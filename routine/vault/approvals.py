@@ -36,6 +36,9 @@ from routine.vault.files import vault_files
 # A proposal's `kind` for a change to a schedule file (outside the vault; routine.schedule.edit
 # writes and applies it, routine.flows.approval dispatches on it): its `target` is that file.
 SCHEDULE_KIND = "schedule"
+# A proposal's `kind` for a call to an MCP server's tool that may change things (routine.tools.mcp_tools
+# writes it, routine.flows.approval runs it once approved): its `section` is the sealed `server/tool`.
+MCP_KIND = "mcp"
 _PROPOSED = re.compile(r"^## Proposed text[ \t]*\n(.*?)(?=^## Changes from your text[ \t]*$|\Z)", re.M | re.S)
 
 
@@ -68,7 +71,8 @@ class Proposal:
         link = link.split("|", 1)[0].split("#", 1)[0].strip()
         if not link:
             return None
-        return link if link.lower().endswith(".md") or self.properties.get("kind") == SCHEDULE_KIND else link + ".md"
+        outside = self.properties.get("kind") in (SCHEDULE_KIND, MCP_KIND)  # a schedule file, an MCP server
+        return link if link.lower().endswith(".md") or outside else link + ".md"
 
     @property
     def section(self) -> str | None:
