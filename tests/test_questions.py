@@ -294,3 +294,36 @@ def test_an_answer_to_a_block_changed_since_is_said_not_applied(initialised, oll
         run = wait_for(lambda: (r := block_run(home))["status"] == "failed" and r, 60, "the block run to fail")
     assert "changed or was removed" in run["error"]
     assert any("could not go on" in p.name for p in (home.vault / "Alerts").glob("*.md"))
+
+
+@pytest.mark.daemon(budget=120)
+def test_a_question_answered_by_its_phone_button_resumes_the_block_once(initialised, ollama):
+    """The question's choices are the phone's buttons (ntfy); the button's answer goes through the
+    one path `routine answer` takes, and the same button pressed again changes nothing."""
+    from fake_ntfy import FakeNtfy
+    from test_answers_daemon import answers, with_channels
+
+    home = initialised
+    only_schedule(home, SCHEDULE)
+    team = Team(ollama)
+    ntfy = FakeNtfy(keepalive=5.0)
+    try:
+        with_channels(home, ntfy)
+        with daemon(home):
+            wait_for(lambda: ntfy.subscribers > 0, 30, "the daemon to read the reply topic")
+            assert home.run("fire", "asks").returncode == 0
+            qid = question_id(home)
+            pushed = wait_for(lambda: next((m for m in ntfy.on("phone") if m.get("actions")
+                                            and "Which meeting" in (m.get("title") or "") + m["message"]), None),
+                              30, "the question's message with its buttons")
+            assert [a["label"] for a in pushed["actions"]] == ["Board prep", "Hiring sync"]
+            ntfy.press(pushed, "Hiring sync")
+            wait_for(lambda: block_run(home)["status"] == "ok", 60, "the block to go on with the phone's answer")
+            ntfy.press(pushed, "Board prep")  # pressed again: the ticket is spent
+            wait_for(lambda: answers(home)["counts"].get("refused replayed") == 1, 30, "the replay refused")
+    finally:
+        ntfy.stop()
+    strategist = [p for p in team.prompts if "Pick the day's focus" in p and "ANSWER=[Hiring sync]" in p]
+    assert strategist and "The person answered: Hiring sync" in strategist[0]
+    assert "phone:ntfy" in home.note(f"Inbox/Question {qid}.md")
+    assert not any("ANSWER=[Board prep]" in p for p in team.prompts)  # the second press changed nothing
