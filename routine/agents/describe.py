@@ -10,6 +10,7 @@ from routine.access import resolve
 from routine.config.model import AgentSpec, Config
 from routine.journal import Journal
 from routine.paths import journal_file
+from routine.vault import agent_memory
 from routine.vault.notes import read_note, resolve_wikilink
 
 PREVIEW_CHARS = 160
@@ -50,6 +51,9 @@ def summary(agent: AgentSpec) -> dict:
             "grounding": list(agent.grounding), "note": agent.source}
 
 
+SHOWN_MEMORY = 3  # `agent show` prints the newest lines of the memory note
+
+
 def details(config: Config, agent: AgentSpec) -> dict:
     """Everything `agent show` prints. Scopes and assignments are the ones a run has now
     (``routine.access``): `hidden` and `denied` are the ``!`` globs taken out of them (others'
@@ -64,4 +68,14 @@ def details(config: Config, agent: AgentSpec) -> dict:
         "grounding": grounding_of(config, agent),
         "assignments": {"projects": list(access.projects), "tasks": list(access.tasks)},
         "last_runs": last_runs(agent),
+        "memory": memory_of(config, agent),
     }
+
+
+def memory_of(config: Config, agent: AgentSpec) -> dict:
+    """The agent's memory note (``routine.vault.agent_memory``): where, how many of routine's lines
+    and the person's own it holds, the newest few."""
+    rel = agent_memory.note_of(agent.source)
+    entries, own = agent_memory.read(config.vault, rel)
+    return {"note": rel, "exists": (config.vault / rel).is_file(), "entries": len(entries), "own": len(own),
+            "newest": [e.render().removeprefix("- ") for e in entries[:SHOWN_MEMORY]]}
