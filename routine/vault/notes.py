@@ -141,6 +141,7 @@ def in_ranges(offset: int, ranges: list[tuple[int, int]]) -> bool:
 _INLINE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _WIKILINK = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
 _COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
+_ALIAS = re.compile(r"\\?\|")
 
 
 def wikilinks(text: str) -> list[str]:
@@ -154,23 +155,23 @@ def wikilinks(text: str) -> list[str]:
         last = end
     pieces.append(text[last:])
     prose = _INLINE_CODE.sub(" ", "\n".join(pieces))
-    found: list[str] = []
+    found: dict[str, None] = {}  # in order, each once (a dict: a note of 10,000 links is not 10,000² looks)
     for match in _WIKILINK.finditer(prose):
         # '\|' is how a link's alias is written inside a table.
-        target = re.split(r"\\?\|", match[1], maxsplit=1)[0].split("#", 1)[0].strip()
-        if target and target not in found:
-            found.append(target)
-    return found
+        target = _ALIAS.split(match[1], maxsplit=1)[0].split("#", 1)[0].strip()
+        if target:
+            found[target] = None
+    return list(found)
 
 
 def link_targets(text: str) -> list[str]:
     """Wikilink targets in ``text`` as written, headings kept ("OKRs#KR 1.1"), aliases dropped."""
-    found = []
+    found: dict[str, None] = {}
     for match in _WIKILINK.finditer(text):
-        target = re.split(r"\\?\|", match[1], maxsplit=1)[0].strip()
-        if target and target not in found:
-            found.append(target)
-    return found
+        target = _ALIAS.split(match[1], maxsplit=1)[0].strip()
+        if target:
+            found[target] = None
+    return list(found)
 
 
 def hidden_ranges(body: str) -> list[tuple[int, int]]:
