@@ -61,6 +61,8 @@ def test_a_chat_note_an_agent_wrote_teaches_nothing_and_the_persons_own_does(env
         with pytest.raises(UsageError, match="written by an agent"):
             answer_note(runner, journal, agents, "Inbox/Sneaky.md")
         assert "Planner" not in sneaky.read_text().split("What should I start with today?")[1]  # no answer
+        taken = home.run("chat", "planner", "--note", "Inbox/Sneaky.md", input="/exit\n")  # nor continued
+        assert taken.returncode != 0 and "written by an agent" in taken.stdout + taken.stderr, taken
 
         made = home.run("chat", "new", "planner", "Mornings", check=True)
         rel = "Chats/Mornings.md"

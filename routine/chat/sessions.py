@@ -15,6 +15,7 @@ from routine.errors import RoutineError, UsageError
 from routine.journal.chats import ChatDetails, ChatMessage, ChatStore, Origin, Role
 from routine.journal.lessons import rule_in
 from routine.runner import recall
+from routine.vault.provenance import is_persons_chat
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec
@@ -165,7 +166,12 @@ def _call_details(entry: ToolCall) -> ChatDetails:
 
 
 def start_from_note(store: ChatStore, agent: str, note: ChatNote) -> str:
-    """A terminal session that begins with a chat note's conversation (``routine chat --note``)."""
+    """A terminal session that begins with a chat note's conversation (``routine chat --note``):
+    only the person's (``is_persons_chat``), since its turns become the person's messages."""
+    if not is_persons_chat(note.properties, store.made_by_command(note.rel)):
+        raise UsageError(f"The chat note {note.rel} was written by an agent (it carries routine's marks), so its "
+                         "text is not yours to continue as a conversation.",
+                         f"start one of your own: `routine chat new {agent}`.")
     chat_id = store.create(agent, Origin.TERMINAL, title=note.title, note=None)
     for turn in note.turns:
         store.add(chat_id, ChatMessage(Role(turn.role), turn.text, details={"from_note": note.rel}))
