@@ -52,11 +52,11 @@ def trigger_runs_done(journal: Path) -> int:
         db.close()
 
 
-def fires(env: dict, count: int) -> list[float]:
+def fires(env: dict, count: int, what: str = "planner") -> list[float]:
     took = []
     for _ in range(count):
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "routine", "fire", "planner"], env=env, capture_output=True,
+        done = subprocess.run([sys.executable, "-m", "routine", "fire", what], env=env, capture_output=True,
                               text=True, timeout=900)
         took.append(time.monotonic() - started)
         if done.returncode != 0:
@@ -68,6 +68,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--links", type=int, default=10_000)
     ap.add_argument("--fires", type=int, default=3)
+    ap.add_argument("--restart", action="store_true", help="also fire after a restart of the daemon with the note")
+    ap.add_argument("--fire", default="planner", help="the block or agent to fire (default: planner)")
     ap.add_argument("--wait", type=float, default=600, help="seconds to wait for the note's trigger run")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp, FakeOllama(max_loaded=3, load_delay=0.01) as ollama:
@@ -87,8 +89,8 @@ def main() -> int:
             while not sock.exists():
                 time.sleep(0.1)
             ask(sock, {"op": "index"})
-            fires(env, 1)  # the first loads LiteLLM into the daemon: not counted
-            before = fires(env, args.fires)
+            fires(env, 1, args.fire)  # the first loads LiteLLM into the daemon: not counted
+            before = fires(env, args.fires, args.fire)
             print(f"without the note: fires took {', '.join(f'{t:.1f}' for t in before)} s")
             note = tmp / "Vault" / "Inbox" / "Links.md"
             started = time.monotonic()
@@ -98,8 +100,21 @@ def main() -> int:
             ask(sock, {"op": "index"})
             print(f"the note of {args.links} links saved: its trigger run and index pass done in "
                   f"{time.monotonic() - started:.1f} s")
-            after = fires(env, args.fires)
+            after = fires(env, args.fires, args.fire)
             print(f"with the note: fires took {', '.join(f'{t:.1f}' for t in after)} s")
+            if args.restart:
+                daemon.terminate()
+                daemon.wait(60)
+                daemon = subprocess.Popen([sys.executable, "-m", "routine", "run"], env=env, stdout=log,
+                                          stderr=subprocess.STDOUT)
+                while not sock.exists():
+                    time.sleep(0.1)
+                started = time.monotonic()
+                ask(sock, {"op": "index"})
+                fires(env, 1, args.fire)
+                print(f"restarted with the note: up, indexed and a first fire in {time.monotonic() - started:.1f} s")
+                after = fires(env, args.fires, args.fire)
+                print(f"after the restart: fires took {', '.join(f'{t:.1f}' for t in after)} s")
             ratio = (sum(after) / len(after)) / (sum(before) / len(before))
             print(f"a fire with the note takes {ratio:.2f}x its time without it (goal: at most 2x)")
         finally:
