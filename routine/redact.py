@@ -13,7 +13,9 @@ notifications, prompts, hence the search index) passes its URLs through these.
 
 from __future__ import annotations
 
+import hashlib
 import re
+from pathlib import PurePosixPath
 
 URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,15}://[^\s<>\"'`]+")
 _HOST_PORT = re.compile(r"(\[[0-9a-fA-F:.]+\]|[^:\[\]]*)(?::(\d{1,5}))?")
@@ -48,3 +50,18 @@ def redact_url(url: str) -> str:
 def redact_text(text: str) -> str:
     """``text`` with every URL in it shown as ``redact_url`` shows it."""
     return URL.sub(lambda m: redact_url(m[0]), text) if "://" in text else text
+
+
+def source_name(source: str) -> str:
+    """The name of a thing the config gives only as a URL or a path (a calendar without `name:`):
+    a path's file name without `.ics`; a URL's host as ``redact_url`` shows it (`calendar` when the
+    host may be a secret) and a short hash of the whole URL, so two calendars on one host differ and
+    the name stays the same from run to run. No other part of a URL (user, password, path, query:
+    `private.ics?token=…`, `fam-PW@host`, `/published/2/TOKEN`) ever becomes part of a name, which
+    reaches file names, prompts, the journal and the log."""
+    if "://" not in source:
+        stem = PurePosixPath(source.rstrip("/")).name.removesuffix(".ics")
+        return stem or source
+    host = redact_url(source).partition("://")[2]
+    label = "calendar" if host == HIDDEN else host.replace(":", "-")
+    return f"{label}-{hashlib.sha256(source.encode()).hexdigest()[:4]}"

@@ -101,8 +101,11 @@ def test_two_weeks_of_agent_memory(env, ollama):
                 rewrite_plan(config.vault, day)
             if offset == 1:
                 now[0] = datetime.combine(day, time(12), TZ)
-                ask(runner, journal, agents["planner"], "Remember: I never take meetings before 10:00.")
-                ask(runner, journal, agents["planner"], "What is on today?")  # not a thing to remember
+                told = ask(runner, journal, agents["planner"], "Remember: I never take meetings before 10:00.")
+                assert told.answer.endswith("Noted for next time: Remember: I never take meetings before 10:00.")
+                assert "never take meetings" in (config.vault / "Agents" / "Planner" / "Memory.md").read_text()
+                asked = ask(runner, journal, agents["planner"], "What is on today?")  # not a thing to remember
+                assert "Noted" not in asked.answer
             now[0] = datetime.combine(day, time(10), TZ)
             run_block(runner, block, agents, trigger="schedule")
             if offset == 4:  # Friday of week one: the person deletes one of the Planner's entries
@@ -121,8 +124,8 @@ def test_two_weeks_of_agent_memory(env, ollama):
     told = [e for e in planner if "never take meetings before 10:00" in e]
     assert len(told) == 1 and told[0].endswith("^chat-1")  # learned once, from the chat, dated as said
     assert not any("What is on today" in e for e in planner)
-    assert any("rewrote your Plan in [[Daily/2026-11-23]]" in e for e in planner), planner
-    assert any("kept your Plan in [[Daily/2026-11-24]] as you wrote it" in e for e in planner), planner
+    assert any("rewrote your Plan, keeping" in e and "— [[Daily/2026-11-23]] ^keep-" in e for e in planner), planner
+    assert any("kept your Plan as you wrote it. — [[Daily/2026-11-24]] ^keep-" in e for e in planner), planner
     assert deleted_key and not any(e.endswith("^" + deleted_key) for e in planner)  # stays deleted
     text = (config.vault / "Agents" / "Planner" / "Memory.md").read_text()
     assert text.count("What routine has learned") == 1 and len(text.splitlines()) < 12 + MAX_ENTRIES

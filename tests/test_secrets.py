@@ -75,3 +75,34 @@ def test_no_secret_of_a_notification_or_calendar_url_is_written_or_sent_anywhere
         + [f"notification: {s}" for s in SECRETS if s in sent and s != "NtfyTopicZk9"] \
         + [f"prompt: {s}" for s in SECRETS if s in asked]  # (an ntfy server is told its own topic)
     assert leaks == []
+
+
+NAMELESS = ["TokQq1Secret", "FamPwZz2", "IcloudTok3Rr"]
+
+
+def test_a_calendar_without_a_name_is_named_without_the_secrets_of_its_url(initialised, ollama):
+    """A calendar without `name:` was named after the end of its URL: `private.ics?token=…`, the
+    `fam-PW@host` of a URL without a path, the token of an iCloud-style `/published/2/TOKEN`. Now
+    its name is the host and a short hash: no part of the URL that carries a secret reaches doctor,
+    the dry run, the log, the prompt, the journal or an alert's file name and text."""
+    home = initialised
+    with serving(refuse) as base:
+        host = base.removeprefix("http://")
+        sources = [f"{base}/private.ics?token=TokQq1Secret", f"http://fam-FamPwZz2@{host}",
+                   f"{base}/published/2/IcloudTok3Rr"]
+        home.config.write_text(home.config.read_text() + "\ncalendars: [" + ", ".join(f"'{s}'" for s in sources)
+                               + "]\n")
+        outputs = [home.run("doctor"), home.run("--debug", "fire", "morning-alignment", "--dry-run"),
+                   home.run("--debug", "fire", "morning-alignment")]
+    said = "\n".join(o.stdout + o.stderr for o in outputs)
+    assert outputs[0].stdout.count("FAIL calendar 127.0.0.1-") == 3, outputs[0].stdout  # each tried and named
+    assert "could not be read" in outputs[1].stdout + outputs[1].stderr
+    alerts = sorted(p.name for p in (home.vault / "Alerts").glob("*calendar*"))
+    assert alerts, "an unreadable calendar is an alert"
+    asked = json.dumps(ollama.requests)
+    assert "could not be read" in asked
+    leaks = [f"{p}: {s}" for p in [*(home.vault / "Alerts").iterdir(), *home.state.rglob("*"), *home.vault.rglob("*")]
+             if p.is_file() for s in NAMELESS if s.encode() in p.read_bytes() or s in p.name] \
+        + [f"output: {s}" for s in NAMELESS if s in said] + [f"prompt: {s}" for s in NAMELESS if s in asked] \
+        + [f"alert name: {s}" for s in ["fam-", "private", "published"] for a in alerts if s in a]
+    assert leaks == []

@@ -96,6 +96,7 @@ def _show(config: Config, agent: AgentSpec, as_json: bool) -> int:
     assigned = data["assignments"]
     print(f"  projects: {', '.join(assigned['projects']) or 'none'}")
     print(f"  tasks in: {', '.join(assigned['tasks']) or 'none'}")
+    _show_memory(data["memory"])
     runs = data["last_runs"]
     clock = Clock.named(config.zone_name())
     print("  last runs:" + ("" if runs else " none"))
@@ -103,6 +104,17 @@ def _show(config: Config, agent: AgentSpec, as_json: bool) -> int:
         started = clock.show(r["started_at"], "%Y-%m-%d %H:%M:%S %Z")
         print(f"    {r['id']}  {r['status']}  {started}  {r['wrote'] or ''}")
     return 0
+
+
+def _show_memory(memory: dict) -> None:
+    held = f"{memory['entries']} learned line(s), {memory['own']} of yours" if memory["exists"] else "nothing yet"
+    print(f"  memory: {memory['note']} ({held})")
+    print("    What routine learns from its days and gives it every run: what you kept or rewrote of its\n"
+          "    sections, proposals you decided, the Critic's verdicts, rules you state in a chat with it\n"
+          "    (\"Remember: no meetings before 10:00\"). Each line names its source; edit or delete any line\n"
+          "    (a deleted one is not learned again), or add your own.")
+    for line in memory["newest"]:
+        print(f"    {line}")
 
 
 def _export(config: Config, agent: AgentSpec, folder: Path) -> int:

@@ -16,7 +16,7 @@ from routine.chat.sessions import start_from_note
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import RoutineError, UsageError
 from routine.journal import Journal
-from routine.journal.chats import ChatStore
+from routine.journal.chats import ChatStore, Origin
 from routine.runner.step import local_now
 from routine.vault import resolve_wikilink
 from routine.vault.chat_notes import new_chat_note
@@ -109,5 +109,10 @@ def _new(args: argparse.Namespace) -> int:
     agent = agent_named(agents, problems, args.words[0])
     title = " ".join(args.words[1:]).strip() or None
     rel = new_chat_note(config.vault, config.layout.chats, agent.name, title, local_now(config))
+    journal = Journal()
+    try:  # recorded as made at the person's command: its messages are the person's (``is_persons_chat``)
+        ChatStore(journal.db).create(agent.name, Origin.COMMAND, title, rel)
+    finally:
+        journal.close()
     print(f"Created {rel}: write your message at its end and save; {agent.name} answers there while the daemon runs.")
     return 0

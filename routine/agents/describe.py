@@ -14,6 +14,7 @@ from routine.paths import journal_file
 from routine.tools.mcp_client import stop_all
 from routine.tools.mcp_tools import tools_of
 from routine.tools.registry import tools_for
+from routine.vault import agent_memory
 from routine.vault.notes import read_note, resolve_wikilink
 
 PREVIEW_CHARS = 160
@@ -54,6 +55,9 @@ def summary(agent: AgentSpec) -> dict:
             "grounding": list(agent.grounding), "note": agent.source}
 
 
+SHOWN_MEMORY = 3  # `agent show` prints the newest lines of the memory note
+
+
 def details(config: Config, agent: AgentSpec) -> dict:
     """Everything `agent show` prints. Scopes and assignments are the ones a run has now
     (``routine.access``): `hidden` and `denied` are the ``!`` globs taken out of them (others'
@@ -69,6 +73,7 @@ def details(config: Config, agent: AgentSpec) -> dict:
         "assignments": {"projects": list(access.projects), "tasks": list(access.tasks)},
         "last_runs": last_runs(agent),
         "mcp_tools": mcp_tools(config, agent),
+        "memory": memory_of(config, agent),
     }
 
 
@@ -88,3 +93,12 @@ def mcp_tools(config: Config, agent: AgentSpec) -> list[dict]:
     rows: list[dict] = [{"name": t.name, "server": t.server, "changes": not t.read_only,
                          "proposal": not t.read_only and agent.approval == "required"} for t in tools]
     return rows + [{"name": None, "server": None, "problem": note} for note in notes]
+
+
+def memory_of(config: Config, agent: AgentSpec) -> dict:
+    """The agent's memory note (``routine.vault.agent_memory``): where, how many of routine's lines
+    and the person's own it holds, the newest few."""
+    rel = agent_memory.note_of(agent.source)
+    entries, own = agent_memory.read(config.vault, rel)
+    return {"note": rel, "exists": (config.vault / rel).is_file(), "entries": len(entries), "own": len(own),
+            "newest": [e.render().removeprefix("- ") for e in entries[:SHOWN_MEMORY]]}

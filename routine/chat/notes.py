@@ -1,6 +1,8 @@
 """A chat note answered: the person's last message, read as the note now stands, gets one answer.
 
-Called by the daemon when a chat note settles after a save (``routine.daemon.chat_notes``). The
+Called by the daemon when a chat note settles after a save (``routine.daemon.chat_notes``). Only
+the person's conversation is answered: a note the person made, or `routine chat new` made at their
+command, that no agent has written into (``routine.vault.provenance.is_persons_chat``). The
 conversation is what the note says: its turns (edited or deleted ones as they are now), its
 summary callout and ``summary_covers``. The answer goes in through the vault layer
 (``routine.vault.chat_notes.append_answer``): atomic, and redone if the person saved meanwhile.
@@ -19,6 +21,7 @@ from routine.errors import UsageError
 from routine.journal.chats import ChatStore, Origin
 from routine.vault.chat_notes import ChatNote, answer_callout, append_answer, parse_chat
 from routine.vault.notes import load_note_text
+from routine.vault.provenance import is_persons_chat
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec
@@ -54,6 +57,11 @@ def answer_note(runner: Runner, journal: Journal, agents: dict[str, AgentSpec], 
         raise UsageError(f"The chat note {rel} talks to `{note.agent}`, and there is no such agent.",
                          f"set its `chat:` property to one of: {', '.join(sorted(agents))}.")
     store = ChatStore(journal.db)
+    if not is_persons_chat(note.properties, store.made_by_command(rel)):
+        raise UsageError(f"The chat note {rel} was written by an agent (it carries routine's marks), so its text is "
+                         "not the person's and it is not answered.",
+                         f"start a conversation of your own: `routine chat new {agent.name}`, or a note you "
+                         "create yourself with a `chat:` property.")
     chat_id = store.for_note(rel) or store.create(agent.name, Origin.NOTE, note.title, rel)
     history = History([Turn(t.role, t.text) for t in note.turns[:-1]], note.summary, note.covers)
     conversation = Conversation(runner, agent)

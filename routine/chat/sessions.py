@@ -13,6 +13,9 @@ from routine.chat.conversation import Conversation, History, Reply
 from routine.chat.fold import Turn
 from routine.errors import RoutineError, UsageError
 from routine.journal.chats import ChatDetails, ChatMessage, ChatStore, Origin, Role
+from routine.journal.lessons import rule_in
+from routine.runner import recall
+from routine.vault.provenance import is_persons_chat
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec
@@ -105,7 +108,12 @@ def answer_logged(store: ChatStore, chat_id: str, conversation: Conversation, hi
                                        details={"unanswered": True, "error": str(exc)}))
         log_tools(store, chat_id, conversation.tool_log)
         raise
-    store.add(chat_id, ChatMessage(Role.USER, question, tokens=counter.text(question)))
+    said = store.add(chat_id, ChatMessage(Role.USER, question, tokens=counter.text(question)))
+    noted = _noted(store, conversation, said, question)
+    if noted:
+        reply.text = f"{reply.text.rstrip()}\n\n{noted}"
+        if on_token is not None:
+            on_token(f"\n\n{noted}")
     if reply.folded:
         store.add(chat_id, ChatMessage(Role.SUMMARY, reply.summary, tokens=counter.text(reply.summary),
                                        model=reply.model, details={"covers": reply.covers, "folded": reply.folded}))
@@ -118,6 +126,19 @@ def answer_logged(store: ChatStore, chat_id: str, conversation: Conversation, hi
                                             **({"dropped": reply.dropped} if reply.dropped else {}),
                                             **({"rejected": reply.rejected} if reply.rejected else {})}))
     return reply
+
+
+def _noted(store: ChatStore, conversation: Conversation, message_id: int, question: str) -> str | None:
+    """What the agent learned at once from the person's message (``routine.runner.recall``: its
+    memory note is written now, not at its next run), said as the answer's last line; None when the
+    message states no rule or its source may not be learned from."""
+    runner = conversation.runner
+    learned = recall.learn(runner.config.vault, store.db, conversation.agent, runner.clock(),
+                           runner.config.layout.chats)
+    rule = rule_in(question)
+    if rule is None or not any(e.key == f"chat-{message_id}" for e in learned):
+        return None
+    return f"Noted for next time: {rule}"
 
 
 def log_tools(store: ChatStore, chat_id: str, transcript: list[TranscriptEntry]) -> None:
@@ -145,7 +166,12 @@ def _call_details(entry: ToolCall) -> ChatDetails:
 
 
 def start_from_note(store: ChatStore, agent: str, note: ChatNote) -> str:
-    """A terminal session that begins with a chat note's conversation (``routine chat --note``)."""
+    """A terminal session that begins with a chat note's conversation (``routine chat --note``):
+    only the person's (``is_persons_chat``), since its turns become the person's messages."""
+    if not is_persons_chat(note.properties, store.made_by_command(note.rel)):
+        raise UsageError(f"The chat note {note.rel} was written by an agent (it carries routine's marks), so its "
+                         "text is not yours to continue as a conversation.",
+                         f"start one of your own: `routine chat new {agent}`.")
     chat_id = store.create(agent, Origin.TERMINAL, title=note.title, note=None)
     for turn in note.turns:
         store.add(chat_id, ChatMessage(Role(turn.role), turn.text, details={"from_note": note.rel}))

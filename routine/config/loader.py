@@ -39,6 +39,7 @@ from routine.config.zone import machine_zone_name
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml
 from routine.durations import parse_duration
 from routine.errors import ConfigError, Problem, RoutineError, UsageError
+from routine.redact import source_name
 
 # The agent notes are read in ``routine.config.agent_notes``; their names stay importable from here.
 __all__ = ["agent_named", "agent_note_problems", "is_agent_note", "load_agents", "load_config", "parse_agent_note",
@@ -90,8 +91,7 @@ def _channels(notify: Parsed) -> tuple[ChannelSettings, ...]:
 def _calendar(entry: str | Parsed) -> CalendarSource:
     spec = {"source": entry} if isinstance(entry, str) else entry
     source = spec["source"]
-    default = source.rstrip("/").rsplit("/", 1)[-1].removesuffix(".ics") or source
-    return CalendarSource(name=spec.get("name") or default, source=source)
+    return CalendarSource(name=spec.get("name") or source_name(source), source=source)
 
 
 def _holiday(entry: str) -> tuple[date, date]:

@@ -21,11 +21,13 @@ from zoneinfo import ZoneInfo
 from routine.config.notify import Topic
 from routine.errors import RoutineError
 from routine.flows.reminder_answers import choices  # also registers the phone's Snooze and Done
+from routine.journal.chats import ChatStore
 from routine.journal.timed_reminders import Reminder, ReminderStatus, listen, unlisten
 from routine.person.notifications import Message, notify
 from routine.schedule.timed_reminders import from_chat, from_note, reminder_log
 from routine.vault.chat_notes import parse_chat
 from routine.vault.files import read_text
+from routine.vault.provenance import is_persons_chat
 from routine.watch.changes import Change
 
 if TYPE_CHECKING:
@@ -156,6 +158,9 @@ class TimedReminders:
             return
         try:
             with reminder_log() as book:
+                if not is_persons_chat(note.properties, ChatStore(book.db).made_by_command(rel)):
+                    log.info("no reminder read from %s: an agent wrote that chat note, not you", rel)
+                    return  # the one provenance: agent-written text never asks for a reminder
                 added = from_chat(book, rel, pending.text, self.host.now_local(), self.zone())
         except (OSError, sqlite3.Error, RoutineError) as exc:
             log.error("the reminders asked for in %s not read: %s", rel, exc)

@@ -33,7 +33,7 @@ from routine.watch.filters import is_note
 if TYPE_CHECKING:
     from routine.config.model import Config
 
-FORMAT = "5"  # bump when extract changes what it reads: caches of another format are rebuilt
+FORMAT = "6"  # bump when extract changes what it reads: caches of another format are rebuilt
 RUN_DAYS = 30  # "what it read and wrote lately": runs that ended within this many days
 
 

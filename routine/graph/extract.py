@@ -9,8 +9,10 @@ folder (``People/`` person, ``Daily/`` daily, ``Weekly/`` weekly,
 ``Projects/<Name>/<Name>.md`` project, ``Plans/OKRs.md`` okrs, ``Chats/`` or a ``chat:``
 property chat). A link in a property is an edge named after the property; a task's
 ``[assignee:: [[X]]]`` is ``assigned_to`` and ``[result:: [[Y]]]`` is ``result``; any other
-body link is ``links_to``. Task lines are the person's, read by ``routine.projects.tasks`` (a
-checkbox in routine's generated sections or notes is a copy, ``routine.vault.provenance``).
+body link is ``links_to`` (at most ``vault.budget.MAX_LINKS`` of them, from the note's first
+``MAX_LINES`` lines and ``MAX_BYTES``: a pasted note of 100,000 links costs what 2,000 do). Task
+lines are the person's, read by ``routine.projects.tasks`` (a checkbox in routine's generated
+sections or notes is a copy, ``routine.vault.provenance``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from routine.graph.model import EdgeFact, EdgeType, NodeFact, NodeType, NoteFact
 from routine.projects.artifacts import artifact_type_of
 from routine.projects.model import AGENTS
 from routine.projects.tasks import TaskState, parse_line
+from routine.vault import budget
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import hidden_ranges, in_ranges, link_targets, wikilinks
 from routine.vault.okrs import OkrKind, okr_items
@@ -67,6 +70,7 @@ def _property_links(value: object) -> list[str]:
 
 
 def extract(rel: str, text: str) -> NoteFacts:
+    text = budget.text(rel, text, "the knowledge graph")
     split = parse_frontmatter(text.removeprefix("\ufeff").replace("\r\n", "\n"))
     props, body = split.data, split.body
     kind = note_type(rel, props)
@@ -91,7 +95,8 @@ def extract(rel: str, text: str) -> NoteFacts:
     prose = body if is_routines_note(rel, props.get("tags")) else _tasks(rel, body, nodes, edges)
     if kind is NodeType.OKRS:
         _okr_headings(rel, body, nodes, edges)
-    edges += [EdgeFact(rel, target, EdgeType.LINKS_TO, EdgeType.LINKS_TO.value) for target in wikilinks(prose)]
+    edges += [EdgeFact(rel, target, EdgeType.LINKS_TO, EdgeType.LINKS_TO.value)
+              for target in budget.links(rel, wikilinks(prose), "the knowledge graph")]
     return NoteFacts(rel, nodes, _unique(edges))
 
 

@@ -27,6 +27,7 @@ class Role(str, Enum):
 class Origin(str, Enum):
     TERMINAL = "terminal"
     NOTE = "note"
+    COMMAND = "new"  # a chat note `routine chat new` made at the person's command (recorded as it is made)
 
 
 class ChatDetails(TypedDict, total=False):
@@ -111,15 +112,22 @@ class ChatStore:
         row = self.db.execute("SELECT id FROM chats WHERE note=? ORDER BY created_at DESC LIMIT 1", (rel,)).fetchone()
         return row[0] if row else None
 
+    def made_by_command(self, rel: str) -> bool:
+        """Did `routine chat new` make the chat note at ``rel`` (``Origin.COMMAND``)? A note answered
+        before that was recorded (``Origin.NOTE``, a version that did not record it) counts too."""
+        return self.db.execute("SELECT 1 FROM chats WHERE note=? AND origin IN (?, ?) LIMIT 1",
+                               (rel, Origin.COMMAND.value, Origin.NOTE.value)).fetchone() is not None
+
     def latest(self, agent: str, origin: Origin = Origin.TERMINAL) -> str | None:
         row = self.db.execute("SELECT id FROM chats WHERE agent=? AND origin=? ORDER BY updated_at DESC, id DESC"
                               " LIMIT 1", (agent, origin.value)).fetchone()
         return row[0] if row else None
 
-    def add(self, chat_id: str, message: ChatMessage) -> None:
+    def add(self, chat_id: str, message: ChatMessage) -> int:
+        """Journal ``message``; its id (a memory entry learned from it is keyed by it)."""
         now = _now()
         args = message.arguments
-        self.db.execute(
+        cursor = self.db.execute(
             "INSERT INTO chat_messages (chat, at, role, content, tokens, model, duration_ms, tokens_in, tokens_out,"
             " tool, arguments, result, details) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (chat_id, now, Role(message.role).value, message.content or "", message.tokens, message.model,
@@ -127,6 +135,7 @@ class ChatStore:
              None if args is None else json.dumps(args, ensure_ascii=False, default=str), message.result,
              json.dumps(message.details, ensure_ascii=False, default=str) if message.details else None))
         self.db.execute("UPDATE chats SET updated_at=? WHERE id=?", (now, chat_id))
+        return int(cursor.lastrowid or 0)
 
     def set_summary(self, chat_id: str, summary: str, folded: int) -> None:
         self.db.execute("UPDATE chats SET summary=?, folded=? WHERE id=?", (summary, folded, chat_id))

@@ -5,12 +5,16 @@ memory entries (``routine.vault.agent_memory``).
 - **decided**: the person approved or rejected one of its proposals;
 - **reviewed**: a Critic step that reviewed its output (later in the same block run, or a block
   chained ``after:`` that run) gave a verdict;
-- **told**: in a chat with it, the person said to remember something ("remember …", "from now on …").
+- **told**: in a chat with it, the person stated a rule or a preference anywhere in a message
+  ("… ? Remember: no meetings before 10:00.", "from now on …", "I prefer …": ``rule_in``, no model);
+  only the person's words count: a chat note an agent wrote is never answered, so never journaled
+  (``routine.vault.provenance.is_persons_chat``).
 
 Each piece of evidence has a key; ``learned`` keeps every key taken (table ``memory_learned``,
 migration ``022_agent_memory``), so nothing is learned twice, and an entry the person deleted
-is not learned again. Evidence whose note the agent may not read (``readable``) gives no entry:
-a memory never carries what its agent could not have seen.
+is not learned again. Every entry names its source (a note, or a terminal conversation); evidence
+whose note the agent may not read (``readable``) gives no entry: a memory never carries what its
+agent could not have seen.
 """
 
 from __future__ import annotations
@@ -24,10 +28,32 @@ from datetime import date, datetime, timedelta, timezone
 from routine.vault.agent_memory import Entry
 from routine.verdicts import verdict_of
 
-_TOLD = re.compile(r"^\s*(?:please\s+)?(?:remember|note for next time|from now on|always|never|don't|do not)\b",
-                   re.IGNORECASE)
+# A sentence in which the person states a rule or a preference: it begins (after a filler word or
+# two: "ok,", "and", "please") with one of these. Deterministic, no model: a question is never one.
+_RULE = re.compile(
+    r"^(?:remember|note for next time|keep in mind|from now on|going forward|in future|in the future|always|never"
+    r"|don't|do not|dont|avoid|make sure|i prefer|i'd prefer|i would prefer|i'd rather|i would rather|i never"
+    r"|i always|i don't|i do not|i like|i hate|i want you to|no \w+ (?:before|after|on|during)\b)\b", re.IGNORECASE)
+_FILLER = re.compile(r"^(?:(?:ok(?:ay)?|so|and|but|also|oh|thanks|thank you|by the way|btw|please|pls|just)"
+                     r"\b[,:;]?\s*)+", re.IGNORECASE)
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+MAX_SENTENCES = 40  # a message's first sentences are looked at: a pasted document is no rule list
 REVIEWER = "critic"
 WINDOW = timedelta(days=14)  # how far back a run looks for what its agent has not learned yet
+
+
+def rule_in(message: str) -> str | None:
+    """The sentences of a person's chat message that state a rule or a preference, as one line
+    ("Should I move the call? Remember: no meetings before 10:00." → "Remember: no meetings before
+    10:00."); None when it states none."""
+    found = []
+    for sentence in _SENTENCE.findall(" ".join(message.split()))[:MAX_SENTENCES]:
+        said = sentence.strip()
+        if said.endswith("?"):
+            continue
+        if _RULE.match(_FILLER.sub("", said)):
+            found.append(said)
+    return " ".join(found) or None
 
 
 def _day(iso: str) -> date:
@@ -59,14 +85,13 @@ def _kept(db: sqlite3.Connection, agent: str, since: str) -> Iterator[tuple[Entr
     rows = db.execute("SELECT id, note, section, kept, ending, measured_at FROM written_sections WHERE agent=?"
                       " AND via='run' AND measured_at >= ? AND ending != 'superseded'", (agent, since))
     for row_id, note, section, kept, ending, at in rows:
-        where = f"your {section} in {_link(note)}"
         if ending == "deleted":
-            text = f"The person deleted {where}."
+            text = f"The person deleted your {section}."
         elif ending == "kept":
-            text = f"The person kept {where} as you wrote it."
+            text = f"The person kept your {section} as you wrote it."
         else:
-            text = f"The person rewrote {where}, keeping {round(100 * (kept or 0))}% of it."
-        yield Entry(_day(at), text, f"keep-{row_id}"), note
+            text = f"The person rewrote your {section}, keeping {round(100 * (kept or 0))}% of it."
+        yield Entry(_day(at), text, f"keep-{row_id}", note), note
 
 
 def _decided(db: sqlite3.Connection, agent: str, since: str) -> Iterator[tuple[Entry, str | None]]:
@@ -74,8 +99,9 @@ def _decided(db: sqlite3.Connection, agent: str, since: str) -> Iterator[tuple[E
                       " ON r.id = d.run_id WHERE r.agent=? AND d.outcome IN ('applied', 'rejected') AND d.at >= ?",
                       (agent, since))
     for row_id, decision, target, section, at in rows:
-        what = f"{section} in {_link(target)}" if target and section else (_link(target) if target else "a note")
-        yield Entry(_day(at), f"The person {decision} your proposal for {what}.", f"decision-{row_id}"), target
+        what = section or ("the note" if target else "a note")
+        yield Entry(_day(at), f"The person {decision} your proposal for {what}.", f"decision-{row_id}",
+                    target or None), target
 
 
 def _reviewed(db: sqlite3.Connection, agent: str, readable: Callable[[str], bool],
@@ -92,19 +118,23 @@ def _reviewed(db: sqlite3.Connection, agent: str, readable: Callable[[str], bool
         review, subject = _path_of(review_note), _path_of(reviewed)
         what = f"your {_link(subject)}" if subject else "your output"
         text = f"A review by the Critic of {what}: " + (f"verdict {verdict}." if verdict else "no verdict.")
-        point = _first_point(output)
+        point, source = _first_point(output), None
         if point and review and readable(review):  # its words only where the agent may read the review
-            text += f" First point: {point}"
-        yield Entry(_day(at), text, f"review-{run_id}"), None
+            text, source = f"{text} First point: {point}", review
+        yield Entry(_day(at), text, f"review-{run_id}", source), None
 
 
 def _told(db: sqlite3.Connection, agent: str, since: str) -> Iterator[tuple[Entry, str | None]]:
-    rows = db.execute("SELECT m.id, m.content, m.at FROM chat_messages m JOIN chats c ON c.id = m.chat"
-                      " WHERE c.agent=? AND m.role='user' AND m.at >= ?", (agent, since))
-    for row_id, content, at in rows:
-        said = " ".join((content or "").split())
-        if _TOLD.match(said):
-            yield Entry(_day(at), f"The person told you in chat: “{said}”", f"chat-{row_id}"), None
+    """What the person said in a conversation with the agent that states a rule (``rule_in``):
+    sourced by the chat note (whose reads are checked) or the terminal conversation. A turn copied
+    from a note into a terminal session (``from_note``) was said there, not here."""
+    rows = db.execute("SELECT m.id, m.content, m.at, c.id, c.note FROM chat_messages m JOIN chats c ON c.id = m.chat"
+                      " WHERE c.agent=? AND m.role='user' AND m.at >= ?"
+                      " AND (m.details IS NULL OR m.details NOT LIKE '%\"from_note\"%')", (agent, since))
+    for row_id, content, at, chat_id, note in rows:
+        rule = rule_in(content or "")
+        if rule:
+            yield Entry(_day(at), f"The person told you: “{rule}”", f"chat-{row_id}", note or f"chat {chat_id}"), note
 
 
 def _path_of(wrote: str | None) -> str | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from routine.vault.frontmatter import parse_frontmatter
+from routine.vault import budget
 from routine.vault.notes import code_fence_ranges, in_ranges, wikilinks
 from routine.vault.outline import HEADING, heading_title, strip_comments
 
@@ -95,6 +96,7 @@ def chunk_note(rel: str, raw: str, max_chars: int) -> list[Chunk]:
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     properties = property_line(split.data)
+    links = _links_by_chunk(rel, [part for _, _, part in pieces])
     for ordinal, (heading, trail, part) in enumerate(pieces):
         head = f"{title}\n{properties}" if ordinal == 0 and properties else title  # found by its properties too
         embedded = f"{head}\n{trail}\n\n{part}" if trail else f"{head}\n\n{part}"
@@ -103,8 +105,22 @@ def chunk_note(rel: str, raw: str, max_chars: int) -> list[Chunk]:
         seen[sha] = occurrence + 1
         chunk_id = hashlib.sha256(f"{rel}\0{sha}\0{occurrence}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
         tags = tuple(dict.fromkeys([*note_tags, *inline_tags(part)]))
-        chunks.append(Chunk(chunk_id, rel, heading, ordinal, part, embedded, sha, tags, tuple(wikilinks(part))))
+        chunks.append(Chunk(chunk_id, rel, heading, ordinal, part, embedded, sha, tags, links[ordinal]))
     return chunks
+
+
+def _links_by_chunk(rel: str, parts: list[str]) -> list[tuple[str, ...]]:
+    """Each chunk's links (its metadata), the note's first ``budget.MAX_LINKS`` in all (said once when cut)."""
+    found = [wikilinks(part) for part in parts]
+    total = sum(len(links) for links in found)
+    if total <= budget.MAX_LINKS:
+        return [tuple(links) for links in found]
+    budget.links(rel, [link for links in found for link in links], "the search index's link metadata")
+    left, out = budget.MAX_LINKS, []
+    for links in found:
+        out.append(tuple(links[:left]))
+        left -= len(out[-1])
+    return out
 
 
 def _sections(body: str) -> Iterator[tuple[str | None, str, str]]:

@@ -220,14 +220,14 @@ class Runner:
                                       target=context.Target(dest, target.section),
                                       prior=req.prior, services=self.services(req.as_of or now, alert=not dry_run))
             if not dry_run and self.journal is not None:
-                recall.learn(self.config.vault, self.journal.db, agent, now)
-            gathered.items += recall.recalled(self.config.vault, agent, 900 + len(gathered.items))
+                recall.learn(self.config.vault, self.journal.db, agent, now, self.config.layout.chats)
+            gathered.items += recall.recalled(self.config.vault, agent, 900 + len(gathered.items),
+                                              self.config.layout.chats)
             if req.answer is not None:  # the block resumed with the person's answer to this or an earlier step
                 gathered.items.append(asking.answer_item(req.answer, len(gathered.items)))
             if req.payload:
                 gathered.items.append(context.payload_item(req.payload, 950 + len(gathered.items)))
             if req.graph is not None:  # the knowledge graph's typed neighbourhood (routine/graph)
-
                 gathered.items += graph_items(
                     self.config, agent, req.graph, variables, where, 1000 + len(gathered.items)
                 )

@@ -23,15 +23,15 @@ from datetime import datetime
 from routine.vault.frontmatter import FlowList, FlowMap, FrontmatterSplit, update_frontmatter
 from routine.vault.notes import wikilink_for
 from routine.vault.proposals import iso_time, source_links
+from routine.vault.provenance import ROUTINE_PROPERTY, TAG_PREFIX
 from collections.abc import Mapping
 from routine.jsonvalue import JSONObject, Parsed
 
-PROPERTY = "routine"  # the one property routine keeps in a note it writes into
+PROPERTY = ROUTINE_PROPERTY  # the one property routine keeps in a note it writes into
 # The keys earlier versions wrote into every note (and a model's own frontmatter may carry).
 PROVENANCE_KEYS = ("agent", "model", "run", "generated", "sources", "tags", PROPERTY)
 _LEGACY = ("agent", "model", "run", "generated", "sources")
 MAX_SOURCES = 20
-TAG_PREFIX = "routine/"
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ class ChatNote:
     turns: list[Turn] = field(default_factory=list)
     summary: str = ""
     covers: int = 0  # how many of ``turns`` the summary stands for
+    properties: Mapping[str, object] = field(default_factory=dict)  # as read: whose note it is (``is_persons_chat``)
 
     def pending(self) -> Turn | None:
         """The person's message that has no answer yet: the last turn, when it is theirs."""
@@ -78,7 +79,8 @@ def chat_agent(frontmatter: Mapping[str, object]) -> str | None:
 
 def parse_chat(rel: str, text: str) -> ChatNote:
     split = parse_frontmatter(text)
-    note = ChatNote(rel=rel, agent=chat_agent(split.data), title=str(split.data.get("title") or Path(rel).stem))
+    note = ChatNote(rel=rel, agent=chat_agent(split.data), title=str(split.data.get("title") or Path(rel).stem),
+                    properties=dict(split.data))
     try:
         note.covers = max(0, int(split.data.get(COVERS_PROPERTY) or 0))
     except (TypeError, ValueError):

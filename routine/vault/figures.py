@@ -41,6 +41,7 @@ FIGURE = re.compile(
 _LABEL = re.compile(r"(?:\bKR|\bObjective|\bSample|\bPhase|\bStep|\bPart|\bNo\.|#)\s*$", re.I)
 _APPROX = re.compile(r"(?:\babout|\baround|\broughly|\bnearly|\balmost|\bapprox(?:imately|\.)?|\bover|\bunder"
                      r"|\bmore than|\bless than|\bclose to|\bjust|\bsome|\bunder|\bbelow|\babove)\s*[€$£]?\s*$", re.I)
+_BEFORE = 64  # characters before a figure that say it is approximate or a label (the words end right there)
 _WORD = re.compile(r"[^\W\d_]\w{2,}")
 _STOP = frozenset("""the and for are was has but not you our all out now new one two per its who how why can
     target current goal progress total above below already after before since until plan
@@ -86,8 +87,10 @@ def figures_of(line: str) -> list[Figure]:
         places = max(0, len(dec) - 1) - (3 if m["k"] else 0)  # €12.4k: to the hundred
         unit = "€" if m["cur"] else "%" if m["pct"] else (m["unit"] or "").lower()
         cls, factor = _UNITS.get(unit, (PLAIN, 1.0))
-        approx = bool(_APPROX.search(line[:m.start()]))
-        out.append(Figure(value, places, cls, factor, m[0].strip(), approx, bool(_LABEL.search(line[:m.start()]))))
+        # The words just before it (both patterns end at it): a line of 10,000 figures is not 10,000 scans of itself.
+        before = line[max(0, m.start() - _BEFORE):m.start()]
+        approx = bool(_APPROX.search(before))
+        out.append(Figure(value, places, cls, factor, m[0].strip(), approx, bool(_LABEL.search(before))))
     return out
 
 

@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
+from routine.vault import budget
 from routine.vault.figures import Figure, Known, Line, figures_of, words_of
 from routine.vault.files import read_text, vault_files
 from routine.vault.mentions import dates_in, known_dates, without_dates
@@ -76,9 +77,10 @@ class Grounds:
 
 @lru_cache(maxsize=1024)
 def _note_facts(path: str, mtime_ns: int, size: int, today: date) -> Facts | None:
-    """A note's facts, read again only when it changed (its size or time)."""
+    """A note's facts, read again only when it changed (its size or time); of a huge note, its
+    first part (``budget.text``: the grounding check's work is bounded like the graph's)."""
     try:
-        return facts_of(read_text(path), today)
+        return facts_of(budget.text(path, read_text(path), "the grounding check"), today)
     except OSError:
         return None
 

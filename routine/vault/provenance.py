@@ -3,6 +3,7 @@
 Routine reads the vault back (tasks, assignments, notifications, the graph, search, QA, the
 project brief), and what it wrote itself must never read as the person's intent. Routine's text:
 
+- a chat note an agent made or wrote into: never the person's words (``is_persons_chat``);
 - its own notes: proposals (tagged ``routine/proposal``, in `Drafts/` and, once decided, in
   `Archive/Proposals/`) and alerts (tagged ``routine/alert``);
 - its generated sections in any note, from `%% routine:begin KEY … %%` to `%% routine:end KEY %%`
@@ -24,6 +25,7 @@ fails when another module decides it for itself.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 from routine.vault.frontmatter import parse_frontmatter
@@ -31,6 +33,9 @@ from routine.vault.notes import code_fence_ranges, in_ranges
 from routine.vault.outline import HEADING
 from routine.jsonvalue import Parsed
 
+ROUTINE_PROPERTY = "routine"  # ``routine: {agent, run, at}``: an agent wrote into the note (``bookkeeping``)
+TAG_PREFIX = "routine/"  # a note routine created whole is tagged ``routine/<agent>``
+CHAT_TAG = "routine/chat"  # a chat note `routine chat new` made
 PROPOSAL_TAG = "routine/proposal"
 ALERT_TAG = "routine/alert"
 QUESTION_TAG = "routine/question"  # a question an agent asked the person (routine.vault.question_notes)
@@ -82,6 +87,19 @@ def is_question_note(rel: str) -> bool:
     """Named as routine names a question to the person (`Inbox/Question q-….md`); what it holds is
     checked against the journal before an answer in it counts."""
     return rel.startswith(f"{QUESTIONS_FOLDER}/Question q-") and rel.endswith(".md") and rel.count("/") == 1
+
+
+def is_persons_chat(properties: Mapping[str, object], made_by_command: bool) -> bool:
+    """Are a chat note's messages the person's words? Only when the person made the note (it
+    carries none of routine's marks: no ``routine:`` property, no ``routine/…`` tag) or `routine
+    chat new` made it at their command (``made_by_command``: the journal recorded it then; its only
+    mark is the ``routine/chat`` tag), and no agent has written into it since (the ``routine:``
+    property every agent's write leaves). A note an agent wrote, with a ``chat:`` property and
+    "remember …" in it, is never the person telling an agent anything."""
+    if ROUTINE_PROPERTY in properties:
+        return False
+    marks = {tag for tag in _tags(properties.get("tags")) if tag.startswith(TAG_PREFIX)}
+    return not marks or (made_by_command and marks == {CHAT_TAG})
 
 
 def is_routines_text(rel: str, text: str) -> bool:
