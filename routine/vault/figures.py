@@ -31,14 +31,32 @@ _UNITS: dict[str, tuple[str, float]] = {
     "hour": ("time", 3600), "hours": ("time", 3600),
     "day": ("span", 1), "days": ("span", 1), "week": ("span", 7), "weeks": ("span", 7), "wk": ("span", 7),
     "wks": ("span", 7),
+    "/s": ("rate", 1), "/min": ("rate", 1 / 60), "/h": ("rate", 1 / 3600),
 }
+_RATE = {"s": "/s", "sec": "/s", "second": "/s", "min": "/min", "minute": "/min", "h": "/h", "hour": "/h"}
 PLAIN = "plain"
 _UNIT_WORDS = "|".join(sorted((u for u in _UNITS if u.isalpha()), key=len, reverse=True))
 FIGURE = re.compile(
     r"(?<![\w.,])(?<![^\W\d_]-)(?P<cur>[€$£]\s?)?(?P<num>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?P<dec>\.\d+)?(?!\.\d)"
-    rf"(?P<k>\s?[kK]\b)?(?:\s?(?P<pct>%)|\s?(?:(?:GPU|CPU|A100|working|business|calendar|more|of)\s)?"
+    r"(?P<k>\s?(?:[kK]|thousand|million|[mb]n)\b)?"
+    # a rate: 20/s, 20 req/s, 20 requests per second, 20 a second, 20 rps
+    r"(?:\s?(?:[a-z]+\s?)?(?:/\s?|\bper\s+|\ban?\s+)(?P<per>s|sec|second|min|minute|h|hour)\b(?!\s*(?:per|/))"
+    r"|\s?(?P<rps>rps|qps)\b"
+    rf"|\s?(?P<pct>%)|\s?(?:(?:GPU|CPU|A100|working|business|calendar|more|of)\s)?"
     rf"(?P<unit>{_UNIT_WORDS})\b)?", re.I)
-_LABEL = re.compile(r"(?:\bKR|\bObjective|\bSample|\bPhase|\bStep|\bPart|\bNo\.|#)\s*$", re.I)
+_LABEL = re.compile(r"(?:\bKR|\bObjective|\bSample|\bPhase|\bStep|\bPart|\bNo\.|#|\bweek|\bwk|\bKW|\bCW"
+                    r"|\bsprint|\bissue|\bPR|\bID|\bversion|\bv|\bticket\s+#?|\bround|\bQ)\s*$", re.I)
+_MULTIPLIER = {"k": 1000, "thousand": 1000, "million": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000}
+_SMALL = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+          "seventeen eighteen nineteen").split()
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_NUMBER_WORD = "|".join([*_TENS, *_SMALL[::-1], "a", "an"])
+# A number in words: "forty", "twenty-five", "a dozen", "two hundred", "a thousand", "per thousand pages"
+SPELLED = re.compile(
+    rf"(?<![\w.,-])(?<!\d )(?:(?P<n>{_NUMBER_WORD})(?:-(?P<n2>{'|'.join(_SMALL[1:10])}))?\s+)?"
+    r"(?P<m>dozen|hundred|thousand|million)\b|"
+    rf"(?<![\w-])(?P<w>{'|'.join(_TENS)})(?:-(?P<w2>{'|'.join(_SMALL[1:10])}))?(?![\w-])"
+    rf"|(?<![\w-])(?P<teen>{'|'.join(_SMALL[10:])})(?![\w-])", re.I)
 _APPROX = re.compile(r"(?:\babout|\baround|\broughly|\bnearly|\balmost|\bapprox(?:imately|\.)?|\bover|\bunder"
                      r"|\bmore than|\bless than|\bclose to|\bjust|\bsome|\bunder|\bbelow|\babove)\s*[€$£]?\s*$", re.I)
 _WORD = re.compile(r"[^\W\d_]\w{2,}")
@@ -66,7 +84,8 @@ class Figure:
     factor: float
     text: str
     approx: bool = False
-    label: bool = False  # KR 1.2, Objective 3: a name, never an operand
+    label: bool = False  # KR 1.2, Objective 3, week 47, #123: a name, never an operand nor a figure to match
+    spelled: bool = False  # written in words ("forty", "a dozen")
 
     @property
     def base(self) -> float:
@@ -82,18 +101,54 @@ def figures_of(line: str) -> list[Figure]:
     out = []
     for m in FIGURE.finditer(line):
         whole, dec = m["num"].replace(",", ""), m["dec"] or ""
-        value = float(whole + dec) * (1000 if m["k"] else 1)
-        places = max(0, len(dec) - 1) - (3 if m["k"] else 0)  # €12.4k: to the hundred
+        times = _MULTIPLIER[m["k"].strip().lower()] if m["k"] else 1
+        value = float(whole + dec) * times
+        places = max(0, len(dec) - 1) - (len(str(times)) - 1)  # €12.4k: to the hundred
         unit = "€" if m["cur"] else "%" if m["pct"] else (m["unit"] or "").lower()
+        if (m["per"] or m["rps"]) and not m["cur"]:  # (€14.50 an hour: an amount)
+            unit = _RATE[(m["per"] or "s").lower()]
         cls, factor = _UNITS.get(unit, (PLAIN, 1.0))
         approx = bool(_APPROX.search(line[:m.start()]))
-        out.append(Figure(value, places, cls, factor, m[0].strip(), approx, bool(_LABEL.search(line[:m.start()]))))
+        label = bool(_LABEL.search(line[:m.start()]))
+        end = m.end() if cls != "money" else max(m.end(g) for g in ("num", "dec", "k") if m[g])  # not "an hour"
+        out.append(Figure(value, places, cls, factor, line[m.start():end].strip(), approx, label))
+    return sorted(out + _spelled(line), key=lambda f: line.find(f.text))
+
+
+def _spelled(line: str) -> list[Figure]:
+    """The numbers of ten and more written in words ("forty minutes", "a dozen", "per thousand pages")."""
+    out = []
+    for m in SPELLED.finditer(line):
+        if m["m"]:
+            n = (m["n"] or "a").lower()
+            base = 1 if n in ("a", "an") else _TENS.get(n) or _SMALL.index(n)
+            base += _SMALL.index(m["n2"].lower()) if m["n2"] else 0
+            value = base * {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 1_000_000}[m["m"].lower()]
+        elif m["w"]:
+            value = _TENS[m["w"].lower()] + (_SMALL.index(m["w2"].lower()) if m["w2"] else 0)
+        else:
+            value = _SMALL.index(m["teen"].lower())
+        rest = line[m.end():]
+        unit = re.match(rf"\s(?:(?:more|of)\s)?({_UNIT_WORDS})\b", rest, re.I)
+        cls, factor = _UNITS.get(unit[1].lower() if unit else "", (PLAIN, 1.0))
+        text = m[0].strip() + (unit[0] if unit else "")
+        approx = m["m"] is not None and m["m"].lower() == "dozen" or bool(_APPROX.search(line[:m.start()]))
+        out.append(Figure(float(value), 0, cls, factor, text, approx, bool(_LABEL.search(line[:m.start()])),
+                          spelled=True))
     return out
 
 
+_KR_NAME = re.compile(r"\bKR\s*(\d+(?:\.\d+)?)", re.I)
+_UNIT_OR_K = re.compile(rf"\d+(?:[kK]|{_UNIT_WORDS}|st|nd|rd|th|x|am|pm|mn|bn)", re.I)
+_MIXED = re.compile(r"(?<![\w.,])\d+[^\W\d_]\w*")  # 7B, 2FA, 3D: a name
+
+
 def words_of(line: str) -> frozenset[str]:
-    """The line's topic words, cut to their first five letters (labeled, labeling: label)."""
-    return frozenset(w[:5] for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP)
+    """The line's topic words, cut to their first five letters (labeled, labeling: label), and the
+    key results it names (kr1.2)."""
+    words = {w[:5] for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP}
+    mixed = {w.lower() for w in _MIXED.findall(line) if not _UNIT_OR_K.fullmatch(w)}
+    return frozenset(words | mixed | {f"kr{n}" for n in _KR_NAME.findall(line)})
 
 
 @dataclass(frozen=True)
@@ -106,6 +161,7 @@ class Line:
     block: int  # lines of one block (no blank line between) share it
     table: bool = False    # a row of a table
     heading: bool = False  # a heading (of the table below it, if one follows)
+    context: frozenset[str] = frozenset()  # the words of its heading, and of its table's header row
 
 
 @dataclass
@@ -116,11 +172,20 @@ class Known:
     figures: list[Figure] = field(init=False)
     raw: set[float] = field(init=False)
     dates: set[date] = field(init=False)
+    labels: set[float] = field(init=False)  # the numbers of KR 1.2, Objective 3, week 47
 
     def __post_init__(self) -> None:
-        self.figures = [f for line in self.lines for f in line.figures]
-        self.raw = {round(f.value, 6) for f in self.figures}
+        self.figures = [f for line in self.lines for f in line.figures if not (f.label or f.year)]
+        self.raw = {round(f.value, 6) for f in self.figures if f.cls != "pct"}
         self.dates = {d for line in self.lines for d in line.dates}
+        self.labels = {round(f.value, 6) for line in self.lines for f in line.figures if f.label}
+
+    def about(self, words: frozenset[str] | None) -> Known:
+        """The lines about the subject ``words`` (a word in common with the line, its heading or its
+        table's header): where a figure of a claim on that subject is supported. None: every line."""
+        if words is None:
+            return self
+        return Known([line for line in self.lines if (line.words | line.context) & words])
 
     def related(self, words: frozenset[str], figures: Iterable[Figure]) -> list[Line]:
         """The lines on the reply line's topic (a shared word or figure), with their neighbours."""
@@ -157,11 +222,11 @@ def _in_unit(base: float, fig: Figure) -> float:
 
 def direct(fig: Figure, known: Known) -> bool:
     """The figure is one of the known ones, in another unit or rounded."""
-    if fig.cls in (PLAIN, "pct", "money") and round(fig.value, 6) in known.raw:
+    if fig.cls in (PLAIN, "money") and round(fig.value, 6) in known.raw:
         return True
     for k in known.figures:
-        if not same_class(fig, k) or (fig.cls in ("span", "time") and k.cls != fig.cls):
-            continue  # "3 weeks", "48 hours": a duration, not any 3 or 48 of the notes
+        if not same_class(fig, k) or (fig.cls in ("span", "time", "rate", "pct") and k.cls != fig.cls):
+            continue  # "3 weeks", "48 hours", "50 per second", "47%": not any 3, 48, 50 or 47 of the notes
         if near(k.value, fig) or (k.cls == fig.cls and near(_in_unit(k.base, fig), fig)):
             return True
     return False

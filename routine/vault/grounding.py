@@ -34,7 +34,7 @@ from functools import partial
 from pathlib import PurePosixPath
 from typing import Callable
 
-from routine.vault.figures import Figure, Known, candidates, day_counts, derived, direct, figures_of, near, \
+from routine.vault.figures import PLAIN, Figure, Known, candidates, day_counts, derived, direct, figures_of, near, \
     operands_of, significant, words_of
 from routine.vault.grounds import Facts, Grounds, grounds_for
 from routine.vault.mentions import WEEKDAYS, NameKind, Written, dates_in, known_dates, names_in, without_dates
@@ -196,9 +196,29 @@ _ESTIMATE = re.compile(r"~|≈|\bestimate", re.I)
 _LIST_NUMBER = re.compile(r"^(\s*(?:[-*+]\s+)?)\d+[.)](?=\s)")
 
 
+def _on_topic(fig: Figure, sentence: str, line: str, known: Known) -> bool:
+    """``known`` states ``fig`` on a line about the sentence's subject (else its line's): a number that
+    only occurs elsewhere supports nothing. A sentence and line of no words take any line."""
+    subjects = [w for w in (words_of(sentence), words_of(line)) if w] or [None]
+    return any(direct(fig, known.about(words)) for words in dict.fromkeys(subjects))
+
+
+_KR_NAMED = re.compile(r"\bKRs?\b|\bkey results?\b|\bobjectives?\b", re.I)
+
+
+def _beside(fig: Figure, anchors: list[Figure], known: Known) -> bool:
+    """A line of the notes states ``fig`` beside a supported figure of the claim's sentence or block
+    ("210 labeled, 90 to go" / "once all 300 are in": 210/300 tickets labeled)."""
+    values = {round(a.value, 6) for a in anchors if len(re.sub(r"\D", "", a.text)) >= 2}
+    if not values:
+        return False
+    lines = [x for x in known.lines if values & {round(g.value, 6) for g in x.figures if not (g.label or g.year)}]
+    return direct(fig, Known(lines))
+
+
 def _stated(fig: Figure, line: str, facts: Facts) -> bool:
     """A note the model was not shown states ``fig`` on a line of the reply line's topic."""
-    return direct(fig, Known(facts.known.related(words_of(line), [])))
+    return direct(fig, facts.known.about(words_of(line)))
 
 
 def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Facts) -> bool:
@@ -218,21 +238,29 @@ def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Fa
 
 
 def _figures(prose: str, grounds: Grounds, strictness: Strictness, result: Review) -> None:
+    anchors: list[Figure] = []  # the supported figures of the block's lines so far
     for line in prose.splitlines():
+        if not line.strip():
+            anchors = []
         if _ESTIMATE.search(line):
             continue  # the model's own estimate, marked as one
         before: list[Figure] = []  # the supported figures of the line's earlier sentences
         for sentence in sentences(line):
-            before += _sentence_figures(sentence, before, grounds, strictness, result)
+            before += _sentence_figures(sentence, line, before, anchors, grounds, strictness, result)
+        anchors += before
 
 
-def _sentence_figures(line: str, before: list[Figure], grounds: Grounds, strictness: Strictness,
-                      result: Review) -> list[Figure]:
-    """Check the figures of one sentence (``before``: the supported figures of the sentences before
-    it on its line, "… 76.5% against 90%. That's a 13.5-point gap."); its supported figures."""
+def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list[Figure], grounds: Grounds,
+                      strictness: Strictness, result: Review) -> list[Figure]:
+    """Check the figures of one sentence of the line ``whole`` (``before``: the supported figures of
+    the sentences before it on its line, "… 76.5% against 90%. That's a 13.5-point gap."; ``anchors``:
+    those of the lines before it in its block); its supported figures. Week numbers, years, ids, list
+    numbers and key results' numbers are not figures to match."""
     facts = grounds.facts
-    figs = figures_of(_LIST_NUMBER.sub(r"\1", without_dates(line)))
-    here = [f for f in figs if direct(f, facts.known)]
+    figs = [f for f in figures_of(_LIST_NUMBER.sub(r"\1", without_dates(line))) if not (f.label or f.year)
+            and not (_KR_NAMED.search(line) and f.cls == PLAIN and f.value in facts.known.labels)]
+    here = [f for f in figs if _on_topic(f, line, whole, facts.known)]
+    here += [f for f in figs if f not in here and _beside(f, [*anchors, *before, *here], facts.known)]
     for fig in figs:  # stated in a note the agent may read: named as the source
         if fig not in here and (source := _lookup(grounds, partial(_stated, fig, line))) is not None:
             here.append(fig)

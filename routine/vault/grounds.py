@@ -28,14 +28,26 @@ class Facts:
     text: str
 
 
+_HEADING = re.compile(r"\s{0,3}(#{1,6})\s")
+
+
 def facts_of(text: str, today: date) -> Facts:
-    lines, block = [], 0
+    lines: list[Line] = []
+    block, header, in_table = 0, frozenset[str](), False
+    path: dict[int, frozenset[str]] = {}  # the headings a line is under, by level
     for raw in text.splitlines():
         if not raw.strip():
-            block += 1
+            block, in_table = block + 1, False
             continue
-        lines.append(Line(words_of(raw), tuple(figures_of(without_dates(raw))), tuple(known_dates(raw, today)),
-                          block, raw.lstrip().startswith("|"), raw.lstrip().startswith("#")))
+        words, table, heading = words_of(raw), raw.lstrip().startswith("|"), _HEADING.match(raw)
+        if heading:
+            level = len(heading[1])
+            path = {n: w for n, w in path.items() if n < level} | {level: words}
+        header = words if table and not in_table else header
+        in_table = table
+        context = frozenset().union(*path.values()) | (header if table else frozenset())
+        lines.append(Line(words, tuple(figures_of(without_dates(raw))), tuple(known_dates(raw, today)),
+                          block, table, heading is not None, context))
         for written in dates_in(raw):
             if written.year and written.year not in {f.value for f in lines[-1].figures}:
                 lines[-1] = replace(lines[-1], figures=lines[-1].figures + (_year(written.year),))
