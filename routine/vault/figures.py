@@ -40,7 +40,7 @@ FIGURE = re.compile(
     r"(?<![\w.,])(?<![^\W\d_]-)(?P<cur>[€$£]\s?)?(?P<num>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?P<dec>\.\d+)?(?!\.\d)"
     r"(?P<k>\s?(?:[kK]|thousand|million|[mb]n)\b)?"
     # a rate: 20/s, 20 req/s, 20 requests per second, 20 a second, 20 rps
-    r"(?:\s?(?:[a-z]+\s?)?(?:/\s?|\bper\s+|\ban?\s+)(?P<per>s|sec|second|min|minute|h|hour)\b(?!\s*(?:per|/))"
+    r"(?:\s?(?:[a-z]+\s?)?(?:/\s?|\bper\s+|\ban?\s+)(?P<per>s|sec|second|min|minute|h|hour)\b"
     r"|\s?(?P<rps>rps|qps)\b"
     rf"|\s?(?P<pct>%)|\s?(?:(?:GPU|CPU|A100|working|business|calendar|more|of)\s)?"
     rf"(?P<unit>{_UNIT_WORDS})\b)?", re.I)
@@ -266,7 +266,7 @@ def candidates(fig: Figure, operands: list[Figure], line: str) -> list[float]:
     if fig.cls == PLAIN and not _FORM_DIFF.search(line):
         return out  # a plain count derived says how ("23 more", "in total")
     for a, b in combinations(operands, 2):
-        if a.cls == b.cls == PLAIN != fig.cls != "span":  # the notes left the unit out: "used 1,820 of 2,500"
+        if a.cls == b.cls == PLAIN != fig.cls and fig.cls not in ("span", "rate"):  # "used 1,820 of 2,500"
             out += [abs(a.value - b.value), a.value + b.value]
         elif a.cls == b.cls and fig.cls in (a.cls, PLAIN):
             out += [_in_unit(abs(a.base - b.base), fig), _in_unit(a.base + b.base, fig)]

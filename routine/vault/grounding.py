@@ -37,7 +37,8 @@ from typing import Callable
 from routine.vault.figures import PLAIN, Figure, Known, candidates, day_counts, derived, direct, figures_of, near, \
     operands_of, significant, words_of
 from routine.vault.grounds import Facts, Grounds, grounds_for
-from routine.vault.mentions import WEEKDAYS, NameKind, Written, dates_in, known_dates, names_in, without_dates
+from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, dates_in, known_dates, name_pairs, names_in, \
+    without_dates
 from routine.vault.notes import code_fence_ranges, wikilinks
 
 __all__ = ["Facts", "Finding", "Grounds", "Kind", "Review", "Strictness", "check", "findings_text", "grounds_for",
@@ -311,8 +312,23 @@ def _named(name: str, facts: Facts, names: frozenset[str]) -> bool:
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", facts.text, re.I) is not None
 
 
+_COMMON = re.compile(r"[^\W\d_][\w'’-]*")
+
+
+def _people(prose: str, grounds: Grounds) -> list[Named]:
+    """The names a reply gives, by cue (``names_in``) and every first-and-last name wherever it
+    stands: two capitalised words neither of which the notes or the reply write in lower case."""
+    found = names_in(prose)
+    lower = {w for w in _COMMON.findall(prose) if w[0].islower()} | grounds.facts.lower
+    have = {n.name.lower() for n in found}
+    for pair in name_pairs(prose):
+        if pair.lower() not in have and not {w.lower() for w in pair.split()} & lower:
+            found.append(Named(pair, NameKind.PERSON))
+    return found
+
+
 def _names(prose: str, grounds: Grounds, result: Review) -> None:
-    for named in names_in(prose):
+    for named in _people(prose, grounds):
         if _named(named.name, grounds.facts, grounds.names):
             continue
         source = _lookup(grounds, partial(_named, named.name, names=frozenset()))

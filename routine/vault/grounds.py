@@ -26,6 +26,7 @@ class Facts:
     words: frozenset[str]      # every word, lowercased
     capitals: frozenset[str]   # words written with a capital, lowercased
     text: str
+    lower: frozenset[str] = frozenset()  # words written in lower case (common words, not names)
 
 
 _HEADING = re.compile(r"\s{0,3}(#{1,6})\s")
@@ -53,7 +54,8 @@ def facts_of(text: str, today: date) -> Facts:
                 lines[-1] = replace(lines[-1], figures=lines[-1].figures + (_year(written.year),))
     words = re.findall(r"[^\W\d_][\w'’-]*", text)
     return Facts(Known(lines), frozenset(d for line in lines for d in line.dates),
-                 frozenset(w.lower() for w in words), frozenset(w.lower() for w in words if w[0].isupper()), text)
+                 frozenset(w.lower() for w in words), frozenset(w.lower() for w in words if w[0].isupper()), text,
+                 frozenset(w for w in words if w[0].islower()))
 
 
 def _year(year: int) -> Figure:
