@@ -13,6 +13,7 @@ have nothing to do with each other proves nothing.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import date
@@ -173,6 +174,7 @@ class Known:
     raw: set[float] = field(init=False)
     dates: set[date] = field(init=False)
     labels: set[float] = field(init=False)  # the numbers of KR 1.2, Objective 3, week 47
+    _by_word: dict[str, list[int]] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.figures = [f for line in self.lines for f in line.figures if not (f.label or f.year)]
@@ -185,7 +187,13 @@ class Known:
         table's header): where a figure of a claim on that subject is supported. None: every line."""
         if words is None:
             return self
-        return Known([line for line in self.lines if (line.words | line.context) & words])
+        if self._by_word is None:
+            self._by_word = {}
+            for i, line in enumerate(self.lines):
+                for word in line.words | line.context:
+                    self._by_word.setdefault(word, []).append(i)
+        found = sorted({i for word in words for i in self._by_word.get(word, ())})
+        return Known([self.lines[i] for i in found])
 
     def related(self, words: frozenset[str], figures: Iterable[Figure]) -> list[Line]:
         """The lines on the reply line's topic (a shared word or figure), with their neighbours."""
@@ -201,6 +209,27 @@ class Known:
                 table = [other for other in self.lines if other.block == line.block and other.table]
                 out.append(table if table and (line.table or line.heading) else [line])
         return out
+
+
+def magnitude_keys(values: Iterable[float]) -> set[str]:
+    """Keys a figure of these values is found by, whatever its unit or rounding (m:12 for 1.24 s and
+    1,240 ms: the first two significant digits)."""
+    out = set()
+    for x in values:
+        if x > 0:
+            out.add(f"m:{int(x / 10 ** math.floor(math.log10(x)) * 10 + 1e-9)}")
+    return out
+
+
+def keys_for(fig: Figure) -> set[str]:
+    """The keys (``magnitude_keys``) of what supports ``fig`` directly: every value ``near`` takes for it."""
+    step = 10.0 ** -fig.places
+    tolerance = step
+    if fig.approx and fig.places <= 0 and fig.value >= 10:
+        zeros = len(str(int(fig.value))) - len(str(int(fig.value)).rstrip("0"))
+        tolerance = max(step, 10.0 ** zeros)
+    values = [fig.value + tolerance * (i / 20 - 1) for i in range(41)]
+    return magnitude_keys([*values, *(v * fig.factor for v in values)])
 
 
 def near(x: float, fig: Figure) -> bool:

@@ -32,10 +32,10 @@ from datetime import date, timedelta
 from enum import Enum
 from functools import partial
 from pathlib import PurePosixPath
-from typing import Callable
+from typing import Callable, Iterable
 
-from routine.vault.figures import PLAIN, Figure, Known, candidates, day_counts, derived, direct, figures_of, near, \
-    operands_of, significant, words_of
+from routine.vault.figures import PLAIN, Figure, Known, candidates, day_counts, derived, direct, figures_of, keys_for, \
+    near, operands_of, significant, words_of
 from routine.vault.grounds import Facts, Grounds, grounds_for
 from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, dates_in, known_dates, name_pairs, names_in, \
     without_dates
@@ -110,9 +110,16 @@ def findings_text(findings: list[Finding]) -> str:
     return "\n".join(f"- {f.line()}" for f in findings)
 
 
-def _lookup(grounds: Grounds, test: Callable[[Facts], bool]) -> str | None:
-    """The first note the agent may read (not shown) whose facts pass ``test``."""
-    return next((rel for rel, facts in grounds.readable_facts() if test(facts)), None)
+def _lookup(grounds: Grounds, test: Callable[[Facts], bool], keys: set[str] | None = None,
+            need: set[str] | None = None) -> str | None:
+    """The first note the agent may read (not shown) whose facts pass ``test`` (``keys``, ``need``:
+    what any such note has, ``Grounds.find``)."""
+    return grounds.find(test, keys, need)
+
+
+def _sharing(words: frozenset[str], values: Iterable[float] = (), dates: Iterable[date] = ()) -> set[str]:
+    """A note shares a word, a figure or a date with a claim's line (else it supports none of it)."""
+    return {f"w:{w}" for w in words} | {f"v:{round(v, 6)}" for v in values} | {f"d:{d.month}-{d.day}" for d in dates}
 
 
 # --- each kind of claim ---------------------------------------------------------------------
@@ -122,7 +129,8 @@ def _links(reply: str, grounds: Grounds, result: Review) -> None:
     for target in wikilinks(reply):
         if target.lower() in shown_links or grounds.readable(target):
             continue
-        close = difflib.get_close_matches(PurePosixPath(target).name.lower(), sorted(grounds.names), 3, 0.6)
+        name = PurePosixPath(target).name
+        close = difflib.get_close_matches(name.lower(), sorted(grounds.all_names(name)), 3, 0.6)
         hint = "notes of a like name: " + ", ".join(f"[[{c}]]" for c in close) if close else ""
         result.findings.append(Finding(Kind.LINK.value, f"[[{target}]]",
                                        "no such note among those you were given or may read", hint))
@@ -173,10 +181,12 @@ def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: 
         return None  # "~3 more days, so around Dec 12": the model's own estimate, marked as one
     on = _date_ok(written, grounds.facts, grounds.today)  # anywhere in what the model was shown
     if on is None:  # else on a line of its topic in a note the agent may read
-        source = _lookup(grounds, partial(_date_in, written, sentence, line, grounds.today))
-        if source is not None:
+        source = _lookup(grounds, partial(_date_in, written, sentence, line, grounds.today),
+                         {f"d:{written.month}-{written.day}"})
+        facts = grounds.note_facts(source) if source is not None else None
+        if source is not None and facts is not None:
             result.found_in[written.text] = source
-            on = _date_ok(written, dict(grounds.readable_facts())[source], grounds.today)
+            on = _date_ok(written, facts, grounds.today)
     if on is None:
         return Finding(Kind.DATE.value, written.text, "this date is not in the notes you were given",
                        _nearest_line(sentence, grounds.facts, want="date"))
@@ -263,7 +273,9 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
     here = [f for f in figs if _on_topic(f, line, whole, facts.known)]
     here += [f for f in figs if f not in here and _beside(f, [*anchors, *before, *here], facts.known)]
     for fig in figs:  # stated in a note the agent may read: named as the source
-        if fig not in here and (source := _lookup(grounds, partial(_stated, fig, line))) is not None:
+        likely = _sharing(words_of(line))
+        if fig not in here and (source := _lookup(grounds, partial(_stated, fig, line), likely,
+                                                   keys_for(fig))) is not None:
             here.append(fig)
             result.found_in[fig.text] = source
     for fig in figs:
@@ -271,7 +283,8 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
             continue
         if _supports(fig, line, here, grounds.today, facts) or derived(fig, before + here, line) is not None:
             continue
-        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today))
+        likely = _sharing(words_of(line), [g.value for g in here], known_dates(line, grounds.today))
+        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today), likely, {"has:v", "has:d"})
         if source is not None:
             result.found_in[fig.text] = source
             continue
@@ -305,9 +318,11 @@ def _nearest_line(line: str, facts: Facts, want: str) -> str:
     return f"the notes say: \"{best[:140]}\"" if best else ""
 
 
-def _named(name: str, facts: Facts, names: frozenset[str]) -> bool:
+def _named(name: str, facts: Facts, grounds: Grounds | None = None) -> bool:
     first = name.split()[0].lower()
-    if name.lower() in names or first in names or first in facts.capitals:
+    if grounds is not None and (grounds.is_named(name.lower()) or grounds.is_named(first)):
+        return True
+    if first in facts.capitals:
         return True
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", facts.text, re.I) is not None
 
@@ -329,9 +344,10 @@ def _people(prose: str, grounds: Grounds) -> list[Named]:
 
 def _names(prose: str, grounds: Grounds, result: Review) -> None:
     for named in _people(prose, grounds):
-        if _named(named.name, grounds.facts, grounds.names):
+        if _named(named.name, grounds.facts, grounds):
             continue
-        source = _lookup(grounds, partial(_named, named.name, names=frozenset()))
+        first = named.name.split()[0].lower()
+        source = _lookup(grounds, partial(_named, named.name), {f"n:{first}"})
         if source is not None:
             result.found_in[named.name] = source
             continue

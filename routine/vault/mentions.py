@@ -62,8 +62,13 @@ def without_dates(text: str) -> str:
 
 def known_dates(text: str, today: date) -> set[date]:
     """The dates a text states; one without a year is taken in the year that puts it nearest today."""
+    return dated(dates_in(text), today)
+
+
+def dated(written: list[Written], today: date) -> set[date]:
+    """The dates of dates as written (``known_dates``)."""
     out = set()
-    for w in dates_in(text):
+    for w in written:
         years = [w.year] if w.year else [today.year - 1, today.year, today.year + 1]
         found = [d for d in (w.on(y) for y in years) if d is not None]
         if found:
