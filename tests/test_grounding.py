@@ -200,8 +200,11 @@ STRATEGIST_SHOWN = ["Plans/OKRs.md", "Plans/Project Map.md", "Projects/Atlas/Atl
 
 def test_a_figure_taken_from_the_wrong_line_is_held_and_the_right_one_lands(week_vault):
     wrong = "Jürgen says the supplier ERP takes 50 requests per second, so the order import can run in one go."
-    assert [(f.kind, f.claim) for f in week_check(week_vault, "strategist", STRATEGIST_SHOWN, wrong).findings] \
-        == [("figure", "50 requests per second")]  # 50 is in the notes: packages of the Beacon install
+    found = week_check(week_vault, "strategist", STRATEGIST_SHOWN, wrong).findings
+    assert [(f.kind, f.claim) for f in found] == [("figure", "50 requests per second")]  # 50: the Beacon's packages
+    assert "20 requests per second" in found[0].hint  # where to look: the line of the rate limit
+    not_shown = week_check(week_vault, "strategist", ["Plans/OKRs.md"], wrong).findings
+    assert "[[Projects/Atlas/Atlas API]] says:" in not_shown[0].hint and "20 requests" in not_shown[0].hint
     for right in ("Jürgen says the supplier ERP takes 20 requests per second.", "Keep the ERP import under 20 req/s.",
                   "The ERP allows twenty requests a second."):
         assert week_check(week_vault, "strategist", STRATEGIST_SHOWN, right).findings == [], right

@@ -288,11 +288,11 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
         if source is not None:
             result.found_in[fig.text] = source
             continue
-        result.findings.append(_unsupported_figure(fig, line, here, facts))
+        result.findings.append(_unsupported_figure(fig, line, here, grounds))
     return here
 
 
-def _unsupported_figure(fig: Figure, line: str, here: list[Figure], facts: Facts) -> Finding:
+def _unsupported_figure(fig: Figure, line: str, here: list[Figure], grounds: Grounds) -> Finding:
     operands = [g for g in here if g is not fig and not (g.label or g.year)]
     steps = [x for x in candidates(fig, operands, line) if x > 0]
     if steps and (fig.cls == "pct" or len(operands) >= 2):  # a percentage: the share first (27 of 50 is 54%)
@@ -302,17 +302,50 @@ def _unsupported_figure(fig: Figure, line: str, here: list[Figure], facts: Facts
                        f"one step from {', '.join(g.text for g in operands)} gives {shown}")
     kind = Kind.DERIVED if fig.cls == "span" else Kind.FIGURE
     why = ("this count of days is not the distance from today to a date in the notes" if kind is Kind.DERIVED
-           else "this figure is not in the notes you were given (mark your own estimate with ~)")
-    return Finding(kind.value, fig.text, why, _nearest_line(line, facts, want="figure"))
+           else "the notes give this figure only about something else (mark your own estimate with ~)"
+           if direct(fig, grounds.facts.known) else
+           "this figure is not in the notes you were given (mark your own estimate with ~)")
+    return Finding(kind.value, fig.text, why, _figure_hint(fig, line, grounds))
 
 
-def _nearest_line(line: str, facts: Facts, want: str) -> str:
+def _figure_hint(fig: Figure, line: str, grounds: Grounds) -> str:
+    """Where to look for a figure: the line on its topic with a figure of its kind (a rate for
+    "50 per second"), in what the model was shown, else in a note the agent may read."""
+    if fig.cls in (PLAIN, "money") or _nearest(line, grounds.facts.text, fig.cls)[1]:
+        return _nearest_line(line, grounds.facts, want="figure", cls=fig.cls)
+    source = grounds.find(lambda facts: _nearest(line, facts.text, fig.cls)[1] > 0, _sharing(words_of(line)),
+                          {"has:v"})
+    facts = grounds.note_facts(source) if source is not None else None
+    if source is None or facts is None:
+        return _nearest_line(line, grounds.facts, want="figure")
+    return f"[[{source.removesuffix('.md')}]] says: \"{_nearest(line, facts.text, fig.cls)[0][:140]}\""
+
+
+def _nearest(line: str, text: str, cls: str | None) -> tuple[str, int]:
+    """The line of ``text`` on the same topic as ``line`` (most words in common) with a figure (of the
+    unit class ``cls``, when one is given and not plain), and how many words it shares."""
+    words = words_of(line)
+    best, score = "", 0
+    for raw in text.splitlines():
+        if not any(c.isdigit() for c in raw):
+            continue
+        figs = figures_of(without_dates(raw))
+        has = any(f.cls == cls for f in figs) if cls not in (None, PLAIN, "money") else bool(figs)
+        overlap = len(words_of(raw) & words) if has else 0
+        if overlap > score:
+            best, score = raw.strip(), overlap
+    return best, score
+
+
+def _nearest_line(line: str, facts: Facts, want: str, cls: str | None = None) -> str:
     """The line of the notes on the same topic as the claim's line, quoted, as where to look."""
+    if want == "figure":
+        best = _nearest(line, facts.text, cls)[0]
+        return f"the notes say: \"{best[:140]}\"" if best else ""
     words = words_of(line)
     best, score = "", 0
     for raw in facts.text.splitlines():
-        has = bool(dates_in(raw)) if want == "date" else bool(figures_of(without_dates(raw)))
-        overlap = len(words_of(raw) & words) if has else 0
+        overlap = len(words_of(raw) & words) if dates_in(raw) else 0
         if overlap > score:
             best, score = raw.strip(), overlap
     return f"the notes say: \"{best[:140]}\"" if best else ""
