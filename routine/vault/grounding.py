@@ -210,7 +210,7 @@ _LIST_NUMBER = re.compile(r"^(\s*(?:[-*+]\s+)?)\d+[.)](?=\s)")
 def _on_topic(fig: Figure, sentence: str, line: str, known: Known) -> bool:
     """``known`` states ``fig`` on a line about the sentence's subject (else its line's): a number that
     only occurs elsewhere supports nothing. A sentence and line of no words take any line."""
-    subjects = [w for w in (words_of(sentence), words_of(line)) if w] or [None]
+    subjects: list[frozenset[str] | None] = [w for w in (words_of(sentence), words_of(line)) if w] or [None]
     return any(direct(fig, known.about(words)) for words in dict.fromkeys(subjects))
 
 

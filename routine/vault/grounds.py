@@ -60,10 +60,10 @@ def facts_of(text: str, today: date) -> Facts:
         for written in days:
             if written.year and written.year not in {f.value for f in lines[-1].figures}:
                 lines[-1] = replace(lines[-1], figures=lines[-1].figures + (_year(written.year),))
-    words = re.findall(r"[^\W\d_][\w'’-]*", text)
+    every: list[str] = re.findall(r"[^\W\d_][\w'’-]*", text)
     return Facts(Known(lines), frozenset(d for line in lines for d in line.dates),
-                 frozenset(w.lower() for w in words), frozenset(w.lower() for w in words if w[0].isupper()), text,
-                 frozenset(w for w in words if w[0].islower()),
+                 frozenset(w.lower() for w in every), frozenset(w.lower() for w in every if w[0].isupper()), text,
+                 frozenset(w for w in every if w[0].islower()),
                  frozenset().union(*(line.words | line.context for line in lines)),
                  frozenset(round(f.value, 6) for line in lines for f in line.figures if not (f.label or f.year)))
 
