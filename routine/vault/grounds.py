@@ -228,7 +228,9 @@ class _Library:
     """The notes of a vault an agent may read, looked up claim by claim: each note's facts are kept
     between checks (read again when the note changed) and indexed by their words, figures and days;
     a lookup looks closer only at the notes that share one with the claim, and asks only those
-    whether the agent may read them and whether they changed."""
+    whether the agent may read them and whether they changed. (A note edited in place is indexed
+    as it was until a lookup looks at it or its folder changes: a claim only its new text supports
+    is held, never one it no longer supports let through.)"""
 
     root: str
     files: list[str]
