@@ -73,12 +73,12 @@ def test_every_request_of_a_week_fits_and_carries_its_handoffs(week):
     tool_steps = [s for s in week if any(m.get("role") == "tool" for b in s.requests for m in b["messages"])]
     assert len(tool_steps) == len(week), "every step of the week calls a tool (scripted) and carries on"
     # The stand-in's replies are grounded, and paraphrase as a model does (a percent of target, what is
-    # left, a unit converted, days until a due date, a first name): at most 2% are taken for replies
-    # with unsupported claims.
+    # left, a unit converted, days until a due date, a first name): none is taken for a reply with
+    # unsupported claims (figures are checked in their context: issue 48).
     checked = [s for s in week if s.grounding]
     flagged = [f"{s.when:%a %H:%M} {s.block}/{s.agent}: {s.grounding['findings']}" for s in checked
                if s.grounding["findings"]]
-    assert len(flagged) <= 0.02 * len(checked), flagged[:5]
+    assert not flagged and len(checked) >= 140, (len(checked), flagged[:5])
     worked = [s for s in checked if re.search(r"% of target|to go\.|days from today|still to cut| s against|Ask ",
                                               s.output)]
     assert len(worked) >= len(checked) // 3, "the stand-in's replies should paraphrase the notes"

@@ -154,3 +154,98 @@ def test_team_health_shows_per_agent_the_replies_held_and_the_claims_most_often_
     finally:
         journal.close()
     assert "- strategist: 1 of 2 replies held (50%), 1 asked again; most often unsupported: €7,900 (figure)" in report
+
+
+# --- issue 48: figures in their context, on the project's own test vault (tests/weekvault.py) ------
+
+@pytest.fixture(scope="module")
+def week_vault(tmp_path_factory):
+    """The realistic vault of the simulated week, with a supplier's rate limit (20 per second) where 50
+    is in another note about something else, a week number, and a price table written with "~"."""
+    from weekvault import make_vault
+
+    vault = tmp_path_factory.mktemp("week") / "Vault"
+    for folder in ("Plans", "Daily", "Inbox", "Research", "People"):
+        (vault / folder).mkdir(parents=True)
+    (vault / "Plans" / "OKRs.md").write_text("---\nperiod:\n---\n# OKRs\n\n## Objective 1: example\n")
+    make_vault(vault, date(2026, 11, 23))
+    (vault / "Projects" / "Atlas" / "Atlas API.md").write_text(
+        "# Atlas API\n\nAgreed with Jürgen in the week 47 call.\n"
+        "- The supplier ERP's rate limit: 20 requests per second per key.\n- Orders arrive as JSON.\n")
+    (vault / "Projects" / "Beacon" / "Beacon install.md").write_text(
+        "# Beacon install\n\nThe install script pulls 50 packages; the model download is the slow part.\n")
+    (vault / "Research" / "Document scanning.md").write_text(
+        "# Document scanning\n\n| service | price |\n|---|---|\n| CloudOCR | ~€1.50 / 1000 pages |\n"
+        "| LocalScan | free on the Jetson |\n")
+    return vault
+
+
+def week_check(vault, agent: str, shown: list[str], reply: str):
+    from functools import partial
+
+    from grounding_corpus import agent_reads
+
+    from routine.vault.grounding import grounds_for, review
+    from routine.vault.notes import wikilink_for
+    from routine.vault.scope import in_scope
+
+    texts = [f"## {wikilink_for(rel)}\n{(vault / rel).read_text()}" for rel in shown]
+    grounds = grounds_for(vault, partial(in_scope, agent_reads(agent)), texts, date(2026, 11, 23))
+    return review(reply, grounds, "lenient")
+
+
+STRATEGIST_SHOWN = ["Plans/OKRs.md", "Plans/Project Map.md", "Projects/Atlas/Atlas API.md",
+                    "Projects/Beacon/Beacon install.md"]
+
+
+def test_a_figure_taken_from_the_wrong_line_is_held_and_the_right_one_lands(week_vault):
+    wrong = "Jürgen says the supplier ERP takes 50 requests per second, so the order import can run in one go."
+    found = week_check(week_vault, "strategist", STRATEGIST_SHOWN, wrong).findings
+    assert [(f.kind, f.claim) for f in found] == [("figure", "50 requests per second")]  # 50: the Beacon's packages
+    assert "20 requests per second" in found[0].hint  # where to look: the line of the rate limit
+    not_shown = week_check(week_vault, "strategist", ["Plans/OKRs.md"], wrong).findings
+    assert "[[Projects/Atlas/Atlas API]] says:" in not_shown[0].hint and "20 requests" in not_shown[0].hint
+    for right in ("Jürgen says the supplier ERP takes 20 requests per second.", "Keep the ERP import under 20 req/s.",
+                  "The ERP allows twenty requests a second."):
+        assert week_check(week_vault, "strategist", STRATEGIST_SHOWN, right).findings == [], right
+    # not shown, but a note the strategist may read says it: named as the source
+    checked = week_check(week_vault, "strategist", ["Plans/OKRs.md"], "The supplier ERP takes 20 requests/s.")
+    assert checked.findings == [] and set(checked.found_in.values()) == {"Projects/Atlas/Atlas API.md"}
+
+
+def test_a_percent_of_target_that_is_a_week_number_is_held(week_vault):
+    found = week_check(week_vault, "strategist", STRATEGIST_SHOWN, "KR 1.3 stands at 47% of target.").findings
+    assert [f.claim for f in found] == ["47%"]  # "week 47" is a name, not a figure to match
+    assert week_check(week_vault, "strategist", STRATEGIST_SHOWN,
+                      "KR 1.3 stands at 33% of target (€4,150 of €12,400).").findings == []
+
+
+def test_a_first_and_last_name_anywhere_in_a_sentence_is_a_person(week_vault):
+    for reply in ("Anna Becker in Legal holds the approval of the API contract.",
+                  "The API contract waits, Anna Becker in Legal holds the approval."):
+        found = week_check(week_vault, "strategist", STRATEGIST_SHOWN, reply).findings
+        assert [(f.kind, f.claim) for f in found] == [("person", "Anna Becker")], reply
+    known = "Jürgen Weiß holds the approval of the API contract; Tomás Ortega waits on the valves."
+    assert week_check(week_vault, "planner", ["Plans/Project Map.md"], known).findings == []
+
+
+def test_numbers_in_words_and_about_read_as_the_model_writes_them(week_vault):
+    reply = "CloudOCR costs about €1.50 per thousand pages, so a dozen delivery notes cost next to nothing."
+    checked = week_check(week_vault, "research", ["Plans/Project Map.md"], reply)
+    assert checked.findings == [] and checked.found_in["€1.50"] == "Research/Document scanning.md"
+    wrong = week_check(week_vault, "research", ["Research/Document scanning.md"],
+                       "CloudOCR costs €2.50 per 1000 pages.")
+    assert [f.claim for f in wrong.findings] == ["€2.50"]
+
+
+def test_a_held_reply_names_its_claims_and_its_proposal_in_the_terminal(strategist, ollama):
+    home = strategist
+    text = GOOD + "\nKR 1.3 is now at €7,900 MRR. Call Maria Schneider about the API contract."
+    ollama.script(MISTRAL, [text, text])
+    proc = home.run("fire", "strategist")
+    assert proc.returncode == 0, proc.stderr
+    proposal = next((home.vault / "Drafts").glob("*strategist proposal*.md")).relative_to(home.vault)
+    said = proc.stdout + proc.stderr
+    assert "Unsupported:;" not in said
+    assert "€7,900 (figure)" in said and "Maria Schneider (person)" in said, said
+    assert proposal.with_suffix("").as_posix() in said, said  # where the proposal is

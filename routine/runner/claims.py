@@ -33,10 +33,22 @@ ASK_AGAIN = ("Some of what you wrote is not supported by the notes you were give
              "(where a line says where to look, look there), work a figure out from them only in one step a reader "
              "can check (27 of 50 is 54%), leave out what they do not support, and mark a figure of your own as an "
              "estimate with \"~\".")
-HELD = ("The reply makes claims that the notes its agent was given do not support, so it is a proposal, "
+# Its first line is what the terminal says (the writer adds where the proposal is): the claims, named.
+HELD = ("Held as a proposal: the notes do not support {named}.\n\n"
+        "The reply makes claims that the notes its agent was given do not support, so it is a proposal, "
         "not a finished section. Check each claim marked ==like this== below (its footnote says why), then "
         "approve the text under \"Proposed text\" or correct it there first. Unsupported:\n{findings}\n\n"
         "## The reply with its unsupported claims marked\n\n{marked}")
+NAMED = 5  # claims named in the terminal's one line
+
+
+def named(findings: list[Finding]) -> str:
+    """The unsupported claims in a line: "€7,900 (figure), Maria Schneider (person) and 2 more"."""
+    said = [f"{f.claim} ({f.kind})" for f in findings[:NAMED]]
+    more = len(findings) - len(said)
+    if more:
+        return ", ".join(said) + f" and {more} more"
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " or " + said[-1]
 
 
 @dataclass
@@ -82,7 +94,8 @@ def review(
             return Checked(answer, record=record, sources=sorted(set(checked.found_in.values())))
     record["held"] = True
     claims = [(f.claim, f.line()) for f in checked.findings]
-    held = HELD.format(findings=findings_text(checked.findings), marked=marked(answer.text, claims))
+    held = HELD.format(named=named(checked.findings), findings=findings_text(checked.findings),
+                       marked=marked(answer.text, claims))
     return Checked(answer, held, record, sorted(set(checked.found_in.values())))
 
 

@@ -13,6 +13,7 @@ have nothing to do with each other proves nothing.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import date
@@ -31,14 +32,32 @@ _UNITS: dict[str, tuple[str, float]] = {
     "hour": ("time", 3600), "hours": ("time", 3600),
     "day": ("span", 1), "days": ("span", 1), "week": ("span", 7), "weeks": ("span", 7), "wk": ("span", 7),
     "wks": ("span", 7),
+    "/s": ("rate", 1), "/min": ("rate", 1 / 60), "/h": ("rate", 1 / 3600),
 }
+_RATE = {"s": "/s", "sec": "/s", "second": "/s", "min": "/min", "minute": "/min", "h": "/h", "hour": "/h"}
 PLAIN = "plain"
 _UNIT_WORDS = "|".join(sorted((u for u in _UNITS if u.isalpha()), key=len, reverse=True))
 FIGURE = re.compile(
     r"(?<![\w.,])(?<![^\W\d_]-)(?P<cur>[€$£]\s?)?(?P<num>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?P<dec>\.\d+)?(?!\.\d)"
-    rf"(?P<k>\s?[kK]\b)?(?:\s?(?P<pct>%)|\s?(?:(?:GPU|CPU|A100|working|business|calendar|more|of)\s)?"
+    r"(?P<k>\s?(?:[kK]|thousand|million|[mb]n)\b)?"
+    # a rate: 20/s, 20 req/s, 20 requests per second, 20 a second, 20 rps
+    r"(?:\s?(?:[a-z]+\s?)?(?:/\s?|\bper\s+|\ban?\s+)(?P<per>s|sec|second|min|minute|h|hour)\b"
+    r"|\s?(?P<rps>rps|qps)\b"
+    rf"|\s?(?P<pct>%)|\s?(?:(?:GPU|CPU|A100|working|business|calendar|more|of)\s)?"
     rf"(?P<unit>{_UNIT_WORDS})\b)?", re.I)
-_LABEL = re.compile(r"(?:\bKR|\bObjective|\bSample|\bPhase|\bStep|\bPart|\bNo\.|#)\s*$", re.I)
+_LABEL = re.compile(r"(?:\bKR|\bObjective|\bSample|\bPhase|\bStep|\bPart|\bNo\.|#|\bweek|\bwk|\bKW|\bCW"
+                    r"|\bsprint|\bissue|\bPR|\bID|\bversion|\bv|\bticket\s+#?|\bround|\bQ)\s*$", re.I)
+_MULTIPLIER = {"k": 1000, "thousand": 1000, "million": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000}
+_SMALL = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+          "seventeen eighteen nineteen").split()
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_NUMBER_WORD = "|".join([*_TENS, *_SMALL[::-1], "a", "an"])
+# A number in words: "forty", "twenty-five", "a dozen", "two hundred", "a thousand", "per thousand pages"
+SPELLED = re.compile(
+    rf"(?<![\w.,-])(?<!\d )(?:(?P<n>{_NUMBER_WORD})(?:-(?P<n2>{'|'.join(_SMALL[1:10])}))?\s+)?"
+    r"(?P<m>dozen|hundred|thousand|million)\b|"
+    rf"(?<![\w-])(?P<w>{'|'.join(_TENS)})(?:-(?P<w2>{'|'.join(_SMALL[1:10])}))?(?![\w-])"
+    rf"|(?<![\w-])(?P<teen>{'|'.join(_SMALL[10:])})(?![\w-])", re.I)
 _APPROX = re.compile(r"(?:\babout|\baround|\broughly|\bnearly|\balmost|\bapprox(?:imately|\.)?|\bover|\bunder"
                      r"|\bmore than|\bless than|\bclose to|\bjust|\bsome|\bunder|\bbelow|\babove)\s*[€$£]?\s*$", re.I)
 _BEFORE = 64  # characters before a figure that say it is approximate or a label (the words end right there)
@@ -67,7 +86,8 @@ class Figure:
     factor: float
     text: str
     approx: bool = False
-    label: bool = False  # KR 1.2, Objective 3: a name, never an operand
+    label: bool = False  # KR 1.2, Objective 3, week 47, #123: a name, never an operand nor a figure to match
+    spelled: bool = False  # written in words ("forty", "a dozen")
 
     @property
     def base(self) -> float:
@@ -80,23 +100,60 @@ class Figure:
 
 def figures_of(line: str) -> list[Figure]:
     """The figures of one line of text (times of day and dates taken out by the caller)."""
-    out = []
+    out: list[tuple[int, Figure]] = []
     for m in FIGURE.finditer(line):
         whole, dec = m["num"].replace(",", ""), m["dec"] or ""
-        value = float(whole + dec) * (1000 if m["k"] else 1)
-        places = max(0, len(dec) - 1) - (3 if m["k"] else 0)  # €12.4k: to the hundred
+        times = _MULTIPLIER[m["k"].strip().lower()] if m["k"] else 1
+        value = float(whole + dec) * times
+        places = max(0, len(dec) - 1) - (len(str(times)) - 1)  # €12.4k: to the hundred
         unit = "€" if m["cur"] else "%" if m["pct"] else (m["unit"] or "").lower()
+        if (m["per"] or m["rps"]) and not m["cur"]:  # (€14.50 an hour: an amount)
+            unit = _RATE[(m["per"] or "s").lower()]
         cls, factor = _UNITS.get(unit, (PLAIN, 1.0))
         # The words just before it (both patterns end at it): a line of 10,000 figures is not 10,000 scans of itself.
         before = line[max(0, m.start() - _BEFORE):m.start()]
-        approx = bool(_APPROX.search(before))
-        out.append(Figure(value, places, cls, factor, m[0].strip(), approx, bool(_LABEL.search(before))))
+        end = m.end() if cls != "money" else max(m.end(g) for g in ("num", "dec", "k") if m[g])  # not "an hour"
+        out.append((m.start(), Figure(value, places, cls, factor, line[m.start():end].strip(),
+                                      bool(_APPROX.search(before)), bool(_LABEL.search(before)))))
+    return [f for _, f in sorted(out + _spelled(line), key=lambda found: found[0])]
+
+
+def _spelled(line: str) -> list[tuple[int, Figure]]:
+    """The numbers of ten and more written in words ("forty minutes", "a dozen", "per thousand pages"),
+    each with where it stands."""
+    out: list[tuple[int, Figure]] = []
+    for m in SPELLED.finditer(line):
+        if m["m"]:
+            n = (m["n"] or "a").lower()
+            base = 1 if n in ("a", "an") else _TENS.get(n) or _SMALL.index(n)
+            base += _SMALL.index(m["n2"].lower()) if m["n2"] else 0
+            value = base * {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 1_000_000}[m["m"].lower()]
+        elif m["w"]:
+            value = _TENS[m["w"].lower()] + (_SMALL.index(m["w2"].lower()) if m["w2"] else 0)
+        else:
+            value = _SMALL.index(m["teen"].lower())
+        rest = line[m.end():m.end() + _BEFORE]
+        unit = re.match(rf"\s(?:(?:more|of)\s)?({_UNIT_WORDS})\b", rest, re.I)
+        cls, factor = _UNITS.get(unit[1].lower() if unit else "", (PLAIN, 1.0))
+        text = m[0].strip() + (unit[0] if unit else "")
+        before = line[max(0, m.start() - _BEFORE):m.start()]
+        approx = m["m"] is not None and m["m"].lower() == "dozen" or bool(_APPROX.search(before))
+        out.append((m.start(), Figure(float(value), 0, cls, factor, text, approx, bool(_LABEL.search(before)),
+                                      spelled=True)))
     return out
 
 
+_KR_NAME = re.compile(r"\bKR\s*(\d+(?:\.\d+)?)", re.I)
+_UNIT_OR_K = re.compile(rf"\d+(?:[kK]|{_UNIT_WORDS}|st|nd|rd|th|x|am|pm|mn|bn)", re.I)
+_MIXED = re.compile(r"(?<![\w.,])\d+[^\W\d_]\w*")  # 7B, 2FA, 3D: a name
+
+
 def words_of(line: str) -> frozenset[str]:
-    """The line's topic words, cut to their first five letters (labeled, labeling: label)."""
-    return frozenset(w[:5] for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP)
+    """The line's topic words, cut to their first five letters (labeled, labeling: label), and the
+    key results it names (kr1.2)."""
+    words = {w[:5] for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP}
+    mixed = {w.lower() for w in _MIXED.findall(line) if not _UNIT_OR_K.fullmatch(w)}
+    return frozenset(words | mixed | {f"kr{n}" for n in _KR_NAME.findall(line)})
 
 
 @dataclass(frozen=True)
@@ -109,6 +166,7 @@ class Line:
     block: int  # lines of one block (no blank line between) share it
     table: bool = False    # a row of a table
     heading: bool = False  # a heading (of the table below it, if one follows)
+    context: frozenset[str] = frozenset()  # the words of its heading, and of its table's header row
 
 
 @dataclass
@@ -119,11 +177,27 @@ class Known:
     figures: list[Figure] = field(init=False)
     raw: set[float] = field(init=False)
     dates: set[date] = field(init=False)
+    labels: set[float] = field(init=False)  # the numbers of KR 1.2, Objective 3, week 47
+    _by_word: dict[str, list[int]] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.figures = [f for line in self.lines for f in line.figures]
-        self.raw = {round(f.value, 6) for f in self.figures}
+        self.figures = [f for line in self.lines for f in line.figures if not (f.label or f.year)]
+        self.raw = {round(f.value, 6) for f in self.figures if f.cls != "pct"}
         self.dates = {d for line in self.lines for d in line.dates}
+        self.labels = {round(f.value, 6) for line in self.lines for f in line.figures if f.label}
+
+    def about(self, words: frozenset[str] | None) -> Known:
+        """The lines about the subject ``words`` (a word in common with the line, its heading or its
+        table's header): where a figure of a claim on that subject is supported. None: every line."""
+        if words is None:
+            return self
+        if self._by_word is None:
+            self._by_word = {}
+            for i, line in enumerate(self.lines):
+                for word in line.words | line.context:
+                    self._by_word.setdefault(word, []).append(i)
+        found = sorted({i for word in words for i in self._by_word.get(word, ())})
+        return Known([self.lines[i] for i in found])
 
     def related(self, words: frozenset[str], figures: Iterable[Figure]) -> list[Line]:
         """The lines on the reply line's topic (a shared word or figure), with their neighbours."""
@@ -139,6 +213,27 @@ class Known:
                 table = [other for other in self.lines if other.block == line.block and other.table]
                 out.append(table if table and (line.table or line.heading) else [line])
         return out
+
+
+def magnitude_keys(values: Iterable[float]) -> set[str]:
+    """Keys a figure of these values is found by, whatever its unit or rounding (m:12 for 1.24 s and
+    1,240 ms: the first two significant digits)."""
+    out = set()
+    for x in values:
+        if x > 0:
+            out.add(f"m:{int(x / 10 ** math.floor(math.log10(x)) * 10 + 1e-9)}")
+    return out
+
+
+def keys_for(fig: Figure) -> set[str]:
+    """The keys (``magnitude_keys``) of what supports ``fig`` directly: every value ``near`` takes for it."""
+    step = 10.0 ** -fig.places
+    tolerance = step
+    if fig.approx and fig.places <= 0 and fig.value >= 10:
+        zeros = len(str(int(fig.value))) - len(str(int(fig.value)).rstrip("0"))
+        tolerance = max(step, 10.0 ** zeros)
+    values = [fig.value + tolerance * (i / 20 - 1) for i in range(41)]
+    return magnitude_keys([*values, *(v * fig.factor for v in values)])
 
 
 def near(x: float, fig: Figure) -> bool:
@@ -160,11 +255,11 @@ def _in_unit(base: float, fig: Figure) -> float:
 
 def direct(fig: Figure, known: Known) -> bool:
     """The figure is one of the known ones, in another unit or rounded."""
-    if fig.cls in (PLAIN, "pct", "money") and round(fig.value, 6) in known.raw:
+    if fig.cls in (PLAIN, "money") and round(fig.value, 6) in known.raw:
         return True
     for k in known.figures:
-        if not same_class(fig, k) or (fig.cls in ("span", "time") and k.cls != fig.cls):
-            continue  # "3 weeks", "48 hours": a duration, not any 3 or 48 of the notes
+        if not same_class(fig, k) or (fig.cls in ("span", "time", "rate", "pct") and k.cls != fig.cls):
+            continue  # "3 weeks", "48 hours", "50 per second", "47%": not any 3, 48, 50 or 47 of the notes
         if near(k.value, fig) or (k.cls == fig.cls and near(_in_unit(k.base, fig), fig)):
             return True
     return False
@@ -204,7 +299,7 @@ def candidates(fig: Figure, operands: list[Figure], line: str) -> list[float]:
     if fig.cls == PLAIN and not _FORM_DIFF.search(line):
         return out  # a plain count derived says how ("23 more", "in total")
     for a, b in combinations(operands, 2):
-        if a.cls == b.cls == PLAIN != fig.cls != "span":  # the notes left the unit out: "used 1,820 of 2,500"
+        if a.cls == b.cls == PLAIN != fig.cls and fig.cls not in ("span", "rate"):  # "used 1,820 of 2,500"
             out += [abs(a.value - b.value), a.value + b.value]
         elif a.cls == b.cls and fig.cls in (a.cls, PLAIN):
             out += [_in_unit(abs(a.base - b.base), fig), _in_unit(a.base + b.base, fig)]

@@ -32,12 +32,13 @@ from datetime import date, timedelta
 from enum import Enum
 from functools import partial
 from pathlib import PurePosixPath
-from typing import Callable
+from typing import Callable, Iterable
 
-from routine.vault.figures import Figure, Known, candidates, day_counts, derived, direct, figures_of, near, \
-    operands_of, significant, words_of
+from routine.vault.figures import PLAIN, Figure, Known, candidates, day_counts, derived, direct, figures_of, keys_for, \
+    near, operands_of, significant, words_of
 from routine.vault.grounds import Facts, Grounds, grounds_for
-from routine.vault.mentions import WEEKDAYS, NameKind, Written, dates_in, known_dates, names_in, without_dates
+from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, dates_in, known_dates, name_pairs, names_in, \
+    without_dates
 from routine.vault.notes import code_fence_ranges, wikilinks
 
 __all__ = ["Facts", "Finding", "Grounds", "Kind", "Review", "Strictness", "check", "findings_text", "grounds_for",
@@ -109,9 +110,16 @@ def findings_text(findings: list[Finding]) -> str:
     return "\n".join(f"- {f.line()}" for f in findings)
 
 
-def _lookup(grounds: Grounds, test: Callable[[Facts], bool]) -> str | None:
-    """The first note the agent may read (not shown) whose facts pass ``test``."""
-    return next((rel for rel, facts in grounds.readable_facts() if test(facts)), None)
+def _lookup(grounds: Grounds, test: Callable[[Facts], bool], keys: set[str] | None = None,
+            need: set[str] | None = None) -> str | None:
+    """The first note the agent may read (not shown) whose facts pass ``test`` (``keys``, ``need``:
+    what any such note has, ``Grounds.find``)."""
+    return grounds.find(test, keys, need)
+
+
+def _sharing(words: frozenset[str], values: Iterable[float] = (), dates: Iterable[date] = ()) -> set[str]:
+    """A note shares a word, a figure or a date with a claim's line (else it supports none of it)."""
+    return {f"w:{w}" for w in words} | {f"v:{round(v, 6)}" for v in values} | {f"d:{d.month}-{d.day}" for d in dates}
 
 
 # --- each kind of claim ---------------------------------------------------------------------
@@ -121,7 +129,8 @@ def _links(reply: str, grounds: Grounds, result: Review) -> None:
     for target in wikilinks(reply):
         if target.lower() in shown_links or grounds.readable(target):
             continue
-        close = difflib.get_close_matches(PurePosixPath(target).name.lower(), sorted(grounds.names), 3, 0.6)
+        name = PurePosixPath(target).name
+        close = difflib.get_close_matches(name.lower(), sorted(grounds.all_names(name)), 3, 0.6)
         hint = "notes of a like name: " + ", ".join(f"[[{c}]]" for c in close) if close else ""
         result.findings.append(Finding(Kind.LINK.value, f"[[{target}]]",
                                        "no such note among those you were given or may read", hint))
@@ -172,10 +181,12 @@ def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: 
         return None  # "~3 more days, so around Dec 12": the model's own estimate, marked as one
     on = _date_ok(written, grounds.facts, grounds.today)  # anywhere in what the model was shown
     if on is None:  # else on a line of its topic in a note the agent may read
-        source = _lookup(grounds, partial(_date_in, written, sentence, line, grounds.today))
-        if source is not None:
+        source = _lookup(grounds, partial(_date_in, written, sentence, line, grounds.today),
+                         {f"d:{written.month}-{written.day}"})
+        facts = grounds.note_facts(source) if source is not None else None
+        if source is not None and facts is not None:
             result.found_in[written.text] = source
-            on = _date_ok(written, dict(grounds.readable_facts())[source], grounds.today)
+            on = _date_ok(written, facts, grounds.today)
     if on is None:
         return Finding(Kind.DATE.value, written.text, "this date is not in the notes you were given",
                        _nearest_line(sentence, grounds.facts, want="date"))
@@ -196,9 +207,29 @@ _ESTIMATE = re.compile(r"~|≈|\bestimate", re.I)
 _LIST_NUMBER = re.compile(r"^(\s*(?:[-*+]\s+)?)\d+[.)](?=\s)")
 
 
+def _on_topic(fig: Figure, sentence: str, line: str, known: Known) -> bool:
+    """``known`` states ``fig`` on a line about the sentence's subject (else its line's): a number that
+    only occurs elsewhere supports nothing. A sentence and line of no words take any line."""
+    subjects: list[frozenset[str] | None] = [w for w in (words_of(sentence), words_of(line)) if w] or [None]
+    return any(direct(fig, known.about(words)) for words in dict.fromkeys(subjects))
+
+
+_KR_NAMED = re.compile(r"\bKRs?\b|\bkey results?\b|\bobjectives?\b", re.I)
+
+
+def _beside(fig: Figure, anchors: list[Figure], known: Known) -> bool:
+    """A line of the notes states ``fig`` beside a supported figure of the claim's sentence or block
+    ("210 labeled, 90 to go" / "once all 300 are in": 210/300 tickets labeled)."""
+    values = {round(a.value, 6) for a in anchors if len(re.sub(r"\D", "", a.text)) >= 2}
+    if not values:
+        return False
+    lines = [x for x in known.lines if values & {round(g.value, 6) for g in x.figures if not (g.label or g.year)}]
+    return direct(fig, Known(lines))
+
+
 def _stated(fig: Figure, line: str, facts: Facts) -> bool:
     """A note the model was not shown states ``fig`` on a line of the reply line's topic."""
-    return direct(fig, Known(facts.known.related(words_of(line), [])))
+    return direct(fig, facts.known.about(words_of(line)))
 
 
 def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Facts) -> bool:
@@ -218,23 +249,33 @@ def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Fa
 
 
 def _figures(prose: str, grounds: Grounds, strictness: Strictness, result: Review) -> None:
+    anchors: list[Figure] = []  # the supported figures of the block's lines so far
     for line in prose.splitlines():
+        if not line.strip():
+            anchors = []
         if _ESTIMATE.search(line):
             continue  # the model's own estimate, marked as one
         before: list[Figure] = []  # the supported figures of the line's earlier sentences
         for sentence in sentences(line):
-            before += _sentence_figures(sentence, before, grounds, strictness, result)
+            before += _sentence_figures(sentence, line, before, anchors, grounds, strictness, result)
+        anchors += before
 
 
-def _sentence_figures(line: str, before: list[Figure], grounds: Grounds, strictness: Strictness,
-                      result: Review) -> list[Figure]:
-    """Check the figures of one sentence (``before``: the supported figures of the sentences before
-    it on its line, "… 76.5% against 90%. That's a 13.5-point gap."); its supported figures."""
+def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list[Figure], grounds: Grounds,
+                      strictness: Strictness, result: Review) -> list[Figure]:
+    """Check the figures of one sentence of the line ``whole`` (``before``: the supported figures of
+    the sentences before it on its line, "… 76.5% against 90%. That's a 13.5-point gap."; ``anchors``:
+    those of the lines before it in its block); its supported figures. Week numbers, years, ids, list
+    numbers and key results' numbers are not figures to match."""
     facts = grounds.facts
-    figs = figures_of(_LIST_NUMBER.sub(r"\1", without_dates(line)))
-    here = [f for f in figs if direct(f, facts.known)]
+    figs = [f for f in figures_of(_LIST_NUMBER.sub(r"\1", without_dates(line))) if not (f.label or f.year)
+            and not (_KR_NAMED.search(line) and f.cls == PLAIN and f.value in facts.known.labels)]
+    here = [f for f in figs if _on_topic(f, line, whole, facts.known)]
+    here += [f for f in figs if f not in here and _beside(f, [*anchors, *before, *here], facts.known)]
     for fig in figs:  # stated in a note the agent may read: named as the source
-        if fig not in here and (source := _lookup(grounds, partial(_stated, fig, line))) is not None:
+        likely = _sharing(words_of(line))
+        if fig not in here and (source := _lookup(grounds, partial(_stated, fig, line), likely,
+                                                   keys_for(fig))) is not None:
             here.append(fig)
             result.found_in[fig.text] = source
     for fig in figs:
@@ -242,15 +283,16 @@ def _sentence_figures(line: str, before: list[Figure], grounds: Grounds, strictn
             continue
         if _supports(fig, line, here, grounds.today, facts) or derived(fig, before + here, line) is not None:
             continue
-        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today))
+        likely = _sharing(words_of(line), [g.value for g in here], known_dates(line, grounds.today))
+        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today), likely, {"has:v", "has:d"})
         if source is not None:
             result.found_in[fig.text] = source
             continue
-        result.findings.append(_unsupported_figure(fig, line, here, facts))
+        result.findings.append(_unsupported_figure(fig, line, here, grounds))
     return here
 
 
-def _unsupported_figure(fig: Figure, line: str, here: list[Figure], facts: Facts) -> Finding:
+def _unsupported_figure(fig: Figure, line: str, here: list[Figure], grounds: Grounds) -> Finding:
     operands = [g for g in here if g is not fig and not (g.label or g.year)]
     steps = [x for x in candidates(fig, operands, line) if x > 0]
     if steps and (fig.cls == "pct" or len(operands) >= 2):  # a percentage: the share first (27 of 50 is 54%)
@@ -260,34 +302,85 @@ def _unsupported_figure(fig: Figure, line: str, here: list[Figure], facts: Facts
                        f"one step from {', '.join(g.text for g in operands)} gives {shown}")
     kind = Kind.DERIVED if fig.cls == "span" else Kind.FIGURE
     why = ("this count of days is not the distance from today to a date in the notes" if kind is Kind.DERIVED
-           else "this figure is not in the notes you were given (mark your own estimate with ~)")
-    return Finding(kind.value, fig.text, why, _nearest_line(line, facts, want="figure"))
+           else "the notes give this figure only about something else (mark your own estimate with ~)"
+           if direct(fig, grounds.facts.known) else
+           "this figure is not in the notes you were given (mark your own estimate with ~)")
+    return Finding(kind.value, fig.text, why, _figure_hint(fig, line, grounds))
 
 
-def _nearest_line(line: str, facts: Facts, want: str) -> str:
+def _figure_hint(fig: Figure, line: str, grounds: Grounds) -> str:
+    """Where to look for a figure: the line on its topic with a figure of its kind (a rate for
+    "50 per second"), in what the model was shown, else in a note the agent may read."""
+    if fig.cls in (PLAIN, "money") or _nearest(line, grounds.facts.text, fig.cls)[1]:
+        return _nearest_line(line, grounds.facts, want="figure", cls=fig.cls)
+    source = grounds.find(lambda facts: _nearest(line, facts.text, fig.cls)[1] > 0, _sharing(words_of(line)),
+                          {"has:v"})
+    facts = grounds.note_facts(source) if source is not None else None
+    if source is None or facts is None:
+        return _nearest_line(line, grounds.facts, want="figure")
+    return f"[[{source.removesuffix('.md')}]] says: \"{_nearest(line, facts.text, fig.cls)[0][:140]}\""
+
+
+def _nearest(line: str, text: str, cls: str | None) -> tuple[str, int]:
+    """The line of ``text`` on the same topic as ``line`` (most words in common) with a figure (of the
+    unit class ``cls``, when one is given and not plain), and how many words it shares."""
+    words = words_of(line)
+    best, score = "", 0
+    for raw in text.splitlines():
+        if not any(c.isdigit() for c in raw):
+            continue
+        figs = figures_of(without_dates(raw))
+        has = any(f.cls == cls for f in figs) if cls not in (None, PLAIN, "money") else bool(figs)
+        overlap = len(words_of(raw) & words) if has else 0
+        if overlap > score:
+            best, score = raw.strip(), overlap
+    return best, score
+
+
+def _nearest_line(line: str, facts: Facts, want: str, cls: str | None = None) -> str:
     """The line of the notes on the same topic as the claim's line, quoted, as where to look."""
+    if want == "figure":
+        best = _nearest(line, facts.text, cls)[0]
+        return f"the notes say: \"{best[:140]}\"" if best else ""
     words = words_of(line)
     best, score = "", 0
     for raw in facts.text.splitlines():
-        has = bool(dates_in(raw)) if want == "date" else bool(figures_of(without_dates(raw)))
-        overlap = len(words_of(raw) & words) if has else 0
+        overlap = len(words_of(raw) & words) if dates_in(raw) else 0
         if overlap > score:
             best, score = raw.strip(), overlap
     return f"the notes say: \"{best[:140]}\"" if best else ""
 
 
-def _named(name: str, facts: Facts, names: frozenset[str]) -> bool:
+def _named(name: str, facts: Facts, grounds: Grounds | None = None) -> bool:
     first = name.split()[0].lower()
-    if name.lower() in names or first in names or first in facts.capitals:
+    if grounds is not None and (grounds.is_named(name.lower()) or grounds.is_named(first)):
+        return True
+    if first in facts.capitals:
         return True
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", facts.text, re.I) is not None
 
 
+_COMMON = re.compile(r"[^\W\d_][\w'’-]*")
+
+
+def _people(prose: str, grounds: Grounds) -> list[Named]:
+    """The names a reply gives, by cue (``names_in``) and every first-and-last name wherever it
+    stands: two capitalised words neither of which the notes or the reply write in lower case."""
+    found = names_in(prose)
+    lower = {w for w in _COMMON.findall(prose) if w[0].islower()} | grounds.facts.lower
+    have = {n.name.lower() for n in found}
+    for pair in name_pairs(prose):
+        if pair.lower() not in have and not {w.lower() for w in pair.split()} & lower:
+            found.append(Named(pair, NameKind.PERSON))
+    return found
+
+
 def _names(prose: str, grounds: Grounds, result: Review) -> None:
-    for named in names_in(prose):
-        if _named(named.name, grounds.facts, grounds.names):
+    for named in _people(prose, grounds):
+        if _named(named.name, grounds.facts, grounds):
             continue
-        source = _lookup(grounds, partial(_named, named.name, names=frozenset()))
+        first = named.name.split()[0].lower()
+        source = _lookup(grounds, partial(_named, named.name), {f"n:{first}"})
         if source is not None:
             result.found_in[named.name] = source
             continue

@@ -62,8 +62,13 @@ def without_dates(text: str) -> str:
 
 def known_dates(text: str, today: date) -> set[date]:
     """The dates a text states; one without a year is taken in the year that puts it nearest today."""
+    return dated(dates_in(text), today)
+
+
+def dated(written: list[Written], today: date) -> set[date]:
+    """The dates of dates as written (``known_dates``)."""
     out = set()
-    for w in dates_in(text):
+    for w in written:
         years = [w.year] if w.year else [today.year - 1, today.year, today.year + 1]
         found = [d for d in (w.on(y) for y in years) if d is not None]
         if found:
@@ -134,6 +139,34 @@ def names_in(prose: str) -> list[Named]:
         words = named.name.split()
         if words and words[0].lower() not in NOT_NAMES and not named.name.isupper():
             out.setdefault(named.name.lower(), named)
+    return list(out.values())
+
+
+_PAIR = re.compile(r"(?<![\w'’@#/\[|-])([A-ZÀ-Þ][a-zà-ÿ]+(?:-[A-ZÀ-Þ][a-zà-ÿ]+)?) ([A-ZÀ-Þ][a-zà-ÿ'’]+"
+                   r"(?:-[A-ZÀ-Þ][a-zà-ÿ]+)?)(?![\w'’-]| [A-ZÀ-Þ])")
+
+
+# Words that open a sentence or a task in capitals, never a first name.
+_NOT_FIRST = frozenset("""ask call check send email mail ping tell remind thank see review update move book plan
+    draft write read fix ship push finish start follow chase confirm share post add cut set get put let make
+    take keep give run test try use for with from in on at by to of after before since until during about
+    into over under per via when while where what which who why how once then next also only just still
+    even maybe perhaps both either each every any some most more less many much few several no not
+    yes thanks dear hi hello good great nice done open closed new old big small high low""".split())
+
+
+def name_pairs(prose: str) -> list[str]:
+    """Every first-and-last name a text may hold, wherever it stands ("Dana Whitfield in Legal holds the
+    approval"): two capitalised words, not a heading's, neither a word the caller knows to be common
+    (the caller checks that), each once."""
+    out: dict[str, str] = {}
+    for line in prose.splitlines():
+        if line.lstrip().startswith(("#", "|")):
+            continue  # a heading or a table row is titled in capitals
+        for m in _PAIR.finditer(line):
+            name = _clean(f"{m[1]} {m[2]}")
+            if not {w.lower() for w in name.split()} & NOT_NAMES and name.split()[0].lower() not in _NOT_FIRST:
+                out.setdefault(name.lower(), name)
     return list(out.values())
 
 

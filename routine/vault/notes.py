@@ -183,12 +183,13 @@ def _with_md(target: str) -> str:
     return target if target.lower().endswith(".md") else target + ".md"
 
 
-def resolve_wikilink(vault_root: Path, target: str) -> str | None:
+def resolve_wikilink(vault_root: Path, target: str, files: list[str] | None = None) -> str | None:
     """The vault-relative path a wikilink target points to, as Obsidian resolves it; None
     when no note matches (or the target tries to leave the vault).
 
     A target with a '/' is a path from the vault root (a path suffix also matches, as in
     Obsidian); otherwise the note with that name wins, the one with the shortest path first.
+    ``files``: the vault's files (``vault_files``) when the caller has them already.
     """
     target = target.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0].strip()
     if not target:
@@ -197,13 +198,13 @@ def resolve_wikilink(vault_root: Path, target: str) -> str | None:
         tidy = normalise_rel(target)
     except PathEscape:  # a link out of the vault resolves to nothing
         return None
-    files = vault_files(vault_root)
+    files = vault_files(vault_root) if files is None else files
     wanted = {_with_md(tidy).lower(), tidy.lower()}
     if "/" in tidy:
         exact = [rel for rel in files if rel.lower() in wanted]
         candidates = exact or [rel for rel in files if any(rel.lower().endswith("/" + w) for w in wanted)]
     else:
-        candidates = [rel for rel in files if PurePosixPath(rel).name.lower() in wanted]
+        candidates = [rel for rel in files if rel.rsplit("/", 1)[-1].lower() in wanted]
     if not candidates:
         return None
     # Shortest path first; a note beats an attachment of the same name; an exact-case match
