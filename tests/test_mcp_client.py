@@ -294,3 +294,26 @@ def test_a_stdio_server_reaches_the_network_only_when_its_entry_names_hosts(buil
     home.run("fire", "builder", check=True)
     _, calls = tool_calls(home)
     assert calls[0]["result"] == "connected" if hosts else calls[0]["result"].startswith("could not connect")
+
+
+# npm's @modelcontextprotocol/server-filesystem, installed by .ci/run (npm) where node is present.
+NODE_FS = Path(__file__).resolve().parent.parent / ".ci" / "node" / "node_modules" / ".bin" / "mcp-server-filesystem"
+
+
+@needs_bubblewrap
+@pytest.mark.skipif(not NODE_FS.exists(), reason="npm's @modelcontextprotocol/server-filesystem is not installed "
+                    "(.ci/run installs it with npm into .ci/node where node is present)")
+def test_the_node_filesystem_server_reads_its_declared_folder_and_nothing_outside_it(builder, ollama, tmp_path):
+    """The server itself is told it may serve all of tmp_path; the sandbox lets it see only `paths`."""
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "plan.txt").write_text("ship the battery order on Friday")
+    (tmp_path / "secret.txt").write_text("the person's secret")
+    home = builder({"files": {"command": str(NODE_FS), "args": [str(tmp_path)], "paths": [str(served)]}},
+                   "mcp:files/read_text_file")
+    ollama.script(MISTRAL, [call("read_text_file", path=str(served / "plan.txt")),
+                            call("read_text_file", path=str(tmp_path / "secret.txt")), "Done."])
+    home.run("fire", "builder", check=True)
+    _, calls = tool_calls(home)
+    assert "ship the battery order on Friday" in calls[0]["result"]
+    assert "the person's secret" not in json.dumps(calls[1])

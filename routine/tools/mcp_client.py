@@ -199,7 +199,11 @@ def sandboxed(server: McpServer) -> list[str]:
 
 def _installation(program: Path) -> list[Path]:
     """What the program needs to run besides the system: its virtual environment (a Python
-    entry point's), the Python it was made with."""
+    entry point's), the Python it was made with; a Node package's whole ``node_modules`` (npm's
+    `.bin/` entry points are links into it, and the package imports its neighbours)."""
+    modules = [p for p in (program.parent, *program.resolve().parents) if p.name == "node_modules"]
+    if modules:
+        return [modules[-1]]  # the outermost: its packages import each other
     root = program.parent.parent
     cfg = root / "pyvenv.cfg"
     if cfg.exists():  # its Python's own folder is named `home` there (e.g. /usr/local/bin)
