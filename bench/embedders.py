@@ -4,7 +4,7 @@ labelled queries. Prints, for each: the peak resident memory (VmHWM) of a proces
 the vault and searches it as the worker does (chromadb included), the time to index, the time
 per 1,000 chunks (warm), and recall@5 (each query's labelled notes found among the top five).
 
-    .venv/bin/python bench/embedders.py
+    .venv/bin/python bench/embedders.py [sentence-transformers] [onnxruntime]   # default: both
 """
 
 from __future__ import annotations
@@ -124,10 +124,11 @@ def main() -> int:
         started = time.monotonic()
         exported(shipped_model_dir(tmp / "state"))  # once, as at a box's first index pass
         print(f"ONNX export of the shipped weights (once, a child process): {time.monotonic() - started:.1f} s")
-        for backend in BACKENDS:
+        backends = [b for b in BACKENDS if b in sys.argv[1:]] or list(BACKENDS)
+        for backend in backends:
             shutil.copytree(tmp / "state" / "models", tmp / f"state-{backend}" / "models")
         print(f"{'embedder':<22} {'peak RSS':>9} {'index':>8} {'per 1,000 chunks':>17} {'recall@5':>9}")
-        for backend in BACKENDS:
+        for backend in backends:
             out = subprocess.run([sys.executable, __file__, "--child", backend, str(tmp)], env=env,
                                  capture_output=True, text=True)
             if out.returncode != 0:

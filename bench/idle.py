@@ -6,7 +6,7 @@ after start-up (the first index pass included), idle after a later index pass (a
 Projects/, followed by the index), and idle after a run (a note saved in Inbox/: the default
 schedule's trigger runs the librarian, which loads LiteLLM into the daemon). The search index
 lives in a worker process that exits after
-`memory.unload_after` idle seconds (default 120), so each phase reports the daemon and its
+`memory.unload_after` idle seconds (default 45), so each phase reports the daemon and its
 worker apart: right after the pass, then at the end of an idle window of `--idle` seconds
 (default: `--unload-after` + 30, so the worker has had time to leave). CPU is user+system time
 over the window (/proc/PID/stat; the worker's until it exited), RSS the resident set
@@ -213,7 +213,7 @@ def idle_window(label: str, daemon: int, seconds: float) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--unload-after", type=float, default=120.0, help="memory.unload_after to set (default 120)")
+    ap.add_argument("--unload-after", type=float, default=45.0, help="memory.unload_after to set (default 45)")
     ap.add_argument("--idle", type=float, default=None, help="seconds of each idle window (default unload-after + 30)")
     ap.add_argument("--notes", type=int, default=0, help="notes to add to the vault skeleton (default 0)")
     ap.add_argument("--stay", type=float, default=60.0, help="seconds to watch the daemon's RSS after a fire "

@@ -56,7 +56,7 @@ def prepare(config: Config) -> None:
     import ollama  # noqa: F401  (the light client every Ollama deployment uses)
 
     if any(not d.provider.manages_residency for alias in config.models.values() for d in alias.deployments):
-        from routine.models import litellm_chat
+        from routine.models import litellm_chat  # lazy: litellm, only for an OpenAI-compatible deployment
 
         litellm_chat.load(config.ollama_host)
 

@@ -66,7 +66,7 @@ class OpenAICompatible:
         return {"api_key": os.environ.get(dep.api_key_env, "") if dep.api_key_env else "no-key-needed"}
 
     def chat(self, alias: ModelAlias, dep: Deployment, request: ChatRequest) -> ChatReply:
-        from routine.models import litellm_chat  # LiteLLM only for a deployment that needs it
+        from routine.models import litellm_chat  # lazy: litellm, only for a deployment that needs it
 
         # num_retries 0: retries are ours, with backoff and journaled
         kwargs: JSONObject = dict(model=dep.model, messages=request.messages, api_base=dep.api_base,
