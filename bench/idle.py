@@ -19,7 +19,7 @@ process of the daemon is listed with its RSS. The goals: the daemon at most 120 
 and for 10 minutes after, no growth over the week, the worker gone, no busy polling, a fire
 without the daemon within 5 s on a quiet box.
 
-    make bench-idle          # or: .venv/bin/python bench/idle.py [--idle 150] [--unload-after 120] [--notes 12]
+    make bench-idle          # or: .venv/bin/python bench/idle.py [--idle 75] [--unload-after 45] [--notes 12]
                              #     [--stay 600] [--days 7]
 """
 
@@ -111,6 +111,19 @@ def described(pid: int) -> str:
         return f"{name} {rss_mb(pid):.0f} MB"
     except OSError:
         return f"{pid} (gone)"
+
+
+def last_run_ms(journal: Path) -> int | None:
+    """The journal's duration of the latest step run (the stand-in model answers at once: routine's own time)."""
+    import sqlite3
+
+    db = sqlite3.connect(journal, timeout=10)
+    try:
+        row = db.execute("SELECT duration_ms FROM runs WHERE kind = 'step' AND duration_ms IS NOT NULL "
+                         "ORDER BY started_at DESC LIMIT 1").fetchone()
+        return int(row[0]) if row else None
+    finally:
+        db.close()
 
 
 def snapshot(label: str, daemon: int) -> None:
@@ -268,7 +281,8 @@ def main() -> int:
             idle_window("idle after a run", daemon.pid, idle)
             snapshot("before a fire:", daemon.pid)
             took = fire(env, "strategist")
-            print(f"`routine fire strategist` through the daemon: {took:.2f} s wall (the stand-in answers at once)")
+            print(f"`routine fire strategist` through the daemon: {took:.2f} s wall (the command's own start "
+                  f"included), the run {last_run_ms(tmp / 'state' / 'journal.sqlite3')} ms in the journal")
             snapshot("after the fire:", daemon.pid)
             held("after the fire, held:", daemon.pid, args.stay)
             if args.days:
