@@ -8,6 +8,7 @@ the light `ollama` client, an OpenAI-compatible server's through LiteLLM, import
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -267,7 +268,10 @@ class ModelClient:
         threading.Thread(target=load, name=f"prefetch-{alias_name}", daemon=True).start()
 
     def _call(self, alias: ModelAlias, dep: Deployment, call: "_Call") -> ChatReply:
-        timeout = min(self.config.request_timeout, call.timeout or self.config.request_timeout)
+        timeout = self.config.request_timeout
+        if call.timeout:  # the time left, rounded up to a power of two seconds: each distinct timeout is a
+            # client kept by the provider (about 1 MB each), and the time left differs from call to call
+            timeout = min(timeout, float(2 ** max(0, math.ceil(math.log2(max(call.timeout, 1.0))))))
         request = ChatRequest(call.messages, call.tools, call.on_token, timeout, self.manager.keep_alive_for(alias),
                               self.config.ollama_host)
         return adapter(dep).chat(alias, dep, request)

@@ -311,7 +311,6 @@ def release_tokenizers() -> None:
 
 
 @lru_cache(maxsize=None)
-@lru_cache(maxsize=None)
 def tokenizer_available(name: str) -> bool:
     """Installed (its file and library found, nothing loaded: a released tokenizer stays released)."""
     if name not in _FILES:
