@@ -25,7 +25,6 @@ A tokenizer is loaded on first use and released after ``RELEASE_AFTER`` seconds 
 from __future__ import annotations
 
 import base64
-import ctypes
 import gc
 import importlib.util
 import json
@@ -38,6 +37,7 @@ from enum import Enum
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias
+from routine import sysmetrics
 from routine.jsonvalue import JSONObject
 
 # One chat message as LiteLLM takes it: "role" and "content", and on a tool turn "name", "tool_calls",
@@ -304,10 +304,7 @@ def release_tokenizers() -> None:
     _mistral_tokenizer.cache_clear()
     _qwen_encoding.cache_clear()
     gc.collect()
-    try:
-        ctypes.CDLL(None).malloc_trim(0)  # glibc: free heap pages back to the system
-    except (OSError, AttributeError):  # another C library
-        pass
+    sysmetrics.give_back_heap()
 
 
 @lru_cache(maxsize=None)
