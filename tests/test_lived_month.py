@@ -265,10 +265,10 @@ def _live(home, clock, receiver) -> dict:
     return facts
 
 
-def rss_mb(pid: int) -> float:
-    """A process's resident memory now (VmRSS, /proc/PID/status), in MB."""
-    line = next(ln for ln in Path(f"/proc/{pid}/status").read_text().splitlines() if ln.startswith("VmRSS:"))
-    return int(line.split()[1]) / 1024
+def rss_mb(pid: int) -> tuple[float, int]:
+    """A process's resident memory now (VmRSS, /proc/PID/status), in MB, and its threads."""
+    status = dict(ln.split(":", 1) for ln in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in ln)
+    return int(status["VmRSS"].split()[0]) / 1024, int(status["Threads"])
 
 
 def _facts(home, person: Person) -> dict:
@@ -454,6 +454,7 @@ def test_a_night_of_trials_ran_among_the_days(month):
 def test_the_daemon_does_not_grow_from_day_to_day(month):
     """Its resident memory each morning (VmRSS): the last day's within 10% of the first day's (a leak
     shows as a slope; issue 47)."""
-    rss = month["rss"]
-    print("daemon RSS each morning, MB: " + " ".join(f"{r:.0f}" for r in rss))
+    rss = [r for r, _ in month["rss"]]
+    print("daemon RSS each morning, MB: " + " ".join(f"{r:.0f}" for r in rss)
+          + "; its threads: " + " ".join(str(t) for _, t in month["rss"]))
     assert len(rss) >= 2 and rss[-1] <= rss[0] * 1.10, f"the daemon grew from {rss[0]:.0f} MB to {rss[-1]:.0f} MB"
