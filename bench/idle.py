@@ -1,17 +1,26 @@
-"""Benchmark: what an idle daemon costs the box — CPU seconds and resident memory (RSS).
+"""Benchmark: what an idle daemon costs the box — CPU seconds and resident memory (RSS) — and
+what a fire costs without the daemon.
 
 Measured three times on a small vault with the shipped MiniLM and the stand-in Ollama: idle
 after start-up (the first index pass included), idle after a later index pass (a note saved in
 Projects/, followed by the index), and idle after a run (a note saved in Inbox/: the default
 schedule's trigger runs the librarian, which loads LiteLLM into the daemon). The search index
 lives in a worker process that exits after
-`memory.unload_after` idle seconds (default 120), so each phase reports the daemon and its
+`memory.unload_after` idle seconds (default 45), so each phase reports the daemon and its
 worker apart: right after the pass, then at the end of an idle window of `--idle` seconds
 (default: `--unload-after` + 30, so the worker has had time to leave). CPU is user+system time
 over the window (/proc/PID/stat; the worker's until it exited), RSS the resident set
-(/proc/PID/status). The goal: the daemon under 200 MB idle, the worker gone, no busy polling.
+(/proc/PID/status). Then (issue 47): `routine fire strategist` through the daemon (its wall time
+and the daemon's RSS before and after, then held for `--stay` seconds, default 60; 600 measures the
+10 minutes), a simulated week (every shipped block fired once a day for `--days` days, the
+daemon's RSS each day), and, before the daemon starts, a fire without it: its wall time and where
+the time went (`python -X importtime`: the imports, by package, against the rest). Every child
+process of the daemon is listed with its RSS. The goals: the daemon at most 120 MB after a run
+and for 10 minutes after, no growth over the week, the worker gone, no busy polling, a fire
+without the daemon within 5 s on a quiet box.
 
-    make bench-idle          # or: .venv/bin/python bench/idle.py [--idle 150] [--unload-after 120] [--notes 12]
+    make bench-idle          # or: .venv/bin/python bench/idle.py [--idle 75] [--unload-after 45] [--notes 12]
+                             #     [--stay 600] [--days 7]
 """
 
 from __future__ import annotations
@@ -85,10 +94,120 @@ def trigger_run_done(journal: Path) -> bool:
         db.close()
 
 
+def children_of(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:  # the thread ended meanwhile
+            continue
+    return sorted(set(out))
+
+
+def described(pid: int) -> str:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        name = next((a.decode() for a in argv if a.startswith(b"routine")), argv[0].decode().rsplit("/", 1)[-1])
+        return f"{name} {rss_mb(pid):.0f} MB"
+    except OSError:
+        return f"{pid} (gone)"
+
+
+def last_run_ms(journal: Path) -> int | None:
+    """The journal's duration of the latest step run (the stand-in model answers at once: routine's own time)."""
+    import sqlite3
+
+    db = sqlite3.connect(journal, timeout=10)
+    try:
+        row = db.execute("SELECT duration_ms FROM runs WHERE kind = 'step' AND duration_ms IS NOT NULL "
+                         "ORDER BY started_at DESC LIMIT 1").fetchone()
+        return int(row[0]) if row else None
+    finally:
+        db.close()
+
+
 def snapshot(label: str, daemon: int) -> None:
     worker = worker_of(daemon)
     alive = f"alive, RSS {rss_mb(worker):.0f} MB" if worker else "not running"
-    print(f"{label:<30} daemon RSS {rss_mb(daemon):.0f} MB; worker {alive}")
+    others = [described(c) for c in children_of(daemon) if c != worker]
+    print(f"{label:<30} daemon RSS {rss_mb(daemon):.0f} MB; worker {alive}"
+          + (f"; other children: {', '.join(others)}" if others else ""))
+
+
+def fire(env: dict, *args: str) -> float:
+    """`routine fire ARGS` as the person types it; its wall time."""
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "routine", "fire", *args], env=env, check=True, capture_output=True)
+    return time.monotonic() - started
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's waited-for children so far (a measure a crowded box inflates less than
+    wall time: what a quiet box's wall time would be, near enough, for a single-threaded command)."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def fire_without_daemon(env: dict, tmp: Path) -> None:
+    """A fire with no daemon running, timed, then once more under -X importtime: where the time went."""
+    cpu = children_cpu()
+    took = fire(env, "strategist")
+    cpu = children_cpu() - cpu
+    trace = tmp / "importtime.txt"
+    with open(trace, "w") as err:
+        started = time.monotonic()
+        subprocess.run([sys.executable, "-X", "importtime", "-m", "routine", "fire", "strategist"], env=env,
+                       check=True, stdout=subprocess.DEVNULL, stderr=err)
+        traced = time.monotonic() - started
+    by_package: dict[str, float] = {}
+    total = 0.0
+    for line in trace.read_text().splitlines():
+        parts = line.split("|")
+        if len(parts) != 3 or not parts[1].strip().isdigit():
+            continue
+        name = parts[2].rstrip()
+        if name.startswith("  ") or not name.strip():
+            continue  # nested: its time is in its top-level import's
+        cumulative = int(parts[1]) / 1e6
+        total += cumulative
+        top = name.strip().split(".")[0]
+        by_package[top] = by_package.get(top, 0.0) + cumulative
+    heaviest = sorted(by_package.items(), key=lambda kv: -kv[1])[:6]
+    print(f"fire without the daemon: {took:.1f} s wall, {cpu:.1f} CPU-s; under -X importtime {traced:.1f} s, "
+          f"of which imports {total:.1f} s ({', '.join(f'{k} {v:.2f}' for k, v in heaviest)}), "
+          f"the rest {traced - total:.1f} s")
+
+
+def blocks_of(env: dict) -> list[str]:
+    listed = subprocess.run([sys.executable, "-m", "routine", "schedule", "--json"], env=env, capture_output=True,
+                            text=True)
+    try:
+        return [b["id"] for b in json.loads(listed.stdout)["blocks"] if b.get("enabled", True)]
+    except (ValueError, KeyError, TypeError):
+        return []
+
+
+def held(label: str, daemon: int, seconds: float) -> None:
+    """The daemon's RSS sampled once a second for ``seconds``: its most and its last."""
+    started, most = time.monotonic(), rss_mb(daemon)
+    while time.monotonic() - started < seconds:
+        time.sleep(1.0)
+        most = max(most, rss_mb(daemon))
+    print(f"{label:<30} daemon RSS at most {most:.0f} MB over {seconds:.0f}s, {rss_mb(daemon):.0f} MB at the end")
+
+
+def week(env: dict, daemon: int, days: int) -> None:
+    blocks = blocks_of(env)
+    first = None
+    for day in range(1, days + 1):
+        took = [fire(env, block) for block in blocks]
+        now = rss_mb(daemon)
+        first = first or now
+        print(f"simulated day {day}: {len(blocks)} blocks fired in {sum(took):.0f} s; daemon RSS {now:.0f} MB "
+              f"({(now - first) / first * 100:+.0f}% on day 1)")
+    snapshot(f"after {days} days:", daemon)
 
 
 def idle_window(label: str, daemon: int, seconds: float) -> None:
@@ -119,9 +238,12 @@ def idle_window(label: str, daemon: int, seconds: float) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--unload-after", type=float, default=120.0, help="memory.unload_after to set (default 120)")
+    ap.add_argument("--unload-after", type=float, default=45.0, help="memory.unload_after to set (default 45)")
     ap.add_argument("--idle", type=float, default=None, help="seconds of each idle window (default unload-after + 30)")
     ap.add_argument("--notes", type=int, default=0, help="notes to add to the vault skeleton (default 0)")
+    ap.add_argument("--stay", type=float, default=60.0, help="seconds to watch the daemon's RSS after a fire "
+                    "(default 60; 600 for the 10 minutes)")
+    ap.add_argument("--days", type=int, default=7, help="simulated days of fired blocks (default 7; 0: none)")
     args = ap.parse_args()
     idle = args.idle if args.idle is not None else args.unload_after + 30
     with tempfile.TemporaryDirectory() as tmp, FakeOllama(max_loaded=3, load_delay=0.01) as ollama:
@@ -144,6 +266,7 @@ def main() -> int:
             (tmp / "Vault" / "Projects" / f"Note {i:04d}.md").write_text(
                 f"# Note {i}\n\nThe battery supplier, item {i}.\n"
             )
+        fire_without_daemon(env, tmp)
         log = open(tmp / "daemon.log", "wb")
         daemon = subprocess.Popen(
             [sys.executable, "-m", "routine", "run"], env=env, stdout=log, stderr=subprocess.STDOUT
@@ -168,6 +291,14 @@ def main() -> int:
                 time.sleep(0.2)
             snapshot("after a run (inbox trigger):", daemon.pid)
             idle_window("idle after a run", daemon.pid, idle)
+            snapshot("before a fire:", daemon.pid)
+            took = fire(env, "strategist")
+            print(f"`routine fire strategist` through the daemon: {took:.2f} s wall (the command's own start "
+                  f"included), the run {last_run_ms(tmp / 'state' / 'journal.sqlite3')} ms in the journal")
+            snapshot("after the fire:", daemon.pid)
+            held("after the fire, held:", daemon.pid, args.stay)
+            if args.days:
+                week(env, daemon.pid, args.days)
         except Exception:
             print((tmp / "daemon.log").read_text()[-3000:])  # why the daemon went
             raise

@@ -197,3 +197,33 @@ def commit() -> str | None:
     except (OSError, IndexError):
         pass
     return None
+
+
+# The daemon's heap between runs (issue 47). glibc gives each new thread its own malloc arena (up to
+# eight a core), and memory freed into one stays resident: a daemon whose runs come and go on many
+# threads grows by megabytes a day though Python holds no more objects (measured with tracemalloc in
+# the lived month). Two arenas, and the free pages given back after each run, keep it level.
+_M_ARENA_MAX = -8  # mallopt's parameter number (malloc.h)
+
+
+def _libc() -> object | None:
+    import ctypes  # lazy: only the daemon, only once
+
+    try:
+        return ctypes.CDLL(None)
+    except OSError:
+        return None
+
+
+def cap_heap_arenas(arenas: int = 2) -> None:
+    """At most ``arenas`` malloc arenas from now on (glibc; nothing elsewhere)."""
+    mallopt = getattr(_libc(), "mallopt", None)
+    if mallopt is not None:
+        mallopt(_M_ARENA_MAX, arenas)
+
+
+def give_back_heap() -> None:
+    """Return the heap's free pages to the system (glibc's malloc_trim; nothing elsewhere)."""
+    trim = getattr(_libc(), "malloc_trim", None)
+    if trim is not None:
+        trim(0)

@@ -130,6 +130,18 @@ def warm_starter():
     starter.close()
 
 
+@pytest.fixture(scope="session")
+def shipped_models(tmp_path_factory) -> Path:
+    """The shipped MiniLM unpacked and exported to ONNX by routine's own code, once per test worker
+    (the export starts torch for seconds); a test that embeds for real gets a linked copy in its
+    state dir, as a box has it after its first index pass."""
+    from routine.memory.embedder import exported, shipped_model_dir
+
+    state = tmp_path_factory.mktemp("shipped-state")
+    exported(shipped_model_dir(state))
+    return state / "models"
+
+
 @pytest.fixture
 def home(tmp_path, ollama, request, warm_starter) -> Home:
     # Not COLUMNS/LINES either: pytest-xdist's workers set COLUMNS=80, and a test's routine is no
@@ -147,6 +159,10 @@ def home(tmp_path, ollama, request, warm_starter) -> Home:
     )
     if not request.node.get_closest_marker("real_embeddings"):
         env["ROUTINE_TEST_EMBEDDER"] = "hashing"  # routine.memory.embedder: search is not under test here
+    else:  # the ONNX export at first use is tested once per worker (shipped_models), not in every test
+        import shutil
+
+        shutil.copytree(request.getfixturevalue("shipped_models"), tmp_path / "state" / "models", copy_function=os.link)
     h = Home(root=tmp_path, vault=tmp_path / "Vault", config=tmp_path / "config" / "routine.yaml",
              state=tmp_path / "state", env=env, starter=warm_starter)
     return h

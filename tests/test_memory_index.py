@@ -205,13 +205,13 @@ def test_the_hashing_stand_in_replaces_only_the_shipped_model_and_only_when_aske
     index built with it is never mixed with MiniLM vectors (another identity means a rebuild)."""
     from types import SimpleNamespace
 
-    from routine.memory.embedder import HashingEmbedder, SentenceTransformerEmbedder, make_embedder
+    from routine.memory.embedder import HashingEmbedder, OnnxEmbedder, SentenceTransformerEmbedder, make_embedder
 
     def made(spec):
         return make_embedder(SimpleNamespace(memory=SimpleNamespace(embedding_model=spec, unload_after=60.0)), tmp_path)
 
     monkeypatch.delenv("ROUTINE_TEST_EMBEDDER", raising=False)
-    assert isinstance(made("all-MiniLM-L6-v2"), SentenceTransformerEmbedder)
+    assert isinstance(made("all-MiniLM-L6-v2"), OnnxEmbedder)  # the shipped model runs under onnxruntime
     monkeypatch.setenv("ROUTINE_TEST_EMBEDDER", "hashing")
     stand_in = made("all-MiniLM-L6-v2")
     assert isinstance(stand_in, HashingEmbedder) and stand_in.identity != made("/models/mine").identity

@@ -1,9 +1,10 @@
-"""Real `routine` processes started warm: forked from an interpreter that imported litellm once.
+"""Real `routine` processes started warm: forked from an interpreter that imported the ollama client once.
 
 A test daemon is a real process (its own pid, signals, sockets, files, children); what is saved
-is the import of litellm and the ollama client (about 6 CPU-seconds a process, a third of the
-suite's CPU when every daemon paid it). A server, one per test worker, imports those two
-libraries and nothing of routine, then for each request forks a monitor, which forks the
+is the import of the ollama client (httpx, pydantic). LiteLLM is not preloaded: routine imports it
+only for an OpenAI-compatible deployment, and a daemon forked with it would carry its ~250 MB and
+hide a daemon that loads it (issue 47). A server, one per test worker, imports that library and
+nothing of routine, then for each request forks a monitor, which forks the
 process: its working directory, environment, argv and standard streams are the test's, it runs
 `python -m routine ARGS` from the top (routine's own modules are imported fresh, so they read
 this environment), and at the end it exits as an interpreter does (threads joined, atexit run,
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 COLD = os.environ.get("ROUTINE_TEST_COLD_START") == "1"
-PRELOADED = ("litellm", "ollama")  # what every model-calling routine process imports; never chromadb or torch
+PRELOADED = ("ollama",)  # what every model-calling routine process imports; never litellm, chromadb or torch
 _HEADER = struct.Struct("!I")
 
 

@@ -367,7 +367,7 @@ CONFIG = {
                 "seconds idle before the daemon's index worker (chromadb and the embedding "
                 "model) exits, and before a model a command loaded is released",
                 {"type": "number", "minimum": 0},
-                default=120,
+                default=45,  # the worker gone within a minute of its last work (issue 47)
             ),
             chunk_chars=key(
                 "the longest piece of a note that is embedded; notes are cut at headings first",

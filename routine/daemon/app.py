@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
-from routine import paths, supervise
+from routine import paths, supervise, sysmetrics
 from routine.person.alerts import raise_alert
 from routine.causes import is_disk_full
 from routine.daemon import health
@@ -148,6 +148,7 @@ class Daemon(ScheduledWork):
         ]
 
     def start(self) -> None:
+        sysmetrics.cap_heap_arenas()  # before the components' threads: a level heap over weeks
         self._parts = Components(self.components())
         self._parts.start()
         log.info("routine daemon ready: %d blocks, %d triggers%s", len(self.live.schedules.blocks),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable
 
-from routine import runcontext
+from routine import runcontext, sysmetrics
 from routine.daemon.status_record import QueueSnapshot
 
 log = logging.getLogger(__name__)
@@ -151,6 +151,9 @@ class WorkQueue:
                     self._running.pop(work.key, None)
                     self.last_progress = time.monotonic()
                     self._cond.notify_all()
+                    idle = not self._running and not self._items
+                if idle:  # the last run is done: its freed memory goes back to the box
+                    sysmetrics.give_back_heap()
                 try:
                     self.on_change()
                 except Exception:

@@ -1,33 +1,29 @@
-"""Model calls through LiteLLM, with retries, exponential backoff and the alias's fallbacks.
+"""Model calls, with retries, exponential backoff and the alias's fallbacks.
 
-The only code that imports litellm, and only when a model is really called: `routine --help`
-and every listing command stay light.
+Each deployment's provider adapter makes the call (``routine.models.providers``): Ollama's through
+the light `ollama` client, an OpenAI-compatible server's through LiteLLM, imported only then.
+`routine --help` and every listing command stay light, and so does the daemon of an Ollama box.
 """
 
 from __future__ import annotations
 
 import logging
-import os
+import math
 import threading
 import time
 from dataclasses import dataclass, field
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Callable
 
 from routine.config.model import Config, Deployment, ModelAlias
-from routine.errors import (Abandoned, ContextOverflow, ModelBusy, ModelError, ModelMissing,
-                            ReplyRejected, RoutineError)
+from routine.errors import ContextOverflow, ModelBusy, ModelError, ModelMissing, ReplyRejected, RoutineError
 from routine.journal.token_samples import TokenSamples
 from routine.models import reply as replies
-from routine.models.providers import adapter
+from routine.models.ollama_host import ChatReply
+from routine.models.providers import ChatRequest, adapter
 from routine.models.calibration import Calibration
 from routine.models.tokens import Counter, Message, ToolSchema, count_request
 from routine.jsonvalue import JSONObject
 from routine.models.manager import ModelManager
-
-if TYPE_CHECKING:
-    from litellm.types.utils import ModelResponse
-
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +32,7 @@ log = logging.getLogger(__name__)
 class Completion:
     text: str
     alias: str
-    model: str  # the LiteLLM model string that answered
+    model: str  # the model string (as routine.yaml names it) that answered
     tokens_in: int | None = None
     tokens_out: int | None = None
     load_duration_ms: int | None = None
@@ -55,23 +51,15 @@ class Completion:
         return len(self.rejected) + 1
 
 
-def _litellm(default_host: str) -> ModuleType:
-    # An edge box is often offline: never let litellm fetch its cost map at import.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    # litellm looks up model info with POST /api/show at OLLAMA_API_BASE (not at api_base),
-    # falling back to localhost:11434; point it at our Ollama so it never asks a stranger.
-    os.environ.setdefault("OLLAMA_API_BASE", default_host)
-    import litellm
-
-    litellm.suppress_debug_info = True
-    litellm.telemetry = False
-    return litellm
-
-
 def prepare(config: Config) -> None:
-    """Import the client library now, so that a call whose time is measured (a trial's first
-    token) does not pay for the import."""
-    _litellm(config.ollama_host)
+    """Import the client libraries the aliases need now, so that a call whose time is measured
+    (a trial's first token) does not pay for the import."""
+    import ollama  # noqa: F401  (the light client every Ollama deployment uses)
+
+    if any(not d.provider.manages_residency for alias in config.models.values() for d in alias.deployments):
+        from routine.models import litellm_chat  # lazy: litellm, only for an OpenAI-compatible deployment
+
+        litellm_chat.load(config.ollama_host)
 
 
 @dataclass(frozen=True)
@@ -250,25 +238,20 @@ class ModelClient:
         finally:
             if lease is not None:
                 lease.release()
-        message = response.choices[0].message
-        text = message.content or ""
-        usage = getattr(response, "usage", None)
         counted = self.count(alias.name, call.messages, call.tools)
-        self.calibration.record(dep.model, alias.tokenizer, call.messages, call.tools,
-                                getattr(usage, "prompt_tokens", None), counted, call.run_id)
-        tool_calls = [{"id": tc.id, "name": tc.function.name, "arguments": tc.function.arguments}
-                      for tc in (getattr(message, "tool_calls", None) or [])]
+        self.calibration.record(dep.model, alias.tokenizer, call.messages, call.tools, response.tokens_in, counted,
+                                call.run_id)
         return Completion(
-            text=text,
+            text=response.text,
             alias=alias.name,
             model=dep.model,
-            tokens_in=getattr(usage, "prompt_tokens", None),
-            tokens_out=getattr(usage, "completion_tokens", None),
+            tokens_in=response.tokens_in,
+            tokens_out=response.tokens_out,
             load_duration_ms=(lease.load_ms or 0) if lease is not None else None,
             duration_ms=int((time.monotonic() - started) * 1000),
             warm=lease.warm if lease is not None else None,
-            tool_calls=tool_calls,
-            finish_reason=response.choices[0].finish_reason,
+            tool_calls=response.tool_calls,
+            finish_reason=response.finish_reason,
         )
 
     def _prefetch(self, alias_name: str, run_id: str | None) -> None:
@@ -284,54 +267,14 @@ class ModelClient:
 
         threading.Thread(target=load, name=f"prefetch-{alias_name}", daemon=True).start()
 
-    def _call(self, alias: ModelAlias, dep: Deployment, call: "_Call") -> ModelResponse:
-        litellm = _litellm(self.config.ollama_host)
-        messages, on_token = call.messages, call.on_token
-        kwargs = dict(
-            model=dep.model,
-            messages=messages,
-            api_base=dep.api_base,
-            timeout=min(self.config.request_timeout, call.timeout or self.config.request_timeout),
-            num_retries=0,  # retries are ours, with backoff and journaled
-            max_tokens=alias.num_predict,
-        )
-        kwargs.update(adapter(dep).request_options(alias, dep, self.manager.keep_alive_for(alias)))
-        if call.tools:
-            # litellm routes any call with tools through its MCP bridge, which imports the optional
-            # `mcp` package (and its web stack); we pass plain function tools, so skip the bridge.
-            kwargs.update(tools=call.tools, _skip_mcp_handler=True)
-        try:
-            if on_token is None:
-                response: ModelResponse = litellm.completion(stream=False, **kwargs)
-                return response
-            chunks: list[Any] = []  # litellm's stream chunks (untyped)
-            calls: list[Any] = []
-            for chunk in litellm.completion(stream=True, **kwargs):
-                chunks.append(chunk)
-                delta = chunk.choices[0].delta if chunk.choices else None
-                calls.extend(getattr(delta, "tool_calls", None) or [])
-                if delta is not None and delta.content:
-                    on_token(delta.content)
-            return _with_streamed_calls(litellm.stream_chunk_builder(chunks, messages=messages), calls)
-        except Abandoned:  # the step was called off (shutdown, the person's Ctrl-C): no retry
-            raise
-        except Exception as exc:
-            raise _translate_litellm(exc, dep) from None
-
-
-def _with_streamed_calls(response: ModelResponse, calls: list[Any]) -> ModelResponse:
-    """litellm's chunk builder loses Ollama's streamed tool calls (they come without an id): put
-    them back, so a streamed turn of a tool loop still acts."""
-    message = response.choices[0].message
-    if not calls or getattr(message, "tool_calls", None):
-        return response
-    from litellm.types.utils import ChatCompletionMessageToolCall, Function
-
-    message.tool_calls = [ChatCompletionMessageToolCall(
-        id=c.id or f"call_{i}", type="function",
-        function=Function(name=c.function.name, arguments=c.function.arguments or "{}"))
-        for i, c in enumerate(calls) if getattr(c, "function", None) and c.function.name]
-    return response
+    def _call(self, alias: ModelAlias, dep: Deployment, call: "_Call") -> ChatReply:
+        timeout = self.config.request_timeout
+        if call.timeout:  # the time left, rounded up to a power of two seconds: each distinct timeout is a
+            # client kept by the provider (about 1 MB each), and the time left differs from call to call
+            timeout = min(timeout, float(2 ** max(0, math.ceil(math.log2(max(call.timeout, 1.0))))))
+        request = ChatRequest(call.messages, call.tools, call.on_token, timeout, self.manager.keep_alive_for(alias),
+                              self.config.ollama_host)
+        return adapter(dep).chat(alias, dep, request)
 
 
 PROMPT_CUT_MARGIN = 16  # a prompt this close to num_ctx was cut by the server to fit
@@ -375,22 +318,3 @@ def _retry_call(call: "_Call", problem: "replies.ReplyProblem") -> "_Call":
     nudge = {"role": "user", "content": "Your previous answer was too long and was cut off. Answer again, "
                                         "complete but much shorter."}
     return replace(call, messages=[*call.messages, nudge])
-
-
-def _translate_litellm(exc: Exception, dep: Deployment) -> ModelError:
-    text = str(exc)
-    missing = adapter(dep).missing(dep, text)
-    if missing is not None:
-        return missing
-    name = type(exc).__name__
-    if "Connection" in name or "connect" in text.lower():
-        return adapter(dep).unreachable(dep, name)
-    if "Timeout" in name:
-        return ModelError(f"The model {dep.model} did not answer within {int(_timeout_of(exc))} s.",
-                          "raise `request_timeout` in routine.yaml, or use a smaller model.")
-    return ModelError(f"The model call to {dep.model} failed: {text.splitlines()[0][:300]}",
-                      "see `routine runs show` for the full error; check `routine doctor`.")
-
-
-def _timeout_of(exc: Exception) -> float:
-    return getattr(exc, "timeout", 0) or 0

@@ -1,11 +1,13 @@
 """How routine talks to each kind of model server (``routine.config.providers.Provider``): one
-adapter per provider, registered here. The chat itself goes through LiteLLM for all of them;
-an adapter adds what its server needs on each request and names its failures.
+adapter per provider, registered here. An adapter makes the chat call its server needs (``chat``:
+the request in, a ``ChatReply`` out) and names its failures.
 
-- Ollama: the alias's load options (``num_ctx``, ``options``) and ``keep_alive`` pinned on every
-  request, so a resident model is never reloaded; its own API (``ollama_host``) loads, unloads
-  and lists what is pulled and resident, under the model manager.
-- OpenAI-compatible servers: a key from the alias's ``api_key_env`` (most local servers check none).
+- Ollama: through the light `ollama` client (``ollama_host.chat``; LiteLLM is never imported), the
+  alias's load options (``num_ctx``, ``options``) and ``keep_alive`` pinned on every request, so a
+  resident model is never reloaded; its own API (``ollama_host``) loads, unloads and lists what is
+  pulled and resident, under the model manager.
+- OpenAI-compatible servers: through LiteLLM (``litellm_chat``, imported on the first such call),
+  a key from the alias's ``api_key_env`` (most local servers check none).
 
 A server whose residency routine manages (``Provider.manages_residency``: Ollama) is also asked
 what is pulled and resident, and makes ``memory.embedding_model``'s served embeddings, through the
@@ -15,19 +17,32 @@ functions at the end; no module outside ``routine.models`` talks to a server's o
 from __future__ import annotations
 
 import os
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
 
 from routine.jsonvalue import JSONObject
 from routine.config.model import Deployment, ModelAlias
 from routine.config.providers import Provider
-from routine.errors import ModelError, ModelMissing, ServerUnreachable
+from routine.errors import Abandoned, ModelError, ServerUnreachable
 from routine.models import ollama_host
-from routine.models.ollama_host import Resident
+from routine.models.ollama_host import ChatReply, Resident
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat call as the model client asks it, whatever the server."""
+
+    messages: list[dict[str, Any]]
+    tools: list[JSONObject] | None
+    on_token: Callable[[str], None] | None
+    timeout: float  # seconds, at most request_timeout
+    keep_alive: str | int  # the model manager's choice for the alias (Ollama)
+    default_host: str  # config.ollama_host
 
 
 class Adapter(Protocol):
     def request_options(self, alias: ModelAlias, dep: Deployment, keep_alive: str | int) -> JSONObject: ...
-    def missing(self, dep: Deployment, text: str) -> ModelError | None: ...
+    def chat(self, alias: ModelAlias, dep: Deployment, request: ChatRequest) -> ChatReply: ...
     def unreachable(self, dep: Deployment, detail: str) -> ServerUnreachable: ...
 
 
@@ -36,8 +51,10 @@ class Ollama:
         # Identical on every request, so Ollama never reloads the model (see ModelAlias).
         return {"num_ctx": alias.num_ctx, "keep_alive": keep_alive, **dict(alias.options)}
 
-    def missing(self, dep: Deployment, text: str) -> ModelError | None:
-        return ModelMissing(dep.served_name, dep.api_base) if "not found" in text.lower() else None
+    def chat(self, alias: ModelAlias, dep: Deployment, request: ChatRequest) -> ChatReply:
+        options: JSONObject = {"num_ctx": alias.num_ctx, "num_predict": alias.num_predict, **dict(alias.options)}
+        return ollama_host.chat(dep.api_base, dep.served_name, request.messages, options, request.keep_alive,
+                                request.timeout, request.tools, request.on_token)
 
     def unreachable(self, dep: Deployment, detail: str) -> ServerUnreachable:
         return ollama_host.unreachable(dep.api_base, detail)
@@ -48,8 +65,29 @@ class OpenAICompatible:
         # A local OpenAI-compatible server rarely checks keys, but the client insists on one.
         return {"api_key": os.environ.get(dep.api_key_env, "") if dep.api_key_env else "no-key-needed"}
 
-    def missing(self, dep: Deployment, text: str) -> ModelError | None:
-        return None
+    def chat(self, alias: ModelAlias, dep: Deployment, request: ChatRequest) -> ChatReply:
+        from routine.models import litellm_chat  # lazy: litellm, only for a deployment that needs it
+
+        # num_retries 0: retries are ours, with backoff and journaled
+        kwargs: JSONObject = dict(model=dep.model, messages=request.messages, api_base=dep.api_base,
+                                  timeout=request.timeout, num_retries=0, max_tokens=alias.num_predict,
+                                  **self.request_options(alias, dep, request.keep_alive))
+        try:
+            return litellm_chat.chat(request.default_host, kwargs, request.tools, request.on_token)
+        except Abandoned:  # the step was called off (shutdown, the person's Ctrl-C): no retry
+            raise
+        except Exception as exc:  # LiteLLM's many exception classes, as domain errors with the fix
+            raise self._translate(exc, dep) from None
+
+    def _translate(self, exc: Exception, dep: Deployment) -> ModelError:
+        text, name = str(exc), type(exc).__name__
+        if "Connection" in name or "connect" in text.lower():
+            return self.unreachable(dep, name)
+        if "Timeout" in name:
+            return ModelError(f"The model {dep.model} did not answer within {int(getattr(exc, 'timeout', 0) or 0)} s.",
+                              "raise `request_timeout` in routine.yaml, or use a smaller model.")
+        return ModelError(f"The model call to {dep.model} failed: {text.splitlines()[0][:300] if text else name}",
+                          "see `routine runs show` for the full error; check `routine doctor`.")
 
     def unreachable(self, dep: Deployment, detail: str) -> ServerUnreachable:
         return ServerUnreachable(dep.api_base, f"The model server at {dep.api_base} is not reachable ({detail}).",

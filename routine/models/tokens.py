@@ -3,8 +3,9 @@
 What is counted is what is really sent: every message (content and tool calls), the tool
 schemas, and the chat template's overhead per message. Two ways to count a text:
 
-- a tokenizer of the model's family, offline: Mistral's (PyPI ``mistral-common``, sentencepiece)
-  for ``tokenizer: mistral``, Qwen's byte-level BPE (``qwen.tiktoken``, shipped inside PyPI
+- a tokenizer of the model's family, offline: Mistral's (the sentencepiece model shipped in PyPI
+  ``mistral-common``, read with ``sentencepiece``; mistral-common itself, 40 MB of imports, is
+  never imported) for ``tokenizer: mistral``, Qwen's byte-level BPE (``qwen.tiktoken``, shipped inside PyPI
   ``dashscope``, read with ``tiktoken``; dashscope itself is never imported) for ``tokenizer: qwen``;
   ``tokenizer: auto`` (the default) picks one from the model's name when it is installed.
 - otherwise an estimate that errs high: digits and punctuation count one token each (Llama and
@@ -16,20 +17,27 @@ the journal (``token_samples``): the count is scaled by the largest ratio of rep
 seen lately (an estimate both ways, a tokenizer only upwards: its count of the text is exact).
 Ollama's count can be lower than the truth when it reuses a cached prompt prefix: cached requests
 only make a sample look cheaper, and the least cheap one is the honest one.
+
+A tokenizer is loaded on first use and released after ``RELEASE_AFTER`` seconds without a count
+(Qwen's vocabulary holds some 50 MB): the daemon between runs keeps none (issue 47).
 """
 
 from __future__ import annotations
 
 import base64
+import gc
 import importlib.util
 import json
 import math
 import string
+import threading
+import time
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias
+from routine import sysmetrics
 from routine.jsonvalue import JSONObject
 
 # One chat message as LiteLLM takes it: "role" and "content", and on a tool turn "name", "tool_calls",
@@ -141,14 +149,16 @@ class MistralTokens:
 
     def __init__(self) -> None:
         self._raw = _mistral_tokenizer()
+        _in_use()
 
     def text(self, text: str) -> int:
+        _idle.last = time.monotonic()
         if not text:
             return 0
         try:
-            return len(self._raw.encode(text, bos=False, eos=False))
-        except (RuntimeError, UnicodeError):  # lone surrogates (a name that is not UTF-8) cannot be cast
-            return len(self._raw.encode(_castable(text), bos=False, eos=False))
+            return len(self._raw.encode(text))
+        except (RuntimeError, UnicodeError, TypeError):  # lone surrogates (a name that is not UTF-8) cannot be cast
+            return len(self._raw.encode(_castable(text)))
 
 
 class QwenTokens:
@@ -159,8 +169,10 @@ class QwenTokens:
 
     def __init__(self) -> None:
         self._encoding = _qwen_encoding()
+        _in_use()
 
     def text(self, text: str) -> int:
+        _idle.last = time.monotonic()
         if not text:
             return 0
         text = _castable(text)
@@ -190,11 +202,31 @@ def _castable(text: str) -> str:
     return text
 
 
+MISTRAL_V3 = "mistral_instruct_tokenizer_240323.model.v3"  # what mistral-common's MistralTokenizer.v3() reads
+
+
+def mistral_model() -> Path | None:
+    """Mistral's v3 sentencepiece model inside the installed ``mistral-common``, found without importing it."""
+    try:
+        spec = importlib.util.find_spec("mistral_common")
+    except (ImportError, ValueError):
+        return None
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        path = Path(folder) / "data" / MISTRAL_V3
+        if path.is_file():
+            return path
+    return None
+
+
 @lru_cache(maxsize=1)
 def _mistral_tokenizer() -> Any:
-    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+    """The same sentencepiece model and call as mistral-common's tokenizer (``encode(s)`` without bos/eos)."""
+    path = mistral_model()
+    if path is None:
+        raise ModuleNotFoundError("mistral-common (which ships Mistral's tokenizer) is not installed")
+    from sentencepiece import SentencePieceProcessor
 
-    return MistralTokenizer.v3().instruct_tokenizer.tokenizer
+    return SentencePieceProcessor(model_file=str(path))
 
 
 QWEN_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
@@ -230,15 +262,61 @@ _TOKENIZERS: dict[str, tuple[type[MistralTokens] | type[QwenTokens], Any]] = {
     "mistral": (MistralTokens, _mistral_tokenizer),
     "qwen": (QwenTokens, _qwen_encoding),
 }
+_FILES = {"mistral": (mistral_model, "sentencepiece"), "qwen": (qwen_vocabulary, "tiktoken")}
+
+RELEASE_AFTER = 60.0  # seconds without a count before the loaded tokenizers leave memory
+
+
+class _Idle:
+    def __init__(self) -> None:
+        self.last = 0.0
+        self.lock = threading.Lock()
+        self.releaser: threading.Thread | None = None
+
+
+_idle = _Idle()
+
+
+def _in_use() -> None:
+    """A tokenizer was just loaded or taken: one thread waits until none has been used for
+    ``RELEASE_AFTER`` seconds, releases them, and ends (it sleeps to the deadline; no polling)."""
+    _idle.last = time.monotonic()
+    with _idle.lock:
+        if _idle.releaser is None:
+            _idle.releaser = threading.Thread(target=_release_when_idle, name="tokenizers-release", daemon=True)
+            _idle.releaser.start()
+
+
+def _release_when_idle() -> None:
+    while True:
+        with _idle.lock:
+            left = _idle.last + RELEASE_AFTER - time.monotonic()
+            if left <= 0:
+                release_tokenizers()
+                _idle.releaser = None
+                return
+        time.sleep(left)
+
+
+def release_tokenizers() -> None:
+    """Drop the loaded tokenizers and give their memory back to the system (a counter still held
+    keeps its own until it is dropped; the next count loads them again)."""
+    _mistral_tokenizer.cache_clear()
+    _qwen_encoding.cache_clear()
+    gc.collect()
+    sysmetrics.give_back_heap()
 
 
 @lru_cache(maxsize=None)
 def tokenizer_available(name: str) -> bool:
-    try:
-        _TOKENIZERS[name][1]()
-    except Exception:  # not installed, or its sentencepiece / tiktoken part missing
+    """Installed (its file and library found, nothing loaded: a released tokenizer stays released)."""
+    if name not in _FILES:
         return False
-    return True
+    file, library = _FILES[name]
+    try:
+        return file() is not None and importlib.util.find_spec(library) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def mistral_available() -> bool:
