@@ -287,6 +287,8 @@ class Daemon(ScheduledWork):
         self.monitor.poke()
         for block_id in list(self.live.schedules.blocks):
             self.on_due(block_id)
+        if self.vault_events is not None:
+            self.vault_events.release_held()  # a pause that ended on the moved clock releases what it held
         self.trials.poke()
 
     def restart_timers(self) -> None:

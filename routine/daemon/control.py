@@ -240,6 +240,8 @@ def handle_request(host: Host, status: Callable[[], DaemonStatus], message: dict
     elif op == "chat":
         chat(host, message, send)
     elif op in ("held", "queued"):  # `routine pause|resume` changed what is held: the dashboard and status say
+        if op == "held" and host.vault_events is not None:
+            host.vault_events.release_held()  # a resume: the trigger runs the pause held fire now
         host.changed()  # so now; `models try`, `agent try` queued a trial: the trials window looks at once
         send({"done": True})
     else:
