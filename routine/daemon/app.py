@@ -317,6 +317,10 @@ class Daemon(ScheduledWork):
     def changed(self) -> None:
         self._changed()
 
+    def trials_now(self) -> str | None:
+        """The queued trials start now, outside their window, when residency allows: why they wait, or None."""
+        return self.trials.run_now()
+
     def _changed(self) -> None:
         """Something the person can see changed (work queued or done, a reload, health)."""
         self._resident = None  # a run may have loaded a model

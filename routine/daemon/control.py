@@ -60,6 +60,7 @@ class Host(Jobs, Protocol):
     @property
     def vault_events(self) -> VaultEvents | None: ...
     def changed(self) -> None: ...
+    def trials_now(self) -> str | None: ...
 
 
 Send = Callable[[dict[str, Any]], None]
@@ -199,7 +200,7 @@ def _handler(host: Host, status: Callable[[], DaemonStatus]) -> type[socketserve
 
 
 OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "search": (), "chat": (), "held": (),
-       "queued": ()}
+       "queued": (), "trials_now": ()}
 
 
 def parse_request(line: bytes) -> dict:
@@ -244,6 +245,8 @@ def handle_request(host: Host, status: Callable[[], DaemonStatus], message: dict
             host.vault_events.release_held()  # a resume: the trigger runs the pause held fire now
         host.changed()  # so now; `models try`, `agent try` queued a trial: the trials window looks at once
         send({"done": True})
+    elif op == "trials_now":  # `models try --now`, `agent try --now`: queued trials start when residency allows
+        send({"done": True, "result": {"waits": host.trials_now()}})
     else:
         send({"done": True, "error": f"unknown request {op!r}", "exit": 2})
 
