@@ -144,3 +144,15 @@ def test_the_trials_window_is_said_as_a_person_writes_it(initialised, ollama):
     home.config.write_text(home.config.read_text() + 'trials: {window: "01:00-05:00"}\n')
     out = home.run("models", "try", "analyst", "--runs", "today", check=True).stdout
     assert "in its trials window (01:00-05:00), or now with --now" in out and "datetime" not in out, out
+
+
+def test_trials_list_shows_queued_and_done_trials_with_their_verdict(initialised, ollama):
+    home = initialised
+    fire_day(home, ollama, ("strategist", "planner"))
+    home.run("models", "try", "analyst", "--runs", "today", check=True)
+    queued = json.loads(home.run("trials", "list", "--json", check=True).stdout)["trials"]
+    assert [(t["kind"], t["what"], t["state"]) for t in queued] == [("model", "analyst", "queued")] * 2
+    ollama.script(QWEN, [GOOD, GOOD])
+    home.run("models", "try", "analyst", "--now", check=True)
+    listed = home.run("trials", "list", check=True).stdout
+    assert listed.count("passes every check") == 2 and "queued" not in listed, listed

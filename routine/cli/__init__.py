@@ -43,6 +43,7 @@ COMMANDS = {
     "chat": ("chat", "talk with an agent in the terminal (answers streamed), or `chat new AGENT` for a chat note"),
     "ask": ("ask", "ask an agent one question; the answer streams; -c continues the last conversation"),
     "chats": ("chats", "conversations: every message, tool call and summary, from the journal"),
+    "trials": ("trials", "trials of another model and of changed agent notes: queued, running, done with the verdict"),
 }
 
 

@@ -340,3 +340,9 @@ def chats(p: argparse.ArgumentParser) -> None:
     show.add_argument("chat_id", metavar="ID", help="a conversation id, or a unique prefix of one")
     _json(show)
     _json(p, parent=True)
+
+
+def trials(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="trials_command", metavar="list")
+    _json(sub.add_parser("list", help="every trial: queued, running, or done with its verdict"))
+    _json(p, parent=True)
