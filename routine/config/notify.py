@@ -32,6 +32,7 @@ class Topic(str, Enum):
     PROPOSALS = "proposals"
     TASKS = "tasks"
     READY = "ready"
+    TRIALS = "trials"
 
     def __str__(self) -> str:
         return self.value
@@ -62,6 +63,8 @@ _TRAITS: dict[Topic, tuple[Priority, str]] = {
     Topic.PROPOSALS: (Priority.NORMAL, "a proposal waiting for your approval"),
     Topic.TASKS: (Priority.NORMAL, "a project task assigned to a person, and a nudge when it is due"),
     Topic.READY: (Priority.LOW, "the note of a block named in `ready`, with its first lines"),
+    Topic.TRIALS: (Priority.LOW, "a change to an agent note the daemon tried that was not better (a better one "
+                                 "comes as a proposal)"),
 }
 ALL = "all"  # `notify.on: all` (the default): every topic, those added later too
 
