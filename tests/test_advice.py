@@ -87,11 +87,14 @@ def queue_rows(home):
 
 @pytest.mark.daemon(budget=120)
 def test_the_watchers_advice_is_tried_and_only_the_better_change_is_proposed_and_approved(initialised, ollama,
-                                                                                          driven_clock):
+                                                                                          driven_clock, request):
     home = initialised
+    receiver = Receiver()
+    request.addfinalizer(receiver.stop)
     now = driven_clock.now().astimezone(timezone.utc)
     home.config.write_text(home.config.read_text() + f'\ntimezone: UTC\ntrials: {{window: "{now:%H:%M}-'
-                           f'{now + timedelta(hours=3):%H:%M}", clear: 15m}}\n')
+                           f'{now + timedelta(hours=3):%H:%M}", clear: 15m}}\n'
+                           f"notify: {{urls: [json://127.0.0.1:{receiver.port}/hook]}}\n")
     only_schedule(home, team_health(now + timedelta(hours=12)))
     ollama.reply_fn = reply
     before = planner_ran_twice_and_was_rewritten(home)
@@ -119,6 +122,11 @@ def test_the_watchers_advice_is_tried_and_only_the_better_change_is_proposed_and
                  "the queued `agent try`")
     assert "change block 3 of the advice is not tried: there is no agent 'nobody'" in fired.stderr, fired.stderr
 
+    # Each outcome pushed once: the better change as a proposal, the worse one and VARIANT-AGAIN as not better.
+    wait_for(lambda: len([t for t in receiver.texts() if "planner's change" in t]) >= 3, 30, "the trials' pushes")
+    pushed = [t for t in receiver.texts() if "planner's change" in t]
+    assert sum("did better: approve it?" in t for t in pushed) == 1, pushed
+    assert sum("was not better" in t for t in pushed) == 2, pushed
     trials = journal_rows(home, "SELECT variant_note, current_passed, variant_passed, better, proposal "
                                 "FROM prompt_trials ORDER BY id")
     assert len(trials) == 3, trials

@@ -207,3 +207,15 @@ def test_approving_after_the_target_was_deleted_never_creates_it_again(initialis
         assert f"[[Daily/{old.stem}]] no longer exists" in done.stdout and "was not created again" in done.stdout
         assert not old.exists() and proposal.exists() and archived(home) == []
     assert "status: conflict" in proposal.read_text()
+
+
+def test_the_readme_says_how_a_conflict_is_applied_as_the_flow_and_the_proposal_do():
+    """The two ways the flow applies a conflict over the person's text (tests above) are the ones
+    the README and the proposal's own callout name; `routine approve` again without --force refuses."""
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
+    paragraph = readme[readme.index("if you changed that part of the note since"):][:700]
+    assert "`routine approve NOTE --force`" in paragraph
+    assert "`status: proposed` and `approved: true` again" in paragraph, paragraph
+    assert "`routine approve NOTE` again refuses" in paragraph

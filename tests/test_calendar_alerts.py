@@ -90,3 +90,24 @@ def test_doctor_names_a_notify_url_it_cannot_reach_or_parse(initialised):
     assert dead in done.stdout, done.stdout
     assert "FAIL notify bogus://x: bogus://x is not an Apprise URL this version knows" in done.stdout
     assert done.stdout.count("fix: correct `notify.urls`") == 2 and "Unparseable" not in done.stderr
+
+
+def test_a_running_daemon_resolves_it_when_the_path_is_fixed(mistyped, ollama, monkeypatch):
+    """No `doctor`, no step: the daemon reads the calendars again when `calendars:` changes."""
+    from waits import wait_until
+
+    from routine.daemon.app import Daemon
+
+    home = mistyped
+    home.run("fire", "morning-alignment")
+    [alert] = alerts(home)
+    for key, value in home.env.items():
+        if key.startswith(("ROUTINE_", "OLLAMA_", "HOME")):
+            monkeypatch.setenv(key, value)
+    daemon = Daemon()
+    try:
+        home.config.write_text(home.config.read_text().replace("[wrok.ics]", "[work.ics]"))
+        daemon.reload()  # what the daemon does when routine.yaml changes (its config watcher, SIGHUP)
+        wait_until(lambda: split_frontmatter(alert.read_text())[0]["status"] == "resolved", 20, "the alert resolved")
+    finally:
+        daemon.journal.close()

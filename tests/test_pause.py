@@ -164,19 +164,49 @@ def test_the_daemon_journals_a_paused_slot_as_skipped_and_raises_no_alert(daemon
     assert len(daemon.queue.snapshot().queued) == 1  # the next slot runs
 
 
-def test_triggers_wait_while_everything_is_paused(daemon, initialised):
+def test_triggers_wait_while_everything_is_paused_and_fire_once_at_resume(daemon, initialised):
     from routine.daemon.vault_events import VaultEvents
     from routine.watch.changes import Change
 
     home = initialised
     events = VaultEvents(daemon)
+    daemon.vault_events = events  # the control socket's `held` op (sent by `routine resume`) reaches it
     trigger = daemon.live.schedules.triggers[0]
     home.run("pause", check=True)  # until resumed (the daemon's clock here is not the CLI's)
     events._fire(trigger, Change("created", "Inbox/idea.md"))
+    events._fire(trigger, Change("modified", "Inbox/idea.md"))  # the same note again: still one held run
     assert daemon.queue.snapshot().queued == ()
+    status = home.run("status").stdout
+    assert "trigger " + trigger.id + ": 1 note(s) wait to fire when the pause ends (Inbox/idea.md)" in status
     home.run("resume", check=True)
+    events.release_held()  # what the `held` op does in a running daemon
+    queued = daemon.queue.snapshot().queued
+    assert len(queued) == 1 and "Inbox/idea.md" in queued[0]
+    events.release_held()
+    assert len(daemon.queue.snapshot().queued) == 1  # fired once, not again
+    assert "wait to fire" not in home.run("status").stdout
+
+
+def test_a_pause_with_an_end_releases_its_held_triggers_by_a_timer(daemon, initialised):
+    """No polling: the end of the pause is a timer; the run it held fires then, once."""
+    from routine.daemon.vault_events import VaultEvents
+    from routine.watch.changes import Change
+    from waits import wait_until
+
+    events = VaultEvents(daemon)
+    trigger = daemon.live.schedules.triggers[0]
+    pause.pause(initialised.state, [], until=daemon.now_local() + timedelta(seconds=2), now=daemon.now_local())
     events._fire(trigger, Change("created", "Inbox/idea.md"))
-    assert len(daemon.queue.snapshot().queued) == 1
+    assert daemon.queue.snapshot().queued == ()
+    assert events._timer is not None
+    daemon.clock_value["now"] += timedelta(seconds=3)  # the daemon's clock is past the end when the timer rings
+    wait_until(lambda: len(daemon.queue.snapshot().queued) == 1, 20, "the held trigger fired at the pause's end")
+
+
+def test_a_hold_ends_when_its_pause_or_holiday_ends(tmp_path):
+    christmas = ((date(2026, 12, 24), date(2026, 12, 26)),)
+    assert pause.next_end(tmp_path, christmas, at(25, 9), BERLIN) == at(27, 0)
+    assert pause.next_end(tmp_path, christmas, at(23, 9), BERLIN) is None
 
 
 def test_the_dashboard_says_what_is_paused(tmp_path):

@@ -58,3 +58,20 @@ def test_a_failing_pickup_backs_off_raises_one_alert_and_resolves_it(initialised
                                           for a in alerts(home))
         wait_for(task_alert_resolved, 30, "the task's alert resolved")
         assert not [a for a in alerts(home) if status_is(a, "open")], alerts(home)
+
+
+def test_a_task_assigned_during_a_pause_is_picked_up_when_it_ends(initialised, ollama):
+    from test_daemon import all_handled
+
+    home = initialised
+    only_schedule(home, "# nothing scheduled\n")
+    home.run("project", "new", PROJECT, "--goal", "Launch", check=True)
+    home.run("project", "assign", PROJECT, "research", "--as", "reactive", check=True)
+    with daemon(home):
+        home.run("pause", check=True)
+        edit(home, HOME_NOTE, "## Tasks\n", f"## Tasks\n\n- [ ] {TASK} [assignee:: [[Research]]]\n")
+        wait_for(lambda: all_handled(home), 60, "the change seen and decided")
+        assert task_runs(home) == [] and "- [ ]" in task_line(home, TASK)  # held: neither the pickup nor the manager
+        assert journal_rows(home, "SELECT COUNT(*) FROM runs WHERE agent != 'research'") == [(0,)]
+        home.run("resume", check=True)  # ends the pause: the daemon hears it at once (no polling)
+        wait_for(lambda: "- [x]" in task_line(home, TASK), 60, "the pickup after the pause")

@@ -136,3 +136,23 @@ def test_tampered_journal_rows_are_skipped_with_a_sentence_each_and_the_rest_tri
     assert f"run {ids[1]} is skipped:" in done.stderr
     assert "Queued 1 trial(s) of analyst on 1 run(s)" in done.stdout
     assert journal_rows(home, "SELECT agent, status FROM trials") == [("librarian", "done")]
+
+
+def test_the_trials_window_is_said_as_a_person_writes_it(initialised, ollama):
+    home = initialised
+    fire_day(home, ollama, ("strategist",))
+    home.config.write_text(home.config.read_text() + 'trials: {window: "01:00-05:00"}\n')
+    out = home.run("models", "try", "analyst", "--runs", "today", check=True).stdout
+    assert "in its trials window (01:00-05:00), or now with --now" in out and "datetime" not in out, out
+
+
+def test_trials_list_shows_queued_and_done_trials_with_their_verdict(initialised, ollama):
+    home = initialised
+    fire_day(home, ollama, ("strategist", "planner"))
+    home.run("models", "try", "analyst", "--runs", "today", check=True)
+    queued = json.loads(home.run("trials", "list", "--json", check=True).stdout)["trials"]
+    assert [(t["kind"], t["what"], t["state"]) for t in queued] == [("model", "analyst", "queued")] * 2
+    ollama.script(QWEN, [GOOD, GOOD])
+    home.run("models", "try", "analyst", "--now", check=True)
+    listed = home.run("trials", "list", check=True).stdout
+    assert listed.count("passes every check") == 2 and "queued" not in listed, listed

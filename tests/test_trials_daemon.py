@@ -147,3 +147,25 @@ def test_a_trial_waits_for_a_slot_that_came_due_before_its_timer_claimed_it(init
         trials.halt()
         trials.stop()
         journal.close()
+
+
+@pytest.mark.daemon(budget=90)
+def test_models_try_and_agent_try_now_run_through_a_running_daemon_without_a_trials_window(initialised, ollama):
+    """The shipped config has no trials window: `--now` asks the daemon to run them at once."""
+    home = initialised
+    ollama.reply_fn = lambda model, messages: GOOD
+    for agent in ("strategist", "planner"):
+        home.run("fire", agent, check=True)
+    with daemon(home, "now.log"):
+        out = home.run("models", "try", "analyst", "--runs", "today", "--now", check=True).stdout
+        assert "The daemon runs them now" in out, out
+        wait_for(lambda: journal_rows(home, "SELECT COUNT(*) FROM trials WHERE status='done'") == [(2,)], 60,
+                 "the trials asked for now")
+        note = (home.vault / "Agents" / "Planner.md").read_text()
+        (home.vault / "Drafts").mkdir(exist_ok=True)
+        (home.vault / "Drafts" / "Planner v2.md").write_text(note + "\nPlan briefly.\n")
+        said = home.run("agent", "try", "planner", "--variant", "Drafts/Planner v2.md", "--runs", "today", "--now",
+                        check=True).stdout
+        assert "tries Drafts/Planner v2.md on 1 run(s) of planner now" in said, said
+        wait_for(lambda: journal_rows(home, "SELECT COUNT(*) FROM prompt_trials") == [(1,)],
+                 60, "the prompt trial asked for now")

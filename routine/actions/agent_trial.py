@@ -10,12 +10,12 @@ agent note carries its figures; approving it changes the note.
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from routine.terminal.output import print_json
 from routine.config.model import AgentSpec, Config
-from routine.daemon import client
+from routine.daemon import client, clock
 from routine.journal import Journal
 from routine.journal.model_events import ModelEvents
 from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
@@ -28,21 +28,21 @@ if TYPE_CHECKING:
 
 
 def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> int:
-    from routine.trials.select import agent_runs, days_and_ids  # lazy: jsonschema, which the tools' declarations load
+    from routine.trials.select import agent_runs, days_and_ids, runs_day  # lazy: jsonschema
     from routine.trials.variants import load_variant  # lazy: jsonschema, which the tools' declarations load
 
     variant = load_variant(config, agent, args.variant)
     shift, ids = days_and_ids(args.runs)
     journal = Journal()
     try:
-        now = datetime.now().astimezone() + timedelta(days=shift)
-        runs = agent_runs(config, journal, agent.name, now, ids or None)
+        now = clock.now().astimezone()  # the real clock: the trial and its proposal are dated by it
+        runs = agent_runs(config, journal, agent.name, now, ids or None, shift)
         if not runs:
             print(f"No runs of {agent.name} to try the variant on (step runs that called a model"
                   f"{'' if ids else ', yesterday' if not shift else ', today'}); `--runs today` or run ids.")
             return 0
         if client.daemon_running():
-            return _queue(config, journal, agent, variant, args, now, runs)
+            return _queue(config, journal, agent, variant, args, runs_day(config, now, shift), runs)
         from routine.trials.advice import judge  # lazy: jsonschema, which the tools' declarations load
 
         model_client = ModelClient(config, ModelManager(config, events=ModelEvents(journal.db)))
@@ -53,19 +53,16 @@ def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> in
 
 
 def _queue(config: Config, journal: Journal, agent: AgentSpec, variant: AgentSpec, args: argparse.Namespace,
-           now: datetime, runs: list[RunRecord]) -> int:
+           day: tuple[datetime, datetime], runs: list[RunRecord]) -> int:
     """The daemon runs: the trial waits for its trials window, on the runs chosen now."""
-    from routine.trials.select import day_before  # lazy: jsonschema, which the tools' declarations load
-
     added = PromptTrialQueue(journal.db).add(QueuedVariant(agent.name, variant.system_prompt, args.variant, "",
-                                                           *day_before(config, now), tuple(r.id for r in runs)),
-                                             datetime.now().astimezone())
-    span = config.trials.window
-    window = f"{span[0]:%H:%M}-{span[1]:%H:%M}" if span else None
+                                                           *day, tuple(r.id for r in runs)),
+                                             clock.now().astimezone())
+    window = window_text(config)
     if added:
         client.nudge("queued")  # the daemon looks at its queue now, not at its next minute
-    when = (f"in its trials window ({window})" if window else
-            "once routine.yaml has a trials window (`trials: {window: \"01:00-05:00\"}`)")
+    when = (daemon_now() if args.now else f"in its trials window ({window})" if window else
+            "once routine.yaml has a trials window (`trials: {window: \"01:00-05:00\"}`), or now with --now")
     said = (f"Queued: the daemon tries {args.variant} on {len(runs)} run(s) of {agent.name} {when}; a variant "
             "that does better is proposed then." if added else
             f"This variant of {agent.name} was queued or tried before; nothing new is queued.")
@@ -75,6 +72,19 @@ def _queue(config: Config, journal: Journal, agent: AgentSpec, variant: AgentSpe
     else:
         print(said)
     return 0
+
+
+def window_text(config: Config) -> str | None:
+    """The trials window as a person writes it (`01:00-05:00`), or None when there is none."""
+    span = config.trials.window if config.trials else None
+    return f"{span[0]:%H:%M}-{span[1]:%H:%M}" if span else None
+
+
+def daemon_now() -> str:
+    """Ask the running daemon to try what is queued now (`--now`): when it starts, in words."""
+    final = client.call({"op": "trials_now"})
+    waits = (final or {}).get("result", {}).get("waits") if final else None
+    return f"as soon as {waits} is over (it holds the models now)" if waits else "now"
 
 
 def _report(agent: AgentSpec, variant: str, outcome: Outcome, as_json: bool) -> int:

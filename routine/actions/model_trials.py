@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import argparse
-from datetime import datetime
 from typing import TYPE_CHECKING
 
+from routine.actions.agent_trial import daemon_now, window_text
 from routine.config.loader import load_agents
 from routine.terminal.output import print_json, print_table
 from routine.config.model import Config
-from routine.daemon import client
-from routine.errors import UsageError
+from routine.daemon import client, clock
 from routine.journal import Journal
 from routine.journal.model_events import ModelEvents
 from routine.journal.trials import Trials
@@ -26,20 +25,16 @@ def try_model(config: Config, args: argparse.Namespace) -> int:
     from routine.trials.queue import queue  # lazy: jsonschema, which the tools' declarations load
     from routine.trials.select import days_and_ids, runs_to_try  # lazy: jsonschema, which the tools' declarations load
 
-    if args.now and client.daemon_running():
-        raise UsageError("The daemon is running: trials must go through its model manager, not beside it.",
-                         "leave out --now (the daemon runs them in its `trials:` window), or stop the daemon first.")
+    daemon = client.daemon_running()  # trials go through its model manager, never beside it
     shift, ids = days_and_ids(args.runs)
     journal = Journal()
     try:
-        from datetime import timedelta
-
-        now = datetime.now().astimezone() + timedelta(days=shift)
-        runs = runs_to_try(config, journal, args.candidate, now, args.against, ids or None)
+        now = clock.now().astimezone()  # the real clock; `--runs today` moves only the day picked
+        runs = runs_to_try(config, journal, args.candidate, now, args.against, ids or None, shift)
         added, before = queue(journal, runs, args.candidate)
         if added and not args.now:
             client.nudge("queued")  # a running daemon looks at its queue now
-        done = _run_now(config, journal) if args.now else []
+        done = _run_now(config, journal) if args.now and not daemon else []
     finally:
         journal.close()
     if args.json:
@@ -55,13 +50,13 @@ def try_model(config: Config, args: argparse.Namespace) -> int:
         return 0
     print(f"Queued {added} trial(s) of {args.candidate} on {len(runs)} run(s)"
           f"{f' ({before} tried or queued before)' if before else ''}.")
-    if not args.now:
-        window = config.trials.window if config.trials else None
-        now_hint = ("stop the daemon and run them now with --now" if client.daemon_running()
-                    else "run them now with --now")
-        print(f"The daemon runs them in its trials window ({window})." if window else
-              f"Add `trials: {{window: \"01:00-05:00\"}}` to routine.yaml for the daemon to run them at night, "
-              f"or {now_hint}.")
+    if args.now and daemon:
+        print(f"The daemon runs them {daemon_now()}; `routine trials list` shows how they did.")
+    elif not args.now:
+        window = window_text(config)
+        print(f"The daemon runs them in its trials window ({window}), or now with --now." if window else
+              "Add `trials: {window: \"01:00-05:00\"}` to routine.yaml for the daemon to run them at night, "
+              "or run them now with --now.")
     for trial in done:
         print(_trial_line(trial))
     return 0

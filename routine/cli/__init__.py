@@ -47,6 +47,7 @@ COMMANDS = {
     "remind": ("remind", "a one-shot reminder at your local time (`remind TEXT --at WHEN`); --list, --snooze, --done"),
     "trigger": ("trigger", "an outside event: run the triggers declared for it (`\"on\": event`), with its payload"),
     "mcp": ("mcp", "serve routine over MCP (stdio) to another program, as one agent may (--as; default the Librarian)"),
+    "trials": ("trials", "trials of another model and of changed agent notes: queued, running, done with the verdict"),
 }
 
 

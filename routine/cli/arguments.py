@@ -131,7 +131,7 @@ def models(p: argparse.ArgumentParser) -> None:
     tried.add_argument("--runs", nargs="+", default=["yesterday"], metavar="yesterday|today|ID",
                        help="which runs: yesterday's step runs (default), today's, or run ids")
     tried.add_argument("--now", action="store_true",
-                       help="run the trials now in this command (no daemon running), not in the trials window")
+                       help="run the trials now, not in the trials window (through the daemon when it runs)")
     _json(tried)
     _json(sub.add_parser("scores", help="per model and agent: checks passed and figures; writes Routine/Models.md"))
     _json(p, parent=True)
@@ -248,6 +248,8 @@ def agent(p: argparse.ArgumentParser) -> None:
                        help="a copy of its agent note with the instructions changed (e.g. Drafts/Planner v2.md)")
     tried.add_argument("--runs", nargs="+", default=["yesterday"], metavar="yesterday|today|ID",
                        help="which of its runs: yesterday's (default), today's, or run ids")
+    tried.add_argument("--now", action="store_true",
+                       help="try it now, not in the trials window (through the daemon when it runs)")
     _json(tried)
     for verb, text in (("assign", "assign it to a project or a task"), ("unassign", "take it off a project or task")):
         a = sub.add_parser(verb, help=text)
@@ -370,3 +372,9 @@ def trigger(p: argparse.ArgumentParser) -> None:
 def mcp(p: argparse.ArgumentParser) -> None:
     p.add_argument("--as", dest="as_agent", metavar="AGENT",
                    help="whose reads and writes apply (default: librarian); its changes are always proposals")
+
+
+def trials(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="trials_command", metavar="list")
+    _json(sub.add_parser("list", help="every trial: queued, running, or done with its verdict"))
+    _json(p, parent=True)

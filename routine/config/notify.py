@@ -34,6 +34,7 @@ class Topic(str, Enum):
     READY = "ready"
     QUESTIONS = "questions"
     REMINDERS = "reminders"
+    TRIALS = "trials"
 
     def __str__(self) -> str:
         return self.value
@@ -67,6 +68,8 @@ _TRAITS: dict[Topic, tuple[Priority, str]] = {
     Topic.QUESTIONS: (Priority.HIGH, "an agent asks you something and waits for the answer (with its choices)"),
     Topic.REMINDERS: (Priority.HIGH, "a reminder you set, at its time (`routine remind`, `(@2026-11-28 15:00)` on a "
                                      "task, \"remind me at 15:00 to …\" in a chat note)"),
+    Topic.TRIALS: (Priority.LOW, "a change to an agent note the daemon tried that was not better (a better one "
+                                 "comes as a proposal)"),
 }
 ALL = "all"  # `notify.on: all` (the default): every topic, those added later too
 

@@ -27,6 +27,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from routine import paths, supervise, sysmetrics
+from routine.person import agenda
 from routine.person.alerts import raise_alert
 from routine.causes import is_disk_full
 from routine.daemon import health
@@ -266,6 +267,8 @@ class Daemon(ScheduledWork):
             self.residency.reconfigure()
         self.replies.reconfigure()
         after = self.live.config
+        if before.calendars != after.calendars:  # a fixed path: read now, so its alert resolves without `doctor`
+            self._read_calendars(after)
         if self.memory and (before.vault, before.memory) != (after.vault, after.memory):
             old, self.memory = self.memory, self._start_memory(after)
             old.close()  # the new index waits for the old one's lock
@@ -275,6 +278,17 @@ class Daemon(ScheduledWork):
                 "reloaded: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers)
             )
         self._changed()
+
+    def _read_calendars(self, config: Config) -> None:
+        """Each calendar read once, off the reload's thread (a URL may be slow): one that reads
+        resolves its alert, one no longer named has its alert resolved (``person.agenda.check``)."""
+        def read() -> None:
+            try:
+                agenda.check(config, self.now_local())
+            except Exception:  # a calendar that cannot be read keeps its alert; the next step says why
+                log.exception("reading the calendars after a reload")
+
+        threading.Thread(target=read, name="calendars", daemon=True).start()
 
     # --- state for systemd, the dashboard and `routine status` -------------------------------
 
@@ -301,6 +315,8 @@ class Daemon(ScheduledWork):
         self.monitor.poke()
         for block_id in list(self.live.schedules.blocks):
             self.on_due(block_id)
+        if self.vault_events is not None:
+            self.vault_events.release_held()  # a pause that ended on the moved clock releases what it held
         self.trials.poke()
         self.questions.arm()  # a deadline the clock passed is due now
 
@@ -334,6 +350,10 @@ class Daemon(ScheduledWork):
     def plan_reminders(self) -> None:
         """`routine remind` changed the reminders (another process): their timers are planned again."""
         self.reminders.plan()
+
+    def trials_now(self) -> str | None:
+        """The queued trials start now, outside their window, when residency allows: why they wait, or None."""
+        return self.trials.run_now()
 
     def _changed(self) -> None:
         """Something the person can see changed (work queued or done, a reload, health)."""

@@ -65,6 +65,7 @@ class Host(Jobs, Protocol):
     def questions(self) -> QuestionKeeper: ...
     def changed(self) -> None: ...
     def plan_reminders(self) -> None: ...
+    def trials_now(self) -> str | None: ...
 
 
 Send = Callable[[dict[str, Any]], None]
@@ -204,7 +205,7 @@ def _handler(host: Host, status: Callable[[], DaemonStatus]) -> type[socketserve
 
 
 OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "search": (), "chat": (), "held": (),
-       "queued": (), "answer": ("question",), "reminders": (), "event": ("event",)}
+       "queued": (), "answer": ("question",), "reminders": (), "event": ("event",), "trials_now": ()}
 
 
 def parse_request(line: bytes) -> dict:
@@ -253,8 +254,12 @@ def handle_request(host: Host, status: Callable[[], DaemonStatus], message: dict
         host.plan_reminders()
         send({"done": True})
     elif op in ("held", "queued"):  # `routine pause|resume` changed what is held: the dashboard and status say
+        if op == "held" and host.vault_events is not None:
+            host.vault_events.release_held()  # a resume: the trigger runs the pause held fire now
         host.changed()  # so now; `models try`, `agent try` queued a trial: the trials window looks at once
         send({"done": True})
+    elif op == "trials_now":  # `models try --now`, `agent try --now`: queued trials start when residency allows
+        send({"done": True, "result": {"waits": host.trials_now()}})
     else:
         send({"done": True, "error": f"unknown request {op!r}", "exit": 2})
 

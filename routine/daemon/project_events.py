@@ -20,6 +20,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from zoneinfo import ZoneInfo
+
+from routine import paths
 from routine.config.model import WriteSpec
 from routine.daemon.person_tasks import tell_people
 from routine.daemon.ports import Jobs
@@ -37,6 +40,7 @@ from routine.projects.model import (
 from routine.projects.model import loose
 from routine.prompts import template
 from routine.runner.step import StepRequest
+from routine.schedule import pause
 from routine.schedule.project_cadence import manager_agent
 
 if TYPE_CHECKING:
@@ -61,6 +65,7 @@ class ProjectEvents:
         self.backoff = Backoff(host.live.config.pickup_backoff)
         self._timers: dict[str, threading.Timer] = {}  # task key -> the look again after its backoff
         self._lock = threading.Lock()
+        self._waiting = False  # a pause held a pickup: look again when it ends
 
     @property
     def vault(self) -> Path:
@@ -106,7 +111,26 @@ class ProjectEvents:
         if artifact is not None and mark_needs_qa(self.vault, artifact):
             log.info("%s changed after it passed QA: it needs QA again", rel)
 
+    def _paused(self, what: str) -> bool:
+        """A pause of everything or a holiday holds pickups and the manager's reactions too; the
+        tasks stay assigned in their notes and are picked up when it ends (``resume``)."""
+        config = self.host.live.config
+        why = pause.holder(paths.state_dir(), config.holiday, "projects", ZoneInfo(config.zone_name()))(
+            self.host.now_local())
+        if why:
+            self._waiting = True
+            log.info("%s waits: %s", what, why)
+        return why is not None
+
+    def resume(self) -> None:
+        """The hold is over: what it kept waiting is picked up."""
+        if self._waiting and not self._paused("the projects' tasks"):
+            self._waiting = False
+            self._submit_pending(None)
+
     def _submit_pending(self, folder: str | None, interrupted: bool = False) -> None:
+        if self._paused(f"task pickup in {folder or 'every project'}"):
+            return
         for pick in pending(self.vault, self.host.live.agents, folder, interrupted=interrupted):
             wait = self.backoff.wait(pick.key, time.monotonic())
             if wait > 0:
@@ -161,7 +185,7 @@ class ProjectEvents:
         if project is None or str(project.cadence.get("react", "on")).lower() in ("off", "false", "no"):
             return
         manager = manager_agent(self.vault, project, self.host.live.agents)
-        if manager is None:
+        if manager is None or self._paused(f"{manager.name}'s reaction to {rel}"):
             return
         work = Work(key=f"project-react:{project.slug}", label=f"{manager.name} reacts to {rel}",
                     run=partial(self._run_react, manager.name, project.name, rel, kind),

@@ -51,6 +51,7 @@ class NightTrials:
         self._journal: Journal | None = None
         self._thread: supervise.Supervised | None = None
         self._waiting: str | None = None  # why trials wait, as last logged
+        self._asked = threading.Event()  # `--now`: what is queued runs outside the window, when the box allows
 
     def start(self) -> None:
         self._journal = Journal()
@@ -73,6 +74,14 @@ class NightTrials:
         """Look again now (the queue changed, the clock moved)."""
         self._wake.set()
 
+    def run_now(self) -> str | None:
+        """`models try --now`, `agent try --now` while the daemon runs: the queued trials start
+        now, outside the trials window, one at a time as always, once no work runs and no block is
+        due within `trials.clear` (residency allows); returns why they wait, or None."""
+        self._asked.set()
+        self.poke()
+        return self.busy(self.now())
+
     def _loop(self) -> None:
         while not self._stop.is_set():
             wait = self.tick()
@@ -85,7 +94,7 @@ class NightTrials:
             return IDLE_SECONDS
         now = self.now()
         config = self.live.config
-        if not config.trials.open_at(now.time()):
+        if not config.trials.open_at(now.time()) and not self._asked.is_set():
             return IDLE_SECONDS
         why = self.busy(now)
         if why is not None:
@@ -104,6 +113,8 @@ class NightTrials:
             agent = self.live.agents.get(variant.agent)
             self._submit(f"prompt trial of {variant.agent} ({variant.origin})", partial(self._run_variant, variant),
                          alias_key(config, agent.model) if agent is not None else None)
+        else:
+            self._asked.clear()  # everything asked for now was tried: the window rules again
         return IDLE_SECONDS
 
     def _submit(self, label: str, run: Callable[[], None], key: tuple[str, str] | None) -> None:

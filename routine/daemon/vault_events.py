@@ -32,7 +32,8 @@ from routine.errors import RoutineError
 from routine.flows.approval import decide
 from routine.journal import Journal
 from routine.runner.step import StepRequest
-from routine.schedule import pause
+from routine.schedule import held, pause
+from routine.schedule.held import HeldTrigger
 from routine.vault.approvals import read_proposal
 from routine.vault.atomic import add_write_listener, remove_write_listener
 from routine.vault.notes import read_note
@@ -79,6 +80,9 @@ class VaultEvents:
         self._feed: IndexFeeder | None = None
         self.chats: ChatNotes | None = None  # routine.daemon.chat_notes: chat notes answered
         self.graph_feed: GraphFeeder | None = None
+        self.projects: ProjectEvents | None = None
+        self._timer: threading.Timer | None = None  # at the end of a hold: held trigger runs fire
+        self._timer_lock = threading.Lock()
 
     # --- life cycle --------------------------------------------------------------------------------
 
@@ -88,7 +92,7 @@ class VaultEvents:
         self._feed = IndexFeeder(lambda: self.host.memory)
         self.listeners.append(self._feed.on_change)
 
-        projects = ProjectEvents(self.host)  # case files: cadence reload, task pickup, QA staleness
+        projects = self.projects = ProjectEvents(self.host)  # case files: cadence reload, task pickup, QA staleness
         self.listeners.append(projects.on_change)
         self.chats = ChatNotes(self.host)
         self.listeners.append(self.chats.on_change)
@@ -106,6 +110,7 @@ class VaultEvents:
         if caught_up:
             log.info("%d change(s) in the vault while routine was not watching", len(caught_up))
         projects.catch_up()  # tasks assigned while down, or interrupted by the last stop
+        self.release_held()  # what a pause held while down fires if the pause is over, else waits for its end
         if self.watcher.degraded and "limit" in self.watcher.degraded:
             raise_alert(config, self.host.now_local(), "vault watch limit",
                         f"routine cannot watch every folder of the vault: {self.watcher.degraded}. Until then it "
@@ -129,6 +134,9 @@ class VaultEvents:
 
     def stop_watching(self) -> None:
         """At shutdown, first: no new changes become work."""
+        with self._timer_lock:
+            if self._timer is not None:
+                self._timer.cancel()
         if self.watcher:
             self.watcher.stop()
         if self._feed:
@@ -213,21 +221,25 @@ class VaultEvents:
             return False
         return all(_property_matches(properties.get(key), wanted) for key, wanted in trigger.where)
 
-    def _fire(self, trigger: Trigger, change: Change) -> None:
+    def _fire(self, trigger: Trigger, change: Change, since: datetime | None = None) -> None:
+        """Queue ``trigger``'s run on ``change``; held (and kept) while a pause or a holiday holds it.
+        ``since``: a held run released, journaled with when it was held."""
         live = self.host.live
         agent = live.agents.get(trigger.agent)
         if agent is None:
             log.error("trigger %s names agent %s, which is not loaded", trigger.id, trigger.agent)
             return
-        held = self._held(trigger)
-        if held:
-            log.info("trigger %s not fired on %s %s: %s", trigger.id, change.kind, change.rel, held)
+        why = self._held(trigger.id)
+        if why:
+            self._hold(trigger, change, why)
             return
 
         readable = change.kind != "deleted" and resolve(live.config, agent).may_read(change.rel)
         details = RunDetails(trigger=trigger.id, event=change.kind, path=change.rel, seen_by=change.source)
         if change.src:
             details["from"] = change.src
+        if since:
+            details["held"] = since.isoformat()
         work = Work(
             key=f"trigger:{trigger.id}:{change.rel}",
             label=f"trigger {trigger.id} ({change.kind} {change.rel})",
@@ -242,11 +254,55 @@ class VaultEvents:
         raise_alert(self.host.live.config, self.host.now_local(), f"canvas {rel.rsplit('/', 1)[-1]} blocked",
                     sentence, "move or rename what is there; the canvas is written at the next change.")
 
-    def _held(self, trigger: Trigger) -> str | None:
+    def _held(self, name: str) -> str | None:
         """A pause of everything (or of this trigger, by its id) or a holiday holds trigger runs too."""
         now = self.host.now_local()
         zone = ZoneInfo(self.host.live.config.zone_name())
-        return pause.holder(paths.state_dir(), self.host.live.config.holiday, trigger.id, zone)(now)
+        return pause.holder(paths.state_dir(), self.host.live.config.holiday, name, zone)(now)
+
+    def _hold(self, trigger: Trigger, change: Change, why: str) -> None:
+        """Keep the run for when the hold ends (once per note), and be woken then."""
+        item = HeldTrigger(trigger.id, change.kind, change.rel, self.host.now_local(), why, change.src)
+        new = held.hold(paths.state_dir(), item)
+        log.info("trigger %s held on %s %s until the pause ends%s: %s", trigger.id, change.kind, change.rel,
+                 "" if new else " (it waits already)", why)
+        self._arm()
+        self.host.changed()
+
+    def release_held(self) -> None:
+        """The hold may have ended (`routine resume`, a pause's end, a holiday over, a restart):
+        every trigger run it held fires once; what still waits sets the timer for its end."""
+        if self.host.stopping.is_set():
+            return
+        free = held.release(paths.state_dir(), self._held)
+        triggers = {t.id: t for t in self.host.live.schedules.triggers}
+        for item in free:
+            trigger = triggers.get(item.trigger)
+            if trigger is None:
+                log.warning("held trigger %s on %s is gone from the schedule; not fired", item.trigger, item.rel)
+                continue
+            log.info("the pause is over: trigger %s fires on %s %s held since %s", item.trigger, item.kind,
+                     item.rel, f"{item.since:%a %d %b %H:%M}")
+            self._fire(trigger, Change(item.kind, item.rel, item.src, "held"), since=item.since)
+        if self.projects is not None:
+            self.projects.resume()
+        self._arm()
+        if free:
+            self.host.changed()
+
+    def _arm(self) -> None:
+        """One timer at the end of the hold in force (none when only `routine resume` ends it)."""
+        config, now = self.host.live.config, self.host.now_local()
+        end = pause.next_end(paths.state_dir(), config.holiday, now, ZoneInfo(config.zone_name()))
+        with self._timer_lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if end is None or self.host.stopping.is_set() or not held.load(paths.state_dir()):
+                return
+            self._timer = threading.Timer(max(0.0, (end - now).total_seconds()) + 0.05, self.release_held)
+            self._timer.daemon = True
+            self._timer.start()
 
     # --- the work ------------------------------------------------------------------------------------
 

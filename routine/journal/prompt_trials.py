@@ -51,6 +51,10 @@ class PromptTrials:
         rows = self.db.execute("SELECT * FROM prompt_trials WHERE agent=? ORDER BY id", (agent,))
         return [dict(r) for r in rows]
 
+    def all(self) -> list[Parsed]:
+        """Every prompt trial tried, oldest first (`routine trials list`)."""
+        return [dict(r) for r in self.db.execute("SELECT * FROM prompt_trials ORDER BY id")]
+
     def report(self, since: str) -> str:
         """The trials since ``since`` (UTC ISO) for the Watcher's journal report: what each change
         scored and whether it was proposed ("" when none was tried)."""
@@ -116,6 +120,12 @@ class PromptTrialQueue:
         again = self.db.execute("UPDATE prompt_trial_queue SET status='queued' WHERE status='running'").rowcount
         self.db.commit()
         return again
+
+    def unfinished(self) -> list[dict[str, Any]]:
+        """Variants queued, running, or that could not be tried (the tried ones are in ``prompt_trials``)."""
+        rows = self.db.execute("SELECT id, agent, origin, status, queued_at, error FROM prompt_trial_queue"
+                               " WHERE status != 'done' ORDER BY id")
+        return [dict(r) for r in rows]
 
     def waiting(self) -> list[dict[str, Any]]:
         rows = self.db.execute("SELECT id, agent, origin, status, queued_at, error FROM prompt_trial_queue"

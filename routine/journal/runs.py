@@ -62,6 +62,7 @@ RunDetails = TypedDict("RunDetails", {
     "task": str, "task_file": str, "assignee": str | None,  # a task picked up
     "qa": str, "part": str,  # a QA review: the artifact, the part reviewed
     "skipped": str,  # a ``Skip`` value
+    "held": str,  # a trigger's run a pause held: since when (ISO), fired when the pause ended
     "attempt": int,  # a retry (2, 3, …)
     "model_alias": str,  # `routine fire --model`
     "tokens_counted": int, "tokens_limit": int,  # the prompt as counted, against its window

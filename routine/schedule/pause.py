@@ -16,6 +16,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
 
 from routine import atomicfile
+from routine.schedule import held
 from routine.durations import WEEKDAYS, parse_duration
 from routine.errors import EXIT_USAGE, RoutineError
 from routine.statedb import set_aside
@@ -218,6 +219,16 @@ def held_slots(
     return lambda name, at: reason(pauses, holidays, name, at, zone)
 
 
+def next_end(state: Path, holidays: tuple[tuple[date, date], ...], now: datetime, zone: tzinfo) -> datetime | None:
+    """When the earliest hold in force now ends (a pause with ``--until``, or a holiday today: the
+    next day begins), or None when nothing holds now or only `routine resume` ends it: when the
+    daemon looks again at the trigger runs it holds (a timer, no polling)."""
+    ends = [h.until for h in load(state).active(now).values() if h.until is not None]
+    today = now.astimezone(zone).date()
+    ends += [_day_start(last + timedelta(days=1), zone) for first, last in holidays if first <= today <= last]
+    return min(ends) if ends else None
+
+
 def in_force(state: Path, holidays: tuple[tuple[date, date], ...], now: datetime, zone: tzinfo) -> tuple[str, ...]:
     """What is paused now, and the holidays of the coming week, one line each, for `routine
     status` and the dashboard."""
@@ -230,4 +241,4 @@ def in_force(state: Path, holidays: tuple[tuple[date, date], ...], now: datetime
               for first, last in holidays if today < first <= today + HOLIDAYS_AHEAD]
     for name, hold in sorted(load(state).active(now).items()):
         lines.append(f"{'everything' if name == EVERYTHING else name} {hold.describe(zone)}")
-    return tuple(lines)
+    return tuple(lines) + held.waiting(state)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError
 from routine.journal import Journal
+from routine.config.notify import Topic
+from routine.person.notifications import Message, notify, proposal_waiting
 from routine.journal.prompt_trials import PromptTrial, PromptTrials, QueuedVariant, version_of
 from routine.trials.select import agent_runs_between
 from routine.trials.variants import Verdict, try_variant, variant_of_body
@@ -58,9 +60,23 @@ def run_queued(config: Config, agents: dict[str, AgentSpec], journal: Journal, c
         raise RoutineError(f"{agent.name} has no step runs from {queued.since:%Y-%m-%d} to {queued.until:%Y-%m-%d} "
                            f"to try the change ({queued.origin}) on.", "fire the agent, then queue it again.")
     outcome = judge(config, journal, client, agent, variant, runs, queued.origin, queued.why, now)
+    _push(config, agent, queued, outcome, now)
     log.info("prompt trial of %s (%s): %s; %s", agent.name, queued.origin, outcome.verdict.figures(),
              f"proposed in {outcome.proposal}" if outcome.proposal else "not better, so not proposed")
     return outcome
+
+
+def _push(config: Config, agent: AgentSpec, queued: QueuedVariant, outcome: Outcome, now: datetime) -> None:
+    """What came of a change the daemon tried, pushed once: better (the proposal, with its buttons)
+    or not better. One that could not be tried is an alert (``daemon.trials``), pushed as alerts are."""
+    figures = outcome.verdict.figures()
+    if outcome.proposal:
+        notify(config, proposal_waiting(config, outcome.proposal, f"{agent.name}'s change did better: approve it?",
+                                        f"{queued.origin}: {figures}."), now)
+    else:
+        notify(config, Message(Topic.TRIALS, f"prompt-trial:{agent.name}:{version_of(queued.body)}",
+                               f"{agent.name}'s change was not better", f"{queued.origin}: {figures}; nothing "
+                               "was proposed and the agent note is unchanged."), now)
 
 
 def _propose(config: Config, agent: AgentSpec, variant: AgentSpec, verdict: Verdict, why: str,

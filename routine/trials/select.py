@@ -18,16 +18,16 @@ log = logging.getLogger(__name__)
 
 
 def runs_to_try(config: Config, journal: Journal, candidate: str, now: datetime, against: str | None = None,
-                run_ids: list[str] | None = None) -> list[RunRecord]:
+                run_ids: list[str] | None = None, shift: int = 0) -> list[RunRecord]:
     """The runs ``candidate`` is to replay: ``run_ids`` (each an id or a unique prefix), else the
-    step runs of the day before ``now`` (local); only those of ``against``'s model when named."""
+    step runs of the day ``runs_day`` names; only those of ``against``'s model when named."""
     known_alias(config, candidate)
     if against is not None:
         known_alias(config, against)
     if run_ids:
         runs = [_named(journal, run_id) for run_id in run_ids]
     else:
-        runs = replayable(journal.db, *day_before(config, now))
+        runs = replayable(journal.db, *runs_day(config, now, shift))
     own = _models_of(config, candidate)
     theirs = _models_of(config, against) if against is not None else None
     return [r for r in _sound(runs) if r.model not in own and (theirs is None or r.model in theirs)]
@@ -53,6 +53,13 @@ def days_and_ids(runs: list[str]) -> tuple[int, list[str]]:
     return max((DAYS[r] for r in runs if r in DAYS), default=0), [r for r in runs if r not in DAYS]
 
 
+def runs_day(config: Config, now: datetime, shift: int) -> tuple[datetime, datetime]:
+    """Which runs `--runs yesterday|today` names (``shift`` from ``days_and_ids``), by the real
+    clock ``now``: the one place the day is moved. ``now`` itself stays the time of the trial (what
+    its proposal and journal rows are dated by)."""
+    return day_before(config, now + timedelta(days=shift))
+
+
 def day_before(config: Config, now: datetime) -> tuple[datetime, datetime]:
     """The local day before ``now``: its start and end."""
     tz = ZoneInfo(config.zone_name())
@@ -61,9 +68,9 @@ def day_before(config: Config, now: datetime) -> tuple[datetime, datetime]:
 
 
 def agent_runs(config: Config, journal: Journal, agent: str, now: datetime,
-               run_ids: list[str] | None = None) -> list[RunRecord]:
-    """The runs of ``agent`` a prompt trial replays: ``run_ids``, else its step runs of the day before ``now``."""
-    return agent_runs_between(journal, agent, *day_before(config, now), run_ids)
+               run_ids: list[str] | None = None, shift: int = 0) -> list[RunRecord]:
+    """The runs of ``agent`` a prompt trial replays: ``run_ids``, else its step runs of the day ``runs_day`` names."""
+    return agent_runs_between(journal, agent, *runs_day(config, now, shift), run_ids)
 
 
 def agent_runs_between(journal: Journal, agent: str, since: datetime, until: datetime,

@@ -1,0 +1,62 @@
+"""`routine trials list [--json]`: every trial, of another model (`models try`) and of a changed
+agent note (`agent try`, the Watcher's advice): queued, running, or done with its verdict."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from routine.journal import Journal
+from routine.journal.prompt_trials import PromptTrialQueue, PromptTrials
+from routine.journal.trials import Trial, Trials
+from routine.terminal.output import print_json, print_table
+
+COLUMNS = ["kind", "id", "agent", "what", "state", "verdict"]
+
+
+def run(args: argparse.Namespace) -> int:
+    journal = Journal()
+    try:
+        rows = [_model_row(t) for t in Trials(journal.db).all()]
+        rows += [_prompt_row(r) for r in PromptTrials(journal.db).all()]
+        rows += [_queued_row(r) for r in PromptTrialQueue(journal.db).unfinished()]
+    finally:
+        journal.close()
+    if args.json:
+        print_json({"trials": rows})
+        return 0
+    if not rows:
+        print("No trials yet: `routine models try ALIAS` tries another model, `routine agent try NAME --variant "
+              "NOTE` a changed agent note.")
+        return 0
+    print_table(rows, COLUMNS, keep=("id",))
+    return 0
+
+
+def _model_row(trial: Trial) -> dict[str, Any]:
+    return {"kind": "model", "id": f"run {trial.run}", "agent": trial.agent or "", "what": trial.candidate,
+            "state": trial.status.value, "verdict": _model_verdict(trial)}
+
+
+def _model_verdict(trial: Trial) -> str:
+    if trial.error:
+        return f"could not be tried: {trial.error}"
+    if trial.result is None:
+        return ""
+    return "passes every check" if trial.result["candidate"].get("passed") else "rejected (`models scores` says why)"
+
+
+def _prompt_row(row: dict[str, Any]) -> dict[str, Any]:
+    verdict = (f"better ({row['variant_passed']}/{row['runs']} vs {row['current_passed']}/{row['runs']}), proposed in "
+               f"{row['proposal']}" if row["better"] and row["proposal"] else
+               f"not better ({row['variant_passed']}/{row['runs']} vs {row['current_passed']}/{row['runs']} checks "
+               "passed), not proposed")
+    return {"kind": "prompt", "id": f"{row['at'][:16].replace('T', ' ')}", "agent": row["agent"],
+            "what": row["variant_note"], "state": "done", "verdict": verdict}
+
+
+def _queued_row(row: dict[str, Any]) -> dict[str, Any]:
+    failed = row["status"] == "failed"
+    return {"kind": "prompt", "id": f"queued {row['queued_at'][:16].replace('T', ' ')}", "agent": row["agent"],
+            "what": row["origin"], "state": "done" if failed else row["status"],
+            "verdict": f"could not be tried: {row['error']}" if failed else ""}
