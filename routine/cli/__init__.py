@@ -56,7 +56,7 @@ GROUPS = {
     "Every day": ("status", "fire", "ask", "chat", "chats", "remind", "runs", "pause", "resume", "search"),
     "Answer and approve": ("answer", "approve", "notify"),
     "Agents and projects": ("agent", "project", "artifact", "library", "graph"),
-    "Models": ("models",),
+    "Models": ("models", "trials"),
     "Schedules and triggers": ("schedule", "trigger"),
     "Set up and fix": ("init", "doctor", "service", "run", "index", "mcp"),
 }
