@@ -12,7 +12,7 @@ from tests.test_one_clock import _record
 
 COMMANDS = [("status",), ("runs", "list"), ("schedule", "list"), ("schedule", "next"), ("models", "scores"),
             ("models", "plan"), ("notify", "list"), ("approve",), ("agent", "list"), ("project", "list"),
-            ("remind", "--list"), ("chats", "list")]
+            ("remind", "--list"), ("chats", "list"), ("trials", "list")]
 CUT_FIGURE = re.compile(r"\d[-:.]?…")  # `20261128-06…`, `2026-11-…`, `12…`: an id, time or number cut
 
 
