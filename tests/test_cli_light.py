@@ -47,3 +47,15 @@ def test_help_lists_every_command_and_exit_codes(home):
 def test_no_command_prints_help_and_exits_2(home):
     proc = home.run()
     assert proc.returncode == 2 and "usage" in proc.stdout.lower()
+
+
+def test_help_groups_commands_by_what_a_person_wants_to_do(home):
+    out = home.run("--help", check=True).stdout
+    groups = ["Every day:", "Answer and approve:", "Agents and projects:", "Models:", "Set up and fix:"]
+    assert all(g in out for g in groups), out
+    assert [out.index(g) for g in groups] == sorted(out.index(g) for g in groups)
+    every_day = out.split("Every day:")[1].split("\n\n")[0]
+    assert "status" in every_day and "ask" in every_day and "doctor" not in every_day
+    assert "doctor" in out.split("Set up and fix:")[1].split("\n\n")[0]
+    for shown in ("Agents/<Name>/Memory.md", "agent try", "advice", "after:"):
+        assert shown in out, shown

@@ -219,3 +219,23 @@ def test_the_hashing_stand_in_replaces_only_the_shipped_model_and_only_when_aske
     kiln, again, other = stand_in.embed(["the kiln controller", "the kiln controller", "a garden shed"])
     assert kiln == again and len(kiln) == 384 and abs(sum(v * v for v in kiln) - 1) < 1e-9
     assert sum(a * b for a, b in zip(kiln, stand_in.embed(["kiln"])[0])) > sum(a * b for a, b in zip(kiln, other))
+
+
+def test_loading_the_shipped_model_prints_no_progress_bar(tmp_path):
+    """`ask` with no daemon loads the model in the person's terminal: no `Loading weights: 100%|███…`,
+    even when transformers was imported before routine set the environment that silences it."""
+    import subprocess
+    import sys
+
+    from waits import scaled
+
+    script = ("import transformers\nfrom pathlib import Path\n"
+              "from routine.memory.embedder import SentenceTransformerEmbedder\n"
+              f"e = SentenceTransformerEmbedder('all-minilm-l6-v2', Path({str(tmp_path)!r}), 60)\n"
+              "print(len(e.embed(['hello'])[0]))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS",
+                                                           "TRANSFORMERS_VERBOSITY")}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=scaled(300))
+    assert done.stdout.strip() == "384", done.stderr
+    assert "Loading weights" not in done.stderr and "%|" not in done.stderr, done.stderr

@@ -79,3 +79,16 @@ def test_no_progress_when_quiet(initialised, ollama):
     ollama.reply_fn = lambda model, messages: ANSWER
     code, screen = _on_a_terminal(home, "fire", "strategist", "--quiet")
     assert code == 0 and "tokens" not in screen and "✓" not in screen, screen
+
+
+def test_the_live_line_says_what_it_waits_for_when_ollama_is_down(initialised):
+    import socket
+
+    home = initialised
+    with socket.socket() as s:  # a port nothing listens on: Ollama is down
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    home.env["OLLAMA_HOST"] = f"http://127.0.0.1:{port}"
+    code, screen = _on_a_terminal(home, "fire", "strategist")
+    assert code != 0, screen
+    assert f"waiting for Ollama at 127.0.0.1:{port}" in screen, screen

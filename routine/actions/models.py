@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 from routine import paths
 from routine.actions import model_trials
-from routine.terminal.output import Clock, print_json, print_table
+from routine.terminal.output import Clock, print_json, print_table, say
 from routine.config.loader import load_agents, load_config
 from routine.errors import RoutineError
 from routine.journal import Journal
@@ -146,10 +146,10 @@ def _plan(config: Config, hours: int, as_json: bool) -> int:
     print_table(rows, ["at", "block", "agent", "model", "routine", "ollama alone"])
     idle = (f"; routine also unloads idle models {ours.idle_unloads} time(s) (ollama.idle_unload), "
             "which frees memory at the cost of a later load" if ours.idle_unloads else "")
-    print(f"\nModel loads in the next {hours} h: {ours.loads} with routine's plan "
+    say(f"\nModel loads in the next {hours} h: {ours.loads} with routine's plan "
           f"(the fewest possible with models kept loaded: {bound}{idle}), {naive.loads} with Ollama alone "
           f"(OLLAMA_MAX_LOADED_MODELS={slots}, keep_alive 5m).")
-    print(
+    say(
         f"Steps starting on a warm model: {ours.warm_share:.0%} with routine, {naive.warm_share:.0%} with Ollama alone."
     )
     return 0

@@ -50,6 +50,50 @@ COMMANDS = {
     "trials": ("trials", "trials of another model and of changed agent notes: queued, running, done with the verdict"),
 }
 
+# `routine --help` lists the commands by what a person wants to do; a command in no group is listed
+# under "More".
+GROUPS = {
+    "Every day": ("status", "fire", "ask", "chat", "chats", "remind", "runs", "pause", "resume", "search"),
+    "Answer and approve": ("answer", "approve", "notify"),
+    "Agents and projects": ("agent", "project", "artifact", "library", "graph"),
+    "Models": ("models", "trials"),
+    "Schedules and triggers": ("schedule", "trigger"),
+    "Set up and fix": ("init", "doctor", "service", "run", "index", "mcp"),
+}
+MORE = """Also:
+  memory         each agent keeps Agents/<Name>/Memory.md: dated lines learned from what you kept,
+                 approved and told it in a chat ("Remember: ..."); edit or delete any line
+  prompt trials  `routine agent try NAME --variant NOTE`: its real runs replayed with a changed note,
+                 scored against the current one (`models try` does the same for a model)
+  advice         a `change` block in Team Health or a step marked `advice: true` is tried, and lands in
+                 Drafts/ as a proposal only if it did better
+  chains         `after: {block: B, step: S}` in a schedule runs a review each time B's step wrote
+
+Exit codes: 0 ok, 1 job failed, 2 usage or config error. `routine COMMAND --help` for more."""
+
+
+def command_listing() -> str:
+    """The commands, grouped by what a person wants to do (what `routine --help` shows)."""
+    grouped = [name for names in GROUPS.values() for name in names]
+    groups = {**GROUPS, "More": tuple(n for n in COMMANDS if n not in grouped)}
+    blocks = []
+    for title, names in groups.items():
+        known = [n for n in names if n in COMMANDS]
+        if known:
+            blocks.append(f"{title}:\n" + "\n".join(_wrapped(n, COMMANDS[n][1]) for n in known))
+    return "\n\n".join(blocks)
+
+
+def _wrapped(name: str, text: str, width: int = 100) -> str:
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width - 13:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return "\n".join(f"  {name if i == 0 else '':<10} {part}" for i, part in enumerate([*lines, line]))
+
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with ``only``, that command's arguments alone (what a run of it
@@ -57,17 +101,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="routine",
         description="A local team of LLM agents that works your day in your Obsidian vault.",
-        epilog="Exit codes: 0 ok, 1 job failed, 2 usage or config error. `routine COMMAND --help` for more.",
+        epilog=f"{command_listing()}\n\n{MORE}" if only is None else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"routine {__version__}")
     parser.add_argument("--config", metavar="FILE", help="config file (default: $ROUTINE_CONFIG or "
                         "$XDG_CONFIG_HOME/routine/routine.yaml)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logging")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", help="one of those listed below")
     for name, (module, help_text) in COMMANDS.items():
         if only is not None and name != only:
             continue
-        p = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        p = sub.add_parser(name, description=help_text[0].upper() + help_text[1:] + ".")  # listed by group
         getattr(arguments, name.replace("-", "_"))(p)
         p.set_defaults(_module=module)
     return parser

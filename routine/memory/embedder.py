@@ -149,6 +149,7 @@ class SentenceTransformerEmbedder(Embedder["SentenceTransformer"]):
         offline_hub()
         from sentence_transformers import SentenceTransformer
 
+        quiet_progress_bars()
         log.info("loading the embedding model %s", source)
         try:
             return SentenceTransformer(source, device="cpu", local_files_only=True)
@@ -342,6 +343,19 @@ def offline_hub() -> None:
         os.environ[var] = "1"
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ["TQDM_DISABLE"] = "1"
+
+
+def quiet_progress_bars() -> None:
+    """No `Loading weights: 100%|███…` on the person's terminal, even when transformers or the hub was
+    imported before ``offline_hub`` set the environment (they read it once, at import). Called
+    after sentence-transformers is imported, so it imports nothing new."""
+    import huggingface_hub.utils
+    import transformers.utils.logging
+
+    transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    transformers.utils.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    huggingface_hub.utils.disable_progress_bars()
 
 
 def shipped_model_dir(state_dir: Path) -> Path:

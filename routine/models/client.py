@@ -13,8 +13,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
+from urllib.parse import urlsplit
 
 from routine.config.model import Config, Deployment, ModelAlias
+from routine.config.providers import Provider
 from routine.errors import ContextOverflow, ModelBusy, ModelError, ModelMissing, ReplyRejected, RoutineError
 from routine.journal.token_samples import TokenSamples
 from routine.models import reply as replies
@@ -221,6 +223,8 @@ class ModelClient:
                 if attempt == self.config.retries:
                     raise
                 log.info("retrying %s in %.1fs after: %s", alias.name, delay, exc.message)
+                if call.on_phase is not None:  # the live line says what it waits for, not `starting`
+                    call.on_phase(f"waiting for {server_of(dep)}")
                 self.sleep(delay)
                 delay *= 2
         raise AssertionError("unreachable")
@@ -308,6 +312,12 @@ _FIX = {
     replies.ReplyProblem.PROMPT_CUT: "raise `num_ctx` for the model alias in routine.yaml (the prompt was counted "
     "too low: see `routine runs show`).",
 }
+
+
+def server_of(dep: Deployment) -> str:
+    """The server a call waits on, as the person knows it: `Ollama at 127.0.0.1:11434`."""
+    where = urlsplit(dep.api_base).netloc or dep.api_base
+    return f"Ollama at {where}" if dep.provider is Provider.OLLAMA else f"the model server at {where}"
 
 
 def _retry_call(call: "_Call", problem: "replies.ReplyProblem") -> "_Call":

@@ -56,7 +56,8 @@ class StepStarted(RunEvent):
 
 @dataclass(frozen=True)
 class Phase(RunEvent):
-    """What the step waits on now: ``loading MODEL``, ``generating``, ``writing``."""
+    """What the step waits on now: ``loading MODEL``, ``generating``, ``writing``, ``waiting for Ollama at
+    HOST`` (a retry after the server did not answer)."""
 
     kind: ClassVar[str] = "phase"
     run: str | None

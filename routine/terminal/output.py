@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
+import textwrap
 from dataclasses import dataclass
+from enum import Enum
 from datetime import datetime, tzinfo
 from zoneinfo import ZoneInfo
 
@@ -34,33 +37,147 @@ def fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
+class Kind(str, Enum):
+    """What a column holds, which decides how it may be cut: an ID, a TIME or a NUMBER never is
+    (a time is shortened to what differs from now instead); TEXT is cut, each cell kept distinct."""
+
+    ID = "id"
+    TIME = "time"
+    NUMBER = "number"
+    TEXT = "text"
+
+
+class Moment(str):
+    """A time as `Clock.show` wrote it, still knowing the moment, so a table can shorten it."""
+
+    at: datetime
+
+    def __new__(cls, text: str, at: datetime) -> Moment:
+        made = super().__new__(cls, text)
+        made.at = at
+        return made
+
+
+_ID_NAMES = frozenset({"id", "run", "proposal", "trigger", "chat"})
+_RUN_ID = re.compile(r"^\d{8}-\d{6}(-[0-9a-f]+)?$|^[0-9a-f]{8,}$|^[a-z]+-\d+$")
+_NUMBER = re.compile(r"^[-+]?\d[\d,]*(\.\d+)?\s?(%|s|ms|GiB|MiB|GB|MB|tok/s|k)?$")
+_TIME = re.compile(r"^(?:[A-Z][a-z]{2} )?(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2})(?::\d{2})?(?: [A-Z+\-0-9]+)?$")
+
+
+def _blank(value: object) -> bool:
+    return value is None or str(value).strip() in ("", "-")
+
+
+def kind_of(column: str, values: list[object]) -> Kind:
+    """A column's kind inferred from its name and its values, for a table that does not declare it."""
+    filled = [v for v in values if not _blank(v)]
+    if filled and all(isinstance(v, Moment) or _TIME.match(str(v)) for v in filled):
+        return Kind.TIME
+    if filled and all(isinstance(v, (int, float)) or _NUMBER.match(str(v)) for v in filled):
+        return Kind.NUMBER
+    if column in _ID_NAMES or (filled and all(_RUN_ID.match(str(v)) for v in filled)):
+        return Kind.ID
+    return Kind.TEXT
+
+
+def short_time(value: object, now: datetime | None = None) -> object:
+    """A time shortened to what differs from now: `06:31` today, `Sat 06:31` within a week, the date
+    beyond (`2026-11-02 06:31`). Anything else is given back as it is."""
+    if isinstance(value, Moment):
+        at = value.at
+        now = (now or datetime.now(at.tzinfo)).astimezone(at.tzinfo) if at.tzinfo else (now or datetime.now())
+    else:
+        found = _TIME.match(str(value)) if value is not None else None
+        if not found:
+            return value
+        at = datetime.fromisoformat(f"{found.group(1)} {found.group(2)}")
+        now = (now or datetime.now()).replace(tzinfo=None)
+    if at.date() == now.date():
+        return at.strftime("%H:%M")
+    if abs((at.date() - now.date()).days) < 7:
+        return at.strftime("%a %H:%M")
+    return at.strftime("%Y-%m-%d %H:%M")
+
+
+def distinct_width(values: list[str], floor: int) -> int:
+    """The narrowest width, from ``floor``, at which cutting keeps different cells different."""
+    unique = sorted(set(values))
+    longest = max((len(v) for v in unique), default=0)
+    for width in range(min(floor, longest), longest + 1):
+        if len({fit(v, width) for v in unique}) == len(unique):
+            return width
+    return longest
+
+
+def say(text: str) -> None:
+    """Prose for the person: on a terminal each line wraps at its width (words kept whole, the
+    continuation indented like the line); piped, it is printed as it is."""
+    width = terminal_width()
+    if width is None:
+        print(text)
+        return
+    for line in text.split("\n"):
+        indent = " " * (len(line) - len(line.lstrip()))
+        print("\n".join(textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)) or "")
+
+
 def print_table(rows: list[dict], columns: list[str], labels: dict[str, str] | None = None,
-                keep: tuple[str, ...] = (), spare: tuple[str, ...] = ()) -> None:
-    """Rows as aligned columns. On a terminal a row fits its width: the widest columns are cut
-    (with `…`), never a ``keep`` column (an id) below its full text, and the ``spare`` columns are
-    left out in turn while a column would be cut below ``READABLE``. The full text is in `--json`
-    (and `runs show`)."""
+                keep: tuple[str, ...] = (), spare: tuple[str, ...] = (),
+                kinds: dict[str, Kind] | None = None) -> None:
+    """Rows as aligned columns. On a terminal a row fits its width, choosing what to cut by meaning:
+    columns with no values go first, then times are shortened to what differs from now, then TEXT
+    columns are cut (with `…`, each cut cell still distinct from the others in its column), then the
+    ``spare`` columns and then the rightmost TEXT columns are left out. An ID (a ``keep`` column), a
+    TIME or a NUMBER (declared in ``kinds`` or inferred from the values) is never cut. The full text
+    is in `--json` (and `runs show`)."""
     if not rows:
         return
     width = terminal_width()
+    names = labels or {}
+    grid = {c: [r.get(c) for r in rows] for c in columns}
+    kind = {c: Kind.ID if c in keep else (kinds or {}).get(c) or kind_of(c, grid[c]) for c in columns}
     shown = list(columns)
-    natural = {c: max(len((labels or {}).get(c, c)), *(len(_cell(r.get(c))) for r in rows)) for c in columns}
-    floors = {c: natural[c] if c in keep else min(natural[c], FLOOR) for c in columns}
-    widths = _fitted(shown, natural, floors, width)
-    for extra in spare:  # left out in turn while a column would be cut below what reads well
-        if width is None or all(w >= min(natural[c], READABLE) for c, w in zip(shown, widths)):
+    if width is not None and not _fits(shown, grid, names, width):
+        shown = [c for c in shown if not all(_blank(v) for v in grid[c])] or shown[:1]
+        if not _fits(shown, grid, names, width):
+            grid = {c: [short_time(v) for v in vs] if kind[c] is Kind.TIME else vs for c, vs in grid.items()}
+    droppable = [c for c in spare if c in shown] + [c for c in reversed(shown) if kind[c] is Kind.TEXT
+                                                    and c not in spare and c != shown[0]]
+    widths = _widths(shown, grid, names, kind, width)
+    for extra in droppable:  # left out in turn while the rest would not fit, or be cut too far
+        if width is None or (_span(widths) <= width and (extra not in spare or _readable(shown, grid, names, widths))):
             break
         shown.remove(extra)
-        widths = _fitted(shown, natural, floors, width)
-    heads = [(labels or {}).get(c, c).upper() for c in shown]
-    for line in [heads, *([_cell(r.get(c)) for c in shown] for r in rows)]:
+        widths = _widths(shown, grid, names, kind, width)
+    heads = [names.get(c, c).upper() for c in shown]
+    cells = [[_cell(grid[c][i]) for c in shown] for i in range(len(rows))]
+    for line in [heads, *cells]:
         text = GAP.join(fit(cell, w).ljust(w) for cell, w in zip(line, widths)).rstrip()
         print(text if width is None else fit(text, width))
 
 
-def _fitted(shown: list[str], natural: dict[str, int], floors: dict[str, int], width: int | None) -> list[int]:
-    widths = [natural[c] for c in shown]
-    _narrow(widths, [floors[c] for c in shown], width)
+def _natural(column: str, grid: dict[str, list], names: dict[str, str]) -> int:
+    return max(len(names.get(column, column)), *(len(_cell(v)) for v in grid[column]))
+
+
+def _floor(column: str, grid: dict[str, list], names: dict[str, str], kind: dict[str, Kind]) -> int:
+    if kind[column] is not Kind.TEXT:
+        return _natural(column, grid, names)
+    return min(_natural(column, grid, names), distinct_width([_cell(v) for v in grid[column]], FLOOR))
+
+
+def _fits(shown: list[str], grid: dict[str, list], names: dict[str, str], width: int) -> bool:
+    return _span([_natural(c, grid, names) for c in shown]) <= width
+
+
+def _readable(shown: list[str], grid: dict[str, list], names: dict[str, str], widths: list[int]) -> bool:
+    return all(w >= min(_natural(c, grid, names), READABLE) for c, w in zip(shown, widths))
+
+
+def _widths(shown: list[str], grid: dict[str, list], names: dict[str, str], kind: dict[str, Kind],
+            width: int | None) -> list[int]:
+    widths = [_natural(c, grid, names) for c in shown]
+    _narrow(widths, [_floor(c, grid, names, kind) for c in shown], width)
     return widths
 
 
@@ -105,9 +222,10 @@ class Clock:
         if not at:
             return "-"
         try:
-            return self.local(at).strftime(form)
+            moment = self.local(at)
         except ValueError:
             return str(at)
+        return Moment(moment.strftime(form), moment)
 
     @property
     def abbreviation(self) -> str:
