@@ -91,6 +91,17 @@ def commit(temp: Path, path: Path) -> None:
     fsync_dir(path.parent)
 
 
+def commit_file(temp: Path, path: Path) -> None:
+    """A file another library wrote at ``temp`` (beside ``path``) made durable, then renamed over
+    ``path`` (``commit``): e.g. the search model exported once to ONNX."""
+    fd = os.open(temp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    commit(temp, path)
+
+
 def replace(path: Path, data: str | bytes, mode: int | None = None) -> None:
     """Replace (or create) the file at ``path`` with ``data``, atomically and durably. It keeps
     the mode of the file it replaces unless ``mode`` is given."""

@@ -12,6 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from routine.atomicfile import commit_file
+
 OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY", "HF_HUB_DISABLE_PROGRESS_BARS")
 
 
@@ -44,7 +46,7 @@ def export(folder: Path, out: Path) -> None:
         with torch.no_grad():
             torch.onnx.export(Hidden(bert), (ids, ids, torch.zeros_like(ids)), scratch, input_names=names,
                               output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
-        os.replace(scratch, out)
+        commit_file(Path(scratch), out)
     finally:
         if os.path.exists(scratch):
             os.unlink(scratch)
