@@ -205,7 +205,7 @@ def test_routine_without_mcp_servers_never_imports_the_sdk(builder, ollama):
     home = builder({}, "read_note, now")
     ollama.script(MISTRAL, [call("now"), "It is now."])
     names = imported_modules(["fire", "builder"], {**home.env, "OLLAMA_HOST": ollama.url})
-    assert "routine" in names and "litellm" in names  # the run happened, with its model
+    assert "routine" in names and "ollama" in names  # the run happened, with its model (Ollama's own client)
     assert "mcp" not in names and "mcp_types" not in names
 
 

@@ -28,6 +28,7 @@ SAMPLES = [
     ev.Indexing("embedding", 10, 40),
     ev.IndexProgress("embedding", 10, 40),
     ev.Queued(2),
+    ev.Asked("20260105-070001-bbbb", "q-3f2a9c", "Which meeting matters more today?", "2026-01-05T09:00:00+00:00"),
 ]
 
 

@@ -141,8 +141,11 @@ def test_the_unit_lets_through_every_host_the_config_names_and_status_flags_one_
     allow = re.search(r"^IPAddressAllow=(.*)$", (units / "routine.service").read_text(), re.M)[1].split()
     assert allow[0] == "localhost" and {"192.168.1.30", "192.168.1.25", "192.168.1.20"} <= set(allow)
     # Each host said with why, and what its name stood for: Apprise's own server for tgram://.
+    from routine.redact import source_name  # a calendar without `name:`: its host and a short hash, no path
+
     for line in ("192.168.1.30 (notify (ntfy)) → 192.168.1.30", "192.168.1.25 (notify (mailtos)) → 192.168.1.25",
-                 "192.168.1.20 (calendar family) → 192.168.1.20", "api.telegram.org (notify (tgram)) → "):
+                 f"192.168.1.20 (calendar {source_name('http://192.168.1.20/family.ics')}) → 192.168.1.20",
+                 "api.telegram.org (notify (tgram)) → "):
         assert line in installed.stdout, installed.stdout
     assert "abcdefgh" not in installed.stdout  # the bot's token is no host
     assert "service:" not in home.run("status", env_extra=env).stdout
