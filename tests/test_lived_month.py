@@ -16,7 +16,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -242,7 +242,13 @@ def _live(home, clock, receiver) -> dict:
                 _settle(home)
                 person.midday(home, (day - start.date()).days)
                 if day == start.date() + timedelta(days=1):  # the person tries another model on today's runs
-                    home.run("models", "try", "analyst", "--against", "general", "--runs", "today", check=True)
+                    # Today's step runs, named: a step row is stamped by the system clock, its block run by
+                    # the driven day (`--runs today` reads the daemon's clock, which the test moved days ahead).
+                    since = datetime.combine(day, datetime.min.time(), BERLIN).astimezone(timezone.utc).isoformat()
+                    today = [r[0] for r in journal_rows(
+                        home, "SELECT s.id FROM runs s JOIN runs b ON s.parent = b.id WHERE s.kind = 'step'"
+                        " AND s.status IN ('ok', 'proposal') AND s.prompt IS NOT NULL AND b.started_at >= ?", since)]
+                    home.run("models", "try", "analyst", "--against", "general", "--runs", *today, check=True)
             if when.astimezone(BERLIN).hour == 16:
                 _settle(home)
                 person.evening((day - start.date()).days)
