@@ -146,10 +146,10 @@ def test_a_grounding_note_with_personal_data_is_refused_and_nothing_is_written(t
 def test_the_author_comes_from_routine_yaml_else_the_login_name(two_vaults):
     author, _other, shared = two_vaults
     out = cli(author, "agent", "publish", "Pricer", "--to", "shared").stdout
-    assert "from your login name (set author: in routine.yaml" in out
+    assert "(from your login name; set author: in routine.yaml to choose it)" in out
     author.config.write_text(author.config.read_text() + "author: Ada Lovelace\n")
     out = cli(author, "agent", "publish", "Pricer", "--to", "shared").stdout
-    assert "Author: Ada Lovelace, from routine.yaml's author:" in out
+    assert "Author: Ada Lovelace (from routine.yaml's author:)." in out
     assert json.loads((shared / "pricer" / "2" / "manifest.json").read_text())["author"] == "Ada Lovelace"
     assert "author: Ada Lovelace" in (shared / "pricer" / "2" / "agent.md").read_text()
     cli(author, "agent", "new", "Quoter", "--from", "Artifacts/Pricing.md")

@@ -31,7 +31,7 @@ def publish(config: Config, agent: AgentSpec, args: argparse.Namespace) -> int:
     width = max(len(path) for path, _, _ in done.files)
     for path, source, size in done.files:
         print(f"  {path:<{width}}  {size:>9,} bytes  from {source}")
-    print(f"Author: {done.author or '(none)'}, from {done.author_from.value}.")
+    print(f"Author: {done.author or '(none)'} (from {done.author_from.value}).")
     if done.left_out:
         print(f"Left out its grounding ({', '.join(done.left_out)}): add --with-grounding to publish it too.")
     return 0

@@ -74,7 +74,7 @@ def personal_data(text: str) -> tuple[int, str] | None:
 class AuthorFrom(Enum):
     NOTE = "the agent note's author:"
     CONFIG = "routine.yaml's author:"
-    LOGIN = "your login name (set author: in routine.yaml to choose it)"
+    LOGIN = "your login name; set author: in routine.yaml to choose it"
 
 
 @dataclass(frozen=True)
