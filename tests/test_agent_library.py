@@ -47,7 +47,8 @@ def two_vaults(initialised, tmp_path):
 def test_publish_install_fire_and_new_versions(two_vaults, ollama):
     author, other, shared = two_vaults
     assert (
-        "Published pricer@1 to the shared library" in cli(author, "agent", "publish", "Pricer", "--to", "shared").stdout
+        "Published pricer@1 to the shared library"
+        in cli(author, "agent", "publish", "Pricer", "--to", "shared", "--with-grounding").stdout
     )
     manifest = json.loads((shared / "pricer" / "1" / "manifest.json").read_text())
     assert manifest["name"] == "pricer" and manifest["version"] == 1 and manifest["locked"] is False
@@ -69,7 +70,7 @@ def test_publish_install_fire_and_new_versions(two_vaults, ollama):
 
     # The author improves it and publishes again: version 2, installed over the untouched copy.
     put(author, "Artifacts/Pricing.md", "# Pricing\nFrom January the list price is 45 EUR per seat.\n")
-    assert "pricer@2" in cli(author, "agent", "publish", "Pricer", "--to", "shared").stdout
+    assert "pricer@2" in cli(author, "agent", "publish", "Pricer", "--to", "shared", "--with-grounding").stdout
     assert "pricer@2" in cli(other, "agent", "install", "pricer", "--from", "shared").stdout
     assert "45 EUR" in other.note("Agents/Pricer/Pricing.md") and "version: 2" in other.note("Agents/Pricer.md")
     # An older version on request, and the versions are all still there.
@@ -80,7 +81,7 @@ def test_publish_install_fire_and_new_versions(two_vaults, ollama):
 
 def test_a_tampered_file_fails_its_checksum_and_nothing_is_installed(two_vaults):
     author, other, shared = two_vaults
-    cli(author, "agent", "publish", "Pricer", "--to", "shared")
+    cli(author, "agent", "publish", "Pricer", "--to", "shared", "--with-grounding")
     grounding = shared / "pricer" / "1" / "grounding" / "Pricing.md"
     grounding.write_text(grounding.read_text().replace("40 EUR", "4 EUR"))
     proc = cli(other, "agent", "install", "pricer", "--from", "shared", check=False)
@@ -97,6 +98,62 @@ def test_a_tampered_file_fails_its_checksum_and_nothing_is_installed(two_vaults)
     assert proc.returncode == 1 and "holds files its manifest does not list (grounding/Extra.md)" in proc.stderr
     (shared / "pricer" / "2" / "grounding" / "Extra.md").unlink()
     assert "Installed pricer@2" in cli(other, "agent", "install", "pricer@2", "--from", "shared").stdout
+
+
+def test_publish_copies_the_agent_note_alone_and_says_what_it_left_out(two_vaults):
+    author, _other, shared = two_vaults
+    out = cli(author, "agent", "publish", "Pricer", "--to", "shared").stdout
+    assert "1 file:" in out and "agent.md" in out and "from Agents/Pricer.md" in out
+    assert "Left out its grounding (Artifacts/Pricing.md, Artifacts/Customers.md): add --with-grounding" in out
+    manifest = json.loads((shared / "pricer" / "1" / "manifest.json").read_text())
+    assert set(manifest["files"]) == {"agent.md"} and manifest["grounding"] == []
+    assert not (shared / "pricer" / "1" / "grounding" / "Pricing.md").exists()
+
+
+def test_with_grounding_lists_every_file_it_copies_with_its_size(two_vaults):
+    author, _other, shared = two_vaults
+    out = cli(author, "agent", "publish", "Pricer", "--to", "shared", "--with-grounding").stdout
+    assert "3 files:" in out and "Left out" not in out
+    folder = shared / "pricer" / "1"
+    for path, source in [("agent.md", "Agents/Pricer.md"), ("grounding/Pricing.md", "Artifacts/Pricing.md"),
+                         ("grounding/Customers.md", "Artifacts/Customers.md")]:
+        size = (folder / path).stat().st_size
+        assert any(path in line and f"{size:,} bytes" in line and f"from {source}" in line
+                   for line in out.splitlines()), (path, out)
+    listed = json.loads(cli(author, "agent", "publish", "Pricer", "--to", "shared", "--with-grounding",
+                            "--json").stdout)
+    assert [f["path"] for f in listed["files"]] == ["agent.md", "grounding/Pricing.md", "grounding/Customers.md"]
+
+
+@pytest.mark.parametrize("line, what", [
+    ("Contact: jane.doe@acme-corp.com", "an e-mail address"),
+    ("Call Jane on +49 30 1234567.", "a phone number"),
+    ("Orders: https://jane:hunter2@shop.acme.lan/orders", "a URL with a secret in it"),
+])
+def test_a_grounding_note_with_personal_data_is_refused_and_nothing_is_written(two_vaults, line, what):
+    author, _other, shared = two_vaults
+    put(author, "Artifacts/Customers.md", f"# Customers\n{line}\nAcme runs 12 seats since March.\n")
+    proc = cli(author, "agent", "publish", "Pricer", "--to", "shared", "--with-grounding", check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert f"Artifacts/Customers.md line 2 holds {what}" in proc.stderr and "--force" in proc.stderr, proc.stderr
+    assert not (shared / "pricer").exists()
+    # Without its grounding the note is not copied, so nothing stands in the way; --force publishes it anyway.
+    assert "pricer@1" in cli(author, "agent", "publish", "Pricer", "--to", "shared").stdout
+    cli(author, "agent", "publish", "Pricer", "--to", "shared", "--with-grounding", "--force")
+    assert line in (shared / "pricer" / "2" / "grounding" / "Customers.md").read_text()
+
+
+def test_the_author_comes_from_routine_yaml_else_the_login_name(two_vaults):
+    author, _other, shared = two_vaults
+    out = cli(author, "agent", "publish", "Pricer", "--to", "shared").stdout
+    assert "(from your login name; set author: in routine.yaml to choose it)" in out
+    author.config.write_text(author.config.read_text() + "author: Ada Lovelace\n")
+    out = cli(author, "agent", "publish", "Pricer", "--to", "shared").stdout
+    assert "Author: Ada Lovelace (from routine.yaml's author:)." in out
+    assert json.loads((shared / "pricer" / "2" / "manifest.json").read_text())["author"] == "Ada Lovelace"
+    assert "author: Ada Lovelace" in (shared / "pricer" / "2" / "agent.md").read_text()
+    cli(author, "agent", "new", "Quoter", "--from", "Artifacts/Pricing.md")
+    assert "author: Ada Lovelace" in author.note("Agents/Quoter.md")
 
 
 def test_the_persons_edited_copy_is_not_overwritten(two_vaults):
@@ -157,3 +214,18 @@ def test_a_bad_libraries_entry_is_a_config_error_with_its_line(initialised):
     home.config.write_text(home.config.read_text() + "libraries:\n  shared: {path: /x, tools: [fly]}\n")
     proc = cli(home, "library", "list", check=False)
     assert proc.returncode == 2 and "routine.yaml:" in proc.stderr and "libraries.shared" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("text, found", [
+    ("# Pricing\nOur list price is 40 EUR per seat per month.\n", None),
+    ("Renewal on 2026-11-28 at 06:31; see https://example.com/pricing?page=2 (v2.0.1, 1 000 seats).", None),
+    ("# Customers\nAcme: jane.doe@acme.com\n", (2, "an e-mail address")),
+    ("Jane: (030) 123-4567", (1, "a phone number")),
+    ("a\nb\nHotline 555-123-4567", (3, "a phone number")),
+    ("Push: tgram://AbCdEfGh12345/chat", (1, "a URL with a secret in it")),
+    ("Feed: https://cal.lan/basic.ics?token=abc", (1, "a URL with a secret in it")),
+])
+def test_the_scan_finds_addresses_phone_numbers_and_secret_urls_not_dates_or_prices(text, found):
+    from routine.agents.publish import personal_data
+
+    assert personal_data(text) == found

@@ -42,7 +42,7 @@ def refused(other, *fragments: str):
 @pytest.fixture
 def published(two_vaults, tmp_path):  # noqa: F811
     author, other, shared = two_vaults
-    cli(author, "agent", "publish", "Pricer", "--to", "shared")
+    cli(author, "agent", "publish", "Pricer", "--to", "shared", "--with-grounding")
     secret = tmp_path / "outside" / "Pricing.md"
     secret.parent.mkdir()
     secret.write_text("root:x:0:0 — a file from outside the library\n")

@@ -221,7 +221,8 @@ NO_DEFAULT = {("vault",), ("timezone",), ("models",), ("models", "*", "model"), 
               ("models", "*", "deployments", "[]", "model"), ("models", "*", "deployments", "[]", "api_base"),
               ("models", "*", "deployments", "[]", "api_key_env"), ("metrics", "textfile"), ("libraries",),
               ("libraries", "*", "path"), ("calendars", "[]", "source"), ("calendars", "[]", "name"),
-              ("mcp_servers", "*", "command"), ("mcp_servers", "*", "url")}
+              ("mcp_servers", "*", "command"), ("mcp_servers", "*", "url"),
+              ("author",)}
 
 
 def test_every_key_has_a_default_or_says_why_not():
@@ -249,6 +250,7 @@ def test_a_config_of_only_the_required_keys_loads_with_the_schemas_defaults(tmp_
     assert not wrong, f"loaded differently from the schema's default (loaded, schema): {wrong}"
     # ... and the keys with no fixed default are worked out.
     assert config.vault == tmp_path / "Vault" and config.timezone is None
+    assert config.author is None  # publish falls back to the login name
     assert config.metrics_textfile == tmp_path / "state" / "metrics" / "routine.prom"
     assert config.models["general"].api_base is None
     assert [d.api_base for d in config.models["general"].deployments] == ["http://127.0.0.1:11434"]

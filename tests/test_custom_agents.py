@@ -123,7 +123,7 @@ def test_a_locked_agents_grounding_is_hidden_from_listings_and_other_agents(arti
     shown = cli(home, "agent", "show", "chef").stdout
     assert "[[Artifacts/Recipe]]" in shown and "locked" in shown and "paprika" not in shown
     assert "paprika" not in cli(home, "agent", "show", "chef", "--json").stdout
-    cli(home, "agent", "publish", "chef", "--to", "shared")
+    cli(home, "agent", "publish", "chef", "--to", "shared", "--with-grounding")
     listing = cli(home, "library", "show", "shared").stdout + cli(home, "library", "show", "shared", "chef").stdout
     listing += cli(home, "library", "show", "shared", "chef", "--json").stdout
     assert "Recipe.md" in listing and "paprika" not in listing

@@ -16,12 +16,24 @@ if TYPE_CHECKING:
 
 
 def publish(config: Config, agent: AgentSpec, args: argparse.Namespace) -> int:
-    found = publish_agent(config, agent, library_named(config, args.to))
+    done = publish_agent(config, agent, library_named(config, args.to), with_grounding=args.with_grounding,
+                         force=args.force)
+    found = done.version
     if args.json:
-        print_json({"name": found.name, "version": found.number, "folder": str(found.folder)})
-    else:
-        lock = " (locked)" if found.manifest.get("locked") else ""
-        print(f"Published {found.label}{lock} to the {found.library.name} library ({found.folder}).")
+        print_json({"name": found.name, "version": found.number, "folder": str(found.folder),
+                    "files": [{"path": path, "source": source, "bytes": size} for path, source, size in done.files],
+                    "left_out": list(done.left_out), "author": done.author,
+                    "author_from": done.author_from.name.lower()})
+        return 0
+    lock = " (locked)" if found.manifest.get("locked") else ""
+    print(f"Published {found.label}{lock} to the {found.library.name} library ({found.folder}), "
+          f"{len(done.files)} file{'s' if len(done.files) != 1 else ''}:")
+    width = max(len(path) for path, _, _ in done.files)
+    for path, source, size in done.files:
+        print(f"  {path:<{width}}  {size:>9,} bytes  from {source}")
+    print(f"Author: {done.author or '(none)'} (from {done.author_from.value}).")
+    if done.left_out:
+        print(f"Left out its grounding ({', '.join(done.left_out)}): add --with-grounding to publish it too.")
     return 0
 
 

@@ -113,7 +113,8 @@ def _tools(tools: tuple[str, ...]) -> list[str]:
     return list(dict.fromkeys(tools or DEFAULT_TOOLS))
 
 
-def _user() -> str:
+def login_name() -> str:
+    """The login name: an author when routine.yaml sets no `author:`."""
     try:
         return getpass.getuser()
     except (KeyError, OSError):  # no USER and no passwd entry (a container)
@@ -131,7 +132,7 @@ def agent_text(config: Config, spec: NewAgent) -> str:
         "role": spec.role or f"Custom agent grounded in {titles}",
         "model": _model(config, spec.model),
         "custom": True,
-        "author": spec.author or _user(),
+        "author": spec.author or config.author or login_name(),
         "behaviour": spec.behaviour or DEFAULT_BEHAVIOUR.value,
         "tools": _tools(spec.tools),
         "grounding": grounding,

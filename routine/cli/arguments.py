@@ -265,6 +265,10 @@ def agent(p: argparse.ArgumentParser) -> None:
     pub = sub.add_parser("publish", help="publish it to a library (a new version each time)")
     pub.add_argument("name", metavar="NAME")
     pub.add_argument("--to", required=True, metavar="LIBRARY", help="a library named in routine.yaml, or a folder")
+    pub.add_argument("--with-grounding", action="store_true",
+                     help="copy its grounding notes too (default: the agent note alone)")
+    pub.add_argument("--force", action="store_true",
+                     help="publish even if an e-mail address, phone number or URL with a secret is found")
     _json(pub)
     ins = sub.add_parser("install", help="install an agent from a library (checksums verified)")
     ins.add_argument("name", metavar="NAME[@VERSION]")

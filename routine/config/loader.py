@@ -145,6 +145,7 @@ def _build_config(path: Path, raw: Parsed) -> Config:
         events=EventSettings(listen=data["events"]["listen"], per_minute=data["events"]["per_minute"],
                              tokens=tuple(sorted(data["events"]["tokens"].items()))),
         mcp_servers={name: _mcp_server(path, name, spec) for name, spec in data["mcp_servers"].items()},
+        author=data.get("author"),
     )
 
 

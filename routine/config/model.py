@@ -210,6 +210,7 @@ class Config:
     trials: TrialSettings = TrialSettings()  # `trials:`; see routine.trials
     events: EventSettings = EventSettings()  # `events:`; see routine.daemon.webhook
     mcp_servers: dict[str, McpServer] = field(default_factory=dict)  # `mcp_servers:`; see routine.tools.mcp
+    author: str | None = None  # `author:`, the name publish writes; None: the login name
 
     @property
     def managed_hosts(self) -> list[str]:

@@ -347,6 +347,11 @@ CONFIG = {
                 "additionalProperties": {"oneOf": [{"type": "string", "minLength": 1}, LIBRARY]},
             },
         ),
+        "author": key(
+            "the name `routine agent publish` writes as an agent's author in a library; "
+            "default: your login name",
+            {"type": "string", "minLength": 1},
+        ),
         "mcp_servers": key(
             "MCP servers whose tools agents may use (`tools: [mcp:NAME]` or `mcp:NAME/TOOL` in an agent note), "
             "by name: a stdio `command` (sandboxed like run_command) or a streamable-HTTP `url`",
