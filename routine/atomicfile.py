@@ -169,3 +169,19 @@ def append_durably(fd: int, data: bytes) -> None:
     while data:
         data = data[os.write(fd, data):]
     os.fsync(fd)
+
+
+def secret_key(path: Path) -> bytes:
+    """The 32 random bytes kept at ``path`` (mode 0600), made once: a second process that races to
+    make it uses the first one's (the proposals' seal, the answers' tokens)."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_bytes(32)
+    try:
+        create(path, key, mode=0o600)
+    except FileExistsError:  # another process made it first: use theirs
+        return path.read_bytes()
+    return key

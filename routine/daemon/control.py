@@ -23,6 +23,7 @@ from routine.access import resolve
 from routine.config.loader import agent_named
 from routine.daemon.chat_op import chat
 from routine.daemon.client import socket_path
+from routine.daemon.connections import BoundedConnections
 from routine.daemon.event_op import event
 from routine.daemon.fire_op import fire
 from routine.daemon.ports import Jobs
@@ -105,33 +106,17 @@ class ControlServer:
             pass
 
 
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    """At most MAX_CONNECTIONS handled at once; the rest are answered "busy" and closed, so idle
-    or flooding clients can never use up the daemon's file handles."""
+class _Server(BoundedConnections, socketserver.UnixStreamServer):
+    """At most MAX_CONNECTIONS handled at once; the rest are answered "busy" and closed."""
 
-    daemon_threads = True
     request_queue_size = BACKLOG
 
     def __init__(self, *args: Any) -> None:
-        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.bounded(MAX_CONNECTIONS)
         super().__init__(*args)
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if not self.slots.acquire(blocking=False):
-            _reply_busy(request)
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.slots.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
+    def busy(self, request: Any) -> None:
+        _reply_busy(request)
 
     def get_request(self) -> tuple[Any, Any]:
         try:

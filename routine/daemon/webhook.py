@@ -15,10 +15,11 @@ import logging
 import threading
 import time
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 from routine import supervise
+from routine.daemon.connections import BoundedConnections
 from routine.daemon.event_op import queue_event
 from routine.daemon.ports import Jobs
 from routine.errors import PayloadProblem, RoutineError
@@ -31,28 +32,10 @@ WINDOW = 60.0  # seconds of the rate limit
 MAX_CONNECTIONS = 16  # open at once; one more is closed at once (a slow client holds one for READ_SECONDS)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
+class _Server(BoundedConnections, HTTPServer):
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]):
-        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.bounded(MAX_CONNECTIONS)
         super().__init__(address, handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if not self.slots.acquire(blocking=False):
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.slots.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
 
 
 class Refused(Exception):

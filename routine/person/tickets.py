@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
 
-from routine.atomicfile import create
+from routine.atomicfile import secret_key
 from routine.journal.answers import AnswerBook, Ticket
 from routine.paths import state_dir
 
@@ -63,17 +63,7 @@ class Read:
 
 
 def _key() -> bytes:
-    path = state_dir() / KEY_FILE
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        pass
-    key = secrets.token_bytes(32)
-    try:
-        create(path, key, mode=0o600)
-    except FileExistsError:  # another process made it first: use theirs
-        return path.read_bytes()
-    return key
+    return secret_key(state_dir() / KEY_FILE)
 
 
 def _signature(ticket: str, choice: int) -> str:

@@ -17,12 +17,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from routine.atomicfile import create
+from routine.atomicfile import secret_key
 from routine.paths import state_dir
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import load_note_text
@@ -139,18 +138,7 @@ def _looks_like_proposal(path: Path) -> bool:
 
 
 def _key() -> bytes:
-    path = state_dir() / "proposal-seal.key"
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_bytes(32)
-    try:
-        create(path, key, mode=0o600)
-    except FileExistsError:  # another process made it first: use theirs
-        return path.read_bytes()
-    return key
+    return secret_key(state_dir() / "proposal-seal.key")
 
 
 def seal(rel: str, properties: Mapping[str, object]) -> str:
