@@ -298,8 +298,9 @@ def test_an_answer_to_a_block_changed_since_is_said_not_applied(initialised, oll
 
 @pytest.mark.daemon(budget=120)
 def test_a_question_answered_by_its_phone_button_resumes_the_block_once(initialised, ollama):
-    """The question's choices are the phone's buttons (ntfy); the button's answer goes through the
-    one path `routine answer` takes, and the same button pressed again changes nothing."""
+    """The question's choices are the phone's buttons (ntfy); the daemon is restarted while it waits;
+    the button's answer goes through the one path `routine answer` takes, the block goes on from the
+    step that asked with at most two models resident, and the same button pressed again changes nothing."""
     from fake_ntfy import FakeNtfy
     from test_answers_daemon import answers, with_channels
 
@@ -317,6 +318,9 @@ def test_a_question_answered_by_its_phone_button_resumes_the_block_once(initiali
                                             and "Which meeting" in (m.get("title") or "") + m["message"]), None),
                               30, "the question's message with its buttons")
             assert [a["label"] for a in pushed["actions"]] == ["Board prep", "Hiring sync"]
+        with daemon(home):  # a restart while the question waits; then the person presses a button
+            wait_for(lambda: ntfy.subscribers > 0, 30, "the daemon to read the reply topic again")
+            assert question_id(home) == qid
             ntfy.press(pushed, "Hiring sync")
             wait_for(lambda: block_run(home)["status"] == "ok", 60, "the block to go on with the phone's answer")
             ntfy.press(pushed, "Board prep")  # pressed again: the ticket is spent
@@ -325,5 +329,7 @@ def test_a_question_answered_by_its_phone_button_resumes_the_block_once(initiali
         ntfy.stop()
     strategist = [p for p in team.prompts if "Pick the day's focus" in p and "ANSWER=[Hiring sync]" in p]
     assert strategist and "The person answered: Hiring sync" in strategist[0]
+    assert not any("Gather the notes" in p for p in team.prompts[team.prompts.index(strategist[0]):])
     assert "phone:ntfy" in home.note(f"Inbox/Question {qid}.md")
     assert not any("ANSWER=[Board prep]" in p for p in team.prompts)  # the second press changed nothing
+    assert ollama.peak_resident <= 2
