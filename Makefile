@@ -34,7 +34,7 @@ test: setup
 # The tests that touch the sandbox, on a PATH without bubblewrap: they skip with the reason, and
 # doctor warns with the fix (CI runs this too: a fresh machine may lack bubblewrap).
 SANDBOX_TESTS := tests/test_tools.py tests/test_protected.py tests/test_cli_messages.py tests/test_custom_agents.py \
-	tests/test_agent_library.py tests/test_agent_smolagents.py tests/test_cli_light.py
+	tests/test_agent_library.py tests/test_agent_smolagents.py tests/test_cli_light.py tests/test_mcp_client.py
 test-no-bwrap: setup
 	scripts/without-command.sh bwrap $(abspath $(BIN))/python -m pytest -q -p no:cacheprovider $(SANDBOX_TESTS)
 
