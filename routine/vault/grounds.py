@@ -261,10 +261,13 @@ class _Library:
         return facts
 
     def _index(self) -> _Index:
-        index = _INDEXES.setdefault((self.root, self.today), _Index())
-        if len(_INDEXES) > 16:
-            _INDEXES.clear()
-            _INDEXES[(self.root, self.today)] = index
+        index = _INDEXES.get((self.root, self.today))
+        if index is None:  # a new day: the vault's index of an earlier day (and the facts it holds) let go
+            for stale in [key for key in _INDEXES if key[0] == self.root]:
+                del _INDEXES[stale]
+            if len(_INDEXES) >= 16:
+                _INDEXES.clear()
+            index = _INDEXES[(self.root, self.today)] = _Index()
         return index
 
     def find(self, test: Callable[[Facts], bool], keys: set[str], need: set[str]) -> str | None:
