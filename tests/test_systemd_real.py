@@ -175,7 +175,9 @@ def _check(box: Box) -> None:
     install = box.run(str(Path(sys.prefix) / "bin" / "routine"), "service", "install", timeout=180,
                       env={"SUDO_USER": "alice", "PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
     assert "192.168.1.30 (notify (ntfy)) → 192.168.1.30" in install.stdout, install.stdout
-    assert "192.168.1.20 (calendar family) → 192.168.1.20" in install.stdout
+    from routine.redact import source_name  # a calendar without `name:`: its host and a short hash, no path
+
+    assert f"192.168.1.20 (calendar {source_name('http://192.168.1.20/family.ics')}) → 192.168.1.20" in install.stdout
     assert f"Enabled {UNIT}" in install.stdout, install.stdout
     unit_text = box.run("cat", f"/etc/systemd/system/{UNIT}").stdout
     assert re.search(r"^IPAddressAllow=localhost .*192\.168\.1\.30", unit_text, re.M), unit_text
