@@ -243,9 +243,22 @@ def _retry(raw: Parsed) -> RetryPolicy:
 def _trigger(doc: LocatedYaml, i: int, raw: Parsed, agents: dict[str, AgentSpec],
              problems: list[Problem]) -> Trigger | None:
     here = ("triggers", i)
-    agent = agents.get(raw["agent"])
+    found = _agent_and_write(doc, here, raw.get("agent"), raw, agents, problems)
+    if found is None:
+        return None
+    agent, write = found
+    return Trigger(id=f"{Path(doc.file).stem}#{i}", file=doc.file, on=raw["on"], path=raw["path"], agent=agent.name,
+                   task=raw.get("task"), where=tuple(sorted((raw.get("where") or {}).items())),
+                   debounce=_duration(with_defaults(TRIGGER, raw)["debounce"]), write=write)
+
+
+def _agent_and_write(doc: LocatedYaml, here: PathKey, agent_name: object, raw: Parsed,
+                     agents: dict[str, AgentSpec], problems: list[Problem]) -> tuple[AgentSpec, WriteSpec] | None:
+    """A trigger's agent, its task checked as a template, and where it writes (the trigger's, else the
+    agent's default); None, with the problem said, when the agent is unknown or nothing says where."""
+    agent = agents.get(agent_name) if isinstance(agent_name, str) else None
     if agent is None:
-        problems.append(doc.problem(here + ("agent",), f"unknown agent {raw['agent']!r}."))
+        problems.append(doc.problem(here + ("agent",), f"unknown agent {agent_name!r}."))
         return None
     if "task" in raw:
         check_template(doc, here + ("task",), raw["task"], [], problems)
@@ -253,9 +266,7 @@ def _trigger(doc: LocatedYaml, i: int, raw: Parsed, agents: dict[str, AgentSpec]
     if write is None:
         problems.append(doc.problem(here, f"trigger needs a `write:` target (agent {agent.name} has no default)."))
         return None
-    return Trigger(id=f"{Path(doc.file).stem}#{i}", file=doc.file, on=raw["on"], path=raw["path"], agent=agent.name,
-                   task=raw.get("task"), where=tuple(sorted((raw.get("where") or {}).items())),
-                   debounce=_duration(with_defaults(TRIGGER, raw)["debounce"]), write=write)
+    return agent, write
 
 
 def _event_trigger(doc: LocatedYaml, i: int, raw: Parsed, agents: dict[str, AgentSpec],
@@ -281,17 +292,10 @@ def _event_trigger(doc: LocatedYaml, i: int, raw: Parsed, agents: dict[str, Agen
     for key in ("path", "where"):
         if key in raw:
             problems.append(doc.problem(here + (key,), f"`{key}` is for a note's trigger; an event's has none."))
-    agent = agents.get(agent_name) if isinstance(agent_name, str) else None
-    if agent is None:
-        problems.append(doc.problem(here + ("agent",), f"unknown agent {agent_name!r}."))
+    found = _agent_and_write(doc, here, agent_name, raw, agents, problems)
+    if found is None or len(problems) > before:
         return None
-    if "task" in raw:
-        check_template(doc, here + ("task",), raw["task"], [], problems)
-    write = WriteSpec.from_dict(raw.get("write")) or agent.write
-    if write is None:
-        problems.append(doc.problem(here, f"trigger needs a `write:` target (agent {agent.name} has no default)."))
-    if len(problems) > before or write is None:
-        return None
+    agent, write = found
     return Trigger(id=f"{Path(doc.file).stem}#{i}", file=doc.file, on="event", path="", agent=agent.name,
                    task=raw.get("task"), write=write, event=raw["event"])
 
