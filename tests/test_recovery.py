@@ -198,6 +198,10 @@ def test_the_dashboard_says_as_of_when_and_a_stop_says_stopped(initialised):
         live = wait_for(lambda: "running since" in dashboard.read_text() and dashboard.read_text(), 30, "the dashboard")
         assert ": healthy (as of " in live, live
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=scaled(60)) == 0
+        try:
+            assert proc.wait(timeout=scaled(60)) == 0
+        except subprocess.TimeoutExpired:  # the log says where it hung (every thread's stack after 45 s)
+            log = (home.root / "daemon.log").read_text()
+            raise AssertionError("the daemon did not stop:\n" + log[-6000:]) from None
     text = dashboard.read_text()
     assert "running since" not in text and " stopped at " in text and "nothing runs until it starts again" in text

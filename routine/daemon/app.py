@@ -18,6 +18,7 @@ models unloaded, journal closed); exit 0.
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import signal
 import threading
@@ -36,6 +37,7 @@ from routine.daemon.components import Component, Components, if_there
 from routine.daemon.control import ControlServer
 from routine.daemon.live import Live
 from routine.daemon.scheduled import ScheduledWork
+from routine.daemon.signals import SignalPipe
 from routine.daemon.monitor import Monitor
 from routine.daemon.notify import Notifier, Watchdog
 from routine.daemon.publish import Publisher
@@ -67,6 +69,7 @@ log = logging.getLogger("routine.daemon")
 
 STOP_GRACE_SECONDS = 20.0
 INDEX_STOP_SECONDS = 10.0  # STOP_GRACE + this stays well inside TimeoutStopSec=60s
+STOP_REPORT_SECONDS = 45.0  # a stop still going then has its threads' stacks logged
 
 
 class Daemon(ScheduledWork):
@@ -215,19 +218,22 @@ class Daemon(ScheduledWork):
         self.notifier.ready(status_line(snap, self.now_local().tzinfo) if snap else "ready")
 
     def serve_forever(self) -> int:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: self.stopping.set())
-        signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=self._hangup, daemon=True).start())
+        signals = SignalPipe((signal.SIGTERM, signal.SIGINT, signal.SIGHUP))  # handled here, lock-free
         self.start()
-        self.stopping.wait()
+        while (sig := signals.next()) == signal.SIGHUP:
+            threading.Thread(target=self._hangup, name="reload", daemon=True).start()
+        log.info("%s received", sig.name)
         return self.shutdown()
 
     def shutdown(self) -> int:
         log.info("stopping: no new work; waiting up to %.0fs for the running step", STOP_GRACE_SECONDS)
+        # A stop that hangs says where: every thread's stack to stderr (the journal), before systemd's kill.
+        faulthandler.dump_traceback_later(STOP_REPORT_SECONDS, exit=False)
         self.stopping.set()
         self.notifier.stopping()
         self._parts.stop()
         self.notifier.close()
+        faulthandler.cancel_dump_traceback_later()
         return 0
 
     def _start_memory(self, config: Config) -> RemoteIndex:

@@ -168,11 +168,11 @@ class NightTrials:
             PromptTrialQueue(journal.db).end(variant.id)
 
         def failed(journal: Journal, error: str) -> None:  # the advice is lost unless the person hears of it
-            PromptTrialQueue(journal.db).end(variant.id, error)
             raise_alert(self.live.config, self.now(), "change not tried",
                         f"The change to {variant.agent} ({variant.origin}) was not tried: {error}",
                         "make the change by hand if you still want it, or try a copy of the agent note with "
                         f"`routine agent try {variant.agent} --variant NOTE`.", agent=variant.agent)
+            PromptTrialQueue(journal.db).end(variant.id, error)  # after the alert: the row ends once it is said
 
         self._trying(f"prompt trial of {variant.agent} ({variant.origin})", run, failed)
 

@@ -82,8 +82,9 @@ class Worker:
             message = json.loads(line)
             if "embed" in message:
                 self._answered(message)
-            elif message.get("op") == "interrupt":
+            elif message.get("op") == "interrupt":  # the daemon is stopping: a pass ends now
                 self.index.interrupt()
+                self._fail_asked()  # its embeddings asked of the daemon will not come
             else:
                 threading.Thread(target=self.handle, args=(message,), name=f"index-{message.get('op')}",
                                  daemon=True).start()
