@@ -67,3 +67,13 @@ def test_a_time_is_shortened_to_what_differs(capsys, monkeypatch):
                 ["model", "tok/s", "note"])
     out = capsys.readouterr().out
     assert "1299" in out and all(len(line) <= 40 for line in out.splitlines()), out
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_an_error_and_its_fix_wrap_to_the_terminal(home, columns):
+    """Prose wraps: the sentence and its fix at the edge (no config yet) fit the terminal, words whole."""
+    done = home.run("agent", "show", "planner", env_extra={"COLUMNS": str(columns)})
+    lines = done.stderr.splitlines()
+    assert done.returncode != 0 and len(lines) > 1 and "Fix:" in done.stderr, done.stderr
+    assert all(len(line) <= columns for line in lines), done.stderr
+    assert " ".join(line.strip() for line in lines).startswith("routine: "), done.stderr

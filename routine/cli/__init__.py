@@ -16,6 +16,7 @@ from routine import __version__, logs
 from routine.cli import arguments
 from routine.errors import EXIT_USAGE, RoutineError
 from routine.redact import redact_text
+from routine.terminal.output import say
 
 # command -> (module in routine.actions, help)
 COMMANDS = {
@@ -148,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
 
-        print(f"routine: {redact_text(str(exc))}", file=sys.stderr)
+        say(f"routine: {redact_text(str(exc))}", sys.stderr)  # wrapped to a terminal's width
         return exc.exit_code
     except KeyboardInterrupt:
         print("routine: interrupted.", file=sys.stderr)

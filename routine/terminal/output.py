@@ -11,6 +11,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from enum import Enum
+from typing import TextIO
 from datetime import datetime, tzinfo
 from zoneinfo import ZoneInfo
 
@@ -25,9 +26,9 @@ def print_json(data: object) -> None:
     sys.stdout.write("\n")
 
 
-def terminal_width() -> int | None:
+def terminal_width(stream: TextIO | None = None) -> int | None:
     """The width lines must fit: the terminal's, or COLUMNS; None when output goes to a file or pipe."""
-    if os.environ.get("COLUMNS", "").isdigit() or sys.stdout.isatty():
+    if os.environ.get("COLUMNS", "").isdigit() or (stream or sys.stdout).isatty():
         return shutil.get_terminal_size().columns
     return None
 
@@ -109,16 +110,17 @@ def distinct_width(values: list[str], floor: int) -> int:
     return longest
 
 
-def say(text: str) -> None:
+def say(text: str, stream: TextIO | None = None) -> None:
     """Prose for the person: on a terminal each line wraps at its width (words kept whole, the
     continuation indented like the line); piped, it is printed as it is."""
-    width = terminal_width()
+    out = stream or sys.stdout
+    width = terminal_width(out)
     if width is None:
-        print(text)
+        print(text, file=out)
         return
     for line in text.split("\n"):
         indent = " " * (len(line) - len(line.lstrip()))
-        print("\n".join(textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)) or "")
+        print("\n".join(textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)) or "", file=out)
 
 
 def print_table(rows: list[dict], columns: list[str], labels: dict[str, str] | None = None,
