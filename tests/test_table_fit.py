@@ -3,6 +3,7 @@ numbers whole, drops empty columns first, and keeps cut cells distinct from thei
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -40,6 +41,11 @@ def test_every_table_keeps_ids_times_and_numbers_whole(initialised, columns):
     for command in (("status",), ("runs", "list")):
         out = home.run(*command, env_extra={"COLUMNS": str(columns)}).stdout
         assert all(run_id in out for run_id in ids), (command, out)
+    # a block's name (what `routine fire` takes) and its cron are never cut
+    blocks = json.loads(home.run("schedule", "list", "--json").stdout)["blocks"]
+    rows = home.run("schedule", "list", env_extra={"COLUMNS": str(columns)}).stdout.splitlines()
+    for block in blocks:
+        assert any(line.split("  ")[0] == block["id"] and block["cron"] in line for line in rows), (block, rows)
 
 
 def test_status_drops_empty_columns_first_and_keeps_blocks_apart(initialised):

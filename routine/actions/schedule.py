@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 from zoneinfo import ZoneInfo
 
 from routine import paths
-from routine.terminal.output import print_json, print_table
+from routine.terminal.output import Kind, print_json, print_table
 from routine.config.loader import load_agents, load_config
 from routine.daemon import client
 from routine.errors import ConfigError
@@ -182,7 +182,7 @@ def _list(schedules: Schedules, as_json: bool) -> int:
         }
         for b in schedules.blocks.values()
     ]
-    print_table(rows, ["block", "cron", "missed", "steps", "writes"])
+    print_table(rows, ["block", "cron", "missed", "steps", "writes"], kinds={"cron": Kind.ID})
     if schedules.triggers:
         print()
         print_table([{"trigger": t.id, "on": t.on, "path": t.path or f"event {t.event}",

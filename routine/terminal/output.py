@@ -129,8 +129,8 @@ def print_table(rows: list[dict], columns: list[str], labels: dict[str, str] | N
     """Rows as aligned columns. On a terminal a row fits its width, choosing what to cut by meaning:
     columns with no values go first, then times are shortened to what differs from now, then TEXT
     columns are cut (with `…`, each cut cell still distinct from the others in its column), then the
-    ``spare`` columns and then the rightmost TEXT columns are left out. An ID (a ``keep`` column), a
-    TIME or a NUMBER (declared in ``kinds`` or inferred from the values) is never cut. The full text
+    ``spare`` columns and then the rightmost TEXT columns are left out. An ID (a ``keep`` column or
+    the first, which names the row), a TIME or a NUMBER (declared in ``kinds`` or inferred from the values) is never cut. The full text
     is in `--json` (and `runs show`)."""
     if not rows:
         return
@@ -138,6 +138,8 @@ def print_table(rows: list[dict], columns: list[str], labels: dict[str, str] | N
     names = labels or {}
     grid = {c: [r.get(c) for r in rows] for c in columns}
     kind = {c: Kind.ID if c in keep else (kinds or {}).get(c) or kind_of(c, grid[c]) for c in columns}
+    if kind[columns[0]] is Kind.TEXT:  # a row's first cell names it (a block, an agent, a model): kept whole
+        kind[columns[0]] = Kind.ID
     shown = list(columns)
     if width is not None and not _fits(shown, grid, names, width):
         shown = [c for c in shown if not all(_blank(v) for v in grid[c])] or shown[:1]
