@@ -130,8 +130,8 @@ def print_table(rows: list[dict], columns: list[str], labels: dict[str, str] | N
     columns with no values go first, then times are shortened to what differs from now, then TEXT
     columns are cut (with `…`, each cut cell still distinct from the others in its column), then the
     ``spare`` columns and then the rightmost TEXT columns are left out. An ID (a ``keep`` column or
-    the first, which names the row), a TIME or a NUMBER (declared in ``kinds`` or inferred from the values) is never cut. The full text
-    is in `--json` (and `runs show`)."""
+    the first, which names the row), a TIME or a NUMBER (declared in ``kinds`` or inferred from the
+    values) is never cut. The full text is in `--json` (and `runs show`)."""
     if not rows:
         return
     width = terminal_width()
