@@ -138,7 +138,7 @@ def mcp_tools(config: Config, agent: AgentSpec) -> list[McpToolShown]:
     finally:
         stop_all()
     rows: list[McpToolShown] = [{"name": t.name, "server": t.server, "changes": not t.read_only,
-                         "proposal": not t.read_only and agent.approval == "required"} for t in tools]
+                                 "proposal": not t.read_only and agent.approval == "required"} for t in tools]
     return rows + [{"name": None, "server": None, "problem": note} for note in notes]
 
 

@@ -257,7 +257,7 @@ def _links(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServi
             break
 
 
-# How each input form (``runner.inputs.Kind``) is gathered (one read from a run service: as its
+# How each input form (``config.input_forms.Kind``) is gathered (one read from a run service: as its
 # ``REPORTS`` entry says): a form without its entry fails at import.
 _GATHER: dict[Kind, Callable[[_Gatherer, input_forms.Input, input_forms.RunServices], None]] = {
     Kind.STEP: _step, Kind.GLOB: _glob, Kind.LINKS: _links,
