@@ -10,7 +10,7 @@ from routine.actions.agent_assign import assignment
 from routine.actions.agent_library import install, publish
 from routine.actions.agent_trial import try_prompt
 from routine.agents.authoring import create, NewAgent
-from routine.agents.describe import details, summary
+from routine.agents.describe import MemoryShown, details, summary
 from routine.agents.smolagents_format import export, import_folder
 from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import agent_named, load_agents, load_config
@@ -59,10 +59,9 @@ def _list(agents: dict[str, AgentSpec], as_json: bool) -> int:
     if as_json:
         print_json(rows)
         return 0
-    for row in rows:
-        row["kind"] = ("custom" if row["custom"] else "built-in") + (", locked" if row["locked"] else "")
-        row["tools"] = ", ".join(row["tools"]) or "-"
-    print_table(rows, ["name", "kind", "model", "role", "tools"])
+    table = [{**row, "kind": ("custom" if row["custom"] else "built-in") + (", locked" if row["locked"] else ""),
+              "tools": ", ".join(row["tools"]) or "-"} for row in rows]
+    print_table(table, ["name", "kind", "model", "role", "tools"])
     return 0
 
 
@@ -106,7 +105,7 @@ def _show(config: Config, agent: AgentSpec, as_json: bool) -> int:
     return 0
 
 
-def _show_memory(memory: dict) -> None:
+def _show_memory(memory: MemoryShown) -> None:
     held = f"{memory['entries']} learned line(s), {memory['own']} of yours" if memory["exists"] else "nothing yet"
     print(f"  memory: {memory['note']} ({held})")
     print("    What routine learns from its days and gives it every run: what you kept or rewrote of its\n"

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if final is not None:
         if final.get("error"):
             print(f"routine: {final['error']}" + (f" Fix: {final['fix']}" if final.get("fix") else ""), file=sys.stderr)
-            return final.get("exit", EXIT_JOB_FAILED)
+            return int(final.get("exit", EXIT_JOB_FAILED))
         result = final["result"]
     else:
         result = _decide_here(config, rel, decision, force)
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     return 0 if Outcome(result["outcome"]).settled else EXIT_JOB_FAILED
 
 
-def _decide_here(config: Config, rel: str, decision: bool, force: bool = False) -> dict:
+def _decide_here(config: Config, rel: str, decision: bool, force: bool = False) -> dict[str, str | None]:
     from datetime import datetime
 
     agents, _ = load_agents(config, require_vault=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, TextIO
+from typing import TYPE_CHECKING, Callable, TextIO
 
 from routine.actions.fire import _progress
 from routine.actions.search import agent_search
@@ -22,6 +22,9 @@ from routine.flows.step_setup import STEP_SETUP
 from routine.journal import Journal
 from routine.runner.events import from_json, Queued, Token
 from routine.runner.step import Runner
+
+if TYPE_CHECKING:
+    from routine.jsonvalue import Parsed
 
 
 
@@ -37,11 +40,11 @@ class Asker:
         self._journal: Journal | None = None
 
     def ask(self, question: str, session: str | None, continue_last: bool,
-            on_token: Callable[[str], None] | None = None) -> dict:
+            on_token: Callable[[str], None] | None = None) -> Parsed:
         message = {"op": "chat", "agent": self.agent.name, "question": question, "session": session,
                    "continue": continue_last, **({"model": self.model} if self.model else {})}
 
-        def on_event(line: dict) -> None:
+        def on_event(line: Parsed) -> None:
             event = from_json(line)
             if isinstance(event, Token) and on_token:
                 on_token(event.text)
@@ -50,7 +53,8 @@ class Asker:
 
         final = client.call(message, on_event=on_event)
         if final is not None:
-            return client.result_of(final)
+            reply: Parsed = client.result_of(final)  # the daemon's reply: the chat reply's as_dict
+            return reply
 
         runner, journal = self._local()
         return ask(runner, journal, self.agent, question, session, continue_last, on_token).as_dict()
@@ -87,7 +91,7 @@ def stream_to(out: TextIO) -> Callable[[str], None]:
     return write
 
 
-def said_rejected(result: dict) -> None:
+def said_rejected(result: Parsed) -> None:
     """Which reply is the answer, when earlier ones were rejected (the stream marked each)."""
     rejected = result.get("rejected") or []
     if rejected:

@@ -176,7 +176,7 @@ def _notify_checks(config: Config) -> list[Check]:
 
 def _server_checks(config: Config) -> list[Check]:
     checks = []
-    sizes = {}
+    sizes: dict[str, int] = {}
     for host in config.managed_hosts:
         try:
             pulled = providers.pulled_sizes(host)
@@ -202,7 +202,7 @@ def _server_checks(config: Config) -> list[Check]:
     return checks
 
 
-def _memory_budget(config: Config, sizes: dict) -> Check:
+def _memory_budget(config: Config, sizes: dict[str, int]) -> Check:
     total = _mem_total()
     biggest = sorted(sizes.values(), reverse=True)[: config.max_resident]
     # A loaded model takes roughly its file size plus KV cache; 1.2x is a fair margin.

@@ -17,14 +17,16 @@ from routine.journal.status import RunStatus, succeeded
 from routine.runner import events as ev
 from routine.runner.block import run_block
 from routine.runner.events import from_json
-from routine.runner.step import Runner, StepRequest
+from routine.runner.request import StepRequest
+from routine.runner.step import Runner
 from routine.schedule.loader import block_from_files, declared_block_ids
 from routine.terminal.progress import ProgressPrinter, StepProgress
 
 if TYPE_CHECKING:
+    from routine.jsonvalue import Parsed
     from routine.runner.events import RunEvent
-    from routine.runner.resume import Resume
-    from routine.runner.step import StepOutcome
+    from routine.runner.block import Resume
+    from routine.runner.request import StepOutcome
     from routine.config.model import AgentSpec, Config
     from routine.schedule.model import Block
 
@@ -84,7 +86,7 @@ def through_daemon(args: argparse.Namespace, resume: str | None = None) -> int |
     message = {"op": "fire", "target": args.target, "task": args.task, **({"resume": resume} if resume else {}),
                **({"model": args.model, "write": args.write} if getattr(args, "model", None) else {})}
 
-    def on_line(line: dict) -> None:
+    def on_line(line: Parsed) -> None:
         event = from_json(line)
         if event is not None:
             progress(event)
@@ -94,7 +96,7 @@ def through_daemon(args: argparse.Namespace, resume: str | None = None) -> int |
         return None
     if final.get("error") and "result" not in final:
         print(f"routine: {final['error']}" + (f" Fix: {final['fix']}" if final.get("fix") else ""), file=sys.stderr)
-        return final.get("exit", EXIT_JOB_FAILED)
+        return int(final.get("exit", EXIT_JOB_FAILED))
     result = final["result"]
     if args.json:
         print_json(result)
@@ -107,7 +109,7 @@ def through_daemon(args: argparse.Namespace, resume: str | None = None) -> int |
                 print(f"routine: {step['error']}", file=sys.stderr)
             elif wrote:
                 print(_wrote_line(wrote["message"], wrote["outcome"], step["run"]))
-    return final.get("exit", 0)
+    return int(final.get("exit", 0))
 
 
 def _block_named(config: Config, agents: dict[str, AgentSpec], name: str) -> Block | None:

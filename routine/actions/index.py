@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import argparse
 
 from routine.daemon import client
@@ -10,11 +12,14 @@ from routine.terminal.progress import ProgressPrinter
 from routine.config.loader import load_config
 from routine.runner.events import from_json, IndexProgress
 
+if TYPE_CHECKING:
+    from routine.jsonvalue import Parsed
+
 
 def run(args: argparse.Namespace) -> int:
     progress = ProgressPrinter(quiet=args.quiet or args.json)
 
-    def on_line(line: dict) -> None:
+    def on_line(line: Parsed) -> None:
         event = from_json(line)
         if isinstance(event, IndexProgress):
             progress(event.what, event.count, event.total)
@@ -37,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def summary(stats: dict) -> str:
+def summary(stats: Parsed) -> str:
     parts = [f"{stats[key]} {key}" for key in ("added", "changed", "removed") if stats[key]]
     what = ", ".join(parts) if parts else "nothing changed"
     line = (f"Search index: {stats['notes']} notes, {stats['chunks']} chunks ({what}; "

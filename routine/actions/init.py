@@ -76,7 +76,7 @@ def _vault_from(arg: str | None, config_path: Path) -> Path:
     return Path(DEFAULT_VAULT).expanduser()
 
 
-def _copy_new(src: Path, dest: Path, created: list, kept: list, label: str) -> None:
+def _copy_new(src: Path, dest: Path, created: list[str], kept: list[str], label: str) -> None:
     if dest.exists() or dest.is_symlink():
         kept.append(label)
         return

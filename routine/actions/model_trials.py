@@ -19,6 +19,7 @@ from routine.models.manager import ModelManager
 from routine.trials.scores import COLUMNS, overall, ranked, recommendation, scores as score, table_rows, write_note
 
 if TYPE_CHECKING:
+    from routine.jsonvalue import JSONObject, Parsed
     from routine.journal.trials import Trial
 
 def try_model(config: Config, args: argparse.Namespace) -> int:
@@ -87,8 +88,8 @@ def _trial_line(trial: Trial) -> str:
     return f"  {where}: {verdict} ({figures})"
 
 
-def _problems(judged: dict) -> list[str]:
-    out = []
+def _problems(judged: Parsed) -> list[str]:
+    out: list[str] = []
     if judged.get("reply_ok") is False:
         out.append(f"reply {judged.get('reply_problem')}")
     if judged.get("grounding_ok") is False:
@@ -98,7 +99,7 @@ def _problems(judged: dict) -> list[str]:
     return out
 
 
-def _trial_json(trial: Trial) -> dict:
+def _trial_json(trial: Trial) -> JSONObject:
     return {"id": trial.id, "run": trial.run, "candidate": trial.candidate, "agent": trial.agent,
             "status": trial.status.value, "model": trial.model, "result": trial.result, "error": trial.error}
 

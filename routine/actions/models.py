@@ -25,6 +25,7 @@ from routine.schedule import pause
 from routine.schedule.loader import load_schedules
 
 if TYPE_CHECKING:
+    from routine.jsonvalue import Parsed
     from routine.models.plan import Decision, ModelKey
     from routine.config.model import Config
 
@@ -73,7 +74,7 @@ def _ps(config: Config, as_json: bool) -> int:
     return 0 if not unreachable else 1
 
 
-def _loaded_by(event: dict | None) -> str:
+def _loaded_by(event: Parsed | None) -> str:
     if event is None:
         return "another client"
     return f"routine ({event['reason']}{', run ' + event['run_id'] if event.get('run_id') else ''})"
@@ -176,7 +177,7 @@ def _tokens(config: Config, as_json: bool) -> int:
     journal = Journal()
     try:
         calibration = Calibration(TokenSamples(journal.db))
-        rows: list[dict] = []
+        rows: list[dict[str, object]] = []
         for alias in config.models.values():
             acc = calibration.accuracy(alias.model, alias.tokenizer)
             rows.append({"alias": alias.name, "model": alias.primary.served_name, "method": acc.method.value,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypeAlias
+
 import argparse
 import json
 
@@ -15,6 +17,9 @@ from routine.journal.runs import RunRecord, TranscriptEntry
 from routine.journal.status import outcome
 from routine.journal.token_samples import TokenSamples
 from routine.models.calibration import error_percent
+
+if TYPE_CHECKING:
+    from routine.jsonvalue import Parsed
 
 LIST_COLUMNS = ["id", "status", "agent", "block", "trigger", "model", "started", "seconds", "wrote"]
 
@@ -54,12 +59,16 @@ def _list(journal: Journal, limit: int, as_json: bool, clock: Clock) -> int:
     return 0
 
 
-def _wrote_cell(wrote: str | dict | list | None) -> str | None:
+# A run's `wrote` as journaled: a note's path, a write's record ({"path", ...}), or a block's, step by step.
+WroteValue: TypeAlias = "str | Parsed | list[WroteValue] | None"
+
+
+def _wrote_cell(wrote: WroteValue) -> str | None:
     """One note's path, or a block's notes joined (each once): never a Python list's repr."""
     return ", ".join(wrote_paths(wrote)) or None
 
 
-def wrote_paths(wrote: str | dict | list | None) -> list[str]:
+def wrote_paths(wrote: WroteValue) -> list[str]:
     """The notes a run (or a block, step by step) wrote, each once, in the order written."""
     if isinstance(wrote, dict):
         return [wrote["path"]] if wrote.get("path") else []
@@ -132,7 +141,7 @@ def _show(journal: Journal, run_id: str, as_json: bool, clock: Clock) -> int:
     return 0
 
 
-def _token_counts(journal: Journal, run_id: str) -> list[dict]:
+def _token_counts(journal: Journal, run_id: str) -> list[dict[str, object]]:
     return [{"model": s.model, "counter": s.counter, "counted": s.counted, "reported": s.reported,
              "error_pct": round(error_percent(s.counted, s.reported), 1)}
             for s in TokenSamples(journal.db).of_run(run_id) if s.counted]
@@ -147,7 +156,7 @@ _METRIC_LABELS = [
 ]
 
 
-def _metric_lines(metrics: dict) -> list[str]:
+def _metric_lines(metrics: Parsed) -> list[str]:
     lines = [f"{label + ':':18}{fmt.format(metrics[key])}" for key, label, fmt in _METRIC_LABELS
              if metrics.get(key) is not None]
     tegra = metrics.get("tegrastats") or {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
 from zoneinfo import ZoneInfo
 
 from routine import paths
@@ -19,6 +19,7 @@ from routine.schedule.loader import declared_blocks, in_force, load_schedules
 if TYPE_CHECKING:
     from datetime import timedelta
     from routine.errors import Problem
+    from routine.jsonvalue import Parsed
     from routine.config.model import AgentSpec, Config
     from routine.schedule.model import Block, Schedules
 
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     return _say_broken(broken, kept)
 
 
-def _kept_by_daemon(broken: dict) -> dict[str, list[dict]]:
+def _kept_by_daemon(broken: dict[str, list[Problem]]) -> dict[str, list[Parsed]]:
     """For each broken file, the running daemon's next fires of its blocks: the last good
     version it keeps in force (nothing when no daemon runs)."""
     if not broken:
@@ -49,7 +50,7 @@ def _kept_by_daemon(broken: dict) -> dict[str, list[dict]]:
     if final is None or "status" not in final:
         return {}
     fires = final["status"].get("next_fires") or []
-    kept = {}
+    kept: dict[str, list[Parsed]] = {}
     for file in broken:
         ids = set(declared_blocks(Path(file)))
         rows = [f for f in fires if f.get("block") in ids]
@@ -58,7 +59,7 @@ def _kept_by_daemon(broken: dict) -> dict[str, list[dict]]:
     return kept
 
 
-def _say_broken(broken: dict, kept: dict) -> int:
+def _say_broken(broken: dict[str, list[Problem]], kept: dict[str, list[Parsed]]) -> int:
     """Name each broken file after what is in force; exit 2 so scripts notice."""
     for file, problems in broken.items():
         held = kept.get(file)
@@ -88,15 +89,25 @@ def _validate(config: Config, agents: dict[str, AgentSpec], agent_problems: list
     return 0 if not problems else ConfigError.exit_code
 
 
+class UpcomingFire(TypedDict):
+    """A block's next fire, as `schedule next` and `status` show it."""
+
+    block: str
+    at: datetime
+    agents: list[str]
+    dst_shift: str | None  # a DST shift of this fire, or the daemon's last good version of a broken file
+    held: NotRequired[str | None]  # why it does not run (``pause.held_slots``)
+
+
 def block_zone(block: Block, config: Config) -> ZoneInfo | None:
     name = block.timezone or config.timezone
     return ZoneInfo(name) if name else None
 
 
-def upcoming(config: Config, schedules: Schedules, n: int, now: datetime | None = None) -> list[dict]:
+def upcoming(config: Config, schedules: Schedules, n: int, now: datetime | None = None) -> list[UpcomingFire]:
     now = now or datetime.now().astimezone()
     held = pause.held_slots(paths.state_dir(), config.holiday, ZoneInfo(config.zone_name()))
-    rows: list[dict[str, Any]] = []
+    rows: list[UpcomingFire] = []
     for block in schedules.blocks.values():
         if not block.enabled:
             continue
@@ -122,7 +133,8 @@ def _dst_note(block: Block, fire: datetime) -> str | None:
     return None
 
 
-def _next(config: Config, schedules: Schedules, n: int, as_json: bool, kept: dict | None = None) -> int:
+def _next(config: Config, schedules: Schedules, n: int, as_json: bool,
+          kept: dict[str, list[Parsed]] | None = None) -> int:
     rows = upcoming(config, schedules, n)
     for held in (kept or {}).values():  # the daemon's last good version of a broken file
         rows += [

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from routine import unitcheck
-from routine.actions.runs import wrote_paths
+from routine.actions.runs import WroteValue, wrote_paths
 from routine.actions.schedule import upcoming
 from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import load_agents, load_config, zone_name_of
@@ -98,7 +98,7 @@ def _row(run: RecentRun, clock: Clock) -> dict[str, Any]:
 _WHEN = "%a %Y-%m-%d %H:%M"
 
 
-def _wrote(wrote: str | dict | list | None) -> str | None:
+def _wrote(wrote: WroteValue) -> str | None:
     if isinstance(wrote, dict):
         return wrote.get("proposal") or wrote.get("path")
     return ", ".join(wrote_paths(wrote)) or None

@@ -10,6 +10,8 @@ they ended.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import argparse
 import sys
 from zoneinfo import ZoneInfo
@@ -30,6 +32,9 @@ from routine.schedule.events import MAX_BYTES, Payload, checked, from_file, from
 from routine.schedule.loader import load_schedules
 from routine.terminal.output import print_json
 
+if TYPE_CHECKING:
+    from routine.jsonvalue import Parsed
+
 
 def run(args: argparse.Namespace) -> int:
     payload = _payload(args)
@@ -47,7 +52,7 @@ def _payload(args: argparse.Namespace) -> Payload:
     return checked({**data, **from_inputs(args.input)})
 
 
-def _said(final: dict, as_json: bool) -> int:
+def _said(final: Parsed, as_json: bool) -> int:
     if final.get("error"):
         print(f"routine: {final['error']}" + (f" Fix: {final['fix']}" if final.get("fix") else ""), file=sys.stderr)
         return int(final.get("exit", EXIT_JOB_FAILED))

@@ -9,7 +9,7 @@ retrying rewrite so a save in between is never lost.
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.model import AgentSpec, Config
@@ -20,6 +20,9 @@ from routine.vault.frontmatter import FlowList, parse_frontmatter, update_frontm
 from routine.vault.notes import NoteText, resolve_wikilink
 from routine.vault.provenance import person_text
 from routine.vault.writer import rewrite_note as rewrite
+
+if TYPE_CHECKING:
+    from routine.jsonvalue import JSONValue, Parsed
 
 def title_of(agent: AgentSpec) -> str:
     return PurePosixPath(agent.source).stem
@@ -33,22 +36,22 @@ def _project_home(config: Config, project: str) -> str:
     return rel
 
 
-def _as_list(value: object) -> list:
+def _as_list(value: JSONValue) -> list[JSONValue]:
     if value is None:
         return []
     return list(value) if isinstance(value, list) else [value]
 
 
-def _members_without(members: list, agent: AgentSpec) -> list:
+def _members_without(members: list[JSONValue], agent: AgentSpec) -> list[JSONValue]:
     return [m for m in members if not names_agent(str(m), title_of(agent)) and not names_agent(str(m), agent.name)]
 
 
-def _behaviours_without(behaviours: list, agent: AgentSpec) -> list:
+def _behaviours_without(behaviours: list[JSONValue], agent: AgentSpec) -> list[JSONValue]:
     names = {agent.name.lower(), title_of(agent).lower()}
     return [b for b in behaviours if str(b).split(":", 1)[0].strip().lower() not in names]
 
 
-def _edit_project(config: Config, project: str, change: Callable[[dict], dict | None]) -> str:
+def _edit_project(config: Config, project: str, change: Callable[[Parsed], dict[str, object] | None]) -> str:
     rel = _project_home(config, project)
 
     def edit(current: NoteText | None) -> str | None:
@@ -66,7 +69,7 @@ def assign_project(config: Config, agent: AgentSpec, project: str, behaviour: st
     link = f"[[{config.layout.agents}/{title_of(agent)}]]"
     role = behaviour or agent.behaviour or DEFAULT_BEHAVIOUR.value
 
-    def change(data: dict) -> dict:
+    def change(data: Parsed) -> dict[str, object]:
         members = _members_without(_as_list(data.get("members")), agent) + [link]
         behaviours = _behaviours_without(_as_list(data.get("behaviours")), agent) + [f"{title_of(agent)}: {role}"]
         return {"members": members, "behaviours": behaviours}
@@ -75,7 +78,7 @@ def assign_project(config: Config, agent: AgentSpec, project: str, behaviour: st
 
 
 def unassign_project(config: Config, agent: AgentSpec, project: str) -> str:
-    def change(data: dict) -> dict | None:
+    def change(data: Parsed) -> dict[str, object] | None:
         members = _as_list(data.get("members"))
         kept = _members_without(members, agent)
         if len(kept) == len(members):

@@ -6,6 +6,8 @@ its content is never previewed.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypedDict
+
 from routine.access import resolve
 from routine.config.model import AgentSpec, Config
 from routine.config.tool_names import mcp_reference
@@ -17,7 +19,52 @@ from routine.tools.registry import tools_for
 from routine.vault import agent_memory
 from routine.vault.notes import read_note, resolve_wikilink
 
+if TYPE_CHECKING:
+    from routine.jsonvalue import Parsed
+
 PREVIEW_CHARS = 160
+
+
+class GroundingShown(TypedDict, total=False):
+    link: str
+    path: str | None
+    exists: bool
+    preview: str  # only for an agent not locked
+
+
+class RunShown(TypedDict):
+    id: str
+    status: str
+    started_at: str | None
+    wrote: str | None
+
+
+class AgentSummary(TypedDict):
+    name: str
+    role: str
+    model: str
+    custom: bool
+    locked: bool
+    behaviour: str | None
+    tools: list[str]
+    grounding: list[str]
+    note: str
+
+
+class McpToolShown(TypedDict, total=False):
+    name: str | None
+    server: str | None
+    changes: bool
+    proposal: bool
+    problem: str  # a server that did not start: the only other keys are name and server (None)
+
+
+class MemoryShown(TypedDict):
+    note: str
+    exists: bool
+    entries: int
+    own: int
+    newest: list[str]
 
 
 def _preview(config: Config, rel: str) -> str:
@@ -25,18 +72,18 @@ def _preview(config: Config, rel: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
 
 
-def grounding_of(config: Config, agent: AgentSpec) -> list[dict]:
+def grounding_of(config: Config, agent: AgentSpec) -> list[GroundingShown]:
     items = []
     for link in agent.grounding:
         rel = resolve_wikilink(config.vault, link)
-        item = {"link": link, "path": rel, "exists": rel is not None}
+        item: GroundingShown = {"link": link, "path": rel, "exists": rel is not None}
         if rel is not None and not agent.locked:
             item["preview"] = _preview(config, rel)
         items.append(item)
     return items
 
 
-def last_runs(agent: AgentSpec, limit: int = 5) -> list[dict]:
+def last_runs(agent: AgentSpec, limit: int = 5) -> list[RunShown]:
     if not journal_file().exists():
         return []
     journal = Journal()
@@ -49,7 +96,7 @@ def last_runs(agent: AgentSpec, limit: int = 5) -> list[dict]:
             for r in rows]
 
 
-def summary(agent: AgentSpec) -> dict:
+def summary(agent: AgentSpec) -> AgentSummary:
     return {"name": agent.name, "role": agent.role, "model": agent.model, "custom": agent.custom,
             "locked": agent.locked, "behaviour": agent.behaviour or None, "tools": list(agent.tools),
             "grounding": list(agent.grounding), "note": agent.source}
@@ -58,10 +105,10 @@ def summary(agent: AgentSpec) -> dict:
 SHOWN_MEMORY = 3  # `agent show` prints the newest lines of the memory note
 
 
-def details(config: Config, agent: AgentSpec) -> dict:
+def details(config: Config, agent: AgentSpec) -> Parsed:
     """Everything `agent show` prints. Scopes and assignments are the ones a run has now
     (``routine.access``): `hidden` and `denied` are the ``!`` globs taken out of them (others'
-    locked grounding, others' artifacts)."""
+    locked grounding, others' artifacts). A mapping as its printer (``actions.agent``) reads it by key."""
     access = resolve(config, agent)
     return {
         **summary(agent),
@@ -77,7 +124,7 @@ def details(config: Config, agent: AgentSpec) -> dict:
     }
 
 
-def mcp_tools(config: Config, agent: AgentSpec) -> list[dict]:
+def mcp_tools(config: Config, agent: AgentSpec) -> list[McpToolShown]:
     """The MCP servers' tools the agent has (each server it names started, listed and stopped):
     name, server, whether it may change things and whether such a call waits for approval; a
     server that does not start is one entry saying so. Nothing is started for an agent without any."""
@@ -90,12 +137,12 @@ def mcp_tools(config: Config, agent: AgentSpec) -> list[dict]:
                                 alert=False)
     finally:
         stop_all()
-    rows: list[dict] = [{"name": t.name, "server": t.server, "changes": not t.read_only,
-                         "proposal": not t.read_only and agent.approval == "required"} for t in tools]
+    rows: list[McpToolShown] = [{"name": t.name, "server": t.server, "changes": not t.read_only,
+                                 "proposal": not t.read_only and agent.approval == "required"} for t in tools]
     return rows + [{"name": None, "server": None, "problem": note} for note in notes]
 
 
-def memory_of(config: Config, agent: AgentSpec) -> dict:
+def memory_of(config: Config, agent: AgentSpec) -> MemoryShown:
     """The agent's memory note (``routine.vault.agent_memory``): where, how many of routine's lines
     and the person's own it holds, the newest few."""
     rel = agent_memory.note_of(agent.source)

@@ -17,6 +17,8 @@ out and said so, so a library agent never grounds on, nor (locked) hides, the pe
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import posixpath
 import shutil
@@ -38,6 +40,9 @@ from routine.errors import UsageError
 from routine.vault.atomic import atomic_write
 from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
 from routine.vault.scope import glob_match
+
+if TYPE_CHECKING:
+    from routine.jsonvalue import Parsed
 
 RECORD = ".installed.json"
 
@@ -82,7 +87,7 @@ def normalised(glob: object) -> str:
     return posixpath.normpath(text) if text else text
 
 
-def check_policy(config: Config, found: Version, props: dict, title: str) -> None:
+def check_policy(config: Config, found: Version, props: Parsed, title: str) -> None:
     tools = set(props.get("tools") or []) | set(found.manifest.get("tools") or [])
     denied = sorted(tools - set(found.library.tools))
     if denied:
@@ -148,7 +153,7 @@ def _note_text(config: Config, text: str, title: str, own: list[str]) -> tuple[s
         grounding_said = (f"its note named grounding outside its package ({', '.join(foreign)}); an agent from a "
                           f"library grounds only on its own files, so those were left out (add them to "
                           f"{config.layout.agents}/{title}.md yourself if you want it to read them).")
-    updates: dict = {"grounding": links, "custom": True}
+    updates: dict[str, object] = {"grounding": links, "custom": True}
     alias = split.data.get("model")
     said = None
     if alias not in config.models:

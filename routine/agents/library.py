@@ -17,6 +17,8 @@ hashed.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypedDict
+
 import hashlib
 import json
 import os
@@ -28,6 +30,9 @@ from routine.config.model import Config, LibrarySource
 from routine.config.schema import LIBRARY_TOOLS
 from routine.errors import NoteUnreadable, RoutineError, UsageError
 from routine.vault.files import read_regular, shown
+
+if TYPE_CHECKING:
+    from routine.jsonvalue import Parsed
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -55,7 +60,7 @@ class Version:
     name: str
     number: int
     folder: Path
-    manifest: dict
+    manifest: Parsed  # manifest.json as read_manifest checked it
 
     @property
     def label(self) -> str:
@@ -79,7 +84,7 @@ def versions_in(folder: Path) -> list[int]:
     return sorted(int(p.name) for p in folder.iterdir() if p.is_dir() and p.name.isdigit())
 
 
-def read_manifest(folder: Path, label: str) -> dict:
+def read_manifest(folder: Path, label: str) -> Parsed:
     fix = "publish it again with `routine agent publish`."
     if (folder / MANIFEST).is_symlink():
         raise LibraryError(f"{label}'s {MANIFEST} is a symlink; a library holds only regular files.", fix)
@@ -203,9 +208,24 @@ def verify(found: Version) -> dict[str, bytes]:
     return checked
 
 
-def agents_in(library: LibrarySource) -> list[dict]:
+class LibraryAgent(TypedDict, total=False):
+    """An agent in a library, as `routine library show` lists it: its latest version's manifest."""
+
+    name: str
+    version: int
+    error: str  # its manifest could not be read (then name and version are all there is)
+    versions: list[int]
+    description: str
+    author: str
+    locked: bool
+    tools: list[str]
+    model: Parsed  # the manifest's {alias, capabilities}
+    grounding: list[str]
+
+
+def agents_in(library: LibrarySource) -> list[LibraryAgent]:
     """One row per agent: its latest version's manifest (grounding named, never previewed here)."""
-    rows: list[dict] = []
+    rows: list[LibraryAgent] = []
     if not library.path.is_dir():
         return rows
     for folder in sorted(p for p in library.path.iterdir() if p.is_dir() and versions_in(p)):
@@ -222,11 +242,11 @@ def agents_in(library: LibrarySource) -> list[dict]:
     return rows
 
 
-def preview(found: Version) -> list[dict]:
+def preview(found: Version) -> list[dict[str, str]]:
     """The grounding files of a version: names always, a preview of content only when unlocked
     (and only of the package's own regular files: a link is named, never followed)."""
     present = package_files(found) if not found.manifest.get("locked") else {}
-    items = []
+    items: list[dict[str, str]] = []
     for rel in sorted(r for r in found.manifest["files"] if r.startswith(GROUNDING + "/")):
         item = {"file": rel}
         if rel in present:

@@ -5,6 +5,8 @@ address or a phone number refuses the publish (``force`` publishes anyway)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import os
 import re
@@ -33,6 +35,9 @@ from routine.errors import UsageError
 from routine.redact import HIDDEN, URL, redact_url
 from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
 from routine.vault.notes import resolve_wikilink
+
+if TYPE_CHECKING:
+    from routine.jsonvalue import JSONObject, Parsed
 
 
 EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
@@ -159,7 +164,7 @@ def library_note(config: Config, agent: AgentSpec, number: int, files: dict[str,
     return update_frontmatter(split, updates) + split.body
 
 
-def manifest_for(agent: AgentSpec, props: dict, number: int, files: dict[str, str]) -> dict:
+def manifest_for(agent: AgentSpec, props: Parsed, number: int, files: dict[str, str]) -> JSONObject:
     return {
         "format": FORMAT,
         "name": agent.name,

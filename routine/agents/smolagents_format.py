@@ -12,6 +12,8 @@ An imported folder is someone else's: it gets the policy of an agent installed f
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import re
 import shutil
@@ -32,6 +34,9 @@ from routine.vault.atomic import atomic_create
 from routine.vault.files import read_regular
 from routine.vault.frontmatter import join_frontmatter, parse_frontmatter
 from routine.vault.notes import read_note, resolve_wikilink
+
+if TYPE_CHECKING:
+    from routine.jsonvalue import JSONObject, Parsed
 
 RAW = re.compile(r"\{% raw %\}(.*?)\{% endraw %\}", re.DOTALL)
 APP = """from smolagents import GradioUI, ToolCallingAgent
@@ -55,7 +60,7 @@ def _system_prompt(agent: AgentSpec, grounding: list[tuple[str, str]]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def prompt_templates(system_prompt: str) -> dict:
+def prompt_templates(system_prompt: str) -> JSONObject:
     return {"system_prompt": system_prompt,
             "planning": {"initial_plan": "", "update_plan_pre_messages": "", "update_plan_post_messages": ""},
             "managed_agent": {"task": "{{ task }}", "report": "{{ final_answer }}"},
@@ -139,7 +144,7 @@ def _body(system_prompt: str) -> str:
     return "{% raw %}" + text + "{% endraw %}" if "{{" in text or "{%" in text else text
 
 
-def _as_installed(props: dict) -> dict:
+def _as_installed(props: Parsed) -> Parsed:
     """Someone else's folder gets what an agent from a library gets: its writes wait for approval,
     it never acts on its own (`autonomous` becomes the default behaviour) and it takes at most
     the default number of tool rounds. (Its tools: ``LIBRARY_TOOLS`` only, in ``import_folder``.)"""

@@ -8,7 +8,12 @@ needs routine's bubblewrap sandbox) and `date_math` are not.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from routine.config.tool_names import declared
+
+if TYPE_CHECKING:
+    from routine.jsonvalue import Parsed
 
 HEADER = '''from smolagents import Tool
 
@@ -76,10 +81,10 @@ def _class_name(name: str) -> str:
     return "".join(part.title() for part in name.split("_")) + "Tool"
 
 
-def smolagents_inputs(parameters: dict) -> dict:
+def smolagents_inputs(parameters: Parsed) -> dict[str, Parsed]:
     """routine's JSON-schema inputs in smolagents' shape (optional ones nullable)."""
     required = set(parameters.get("required", ()))
-    out = {}
+    out: dict[str, Parsed] = {}
     for key, schema in parameters["properties"].items():
         item = {"type": schema.get("type", "string"), "description": schema.get("description", key)}
         if key not in required:
@@ -88,7 +93,7 @@ def smolagents_inputs(parameters: dict) -> dict:
     return out
 
 
-def tool_code(name: str, description: str, parameters: dict) -> str:
+def tool_code(name: str, description: str, parameters: Parsed) -> str:
     return (HEADER + f"\nclass {_class_name(name)}(Tool):\n"
             f"    name = {name!r}\n    description = {description!r}\n"
             f"    inputs = {smolagents_inputs(parameters)!r}\n    output_type = \"string\"\n\n" + FORWARDS[name])

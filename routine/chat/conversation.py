@@ -28,12 +28,12 @@ from routine.journal.runs import TranscriptEntry
 from routine.access import scoped
 from routine.chat.fold import Folder, Turn, how_many_to_fold, turn_costs
 from routine.errors import AgentStopped, RoutineError, ScopeError
-from routine.models.tokens import Counter, count_request
+from routine.models.tokens import Counter, Message, ToolSchema, count_request
 from routine.prompts import template
 from routine.runner import context
 from routine.runner.budget import fit
 from routine.runner.step import merge_completions
-from routine.templating import date_vars, fill, render
+from routine.templating import Variables, date_vars, fill, render
 from routine.tools.base import ToolContext
 from routine.tools.loop import LoopResult
 
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from routine.config.model import AgentSpec
     from routine.models.client import Completion, ModelClient
     from routine.runner.budget import Fitted, Kept
+    from routine.vault.context_items import Dropped
     from routine.runner.step import Runner
     from routine.tools.toolset import ToolSet
 
@@ -72,8 +73,8 @@ class Reply:
     folded: int            # turns folded into the summary for this answer
     counted: int           # the first request's tokens, as counted before sending
     limit: int
-    messages: list[dict]   # the first request, as sent
-    dropped: list[dict]
+    messages: list[Message]  # the first request, as sent
+    dropped: list[Dropped]
     tokens_in: int | None = None
     tokens_out: int | None = None
     duration_ms: int = 0
@@ -123,7 +124,7 @@ class Conversation:
                      tokens_in=answer.tokens_in, tokens_out=answer.tokens_out, duration_ms=answer.duration_ms,
                      tool_log=list(self.tool_log), rejected=list(answer.rejected))
 
-    def _system_vars(self, variables: dict, tools: list[str]) -> dict:
+    def _system_vars(self, variables: Variables, tools: list[str]) -> dict[str, object]:
         agent = self.agent
         agent_prompt = fill(agent.system_prompt, {**variables, "agent": agent.name})  # data: no template runs
         return {**variables, "agent_prompt": agent_prompt, "agent": agent.name, "person": self.person,
@@ -170,7 +171,7 @@ class Conversation:
                     read.append(path)
         return read
 
-    def _gather(self, question: str, variables: dict, now: datetime) -> context.Gathered:
+    def _gather(self, question: str, variables: Variables, now: datetime) -> context.Gathered:
         """The agent's grounding and every input form a run of it reads (its notes, the journal,
         the person's calendars: the runner's ``services``), and what a search for the message finds
         in its scopes. Without a usable search index the conversation goes on without search hits."""
@@ -190,7 +191,7 @@ class Conversation:
             return context.gather(runner.config.vault, agent, agent.inputs, variables, where, None,
                                   services=services)
 
-    def _answer(self, messages: list[dict], tools: ToolSet, now: datetime,
+    def _answer(self, messages: list[Message], tools: ToolSet, now: datetime,
                 on_token: Callable[[str], None] | None, run_id: str | None) -> Completion:
         agent, client = self.agent, self.client
         self.tool_log = []
@@ -216,14 +217,14 @@ class _Shape:
     """How this conversation's request is rendered and counted: the system message's variables,
     the tool schemas, the new message, the model's counter and limit."""
 
-    variables: dict
-    specs: list[dict] | None
-    asked: dict
+    variables: dict[str, object]
+    specs: list[ToolSchema] | None
+    asked: Message
     counter: Counter
     limit: int
 
-    def messages(self, summary: str, turns: list[Turn], items: Iterable[Kept] = (), dropped: Iterable[dict] = (),
-                 missing: Iterable[str] = ()) -> list[dict]:
+    def messages(self, summary: str, turns: list[Turn], items: Iterable[Kept] = (), dropped: Iterable[Dropped] = (),
+                 missing: Iterable[str] = ()) -> list[Message]:
         system = render(template("chat.md.j2"), {**self.variables, "summary": summary, "items": list(items),
                                                  "dropped": list(dropped), "missing": list(missing)},
                         "chat.md.j2").strip()
@@ -233,7 +234,7 @@ class _Shape:
         return count_request(self.counter, self.messages(summary, turns), self.specs)
 
     def fitted(self, summary: str, turns: list[Turn],
-               gathered: context.Gathered) -> tuple[Fitted, list[dict], int]:
+               gathered: context.Gathered) -> tuple[Fitted, list[Message], int]:
         """Vault context in what the summary, the turns and the message leave: (fitted, messages, counted)."""
         fixed = self.count(summary, turns)
         while True:

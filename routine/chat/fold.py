@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from routine.models.client import ModelClient
-from routine.models.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, Counter, count_request, longest_head
+from routine.models.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, Counter, Message, count_request, longest_head
 from routine.prompts import template
 from routine.templating import render
 
@@ -28,7 +28,7 @@ class Turn:
     role: str  # user | assistant
     content: str
 
-    def message(self) -> dict:
+    def message(self) -> Message:
         return {"role": self.role, "content": self.content}
 
 
@@ -109,7 +109,7 @@ class Folder:
         who = {"user": "Person", "assistant": self.agent.title()}
         return f"**{who.get(turn.role, turn.role)}:** {turn.content}"
 
-    def _messages(self, system: str, summary: str, turns: list[Turn]) -> list[dict]:
+    def _messages(self, system: str, summary: str, turns: list[Turn]) -> list[Message]:
         lines = [self._line(t) for t in turns]
         user = f"# Summary so far\n{summary or '(none yet)'}\n\n# Turns to fold in\n" + "\n\n".join(lines)
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]

@@ -41,7 +41,7 @@ class Answered:
         """Which reply was accepted, counting every reply asked for (1: the first)."""
         return len(self.rejected) + 1
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {**self.__dict__, "attempt": self.attempt}
 
 

@@ -33,6 +33,7 @@ from routine.journal.decisions import Outcome
 from routine.runner.events import IndexProgress
 
 if TYPE_CHECKING:
+    from routine.jsonvalue import Parsed
     from routine.daemon.questions import QuestionKeeper
     from routine.daemon.status_record import DaemonStatus
     from routine.daemon.vault_events import VaultEvents
@@ -153,7 +154,7 @@ def _handler(host: Host, status: Callable[[], DaemonStatus]) -> type[socketserve
             self.connection.settimeout(SEND_TIMEOUT)
             lock = threading.Lock()
 
-            def send(obj: dict) -> None:
+            def send(obj: dict[str, Any]) -> None:
                 with lock:
                     try:
                         self.wfile.write((json.dumps(obj, default=str) + "\n").encode())
@@ -193,7 +194,7 @@ OPS = {"status": (), "fire": ("target",), "decide": ("rel",), "index": (), "sear
        "queued": (), "answer": ("question",), "reminders": (), "event": ("event",), "trials_now": ()}
 
 
-def parse_request(line: bytes) -> dict:
+def parse_request(line: bytes) -> Parsed:
     """One request line as routine's CLI sends it, or BadRequest with what is wrong."""
     fix = "use the `routine` command; it speaks this socket's protocol (one JSON object per line)."
     if len(line) > MAX_LINE:

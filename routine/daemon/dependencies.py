@@ -37,7 +37,7 @@ class Check:
     def sentence(self) -> str:
         return f"{self.name} ({self.target}): {self.detail}"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str | bool]:
         return {"name": self.name, "target": self.target, "ok": self.ok, "detail": self.detail}
 
 

@@ -22,10 +22,11 @@ from routine.journal.status import RunStatus, succeeded
 from routine.runner.block import run_block
 from routine.runner.events import Queued, RunEvent
 from routine.runner.resume import block_run_of, resume_point
-from routine.runner.step import StepRequest
+from routine.runner.request import StepRequest
 
 if TYPE_CHECKING:
-    from routine.runner.resume import Resume
+    from routine.jsonvalue import JSONObject
+    from routine.runner.block import Resume
     from routine.schedule.model import Block
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ def fire(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], N
     live = jobs.live
     target = message["target"]
     done = threading.Event()
-    result: dict = {}
+    result: JSONObject = {}
 
     def on_event(event: RunEvent) -> None:
         if gone.is_set():
@@ -57,7 +58,7 @@ def fire(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], N
         resume = _resume(message.get("resume"), block)  # refused here, before anything is queued
         agents = on_models(live.config, live.agents, block.agents, alias, write)
 
-        def run(journal: Journal) -> dict:
+        def run(journal: Journal) -> JSONObject:
             outcome = run_block(jobs.make_runner(journal, on_event, job, gone), block, agents,
                                 trigger="retry" if resume else _trigger(message), stream=True,
                                 resume=resume)
@@ -70,7 +71,7 @@ def fire(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], N
         request = StepRequest.for_agent(live.config, agent, message.get("task"), _trigger(message),
                                         model_override=alias)
 
-        def run(journal: Journal) -> dict:
+        def run(journal: Journal) -> JSONObject:
             return jobs.make_runner(journal, on_event, cancel=gone).run_step(request, stream=True).summary()
         job.key, job.models = f"agent:{agent.name}", jobs.model_keys([agent.name], alias)
     errors: list[RoutineError] = []
@@ -82,12 +83,13 @@ def fire(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], N
     done.wait()
     if errors:  # the run could not even be journaled: the person gets the sentence, not an empty exit 1
         raise errors[0]
-    failed = not (succeeded(result.get("status")) or result.get("status") == RunStatus.WAITING.value)
+    status = result.get("status")  # a RunStatus (a str), as the run's summary gives it
+    failed = not (succeeded(status if isinstance(status, str) else None) or status == RunStatus.WAITING.value)
     send({"done": True, "result": result, "exit": 1 if failed else 0})
 
 
-def _journaled(run: Callable[[Journal], dict], result: dict, failed: list[RoutineError], done: threading.Event,
-               label: str) -> Callable[[], None]:
+def _journaled(run: Callable[[Journal], JSONObject], result: JSONObject, failed: list[RoutineError],
+               done: threading.Event, label: str) -> Callable[[], None]:
     """A fire's work: its own journal connection, the run's summary into ``result``; a failure
     the person can act on (a full state disk) into ``failed``, logged in one line."""
 

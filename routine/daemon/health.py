@@ -38,7 +38,7 @@ def step_limit(config: Config) -> float:
     run loses that run.
     """
     per_attempt = 2 * config.request_timeout
-    backoff = config.retry_backoff * (2 ** config.retries - 1)
+    backoff: float = config.retry_backoff * (2 ** config.retries - 1)
     per_alias = (config.retries + 1) * per_attempt + backoff
     chain = max((1 + len(a.fallbacks) for a in config.models.values()), default=1)
     return chain * per_alias + max(STEP_MARGIN_MIN, config.request_timeout)

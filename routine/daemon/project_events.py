@@ -39,7 +39,7 @@ from routine.projects.model import (
 )
 from routine.projects.model import loose
 from routine.prompts import template
-from routine.runner.step import StepRequest
+from routine.runner.request import StepRequest
 from routine.schedule import pause
 from routine.schedule.project_cadence import manager_agent
 

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from routine.atomicfile import replace_if_changed
 from routine.daemon.status_record import DaemonStatus, HealthState, QueueSnapshot
@@ -32,6 +32,10 @@ def _labels(labels: dict[str, Any]) -> str:
 
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+# One agent's totals over its step runs (``last``: when its last run ended, ISO).
+_Totals = TypedDict("_Totals", {"in": int, "out": int, "ms": int, "load": int, "last": str | None})
 
 
 def _seconds(iso: str | None) -> float | None:
@@ -93,7 +97,7 @@ def render(snapshot: DaemonStatus, totals: list[dict[str, Any]]) -> str:
         "Schedule block runs, by block and outcome (missed and skipped included).",
         [({"block": t["name"], "status": t["status"]}, t["runs"]) for t in blocks],
     )
-    by_agent: dict[str, dict] = {}
+    by_agent: dict[str, _Totals] = {}
     for t in steps:
         agg = by_agent.setdefault(t["name"], {"in": 0, "out": 0, "ms": 0, "load": 0, "last": None})
         agg["in"] += t["tokens_in"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from typing import Callable
+from typing import Callable, TypedDict
 from zoneinfo import ZoneInfo
 
 from apscheduler.jobstores.base import JobLookupError
@@ -30,7 +30,15 @@ def block_due(block_id: str) -> None:
         _on_due(block_id)
 
 
-class CronSlotTrigger(BaseTrigger):
+class _TriggerState(TypedDict):
+    """A ``CronSlotTrigger`` as pickled."""
+
+    version: int
+    expr: str
+    tz: str
+
+
+class CronSlotTrigger(BaseTrigger):  # type: ignore[misc]  # APScheduler 3 ships no types
     """Our DST-correct cron (routine.schedule.cron) as an APScheduler trigger.
 
     ``offset``: how far the daemon's clock is ahead of the system clock (a test's driven clock,
@@ -48,17 +56,17 @@ class CronSlotTrigger(BaseTrigger):
         fire = Cron.parse(self.expr).next_after(after + shift, ZoneInfo(self.tz))
         return fire - shift if fire is not None else None
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> _TriggerState:
         return {"version": 1, "expr": self.expr, "tz": self.tz}
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: _TriggerState) -> None:
         self.expr, self.tz = state["expr"], state["tz"]
 
     def __str__(self) -> str:
         return f"cron[{self.expr} {self.tz}]"
 
 
-class AtTrigger(BaseTrigger):
+class AtTrigger(BaseTrigger):  # type: ignore[misc]  # APScheduler 3 ships no types
     """One moment of the daemon's clock (a reminder's, ``daemon.timed_reminders``), planned at the
     system instant that clock reaches it (``offset``, as ``CronSlotTrigger``); then no more."""
 

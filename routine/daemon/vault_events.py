@@ -31,7 +31,7 @@ from routine.daemon.work import Work
 from routine.errors import RoutineError
 from routine.flows.approval import decide
 from routine.journal import Journal
-from routine.runner.step import StepRequest
+from routine.runner.request import StepRequest
 from routine.schedule import held, pause
 from routine.schedule.held import HeldTrigger
 from routine.vault.approvals import read_proposal

@@ -15,10 +15,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from routine import runcontext, sysmetrics
 from routine.daemon.status_record import QueueSnapshot
+
+if TYPE_CHECKING:
+    from routine.models.plan import ModelKey
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +32,7 @@ class Work:
     label: str
     run: Callable[[], object] = lambda: None  # set once the job's closure can name the job (its result is dropped)
     queued_at: float = field(default_factory=time.monotonic)  # monotonic: for waits, not for display
-    models: tuple = ()  # residency keys of the models this work will call (for the forecast)
+    models: tuple[ModelKey, ...] = ()  # residency keys of the models this work will call (for the forecast)
     last_beat: float = 0.0  # monotonic; set when a worker takes it, and at each beat
 
 
@@ -64,7 +67,7 @@ class WorkQueue:
         with self._cond:
             return QueueSnapshot(tuple(w.label for w in self._running.values()), tuple(w.label for w in self._items))
 
-    def models(self) -> set:
+    def models(self) -> set[ModelKey]:
         """Models that queued or running work needs: to the model manager, needed now."""
         with self._cond:
             return {m for w in (*self._items, *self._running.values()) for m in w.models}

@@ -44,12 +44,13 @@ from routine.projects.tasks import (
     with_mark,
 )
 from routine.projects.tasks import parse_line, without_field
-from routine.runner.step import StepRequest
+from routine.runner.request import StepRequest
 from routine.vault.notes import read_note, resolve_wikilink, wikilink_for, wikilinks
 
 if TYPE_CHECKING:
     from routine.flows.qa import QAResult
-    from routine.runner.step import Runner, StepOutcome
+    from routine.runner.request import StepOutcome
+    from routine.runner.step import Runner
 
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]%]+')
 _QA_TASK = re.compile(r"^(?:QA|Review)\b", re.IGNORECASE)

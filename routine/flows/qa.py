@@ -37,7 +37,7 @@ from routine.prompts import template
 from routine.verdicts import REVIEW_FORM, Form, verdict_of
 from routine.projects.model import project_folder_of, find_project
 from routine.flows.review_parts import Part, split_for_review
-from routine.runner.step import StepRequest
+from routine.runner.request import StepRequest
 from routine.vault import Provenance, write_output, WriteTarget
 from routine.vault.notes import read_note
 from routine.vault.provenance import person_text

@@ -13,8 +13,10 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any, TypedDict
-from routine.jsonvalue import JSONObject
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    from routine.vault.context_items import Dropped
 
 
 class Role(str, Enum):
@@ -36,7 +38,7 @@ class ChatDetails(TypedDict, total=False):
     sources: list[str]          # an answer: the notes placed in its context
     counted: int                # an answer: its first request's tokens, as counted
     limit: int                  # an answer: the context window it was counted against
-    dropped: list[JSONObject]   # an answer: the context left out, with reasons
+    dropped: list[Dropped]      # an answer: the context left out, with reasons
     rejected: list[str]         # an answer: why earlier replies were not used
     covers: int                 # a summary: the turns it stands for
     folded: int                 # a summary: the turns folded into it for this answer

@@ -350,12 +350,12 @@ def quiet_progress_bars() -> None:
     """No `Loading weights: 100%|███…` on the person's terminal, even when transformers or the hub was
     imported before ``offline_hub`` set the environment (they read it once, at import). Called
     after sentence-transformers is imported, so it imports nothing new."""
-    import huggingface_hub.utils
+    from huggingface_hub.utils.tqdm import disable_progress_bars
     import transformers.utils.logging
 
     transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     transformers.utils.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
-    huggingface_hub.utils.disable_progress_bars()
+    disable_progress_bars()
 
 
 def shipped_model_dir(state_dir: Path) -> Path:

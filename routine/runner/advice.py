@@ -20,6 +20,8 @@ loads schedules and proposed at once with the block's next fires before and afte
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import logging
 import re
 import sqlite3
@@ -32,6 +34,9 @@ from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
 from routine.outside.yamlread import REPLY, load_yaml
 from routine.person.notifications import notify, proposal_waiting
 from routine.schedule.edit import ScheduleChange, change_of, propose
+
+if TYPE_CHECKING:
+    from routine.jsonvalue import Parsed
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +64,7 @@ def changes_in(text: str, agents: dict[str, AgentSpec]) -> list[Change | Schedul
     return found
 
 
-def _fields(block: str) -> dict | str:
+def _fields(block: str) -> Parsed | str:
     """The block's keys: YAML, or (a small model's `add: Rule: text`, which YAML refuses) one
     `key: value` per line, the value all that follows the first colon."""
     try:  # the one bounded reader: 446 bytes of aliases are refused, not 40 s and 2.4 GB

@@ -20,7 +20,8 @@ from routine.journal.status import Skip
 from routine.runner.advice import queue_advice
 from routine.person.asks import Answered
 from routine.runner.events import BlockStarted, BlockStep, Retrying
-from routine.runner.step import Runner, StepOutcome, StepRequest, local_time
+from routine.runner.request import StepOutcome, StepRequest
+from routine.runner.step import Runner, local_time
 from routine.schedule.model import Block, RetryPolicy
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from routine.errors import ContextTooSmall
 from routine.models.tokens import Counter, longest_head
-from routine.vault.context_items import ContextItem
+from routine.vault.context_items import ContextItem, Dropped
 
 ITEM_OVERHEAD = 6        # "## label", blank lines around an item
 REPEAT_CHARS = 80        # a paragraph this long, already given in an earlier piece, is not sent again
@@ -34,7 +34,7 @@ class Kept:
 @dataclass
 class Fitted:
     kept: list[Kept]
-    dropped: list[dict] = field(default_factory=list)  # {"label", "source", "reason"}
+    dropped: list[Dropped] = field(default_factory=list)
 
 
 def fit(items: list[ContextItem], fixed_tokens: int, limit: int, counter: Counter) -> Fitted:
@@ -164,5 +164,5 @@ def _cut(text: str, room: int, counter: Counter) -> str:
     return head.rstrip() + note
 
 
-def _dropped(item: ContextItem, reason: str) -> dict:
+def _dropped(item: ContextItem, reason: str) -> Dropped:
     return {"label": item.label, "source": item.source, "reason": reason}

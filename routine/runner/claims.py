@@ -21,6 +21,7 @@ from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError
 from routine.runner.prompt import Prompt
 if TYPE_CHECKING:
+    from routine.jsonvalue import JSONObject
     from routine.models.client import Completion, ModelClient
 from routine.vault.grounding import Finding, Review, Strictness, findings_text, grounds_for
 from routine.vault.grounding import review as check_reply
@@ -55,7 +56,7 @@ def named(findings: list[Finding]) -> str:
 class Checked:
     answer: Any                      # the completion to write (the second one when it was asked again)
     held: str | None = None          # why it goes to a proposal instead (its unsupported claims, marked)
-    record: dict | None = None       # journaled as the run's `grounding`
+    record: JSONObject | None = None  # journaled as the run's `grounding`
     sources: list[str] = field(default_factory=list)  # notes not shown that supported a claim
 
 
@@ -76,7 +77,7 @@ def review(
     shown = [m.get("content") or "" for m in built.messages] + tool_texts
     grounds = grounds_for(config.vault, agent.may_read, shown, today, skip=(config.layout.drafts,))
     checked = check_reply(answer.text, grounds, strictness)
-    record: dict = {"strictness": strictness.value, "findings": _listed(checked.findings), "asked_again": False,
+    record: JSONObject = {"strictness": strictness.value, "findings": _listed(checked.findings), "asked_again": False,
                     "held": False, **_found_in(checked)}
     if not checked.findings:
         return Checked(answer, record=record, sources=sorted(set(checked.found_in.values())))
@@ -100,7 +101,7 @@ def review(
 
 
 def _ask_again(models: ModelClient, agent: AgentSpec, built: Prompt, findings: list[Finding], run_id: str | None,
-               record: dict) -> Completion | None:
+               record: JSONObject) -> Completion | None:
     """The model's second answer, told what was unsupported; None when there is no room or it failed."""
     nudge = ASK_AGAIN.format(findings=findings_text(findings))
     *head, last = built.messages
@@ -115,9 +116,9 @@ def _ask_again(models: ModelClient, agent: AgentSpec, built: Prompt, findings: l
         return None
 
 
-def _listed(findings: list[Finding]) -> list[dict]:
+def _listed(findings: list[Finding]) -> list[JSONObject]:
     return [asdict(f) for f in findings]
 
 
-def _found_in(checked: Review) -> dict:
+def _found_in(checked: Review) -> JSONObject:
     return {"found_in": dict(checked.found_in)} if checked.found_in else {}

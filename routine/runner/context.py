@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from routine.config.model import AgentSpec
 from routine.errors import NoteUnreadable
+from routine.config.input_forms import Kind
 from routine.runner import inputs as input_forms
 from routine.runner.relevance import relevant, section_scores
 from routine.vault import files as vault_files, wikilinks
@@ -31,6 +32,10 @@ from routine.vault import check_read, in_scope, read_note, resolve_wikilink, wik
 from routine.vault.context_items import ContextItem, Priority
 from routine.vault.outline import Section, compact_properties, find, readable, sections
 from routine.vault.scope import checked
+
+if TYPE_CHECKING:
+    from routine.templating import Variables
+    from routine.jsonvalue import Parsed
 
 
 MAX_GLOB_NOTES = 20
@@ -120,7 +125,7 @@ class _Gatherer:
         holder = next((self.items[k] for k in keys if all(sec in self.items[k].sections for sec in kept)), None)
         return holder, [k for k in keys if all(sec in kept for sec in self.items[k].sections)]
 
-    def _item(self, rel: str, frontmatter: dict, outline: list[Section], only: str | None, priority: Priority,
+    def _item(self, rel: str, frontmatter: Parsed, outline: list[Section], only: str | None, priority: Priority,
               label_note: str, order: int) -> ContextItem:
         outline, removed = self._without_handoffs(outline)
         target_section = self.target.section if self.target and self.target.note == rel else None
@@ -171,7 +176,7 @@ class _Gatherer:
         return self.counter
 
 
-def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: dict, where: str,
+def gather(vault: Path, agent: AgentSpec, inputs: tuple[str, ...], variables: Variables, where: str,
            search: Search | None = None, target: Target | None = None, prior: dict[str, str] | None = None,
            services: input_forms.RunServices = input_forms.NO_SERVICES) -> Gathered:
     """``services``: what the input forms read besides the vault (``Runner.services``); without
@@ -252,13 +257,13 @@ def _links(g: _Gatherer, form: input_forms.Input, services: input_forms.RunServi
             break
 
 
-# How each input form (``runner.inputs.Kind``) is gathered (one read from a run service: as its
+# How each input form (``config.input_forms.Kind``) is gathered (one read from a run service: as its
 # ``REPORTS`` entry says): a form without its entry fails at import.
-_GATHER: dict[input_forms.Kind, Callable[[_Gatherer, input_forms.Input, input_forms.RunServices], None]] = {
-    input_forms.Kind.STEP: _step, input_forms.Kind.GLOB: _glob, input_forms.Kind.LINKS: _links,
-    input_forms.Kind.NOTE: _note, **{kind: _report for kind in input_forms.REPORTS}}
-if set(_GATHER) != set(input_forms.Kind):
-    raise ImportError(f"context: no way to gather {sorted(k.value for k in set(input_forms.Kind) - set(_GATHER))}")
+_GATHER: dict[Kind, Callable[[_Gatherer, input_forms.Input, input_forms.RunServices], None]] = {
+    Kind.STEP: _step, Kind.GLOB: _glob, Kind.LINKS: _links,
+    Kind.NOTE: _note, **{kind: _report for kind in input_forms.REPORTS}}
+if set(_GATHER) != set(Kind):
+    raise ImportError(f"context: no way to gather {sorted(k.value for k in set(Kind) - set(_GATHER))}")
 
 
 def _label(rel: str, section: str | None) -> str:

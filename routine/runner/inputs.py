@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Callable
 from routine.config.calendars import Span
 from routine.config.input_forms import STEP_REF, Kind, days, kind_of, problem
 from routine.errors import UsageError
-from routine.templating import LIST_VARIABLES, render
+from routine.templating import LIST_VARIABLES, Variables, render
 from routine.vault import glob_match, in_scope
 from routine.vault.files import vault_files
 
@@ -68,12 +68,18 @@ class Input:
     span: Span = Span.TODAY  # calendar
 
 
-def expand(raw: str, variables: dict, where: str) -> list[Input]:
+def _dates(variables: Variables, name: str) -> list[str]:
+    """A date list (``LIST_VARIABLES``) as ``templating.date_vars`` gives it: a list of ISO dates."""
+    value = variables.get(name, [])
+    return [day for day in value if isinstance(day, str)] if isinstance(value, list) else []
+
+
+def expand(raw: str, variables: Variables, where: str) -> list[Input]:
     """One entry of `inputs:` as the inputs it stands for, rendered."""
     lists = _LIST_VAR.findall(raw)
     if lists:
         name = lists[0]
-        return [form for day in variables.get(name, [])
+        return [form for day in _dates(variables, name)
                 for form in expand(_LIST_VAR.sub(day, raw, count=1), variables, where)]
     step = STEP_REF.search(raw)
     text = render(raw, variables, where)

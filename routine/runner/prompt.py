@@ -6,21 +6,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from routine.config.model import AgentSpec, ModelAlias
-from routine.models.tokens import Counter, count_request
+from routine.models.tokens import Counter, Message, count_request
 from routine.runner.budget import Fitted, fit
 from routine.runner.context import Gathered
 from routine.prompts import template
-from routine.templating import fill, render
+from routine.templating import Variables, fill, render
 
 if TYPE_CHECKING:
+    from routine.vault.context_items import Dropped
     from routine.tools.base import Tool
 
 
 @dataclass
 class Prompt:
-    messages: list[dict]
+    messages: list[Message]
     sources: list[str]
-    dropped: list[dict]
+    dropped: list[Dropped]
     missing: list[str]
     tools: list[str] = field(default_factory=list)
     counted: int = 0  # prompt tokens as counted before sending (messages and tool schemas)
@@ -29,7 +30,7 @@ class Prompt:
     fixed: int = 0     # of ``counted``, what is never cut: system prompt, task, instructions, tool schemas
 
 
-def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, variables: dict,
+def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, variables: Variables,
           instructions: str, counter: Counter, person: str = "the person", tools: list[Tool] | None = None) -> Prompt:
     """The messages of a step, fitted so that the whole request (tool schemas included) counts
     at most ``num_ctx - num_predict`` tokens by ``counter``. ``tools``: the step's tool set (its
@@ -46,7 +47,7 @@ def build(agent: AgentSpec, alias: ModelAlias, task: str, gathered: Gathered, va
     specs = [t.spec() for t in tools] or None
     limit = alias.num_ctx - alias.num_predict
 
-    def messages_with(fitted: Fitted) -> list[dict]:
+    def messages_with(fitted: Fitted) -> list[Message]:
         user = render(template("step.md.j2"), {**base, "items": fitted.kept, "dropped": fitted.dropped}, "step.md.j2")
         return [{"role": "system", "content": system}, {"role": "user", "content": user.strip()}]
 

@@ -16,6 +16,7 @@ from routine.journal.status import RunStatus
 from routine.person.asks import Answered
 
 if TYPE_CHECKING:
+    from routine.jsonvalue import JSONObject
     from routine.models.client import Completion
     from routine.runner.prompt import Prompt
     from routine.vault import WriteResult
@@ -90,7 +91,7 @@ class StepOutcome:
     agent: AgentSpec | None = None  # a dry run: the agent as it would run (its effective scopes)
     question: str | None = None  # the step asked the person (its question's id): the block waits
 
-    def summary(self) -> dict:
+    def summary(self) -> JSONObject:
         """What the CLI prints for --json and the control socket sends back."""
         wrote = self.wrote
         return {

@@ -36,7 +36,7 @@ from routine.runner.inputs import RunServices
 from routine.runner.request import StepOutcome, StepRequest, StepSetup
 from routine.runner.events import Asked, Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote
 from routine.runner.events import ignore
-from routine.templating import date_vars, render
+from routine.templating import Variables, date_vars, render
 from routine.tools.base import ToolContext
 from routine.tools.loop import LoopResult
 from routine.vault import check_write, Provenance, write_output
@@ -341,7 +341,7 @@ class Runner:
         """What the step waits on now (loading MODEL, generating, writing), for the person."""
         self.on_event(Phase(run_id, phase))
 
-    def _render_target(self, spec: WriteSpec, variables: dict, where: str) -> WriteSpec:
+    def _render_target(self, spec: WriteSpec, variables: Variables, where: str) -> WriteSpec:
         def r(value: str | None) -> str | None:
             return render(value, variables, f"the write target of {where}").strip() if value else value
 
@@ -393,7 +393,10 @@ def merge_completions(turns: list[Completion], text: str) -> Completion:
     """The tool loop's turns as one completion for the journal: tokens and times added up."""
 
     last = turns[-1]
-    total = lambda name: sum(getattr(t, name) or 0 for t in turns)  # noqa: E731
+
+    def total(name: str) -> int:
+        return sum(getattr(t, name) or 0 for t in turns)
+
     return replace(last, text=text, tokens_in=total("tokens_in"), tokens_out=total("tokens_out"),
                    load_duration_ms=total("load_duration_ms"), duration_ms=total("duration_ms"),
                    warm=turns[0].warm, attempts=[a for t in turns for a in t.attempts], tool_calls=[],

@@ -9,6 +9,7 @@ import re
 import shutil
 import sys
 import textwrap
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TextIO
@@ -123,7 +124,7 @@ def say(text: str, stream: TextIO | None = None) -> None:
         print("\n".join(textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)) or "", file=out)
 
 
-def print_table(rows: list[dict], columns: list[str], labels: dict[str, str] | None = None,
+def print_table(rows: Sequence[Mapping[str, object]], columns: list[str], labels: dict[str, str] | None = None,
                 keep: tuple[str, ...] = (), spare: tuple[str, ...] = (),
                 kinds: dict[str, Kind] | None = None) -> None:
     """Rows as aligned columns. On a terminal a row fits its width, choosing what to cut by meaning:
@@ -136,7 +137,7 @@ def print_table(rows: list[dict], columns: list[str], labels: dict[str, str] | N
         return
     width = terminal_width()
     names = labels or {}
-    grid = {c: [r.get(c) for r in rows] for c in columns}
+    grid: dict[str, list[object]] = {c: [r.get(c) for r in rows] for c in columns}
     kind = {c: Kind.ID if c in keep else (kinds or {}).get(c) or kind_of(c, grid[c]) for c in columns}
     if kind[columns[0]] is Kind.TEXT:  # a row's first cell names it (a block, an agent, a model): kept whole
         kind[columns[0]] = Kind.ID
@@ -160,25 +161,25 @@ def print_table(rows: list[dict], columns: list[str], labels: dict[str, str] | N
         print(text if width is None else fit(text, width))
 
 
-def _natural(column: str, grid: dict[str, list], names: dict[str, str]) -> int:
+def _natural(column: str, grid: dict[str, list[object]], names: dict[str, str]) -> int:
     return max(len(names.get(column, column)), *(len(_cell(v)) for v in grid[column]))
 
 
-def _floor(column: str, grid: dict[str, list], names: dict[str, str], kind: dict[str, Kind]) -> int:
+def _floor(column: str, grid: dict[str, list[object]], names: dict[str, str], kind: dict[str, Kind]) -> int:
     if kind[column] is not Kind.TEXT:
         return _natural(column, grid, names)
     return min(_natural(column, grid, names), distinct_width([_cell(v) for v in grid[column]], FLOOR))
 
 
-def _fits(shown: list[str], grid: dict[str, list], names: dict[str, str], width: int) -> bool:
+def _fits(shown: list[str], grid: dict[str, list[object]], names: dict[str, str], width: int) -> bool:
     return _span([_natural(c, grid, names) for c in shown]) <= width
 
 
-def _readable(shown: list[str], grid: dict[str, list], names: dict[str, str], widths: list[int]) -> bool:
+def _readable(shown: list[str], grid: dict[str, list[object]], names: dict[str, str], widths: list[int]) -> bool:
     return all(w >= min(_natural(c, grid, names), READABLE) for c, w in zip(shown, widths))
 
 
-def _widths(shown: list[str], grid: dict[str, list], names: dict[str, str], kind: dict[str, Kind],
+def _widths(shown: list[str], grid: dict[str, list[object]], names: dict[str, str], kind: dict[str, Kind],
             width: int | None) -> list[int]:
     widths = [_natural(c, grid, names) for c in shown]
     _narrow(widths, [_floor(c, grid, names, kind) for c in shown], width)

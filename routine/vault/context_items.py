@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import TypedDict
 
 from routine.vault.outline import Section
 
@@ -44,3 +45,11 @@ class ContextItem:
     @property
     def text(self) -> str:
         return self.render()
+
+
+class Dropped(TypedDict):
+    """A piece left out under the budget, as the model is told and the run (or chat) journals it."""
+
+    label: str
+    source: str | None
+    reason: str
