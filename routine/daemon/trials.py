@@ -78,9 +78,10 @@ class NightTrials:
         """`models try --now`, `agent try --now` while the daemon runs: the queued trials start
         now, outside the trials window, one at a time as always, once no work runs and no block is
         due within `trials.clear` (residency allows); returns why they wait, or None."""
+        why = self.busy(self.now())  # before the poke: the trial it starts is no reason to wait
         self._asked.set()
         self.poke()
-        return self.busy(self.now())
+        return why
 
     def _loop(self) -> None:
         while not self._stop.is_set():
