@@ -27,10 +27,6 @@ class Reactions:
         with self._lock:
             self._subscribers.append((callback, kinds))  # type: ignore[arg-type]  # called with R's alone
 
-    def listens(self, kind: type[Reaction]) -> bool:
-        with self._lock:
-            return any(kind in kinds for _, kinds in self._subscribers)
-
     def publish(self, reaction: Reaction, about: str) -> None:
         """Hand ``reaction`` to its subscribers (``about``: the note, for the log)."""
         with self._lock:
