@@ -28,12 +28,9 @@ from typing import Union
 
 from routine.config.model import AgentSpec, Config
 from routine.config.notify import Topic
-from routine.errors import RoutineError
 from routine.projects.artifacts import read_artifact, stale_after_edit
-from routine.projects.assignees import loose_task_notes
-from routine.projects.model import (PROJECTS, find_project, is_home_note, link_target, loose, member_kind,
-                                    project_folder_of)
-from routine.projects.tasks import parse_tasks
+from routine.projects.assignees import loose_task_notes, tasks_for_people
+from routine.projects.model import PROJECTS, find_project, is_home_note, loose, project_folder_of
 from routine.schedule.model import Trigger
 from routine.schedule.project_cadence import manager_agent
 from routine.schedule.triggers import matching
@@ -217,19 +214,12 @@ def _loose(view: View, rel: str) -> list[Reaction]:
 
 
 def persons_tasks(config: Config, rel: str) -> list[TellPerson]:
-    """Each open task of ``rel`` assigned to a person (`[assignee:: [[Ada]]]`, Ada not an agent),
-    as a message for them (when `notify:` wants tasks)."""
+    """Each open task of ``rel`` assigned to a person (``projects.assignees.tasks_for_people``), as a
+    message for them (when `notify:` wants tasks)."""
     if not config.notify.wants(Topic.TASKS):
         return []
-    try:
-        tasks, _ = parse_tasks(rel, read_text(config.vault / rel))
-    except (OSError, RoutineError):
-        return []
     out: list[TellPerson] = []
-    for task in tasks:
-        person = link_target(task.assignee) if task.assignee else ""
-        if not task.open or not person or member_kind(config.vault, person) != "person":
-            continue
+    for person, task in tasks_for_people(config.vault, rel):
         digest = hashlib.sha1(f"{person}|{task.text}".encode()).hexdigest()[:16]
         text = task.text if len(task.text) <= TITLE_CHARS else task.text[:TITLE_CHARS] + "…"
         due = f" (due {task.due})" if task.due else ""
