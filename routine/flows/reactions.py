@@ -22,6 +22,7 @@ The reactions, in the order they are applied:
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Union
@@ -42,6 +43,8 @@ from routine.vault.proposals import ProposalStatus
 from routine.vault.question_notes import answer_in, is_question_note
 from routine.watch.changes import Change
 from routine.watch.filters import is_note
+
+log = logging.getLogger("routine.daemon.vault_events")  # its lines are the daemon's
 
 TITLE_CHARS = 160  # a person's task in a message's title
 ASK_WORDS = ("remind me",)  # a chat message without these is not read for a reminder
@@ -149,11 +152,25 @@ Reaction = Union[Decide, Answer, Fire, Index, Graph, Reload, StaleQA, TellPerson
 
 
 def on_vault_change(view: View, change: Change) -> list[Reaction]:
-    """The reactions ``change`` calls for, in the order they are to be applied."""
+    """The reactions ``change`` calls for, in the order they are to be applied. A part that fails
+    (a bug, a note no reader expected) is logged and the others still decide."""
     if not is_note(change.rel):  # a PDF: only the search index reads it
         return [Index(change)]
-    return [*_approvals(view, change), *_triggers(view, change), Index(change), *case_file(view, change),
-            *_chats(view, change), Graph(change), *_reminders(view, change)]
+    out: list[Reaction] = []
+    for part in (_approvals, _triggers, _index, case_file, _chats, _graph, _reminders):
+        try:
+            out += part(view, change)
+        except Exception:
+            log.exception("what %s means for %s was not decided", change.rel, part.__name__.strip("_"))
+    return out
+
+
+def _index(view: View, change: Change) -> list[Reaction]:
+    return [Index(change)]
+
+
+def _graph(view: View, change: Change) -> list[Reaction]:
+    return [Graph(change)]
 
 
 def _approvals(view: View, change: Change) -> list[Reaction]:
