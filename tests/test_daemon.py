@@ -123,6 +123,24 @@ def test_hot_reload_valid_and_invalid_edits(initialised, ollama):
         shown = home.run("schedule", "next", "3")  # the broken file's last good version, named as such
         assert shown.returncode == 2 and "renamed-block" in shown.stdout and "last good version" in shown.stdout
         assert f"{path} is broken, so the running daemon keeps its last good version (renamed-block)" in shown.stderr
+        path.write_text(path.read_text().replace('"0 99 * * *"', '"0 5 * * *"'))  # fixed: the alert is over
+        wait_for(lambda: "status: resolved" in alert[0].read_text(), 15, "the alert resolved by the fixed file")
+
+
+def test_a_block_added_while_the_daemon_runs_runs_at_its_first_slot(initialised, ollama, driven_clock):
+    """A block written into a schedule file while the daemon runs is known from the reload on: its
+    very first slot runs (it was lost, unrecorded, when it was first seen at that slot)."""
+    home = initialised
+    only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))
+    with daemon(home):
+        added = home.config.parent / "schedules" / "added.yaml"
+        added.write_text(MINUTELY.replace("every-minute", "added-block").replace('"Minute"', '"Added"'))
+        wait_for(lambda: "added-block" in [f["block"] for f in status(home)["next_fires"]], 15, "the reload")
+        slot = driven_clock.before_next_minute().strftime("%Y-%m-%dT%H:%MZ")
+        wait_for(lambda: journal_rows(home, "SELECT state FROM slots WHERE block='added-block' AND slot=?", slot),
+                 60, "the new block's first slot")
+        wait_for(lambda: journal_rows(home, "SELECT status FROM runs WHERE block='added-block' AND kind='block' "
+                                            "AND status='ok'"), 60, "its run")
 
 
 def test_sigterm_when_idle_exits_zero(initialised):

@@ -31,7 +31,7 @@ from routine import paths
 
 from routine.host import supervise, sysmetrics
 from routine.person import agenda
-from routine.person.alerts import raise_alert
+from routine.person.alerts import raise_alert, resolve_alerts
 from routine.causes import is_disk_full
 from routine.daemon import health
 from routine.daemon.clock import driven_clock
@@ -71,6 +71,7 @@ log = logging.getLogger("routine.daemon")
 
 STOP_GRACE_SECONDS = 20.0
 INDEX_STOP_SECONDS = 10.0  # STOP_GRACE + this stays well inside TimeoutStopSec=60s
+CONFIG_REJECTED = "config-rejected"  # the cause of the alert a rejected edit raises, resolved by a good reload
 STOP_REPORT_SECONDS = 45.0  # a stop still going then has its threads' stacks logged
 
 
@@ -265,13 +266,16 @@ class Daemon(ScheduledWork):
         self.reload()
 
     def reload(self) -> None:
-        before = self.live.config
+        before, known = self.live.config, set(self.live.schedules.blocks)
         result = self.live.reload()
         if result.problems:
             msg = "\n".join(f"- {p}" for p in result.problems)
             raise_alert(self.live.config, self.now_local(), "config rejected",
                         f"These edits were rejected; the last good version stays in force:\n\n{msg}",
-                        "correct the lines listed; `routine schedule validate` checks them.")
+                        "correct the lines listed; `routine doctor` checks routine.yaml, "
+                        "`routine schedule validate` the schedules.", cause=CONFIG_REJECTED)
+        else:  # the edits that were rejected are fixed (or replaced): their alert is over
+            resolve_alerts(self.live.config, self.now_local(), CONFIG_REJECTED, "the files now load as written.")
         if result.changed and self.residency:
             self.residency.reconfigure()
         self.replies.reconfigure()
@@ -283,6 +287,8 @@ class Daemon(ScheduledWork):
             old.close()  # the new index waits for the old one's lock
         if result.changed and self.timers:
             self.timers.sync(self.live.schedules.blocks)
+            for block_id in set(self.live.schedules.blocks) - known:  # known from now: its first slot is owed
+                self.on_due(block_id)
             log.info(
                 "reloaded: %d blocks, %d triggers", len(self.live.schedules.blocks), len(self.live.schedules.triggers)
             )
