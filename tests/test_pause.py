@@ -177,7 +177,8 @@ def test_triggers_wait_while_everything_is_paused_and_fire_once_at_resume(daemon
     events._fire(trigger, Change("modified", "Inbox/idea.md"))  # the same note again: still one held run
     assert daemon.queue.snapshot().queued == ()
     status = home.run("status").stdout
-    assert "trigger " + trigger.id + ": 1 note(s) wait to fire when the pause ends (Inbox/idea.md)" in status
+    assert (f"trigger {trigger.id}: 1 note(s) wait to fire when the pause ends (`routine resume` ends it): "
+            "Inbox/idea.md") in status
     home.run("resume", check=True)
     events.release_held()  # what the `held` op does in a running daemon
     queued = daemon.queue.snapshot().queued
@@ -213,8 +214,9 @@ def test_the_dashboard_says_what_is_paused(tmp_path):
     from routine.daemon.dashboard import render
     from routine.daemon.status_record import DaemonState, DaemonStatus
 
-    text = render(DaemonStatus(DaemonState.RUNNING, paused=("everything until resumed",)), tmp_path, BERLIN)
-    assert "> [!warning] Paused\n> - everything until resumed\n> `routine resume` ends it." in text
+    line = "everything until resumed (`routine resume` ends it)"  # each line says what ends it (a holiday's too)
+    text = render(DaemonStatus(DaemonState.RUNNING, paused=(line,)), tmp_path, BERLIN)
+    assert f"> [!warning] Paused\n> - {line}\n" in text
 
 
 def test_pause_until_tomorrow_skips_the_rest_of_today_and_the_slots_after_midnight_run(daemon, initialised):

@@ -55,7 +55,7 @@ def _print(status: DaemonStatus, clock: Clock) -> None:
         line += f" {status.commit})" if status.commit else ")"
     print(line)
     for line in status.paused:
-        print(f"paused: {line}" + ("" if "a holiday" in line else " (`routine resume` ends it)"))
+        print(f"paused: {line}")  # each line says what ends it (`schedule.pause.in_force`)
     for question in status.waiting:
         print(f"waiting on you: {question.line(clock.zone)} (`routine answer {question.id} TEXT`)")
     health = status.health

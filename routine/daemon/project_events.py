@@ -8,7 +8,9 @@
 
 At start-up, tasks assigned while the daemon was down and tasks a stop interrupted are picked up.
 A task whose pickup failed waits out its backoff (``projects.pickup.Backoff``): a timer looks at
-its project again when the wait is over.
+its project again when the wait is over. A pause of everything (or a holiday) holds pickups and the
+manager's reactions: each is kept (``schedule.held``, as a vault trigger's run) and runs once when
+the hold ends (``released``); `routine status` lists them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -41,6 +44,7 @@ from routine.projects.model import loose
 from routine.prompts import template
 from routine.runner.request import StepRequest
 from routine.schedule import pause
+from routine.schedule.held import PROJECTS as HOLDER, HeldTrigger, Origin
 from routine.schedule.project_cadence import manager_agent
 
 if TYPE_CHECKING:
@@ -57,6 +61,7 @@ class Host(Jobs, Protocol):
     @property
     def stopping(self) -> threading.Event: ...
     def reload(self) -> None: ...
+    def hold(self, item: HeldTrigger) -> bool: ...
 
 
 class ProjectEvents:
@@ -65,7 +70,6 @@ class ProjectEvents:
         self.backoff = Backoff(host.live.config.pickup_backoff)
         self._timers: dict[str, threading.Timer] = {}  # task key -> the look again after its backoff
         self._lock = threading.Lock()
-        self._waiting = False  # a pause held a pickup: look again when it ends
 
     @property
     def vault(self) -> Path:
@@ -111,25 +115,29 @@ class ProjectEvents:
         if artifact is not None and mark_needs_qa(self.vault, artifact):
             log.info("%s changed after it passed QA: it needs QA again", rel)
 
-    def _paused(self, what: str) -> bool:
-        """A pause of everything or a holiday holds pickups and the manager's reactions too; the
-        tasks stay assigned in their notes and are picked up when it ends (``resume``)."""
-        config = self.host.live.config
-        why = pause.holder(paths.state_dir(), config.holiday, "projects", ZoneInfo(config.zone_name()))(
-            self.host.now_local())
+    def _paused(self, what: str, item: HeldTrigger) -> bool:
+        """A pause of everything or a holiday holds pickups and the manager's reactions too: ``item``
+        is kept until it ends (``released``); the tasks stay assigned in their notes meanwhile."""
+        config, now = self.host.live.config, self.host.now_local()
+        why = pause.holder(paths.state_dir(), config.holiday, HOLDER, ZoneInfo(config.zone_name()))(now)
         if why:
-            self._waiting = True
+            self.host.hold(replace(item, since=now, why=why))
             log.info("%s waits: %s", what, why)
         return why is not None
 
-    def resume(self) -> None:
-        """The hold is over: what it kept waiting is picked up."""
-        if self._waiting and not self._paused("the projects' tasks"):
-            self._waiting = False
-            self._submit_pending(None)
+    def released(self, item: HeldTrigger) -> None:
+        """The hold is over: the pickup or the reaction it kept runs now."""
+        if item.origin is Origin.PICKUP:
+            self._submit_pending(item.rel or None, interrupted=item.kind == "interrupted")
+            return
+        folder = project_folder_of(item.rel)
+        if folder is not None:
+            self._react(folder, item.rel, item.kind)
 
     def _submit_pending(self, folder: str | None, interrupted: bool = False) -> None:
-        if self._paused(f"task pickup in {folder or 'every project'}"):
+        pickup = HeldTrigger("pickup", "interrupted" if interrupted else "changed", folder or "",
+                             self.host.now_local(), "", origin=Origin.PICKUP)
+        if self._paused(f"task pickup in {folder or 'every project'}", pickup):
             return
         for pick in pending(self.vault, self.host.live.agents, folder, interrupted=interrupted):
             wait = self.backoff.wait(pick.key, time.monotonic())
@@ -185,7 +193,8 @@ class ProjectEvents:
         if project is None or str(project.cadence.get("react", "on")).lower() in ("off", "false", "no"):
             return
         manager = manager_agent(self.vault, project, self.host.live.agents)
-        if manager is None or self._paused(f"{manager.name}'s reaction to {rel}"):
+        if manager is None or self._paused(f"{manager.name}'s reaction to {rel}", HeldTrigger(
+                manager.name, kind, rel, self.host.now_local(), "", origin=Origin.REACTION)):
             return
         work = Work(key=f"project-react:{project.slug}", label=f"{manager.name} reacts to {rel}",
                     run=partial(self._run_react, manager.name, project.name, rel, kind),
