@@ -21,6 +21,7 @@ from routine.jsonvalue import JSONObject
 
 FILE = "held-triggers.json"
 PROJECTS = "projects"  # the name a pause holds pickups and reactions by (a pause of everything holds it)
+FREE = "held no longer"  # said of what waits though nothing holds it now: it fires now (or as the daemon starts)
 _lock = threading.Lock()
 
 
@@ -120,8 +121,8 @@ def _line(origin: Origin, name: str, items: list[HeldTrigger], when: str | None)
     rels = list(dict.fromkeys(i.rel or "every project" for i in items))
     listed = ", ".join(rels[:3]) + (" …" if len(rels) > 3 else "")
     if origin is Origin.PICKUP:
-        return f"task pickup in {listed} " + (f"waits {when}" if when else "is held no longer: it runs now")
+        return f"task pickup in {listed} " + (f"waits {when}" if when else f"is {FREE}: it runs now")
     if origin is Origin.REACTION:
-        return f"{name}'s reaction(s) to {listed} " + (f"wait {when}" if when else "are held no longer: they run now")
+        return f"{name}'s reaction(s) to {listed} " + (f"wait {when}" if when else f"are {FREE}: they run now")
     what = f"trigger {name}: {len(items)} {'event' if origin is Origin.EVENT else 'note'}(s)"
-    return f"{what} " + (f"wait to fire {when}: {listed}" if when else f"are held no longer, they fire now: {listed}")
+    return f"{what} " + (f"wait to fire {when}: {listed}" if when else f"are {FREE}, they fire now: {listed}")

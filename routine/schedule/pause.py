@@ -262,6 +262,12 @@ def in_force(state: Path, holidays: tuple[tuple[date, date], ...], now: datetime
     return tuple(lines) + held.waiting(state, lambda name: _ends(why_held(pauses, holidays, name, now, zone)))
 
 
+def shown(line: str) -> str:
+    """A line of ``in_force`` as `routine status` and `routine pause|resume` print it: ``paused: …``,
+    but for runs nothing holds any longer (they fire now)."""
+    return line if held.FREE in line else f"paused: {line}"
+
+
 def _ends(why: Why | None) -> str | None:
     """When what ``why`` holds fires: as the holiday ends, as the pause ends; None: now."""
     if why is None:
