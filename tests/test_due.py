@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from routine.config.model import StepSpec, WriteSpec
-from routine.daemon.due import owed
+from routine.schedule.due import owed
 from routine.schedule.cron import Cron, slot_key
 from routine.schedule.model import Block
 

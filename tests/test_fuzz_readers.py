@@ -30,7 +30,7 @@ import os
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -46,9 +46,11 @@ from routine.errors import RoutineError
 from routine.logs import RedactFilter
 from routine.outside.yamlread import REPLY, read_yaml
 from routine.person.agenda import CalendarUnreadable, events_between
+from routine.person.asks import BadAsk, ask_in
 from routine.projects.tasks import parse_tasks
 from routine.redact import URL, redact_text, redact_url
 from routine.runner.advice import changes_in
+from routine.schedule.edit import from_proposal
 from routine.vault.chat_notes import parse_chat
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import link_targets, resolve_wikilink, wikilinks
@@ -58,8 +60,9 @@ from routine.verdicts import Form, verdict_of
 from waits import scaled
 
 EXAMPLES = int(os.environ.get("ROUTINE_FUZZ_EXAMPLES", "20"))
-ALLOWED = (RoutineError, CalendarUnreadable)  # routine's own: each is one sentence where it is shown
+ALLOWED = (RoutineError, CalendarUnreadable, BadAsk)  # routine's own: each is one sentence where it is shown
 DAY = date(2026, 11, 28)
+NOW = datetime(2026, 11, 28, 9, 0, tzinfo=timezone.utc)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,6 +103,8 @@ READERS = [
                                                           {"planner": PLANNER})),
     Reader("config YAML", lambda text, _: parse_yaml(text, "schedules/x.yaml").data),
     Reader("YAML reader", lambda text, _: read_yaml(text, "the change block", REPLY).data),
+    Reader("ask block", lambda text, _: ask_in(f"I need one fact.\n\n```ask\n{text}\n```\n", NOW)),
+    Reader("schedule values", lambda text, _: from_proposal("[[schedules/daily.yaml]]", "prep", text)),
     Reader("verdict", lambda text, _: (verdict_of(text), verdict_of(text, Form.BOLD))),
     Reader("chat note", lambda text, _: (parse_chat("Chats/x.md", text),
                                          parse_chat("Chats/y.md", f"---\nchat: planner\n---\n{text}"))),

@@ -14,7 +14,7 @@ import pytest
 from test_daemon import MINUTELY
 
 from routine.config.model import StepSpec, WriteSpec
-from routine.daemon.due import owed
+from routine.schedule.due import owed
 from routine.schedule import pause
 from routine.schedule.cron import Cron
 from routine.schedule.model import Block

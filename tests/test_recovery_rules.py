@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from routine.config.model import StepSpec, WriteSpec
-from routine.daemon.due import Slot, owed
+from routine.schedule.due import Slot, owed
 from routine.daemon.recovery import STATE_FULL, Recovery
 from routine.models.ollama_host import unreachable
 from routine.journal.slots import Slots

@@ -206,7 +206,8 @@ class Daemon(ScheduledWork):
 
     def _watch_vault(self) -> None:
         self.vault_events = VaultEvents(self)
-        self.vault_events.listeners.append(self.reminders.on_change)  # task lines' and chat notes' reminders
+        self.reminders.subscribe(self.vault_events.reactions)  # task lines' and chat notes' reminders
+        self.vault_events.reminder_notes = lambda: frozenset(self.reminders.notes)
         self.vault_events.start()
 
     def _open_control(self) -> None:

@@ -1,6 +1,6 @@
 """Chat notes in the running daemon: a person's new message, once the note is quiet, gets one answer.
 
-Listens to the vault watcher like the search index does. A settled change of a note with a
+``flows/reactions.py`` reads a settled change of a note (``Chat``); one with a
 ``chat:`` property whose last turn is the person's becomes one job in the work queue (keyed by
 the note, so two answers to one note never run at once, and a save while one waits adds
 nothing). routine's own append announces its bytes (``vault/atomic.py``), so it is never a
@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import logging
 from functools import partial
+from typing import TYPE_CHECKING
 
-from routine.chat.notes import answer_note, read_chat
+from routine.chat.notes import answer_note
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.errors import RoutineError
 from routine.journal import Journal
 from routine.person.alerts import raise_alert
-from routine.watch.changes import Change
+from routine.flows.reactions import Chat, ChatGone
+
+if TYPE_CHECKING:
+    from routine.daemon.subscriptions import Reactions
 
 log = logging.getLogger(__name__)
 
@@ -36,25 +40,19 @@ class ChatNotes:
     def quiet_for(self, rel: str) -> float | None:
         return self.jobs.live.config.chat_quiet if self.is_chat(rel) else None
 
-    def on_change(self, change: Change) -> None:
-        if change.kind == "deleted" or not change.rel.endswith(".md"):
-            self.known.discard(change.rel)
-            return
+    def subscribe(self, reactions: Reactions) -> None:
+        reactions.subscribe(self._seen, Chat)
+        reactions.subscribe(lambda gone: self.known.discard(gone.rel), ChatGone)
 
-        try:
-            note = read_chat(self.jobs.live.config.vault, change.rel)
-        except OSError:
+    def _seen(self, chat: Chat) -> None:
+        """A chat note changed (``flows/reactions.py`` read it): a message that waits is answered."""
+        self.known.add(chat.rel)
+        if not chat.pending:
             return
-        if note is None or note.agent is None:
-            self.known.discard(change.rel)
-            return
-        self.known.add(change.rel)
-        if note.pending() is None:
-            return
-        work = Work(key=f"chat:{change.rel}", label=f"answer {change.rel}", run=partial(self.answer, change.rel),
-                    models=self.jobs.model_keys([note.agent]))
+        work = Work(key=f"chat:{chat.rel}", label=f"answer {chat.rel}", run=partial(self.answer, chat.rel),
+                    models=self.jobs.model_keys([chat.agent]))
         if self.jobs.queue.submit(work, coalesce=True):
-            log.info("chat note %s: a new message for %s", change.rel, note.agent)
+            log.info("chat note %s: a new message for %s", chat.rel, chat.agent)
 
     def answer(self, rel: str) -> None:
         journal = Journal()

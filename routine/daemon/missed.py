@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 from routine.person.alerts import raise_alert
 from routine.config.model import Config
-from routine.daemon import due
+from routine.schedule import due
 from routine.journal import Journal
 from routine.journal.status import Skip
 from routine.journal.slots import Slots

@@ -25,7 +25,7 @@ from routine.causes import server as server_cause
 from routine.daemon import dependencies
 from routine.daemon.dependencies import Check
 from routine.errors import RoutineError
-from routine.daemon.reminders import remind
+from routine.flows.nudges import remind
 from routine.journal import Journal
 from routine.journal.keep import KeepRates
 from routine.person.notifications import deliver_held

@@ -1,13 +1,14 @@
-"""What the daemon does when a case file changes (a listener of ``vault_events``):
+"""What the daemon does for a project's case file, once ``flows/reactions.py`` decided it (it
+subscribes to those reactions in ``vault_events``):
 
-- a project's home note changed: reload, so its cadence (digest, review blocks) follows the
-  edit like any schedule, and the manager reacts to the change (`cadence: {react: off}` stops it);
-- a task was assigned to an agent: the agent picks it up (``projects.pickup``); to a person: they
-  are told once (``daemon.person_tasks``, when `notify:` is set);
-- an artifact that passed QA was edited: it goes back to `qa: needed`.
+- ``Reload``: a project's home note changed: reload, so its cadence (digest, review blocks) follows
+  the edit like any schedule; ``React``: the manager reacts to it (`cadence: {react: off}` stops it);
+- ``LookForTasks``: a task assigned to an agent is picked up (``flows.pickup``); ``TellPerson``: one
+  assigned to a person is told once (``daemon.person_tasks``, when `notify:` is set);
+- ``StaleQA``: an artifact that passed QA was edited: it goes back to `qa: needed`.
 
 At start-up, tasks assigned while the daemon was down and tasks a stop interrupted are picked up.
-A task whose pickup failed waits out its backoff (``projects.pickup.Backoff``): a timer looks at
+A task whose pickup failed waits out its backoff (``flows.pickup.Backoff``): a timer looks at
 its project again when the wait is over. A pause of everything (or a holiday) holds pickups and the
 manager's reactions: each is kept (``schedule.held``, as a vault trigger's run) and runs once when
 the hold ends (``released``); `routine status` lists them.
@@ -26,30 +27,19 @@ from typing import TYPE_CHECKING, Protocol
 from zoneinfo import ZoneInfo
 
 from routine import paths
-from routine.config.model import WriteSpec
-from routine.daemon.person_tasks import tell_people
+from routine.daemon.person_tasks import tell
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
+from routine.flows.case_files import needs_qa_again, react_request
 from routine.flows.pickup import Backoff, pending, run_pickup
+from routine.flows.reactions import LookForTasks, React, Reload, StaleQA, TellPerson
 from routine.journal import Journal
-from routine.projects.artifacts import mark_needs_qa, read_artifact
-from routine.projects.assignees import loose_task_notes
-from routine.projects.model import (
-    PROJECTS,
-    find_project,
-    is_home_note,
-    project_folder_of,
-)
-from routine.projects.model import loose
-from routine.prompts import template
-from routine.runner.request import StepRequest
 from routine.schedule import pause
 from routine.schedule.held import PROJECTS as HOLDER, HeldTrigger, Origin
-from routine.schedule.project_cadence import manager_agent
 
 if TYPE_CHECKING:
+    from routine.daemon.subscriptions import Reactions
     from routine.flows.pickup import Pickup
-    from routine.watch.changes import Change
 
 log = logging.getLogger(__name__)
 
@@ -78,42 +68,20 @@ class ProjectEvents:
     def catch_up(self) -> None:
         self._submit_pending(None, interrupted=True)
 
-    def on_change(self, change: Change) -> None:
-        rel = change.rel
-        if not rel.endswith(".md"):
-            return
-        if not rel.startswith(PROJECTS + "/"):
-            if change.kind != "deleted":
-                self._loose_change(rel)
-            return
-        home = is_home_note(rel) or (change.src and is_home_note(change.src))
-        if home:
-            self.host.reload()  # the cadence follows the home note
-        folder = project_folder_of(rel)
-        if change.kind == "deleted" or folder is None:
-            return
-        self._stale_qa(rel)
-        tell_people(self.host.live.config, rel, self.host.now_local())
-        self._submit_pending(folder)
-        if home:
-            self._react(folder, rel, change.kind)
+    def subscribe(self, reactions: Reactions) -> None:
+        """Apply what a case file's change calls for (``flows/reactions.py`` decides)."""
+        reactions.subscribe(lambda _: self.host.reload(), Reload)  # the cadence follows the home note
+        reactions.subscribe(self._stale_qa, StaleQA)
+        reactions.subscribe(self._tell, TellPerson)
+        reactions.subscribe(lambda pickup: self._submit_pending(pickup.folder), LookForTasks)
+        reactions.subscribe(self._react, React)
 
-    def _loose_change(self, rel: str) -> None:
-        """A note outside every project: an agent note (its `tasks:` may name a new task note) or a
-        note an agent's `tasks:` names (a task line there assigned or changed)."""
-        agents = self.host.live.agents
-        if rel.startswith(self.host.live.config.layout.agents + "/"):
-            if any(agent.source == rel for agent in agents.values()):
-                for note in loose_task_notes(self.vault, "", rel):
-                    self._submit_pending(loose(note).folder)
-            return
-        if any(rel in loose_task_notes(self.vault, agent.name, agent.source) for agent in agents.values()):
-            self._submit_pending(loose(rel).folder)
+    def _stale_qa(self, reaction: StaleQA) -> None:
+        if needs_qa_again(self.vault, reaction.rel):
+            log.info("%s changed after it passed QA: it needs QA again", reaction.rel)
 
-    def _stale_qa(self, rel: str) -> None:
-        artifact = read_artifact(self.vault, rel)
-        if artifact is not None and mark_needs_qa(self.vault, artifact):
-            log.info("%s changed after it passed QA: it needs QA again", rel)
+    def _tell(self, reaction: TellPerson) -> None:
+        tell(self.host.live.config, reaction, self.host.now_local())
 
     def _paused(self, what: str, item: HeldTrigger) -> bool:
         """A pause of everything or a holiday holds pickups and the manager's reactions too: ``item``
@@ -130,9 +98,9 @@ class ProjectEvents:
         if item.origin is Origin.PICKUP:
             self._submit_pending(item.rel or None, interrupted=item.kind == "interrupted")
             return
-        folder = project_folder_of(item.rel)
-        if folder is not None:
-            self._react(folder, item.rel, item.kind)
+        project = item.payload or {}
+        self._react(React(str(project.get("project", "")), str(project.get("slug", "")), item.trigger, item.rel,
+                          item.kind))
 
     def _submit_pending(self, folder: str | None, interrupted: bool = False) -> None:
         pickup = HeldTrigger("pickup", "interrupted" if interrupted else "changed", folder or "",
@@ -188,34 +156,22 @@ class ProjectEvents:
             timer.daemon = True
             timer.start()
 
-    def _react(self, folder: str, rel: str, kind: str) -> None:
-        project = find_project(self.vault, folder.split("/", 1)[1])
-        if project is None or str(project.cadence.get("react", "on")).lower() in ("off", "false", "no"):
+    def _react(self, reaction: React) -> None:
+        kept = HeldTrigger(reaction.manager, reaction.kind, reaction.rel, self.host.now_local(), "",
+                           origin=Origin.REACTION, payload={"project": reaction.project, "slug": reaction.slug})
+        if self._paused(f"{reaction.manager}'s reaction to {reaction.rel}", kept):
             return
-        manager = manager_agent(self.vault, project, self.host.live.agents)
-        if manager is None or self._paused(f"{manager.name}'s reaction to {rel}", HeldTrigger(
-                manager.name, kind, rel, self.host.now_local(), "", origin=Origin.REACTION)):
-            return
-        work = Work(key=f"project-react:{project.slug}", label=f"{manager.name} reacts to {rel}",
-                    run=partial(self._run_react, manager.name, project.name, rel, kind),
-                    models=self.host.model_keys([manager.name]))
+        work = Work(key=f"project-react:{reaction.slug}", label=f"{reaction.manager} reacts to {reaction.rel}",
+                    run=partial(self._run_react, reaction.manager, reaction.project, reaction.rel, reaction.kind),
+                    models=self.host.model_keys([reaction.manager]))
         self.host.queue.submit(work, coalesce=True)
 
     def _run_react(self, agent_name: str, project: str, rel: str, kind: str) -> None:
-        agent = self.host.live.agents.get(agent_name)
-        found = find_project(self.vault, project)
-        if agent is None or found is None:
+        request = react_request(self.vault, self.host.live.agents, agent_name, project, rel, kind)
+        if request is None:
             return
         journal = Journal()
         try:
-            request = StepRequest(
-                agent=agent,
-                task=template("project_react.md.j2"),
-                write=WriteSpec(note="{{ project_folder }}/Digests/{{ today }}.md", section="Changes"),
-                trigger=f"trigger:{rel}",
-                variables={"path": rel, "event": kind, "project_folder": found.folder},
-                details={"project": project, "path": rel, "event": kind},
-            )
             self.host.make_runner(journal).run_step(request)
         finally:
             journal.close()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from routine import paths
 from routine.person.alerts import raise_alert, resolve_alerts
 from routine.causes import cause_of, describe, disk_full
-from routine.daemon.due import Slot
+from routine.schedule.due import Slot
 from routine.durations import human
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from zoneinfo import ZoneInfo
 
 from routine.causes import is_disk_full
-from routine.daemon import due
+from routine.schedule import due
 from routine.daemon.gate import WriteGate
 from routine.daemon.live import Live
 from routine.daemon.missed import account

@@ -6,7 +6,7 @@ at once, said as late. The vault watcher's changes add and cancel the reminders 
 line ticked or deleted cancels its own) and read "remind me …" in a chat note's new message;
 `routine remind` (another process) asks over the control socket (``plan``), an agent's
 `remind_person` in this process through the store's listeners. Not the due-date nudges of tasks
-(``daemon/reminders.py``)."""
+(``flows/nudges.py``)."""
 
 from __future__ import annotations
 
@@ -20,17 +20,17 @@ from zoneinfo import ZoneInfo
 
 from routine.config.notify import Topic
 from routine.errors import RoutineError
+from routine.flows.reactions import ReminderAsk, Reminders
 from routine.flows.reminder_answers import choices  # also registers the phone's Snooze and Done
 from routine.journal.chats import ChatStore
 from routine.journal.timed_reminders import Reminder, ReminderStatus, listen, unlisten
 from routine.person.notifications import Message, notify
 from routine.schedule.timed_reminders import from_chat, from_note, reminder_log
 from routine.vault.chat_notes import parse_chat
-from routine.vault.files import read_text
 from routine.vault.provenance import is_persons_chat
-from routine.watch.changes import Change
 
 if TYPE_CHECKING:
+    from routine.daemon.subscriptions import Reactions
     from routine.daemon.live import Live
     from routine.daemon.timers import Timers
 
@@ -38,8 +38,6 @@ log = logging.getLogger("routine.daemon")
 
 JOB = "reminder:"  # a reminder's timer job: reminder:<id>
 LATE_AFTER = timedelta(minutes=1)  # fired later than this after its time: the message says it is late
-ASK_WORDS = ("remind me",)  # a chat message without these is not read for a reminder
-STAMPS = ("(@", "⏰")  # a note without these (and no reminder of its lines waiting) is not read
 
 
 class Host(Protocol):
@@ -119,23 +117,11 @@ class TimedReminders:
 
     # --- what the vault watcher sees ------------------------------------------------------------
 
-    def on_change(self, change: Change) -> None:
-        """A note's task lines add or cancel reminders; a chat note's new message may ask for one."""
-        if not change.rel.endswith(".md"):
-            return
-        if change.kind == "moved" and change.src:
-            self._sync_note(change.src, None)
-        if change.kind == "deleted":
-            self._sync_note(change.rel, None)
-            return
-        try:
-            text = read_text(self.host.live.config.vault / change.rel)
-        except OSError:
-            return
-        if any(stamp in text for stamp in STAMPS) or change.rel in self.notes:
-            self._sync_note(change.rel, text)
-        if any(words in text.lower() for words in ASK_WORDS):
-            self._read_chat(change.rel, text)
+    def subscribe(self, reactions: Reactions) -> None:
+        """A note's task lines add or cancel reminders; a chat note's new message may ask for one
+        (``flows/reactions.py`` decides which notes to read: ``Reminders``, ``ReminderAsk``)."""
+        reactions.subscribe(lambda lines: self._sync_note(lines.rel, lines.text), Reminders)
+        reactions.subscribe(lambda ask: self._read_chat(ask.rel, ask.text), ReminderAsk)
 
     def _sync_note(self, rel: str, text: str | None) -> None:
         if text is None and rel not in self.notes:

@@ -1,7 +1,7 @@
 """APScheduler 3 as the timer: one in-memory job per block, waking the daemon at its slots.
 
 APScheduler only says "block X may be due now". What is owed (run, catch up, or record as
-missed) is decided by ``routine.daemon.due`` from the slot records, so a timer firing twice,
+missed) is decided by ``routine.schedule.due`` from the slot records, so a timer firing twice,
 late, or after a restart can never run a slot twice.
 """
 
@@ -88,7 +88,7 @@ BLOCK_JOB = "block:"  # a block's job id begins so; a one-shot's (``at``) with i
 
 class Timers:
     """The jobs live in memory: what a block owes after a restart comes from the slot records
-    (``daemon.due``), so the timers keep nothing on disk and a full state disk cannot stop them."""
+    (``schedule.due``), so the timers keep nothing on disk and a full state disk cannot stop them."""
 
     def __init__(self, on_due: Callable[[str], None], local_tz: str, offset: Callable[[], timedelta] | None = None):
         global _on_due

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from routine import supervise
 from routine.person.alerts import raise_alert
-from routine.daemon import due
+from routine.schedule import due
 from routine.daemon.live import Live
 from routine.daemon.work import Work, WorkQueue
 from routine.errors import RoutineError
@@ -142,7 +142,7 @@ class NightTrials:
     def _owing(self, now: datetime, zone: ZoneInfo) -> str | None:
         """A block whose slot came due and is not claimed yet (its timer fires a moment late on a
         busy box): the slot is past, so no longer "due soon", and not yet in the queue. The rule
-        of what a block owes is ``daemon.due``'s; the timer claims the slot within moments."""
+        of what a block owes is ``schedule.due``'s; the timer claims the slot within moments."""
         if self._journal is None:
             return None
         slots = Slots(self._journal.db)

@@ -1,11 +1,16 @@
-"""What the daemon does when a note changes: proposals decided, triggers fired, listeners told.
+"""What the daemon does when a note changes: it watches, and applies what the change means.
 
-The vault watcher (``routine.watch``) reports settled changes; here they become work in the
-one queue, so trigger runs share the model manager and the journal with scheduled ones:
-- a proposal in Drafts/ whose ``approved`` property the person set is decided;
-- a question note in Inbox/ whose ``answer:`` the person filled in answers its question;
-- every trigger whose ``on``, ``path`` glob and ``where`` match runs its agent on the note;
-- other listeners (the search index, the knowledge graph) hear of every change.
+The vault watcher (``routine.watch``) reports settled changes; ``flows/reactions.py`` decides what
+each one calls for (pure), and the parts of the daemon that subscribed to those reactions
+(``daemon/subscriptions.py``) apply them: work in the one queue, so trigger runs share the model
+manager and the journal with scheduled ones. Applied here:
+- ``Decide``: a proposal in Drafts/ whose ``approved`` property the person set is decided;
+- ``Answer``: a question note in Inbox/ whose ``answer:`` the person filled in answers its question;
+- ``Fire``: a trigger whose ``on``, ``path`` glob and ``where`` match runs its agent on the note
+  (held while a pause or a holiday holds it);
+- ``Index``, ``Graph``: the search index and the knowledge graph hear of the change.
+Elsewhere: a project's case file (``project_events``), chat notes (``chat_notes``), reminders
+(``timed_reminders``).
 """
 
 from __future__ import annotations
@@ -27,21 +32,18 @@ from routine.daemon.ports import Jobs
 from routine.daemon.event_op import submit_event
 from routine.daemon.project_events import ProjectEvents
 from routine.journal.runs import RunDetails
-from routine.vault.proposals import ProposalStatus
 from routine.daemon.work import Work
-from routine.errors import RoutineError
+from routine.daemon.subscriptions import Reactions
 from routine.flows.approval import decide
+from routine.flows.reactions import Answer, Decide, Fire, Graph, Index, View, on_vault_change
 from routine.journal import Journal
 from routine.runner.request import StepRequest
 from routine.schedule import held, pause
 from routine.schedule.events import Payload
 from routine.schedule.held import HeldTrigger, Origin
-from routine.vault.approvals import read_proposal
 from routine.vault.atomic import add_write_listener, remove_write_listener
-from routine.vault.notes import read_note
-from routine.vault.question_notes import QUIET_SECONDS, answer_in, is_question_note
-from routine.vault.scope import glob_match
-from routine.watch.filters import is_note
+from routine.schedule.triggers import debounce_for
+from routine.vault.question_notes import QUIET_SECONDS, is_question_note
 from routine.watch.changes import Change
 from routine.watch.state import FileStates
 from routine.watch.watcher import VaultWatcher
@@ -77,7 +79,8 @@ class VaultEvents:
     def __init__(self, host: Host):
         self._missing_since: tuple[datetime, str] | None = None  # (when, why) while the vault is missing
         self.host = host
-        self.listeners: list[Callable[[Change], None]] = []
+        self.reactions = Reactions()  # who applies which reaction (``flows/reactions.py`` decides them)
+        self.reminder_notes: Callable[[], frozenset[str]] = frozenset  # notes holding a waiting reminder
         self.watcher: VaultWatcher | None = None
         self._states: FileStates | None = None
         self._feed: IndexFeeder | None = None
@@ -92,18 +95,21 @@ class VaultEvents:
     def start(self) -> None:
         """Watch the vault: catch up with what changed while down, then follow every save."""
         config = self.host.live.config
-        self._feed = IndexFeeder(lambda: self.host.memory)
-        self.listeners.append(self._feed.on_change)
-
+        reactions = self.reactions
+        reactions.subscribe(self._decided, Decide)
+        reactions.subscribe(self._answered, Answer)
+        reactions.subscribe(lambda fire: self._fire(fire.trigger, fire.change), Fire)
+        feed = self._feed = IndexFeeder(lambda: self.host.memory)
+        reactions.subscribe(lambda index: feed.on_change(index.change), Index)
         projects = self.projects = ProjectEvents(self.host)  # case files: cadence reload, task pickup, QA staleness
-        self.listeners.append(projects.on_change)
+        projects.subscribe(reactions)
         self.chats = ChatNotes(self.host)
-        self.listeners.append(self.chats.on_change)
-        self._feed.start()
+        self.chats.subscribe(reactions)
+        feed.start()
         # issue 15: the knowledge graph follows too
-        self.graph_feed = GraphFeeder(lambda: self.host.live.config.vault, self._canvas_blocked)
-        self.listeners.append(self.graph_feed.on_change)
-        self.graph_feed.start()
+        graph = self.graph_feed = GraphFeeder(lambda: self.host.live.config.vault, self._canvas_blocked)
+        reactions.subscribe(lambda change: graph.on_change(change.change), Graph)
+        graph.start()
         self._states = FileStates()
         self.watcher = VaultWatcher(config.vault, self.on_change, self._states, quiet_for=self.quiet_for,
                                     reconcile_every=config.reconcile_every, inotify=config.watch_inotify,
@@ -162,67 +168,35 @@ class VaultEvents:
             quiet = max(quiet, QUIET_SECONDS)
         if self.chats is not None:
             quiet = max(quiet, self.chats.quiet_for(rel) or 0.0)
-        for trigger in self.host.live.schedules.triggers:
-            if glob_match(trigger.path, rel):
-                quiet = max(quiet, trigger.debounce.total_seconds())
-        return quiet
+        return max(quiet, debounce_for(self.host.live.schedules.triggers, rel))
+
+    def view(self) -> View:
+        """What a change is judged against now."""
+        live = self.host.live
+        return View(live.config, live.agents, tuple(live.schedules.triggers),
+                    chats=frozenset(self.chats.known) if self.chats else frozenset(),
+                    reminder_notes=self.reminder_notes())
 
     def on_change(self, change: Change) -> None:
-        live = self.host.live
+        """A settled change: what it means is decided (``flows/reactions.py``), then applied, in order."""
         if self.host.stopping.is_set():
             return
-        if not is_note(change.rel):  # a PDF: only the search index reads it
-            if self._feed is not None:
-                self._feed.on_change(change)
-            return
-        drafts = live.config.layout.drafts.strip("/") + "/"
-        if change.kind in ("created", "modified", "moved") and change.rel.startswith(drafts):
-            self._maybe_decided(change.rel)
-        if change.kind == "modified" and is_question_note(change.rel):
-            self._maybe_answered(change.rel)
-        for trigger in live.schedules.triggers:
-            if self._matches(trigger, change):
-                self._fire(trigger, change)
-        for listener in list(self.listeners):
-            try:
-                listener(change)
-            except Exception:
-                log.exception("a vault listener failed on %s", change.rel)
+        for reaction in on_vault_change(self.view(), change):
+            self.reactions.publish(reaction, change.rel)
 
-    # --- proposals ---------------------------------------------------------------------------------
+    # --- proposals and question notes --------------------------------------------------------------
 
-    def _maybe_decided(self, rel: str) -> None:
-        try:
-            proposal = read_proposal(self.host.live.config.vault, rel)
-        except (OSError, ValueError):
-            return
-        if proposal is None or proposal.status is not ProposalStatus.PROPOSED or proposal.approved is None:
-            return
+    def _decided(self, reaction: Decide) -> None:
+        rel = reaction.rel
         self.host.queue.submit(Work(key=f"proposal:{rel}", label=f"decide {rel}",
                                       run=partial(self.decide, rel, "obsidian")), coalesce=True)
 
-    def _maybe_answered(self, rel: str) -> None:
+    def _answered(self, reaction: Answer) -> None:
         """A question note whose `answer:` (or the text below its marker) the person filled in."""
-        found = answer_in(self.host.live.config.vault, rel)
-        if found is not None:
-            outcome = self.host.questions.answer(found[0], found[1], "note", note=rel)
-            log.info("answer in %s: %s", rel, outcome.message)
+        outcome = self.host.questions.answer(reaction.question, reaction.answer, "note", note=reaction.rel)
+        log.info("answer in %s: %s", reaction.rel, outcome.message)
 
     # --- triggers ----------------------------------------------------------------------------------
-
-    def _matches(self, trigger: Trigger, change: Change) -> bool:
-        if trigger.on != change.kind or not glob_match(trigger.path, change.rel):
-            return False
-        if not trigger.where:
-            return True
-        if change.kind == "deleted":
-            return False  # nothing left to look at
-
-        try:
-            properties = read_note(self.host.live.config.vault, change.rel).frontmatter
-        except (OSError, RoutineError):  # gone, a pipe, past the size cap: no properties to match
-            return False
-        return all(_property_matches(properties.get(key), wanted) for key, wanted in trigger.where)
 
     def _fire(self, trigger: Trigger, change: Change, since: datetime | None = None) -> None:
         """Queue ``trigger``'s run on ``change``; held (and kept) while a pause or a holiday holds it.
@@ -251,7 +225,6 @@ class VaultEvents:
         )
         if self.host.queue.submit(work, coalesce=True):
             log.info("trigger %s fires %s on %s %s", trigger.id, agent.name, change.kind, change.rel)
-
 
     def _canvas_blocked(self, rel: str, sentence: str) -> None:
         raise_alert(self.host.live.config, self.host.now_local(), f"canvas {rel.rsplit('/', 1)[-1]} blocked",
@@ -346,14 +319,4 @@ class VaultEvents:
             self.host.make_runner(journal).run_step(request)
         finally:
             journal.close()
-
-
-def _property_matches(value: object, wanted: object) -> bool:
-    """`where: {status: inbox}` matches status: inbox; on a list property (tags), membership."""
-    def norm(v: object) -> object:
-        return str(v).strip().lstrip("#").lower() if isinstance(v, str) else v
-
-    if isinstance(value, list):
-        return norm(wanted) in [norm(v) for v in value]
-    return norm(value) == norm(wanted)
 

@@ -20,9 +20,10 @@ from routine.jsonvalue import Parsed
 from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.behaviours import parse as parse_behaviour
 from routine.config.behaviours import Behaviour
-from routine.projects.model import AGENTS, Project, Status, list_projects, loose
+from routine.errors import RoutineError
+from routine.projects.model import AGENTS, Project, Status, link_target, list_projects, loose, member_kind
 from routine.projects.tasks import TASK_ASSIGNEE as TASK_ASSIGNEE  # agents.assign reads task lines with it
-from routine.projects.tasks import Task, note_tasks, project_tasks
+from routine.projects.tasks import Task, note_tasks, parse_tasks, project_tasks
 from routine.vault.files import read_text
 from routine.vault.frontmatter import split_frontmatter
 from routine.vault.notes import resolve_wikilink
@@ -154,3 +155,18 @@ def assignments_of(vault: Path, agent_name: str, source: str | None = None) -> A
         linked.update({Path(task.file).stem.lower()} | ({task.result.lower()} if task.result else set()))
         tasks.append((project, task))
     return Assignments(tuple(memberships), tuple(tasks), frozenset(linked))
+
+
+def tasks_for_people(vault: Path, rel: str) -> list[tuple[str, Task]]:
+    """The open task lines of ``rel`` assigned to a person (`[assignee:: [[Ada]]]`, Ada not an
+    agent): (the person, the task), in the note's order; none when it cannot be read."""
+    try:
+        tasks, _ = parse_tasks(rel, read_text(vault / rel))
+    except (OSError, RoutineError):
+        return []
+    found = []
+    for task in tasks:
+        person = link_target(task.assignee) if task.assignee else ""
+        if task.open and person and member_kind(vault, person) == "person":
+            found.append((person, task))
+    return found

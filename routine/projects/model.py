@@ -21,6 +21,7 @@ from routine.vault.scope import glob_literal
 PROJECTS = "Projects"
 PEOPLE = "People"
 AGENTS = "Agents"
+REACT_OFF = ("off", "false", "no")  # a home note's `cadence: {react: ...}` that stops the manager's reactions
 
 
 class Status(str, Enum):
@@ -82,6 +83,11 @@ class Project:
     @property
     def slug(self) -> str:
         return slug(self.name)
+
+    @property
+    def reacts(self) -> bool:
+        """Whether the manager reacts to an edit of the home note (`cadence: {react: off}` stops it)."""
+        return str(self.cadence.get("react", "on")).lower() not in REACT_OFF
 
     def note_rel(self, stem: str) -> str:
         """The path of a note named ``stem`` in the project's folder (a task's result note)."""

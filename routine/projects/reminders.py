@@ -1,6 +1,6 @@
 """Which tasks with a due date (`📅 2026-12-01`, a person's or an agent's) want a nudge today:
 once when the due day comes near (`notify: {remind: 1d}`: the day before), once when it has passed.
-Pure reading; the daemon sends them (``daemon.reminders``), each once, and the digest marks them.
+Pure reading; the daemon sends them (``flows.nudges``, each monitor round), each once, and the digest marks them.
 
 Tasks are read with the project task reader (``projects.tasks.project_tasks``): the person's
 checkbox lines of a project's case files (routine's own copies are no tasks: ``vault.provenance``)."""

@@ -36,7 +36,8 @@ class Origin(str, Enum):
 class HeldTrigger:
     """One run waiting for a pause to end: what fired it, since when, and why. ``trigger``: the
     trigger's id (the manager's name for a reaction); ``kind``: the change (the event's name for an
-    event); ``rel``: the note (the event's name; the project folder of a pickup)."""
+    event); ``rel``: the note (the event's name; the project folder of a pickup); ``payload``: an
+    event's payload, a reaction's project (``project``, ``slug``), kept as data."""
 
     trigger: str
     kind: str

@@ -3,7 +3,7 @@ and fired by the daemon's timers (``daemon/timed_reminders.py``). The four ways 
 stamp in a note the person wrote (``from_note``: only the person's text, ``projects.tasks``), "remind
 me at 15:00 to …" in a chat note (``from_chat``), `routine remind` and an agent's `remind_person`
 (``set_reminder``). ``snooze`` and ``done`` are what a phone's buttons (and `routine remind
---snooze/--done`) call. Not the due-date nudges of tasks (``daemon/reminders.py``)."""
+--snooze/--done`) call. Not the due-date nudges of tasks (``flows/nudges.py``)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from routine.config.notify import Priority, Topic
 from routine.person.notifications import Message, notify
 from routine.projects.reminders import Nudge, reminders
 
-log = logging.getLogger("routine.daemon")
+log = logging.getLogger("routine.daemon")  # its lines are the daemon's (the monitor asks)
 
 
 def remind(config: Config, now_local: datetime) -> int:
