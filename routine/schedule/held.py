@@ -122,8 +122,8 @@ def _line(origin: Origin, name: str, items: list[HeldTrigger], when: str | None)
     rels = list(dict.fromkeys(i.rel or "every project" for i in items))
     listed = ", ".join(rels[:3]) + (" …" if len(rels) > 3 else "")
     if origin is Origin.PICKUP:
-        return f"task pickup in {listed} " + (f"waits {when}" if when else f"is {FREE}: it runs now")
+        return f"task pickup in {listed} " + (f"waits to run {when}" if when else f"is {FREE}: it runs now")
     if origin is Origin.REACTION:
-        return f"{name}'s reaction(s) to {listed} " + (f"wait {when}" if when else f"are {FREE}: they run now")
+        return f"{name}'s reaction(s) to {listed} " + (f"wait to run {when}" if when else f"are {FREE}: they run now")
     what = f"trigger {name}: {len(items)} {'event' if origin is Origin.EVENT else 'note'}(s)"
     return f"{what} " + (f"wait to fire {when}: {listed}" if when else f"are {FREE}, they fire now: {listed}")
