@@ -1,5 +1,5 @@
 """What the current thread is working on: the run id, block, agent and model of a run, for
-every log line (``routine.logs``), and a progress beat for the daemon's watchdog.
+every log line (``routine.host.logs``), and a progress beat for the daemon's watchdog.
 
 Context variables, so each worker thread has its own: the runner opens a scope around a
 step, and anything logged inside it (the runner, the model client, litellm) carries the

@@ -145,9 +145,9 @@ def _until_connected(harness: Harness) -> None:
 
 def test_the_unit_and_doctor_know_the_hosts_answers_come_from(tmp_path, monkeypatch):
     """The channels' servers are peers: `routine service install` lets them through the unit's IP
-    filter and `doctor`/`status` say when the installed unit does not (routine/unitcheck.py)."""
+    filter and `doctor`/`status` say when the installed unit does not (routine/host/unitcheck.py)."""
     from routine.config.loader import load_config
-    from routine.peers import peers
+    from routine.host.peers import peers
     from routine.person.channels import answering
 
     monkeypatch.setenv("ROUTINE_STATE_DIR", str(tmp_path / "state"))

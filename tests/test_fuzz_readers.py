@@ -43,7 +43,7 @@ from fuzz_seeds import SECRETS, SEEDS
 from routine.config.model import AgentSpec
 from routine.config.yamlfile import parse_yaml
 from routine.errors import RoutineError
-from routine.logs import RedactFilter
+from routine.host.logs import RedactFilter
 from routine.outside.yamlread import REPLY, read_yaml
 from routine.person.agenda import CalendarUnreadable, events_between
 from routine.person.asks import BadAsk, ask_in

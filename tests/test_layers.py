@@ -19,7 +19,7 @@ DAEMON = PACKAGE / "daemon"
 # everything in it): every folder is on one floor. "routine" is the modules right in routine/ (the
 # base floor); routine.__main__, the entry point Python looks for there, is the CLI's.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("routine", "routine.prompts", "routine.outside")),  # outside: bounded reading of outside input
+    ("base", ("routine", "routine.prompts", "routine.outside", "routine.host")),  # outside: input; host: the box
     ("files", ("routine.vault", "routine.journal")),
     ("watch", ("routine.watch",)),
     ("config", ("routine.config",)),

@@ -211,7 +211,7 @@ def test_routine_without_mcp_servers_never_imports_the_sdk(builder, ollama):
 
 def test_the_hosts_an_mcp_server_may_reach_are_in_the_services_allow_list(initialised):
     from routine.config.loader import load_config
-    from routine.peers import peers
+    from routine.host.peers import peers
 
     initialised.config.write_text(initialised.config.read_text() + "\nmcp_servers: " + json.dumps({
         "tracker": {"url": "https://tracker.lan:8443/mcp"},

@@ -1,4 +1,4 @@
-"""routine.supervise: a background loop that raises is logged once, restarted with backoff, and
+"""routine.host.supervise: a background loop that raises is logged once, restarted with backoff, and
 left down (reported as a health problem) only when it keeps failing."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from test_daemon import wait_for
 from waits import scaled
 
-from routine import supervise
+from routine.host import supervise
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +29,7 @@ def test_a_crashing_loop_is_restarted_and_logged_once_per_error(caplog):
             raise OSError("the same failure")
         done.set()
 
-    caplog.set_level(logging.INFO, logger="routine.supervise")
+    caplog.set_level(logging.INFO, logger="routine.host.supervise")
     sup = supervise.start("flaky", loop)
     assert done.wait(scaled(10))
     sup.thread.join(5)

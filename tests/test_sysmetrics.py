@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from routine.sysmetrics import parse_tegrastats, system_memory
+from routine.host.sysmetrics import parse_tegrastats, system_memory
 
 # The shape of an AGX Orin 64GB line (JetPack 6); values made up.
 ORIN = ("11-22-2026 07:30:05 RAM 21450/62841MB (lfb 120x4MB) SWAP 12/31420MB (cached 0MB) "

@@ -8,7 +8,9 @@ import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from routine import paths, unitcheck
+from routine import paths
+
+from routine.host import unitcheck
 from routine.terminal.output import print_json
 from routine.config.loader import load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, EXIT_USAGE, RoutineError
@@ -65,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _service_checks(config: Config) -> list[Check]:
-    """The installed unit lets through every host routine.yaml names (``routine.unitcheck``)."""
+    """The installed unit lets through every host routine.yaml names (``routine.host.unitcheck``)."""
     gaps = unitcheck.gaps(config)
     if gaps:
         return [Check("service", False, gap.sentence(), gap.fix) for gap in gaps]

@@ -10,7 +10,7 @@ import sys
 
 from routine.daemon import client
 from routine.daemon.app import Daemon
-from routine.daemonlock import hold
+from routine.host.daemonlock import hold
 from routine.errors import DaemonError
 
 

@@ -19,7 +19,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from routine import daemonlock as lock, paths, units
+from routine import paths
+
+from routine.host import daemonlock as lock, units
 from routine.atomicfile import replace_if_changed
 from routine.config.loader import load_config
 from routine.errors import EXIT_JOB_FAILED, UsageError

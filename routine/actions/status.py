@@ -6,7 +6,7 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
-from routine import unitcheck
+from routine.host import unitcheck
 from routine.actions.runs import WroteValue, wrote_paths
 from routine.actions.schedule import upcoming
 from routine.terminal.output import Clock, print_json, print_table

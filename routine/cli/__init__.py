@@ -12,7 +12,9 @@ import logging
 import os
 import sys
 
-from routine import __version__, logs
+from routine import __version__
+
+from routine.host import logs
 from routine.cli import arguments
 from routine.errors import EXIT_USAGE, RoutineError
 from routine.redact import redact_text

@@ -27,7 +27,9 @@ from datetime import datetime, timezone
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
-from routine import paths, supervise, sysmetrics
+from routine import paths
+
+from routine.host import supervise, sysmetrics
 from routine.person import agenda
 from routine.person.alerts import raise_alert
 from routine.causes import is_disk_full

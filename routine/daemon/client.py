@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, Iterable, Iterator, NoReturn
 
 from routine import paths
-from routine.daemonlock import holder
+from routine.host.daemonlock import holder
 from routine.errors import DaemonError, RoutineError
 from routine.jsonvalue import JSONValue, Parsed
 from routine.memory.retrieve import Hit

@@ -18,7 +18,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from routine import supervise
+from routine.host import supervise
 from routine.access import resolve
 from routine.config.loader import agent_named
 from routine.daemon.chat_op import chat

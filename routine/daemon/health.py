@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Protocol
 
-from routine import supervise
+from routine.host import supervise
 from routine.config.model import Config
 from routine.daemon.status_record import Health, HealthState
 

@@ -7,8 +7,8 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Callable
 
-from routine import supervise
-from routine.supervise import lower_priority
+from routine.host import supervise
+from routine.host.supervise import lower_priority
 
 if TYPE_CHECKING:
     from routine.memory.remote import RemoteIndex

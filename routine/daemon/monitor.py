@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from routine import supervise
+from routine.host import supervise
 from routine.person.alerts import alert_set_aside, open_causes, raise_alert, resolve_alerts
 from routine.causes import Cause, describe
 from routine.causes import server as server_cause

@@ -14,7 +14,7 @@ import time
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
-from routine import supervise
+from routine.host import supervise
 from routine.config.notify import ChannelSettings, Topic
 from routine.daemon.work import Work
 from routine.flows.answers import Answer, Context, Refused, apply, take

@@ -11,7 +11,9 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Protocol
 from zoneinfo import ZoneInfo
 
-from routine import __version__, paths, sysmetrics
+from routine import __version__, paths
+
+from routine.host import sysmetrics
 from routine.daemon import clock, health
 from routine.daemon.health import Parts
 from routine.daemon.status_record import (DaemonState, DaemonStatus, NextFire, RecentRun, SettledPath,

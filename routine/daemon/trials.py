@@ -16,7 +16,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 from zoneinfo import ZoneInfo
 
-from routine import supervise
+from routine.host import supervise
 from routine.person.alerts import raise_alert
 from routine.schedule import due
 from routine.daemon.live import Live

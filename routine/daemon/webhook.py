@@ -18,7 +18,7 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
-from routine import supervise
+from routine.host import supervise
 from routine.daemon.connections import BoundedConnections
 from routine.daemon.event_op import Host, queue_event
 from routine.errors import PayloadProblem, RoutineError

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
-from routine import runcontext, sysmetrics
+from routine import runcontext
+
+from routine.host import sysmetrics
 from routine.daemon.status_record import QueueSnapshot
 
 if TYPE_CHECKING:

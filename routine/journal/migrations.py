@@ -103,7 +103,7 @@ MIGRATIONS.append(("003_model_events", m003_model_events))
 
 
 def m004_metrics(db: sqlite3.Connection) -> None:
-    # Per-run figures (routine.sysmetrics): durations, tokens/s, CPU, memory, tegrastats,
+    # Per-run figures (routine.host.sysmetrics): durations, tokens/s, CPU, memory, tegrastats,
     # version and commit, as one JSON object. (003 is kept for the model residency work.)
     db.execute("ALTER TABLE runs ADD COLUMN metrics TEXT")
 

@@ -18,7 +18,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from routine import supervise
+from routine.host import supervise
 from routine.causes import is_disk_full
 from routine.config.model import Config
 from routine.errors import ModelError

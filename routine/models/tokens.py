@@ -37,7 +37,7 @@ from enum import Enum
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias
-from routine import sysmetrics
+from routine.host import sysmetrics
 from routine.jsonvalue import JSONObject
 
 # One chat message as LiteLLM takes it: "role" and "content", and on a tool turn "name", "tool_calls",

@@ -22,8 +22,8 @@ from datetime import time as clock_time
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
-from routine import peers, unitcheck
-from routine.bounded import ChildFailed, Limits, run_child
+from routine.host import peers, unitcheck
+from routine.outside.bounded import ChildFailed, Limits, run_child
 from routine.config.calendars import CalendarSource, Span
 from routine.config.model import Config
 from routine.person.alerts import open_causes, raise_alert, resolve_alerts
@@ -59,7 +59,7 @@ class Found:
 
     events: list[Event]
     more: int = 0
-    refused: tuple[str, ...] = ()  # events left out whose rule is too dense to walk (``routine.ics``)
+    refused: tuple[str, ...] = ()  # events left out whose rule is too dense to walk (``routine.outside.ics``)
 
 
 class CalendarUnreadable(Exception):
@@ -163,7 +163,7 @@ def _private(address: str) -> bool:
 
 def events_between(data: bytes, name: str, first: date, last: date, zone: tzinfo) -> Found:
     """The events of one calendar that touch the days ``first``..``last`` (local), in order: at
-    most ``MAX_OCCURRENCES``, expanded in a bounded child process (``routine.ics``)."""
+    most ``MAX_OCCURRENCES``, expanded in a bounded child process (``routine.outside.ics``)."""
     offset = zone.utcoffset(datetime.combine(first, clock_time(12)))
     zone_arg = getattr(zone, "key", None) or f"{int(offset.total_seconds()) if offset else 0:+d}"
     key = (hashlib.sha256(data).hexdigest(), name, first, last, zone_arg)
@@ -173,7 +173,8 @@ def events_between(data: bytes, name: str, first: date, last: date, zone: tzinfo
             raise CalendarUnreadable(cached[1])
         return cached[1]
     try:
-        found = run_child("routine.ics", [name, first.isoformat(), last.isoformat(), zone_arg, str(MAX_OCCURRENCES)],
+        found = run_child("routine.outside.ics",
+                          [name, first.isoformat(), last.isoformat(), zone_arg, str(MAX_OCCURRENCES)],
                           data, EXPAND_LIMITS)
     except ChildFailed as exc:
         why = str(exc)  # the child's own sentence names the calendar; a limit's does not

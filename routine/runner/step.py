@@ -15,7 +15,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 from zoneinfo import ZoneInfo
 
-from routine import runcontext, sysmetrics
+from routine import runcontext
+
+from routine.host import sysmetrics
 from routine.person import agenda
 from routine.person.alerts import raise_alert
 from routine.causes import cause_of

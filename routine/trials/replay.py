@@ -13,7 +13,7 @@ from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from routine import sysmetrics
+from routine.host import sysmetrics
 from routine.access import scoped
 from routine.access.resolve import reader
 from routine.config.model import AgentSpec, Config

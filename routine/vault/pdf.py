@@ -4,8 +4,8 @@ A PDF reads as markdown with one section per page headed `page=N`, so a search h
 `[[Papers/Spec.pdf#page=3]]` (Obsidian opens the PDF at that page) and `read_note` can give one
 page. Bounded: at most ``PDF_MAX_BYTES`` and ``PDF_MAX_PAGES``; a PDF with no text layer (a scan)
 reads as empty and is said to be one. pypdf runs only in a child process of its own
-(``routine.vault.pdf_extract``, ``routine.bounded``), per file under a CPU-time, a wall-clock, a memory and a recursion
-limit: a flate bomb, a PDF nested too deep or one that takes minutes to read is one sentence
+(``routine.vault.pdf_extract``, ``routine.outside.bounded``), per file under a CPU-time, a wall-clock, a memory
+and a recursion limit: a flate bomb, a PDF nested too deep or one that takes minutes to read is one sentence
 (``NoteUnreadable``) and one file left out, never a failed search, index pass or block.
 """
 
@@ -15,7 +15,7 @@ import logging
 import re
 from pathlib import Path
 
-from routine.bounded import ChildFailed, Limits, run_child
+from routine.outside.bounded import ChildFailed, Limits, run_child
 from routine.errors import NoteUnreadable
 from routine.vault.files import NOTE_MAX_BYTES, read_regular
 

@@ -1,5 +1,5 @@
 """The child process that reads one PDF (``python -m routine.vault.pdf_extract LIMITS… PAGES CHARS``),
-under ``routine.bounded``'s limits: the PDF's bytes on stdin, one JSON line out,
+under ``routine.outside.bounded``'s limits: the PDF's bytes on stdin, one JSON line out,
 ``{"pages": [...], "more": N}`` (``more``: pages past the cap, not read) or ``{"error": why}``.
 ``routine.vault.pdf.pages_of`` starts it.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from routine.bounded import answer, limit_self
+from routine.outside.bounded import answer, limit_self
 from routine.jsonvalue import JSONObject
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from routine import supervise
+from routine.host import supervise
 from routine.errors import NoteUnreadable
 from routine.vault.atomic import note_lock
 from routine.vault.files import NOTE_MAX_BYTES, read_regular, skip_undecodable, vault_files
@@ -135,7 +135,7 @@ class VaultWatcher:
         self._observer = observer
 
     def alive(self) -> bool:
-        """Its loops run (they are supervised: a crash restarts them, see routine.supervise)."""
+        """Its loops run (they are supervised: a crash restarts them, see routine.host.supervise)."""
         return not self._stop.is_set() and all(t.is_alive() for t in self._threads)
 
     def stop(self) -> None:

@@ -1,7 +1,7 @@
 """Does the installed unit let through every host routine.yaml names?
 
 `routine service install` writes the addresses of the configured hosts into the unit's
-``IPAddressAllow=`` (``routine.units``). A host named in routine.yaml afterwards is refused under
+``IPAddressAllow=`` (``routine.host.units``). A host named in routine.yaml afterwards is refused under
 the service, while `routine notify test` from a shell still reaches it. ``gaps`` finds such hosts
 for `routine doctor` and `routine status`; ``refusal`` names one in the error of a send or fetch
 that failed inside the service. (Under ``IPAddressDeny=`` a TCP connect is dropped, not refused:
@@ -17,8 +17,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from routine import units
-from routine.peers import Peer, PeerConfig, peers
+from routine.host import units
+from routine.host.peers import Peer, PeerConfig, peers
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 

@@ -3,7 +3,7 @@
 The shipped files assume ``routine`` on the PATH and the default vault and state dir;
 ``render`` puts in the venv's ``routine``, the config, vault and state dir (the only writable
 paths of the sandbox), and the addresses of every host the config makes routine talk to
-(``routine.peers``: Ollama, the models' servers, the notify and calendar servers), resolved now:
+(``routine.host.peers``: Ollama, the models' servers, the notify and calendar servers), resolved now:
 the only ones the IP filter lets through besides loopback.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from routine import paths
-from routine.peers import Peer, PeerConfig, peers
+from routine.host.peers import Peer, PeerConfig, peers
 
 SYSTEM_TEMPLATE = "routine@.service"
 USER_UNIT = "routine.service"

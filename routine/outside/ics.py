@@ -1,5 +1,5 @@
-"""The child process that expands one calendar (``python -m routine.ics LIMITS… NAME FIRST LAST ZONE MAX``),
-under ``routine.bounded``'s limits: icalendar + recurring-ical-events turn a 350-byte rule
+"""The child process that expands one calendar (``python -m routine.outside.ics LIMITS… NAME FIRST LAST ZONE MAX``),
+under ``routine.outside.bounded``'s limits: icalendar + recurring-ical-events turn a 350-byte rule
 (`FREQ=SECONDLY`) into millions of occurrences, so they run here. The `.ics` bytes on stdin; out,
 one JSON line: ``{"events": [...], "more": N, "refused": [...]}`` — the events touching the days
 FIRST..LAST (local to ZONE), in order, at most MAX (``more``: how many past that were left out,
@@ -15,7 +15,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from routine.bounded import answer, limit_self
+from routine.outside.bounded import answer, limit_self
 from routine.jsonvalue import JSONObject
 
 

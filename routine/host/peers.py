@@ -7,8 +7,8 @@ A notify URL does not always name its server: `ntfy://topic` goes to ntfy.sh, `t
 api.telegram.org, `mailto://me@gmail.com` to smtp.gmail.com. Apprise knows each scheme's server,
 so ``notify_hosts`` asks it: the URL's plugin is made to send, in this thread only, with name
 lookups answered by a refusal that records the host asked for. Nothing leaves the machine.
-`routine service install` lets these hosts through the unit's IP filter (``routine.units``), and
-``routine.unitcheck`` says when routine.yaml names one the installed unit does not allow.
+`routine service install` lets these hosts through the unit's IP filter (``routine.host.units``), and
+``routine.host.unitcheck`` says when routine.yaml names one the installed unit does not allow.
 """
 
 from __future__ import annotations
