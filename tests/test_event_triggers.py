@@ -211,3 +211,20 @@ def test_an_event_a_pause_holds_waits_and_fires_once_per_payload_when_it_ends(in
     assert [r[0] for r in runs] == ["ok", "ok"]
     assert sorted("alice" if '"who": "alice"' in user_message(r[1]) else "bob" for r in runs) == ["alice", "bob"]
     assert all(json.loads(r[2]).get("held") for r in runs)  # journaled with since when it was held
+
+
+@pytest.mark.daemon(budget=90)
+def test_an_event_held_without_a_daemon_fires_as_the_daemon_starts_after_the_pause(initialised, ollama):
+    """`routine trigger` with no daemon running, during a pause: kept as the daemon keeps it, and fired
+    once by the daemon that starts after the pause ended."""
+    home = initialised
+    only_schedule(home, EVENTS)
+    home.run("pause", check=True)
+    said = home.run("trigger", "doorbell", "--input", "who=carol", check=True).stdout
+    assert "test#1: held: waits, to fire once when this ends: the schedule is paused until resumed" in said
+    assert "trigger test#1: 1 event(s) wait to fire when the pause ends" in home.run("status").stdout
+    assert event_runs(home, "doorbell") == []
+    home.run("resume", check=True)
+    with daemon(home):
+        runs = wait_for(lambda: [r for r in event_runs(home, "doorbell") if r[2] != "running"], 60, "the held run")
+    assert len(runs) == 1 and runs[0][2] == "ok" and '"who": "carol"' in user_message(runs[0][3])

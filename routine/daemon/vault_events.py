@@ -273,11 +273,13 @@ class VaultEvents:
         if trigger is None:
             log.warning("held trigger %s on %s is gone from the schedule; not fired", item.trigger, item.rel)
             return
-        log.info("the pause is over: trigger %s fires on %s %s held since %s", item.trigger, item.kind,
-                 item.rel, f"{item.since:%a %d %b %H:%M}")
+        since = f"{item.since:%a %d %b %H:%M}"
         if item.origin is Origin.EVENT:
+            log.info("the pause is over: trigger %s fires on the event %s held since %s", item.trigger, item.rel, since)
             submit_event(self.host, trigger, Payload(item.payload or {}), since=item.since)
         else:
+            log.info("the pause is over: trigger %s fires on %s %s held since %s", item.trigger, item.kind,
+                     item.rel, since)
             self._fire(trigger, Change(item.kind, item.rel, item.src, "held"), since=item.since)
 
     def _arm(self) -> None:
