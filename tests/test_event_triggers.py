@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from test_daemon import daemon, journal_rows, only_schedule, wait_for
+from test_daemon import all_handled, daemon, journal_rows, only_schedule, wait_for
 
 EVENTS = textwrap.dedent("""\
     blocks:
@@ -181,3 +181,50 @@ def test_the_webhook_on_loopback_fires_an_event_with_its_token_and_refuses_the_r
         runs = wait_for(lambda: [r for r in event_runs(home, "doorbell") if r[2] != "running"], 60, "the run")
     assert len(runs) == 1 and runs[0][2] == "ok"
     assert '"who": "{{ 7*7 }}"' in user_message(runs[0][3])
+
+
+@pytest.mark.daemon(budget=120)
+def test_an_event_a_pause_holds_waits_and_fires_once_per_payload_when_it_ends(initialised, ollama):
+    """Issue 50 (B1): an event during a pause is held as a vault trigger's run is, not dropped: one per
+    trigger and payload (`routine trigger` twice with one payload, the webhook with another), listed by
+    `routine status`, fired once each at `routine resume`, journaled `held`."""
+    home = initialised
+    only_schedule(home, EVENTS)
+    port, token = free_port(), "t0k3n-for-the-door-bell"
+    home.config.write_text(home.config.read_text() + f"\nevents: {{listen: '127.0.0.1:{port}', "
+                           f"tokens: {{doorbell: {token}}}}}\n")
+    with daemon(home):
+        home.run("pause", check=True)
+        said = home.run("trigger", "doorbell", "--input", "who=alice", check=True).stdout
+        assert "held: test#1: waits, to fire once when this ends: the schedule is paused until resumed" in said
+        home.run("trigger", "doorbell", "--input", "who=alice", check=True)  # the same payload: still one
+        status, answer = post(port, "/event/doorbell", json.dumps({"who": "bob"}).encode(), token)
+        assert status == 202 and answer["queued"] == [] and answer["held"][0]["trigger"] == "test#1", answer
+        waits = home.run("status").stdout
+        assert "trigger test#1: 2 event(s) wait to fire when the pause ends (`routine resume` ends it)" in waits
+        assert event_runs(home, "doorbell") == []  # nothing ran while paused
+        home.run("resume", check=True)
+        wait_for(lambda: len([r for r in event_runs(home, "doorbell") if r[2] != "running"]) == 2
+                 and all_handled(home), 60, "the two held events' runs")
+        assert "event(s)" not in home.run("status").stdout
+    runs = journal_rows(home, "SELECT status, prompt, details FROM runs WHERE trigger = 'event:doorbell'")
+    assert [r[0] for r in runs] == ["ok", "ok"]
+    assert sorted("alice" if '"who": "alice"' in user_message(r[1]) else "bob" for r in runs) == ["alice", "bob"]
+    assert all(json.loads(r[2]).get("held") for r in runs)  # journaled with since when it was held
+
+
+@pytest.mark.daemon(budget=90)
+def test_an_event_held_without_a_daemon_fires_as_the_daemon_starts_after_the_pause(initialised, ollama):
+    """`routine trigger` with no daemon running, during a pause: kept as the daemon keeps it, and fired
+    once by the daemon that starts after the pause ended."""
+    home = initialised
+    only_schedule(home, EVENTS)
+    home.run("pause", check=True)
+    said = home.run("trigger", "doorbell", "--input", "who=carol", check=True).stdout
+    assert "test#1: held: waits, to fire once when this ends: the schedule is paused until resumed" in said
+    assert "trigger test#1: 1 event(s) wait to fire when the pause ends" in home.run("status").stdout
+    assert event_runs(home, "doorbell") == []
+    home.run("resume", check=True)
+    with daemon(home):
+        runs = wait_for(lambda: [r for r in event_runs(home, "doorbell") if r[2] != "running"], 60, "the held run")
+    assert len(runs) == 1 and runs[0][2] == "ok" and '"who": "carol"' in user_message(runs[0][3])

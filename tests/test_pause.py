@@ -177,7 +177,8 @@ def test_triggers_wait_while_everything_is_paused_and_fire_once_at_resume(daemon
     events._fire(trigger, Change("modified", "Inbox/idea.md"))  # the same note again: still one held run
     assert daemon.queue.snapshot().queued == ()
     status = home.run("status").stdout
-    assert "trigger " + trigger.id + ": 1 note(s) wait to fire when the pause ends (Inbox/idea.md)" in status
+    assert (f"trigger {trigger.id}: 1 note(s) wait to fire when the pause ends (`routine resume` ends it): "
+            "Inbox/idea.md") in status
     home.run("resume", check=True)
     events.release_held()  # what the `held` op does in a running daemon
     queued = daemon.queue.snapshot().queued
@@ -213,8 +214,9 @@ def test_the_dashboard_says_what_is_paused(tmp_path):
     from routine.daemon.dashboard import render
     from routine.daemon.status_record import DaemonState, DaemonStatus
 
-    text = render(DaemonStatus(DaemonState.RUNNING, paused=("everything until resumed",)), tmp_path, BERLIN)
-    assert "> [!warning] Paused\n> - everything until resumed\n> `routine resume` ends it." in text
+    line = "everything until resumed (`routine resume` ends it)"  # each line says what ends it (a holiday's too)
+    text = render(DaemonStatus(DaemonState.RUNNING, paused=(line,)), tmp_path, BERLIN)
+    assert f"> [!warning] Paused\n> - {line}\n" in text
 
 
 def test_pause_until_tomorrow_skips_the_rest_of_today_and_the_slots_after_midnight_run(daemon, initialised):
@@ -343,3 +345,52 @@ def test_a_holiday_range_must_run_forwards_and_status_says_how_a_holiday_ends(in
     held = pause.in_force(home.state, ((at(24, 0).date(), at(26, 0).date()),), at(25, 9), BERLIN)
     assert held == ("everything today: a holiday (2026-12-24..2026-12-26), until Sun 27 Dec 2026 begins "
                     "(`holiday:` in routine.yaml; `routine resume` does not end it)",)
+
+
+def _on_the_daemons_clock(home, daemon) -> dict[str, str]:
+    """The CLI's clock at the daemon's injected moment (the CLI reads the daemon's clock file)."""
+    clock = home.root / "clock"
+    clock.write_text(f"{(daemon.clock() - datetime.now(timezone.utc)).total_seconds():.3f}\n")
+    return {"ROUTINE_TEST_CLOCK": str(clock)}
+
+
+def test_a_holiday_removed_from_routine_yaml_fires_what_it_held_and_status_agrees_meanwhile(daemon, initialised):
+    """Issue 50 (B3): the daemon reloads routine.yaml without the holiday: nothing holds any longer, so
+    the run it held fires then (not at some `routine resume`). While it holds, every status line says
+    `routine resume` does not end it."""
+    from routine.daemon.vault_events import VaultEvents
+    from routine.watch.changes import Change
+
+    home = initialised
+    text = home.config.read_text()
+    home.config.write_text(text + "\ntimezone: UTC\nholiday: [2026-12-01]\n")
+    daemon.reload()
+    events = daemon.vault_events = VaultEvents(daemon)
+    events._fire(daemon.live.schedules.triggers[0], Change("created", "Inbox/Holiday.md"))
+    assert daemon.queue.snapshot().queued == ()
+    paused = [line for line in home.run("status", env_extra=_on_the_daemons_clock(home, daemon)).stdout.splitlines()
+              if line.startswith("paused: ")]
+    assert len(paused) == 2 and "a holiday" in paused[0], paused
+    assert "wait to fire when the holiday ends (`routine resume` does not end it): Inbox/Holiday.md" in paused[1]
+    assert all("`routine resume` does not end it" in line for line in paused), paused
+    home.config.write_text(text + "\ntimezone: UTC\n")
+    daemon.reload()  # what the config watcher does when routine.yaml is saved
+    queued = daemon.queue.snapshot().queued
+    assert len(queued) == 1 and "Inbox/Holiday.md" in queued[0]
+    assert "paused: " not in home.run("status", env_extra=_on_the_daemons_clock(home, daemon)).stdout
+
+
+def test_resume_says_the_runs_it_held_fire_now(daemon, initialised):
+    """Issue 50 (F3): `routine resume` does not say a held run waits for the pause it just ended."""
+    from routine.daemon.vault_events import VaultEvents
+    from routine.watch.changes import Change
+
+    home = initialised
+    events = VaultEvents(daemon)
+    trigger = daemon.live.schedules.triggers[0]
+    home.run("pause", check=True)
+    events._fire(trigger, Change("created", "Inbox/Receipt.md"))
+    said = home.run("resume", check=True).stdout
+    assert said.startswith("resumed everything\n")
+    assert f"\ntrigger {trigger.id}: 1 note(s) are held no longer, they fire now: Inbox/Receipt.md" in said
+    assert "wait to fire" not in said and "when the pause ends" not in said

@@ -60,7 +60,9 @@ def test_a_failing_pickup_backs_off_raises_one_alert_and_resolves_it(initialised
         assert not [a for a in alerts(home) if status_is(a, "open")], alerts(home)
 
 
-def test_a_task_assigned_during_a_pause_is_picked_up_when_it_ends(initialised, ollama):
+def test_a_task_and_the_managers_reaction_held_by_a_pause_are_listed_and_run_when_it_ends(initialised, ollama):
+    """Issue 50 (B2): the pickup and the project manager's reaction to the home note wait, `routine
+    status` lists both, and both run once `routine resume` ends the pause."""
     from test_daemon import all_handled
 
     home = initialised
@@ -73,5 +75,13 @@ def test_a_task_assigned_during_a_pause_is_picked_up_when_it_ends(initialised, o
         wait_for(lambda: all_handled(home), 60, "the change seen and decided")
         assert task_runs(home) == [] and "- [ ]" in task_line(home, TASK)  # held: neither the pickup nor the manager
         assert journal_rows(home, "SELECT COUNT(*) FROM runs WHERE agent != 'research'") == [(0,)]
+        said = home.run("status").stdout
+        assert f"paused: task pickup in Projects/{PROJECT} waits to run when the pause ends" in said, said
+        assert f"'s reaction(s) to {HOME_NOTE} wait to run when the pause ends (`routine resume` ends it)" in said, said
         home.run("resume", check=True)  # ends the pause: the daemon hears it at once (no polling)
         wait_for(lambda: "- [x]" in task_line(home, TASK), 60, "the pickup after the pause")
+        reacted = wait_for(lambda: journal_rows(home, "SELECT agent, status FROM runs WHERE agent != 'research' "
+                                                      "AND trigger = ?", f"trigger:{HOME_NOTE}"),
+                           60, "the manager's reaction after the pause")
+        assert [status for _, status in reacted] == ["ok"] and reacted[0][0].endswith("-pm"), reacted
+        assert "paused: " not in home.run("status").stdout

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     for line in said:
         print(line)
     for line in held:
-        print(f"paused: {line}")
+        print(pause.shown(line))
     if args.command == "pause" and any("a holiday" not in line for line in held):
         print("Slots that come due are journaled `skipped: paused`; `routine fire` still runs what you fire; "
               "`routine resume` ends it.")

@@ -16,6 +16,7 @@ from routine.daemon.status import (keep_rates, open_alerts, paused_now, recent_r
                                    resident_models, waiting)
 from routine.daemon.status_record import DaemonState, DaemonStatus, NextFire, RecentRun
 from routine.schedule.loader import load_schedules
+from routine.schedule.pause import shown
 
 EXIT_NOT_RUNNING = 3  # systemctl's (and LSB's) convention: "program is not running"
 
@@ -55,7 +56,7 @@ def _print(status: DaemonStatus, clock: Clock) -> None:
         line += f" {status.commit})" if status.commit else ")"
     print(line)
     for line in status.paused:
-        print(f"paused: {line}" + ("" if "a holiday" in line else " (`routine resume` ends it)"))
+        print(shown(line))  # each line says what ends it (`schedule.pause.in_force`)
     for question in status.waiting:
         print(f"waiting on you: {question.line(clock.zone)} (`routine answer {question.id} TEXT`)")
     health = status.health

@@ -5,7 +5,7 @@ file) run with the payload as data (``schedule.events``: bounded, never a templa
 With the daemon running, they are queued through its control socket and the command returns at
 once (exit 0: queued; the runs are journaled `trigger: event:NAME`, `routine runs list` shows them).
 Without it they run here, one after another, as `routine fire` does, and the exit code says how
-they ended.
+they ended. One a pause or a holiday holds waits (``schedule.held``) and fires once when it ends.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 from routine import paths
 from routine.config.loader import load_agents, load_config
 from routine.daemon import client, clock
-from routine.daemon.event_op import no_trigger
+from routine.daemon.event_op import held_event, no_trigger
 from routine.errors import EXIT_JOB_FAILED
 from routine.flows.events import run_event
 from routine.flows.step_setup import STEP_SETUP
@@ -27,7 +27,7 @@ from routine.journal import Journal
 from routine.jsonvalue import JSONObject
 from routine.journal.status import succeeded
 from routine.runner.step import Runner
-from routine.schedule import pause
+from routine.schedule import held, pause
 from routine.schedule.events import MAX_BYTES, Payload, checked, from_file, from_inputs, triggers_for
 from routine.schedule.loader import load_schedules
 from routine.terminal.output import print_json
@@ -63,7 +63,7 @@ def _said(final: Parsed, as_json: bool) -> int:
     for item in result["queued"]:
         print(f"queued: {item['trigger']} runs {item['runs']} (`routine runs list` shows it)")
     for item in result["held"]:
-        print(f"held: {item['trigger']}: {item['held']}")
+        print(f"held: {item['trigger']}: {_waits(item['held'])}")
     return 0
 
 
@@ -81,8 +81,10 @@ def _in_process(args: argparse.Namespace, payload: Payload) -> int:
     runner = Runner(config, journal, setup=STEP_SETUP)
     try:
         for trigger in found:
-            why = pause.holder(paths.state_dir(), config.holiday, trigger.id, zone)(clock.now())
-            if why:
+            now = clock.now().astimezone(zone)
+            why = pause.holder(paths.state_dir(), config.holiday, trigger.id, zone)(now)
+            if why:  # kept: the daemon fires it when the hold ends (or as it starts, if it has ended)
+                held.hold(paths.state_dir(), held_event(trigger, args.event, payload, now, why))
                 results.append({"trigger": trigger.id, "held": why})
                 continue
             result = run_event(runner, trigger, agents, schedules.blocks, payload)
@@ -96,6 +98,11 @@ def _in_process(args: argparse.Namespace, payload: Payload) -> int:
     else:
         for result in results:
             runs = result.get("block") or result.get("agent")
-            print(f"{result['trigger']}: " + (f"held: {result['held']}" if "held" in result
+            print(f"{result['trigger']}: " + (f"held: {_waits(str(result['held']))}" if "held" in result
                                               else f"{runs} {result['status']} (run {result['run']})"))
     return EXIT_JOB_FAILED if failed else 0
+
+
+def _waits(why: str) -> str:
+    """A held run's line: that it waits, and what holds it (``why``: ``skipped: paused, …``)."""
+    return f"waits, to fire once when this ends: {why.removeprefix('skipped: paused, ')}"

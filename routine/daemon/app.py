@@ -60,12 +60,14 @@ from routine.errors import RoutineError
 from routine.journal import Journal
 from routine.journal.slots import Slots
 from routine.memory.remote import RemoteIndex
+from routine.schedule import held
 from routine.vault.atomic import sweep_temp_files
 
 if TYPE_CHECKING:
     from routine.config.model import Config
     from routine.daemon.status_record import ResidentModel
     from routine.daemon.timers import Timers
+    from routine.schedule.held import HeldTrigger
 
 log = logging.getLogger("routine.daemon")
 
@@ -285,6 +287,8 @@ class Daemon(ScheduledWork):
         if self.memory and (before.vault, before.memory) != (after.vault, after.memory):
             old, self.memory = self.memory, self._start_memory(after)
             old.close()  # the new index waits for the old one's lock
+        if before.holiday != after.holiday and self.vault_events is not None:
+            self.vault_events.release_held()  # a holiday removed (or moved): what it held fires now
         if result.changed and self.timers:
             self.timers.sync(self.live.schedules.blocks)
             for block_id in set(self.live.schedules.blocks) - known:  # known from now: its first slot is owed
@@ -358,6 +362,13 @@ class Daemon(ScheduledWork):
         """The monitor saw a cause gone: account for and retry what it stopped."""
         self.recovery.recovered(cause_key)
         self._changed()
+
+    def hold(self, item: HeldTrigger) -> bool:
+        """Keep a run a pause holds (an outside event's, a project's pickup or reaction) until the hold
+        ends; the vault's events fire it then (a restart does too). True if it is new."""
+        if self.vault_events is not None:
+            return self.vault_events.hold(item)
+        return held.hold(paths.state_dir(), item)
 
     def changed(self) -> None:
         self._changed()

@@ -24,9 +24,8 @@ from routine.config.loader import agent_named
 from routine.daemon.chat_op import chat
 from routine.daemon.client import socket_path
 from routine.daemon.connections import BoundedConnections
-from routine.daemon.event_op import event
+from routine.daemon.event_op import Host as EventHost, event
 from routine.daemon.fire_op import fire
-from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.errors import DaemonError, RoutineError
 from routine.journal.decisions import Outcome
@@ -55,7 +54,7 @@ class BadRequest(RoutineError):
     exit_code = 2
 
 
-class Host(Jobs, Protocol):
+class Host(EventHost, Protocol):
     """What the socket's requests use (the daemon): runs through the queue, the search index,
     proposals decided by the vault's events."""
 

@@ -80,7 +80,7 @@ _LISTED = (RunStatus.MISSED, RunStatus.SKIPPED, RunStatus.INTERRUPTED)  # block 
 def render(snap: DaemonStatus, vault: Path, tz: tzinfo | None, as_of: datetime | None = None) -> str:
     lines: list[str] = [_headline(snap, tz, as_of), ""]
     if snap.paused:
-        lines += ["> [!warning] Paused", *(f"> - {line}" for line in snap.paused), "> `routine resume` ends it.", ""]
+        lines += ["> [!warning] Paused", *(f"> - {line}" for line in snap.paused), ""]
     if snap.waiting:  # questions agents asked: the blocks wait on the person
         lines += ["> [!question] Waiting on you",
                   *(f"> - {w.line(tz)}: {_link(vault, w.note)}" if w.note else f"> - {w.line(tz)}"

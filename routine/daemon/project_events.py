@@ -9,7 +9,9 @@ subscribes to those reactions in ``vault_events``):
 
 At start-up, tasks assigned while the daemon was down and tasks a stop interrupted are picked up.
 A task whose pickup failed waits out its backoff (``flows.pickup.Backoff``): a timer looks at
-its project again when the wait is over.
+its project again when the wait is over. A pause of everything (or a holiday) holds pickups and the
+manager's reactions: each is kept (``schedule.held``, as a vault trigger's run) and runs once when
+the hold ends (``released``); `routine status` lists them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -32,6 +35,7 @@ from routine.flows.pickup import Backoff, pending, run_pickup
 from routine.flows.reactions import LookForTasks, React, Reload, StaleQA, TellPerson
 from routine.journal import Journal
 from routine.schedule import pause
+from routine.schedule.held import PROJECTS as HOLDER, HeldTrigger, Origin
 
 if TYPE_CHECKING:
     from routine.daemon.subscriptions import Reactions
@@ -47,6 +51,7 @@ class Host(Jobs, Protocol):
     @property
     def stopping(self) -> threading.Event: ...
     def reload(self) -> None: ...
+    def hold(self, item: HeldTrigger) -> bool: ...
 
 
 class ProjectEvents:
@@ -55,7 +60,6 @@ class ProjectEvents:
         self.backoff = Backoff(host.live.config.pickup_backoff)
         self._timers: dict[str, threading.Timer] = {}  # task key -> the look again after its backoff
         self._lock = threading.Lock()
-        self._waiting = False  # a pause held a pickup: look again when it ends
 
     @property
     def vault(self) -> Path:
@@ -79,25 +83,29 @@ class ProjectEvents:
     def _tell(self, reaction: TellPerson) -> None:
         tell(self.host.live.config, reaction, self.host.now_local())
 
-    def _paused(self, what: str) -> bool:
-        """A pause of everything or a holiday holds pickups and the manager's reactions too; the
-        tasks stay assigned in their notes and are picked up when it ends (``resume``)."""
-        config = self.host.live.config
-        why = pause.holder(paths.state_dir(), config.holiday, "projects", ZoneInfo(config.zone_name()))(
-            self.host.now_local())
+    def _paused(self, what: str, item: HeldTrigger) -> bool:
+        """A pause of everything or a holiday holds pickups and the manager's reactions too: ``item``
+        is kept until it ends (``released``); the tasks stay assigned in their notes meanwhile."""
+        config, now = self.host.live.config, self.host.now_local()
+        why = pause.holder(paths.state_dir(), config.holiday, HOLDER, ZoneInfo(config.zone_name()))(now)
         if why:
-            self._waiting = True
+            self.host.hold(replace(item, since=now, why=why))
             log.info("%s waits: %s", what, why)
         return why is not None
 
-    def resume(self) -> None:
-        """The hold is over: what it kept waiting is picked up."""
-        if self._waiting and not self._paused("the projects' tasks"):
-            self._waiting = False
-            self._submit_pending(None)
+    def released(self, item: HeldTrigger) -> None:
+        """The hold is over: the pickup or the reaction it kept runs now."""
+        if item.origin is Origin.PICKUP:
+            self._submit_pending(item.rel or None, interrupted=item.kind == "interrupted")
+            return
+        project = item.payload or {}
+        self._react(React(str(project.get("project", "")), str(project.get("slug", "")), item.trigger, item.rel,
+                          item.kind))
 
     def _submit_pending(self, folder: str | None, interrupted: bool = False) -> None:
-        if self._paused(f"task pickup in {folder or 'every project'}"):
+        pickup = HeldTrigger("pickup", "interrupted" if interrupted else "changed", folder or "",
+                             self.host.now_local(), "", origin=Origin.PICKUP)
+        if self._paused(f"task pickup in {folder or 'every project'}", pickup):
             return
         for pick in pending(self.vault, self.host.live.agents, folder, interrupted=interrupted):
             wait = self.backoff.wait(pick.key, time.monotonic())
@@ -149,7 +157,9 @@ class ProjectEvents:
             timer.start()
 
     def _react(self, reaction: React) -> None:
-        if self._paused(f"{reaction.manager}'s reaction to {reaction.rel}"):
+        kept = HeldTrigger(reaction.manager, reaction.kind, reaction.rel, self.host.now_local(), "",
+                           origin=Origin.REACTION, payload={"project": reaction.project, "slug": reaction.slug})
+        if self._paused(f"{reaction.manager}'s reaction to {reaction.rel}", kept):
             return
         work = Work(key=f"project-react:{reaction.slug}", label=f"{reaction.manager} reacts to {reaction.rel}",
                     run=partial(self._run_react, reaction.manager, reaction.project, reaction.rel, reaction.kind),

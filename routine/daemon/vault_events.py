@@ -29,6 +29,7 @@ from routine.daemon.graph_feed import GraphFeeder
 from routine.daemon.index_feed import IndexFeeder
 from routine.person.alerts import raise_alert
 from routine.daemon.ports import Jobs
+from routine.daemon.event_op import submit_event
 from routine.daemon.project_events import ProjectEvents
 from routine.journal.runs import RunDetails
 from routine.daemon.work import Work
@@ -38,7 +39,8 @@ from routine.flows.reactions import Answer, Decide, Fire, Graph, Index, View, on
 from routine.journal import Journal
 from routine.runner.request import StepRequest
 from routine.schedule import held, pause
-from routine.schedule.held import HeldTrigger
+from routine.schedule.events import Payload
+from routine.schedule.held import HeldTrigger, Origin
 from routine.vault.atomic import add_write_listener, remove_write_listener
 from routine.schedule.triggers import debounce_for
 from routine.vault.question_notes import QUIET_SECONDS, is_question_note
@@ -70,6 +72,7 @@ class Host(Jobs, Protocol):
     def questions(self) -> QuestionKeeper: ...
     def changed(self) -> None: ...
     def reload(self) -> None: ...
+    def hold(self, item: HeldTrigger) -> bool: ...
 
 
 class VaultEvents:
@@ -236,32 +239,48 @@ class VaultEvents:
     def _hold(self, trigger: Trigger, change: Change, why: str) -> None:
         """Keep the run for when the hold ends (once per note), and be woken then."""
         item = HeldTrigger(trigger.id, change.kind, change.rel, self.host.now_local(), why, change.src)
-        new = held.hold(paths.state_dir(), item)
+        new = self.hold(item)
         log.info("trigger %s held on %s %s until the pause ends%s: %s", trigger.id, change.kind, change.rel,
                  "" if new else " (it waits already)", why)
+
+    def hold(self, item: HeldTrigger) -> bool:
+        """Keep ``item`` (a note's trigger run, an outside event's, a project's pickup or reaction)
+        until its hold ends, and be woken then; True if it is new."""
+        new = held.hold(paths.state_dir(), item)
         self._arm()
         self.host.changed()
+        return new
 
     def release_held(self) -> None:
-        """The hold may have ended (`routine resume`, a pause's end, a holiday over, a restart):
-        every trigger run it held fires once; what still waits sets the timer for its end."""
+        """The hold may have ended (`routine resume`, a pause's end, a holiday over or removed, a
+        restart): every run it held fires once; what still waits sets the timer for its end."""
         if self.host.stopping.is_set():
             return
-        free = held.release(paths.state_dir(), self._held)
+        free = held.release(paths.state_dir(), lambda item: self._held(item.holder))
         triggers = {t.id: t for t in self.host.live.schedules.triggers}
         for item in free:
-            trigger = triggers.get(item.trigger)
-            if trigger is None:
-                log.warning("held trigger %s on %s is gone from the schedule; not fired", item.trigger, item.rel)
-                continue
-            log.info("the pause is over: trigger %s fires on %s %s held since %s", item.trigger, item.kind,
-                     item.rel, f"{item.since:%a %d %b %H:%M}")
-            self._fire(trigger, Change(item.kind, item.rel, item.src, "held"), since=item.since)
-        if self.projects is not None:
-            self.projects.resume()
+            self._released(item, triggers.get(item.trigger))
         self._arm()
         if free:
             self.host.changed()
+
+    def _released(self, item: HeldTrigger, trigger: Trigger | None) -> None:
+        """Fire one run a hold kept, as it would have fired then (journaled ``held``: since when)."""
+        if item.origin in (Origin.PICKUP, Origin.REACTION):
+            if self.projects is not None:
+                self.projects.released(item)
+            return
+        if trigger is None:
+            log.warning("held trigger %s on %s is gone from the schedule; not fired", item.trigger, item.rel)
+            return
+        since = f"{item.since:%a %d %b %H:%M}"
+        if item.origin is Origin.EVENT:
+            log.info("the pause is over: trigger %s fires on the event %s held since %s", item.trigger, item.rel, since)
+            submit_event(self.host, trigger, Payload(item.payload or {}), since=item.since)
+        else:
+            log.info("the pause is over: trigger %s fires on %s %s held since %s", item.trigger, item.kind,
+                     item.rel, since)
+            self._fire(trigger, Change(item.kind, item.rel, item.src, "held"), since=item.since)
 
     def _arm(self) -> None:
         """One timer at the end of the hold in force (none when only `routine resume` ends it)."""

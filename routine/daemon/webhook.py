@@ -20,8 +20,7 @@ from typing import Any
 
 from routine.host import supervise
 from routine.daemon.connections import BoundedConnections
-from routine.daemon.event_op import queue_event
-from routine.daemon.ports import Jobs
+from routine.daemon.event_op import Host, queue_event
 from routine.errors import PayloadProblem, RoutineError
 from routine.schedule.events import MAX_BYTES, checked
 
@@ -45,7 +44,7 @@ class Refused(Exception):
 
 
 class Webhook:
-    def __init__(self, jobs: Jobs):
+    def __init__(self, jobs: Host):
         self.jobs = jobs
         self.server: _Server | None = None
         self.lock = threading.Lock()

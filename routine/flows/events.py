@@ -6,6 +6,7 @@ trigger` without a daemon both run it through here."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 from routine.config.model import AgentSpec
 from routine.errors import UsageError
@@ -23,16 +24,18 @@ def source(trigger: Trigger) -> str:
 
 
 def run_event(runner: Runner, trigger: Trigger, agents: Mapping[str, AgentSpec], blocks: Mapping[str, Block],
-              payload: Payload) -> dict[str, object]:
-    """Run ``trigger``'s agent or block; its summary (as `routine fire` prints one)."""
+              payload: Payload, held: datetime | None = None) -> dict[str, object]:
+    """Run ``trigger``'s agent or block; its summary (as `routine fire` prints one). ``held``: a run
+    a pause held since then, fired at its end (journaled ``held``)."""
     variables: dict[str, object] = {"event": trigger.event or ""}
+    since = RunDetails(held=held.isoformat()) if held else RunDetails()
     if trigger.block is not None:
         block = blocks.get(trigger.block)
         if block is None:
             raise UsageError(f"Trigger {trigger.id} runs block {trigger.block}, which is no longer in the schedules.",
                              f"restore it, or change the trigger in {trigger.file}.")
         outcome = run_block(runner, block, dict(agents), trigger=source(trigger), payload=payload.text,
-                            variables=variables)
+                            variables=variables, details=since)
         return {"trigger": trigger.id, "block": block.id, "run": outcome.run_id, "status": outcome.status,
                 "steps": [s.summary() for s in outcome.steps]}
     agent = agents.get(trigger.agent)
@@ -42,5 +45,5 @@ def run_event(runner: Runner, trigger: Trigger, agents: Mapping[str, AgentSpec],
                          "to write.", f"check the agent note, or the trigger in {trigger.file}.")
     request = StepRequest(agent=agent, task=trigger.task or agent.task, write=write, inputs=agent.inputs,
                           trigger=source(trigger), variables=variables, payload=payload.text,
-                          details=RunDetails(trigger=trigger.id, event=source(trigger)))
+                          details=RunDetails(trigger=trigger.id, event=source(trigger)) | since)
     return {"trigger": trigger.id, "agent": agent.name, **runner.run_step(request).summary()}

@@ -16,6 +16,7 @@ from routine.config.model import AgentSpec, StepSpec, WriteSpec
 from routine.errors import UsageError
 from routine.journal.status import RunStatus
 from routine.journal import Journal
+from routine.journal.runs import RunDetails
 from routine.journal.status import Skip
 from routine.runner.advice import queue_advice
 from routine.person.asks import Answered
@@ -49,10 +50,11 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
               slot: str | None = None, dry_run: bool = False, stream: bool = False,
               run_id: str | None = None, resume: Resume | None = None,
               upstream: dict[str, str] | None = None, payload: str = "",
-              variables: dict[str, object] | None = None) -> BlockOutcome:
+              variables: dict[str, object] | None = None, details: RunDetails | None = None) -> BlockOutcome:
     """``upstream``: a chained block's (``after:``) view of the run it follows, its steps' outputs by
     agent, which its own steps see as ``{{ steps.AGENT.output }}``. ``payload`` and ``variables``:
-    an outside event's (``schedule.events``), given to every step."""
+    an outside event's (``schedule.events``), given to every step. ``details``: the block run's own
+    (an event's run a pause held: ``held``)."""
     journal = None if dry_run else runner.runs
     if upstream is None and block.after is not None:
         upstream = _last_run_followed(journal, block)
@@ -60,6 +62,8 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
     # retried after midnight (or `runs retry` the next morning) finishes the notes of its own day.
     as_of = local_time(runner.config, resume.as_of) if resume is not None and resume.as_of else runner.clock()
     parent = _begin(journal, block, trigger, slot, run_id, resume, as_of)
+    if parent is not None and details and journal is not None:
+        journal.update(parent, details=details)
     runner.on_event(BlockStarted(parent, block.id, len(block.steps)))
     outcome = BlockOutcome(parent, RunStatus.DRY_RUN if dry_run else RunStatus.OK)
     prior: dict[str, str] = {**(upstream or {}), **(resume.prior if resume else {})}
@@ -113,7 +117,8 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
         wrote = [*(resume.wrote if resume else ()), *(s.wrote.rel for s in outcome.steps if s.wrote is not None)]
         asked = [s.question for s in outcome.steps if s.question]  # waits on the person: its question's id
         runner.runs.finish(parent, outcome.status, str(failed[0].error) if failed else None, wrote=wrote,
-                           **({"details": {"question": asked[-1]}} if outcome.status is RunStatus.WAITING else {}))
+                           **({"details": {**(details or {}), "question": asked[-1]}}
+                              if outcome.status is RunStatus.WAITING else {}))
     return outcome
 
 

@@ -57,20 +57,37 @@ class Pauses:
         return {name: hold for name, hold in self.holds.items() if hold.holds_at(at)}
 
 
-def reason(
+@dataclass(frozen=True)
+class Why:
+    """What holds a block (or trigger) at a moment: ``text`` as journaled (``skipped: paused …``);
+    ``holiday``: a holiday holds it (it ends as the next day begins, not at `routine resume`)."""
+
+    text: str
+    holiday: bool
+
+
+def why_held(
     pauses: Pauses, holidays: tuple[tuple[date, date], ...], block: str, at: datetime, zone: tzinfo
-) -> str | None:
-    """Why ``block``'s slot at ``at`` does not run (``skipped: paused …``), or None if it runs."""
+) -> Why | None:
+    """The one resolver of a hold: what holds ``block``'s slot (or trigger's run) at ``at``, or None."""
     day = at.astimezone(zone).date()
     for first, last in holidays:
         if first <= day <= last:
-            return f"skipped: paused, {day.isoformat()} is a holiday (`holiday:` in routine.yaml)"
+            return Why(f"skipped: paused, {day.isoformat()} is a holiday (`holiday:` in routine.yaml)", True)
     for name in (EVERYTHING, block):
         hold = pauses.holds.get(name)
         if hold and hold.holds_at(at):
             what = "the schedule is paused" if name == EVERYTHING else f"the block {block} is paused"
-            return f"skipped: paused, {what} {hold.describe(zone)} (`routine resume` ends it)"
+            return Why(f"skipped: paused, {what} {hold.describe(zone)} (`routine resume` ends it)", False)
     return None
+
+
+def reason(
+    pauses: Pauses, holidays: tuple[tuple[date, date], ...], block: str, at: datetime, zone: tzinfo
+) -> str | None:
+    """Why ``block``'s slot at ``at`` does not run (``skipped: paused …``), or None if it runs."""
+    why = why_held(pauses, holidays, block, at, zone)
+    return why.text if why else None
 
 
 FORMS = ("a duration (90m, 12h, 3d), a date (2026-12-27: the pause ends as that day begins), a date and time "
@@ -230,8 +247,8 @@ def next_end(state: Path, holidays: tuple[tuple[date, date], ...], now: datetime
 
 
 def in_force(state: Path, holidays: tuple[tuple[date, date], ...], now: datetime, zone: tzinfo) -> tuple[str, ...]:
-    """What is paused now, and the holidays of the coming week, one line each, for `routine
-    status` and the dashboard."""
+    """What is paused now, the holidays of the coming week and what waits, one line each, each
+    saying what ends it, for `routine status`, `routine pause|resume` and the dashboard."""
     today = now.astimezone(zone).date()
     lines = [f"everything today: a holiday ({first.isoformat()}{'' if first == last else '..' + last.isoformat()}), "
              f"until {last + timedelta(days=1):%a %d %b %Y} begins (`holiday:` in routine.yaml; `routine resume` "
@@ -239,6 +256,22 @@ def in_force(state: Path, holidays: tuple[tuple[date, date], ...], now: datetime
     lines += [f"everything {'tomorrow' if first == today + timedelta(days=1) else 'from'} {first:%a %d %b}"
               f"{'' if first == last else f' to {last:%a %d %b}'}: a holiday (`holiday:` in routine.yaml)"
               for first, last in holidays if today < first <= today + HOLIDAYS_AHEAD]
-    for name, hold in sorted(load(state).active(now).items()):
-        lines.append(f"{'everything' if name == EVERYTHING else name} {hold.describe(zone)}")
-    return tuple(lines) + held.waiting(state)
+    pauses = load(state)
+    for name, hold in sorted(pauses.active(now).items()):
+        lines.append(f"{'everything' if name == EVERYTHING else name} {hold.describe(zone)} (`routine resume` ends it)")
+    return tuple(lines) + held.waiting(state, lambda name: _ends(why_held(pauses, holidays, name, now, zone)))
+
+
+def shown(line: str) -> str:
+    """A line of ``in_force`` as `routine status` and `routine pause|resume` print it: ``paused: …``,
+    but for runs nothing holds any longer (they fire now)."""
+    return line if held.FREE in line else f"paused: {line}"
+
+
+def _ends(why: Why | None) -> str | None:
+    """When what ``why`` holds fires: as the holiday ends, as the pause ends; None: now."""
+    if why is None:
+        return None
+    if why.holiday:
+        return "when the holiday ends (`routine resume` does not end it)"
+    return "when the pause ends (`routine resume` ends it)"
