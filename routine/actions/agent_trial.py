@@ -21,6 +21,7 @@ from routine.journal.model_events import ModelEvents
 from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
 from routine.models.client import ModelClient
 from routine.models.manager import ModelManager
+from routine.runner.step import local_time
 
 if TYPE_CHECKING:
     from routine.journal import RunRecord
@@ -35,7 +36,7 @@ def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> in
     shift, ids = days_and_ids(args.runs)
     journal = Journal()
     try:
-        now = clock.now().astimezone()  # the real clock: the trial and its proposal are dated by it
+        now = local_time(config, clock.now())  # the real clock, in routine's zone: the trial and its proposal
         runs = agent_runs(config, journal, agent.name, now, ids or None, shift)
         if not runs:
             print(f"No runs of {agent.name} to try the variant on (step runs that called a model"
@@ -57,7 +58,7 @@ def _queue(config: Config, journal: Journal, agent: AgentSpec, variant: AgentSpe
     """The daemon runs: the trial waits for its trials window, on the runs chosen now."""
     added = PromptTrialQueue(journal.db).add(QueuedVariant(agent.name, variant.system_prompt, args.variant, "",
                                                            *day, tuple(r.id for r in runs)),
-                                             clock.now().astimezone())
+                                             local_time(config, clock.now()))
     window = window_text(config)
     if added:
         client.nudge("queued")  # the daemon looks at its queue now, not at its next minute
