@@ -88,8 +88,9 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
     if approved and proposal.status is ProposalStatus.CONFLICT and decision is not None and not force:
         why = proposal.properties.get("conflict") or "the target changed"
         return Decided(Outcome.CONFLICT, f"{rel} is in conflict ({why}), so nothing was applied. To apply it over "
-                                         f"the text there now, run `routine approve {shlex.quote(rel)} --force` (the replaced "
-                                         f"text is kept in the archived proposal).")
+                                         "the text there now, run "
+                                         f"`routine approve {shlex.quote(rel)} --force` (the replaced text is kept in "
+                                         "the archived proposal).")
     agent = agents.get(proposal.agent)
     try:
         if not proposal.made_by_routine:
