@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 from test_daemon import daemon, journal_rows, only_schedule, wait_for
 
@@ -131,8 +132,9 @@ def test_a_conflict_stays_a_conflict_until_the_person_forces_it_from_the_cli(ini
         proc = home.run("approve", rel)
         assert proc.returncode == 1 and "conflict" in proc.stdout, proc.stdout + proc.stderr
         assert second_edit in daily(home).read_text() and proposal.exists()
-    assert "--force" in proc.stdout
-    forced = home.run("approve", rel, "--force", check=True).stdout
+    pasted = re.search(r"`(routine approve .+ --force)`", proc.stdout)[1]  # as the person copies it
+    assert " " in rel and pasted == f"routine approve {shlex.quote(rel)} --force", proc.stdout
+    forced = home.run(*shlex.split(pasted)[1:], check=True).stdout
     assert "Forced: it replaced" in forced and second_edit[:30] in forced
     assert second_edit not in daily(home).read_text()
     assert second_edit in archived(home)[0].read_text()

@@ -138,6 +138,7 @@ def test_ask_streams_through_the_daemon_and_c_continues(talk, ollama):
         assert "Omega" not in partial and proc.poll() is None  # the first words, before the answer ended
         out, err = proc.communicate(timeout=scaled(60))
         assert proc.returncode == 0, err
+        assert b"waiting for" not in err, err  # nothing else in the daemon: nothing to wait for, nothing said
         assert (partial + out.decode()).strip().endswith("Omega.")
         chat_id = re.search(r"conversation (c[\w-]+)", err.decode())[1]
         follow = home.run("ask", "strategist", "-c", "And after that?", check=True)

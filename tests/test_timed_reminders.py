@@ -129,6 +129,16 @@ def test_routine_remind_sets_lists_snoozes_and_ends_a_reminder_without_a_daemon(
     assert home.run("remind", "Call Priya").returncode == 2  # no time: said, with the fix
 
 
+def test_snoozing_a_reminder_that_has_not_fired_pushes_it_later_never_earlier(berlin_home):
+    home = berlin_home
+    set_for = json.loads(home.run("remind", "Send the deck", "--at", "tomorrow 9:00", "--json", check=True).stdout)
+    due = datetime.fromisoformat(set_for["at"])
+    snoozed = json.loads(home.run("remind", "--snooze", str(set_for["id"]), "15m", "--json", check=True).stdout)
+    assert datetime.fromisoformat(snoozed["at"]) == due + timedelta(minutes=15), snoozed  # 09:15, not now + 15m
+    told = home.run("remind", "--snooze", str(set_for["id"]), "tomorrow", check=True).stdout
+    assert f"{due + timedelta(days=1):%a %d %b} 09:00" in told, told  # the day after its own day
+
+
 def test_an_agents_reminder_with_a_time_that_is_none_is_refused_to_the_model_and_one_that_reads_is_set(
         berlin_home, ollama):
     home = berlin_home

@@ -164,8 +164,14 @@ def test_models_try_and_agent_try_now_run_through_a_running_daemon_without_a_tri
         note = (home.vault / "Agents" / "Planner.md").read_text()
         (home.vault / "Drafts").mkdir(exist_ok=True)
         (home.vault / "Drafts" / "Planner v2.md").write_text(note + "\nPlan briefly.\n")
+        said = home.run("agent", "try", "planner", "--variant", "Drafts/Planner v2.md", "--runs", "today",
+                        check=True).stdout  # queued: no trials window, so it waits for --now
+        assert "tries Drafts/Planner v2.md on 1 run(s) of planner once routine.yaml has a trials window" in said, said
         said = home.run("agent", "try", "planner", "--variant", "Drafts/Planner v2.md", "--runs", "today", "--now",
-                        check=True).stdout
-        assert "tries Drafts/Planner v2.md on 1 run(s) of planner now" in said, said
+                        check=True).stdout  # the same variant, now: the queued one runs at once, and says so
+        assert "This variant of planner is queued already: the daemon tries it now" in said, said
         wait_for(lambda: journal_rows(home, "SELECT COUNT(*) FROM prompt_trials") == [(1,)],
                  60, "the prompt trial asked for now")
+        again = home.run("agent", "try", "planner", "--variant", "Drafts/Planner v2.md", "--runs", "today", "--now",
+                         check=True).stdout
+        assert "was tried before" in again and "nothing new is queued" in again, again

@@ -21,6 +21,7 @@ from routine.journal.model_events import ModelEvents
 from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
 from routine.models.client import ModelClient
 from routine.models.manager import ModelManager
+from routine.runner.step import local_time
 
 if TYPE_CHECKING:
     from routine.journal import RunRecord
@@ -35,7 +36,7 @@ def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> in
     shift, ids = days_and_ids(args.runs)
     journal = Journal()
     try:
-        now = clock.now().astimezone()  # the real clock: the trial and its proposal are dated by it
+        now = local_time(config, clock.now())  # the real clock, in routine's zone: the trial and its proposal
         runs = agent_runs(config, journal, agent.name, now, ids or None, shift)
         if not runs:
             print(f"No runs of {agent.name} to try the variant on (step runs that called a model"
@@ -54,24 +55,39 @@ def try_prompt(config: Config, agent: AgentSpec, args: argparse.Namespace) -> in
 
 def _queue(config: Config, journal: Journal, agent: AgentSpec, variant: AgentSpec, args: argparse.Namespace,
            day: tuple[datetime, datetime], runs: list[RunRecord]) -> int:
-    """The daemon runs: the trial waits for its trials window, on the runs chosen now."""
-    added = PromptTrialQueue(journal.db).add(QueuedVariant(agent.name, variant.system_prompt, args.variant, "",
-                                                           *day, tuple(r.id for r in runs)),
-                                             clock.now().astimezone())
+    """The daemon runs: the trial waits for its trials window, on the runs chosen now (`--now`: at once,
+    this variant or the same one queued before and not tried yet)."""
+    queue = PromptTrialQueue(journal.db)
+    added = queue.add(QueuedVariant(agent.name, variant.system_prompt, args.variant, "", *day,
+                                    tuple(r.id for r in runs)), local_time(config, clock.now()))
+    status = "queued" if added else queue.status_of(agent.name, variant.system_prompt)
     window = window_text(config)
     if added:
         client.nudge("queued")  # the daemon looks at its queue now, not at its next minute
-    when = (daemon_now() if args.now else f"in its trials window ({window})" if window else
-            "once routine.yaml has a trials window (`trials: {window: \"01:00-05:00\"}`), or now with --now")
-    said = (f"Queued: the daemon tries {args.variant} on {len(runs)} run(s) of {agent.name} {when}; a variant "
-            "that does better is proposed then." if added else
-            f"This variant of {agent.name} was queued or tried before; nothing new is queued.")
+    when = ((daemon_now() if status == "queued" else "now") if args.now else f"in its trials window ({window})"
+            if window else "once routine.yaml has a trials window (`trials: {window: \"01:00-05:00\"}`), or now "
+            "with --now")
+    said = _said(agent.name, args.variant, len(runs), added, status, when)
     if args.json:
         print_json({"agent": agent.name, "variant": args.variant, "queued": added, "runs": [r.id for r in runs],
                     "window": window})
     else:
         print(said)
     return 0
+
+
+def _said(agent: str, variant: str, runs: int, added: bool, status: str | None, when: str) -> str:
+    """What became of the variant asked for: queued now, queued before (and when it runs), being
+    tried, or tried before."""
+    if added:
+        return (f"Queued: the daemon tries {variant} on {runs} run(s) of {agent} {when}; a variant that does "
+                "better is proposed then.")
+    if status == "queued":
+        return f"This variant of {agent} is queued already: the daemon tries it {when}; a better one is proposed then."
+    if status == "running":
+        return f"The daemon is trying this variant of {agent} now; `routine trials list` shows how it did."
+    return (f"This variant of {agent} was tried before (`routine trials list` shows how it did); nothing new "
+            "is queued.")
 
 
 def window_text(config: Config) -> str | None:

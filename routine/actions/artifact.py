@@ -47,14 +47,12 @@ def _note(config: Config, text: str) -> str:
 
 
 def _qa(config: Config, args: argparse.Namespace) -> int:
-    from datetime import datetime
-
     agents, _ = load_agents(config)
     rel = _note(config, args.note)
     journal = Journal()
     runner = Runner(config, journal, setup=STEP_SETUP)
     try:
-        result = run_qa(config, agents, runner, rel, datetime.now().astimezone(),
+        result = run_qa(config, agents, runner, rel, runner.clock(),
                         tuple(a.lower() for a in args.by or ()))
     finally:
         runner.close()

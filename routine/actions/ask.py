@@ -48,7 +48,7 @@ class Asker:
             event = from_json(line)
             if isinstance(event, Token) and on_token:
                 on_token(event.text)
-            elif isinstance(event, Queued):
+            elif isinstance(event, Queued) and event.ahead:
                 sys.stderr.write(f"(waiting for {event.ahead} job(s) in the daemon …)\n")
 
         final = client.call(message, on_event=on_event)

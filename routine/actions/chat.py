@@ -96,7 +96,7 @@ def _from_note(asker: Asker, note_arg: str) -> str:
         raise UsageError(f"There is no note {note_arg!r} in the vault.", "give its path, e.g. Chats/Pricing.md.")
     journal = Journal()
     try:
-        return start_from_note(ChatStore(journal.db), asker.agent.name, note)
+        return start_from_note(ChatStore(journal.db), asker.agent.name, note, local_now(asker.config))
     finally:
         journal.close()
 
@@ -108,10 +108,11 @@ def _new(args: argparse.Namespace) -> int:
     agents, problems = load_agents(config)
     agent = agent_named(agents, problems, args.words[0])
     title = " ".join(args.words[1:]).strip() or None
-    rel = new_chat_note(config.vault, config.layout.chats, agent.name, title, local_now(config))
+    now = local_now(config)
+    rel = new_chat_note(config.vault, config.layout.chats, agent.name, title, now)
     journal = Journal()
     try:  # recorded as made at the person's command: its messages are the person's (``is_persons_chat``)
-        ChatStore(journal.db).create(agent.name, Origin.COMMAND, title, rel)
+        ChatStore(journal.db).create(agent.name, Origin.COMMAND, title, rel, at=now)
     finally:
         journal.close()
     print(f"Created {rel}: write your message at its end and save; {agent.name} answers there while the daemon runs.")

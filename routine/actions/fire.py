@@ -235,7 +235,7 @@ def _progress(interactive: bool) -> Callable[[RunEvent], None]:
                        f"(attempt {event.attempt} of {event.attempts}) …")
         elif isinstance(event, ev.Asked):
             steps.ended(True, f"asks you: {event.text}")
-        elif isinstance(event, ev.Queued):
+        elif isinstance(event, ev.Queued) and event.ahead:
             steps.note(f"queued behind {event.ahead} job(s) in the daemon …")
 
     return on_event

@@ -132,7 +132,8 @@ class Served:
         task = f"{tool}({json.dumps(arguments, ensure_ascii=False)[:500]})"
         journal = Journal()
         try:
-            run_id = journal.start(agent=self.declared.name, trigger=TRIGGER, kind="mcp", task=task)
+            run_id = journal.start(agent=self.declared.name, trigger=TRIGGER, kind="mcp", task=task,
+                                   id_at=local_now(self.config))
             try:
                 text = work(run_id)
             except (RoutineError, ToolError) as exc:

@@ -118,7 +118,8 @@ def scores(config: Config, as_json: bool) -> int:
     if not rows:
         print("No trials yet: `routine models try CANDIDATE` queues some.")
         return 0
-    print_table([dict(zip(COLUMNS, cells)) for cells in table_rows([*overall(rows), *ranked(rows)])], list(COLUMNS))
+    print_table([dict(zip(COLUMNS, cells)) for cells in table_rows([*overall(rows), *ranked(rows)])], list(COLUMNS),
+                keep=("model", "agent", "as"))  # the three tell the rows apart; figures that do not fit are left out
     for sentence in recommendation(rows):
         print(f"\n{sentence}")
     print(f"\nWritten to {note}. Nothing was switched: change an agent's `model:` yourself.")

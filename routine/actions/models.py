@@ -46,7 +46,7 @@ def _ps(config: Config, as_json: bool) -> int:
     journal = Journal()
     try:
         events = ModelEvents(journal.db)
-        rows, unreachable = [], []
+        rows, unreachable, who = [], [], []
         clock = Clock.named(config.zone_name())
         for host in config.managed_hosts:
             try:
@@ -58,7 +58,9 @@ def _ps(config: Config, as_json: bool) -> int:
                 ours = events.last_load(host, r.name)
                 rows.append({"host": host, "model": r.name, "context": r.context_length,
                              "size_gib": round(r.size / 2**30, 1) if r.size else None,
-                             "loaded_by": _loaded_by(ours), "expires": _expires(r.expires_at, clock)})
+                             "loaded_by": _loaded_by(ours), "run": (ours or {}).get("run_id"),
+                             "expires": _expires(r.expires_at, clock)})
+                who.append(_loaded_by(ours, with_run=False))
     finally:
         journal.close()
     if as_json:
@@ -69,15 +71,16 @@ def _ps(config: Config, as_json: bool) -> int:
     if not rows:
         print("No models are resident." if not unreachable else "")
     else:
-        print_table(rows, ["model", "host", "context", "size_gib", "loaded_by", "expires"])
+        print_table([{**r, "loaded_by": by} for r, by in zip(rows, who)],  # the run in a column of its own, never cut
+                    ["model", "host", "context", "size_gib", "loaded_by", "run", "expires"])
         print(f"\n{len(rows)} resident (routine keeps at most {config.max_resident} per host).")
     return 0 if not unreachable else 1
 
 
-def _loaded_by(event: Parsed | None) -> str:
+def _loaded_by(event: Parsed | None, with_run: bool = True) -> str:
     if event is None:
         return "another client"
-    return f"routine ({event['reason']}{', run ' + event['run_id'] if event.get('run_id') else ''})"
+    return f"routine ({event['reason']}{', run ' + str(event['run_id']) if with_run and event.get('run_id') else ''})"
 
 
 def _expires(text: str | None, clock: Clock) -> str:

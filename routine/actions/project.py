@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from routine.terminal.output import print_json, print_table
+from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import load_config, load_agents
 from routine.projects.model import list_projects
 from routine.projects.overview import summary
@@ -73,7 +73,7 @@ def _blocks(config: Config) -> dict[str, Block]:
 
 
 def _list(config: Config, args: argparse.Namespace) -> int:
-    now = datetime.now(UTC)
+    now, clock = datetime.now(UTC), Clock.named(config.zone_name())
     blocks = _blocks(config)
     rows = [summary(config.vault, p, blocks, now, config.zone_name()) for p in list_projects(config.vault)]
     if getattr(args, "json", False):
@@ -84,8 +84,8 @@ def _list(config: Config, args: argparse.Namespace) -> int:
         return 0
     print_table([{"project": r["project"], "status": r["status"], "manager": r["manager"],
                   "members": len(r["members"]), "open tasks": sum(len(v) for v in r["open_tasks"].values()),
-                  "next": r["next_fires"][0]["at"][:16] if r["next_fires"] else None} for r in rows],
-                ["project", "status", "manager", "members", "open tasks", "next"])
+                  "next": clock.show(r["next_fires"][0]["at"], _WHEN) if r["next_fires"] else None} for r in rows],
+                ["project", "status", "manager", "members", "open tasks", "next"], {"next": clock.label("next")})
     return 0
 
 
@@ -115,9 +115,12 @@ def _show(config: Config, args: argparse.Namespace) -> int:
     print("\nArtifacts:")
     print_table(arts, ["type", "qa", "artifacts"]) if arts else print("  none")
     print(f"\nLast digest: {info['last_digest'] or 'none yet'}")
-    print("Next: " + ("; ".join(f"{f['block']} at {f['at'][:16]}" for f in info["next_fires"]) or "no cadence"))
+    clock = Clock.named(config.zone_name())
+    print("Next: " + ("; ".join(f"{f['block']} at {clock.show(f['at'], _WHEN + ' %Z')}" for f in info["next_fires"])
+                      or "no cadence"))
     for problem in info["problems"]:
         print(f"Problem: {problem}")
     return 0
 
 
+_WHEN = "%a %Y-%m-%d %H:%M"  # a next fire, in routine's zone (`Sun 2026-11-29 09:00`)

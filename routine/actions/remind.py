@@ -18,7 +18,7 @@ from routine.errors import ReminderProblem
 from routine.journal.timed_reminders import Origin, Reminder
 from routine.schedule import timed_reminders
 from routine.schedule.remind_words import when_from
-from routine.terminal.output import print_json, print_table
+from routine.terminal.output import Clock, print_json, print_table
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,7 +87,8 @@ def _list(args: argparse.Namespace, zone: ZoneInfo) -> int:
         print('No reminders. Set one: `routine remind "Call Priya" --at 15:00`, or write `(@2026-11-28 15:00)` '
               "on a task line.")
         return 0
-    print_table([{"id": r.id, "at": r.at.astimezone(zone).strftime("%a %Y-%m-%d %H:%M"), "status": r.status.value,
+    clock = Clock(zone)
+    print_table([{"id": r.id, "at": clock.show(r.at, "%a %Y-%m-%d %H:%M"), "status": r.status.value,
                   "text": r.text, "from": r.origin.value + (f" {r.note}" if r.note else "")} for r in found],
-                ["id", "at", "status", "text", "from"], {"at": f"at ({datetime.now(zone).tzname()})"})
+                ["id", "at", "status", "text", "from"], {"at": clock.label("at")})
     return 0

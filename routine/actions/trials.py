@@ -9,17 +9,18 @@ from typing import Any
 from routine.journal import Journal
 from routine.journal.prompt_trials import PromptTrialQueue, PromptTrials
 from routine.journal.trials import Trial, Trials
-from routine.terminal.output import print_json, print_table
+from routine.config.loader import zone_name_of
+from routine.terminal.output import Clock, print_json, print_table
 
 COLUMNS = ["kind", "id", "agent", "what", "state", "verdict"]
 
 
 def run(args: argparse.Namespace) -> int:
-    journal = Journal()
+    journal, clock = Journal(), Clock.named(zone_name_of(args.config))
     try:
         rows = [_model_row(t) for t in Trials(journal.db).all()]
-        rows += [_prompt_row(r) for r in PromptTrials(journal.db).all()]
-        rows += [_queued_row(r) for r in PromptTrialQueue(journal.db).unfinished()]
+        rows += [_prompt_row(r, clock) for r in PromptTrials(journal.db).all()]
+        rows += [_queued_row(r, clock) for r in PromptTrialQueue(journal.db).unfinished()]
     finally:
         journal.close()
     if args.json:
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         print("No trials yet: `routine models try ALIAS` tries another model, `routine agent try NAME --variant "
               "NOTE` a changed agent note.")
         return 0
-    print_table(rows, COLUMNS, keep=("id",))
+    print_table(rows, COLUMNS, {"id": clock.label("id")}, keep=("id",))  # a prompt trial's id is when it ran
     return 0
 
 
@@ -46,17 +47,17 @@ def _model_verdict(trial: Trial) -> str:
     return "passes every check" if trial.result["candidate"].get("passed") else "rejected (`models scores` says why)"
 
 
-def _prompt_row(row: dict[str, Any]) -> dict[str, Any]:
+def _prompt_row(row: dict[str, Any], clock: Clock) -> dict[str, Any]:
     verdict = (f"better ({row['variant_passed']}/{row['runs']} vs {row['current_passed']}/{row['runs']}), proposed in "
                f"{row['proposal']}" if row["better"] and row["proposal"] else
                f"not better ({row['variant_passed']}/{row['runs']} vs {row['current_passed']}/{row['runs']} checks "
                "passed), not proposed")
-    return {"kind": "prompt", "id": f"{row['at'][:16].replace('T', ' ')}", "agent": row["agent"],
+    return {"kind": "prompt", "id": clock.show(row["at"], "%Y-%m-%d %H:%M"), "agent": row["agent"],
             "what": row["variant_note"], "state": "done", "verdict": verdict}
 
 
-def _queued_row(row: dict[str, Any]) -> dict[str, Any]:
+def _queued_row(row: dict[str, Any], clock: Clock) -> dict[str, Any]:
     failed = row["status"] == "failed"
-    return {"kind": "prompt", "id": f"queued {row['queued_at'][:16].replace('T', ' ')}", "agent": row["agent"],
+    return {"kind": "prompt", "id": f"queued {clock.show(row['queued_at'], '%Y-%m-%d %H:%M')}", "agent": row["agent"],
             "what": row["origin"], "state": "done" if failed else row["status"],
             "verdict": f"could not be tried: {row['error']}" if failed else ""}

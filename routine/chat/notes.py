@@ -62,7 +62,7 @@ def answer_note(runner: Runner, journal: Journal, agents: dict[str, AgentSpec], 
                          "not the person's and it is not answered.",
                          f"start a conversation of your own: `routine chat new {agent.name}`, or a note you "
                          "create yourself with a `chat:` property.")
-    chat_id = store.for_note(rel) or store.create(agent.name, Origin.NOTE, note.title, rel)
+    chat_id = store.for_note(rel) or store.create(agent.name, Origin.NOTE, note.title, rel, at=runner.clock())
     history = History([Turn(t.role, t.text) for t in note.turns[:-1]], note.summary, note.covers)
     conversation = Conversation(runner, agent)
     reply = answer_logged(store, chat_id, conversation, history, pending.text)

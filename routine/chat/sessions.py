@@ -5,7 +5,7 @@ every conversation (a chat note's too): each message, each tool call with its re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Callable
 
 from routine.journal.runs import ToolCall, TranscriptEntry
@@ -59,13 +59,11 @@ def history_of(store: ChatStore, chat_id: str, tz: tzinfo | None = None) -> Hist
 def _stamped(message: ChatMessage, tz: tzinfo | None) -> str:
     if tz is None or message.role is not Role.USER or message.details.get("from_note") or not message.at:
         return message.content
-    from datetime import datetime
-
     sent = datetime.fromisoformat(message.at).astimezone(tz)
     return f"[{sent:%a %Y-%m-%d %H:%M} {sent.tzname()}] {message.content.strip()}"
 
 
-def session_for(store: ChatStore, agent: str, session: str | None, continue_last: bool) -> str:
+def session_for(store: ChatStore, agent: str, session: str | None, continue_last: bool, at: datetime) -> str:
     """The session to talk in: the one named, the agent's last one (``-c``), or a new one."""
     if session:
         chat = store.get(session)
@@ -79,7 +77,7 @@ def session_for(store: ChatStore, agent: str, session: str | None, continue_last
         last = store.latest(agent)
         if last is not None:
             return last
-    return store.create(agent, Origin.TERMINAL)
+    return store.create(agent, Origin.TERMINAL, at=at)
 
 
 def ask(runner: Runner, journal: Journal, agent: AgentSpec, question: str, session: str | None = None,
@@ -88,7 +86,7 @@ def ask(runner: Runner, journal: Journal, agent: AgentSpec, question: str, sessi
     if not question.strip():
         raise UsageError("The question is empty.", 'ask something, e.g. routine ask strategist "What matters today?"')
     store = ChatStore(journal.db)
-    chat_id = session_for(store, agent.name, session, continue_last)
+    chat_id = session_for(store, agent.name, session, continue_last, runner.clock())
     conversation = Conversation(runner, agent)
     history = history_of(store, chat_id, runner.clock().tzinfo)
     reply = answer_logged(store, chat_id, conversation, history, question, on_token)
@@ -165,14 +163,14 @@ def _call_details(entry: ToolCall) -> ChatDetails:
     return details
 
 
-def start_from_note(store: ChatStore, agent: str, note: ChatNote) -> str:
+def start_from_note(store: ChatStore, agent: str, note: ChatNote, at: datetime) -> str:
     """A terminal session that begins with a chat note's conversation (``routine chat --note``):
     only the person's (``is_persons_chat``), since its turns become the person's messages."""
     if not is_persons_chat(note.properties, store.made_by_command(note.rel)):
         raise UsageError(f"The chat note {note.rel} was written by an agent (it carries routine's marks), so its "
                          "text is not yours to continue as a conversation.",
                          f"start one of your own: `routine chat new {agent}`.")
-    chat_id = store.create(agent, Origin.TERMINAL, title=note.title, note=None)
+    chat_id = store.create(agent, Origin.TERMINAL, title=note.title, note=None, at=at)
     for turn in note.turns:
         store.add(chat_id, ChatMessage(Role(turn.role), turn.text, details={"from_note": note.rel}))
     if note.summary:

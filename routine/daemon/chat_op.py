@@ -51,7 +51,7 @@ def chat(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], N
     jobs.queue.submit(Work(key=f"chat:{agent.name}", label=f"chat with {agent.name}", run=work,
                            models=jobs.model_keys([agent.name], alias)))
     snapshot = jobs.queue.snapshot()
-    if snapshot.queued:
+    if snapshot.queued and snapshot.ahead():  # nothing ahead of it: nothing to wait for, nothing said
         send(Queued(snapshot.ahead()).to_json())
     done.wait()
     if "result" in result:

@@ -78,7 +78,7 @@ def fire(jobs: Jobs, message: dict[str, Any], send: Callable[[dict[str, Any]], N
     job.run = _journaled(run, result, errors, done, job.label)
     jobs.queue.submit(job)
     snapshot = jobs.queue.snapshot()
-    if snapshot.queued:
+    if snapshot.queued and snapshot.ahead():  # nothing ahead of it: nothing to wait for, nothing said
         send(Queued(snapshot.ahead()).to_json())
     done.wait()
     if errors:  # the run could not even be journaled: the person gets the sentence, not an empty exit 1

@@ -5,6 +5,7 @@ in Obsidian) and for `routine approve` (the CLI)."""
 from __future__ import annotations
 
 import logging
+import shlex
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
@@ -87,8 +88,9 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
     if approved and proposal.status is ProposalStatus.CONFLICT and decision is not None and not force:
         why = proposal.properties.get("conflict") or "the target changed"
         return Decided(Outcome.CONFLICT, f"{rel} is in conflict ({why}), so nothing was applied. To apply it over "
-                                         f"the text there now, run `routine approve {rel} --force` (the replaced text "
-                                         f"is kept in the archived proposal).")
+                                         "the text there now, run "
+                                         f"`routine approve {shlex.quote(rel)} --force` (the replaced text is kept in "
+                                         "the archived proposal).")
     agent = agents.get(proposal.agent)
     try:
         if not proposal.made_by_routine:
@@ -124,7 +126,7 @@ def decide(config: Config, agents: dict[str, AgentSpec], journal: Journal, rel: 
         log.info("proposal %s not applied: %s", proposal.rel, applied.message)
         return Decided(Outcome.CONFLICT, f"Not applied: {applied.message}. The proposal is marked as a conflict and "
                                          f"stays in {config.layout.drafts}/; to apply it over the text there now, "
-                                         f"run `routine approve {proposal.rel} --force`.")
+                                         f"run `routine approve {shlex.quote(proposal.rel)} --force`.")
     archived = archive(config.vault, proposal, config.layout.archive, ProposalStatus.APPLIED, by, now, applied.replaced)
     _written(journal, proposal, applied, record["run_id"], now)
     decisions.record(outcome=Outcome.APPLIED, archived_as=archived, detail=applied.message, **record)

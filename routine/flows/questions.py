@@ -20,6 +20,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Protocol
+from zoneinfo import ZoneInfo
 
 from routine.config.model import Config
 from routine.journal import Journal
@@ -89,12 +90,12 @@ def _answer(config: Config, journal: Journal, qid: str, text: str, origin: str, 
         return _refused(f"No question {qid!r} waits for an answer; nothing was answered. "
                         "`routine status` lists the questions that wait on you.")
     if question.state is not QuestionState.OPEN:
-        return _refused(_settled_already(question), question)
+        return _refused(_settled_already(config, question), question)
     chosen = _chosen(question, text)
     if isinstance(chosen, AnswerOutcome):
         return chosen
     if not questions.settle(qid, QuestionState.ANSWERED, chosen, origin, now):
-        return _refused(_settled_already(questions.get(qid) or question), question)
+        return _refused(_settled_already(config, questions.get(qid) or question), question)
     journal.update(question.step_run, status=RunStatus.ANSWERED.value)
     if question.note:
         mark_settled(config.vault, question.note, QuestionState.ANSWERED.value, chosen, origin, now)
@@ -121,11 +122,12 @@ def _chosen(question: Question, text: str) -> str | AnswerOutcome:
                     f"({', '.join(question.choices)}); nothing was answered.", question)
 
 
-def _settled_already(question: Question) -> str:
+def _settled_already(config: Config, question: Question) -> str:
     if question.state is QuestionState.EXPIRED:
         return (f"Question {question.id} is closed: its deadline passed without an answer and the block was "
                 "skipped; a late answer is refused.")
-    when = f" at {question.answered_at:%Y-%m-%d %H:%M} UTC" if question.answered_at else ""
+    answered = question.answered_at.astimezone(ZoneInfo(config.zone_name())) if question.answered_at else None
+    when = f" at {answered:%Y-%m-%d %H:%M %Z}" if answered else ""
     return (f"Question {question.id} was answered already ({question.answer!r}, by {question.origin}{when}); "
             "a second answer is refused.")
 

@@ -104,8 +104,10 @@ class ChatStore:
     def __init__(self, db: sqlite3.Connection):
         self.db = db
 
-    def create(self, agent: str, origin: Origin, title: str | None = None, note: str | None = None) -> str:
-        chat_id, now = new_chat_id(), _now()
+    def create(self, agent: str, origin: Origin, title: str | None = None, note: str | None = None,
+               at: datetime | None = None) -> str:
+        """A new conversation; its id names ``at``, the person's local time (the machine's when not given)."""
+        chat_id, now = new_chat_id(at), _now()
         self.db.execute("INSERT INTO chats (id, agent, origin, title, note, created_at, updated_at)"
                         " VALUES (?,?,?,?,?,?,?)", (chat_id, agent, origin.value, title, note, now, now))
         return chat_id

@@ -104,6 +104,12 @@ class PromptTrialQueue:
         self.db.commit()
         return bool(added)
 
+    def status_of(self, agent: str, body: str) -> str | None:
+        """Where this variant of ``agent`` stands in the queue (queued, running, done, failed), or None."""
+        row = self.db.execute("SELECT status FROM prompt_trial_queue WHERE agent=? AND variant_version=?",
+                              (agent, version_of(body))).fetchone()
+        return None if row is None else str(row[0])
+
     def claim(self) -> QueuedVariant | None:
         row = self.db.execute(
             "UPDATE prompt_trial_queue SET status='running' WHERE id=(SELECT id FROM prompt_trial_queue"

@@ -198,7 +198,8 @@ class Journal:
     def record(self, *, agent: str | None, trigger: str, status: str, error: str, **fields: Any) -> str:
         """A run that never started (refused, missed, skipped), written in one go."""
         run_id = self.start(agent=agent, trigger=trigger, **{k: fields.pop(k) for k in
-                            ("kind", "task", "model", "block", "step", "parent", "slot", "at") if k in fields})
+                            ("kind", "task", "model", "block", "step", "parent", "slot", "at", "id_at")
+                            if k in fields})
         self.finish(run_id, status, error, **fields)
         return run_id
 

@@ -76,13 +76,15 @@ def run_block(runner: Runner, block: Block, agents: dict[str, AgentSpec], trigge
             if parent is not None:  # a dry run journals nothing
                 runner.runs.record(agent=agent.name, trigger=trigger, status="skipped", block=block.id, step=index,
                                    parent=parent, slot=slot, details={"skipped": Skip.AFTER_FAILURE},
+                                   id_at=runner.clock(),
                                    error=f"skipped: step {failed_at} ({block.steps[failed_at].agent}) failed before it")
             continue
         skip, branch = (None, None) if dry_run else _branch(block, index, prior)
         if skip is not None:  # a conditional handoff not taken: journaled, so the person sees which branch ran
             if parent is not None:
                 runner.runs.record(agent=agent.name, trigger=trigger, status="skipped", block=block.id, step=index,
-                                   parent=parent, slot=slot, error=skip, details={"skipped": Skip.BRANCH})
+                                   parent=parent, slot=slot, error=skip, details={"skipped": Skip.BRANCH},
+                                   id_at=runner.clock())
             continue
         # The model manager's forecast: what this block still needs after the step starting now.
         runner.on_event(BlockStep(parent, block.id, index, tuple(s.agent for s in block.steps[index + 1:])))

@@ -167,4 +167,6 @@ def _fires(config: Config, block: Block | None, now: datetime) -> str:
             break
         fires.append(nxt)
         at = nxt
-    return ", ".join(f"{f.astimezone(zone):%a %d %b %H:%M}" for f in fires) or "none"
+    year = now.astimezone(zone).year  # a fire in another year names it: `Fri 01 Jan 2027 03:00`
+    shown = [f.astimezone(zone) for f in fires]
+    return ", ".join(f"{f:%a %d %b %H:%M}" if f.year == year else f"{f:%a %d %b %Y %H:%M}" for f in shown) or "none"

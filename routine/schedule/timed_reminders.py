@@ -108,11 +108,11 @@ def _open(book: ReminderLog, reminder_id: int) -> Reminder:
 
 def snooze(reminder_id: int, choice: str, now: datetime, zone: ZoneInfo, journal: Path | None = None) -> Reminder:
     """Fire ``reminder_id`` once more: in 15 minutes (``15m``), an hour (``1h``), or ``tomorrow``
-    at 09:00 (``remind_words.DAY_TIME``). The phone's button and `routine remind --snooze`."""
-    until = snooze_until(choice, now, zone)
+    at 09:00 (``remind_words.DAY_TIME``). The phone's button and `routine remind --snooze`. A
+    reminder that has not fired yet is pushed later, counted from its own time: never earlier."""
     with reminder_log(journal) as book:
-        _open(book, reminder_id)
-        book.snooze(reminder_id, until)
+        reminder = _open(book, reminder_id)
+        book.snooze(reminder_id, snooze_until(choice, max(now, reminder.at), zone))
         found = book.get(reminder_id)
     assert found is not None
     return found

@@ -127,27 +127,29 @@ def say(text: str, stream: TextIO | None = None) -> None:
 def print_table(rows: Sequence[Mapping[str, object]], columns: list[str], labels: dict[str, str] | None = None,
                 keep: tuple[str, ...] = (), spare: tuple[str, ...] = (),
                 kinds: dict[str, Kind] | None = None) -> None:
-    """Rows as aligned columns. On a terminal a row fits its width, choosing what to cut by meaning:
-    columns with no values go first, then times are shortened to what differs from now, then TEXT
-    columns are cut (with `…`, each cut cell still distinct from the others in its column), then the
-    ``spare`` columns and then the rightmost TEXT columns are left out. An ID (a ``keep`` column or
-    the first, which names the row), a TIME or a NUMBER (declared in ``kinds`` or inferred from the
-    values) is never cut. The full text is in `--json` (and `runs show`)."""
+    """Rows as aligned columns. On a terminal columns with no values are left out and times are
+    shortened to what differs from now (`06:31` today, `Sat 06:31` this week); a row fits the width,
+    choosing what to cut by meaning: TEXT columns are cut (with `…`, each cut cell still distinct from
+    the others in its column), then the ``spare`` columns and then the rightmost TEXT columns are
+    left out, then the rightmost columns of any kind, whole. An ID (a ``keep`` column or the first,
+    which names the row), a TIME or a NUMBER (declared in ``kinds`` or inferred from the values) is
+    never cut, and a ``keep`` column never left out. The full text is in `--json` (and `runs show`)."""
     if not rows:
         return
     width = terminal_width()
     names = labels or {}
     grid: dict[str, list[object]] = {c: [r.get(c) for r in rows] for c in columns}
-    kind = {c: Kind.ID if c in keep else (kinds or {}).get(c) or kind_of(c, grid[c]) for c in columns}
-    if kind[columns[0]] is Kind.TEXT:  # a row's first cell names it (a block, an agent, a model): kept whole
-        kind[columns[0]] = Kind.ID
+    kind = {c: (kinds or {}).get(c) or kind_of(c, grid[c]) for c in columns}
+    for c in [columns[0], *keep]:  # a row's first cell names it (a block, an agent, a model): kept whole
+        if kind.get(c) is Kind.TEXT:
+            kind[c] = Kind.ID
     shown = list(columns)
-    if width is not None and not _fits(shown, grid, names, width):
+    if width is not None:
         shown = [c for c in shown if not all(_blank(v) for v in grid[c])] or shown[:1]
-        if not _fits(shown, grid, names, width):
-            grid = {c: [short_time(v) for v in vs] if kind[c] is Kind.TIME else vs for c, vs in grid.items()}
+        grid = {c: [short_time(v) for v in vs] if kind[c] is Kind.TIME else vs for c, vs in grid.items()}
     droppable = [c for c in spare if c in shown] + [c for c in reversed(shown) if kind[c] is Kind.TEXT
-                                                    and c not in spare and c != shown[0]]
+                                                    and c not in spare and c != shown[0] and c not in keep]
+    droppable += [c for c in reversed(shown) if c not in droppable and c != shown[0] and c not in keep]
     widths = _widths(shown, grid, names, kind, width)
     for extra in droppable:  # left out in turn while the rest would not fit, or be cut too far
         if width is None or (_span(widths) <= width and (extra not in spare or _readable(shown, grid, names, widths))):

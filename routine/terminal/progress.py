@@ -1,7 +1,7 @@
 """Progress of long work in the terminal's conventions, import-free: a bar with rate and ETA for a
 pass over the vault (indexing), and for a fired job a live status line while a step loads or
 answers (tokens so far) with one line per step as it ends. On a terminal only: piped output,
-`--json` and `--quiet` stay silent (an index pass not on a terminal says a plain line now and then)."""
+`--json` and `--quiet` stay silent."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import time
 from typing import Callable, TextIO
 
 BAR_WIDTH = 30
-LINE_EVERY_SECONDS = 5.0
 REDRAW_SECONDS = 0.1  # a live line is redrawn at most this often
 TICK_SECONDS = 1.0  # a live line's seconds move on even when nothing happens (a model loading, a server away)
 CLEAR = "\r\x1b[K"  # back to the line's start, and clear it
@@ -47,32 +46,25 @@ class ProgressPrinter:
         self.quiet, self.clock = quiet, clock
         self._started: float | None = None
         self._last_time = 0.0
-        self._last_share = -1.0
         self._open_bar = False
 
     def __call__(self, what: str, done: int, total: int) -> None:
-        if total <= 0 or self.quiet:
+        if total <= 0 or self.quiet or not self.tty:  # piped (a log, `| cat`): silent
             return
         now = self.clock()
         if self._started is None or done == 0:
             self._started = now
         share = done / total
         finished = done >= total
-        if self.tty:
-            if not finished and now - self._last_time < REDRAW_SECONDS:
-                return
-            filled = int(BAR_WIDTH * share)
-            bar = "#" * filled + "." * (BAR_WIDTH - filled)
-            line = f"{what} [{bar}] {done}/{total} notes{self._pace(now, done, total)}"
-            self.stream.write(CLEAR + _fit(line, width_of(self.stream) - 1))
-            self._open_bar = not finished
-            if finished:
-                self.stream.write("\n")
-        else:
-            if not (finished or share - self._last_share >= 0.1 or now - self._last_time >= LINE_EVERY_SECONDS):
-                return
-            self.stream.write(f"{what}: {done}/{total} notes\n")
-            self._last_share = share
+        if not finished and now - self._last_time < REDRAW_SECONDS:
+            return
+        filled = int(BAR_WIDTH * share)
+        bar = "#" * filled + "." * (BAR_WIDTH - filled)
+        line = f"{what} [{bar}] {done}/{total} notes{self._pace(now, done, total)}"
+        self.stream.write(CLEAR + _fit(line, width_of(self.stream) - 1))
+        self._open_bar = not finished
+        if finished:
+            self.stream.write("\n")
         self._last_time = now
         self.stream.flush()
 
