@@ -44,6 +44,14 @@ from warm_start import WarmStarter  # noqa: E402
 ALWAYS_SUBPROCESS = os.environ.get("ROUTINE_TEST_SUBPROCESS") == "1"
 
 
+@pytest.fixture(autouse=True)
+def _no_terminal_width(monkeypatch):
+    """pytest-xdist's workers set COLUMNS=80: a test that calls routine in this process is no
+    terminal unless it says so (`env_extra={"COLUMNS": …}`), as a pipe in CI is none."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture
 def ollama():
     server = FakeOllama(max_loaded=3, load_delay=0.01).start()

@@ -121,7 +121,8 @@ def say(text: str, stream: TextIO | None = None) -> None:
         return
     for line in text.split("\n"):
         indent = " " * (len(line) - len(line.lstrip()))
-        print("\n".join(textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)) or "", file=out)
+        print("\n".join(textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
+                                      break_on_hyphens=False)) or "", file=out)
 
 
 def print_table(rows: Sequence[Mapping[str, object]], columns: list[str], labels: dict[str, str] | None = None,
