@@ -29,7 +29,10 @@ class RoutineError(Exception):
         self.fix = fix
 
     def __str__(self) -> str:
-        return self.message if not self.fix else f"{self.message} Fix: {self.fix}"
+        if not self.fix:
+            return self.message
+        stop = "" if self.message.rstrip().endswith((".", "!", "?")) else "."  # an outside error's words too
+        return f"{self.message.rstrip()}{stop} Fix: {self.fix}"
 
 
 @dataclass(frozen=True)

@@ -117,3 +117,11 @@ def test_without_bubblewrap_doctor_warns_and_passes(initialised, tmp_path):
     assert line.startswith("WARN sandbox: bubblewrap is not installed: run_command refuses every command of builder")
     assert "sudo apt install bubblewrap" in proc.stdout
     assert proc.returncode == 0, proc.stdout
+
+
+def test_an_outside_errors_words_end_their_sentence_before_the_fix():
+    """A model server's bare words ("boom") still read as a sentence before its fix."""
+    from routine.errors import RoutineError
+
+    assert str(RoutineError("boom", "start Ollama.")) == "boom. Fix: start Ollama."
+    assert str(RoutineError("It failed.", "try again.")) == "It failed. Fix: try again."

@@ -308,7 +308,7 @@ def test_a_holiday_slot_is_journaled_skipped_like_a_paused_one(initialised, monk
 def test_an_until_the_clock_cannot_hold_is_refused_before_anything_is_saved(initialised):
     home = initialised
     home.config.write_text(home.config.read_text() + "\ntimezone: America/Los_Angeles\n")
-    for until in ("9999-12-31T23:59", "9999-12-31T23:59-08:00", "3000000d", "99999999999d"):
+    for until in ("9999-12-31T23:59", "9999-12-31T23:59-08:00", "9000-01-01", "3000000d", "99999999999d"):
         done = home.run("pause", "--until", until)
         assert done.returncode == 2 and "further ahead than routine's clock can hold" in done.stderr, done.stderr
         assert "Traceback" not in done.stderr

@@ -135,7 +135,7 @@ def until_from(text: str | None, now: datetime) -> datetime | None:
 def _holdable(moment: datetime, text: str) -> datetime:
     """``moment`` if the clock can hold it in any zone (before ``LATEST``), else a PauseProblem."""
     try:
-        if moment.astimezone(timezone.utc) < LATEST:
+        if moment.astimezone(timezone.utc) < LATEST and moment.year < LATEST.year:  # as the person wrote it too
             return moment
     except (OverflowError, ValueError):
         pass
