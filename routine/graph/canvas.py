@@ -28,6 +28,7 @@ PAD, GROUP_GAP, LEGEND_GAP, HEADER_W, ROW_W = 40, 160, 120, 640, 3200
 WORKSPACE_MAX = 150  # cards past which the workspace links to the project canvases instead of drawing tasks
 ELSEWHERE = "elsewhere"
 TRIES, MANY_LINKS = 4, 80  # orders of the layers drawn and measured, the best kept (one past MANY_LINKS)
+REORDERED = 3  # the least crossed drawings whose cards are then moved along their layers
 HUB_TRIES = 6  # layers for a hub (and orders) moved out of lines' way and measured: the least crossed first
 SIDES = {"top", "right", "bottom", "left"}
 ENDS = {"none", "arrow"}
@@ -72,8 +73,9 @@ class _Drawing:
                      for places in layout.layered(boxes, edges, tries, (middle, above))]
             found.sort(key=lambda places: routing.cost(places, sizes, edges, through_cost=2))
             drawn += [routing.make_way(places, sizes, edges) for places in found[:HUB_TRIES]]
-        best = min(drawn, key=lambda places: routing.cost(places, sizes, edges))
-        return routing.swap_neighbours_drawn(best, sizes, edges)
+        drawn.sort(key=lambda places: routing.cost(places, sizes, edges))
+        return min((routing.reorder(places, sizes, edges) for places in drawn[:REORDERED]),
+                   key=lambda places: routing.cost(places, sizes, edges))
 
 
 def _drawn(view: View) -> list[tuple[str, str, str, str]]:

@@ -9,11 +9,11 @@ import itertools
 import math
 
 from routine.graph.legibility import SIDES, CanvasEdge, CanvasNode, anchor, crossings, hits_box
-from routine.graph.untangle import swap_neighbours, untangle_sides
+from routine.graph.untangle import reorder_bands, untangle_sides
 
 MARGIN = 30  # px between a line and a card moved out of its way
 ROUNDS = 4
-WORK, MIN_TRIALS, BIG, SWAP_WORK = 400_000, 4, 6_000, 200_000  # trials allowed: fewer the more lines (a big drawing stays quick)
+WORK, MIN_TRIALS, BIG, REORDER_WORK = 400_000, 4, 6_000, 1_000_000  # trials allowed: fewer the more lines (a big drawing stays quick)
 THROUGH_COST = 8
 
 
@@ -129,19 +129,20 @@ def cost(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]], 
     return through * through_cost + crossing
 
 
-def swap_neighbours_drawn(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]],
-                          edges: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
-    """Neighbouring cards of a layer swapped where fewer lines cross as drawn, never where one more
-    passes through a card (``untangle.swap_neighbours``; fewer trials the more lines)."""
+def reorder(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]],
+            edges: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
+    """Cards moved along their layer where fewer lines cross as drawn, never where one more passes
+    through a card (``untangle.reorder_bands``; fewer trials the more lines)."""
     edges = [(u, v) for u, v in edges if u in places and v in places and u != v]
     if not edges or too_big(len(places), len(edges)):
         return places
+    memo: Memo = {}
 
     def measure(trial: dict[str, tuple[int, int]]) -> int:
-        through, crossing = _score(_boxes(trial, sizes), edges, untangled=True)
+        through, crossing = _score(_boxes(trial, sizes), edges, memo)
         return through * 1000 + crossing
 
-    return swap_neighbours(places, sizes, measure, max(MIN_TRIALS, SWAP_WORK // len(edges) ** 2 * 10))
+    return reorder_bands(places, sizes, measure, max(MIN_TRIALS, REORDER_WORK // len(edges) ** 2))
 
 
 def make_way(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]],

@@ -14,6 +14,7 @@ from routine.graph.legibility import SIDES, CanvasNode, Point, anchor, hits_box,
 
 ROUNDS = 3
 WORK = 1_500_000  # segment pairs a drawing's untangling may test (a big drawing stays quick)
+MIN_GAP, SLIDES = 40, (-480, -240, -120, 120, 240, 480)  # px between cards of a band; slides tried
 NORMALS = {"top": (0.0, -1.0), "bottom": (0.0, 1.0), "left": (-1.0, 0.0), "right": (1.0, 0.0)}
 
 Segment = tuple[Point, Point]
@@ -106,29 +107,54 @@ def bands(places: Places, sizes: Sizes) -> list[list[str]]:
     return [sorted(cards, key=lambda c: (places[c][0], c)) for _, _, cards in found]
 
 
-def _swapped(places: Places, sizes: Sizes, left: str, right: str) -> Places:
-    """Two neighbours of a band change places: the span they take and the gap between them kept."""
-    (lx, ly), (rx, ry) = places[left], places[right]
-    gap = rx - (lx + sizes[left][0])
-    return {**places, right: (lx, ry), left: (lx + sizes[right][0] + gap, ly)}
+def _repacked(places: Places, sizes: Sizes, band: list[str], order: list[str]) -> Places:
+    """A band's cards in another order, from the same left edge, the gaps between slots kept."""
+    gaps = [places[b][0] - (places[a][0] + sizes[a][0]) for a, b in itertools.pairwise(band)]
+    x, moved = places[band[0]][0], {}
+    for i, card in enumerate(order):
+        moved[card] = (x, places[card][1])
+        x += sizes[card][0] + (gaps[i] if i < len(gaps) else 0)
+    return {**places, **moved}
 
 
-def swap_neighbours(places: Places, sizes: Sizes, measure: Callable[[Places], int], trials: int) -> Places:
-    """Neighbouring cards of each band swapped where ``measure`` (crossings and lines through cards,
-    as drawn) drops, a swap kept only then; rounds until none helps or ``trials`` are spent."""
+def _moves(places: Places, sizes: Sizes, band: list[str]) -> list[Places]:
+    """The drawings one move away along a band: a card to another place in its order (the band
+    repacked), a card slid sideways within its gaps, the whole band slid."""
+    out = []
+    for card in band:
+        for at in range(len(band)):
+            if band[at] != card:
+                order = [c for c in band if c != card]
+                order.insert(at, card)
+                out.append(_repacked(places, sizes, band, order))
+    for i, card in enumerate(band):
+        x, y = places[card]
+        low = places[band[i - 1]][0] + sizes[band[i - 1]][0] + MIN_GAP if i else None
+        high = places[band[i + 1]][0] - MIN_GAP - sizes[card][0] if i + 1 < len(band) else None
+        for step in SLIDES:
+            if (low is None or x + step >= low) and (high is None or x + step <= high):
+                out.append({**places, card: (x + step, y)})
+    for step in SLIDES:
+        out.append({**places, **{c: (places[c][0] + step, places[c][1]) for c in band}})
+    return out
+
+
+def reorder_bands(places: Places, sizes: Sizes, measure: Callable[[Places], int], trials: int) -> Places:
+    """Cards moved along their band (``_moves``) where ``measure`` (lines through cards and
+    crossings, as drawn) drops, a move kept only then; rounds until none helps or ``trials`` are
+    spent. Deterministic."""
     score = measure(places)
     for _ in range(ROUNDS):
         improved = False
-        for band in bands(places, sizes):
-            for i in range(len(band) - 1):
+        for i in range(len(bands(places, sizes))):
+            for trial in _moves(places, sizes, bands(places, sizes)[i]):
                 if score == 0 or trials <= 0:
                     return places
                 trials -= 1
-                trial = _swapped(places, sizes, band[i], band[i + 1])
                 after = measure(trial)
                 if after < score:
                     places, score, improved = trial, after, True
-                    band[i], band[i + 1] = band[i + 1], band[i]
+                    break
         if not improved:
             break
     return places
