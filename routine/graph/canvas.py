@@ -28,7 +28,7 @@ PAD, GROUP_GAP, LEGEND_GAP, HEADER_W, ROW_W = 40, 160, 120, 640, 3200
 WORKSPACE_MAX = 150  # cards past which the workspace links to the project canvases instead of drawing tasks
 ELSEWHERE = "elsewhere"
 TRIES, MANY_LINKS = 4, 80  # orders of the layers drawn and measured, the best kept (one past MANY_LINKS)
-REORDERED = 3  # the least crossed drawings whose cards are then moved along their layers
+REORDERED = 1  # the least crossed drawings whose cards are then moved along their layers
 HUB_TRIES = 6  # layers for a hub (and orders) moved out of lines' way and measured: the least crossed first
 SIDES = {"top", "right", "bottom", "left"}
 ENDS = {"none", "arrow"}
@@ -65,17 +65,17 @@ class _Drawing:
             return layout.layered(boxes, edges)[0]
         tries = TRIES if len(edges) <= MANY_LINKS else 1
         drawn = [routing.make_way(places, sizes, edges) for places in layout.layered(boxes, edges, tries)]
-        middle = hub.hub_of(list(self.faces), edges, centre)
-        if middle is not None:
+        found = []
+        for middle in hub.hubs(list(self.faces), edges, centre):
             others = [b for b in boxes if b.id != middle]
             layers = layout.depth(others, [e for e in edges if middle not in e])
-            found = [places for above in range(layers - 1)
-                     for places in layout.layered(boxes, edges, tries, (middle, above))]
-            found.sort(key=lambda places: routing.cost(places, sizes, edges, through_cost=2))
-            drawn += [routing.make_way(places, sizes, edges) for places in found[:HUB_TRIES]]
-        drawn.sort(key=lambda places: routing.cost(places, sizes, edges))
+            found += [places for above in range(layers - 1)
+                      for places in layout.layered(boxes, edges, tries, (middle, above))]
+        found.sort(key=lambda places: routing.cost(places, sizes, edges, through_cost=2))
+        drawn += [routing.make_way(places, sizes, edges) for places in found[:HUB_TRIES]]
+        drawn.sort(key=lambda places: routing.figures(places, sizes, edges))
         return min((routing.reorder(places, sizes, edges) for places in drawn[:REORDERED]),
-                   key=lambda places: routing.cost(places, sizes, edges))
+                   key=lambda places: routing.figures(places, sizes, edges))
 
 
 def _drawn(view: View) -> list[tuple[str, str, str, str]]:

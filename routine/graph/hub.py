@@ -16,6 +16,7 @@ from collections import Counter
 from routine.graph.layout import GAP_Y
 from routine.graph.untangle import bands
 
+HUBS = 1  # hubs tried, the most linked first
 HUB_MIN = 6  # links a card needs to be a hub
 HUB_SHARE = 4  # ... and at least one in this many of the drawing's links
 
@@ -23,16 +24,14 @@ Places = dict[str, tuple[int, int]]
 Sizes = dict[str, tuple[int, int]]
 
 
-def hub_of(cards: list[str], edges: list[tuple[str, str]], centre: str | None) -> str | None:
-    """The card with the most links (not ``centre``), if it has at least ``HUB_MIN`` of them and a
-    ``HUB_SHARE``-th of all; the first in ``cards`` order on a tie."""
+def hubs(cards: list[str], edges: list[tuple[str, str]], centre: str | None = None) -> list[str]:
+    """The cards with the most links (at most ``HUBS``; not the view's ``centre``, which keeps its
+    place on top), each with at least ``HUB_MIN`` of them and a ``HUB_SHARE``-th of all; the first
+    in ``cards`` order on a tie."""
     pairs = {(u, v) if u < v else (v, u) for u, v in edges if u != v}
     degree = Counter(end for pair in pairs for end in pair)
-    ranked = sorted((c for c in cards if c != centre), key=lambda c: -degree[c])
-    if not ranked:
-        return None
-    hub = ranked[0]
-    return hub if degree[hub] >= HUB_MIN and degree[hub] * HUB_SHARE >= len(pairs) else None
+    ranked = sorted((c for c in cards if c != centre), key=lambda c: -degree[c])[:HUBS]
+    return [c for c in ranked if degree[c] >= HUB_MIN and degree[c] * HUB_SHARE >= len(pairs)]
 
 
 def spots(places: Places, sizes: Sizes, hub: str, edges: list[tuple[str, str]]) -> list[Places]:

@@ -13,7 +13,7 @@ from routine.graph.untangle import reorder_bands, untangle_sides
 
 MARGIN = 30  # px between a line and a card moved out of its way
 ROUNDS = 4
-WORK, MIN_TRIALS, BIG, REORDER_WORK = 400_000, 4, 6_000, 1_000_000  # trials allowed: fewer the more lines (a big drawing stays quick)
+WORK, MIN_TRIALS, BIG, REORDER_WORK = 400_000, 4, 6_000, 300_000  # trials allowed: fewer the more lines (a big drawing stays quick)
 THROUGH_COST = 8
 
 
@@ -119,13 +119,19 @@ def _boxes(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]]
     return {c: {"id": c, "x": x, "y": y, "width": sizes[c][0], "height": sizes[c][1]} for c, (x, y) in places.items()}
 
 
+def figures(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]],
+            edges: list[tuple[str, str]]) -> tuple[int, int]:
+    """Lines through cards and crossings of a drawing, as drawn (the fewer lines through cards first)."""
+    boxes = _boxes(places, sizes)
+    return _score(boxes, [(u, v) for u, v in edges if u in boxes and v in boxes and u != v], untangled=True)
+
+
 def cost(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]], edges: list[tuple[str, str]],
          through_cost: int = THROUGH_COST) -> int:
     """Lines through cards and crossings of a drawing, weighed together (a line through a card as
     ``through_cost`` crossings)."""
     boxes = _boxes(places, sizes)
-    through, crossing = _score(boxes, [(u, v) for u, v in edges if u in boxes and v in boxes and u != v],
-                               untangled=True)
+    through, crossing = _score(boxes, [(u, v) for u, v in edges if u in boxes and v in boxes and u != v])
     return through * through_cost + crossing
 
 
