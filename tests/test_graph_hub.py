@@ -12,7 +12,9 @@ import json
 from graph_vault import write_hub_project
 from test_daemon import daemon, only_schedule, wait_for
 
+from routine.graph.cache import GraphCache
 from routine.graph.legibility import measure
+from routine.graph.publish import CanvasWriter
 
 HARBOR = "Routine/Graphs/Project Harbor.canvas"
 
@@ -76,3 +78,34 @@ def placed_by_person(home, node: str) -> bool:
         return json.loads((home.state / "graph-canvases.json").read_text())[HARBOR][node]["moved"] is True
     except (OSError, ValueError, KeyError):
         return False
+
+
+def test_a_deleted_canvas_is_laid_out_afresh_at_the_next_change(tmp_path):
+    """While the daemon runs: a card the person moved stays moved; once the canvas is deleted, the
+    next change to what it shows draws it afresh, the card back in its laid-out place."""
+    vault = tmp_path / "Vault"
+    write_hub_project(vault)
+    cache = GraphCache(vault, tmp_path / "graph.sqlite3")
+    cache.reconcile()
+    writer = CanvasWriter(vault, tmp_path / "canvases.json")
+    writer.refresh(cache.graph)
+    path = vault / HARBOR
+    laid = card(json.loads(path.read_text()), "Projects/Harbor/Harbor hub.md")
+    moved = json.loads(path.read_text())
+    card(moved, "Projects/Harbor/Harbor hub.md")["x"] += 900
+    path.write_text(json.dumps(moved))
+    lease = vault / "Projects/Harbor/Lease.md"
+    lease.write_text(lease.read_text() + "Signed for five years.\n")
+    cache.update_paths(["Projects/Harbor/Lease.md"])
+    writer.refresh(cache.graph)
+    assert card(json.loads(path.read_text()), "Projects/Harbor/Harbor hub.md")["x"] == laid["x"] + 900
+    path.unlink()
+    menu = vault / "Projects/Harbor/Menu.md"
+    menu.write_text(menu.read_text().replace("derived_from:", "shared_with: [\"[[Lena]]\"]\nderived_from:"))
+    cache.update_paths(["Projects/Harbor/Menu.md"])
+    assert HARBOR in writer.refresh(cache.graph)
+    doc = json.loads(path.read_text())
+    hub = card(doc, "Projects/Harbor/Harbor hub.md")
+    assert hub["x"] != laid["x"] + 900
+    figures = measure(doc, lambda rel: (vault / rel).is_file())
+    assert figures.through_cards == 0 and figures.overflowing == 0, figures.line()

@@ -1,7 +1,7 @@
 """Fewer crossings, measured as Obsidian draws the lines (pure): each link's sides chosen again
 where another pair facing each other, still clear of every card, crosses fewer other lines
-(``untangle_sides``); two neighbouring cards of a layer swapped where the drawing then crosses
-less, a swap kept only when it does (``swap_neighbours``).
+(``untangle_sides``); a card moved to another place in its layer, slid sideways, or its whole
+layer slid, where the drawing then crosses less, a move kept only when it does (``reorder_bands``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from routine.graph.legibility import SIDES, CanvasNode, Point, anchor, hits_box, segments_cross
 
 ROUNDS = 3
-WORK = 1_500_000  # segment pairs a drawing's untangling may test (a big drawing stays quick)
+WORK = 300_000  # segment pairs a drawing's untangling may test (a big drawing stays quick)
 MIN_GAP, SLIDES = 40, (-480, -240, -120, 120, 240, 480)  # px between cards of a band; slides tried
 NORMALS = {"top": (0.0, -1.0), "bottom": (0.0, 1.0), "left": (-1.0, 0.0), "right": (1.0, 0.0)}
 
