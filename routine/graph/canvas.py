@@ -64,17 +64,16 @@ class _Drawing:
         if routing.too_big(len(boxes), len(edges)):
             return layout.layered(boxes, edges)[0]
         tries = TRIES if len(edges) <= MANY_LINKS else 1
-        drawn = [routing.make_way(places, sizes, edges) for places in layout.layered(boxes, edges, tries)]
         found = []
-        for middle in hub.hubs(list(self.faces), edges, centre):
-            others = [b for b in boxes if b.id != middle]
-            layers = layout.depth(others, [e for e in edges if middle not in e])
-            found += [places for above in range(layers - 1)
+        for middle in hub.hubs(list(self.faces), edges, centre):  # a hub amid its neighbours, never below them
+            found += [places for above in layout.amid(boxes, edges, middle)
                       for places in layout.layered(boxes, edges, tries, (middle, above))]
         found.sort(key=lambda places: routing.cost(places, sizes, edges, through_cost=2))
-        drawn += [routing.make_way(places, sizes, edges) for places in found[:HUB_TRIES]]
+        drawn = [routing.make_way(places, sizes, edges)
+                 for places in found[:HUB_TRIES] or layout.layered(boxes, edges, tries)]
         drawn.sort(key=lambda places: routing.figures(places, sizes, edges))
-        return min((routing.reorder(places, sizes, edges) for places in drawn[:REORDERED]),
+        hubs = set(hub.hubs(list(self.faces), edges, centre)) if found else set()
+        return min((routing.reorder(places, sizes, edges, hubs) for places in drawn[:REORDERED]),
                    key=lambda places: routing.figures(places, sizes, edges))
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 
 GAP_X, GAP_Y, LANE_W, LANE_MAX, LANE_WEIGHT, PASSES, RESTARTS = 60, 150, 40, 400, 4.0, 12, 8
+SHARE_AROUND = 8  # a hub has at least one in this many of its neighbours (one at least) above it and below
 BIG = 1600  # slots (cards and lanes) times starts worth sweeping
 LANE_PULL = 3.0
 
@@ -322,10 +323,16 @@ def _widen_lanes(grid: _Grid, x: dict[str, float]) -> None:
         grid.width[lane] = min(LANE_W + slope * grid.heights[first + step], LANE_MAX)
 
 
-def depth(cards: list[Card], edges: list[tuple[str, str]]) -> int:
-    """How many layers the cards take."""
-    by_id = {c.id: c for c in cards}
-    return max(_layers(by_id, _oriented(by_id, edges)).values(), default=-1) + 1
+def amid(cards: list[Card], edges: list[tuple[str, str]], hub: str) -> list[int]:
+    """The layers below which ``hub`` can have a layer of its own amid its neighbours: some of them
+    (one in ``SHARE_AROUND``, one at least) above it and some below."""
+    by_id = {c.id: c for c in cards if c.id != hub}
+    layer = _layers(by_id, _oriented(by_id, [(u, v) for u, v in edges if hub not in (u, v)]))
+    ends = [v if u == hub else u for u, v in edges if hub in (u, v) and u != v]
+    near = [layer[n] for n in ends if n in layer]
+    least = max(1, len(near) // SHARE_AROUND)
+    return [above for above in range(max(layer.values(), default=0))
+            if sum(at <= above for at in near) >= least and sum(at > above for at in near) >= least]
 
 
 def layered(cards: list[Card], edges: list[tuple[str, str]], tries: int = 1,

@@ -137,9 +137,10 @@ def cost(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]], 
 
 
 def reorder(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]],
-            edges: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
+            edges: list[tuple[str, str]], fixed: set[str] | None = None) -> dict[str, tuple[int, int]]:
     """Cards moved along their layer where fewer lines cross as drawn, never where one more passes
-    through a card (``untangle.reorder_bands``; fewer trials the more lines)."""
+    through a card (``untangle.reorder_bands``; fewer trials the more lines); the layers of the
+    ``fixed`` cards (a hub amid its neighbours) stay as they are."""
     edges = [(u, v) for u, v in edges if u in places and v in places and u != v]
     if not edges or too_big(len(places), len(edges)):
         return places
@@ -149,7 +150,7 @@ def reorder(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]
         through, crossing = _score(_boxes(trial, sizes), edges, memo)
         return through * 1000 + crossing
 
-    return reorder_bands(places, sizes, measure, max(MIN_TRIALS, REORDER_WORK // len(edges) ** 2))
+    return reorder_bands(places, sizes, measure, max(MIN_TRIALS, REORDER_WORK // len(edges) ** 2), fixed or set())
 
 
 def make_way(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]],

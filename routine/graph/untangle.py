@@ -139,15 +139,19 @@ def _moves(places: Places, sizes: Sizes, band: list[str]) -> list[Places]:
     return out
 
 
-def reorder_bands(places: Places, sizes: Sizes, measure: Callable[[Places], int], trials: int) -> Places:
+def reorder_bands(places: Places, sizes: Sizes, measure: Callable[[Places], int], trials: int,
+                  fixed: set[str]) -> Places:
     """Cards moved along their band (``_moves``) where ``measure`` (lines through cards and
-    crossings, as drawn) drops, a move kept only then; rounds until none helps or ``trials`` are
-    spent. Deterministic."""
+    crossings, as drawn) drops, a move kept only then (a band holding a ``fixed`` card stays);
+    rounds until none helps or ``trials`` are spent. Deterministic."""
     score = measure(places)
     for _ in range(ROUNDS):
         improved = False
         for i in range(len(bands(places, sizes))):
-            for trial in _moves(places, sizes, bands(places, sizes)[i]):
+            band = bands(places, sizes)[i]
+            if fixed & set(band):
+                continue
+            for trial in _moves(places, sizes, band):
                 if score == 0 or trials <= 0:
                     return places
                 trials -= 1
