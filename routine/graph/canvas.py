@@ -65,7 +65,7 @@ class _Drawing:
             return layout.layered(boxes, edges)[0]
         tries = TRIES if len(edges) <= MANY_LINKS else 1
         found = []
-        for middle in hub.hubs(list(self.faces), edges, centre):  # a hub amid its neighbours, never below them
+        for middle in hub.hubs(list(self.faces), edges, centre) if centre else []:  # a view's hub amid its neighbours
             found += [places for above in layout.amid(boxes, edges, middle)
                       for places in layout.layered(boxes, edges, tries, (middle, above))]
         found.sort(key=lambda places: routing.cost(places, sizes, edges, through_cost=2))
