@@ -14,7 +14,7 @@ from routine.graph.untangle import reorder_bands, untangle_sides
 MARGIN = 30  # px between a line and a card moved out of its way
 ROUNDS = 4
 WORK, MIN_TRIALS, BIG = 400_000, 4, 6_000  # trials allowed: fewer the more lines (a big drawing stays quick)
-REORDER_WORK = 300_000  # ... for moving cards along their layers
+REORDER_WORK = 1_000_000  # ... for moving cards along their layers
 THROUGH_COST = 8
 
 
