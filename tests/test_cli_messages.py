@@ -125,3 +125,11 @@ def test_an_outside_errors_words_end_their_sentence_before_the_fix():
 
     assert str(RoutineError("boom", "start Ollama.")) == "boom. Fix: start Ollama."
     assert str(RoutineError("It failed.", "try again.")) == "It failed. Fix: try again."
+
+
+def test_doctor_says_when_notify_ready_names_no_block(initialised):
+    """`ready: [morning]` names no block of the shipped schedules: doctor says so (a warning: exit 0)."""
+    home = initialised
+    home.config.write_text(home.config.read_text() + "\nnotify: {ready: [morning, morning-alignment]}\n")
+    done = home.run("doctor")
+    assert "notify.ready names morning, which no block" in done.stdout and "morning-alignment," not in done.stdout

@@ -107,7 +107,13 @@ def _schedule_checks(config: Config, agents: dict[str, AgentSpec]) -> list[Check
         schedules = load_schedules(config, agents)
     except RoutineError as exc:
         return [Check("schedules", False, str(exc), exc.fix)]
-    return [Check("schedules", True, f"{len(schedules.blocks)} blocks, {len(schedules.triggers)} triggers")]
+    checks = [Check("schedules", True, f"{len(schedules.blocks)} blocks, {len(schedules.triggers)} triggers")]
+    unknown = [name for name in config.notify.ready if name not in schedules.blocks]
+    if unknown:  # a push that can never come: said, not silently kept
+        checks.append(Check("notify ready", False, f"notify.ready names {', '.join(unknown)}, which no block of the "
+                            "schedules is, so no note is ever sent for it",
+                            f"name a block in {config.path.name} (`routine schedule list` lists them)", warn=True))
+    return checks
 
 
 def _sandbox_checks(agents: dict[str, AgentSpec]) -> list[Check]:
