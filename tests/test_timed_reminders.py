@@ -272,6 +272,8 @@ def test_a_reminder_set_each_of_four_ways_fires_once_at_15_in_berlin_across_a_re
     texts = receiver.texts()
     assert sum("Reminder (late): Feed the cat" in t and "was due at 15:30" in t for t in texts) == 1, texts
     assert sum("Call Priya" in t for t in texts) == 2 and len(texts) == 6, texts
+    # a json:// URL has no buttons: the message says the commands only
+    assert all("the buttons" not in t and "routine remind --snooze" in t for t in texts if "Reminder" in t), texts
     by_text = {r["text"]: r for r in listed()}
     assert by_text["Call Priya"]["fired"] == 2 and by_text["Call the bank"]["fired"] == 0
 

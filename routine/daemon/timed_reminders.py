@@ -110,7 +110,8 @@ class TimedReminders:
         at = reminder.at.astimezone(self.zone())
         when = f"It was due at {at:%H:%M} on {at:%a %d %b}; routine was not running then." if late \
             else f"Set for {at:%H:%M}."
-        body = (f"{when} Snooze or done: the buttons, or `routine remind --snooze {reminder.id} 15m|1h|tomorrow`, "
+        buttons = "the buttons, or " if any(c.answers for c in self.host.live.config.notify.active) else ""
+        body = (f"{when} Snooze or done: {buttons}`routine remind --snooze {reminder.id} 15m|1h|tomorrow`, "
                 f"`routine remind --done {reminder.id}`.")
         title = f"Reminder{' (late)' if late else ''}: {reminder.text}"
         return Message(Topic.REMINDERS, reminder.key, title, body, note=reminder.note, asked=choices(reminder.id))
