@@ -211,6 +211,8 @@ def test_an_event_a_pause_holds_waits_and_fires_once_per_payload_when_it_ends(in
     assert [r[0] for r in runs] == ["ok", "ok"]
     assert sorted("alice" if '"who": "alice"' in user_message(r[1]) else "bob" for r in runs) == ["alice", "bob"]
     assert all(json.loads(r[2]).get("held") for r in runs)  # journaled with since when it was held
+    run_id = journal_rows(home, "SELECT id FROM runs WHERE trigger = 'event:doorbell'")[0][0]
+    assert "fired when the pause ended" in home.run("runs", "show", run_id).stdout  # and shown so
 
 
 @pytest.mark.daemon(budget=90)

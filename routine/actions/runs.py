@@ -102,6 +102,9 @@ def _show(journal: Journal, run_id: str, as_json: bool, clock: Clock) -> int:
                 "duration_ms", "load_duration_ms", "tokens_in", "tokens_out"):
         if shown.get(key) is not None:
             print(f"{key + ':':18}{shown[key]}")
+    held = (row.get("details") or {}).get("held")
+    if held:  # a pause held it: since when (it fired when the pause ended)
+        print(f"{'held:':18}since {clock.show(held, '%Y-%m-%d %H:%M %Z')}, fired when the pause ended")
     if row.get("error"):
         print(f"\nError:\n  {row['error']}")
     if row.get("task"):
