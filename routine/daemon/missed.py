@@ -20,12 +20,13 @@ from routine.schedule.model import Block
 log = logging.getLogger("routine.daemon")
 
 
-def record_missed(journal: Journal, slots: Slots, block: Block, slot: due.Slot, paused: bool = False) -> None:
+def record_missed(journal: Journal, slots: Slots, block: Block, slot: due.Slot, paused: bool = False,
+                  now_local: datetime | None = None) -> None:
     """A slot that will not run, journaled: ``skipped`` when paused or the block skips, else ``missed``."""
     state = "skipped" if paused or block.missed == "skip" else "missed"
     details = {"skipped": Skip.PAUSED if paused else Skip.MISSED} if state == "skipped" else None
     run_id = journal.record(agent=None, trigger="schedule", status=state, error=slot.reason,
-                            kind="block", block=block.id, slot=slot.key, details=details)
+                            kind="block", block=block.id, slot=slot.key, details=details, id_at=now_local)
     slots.set(block.id, slot.key, state, run_id=run_id, reason=slot.reason)
     log.warning("block %s slot %s %s", block.id, slot.key, slot.reason)
 
@@ -46,9 +47,9 @@ def account(journal: Journal, slots: Slots, config: Config, now_local: datetime,
             absent: str | None, submit: Callable[[Block, due.Slot, str], None]) -> None:
     """Every slot of ``owed``: paused and missed ones recorded (and alerted), the rest claimed and submitted."""
     for slot in owed.paused:
-        record_missed(journal, slots, block, slot, paused=True)
+        record_missed(journal, slots, block, slot, paused=True, now_local=now_local)
     for slot in owed.missed:
-        record_missed(journal, slots, block, slot)
+        record_missed(journal, slots, block, slot, now_local=now_local)
     if owed.missed:
         alert_missed(config, now_local, block, owed, absent)
     for slot in owed.run:

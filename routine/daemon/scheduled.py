@@ -179,7 +179,8 @@ class ScheduledWork:
             held = pause.holder(self.state_dir, self.live.config.holiday, block.id, ZoneInfo(self.zone_name()))
             why = held(self.clock())
             if why:  # paused: journaled like a paused slot, so the person sees the review did not run
-                journal.record(agent=None, trigger=trigger, status="skipped", error=why, kind="block", block=block.id)
+                journal.record(agent=None, trigger=trigger, status="skipped", error=why, kind="block", block=block.id,
+                               id_at=self.now_local())
                 return
             outcome = run_block(self.make_runner(journal, work=work), block, self.live.agents, trigger=trigger,
                                 upstream=upstream.outputs)
