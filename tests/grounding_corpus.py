@@ -15,6 +15,7 @@ finding names it.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
@@ -74,13 +75,28 @@ class Scores:
 
 
 TUNED = "tuned"
+# A held-out part's README says so once the check has been tuned on it ("Used to tune: 2026-11-28").
+_USED = re.compile(r"^\**Used to tune:?\**:?\s*(\d{4}-\d{2}-\d{2})", re.I | re.M)
 
 
 def parts(corpus: Path = CORPUS) -> dict[str, Path]:
     """The corpus's parts, by name: the tuned part (``corpus`` itself) and each held-out part
     (a ``heldout-*`` folder in it), in order."""
-    held_out = sorted(p for p in corpus.glob("heldout-*") if p.is_dir())
+    held_out = sorted((p for p in corpus.glob("heldout-*") if p.is_dir()), key=lambda p: _number(p.name))
     return {TUNED: corpus, **{p.name: p for p in held_out}}
+
+
+def _number(name: str) -> tuple[int, str]:
+    digits = re.sub(r"\D", "", name)
+    return (int(digits) if digits else 0, name)
+
+
+def used_to_tune(part: Path) -> date | None:
+    """When a held-out part was first used to tune the check (the mark in its README.md), or None:
+    a part never used to tune is still held out."""
+    readme = part / "README.md"
+    found = _USED.search(readme.read_text()) if part.name.startswith("heldout-") and readme.is_file() else None
+    return date.fromisoformat(found[1]) if found else None
 
 
 def replies(part: Path = CORPUS, corpus: Path | None = None) -> list[Reply]:
