@@ -73,7 +73,7 @@ _STOP = frozenset("""the and for are was has but not you our all out now new one
 _FORM_DIFF = re.compile(r"\b(?:more|left|to go|remain\w*|short|behind|ahead|gap|need|still|fewer|less|up|down"
                         r"|over|under|above|below|between|difference|vs\.?|versus|instead|cut|saved?|"
                         r"total|in all|combined|together|plus|sum|gained|lost|grew|dropped|better|worse|higher|lower"
-                        r"|faster|slower|points?|times|each|per)\b|\+|×", re.I)
+                        r"|faster|slower|points?|times|each|per|adds?|other|rest|off|leaves?|makes?)\b|\+|×", re.I)
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,9 @@ def figures_of(line: str) -> list[Figure]:
     """The figures of one line of text (times of day and dates taken out by the caller)."""
     out: list[tuple[int, Figure]] = []
     for m in FIGURE.finditer(line):
+        mixed = _MIXED.match(line, m.start("num"))
+        if mixed and not _UNIT_OR_K.fullmatch(mixed[0]):
+            continue  # 7B, 2FA, A100's 100: a name, not a figure
         whole, dec = m["num"].replace(",", ""), m["dec"] or ""
         times = _MULTIPLIER[m["k"].strip().lower()] if m["k"] else 1
         value = float(whole + dec) * times
@@ -144,16 +147,23 @@ def _spelled(line: str) -> list[tuple[int, Figure]]:
 
 
 _KR_NAME = re.compile(r"\bKR\s*(\d+(?:\.\d+)?)", re.I)
-_UNIT_OR_K = re.compile(rf"\d+(?:[kK]|{_UNIT_WORDS}|st|nd|rd|th|x|am|pm|mn|bn)", re.I)
+_UNIT_OR_K = re.compile(rf"\d+(?:[kK]|{_UNIT_WORDS}|st|nd|rd|th|x|am|pm|mn|bn|[kmgt]b|pts?)", re.I)
 _MIXED = re.compile(r"(?<![\w.,])\d+[^\W\d_]\w*")  # 7B, 2FA, 3D: a name
 
 
 def words_of(line: str) -> frozenset[str]:
     """The line's topic words, cut to their first five letters (labeled, labeling: label), and the
     key results it names (kr1.2)."""
-    words = {w[:5] for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP}
+    words = {_stem(w) for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP}
     mixed = {w.lower() for w in _MIXED.findall(line) if not _UNIT_OR_K.fullmatch(w)}
     return frozenset(words | mixed | {f"kr{n}" for n in _KR_NAME.findall(line)})
+
+
+def _stem(word: str) -> str:
+    """A word as a topic: its first five letters, a plural's s left off (runs, run; hours, hour)."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    return word[:5]
 
 
 @dataclass(frozen=True)
@@ -265,9 +275,11 @@ def direct(fig: Figure, known: Known) -> bool:
     return False
 
 
-def derived(fig: Figure, operands: list[Figure], line: str) -> float | None:
-    """The derivation from ``operands`` that gives ``fig``, if one does (its value), else None."""
-    for value in candidates(fig, operands, line):
+def derived(fig: Figure, operands: list[Figure], line: str, strict: bool = False) -> float | None:
+    """The derivation from ``operands`` that gives ``fig``, if one does (its value), else None.
+    ``strict``: operands of different lines (the reply's and a note's): only two of one unit, or a
+    count times a unit, not a plain count read in a unit."""
+    for value in candidates(fig, operands, line, strict):
         if near(value, fig):
             return value
     return None
@@ -282,7 +294,7 @@ def operands_of(fig: Figure, figures: list[Figure]) -> bool:
                for a, b in combinations(usable, 2))
 
 
-def candidates(fig: Figure, operands: list[Figure], line: str) -> list[float]:
+def candidates(fig: Figure, operands: list[Figure], line: str, strict: bool = False) -> list[float]:
     """What one step from pairs of ``operands`` gives, in the unit of ``fig``."""
     out: list[float] = []
     operands = [g for g in operands if not (g.year or g.label)]
@@ -299,12 +311,20 @@ def candidates(fig: Figure, operands: list[Figure], line: str) -> list[float]:
     if fig.cls == PLAIN and not _FORM_DIFF.search(line):
         return out  # a plain count derived says how ("23 more", "in total")
     for a, b in combinations(operands, 2):
+        if strict and PLAIN in (a.cls, b.cls) and _product(fig, a, b) is None:
+            continue
         if a.cls == b.cls == PLAIN != fig.cls and fig.cls not in ("span", "rate"):  # "used 1,820 of 2,500"
             out += [abs(a.value - b.value), a.value + b.value]
         elif a.cls == b.cls and fig.cls in (a.cls, PLAIN):
-            out += [_in_unit(abs(a.base - b.base), fig), _in_unit(a.base + b.base, fig)]
-        elif product := _product(fig, a, b):
+            unit = fig if fig.cls == a.cls else a  # "30 GPU hours … add the other 10": in the operands' unit
+            out += [_in_unit(abs(a.base - b.base), unit), _in_unit(a.base + b.base, unit)]
+        elif (product := _product(fig, a, b)) is not None:
             out.append(product)
+        elif PLAIN in (a.cls, b.cls) and fig.cls in (PLAIN, a.cls, b.cls) and fig.cls != "span":
+            unit = b if a.cls == PLAIN else a  # "1,820 of 2,500 GPU hours used; 680 left": one unit for both
+            diff, total = abs(a.value - b.value), a.value + b.value
+            out += [diff, total] if fig.cls == PLAIN else [_in_unit(diff * unit.factor, fig),
+                                                           _in_unit(total * unit.factor, fig)]
     return out
 
 

@@ -142,8 +142,7 @@ def _date_ok(written: Written, facts: Facts, today: date) -> date | None:
     if written.year:
         on = written.on(written.year)
         return on if on in known else None
-    return next((d for d in sorted(known, key=lambda d: abs((d - today).days))
-                 if (d.month, d.day) == (written.month, written.day)), None)
+    return next((d for d in sorted(known, key=lambda d: abs((d - today).days)) if written.matches(d)), None)
 
 
 def _topical(facts: Facts, sentence: str, line: str = "") -> Facts:
@@ -182,7 +181,7 @@ def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: 
     on = _date_ok(written, grounds.facts, grounds.today)  # anywhere in what the model was shown
     if on is None:  # else on a line of its topic in a note the agent may read
         source = _lookup(grounds, partial(_date_in, written, sentence, line, grounds.today),
-                         {f"d:{written.month}-{written.day}"})
+                         {f"d:{month}-{written.day}" for _, month in written.months(grounds.today)})
         facts = grounds.note_facts(source) if source is not None else None
         if source is not None and facts is not None:
             result.found_in[written.text] = source
@@ -232,14 +231,21 @@ def _stated(fig: Figure, line: str, facts: Facts) -> bool:
     return direct(fig, facts.known.about(words_of(line)))
 
 
-def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Facts) -> bool:
-    """Does ``facts`` support ``fig`` (of reply line ``line``, beside the supported figures ``here``)
-    by one step of arithmetic, or a count of days from the dates of the line (else of its topic)?"""
+def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Facts,
+              near_by: tuple[Figure, ...] = ()) -> bool:
+    """Does ``facts`` support ``fig`` (of reply line ``line``, beside the supported figures ``here``,
+    and ``near_by``, those of the sentences and lines just before it) by one step of arithmetic —
+    from figures of the reply, of one line (one table) of the notes on its topic, or one of each —,
+    or a count of days from the dates of the line (else of its topic)?"""
     topics = facts.known.topics(words_of(line), here, known_dates(line, today))
     mine = [g for g in here if g is not fig]  # the reply line's figures, or one line's (one table's) of the notes
     if operands_of(fig, mine):
         return derived(fig, mine, line) is not None  # "27 of 50, which is 54%": from the figures it names
-    if any(derived(fig, ops, line) is not None for ops in [mine, *([g for r in t for g in r.figures] for t in topics)]):
+    context = [g for g in dict.fromkeys([*near_by, *mine]) if g is not fig]
+    noted = [[g for r in t for g in r.figures] for t in topics]
+    if any(derived(fig, ops, line) is not None for ops in [mine, *noted]):
+        return True
+    if context and any(derived(fig, [*context, *ops], line, strict=True) is not None for ops in noted):
         return True
     named = known_dates(line, today)  # (each checked as a date on its own)
     topic = {d for t in topics for r in t for d in r.dates}
@@ -250,19 +256,21 @@ def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Fa
 
 def _figures(prose: str, grounds: Grounds, strictness: Strictness, result: Review) -> None:
     anchors: list[Figure] = []  # the supported figures of the block's lines so far
+    last: list[Figure] = []  # those of the line before (operands a list item works on: "€450 … €310" then "69%")
     for line in prose.splitlines():
         if not line.strip():
-            anchors = []
+            anchors, last = [], []
         if _ESTIMATE.search(line):
             continue  # the model's own estimate, marked as one
         before: list[Figure] = []  # the supported figures of the line's earlier sentences
         for sentence in sentences(line):
-            before += _sentence_figures(sentence, line, before, anchors, grounds, strictness, result)
+            before += _sentence_figures(sentence, line, before, anchors, grounds, strictness, result, last)
         anchors += before
+        last = before or last
 
 
 def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list[Figure], grounds: Grounds,
-                      strictness: Strictness, result: Review) -> list[Figure]:
+                      strictness: Strictness, result: Review, last: list[Figure] = ()) -> list[Figure]:  # type: ignore[assignment]
     """Check the figures of one sentence of the line ``whole`` (``before``: the supported figures of
     the sentences before it on its line, "… 76.5% against 90%. That's a 13.5-point gap."; ``anchors``:
     those of the lines before it in its block); its supported figures. Week numbers, years, ids, list
@@ -281,10 +289,12 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
     for fig in figs:
         if fig in here or not significant(fig, strictness is Strictness.STRICT, line, _KR_LINE):
             continue
-        if _supports(fig, line, here, grounds.today, facts) or derived(fig, before + here, line) is not None:
+        near_by = (*before, *last)
+        if _supports(fig, line, here, grounds.today, facts, near_by) or derived(fig, [*near_by, *here], line) is not None:
             continue
         likely = _sharing(words_of(line), [g.value for g in here], known_dates(line, grounds.today))
-        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today), likely, {"has:v", "has:d"})
+        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today, near_by=near_by), likely,
+                         {"has:v", "has:d"})
         if source is not None:
             result.found_in[fig.text] = source
             continue

@@ -25,6 +25,16 @@ ISO = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _DAY_MONTH = re.compile(rf"\b{_WEEKDAY}{_DAY}(?: of)? {_MONTH}\.?(?:,? (\d{{4}}))?(?![\w-])", re.I)
 _MONTH_DAY = re.compile(rf"\b{_WEEKDAY}{_MONTH}\.? {_DAY}(?:,? (\d{{4}}))?(?![\w:-])", re.I)
 TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)
+# 14.12.2026 (day first, as most of Europe writes it)
+_DOTTED = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d])")
+# Thursday (26/11), due 26/11, by 12/16/2026: a date only after a weekday or a word that takes one (else a ratio)
+_SLASHED = re.compile(r"(?:\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)[a-z]*\.?,?\s*\(?|\b(?:due|on|by|until|till"
+                      r"|before|after|from|deadline|dated?)\s+)(?<![\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?![\d/])",
+                      re.I)
+# the 27th, Friday the 27th, Sunday 20th: a day of a month not named (the nearest to today; the weekday's)
+_ORDINAL = re.compile(r"(?:\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)[a-z]*\.?,?\s+(?:the\s+)?|\bthe\s+)"
+                      r"(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!at\b|and\b|or\b|to\b|for\b|is\b|was\b|when\b|with\b|in\b|on\b"
+                      r"|so\b|but\b|of\s+(?:the\s+)?month\b)[a-z])", re.I)
 
 
 @dataclass(frozen=True)
@@ -33,7 +43,7 @@ class Written:
 
     text: str
     year: int | None
-    month: int
+    month: int   # 0: not written ("the 27th"), the month nearest today that has the day (and the weekday)
     day: int
     weekday: int | None
 
@@ -43,6 +53,22 @@ class Written:
         except ValueError:
             return None
 
+    def matches(self, day: date) -> bool:
+        """``day`` is a date this one may name (its year left out when not written)."""
+        return (self.month in (0, day.month) and self.day == day.day and (self.year in (None, day.year))
+                and (self.month or self.weekday in (None, day.weekday())))
+
+    def months(self, today: date) -> list[tuple[int, int]]:
+        """The (year, month)s this date may be in, nearest today first."""
+        if self.month:
+            return [(y, self.month) for y in ([self.year] if self.year else [today.year, today.year + 1,
+                                                                             today.year - 1])]
+        out = []
+        for shift in (0, 1, -1, 2, -2):
+            m = today.month - 1 + shift
+            out.append((today.year + m // 12, m % 12 + 1))
+        return out
+
 
 def dates_in(text: str) -> list[Written]:
     out = [Written(m[0], int(m[1]), int(m[2]), int(m[3]), None) for m in ISO.finditer(text)]
@@ -50,12 +76,29 @@ def dates_in(text: str) -> list[Written]:
         out.append(Written(m[0], int(m[4]) if m[4] else None, _month(m[3]), int(m[2]), _weekday(m[1])))
     for m in _MONTH_DAY.finditer(text):
         out.append(Written(m[0], int(m[4]) if m[4] else None, _month(m[2]), int(m[3]), _weekday(m[1])))
-    return [replace(w, text=w.text.rstrip(".,")) for w in out if 1 <= w.month <= 12]
+    for m in _DOTTED.finditer(text):
+        out.append(Written(m[0], int(m[3]), int(m[2]), int(m[1]), None))
+    for m in _SLASHED.finditer(text):
+        out.append(_slashed(m))
+    taken = [m.span() for m in (*_DAY_MONTH.finditer(text), *_MONTH_DAY.finditer(text))]
+    for m in _ORDINAL.finditer(text):
+        if not any(a <= m.start(2) < b for a, b in taken):
+            out.append(Written(m[0].removeprefix("the ").removeprefix("The "), None, 0, int(m[2]), _weekday(m[1])))
+    return [replace(w, text=w.text.rstrip(".,").lstrip("(")) for w in out if 0 <= w.month <= 12 and 1 <= w.day <= 31]
+
+
+def _slashed(m: re.Match[str]) -> Written:
+    """26/11 (day first) or 11/26 (month first, when the day first is not a date)."""
+    a, b = int(m[2]), int(m[3])
+    year = (int(m[4]) + (2000 if len(m[4]) == 2 else 0)) if m[4] else None
+    day, month = (a, b) if b <= 12 else (b, a)
+    text = m[0][m[0].index(m[2], len(m[0]) - len(m[2]) - len(m[3]) - len(m[4] or "") - 2):]
+    return Written(text, year, month, day, _weekday(m[1]))
 
 
 def without_dates(text: str) -> str:
     """``text`` with its dates and times of day blanked (they are not figures)."""
-    for pattern in (ISO, _DAY_MONTH, _MONTH_DAY, TIME):
+    for pattern in (ISO, _DAY_MONTH, _MONTH_DAY, _DOTTED, _SLASHED, _ORDINAL, TIME):
         text = pattern.sub(lambda m: " " * len(m[0]), text)
     return text
 
@@ -69,8 +112,13 @@ def dated(written: list[Written], today: date) -> set[date]:
     """The dates of dates as written (``known_dates``)."""
     out = set()
     for w in written:
-        years = [w.year] if w.year else [today.year - 1, today.year, today.year + 1]
-        found = [d for d in (w.on(y) for y in years) if d is not None]
+        found = []
+        for year, month in w.months(today):
+            try:
+                found.append(date(year, month, w.day))
+            except ValueError:
+                continue
+        found = [d for d in found if w.matches(d)]
         if found:
             out.add(min(found, key=lambda d: abs((d - today).days)))
     return out
@@ -152,7 +200,9 @@ _NOT_FIRST = frozenset("""ask call check send email mail ping tell remind thank 
     take keep give run test try use for with from in on at by to of after before since until during about
     into over under per via when while where what which who why how once then next also only just still
     even maybe perhaps both either each every any some most more less many much few several no not
-    yes thanks dear hi hello good great nice done open closed new old big small high low""".split())
+    yes thanks dear hi hello good great nice done open closed new old big small high low
+    does do did is are was were has have had can could will would should shall must might why how whose
+    whether if unless because although though""".split())
 
 
 def name_pairs(prose: str) -> list[str]:
