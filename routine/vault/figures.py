@@ -177,6 +177,7 @@ class Line:
     table: bool = False    # a row of a table
     heading: bool = False  # a heading (of the table below it, if one follows)
     context: frozenset[str] = frozenset()  # the words of its heading, and of its table's header row
+    implied: tuple[Figure, ...] = ()  # its plain figures in the one unit it names apart ("GPU hours: 1,820 of 2,500")
 
 
 @dataclass
@@ -188,10 +189,12 @@ class Known:
     raw: set[float] = field(init=False)
     dates: set[date] = field(init=False)
     labels: set[float] = field(init=False)  # the numbers of KR 1.2, Objective 3, week 47
+    implied: list[Figure] = field(init=False)
     _by_word: dict[str, list[int]] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.figures = [f for line in self.lines for f in line.figures if not (f.label or f.year)]
+        self.implied = [f for line in self.lines for f in line.implied]
         self.raw = {round(f.value, 6) for f in self.figures if f.cls != "pct"}
         self.dates = {d for line in self.lines for d in line.dates}
         self.labels = {round(f.value, 6) for line in self.lines for f in line.figures if f.label}
@@ -272,7 +275,24 @@ def direct(fig: Figure, known: Known) -> bool:
             continue  # "3 weeks", "48 hours", "50 per second", "47%": not any 3, 48, 50 or 47 of the notes
         if near(k.value, fig) or (k.cls == fig.cls and near(_in_unit(k.base, fig), fig)):
             return True
-    return False
+    return any(k.cls == fig.cls and near(_in_unit(k.base, fig), fig) for k in known.implied)
+
+
+_BARE_UNIT = re.compile(r"(?<![\w/])(seconds|minutes|hours|days|weeks|second|minute|hour|day|week)\b", re.I)
+
+
+def implied(line: str, figures: Iterable[Figure]) -> tuple[Figure, ...]:
+    """The plain figures of a note's line in the one unit the line names apart from any figure
+    ("GPU hours within budget — used 1,820 of 2,500": 1,820 and 2,500 hours)."""
+    plain = [f for f in figures if f.cls == PLAIN and not (f.label or f.year)]
+    if not plain:
+        return ()
+    bare = FIGURE.sub(" ", line)
+    units = {_UNITS[m[1].lower()] for m in _BARE_UNIT.finditer(bare)}
+    if len(units) != 1:
+        return ()
+    cls, factor = units.pop()
+    return tuple(Figure(f.value, f.places, cls, factor, f.text, f.approx) for f in plain)
 
 
 def derived(fig: Figure, operands: list[Figure], line: str, strict: bool = False) -> float | None:

@@ -362,10 +362,13 @@ def _nearest_line(line: str, facts: Facts, want: str, cls: str | None = None) ->
 
 
 def _named(name: str, facts: Facts, grounds: Grounds | None = None) -> bool:
-    first = name.split()[0].lower()
-    if grounds is not None and (grounds.is_named(name.lower()) or grounds.is_named(first)):
+    """The notes name ``name``: a first name alone as they write it; a first and last name as a whole
+    ("Priya Shah" is not "Priya Raman": a wrong surname is a person the notes do not know)."""
+    words = name.split()
+    first = words[0].lower()
+    if grounds is not None and (grounds.is_named(name.lower()) or (len(words) == 1 and grounds.is_named(first))):
         return True
-    if first in facts.capitals:
+    if len(words) == 1 and first in facts.capitals:
         return True
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", facts.text, re.I) is not None
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from routine.vault import budget
-from routine.vault.figures import Figure, Known, Line, figures_of, magnitude_keys, words_of
+from routine.vault.figures import Figure, Known, Line, figures_of, implied, magnitude_keys, words_of
 from routine.vault.files import read_text, vault_files
 from routine.vault.mentions import dated, dates_in, without_dates
 from routine.vault.notes import resolve_wikilink
@@ -57,7 +57,8 @@ def facts_of(text: str, today: date) -> Facts:
         figures = tuple(figures_of(without_dates(_LINK_TARGET.sub(" ", raw)))) if has_digit or _SPELLED.search(raw) \
             else ()
         days = dates_in(raw) if has_digit else []
-        lines.append(Line(words, figures, tuple(dated(days, today)), block, table, heading is not None, context))
+        lines.append(Line(words, figures, tuple(dated(days, today)), block, table, heading is not None, context,
+                          implied(without_dates(raw), figures) if figures else ()))
         for written in days:
             if written.year and written.year not in {f.value for f in lines[-1].figures}:
                 lines[-1] = replace(lines[-1], figures=lines[-1].figures + (_year(written.year),))

@@ -221,4 +221,11 @@ def name_pairs(prose: str) -> list[str]:
 
 
 def _clean(name: str) -> str:
-    return re.sub(r"(?:'s|’s|'|’)$", "", name.strip(" -"))
+    name = re.sub(r"(?:'s|’s|'|’)$", "", name.strip(" -"))
+    words = name.split()
+    if len(words) == 2 and (words[1].lower() in NOT_NAMES or words[1].lower().rstrip(".") in _MONTH_NAMES):
+        return words[0]  # "ask Priya Friday": Priya
+    return name
+
+
+_MONTH_NAMES = frozenset({*MONTHS, *(m[:3] for m in MONTHS), "sept"})
