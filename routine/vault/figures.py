@@ -66,7 +66,7 @@ _STOP = frozenset("""the and for are was has but not you our all out now new one
     target current goal progress total above below already after before since until plan
     this that with from have will what when your than then them they their there these those
     about into over under more less just also only some such each very been were being which while where week
-    days today done next last note notes still would could should
+    days today done next last note notes still would could should due
     january february march april june july august september october november december
     jan feb mar apr may jun jul aug sep sept oct nov dec
     monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun""".split())

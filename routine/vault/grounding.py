@@ -34,7 +34,7 @@ from functools import partial
 from pathlib import PurePosixPath
 from typing import Callable, Iterable
 
-from routine.vault.figures import PLAIN, Figure, Known, candidates, day_counts, derived, direct, figures_of, keys_for, \
+from routine.vault.figures import PLAIN, Figure, Known, Line, candidates, day_counts, derived, direct, figures_of, keys_for, \
     near, operands_of, significant, words_of
 from routine.vault.grounds import Facts, Grounds, grounds_for
 from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, dates_in, known_dates, name_pairs, names_in, \
@@ -145,13 +145,17 @@ def _date_ok(written: Written, facts: Facts, today: date) -> date | None:
     return next((d for d in sorted(known, key=lambda d: abs((d - today).days)) if written.matches(d)), None)
 
 
-def _topical(facts: Facts, sentence: str, line: str = "") -> Facts:
+def _topical(facts: Facts, sentence: str, line: str = "", shown: bool = False) -> Facts:
     """``facts`` cut to the lines on the sentence's topic (a word or a figure in common), else on its
     line's; all of them when neither names a topic."""
     words, figures = words_of(sentence), figures_of(without_dates(sentence))
     if not words and not figures:
         return facts  # "Friday 20 November.": a date on its own, as a heading gives it
-    lines = facts.known.related(words, figures) or facts.known.related(words_of(line), [])
+    found = {id(x): x for x in facts.known.related(words, figures)}  # the sentence's topic, or its line's
+    found.update((id(x), x) for x in facts.known.related(words_of(line), figures_of(without_dates(line))))
+    if shown:  # "# Friday 20 November 2026": the day of a note the model was shown
+        found.update((id(x), x) for x in facts.known.lines if x.dates and not x.words)
+    lines = list(found.values())
     return Facts(Known(lines), frozenset(d for x in lines for d in x.dates), frozenset(), frozenset(), "")
 
 
@@ -178,7 +182,15 @@ def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: 
         return Finding(Kind.DATE.value, written.text, "not a date of the calendar")
     if _ESTIMATE.search(line) and _ROUGHLY.search(sentence[:sentence.find(written.text)]):
         return None  # "~3 more days, so around Dec 12": the model's own estimate, marked as one
-    on = _date_ok(written, grounds.facts, grounds.today)  # anywhere in what the model was shown
+    # on a line of the sentence's topic in what the model was shown ("due 2026-12-20" of the report is
+    # not the runs' 2026-12-20), and not the other date of its line ("by 2027-01-08 (deadline 2027-01-29)")
+    topical = _topical(grounds.facts, sentence, line, shown=True)
+    on = _date_ok(written, topical, grounds.today)
+    if on is not None and _swapped(written, sentence, on, grounds.facts.text):
+        return Finding(Kind.DATE.value, written.text, "the notes give this date to something else",
+                       _nearest_line(sentence, grounds.facts, want="date"))
+    if on is not None and on not in topical.dates and (other := _dated_otherwise(written, sentence, grounds)):
+        return Finding(Kind.DATE.value, written.text, "the notes give another date for this", other)
     if on is None:  # else on a line of its topic in a note the agent may read
         source = _lookup(grounds, partial(_date_in, written, sentence, line, grounds.today),
                          {f"d:{month}-{written.day}" for _, month in written.months(grounds.today)})
@@ -192,6 +204,54 @@ def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: 
     if written.weekday is not None and on.weekday() != written.weekday:
         return Finding(Kind.DATE.value, written.text, f"{on:%d %B %Y} is a {WEEKDAYS[on.weekday()].title()}")
     return None
+
+
+_EVENT_ROLE = re.compile(r"\b(?:is|on|as of|due|by|until|till|moved to|at)\W*$", re.I)
+
+
+def _dated_otherwise(written: Written, sentence: str, grounds: Grounds) -> str:
+    """For a date only today's, yesterday's or tomorrow's, stated as when a thing is ("the sync is on
+    24 November", "as of 2026-11-23"): the line of the notes about that thing (two words in common)
+    that gives it another date, quoted; "" when none does."""
+    if not _EVENT_ROLE.search(sentence[:max(0, sentence.find(written.text))][-16:]):
+        return ""
+    words = words_of(sentence)
+
+    def other(facts: Facts) -> Line | None:
+        return next((x for x in facts.known.lines if x.dates and len((x.words | x.context) & words) >= 2
+                     and not any(written.matches(d) for d in x.dates)), None)
+
+    found = other(grounds.facts)
+    source = None if found else _lookup(grounds, lambda f: other(f) is not None, _sharing(words), {"has:d"})
+    facts = grounds.facts if found else grounds.note_facts(source) if source else None
+    hit = other(facts) if facts is not None else None
+    if hit is None:
+        return ""
+    where = f"[[{source.removesuffix('.md')}]] gives" if source else "the notes give"
+    return f"{where} {', '.join(f'{d:%d %B %Y}' for d in sorted(hit.dates))}"
+
+
+_DATE_ROLE = re.compile(r"\b(by|until|till|due|deadline|from|since|before|after|as of|starts?|ends?)\W*$", re.I)
+
+
+def _swapped(written: Written, sentence: str, on: date, text: str) -> bool:
+    """The word that gives the date its role ("by", "due", "as of") stands, on every line of the notes
+    with that date, before another date of the line and not before this one."""
+    role = _DATE_ROLE.search(sentence[:max(0, sentence.find(written.text))][-24:])
+    if role is None:
+        return False
+    word, lines = role[1].lower(), 0
+    for raw in text.splitlines():
+        found = dates_in(raw)
+        if not any(w.matches(on) for w in found) or len(found) < 2:
+            continue
+        lines += 1
+        roles = {id(w): (m[1].lower() if (m := _DATE_ROLE.search(raw[:raw.find(w.text)][-24:])) else "")
+                 for w in found}
+        if any(w.matches(on) and roles[id(w)] == word for w in found) or \
+                not any(roles[id(w)] == word for w in found if not w.matches(on)):
+            return False
+    return lines > 0
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-Þ*(\[])|(?<=;)\s+")
