@@ -86,7 +86,7 @@ class Figure:
     factor: float
     text: str
     approx: bool = False
-    label: bool = False  # KR 1.2, Objective 3, week 47, #123: a name, never an operand nor a figure to match
+    label: bool = False  # KR 1.2, Objective 3, week 47, #123, runs 1–4: a name, never an operand nor a figure to match
     spelled: bool = False  # written in words ("forty", "a dozen")
 
     @property
@@ -116,8 +116,9 @@ def figures_of(line: str) -> list[Figure]:
         # The words just before it (both patterns end at it): a line of 10,000 figures is not 10,000 scans of itself.
         before = line[max(0, m.start() - _BEFORE):m.start()]
         end = m.end() if cls != "money" else max(m.end(g) for g in ("num", "dec", "k") if m[g])  # not "an hour"
+        ranged = bool(re.search(r"\d\s?[–-]\s?$", before) or re.match(r"\s?[–-]\s?\d", line[m.end():]))
         out.append((m.start(), Figure(value, places, cls, factor, line[m.start():end].strip(),
-                                      bool(_APPROX.search(before)), bool(_LABEL.search(before)))))
+                                      bool(_APPROX.search(before)), bool(_LABEL.search(before)) or ranged)))
     return [f for _, f in sorted(out + _spelled(line), key=lambda found: found[0])]
 
 
@@ -255,7 +256,10 @@ def near(x: float, fig: Figure) -> bool:
     if fig.approx and fig.places <= 0 and fig.value >= 10:  # "about €4,000": to its round digits
         zeros = len(str(int(fig.value))) - len(str(int(fig.value)).rstrip("0"))
         return abs(x - fig.value) <= max(step, 10.0 ** zeros) / 2 + 1e-9
-    return fig.value - step / 2 - 1e-9 <= x < fig.value + step - 1e-9
+    if abs(x - fig.value) < step / 2 - 1e-9:
+        return True
+    # cut or rounded up at the last digit written: 82% for 82.1%, 4 for 4.3 — not 3 h for 2.5 h
+    return fig.value - step / 2 - 1e-9 <= x < fig.value + step - 1e-9 and (fig.approx or abs(x - fig.value) <= 0.1 * abs(fig.value) + 1e-9)
 
 
 def same_class(a: Figure, b: Figure) -> bool:
@@ -331,8 +335,8 @@ def candidates(fig: Figure, operands: list[Figure], line: str, strict: bool = Fa
     if fig.cls == PLAIN and not _FORM_DIFF.search(line):
         return out  # a plain count derived says how ("23 more", "in total")
     for a, b in combinations(operands, 2):
-        if strict and PLAIN in (a.cls, b.cls) and _product(fig, a, b) is None:
-            continue
+        if strict and PLAIN in (a.cls, b.cls) and (fig.cls == PLAIN or _product(fig, a, b) is None):
+            continue  # (120 seats at €29 from the reply and a note, yes; a count from a share and a count, no)
         if a.cls == b.cls == PLAIN != fig.cls and fig.cls not in ("span", "rate"):  # "used 1,820 of 2,500"
             out += [abs(a.value - b.value), a.value + b.value]
         elif a.cls == b.cls and fig.cls in (a.cls, PLAIN):
@@ -379,8 +383,9 @@ def significant(fig: Figure, strict: bool, line: str, kr_line: re.Pattern[str]) 
     neither are durations on the lines of the day's plan ("- [ ] 09:00 call, 45 minutes")."""
     if fig.cls == "span":
         return True  # a count of days or weeks is a claim about a date, however small
-    if len(re.sub(r"\D", "", fig.text)) < 2 and fig.value < 1000:
-        return False
+    if len(re.sub(r"\D", "", fig.text)) < 2 and fig.value < 1000 and fig.cls in (PLAIN, "span") \
+            and not re.search(rf"(?<![\w.,]){re.escape(fig.text)}[\s-]?(?:percentage\s)?(?:points?|pts?)\b", line):
+        return False  # "3 runs", "one run": wording; "3 h", "5%", "€9", "3 points": a claim
     on_plan = is_checkbox_line(line) or bool(_PLAN_WORDS.search(line))
     plan_duration = fig.cls == "time" and fig.factor >= 60 and on_plan
     return strict or not plan_duration or bool(kr_line.search(line))

@@ -36,6 +36,7 @@ from typing import Callable, Iterable
 
 from routine.vault.figures import PLAIN, Figure, Known, Line, candidates, day_counts, derived, direct, figures_of, keys_for, \
     near, operands_of, significant, words_of
+from routine.vault import contexts
 from routine.vault.grounds import Facts, Grounds, grounds_for
 from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, dates_in, known_dates, name_pairs, names_in, \
     without_dates
@@ -273,6 +274,9 @@ def _on_topic(fig: Figure, sentence: str, line: str, known: Known) -> bool:
     return any(direct(fig, known.about(words)) for words in dict.fromkeys(subjects))
 
 
+_WORKED = re.compile(r"\b(?:more|left|to go|remain\w*|short|behind|ahead|gap|need\w*|fewer|less|between|difference"
+                     r"|total|in all|combined|together|plus|sum|other|rest|leaves?|share|of the|each|per|a day|a week)\b"
+                     r"|[+×=]|\d\s*[x*/]\s*\d", re.I)
 _KR_NAMED = re.compile(r"\bKRs?\b|\bkey results?\b|\bobjectives?\b", re.I)
 
 
@@ -346,20 +350,59 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
                                                    keys_for(fig))) is not None:
             here.append(fig)
             result.found_in[fig.text] = source
+    strict = strictness is Strictness.STRICT
+    off: dict[int, Finding] = {}  # figures the notes state, but of something else
+    for fig in [f for f in here if f in figs and significant(f, strict, line, _KR_LINE)]:
+        if (finding := _in_context(fig, line, grounds, result.found_in.get(fig.text))) is not None:
+            here.remove(fig)
+            result.found_in.pop(fig.text, None)
+            off[id(fig)] = finding
     for fig in figs:
-        if fig in here or not significant(fig, strictness is Strictness.STRICT, line, _KR_LINE):
+        if fig in here or not significant(fig, strict, line, _KR_LINE):
             continue
-        near_by = (*before, *last)
-        if _supports(fig, line, here, grounds.today, facts, near_by) or derived(fig, [*near_by, *here], line) is not None:
+        near_by = (*before, *last) if id(fig) not in off else tuple(before)
+        # a figure the notes give to another thing is worked out only where the reply says it works one out
+        worked = id(fig) not in off or _WORKED.search(contexts.clause_of(fig, line)) is not None
+        if (worked and _supports(fig, line, here, grounds.today, facts, near_by)) \
+                or derived(fig, [*near_by, *here], line) is not None:
             continue
         likely = _sharing(words_of(line), [g.value for g in here], known_dates(line, grounds.today))
         source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today, near_by=near_by), likely,
-                         {"has:v", "has:d"})
+                         {"has:v", "has:d"}) if worked else None
+        if source is None and id(fig) in off:  # said of the same thing in a note the agent may read?
+            source = _lookup(grounds, partial(_stated_in_context, fig, line, grounds), _sharing(words_of(line)),
+                             keys_for(fig))
         if source is not None:
             result.found_in[fig.text] = source
             continue
+        if id(fig) in off:
+            result.findings.append(off[id(fig)])
+            continue
         result.findings.append(_unsupported_figure(fig, line, here, grounds))
     return here
+
+
+def _stated_in_context(fig: Figure, line: str, grounds: Grounds, facts: Facts) -> bool:
+    """A note the model was not shown states ``fig`` on the reply line's topic, of the same thing."""
+    return _stated(fig, line, facts) and _in_context(fig, line, grounds, facts=facts) is None
+
+
+def _in_context(fig: Figure, sentence: str, grounds: Grounds, source: str | None = None,
+                facts: Facts | None = None) -> Finding | None:
+    """The finding about a figure the notes state, but of something else (``routine/vault/contexts.py``):
+    another line says the reply's clause otherwise, the word after it is another figure's, or it is
+    a past value given as now; None when it is said of the same thing."""
+    texts = [grounds.shown]
+    facts = facts or (grounds.note_facts(source) if source is not None else None)
+    if facts is not None:
+        texts.append(facts.text)
+    for test, why in ((contexts.otherwise, "the notes say this otherwise"),
+                      (contexts.swapped, "the notes give this figure to something else on that line"),
+                      (contexts.past, "the notes give this as an earlier value, not as it is now")):
+        said = test(fig, sentence, texts, grounds.today)
+        if said:
+            return Finding(Kind.FIGURE.value, fig.text, why, f"the notes say: \"{said[:140]}\"")
+    return None
 
 
 def _unsupported_figure(fig: Figure, line: str, here: list[Figure], grounds: Grounds) -> Finding:
