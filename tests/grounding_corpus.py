@@ -120,19 +120,27 @@ def replies(part: Path = CORPUS, corpus: Path | None = None) -> list[Reply]:
     return out
 
 
+def agent_note(agent: str) -> str:
+    return (AGENTS / f"{agent.title()}.md").read_text()
+
+
 def agent_reads(agent: str) -> list[str]:
     from routine.vault.frontmatter import split_frontmatter
 
-    return list(split_frontmatter((AGENTS / f"{agent.title()}.md").read_text())[0]["reads"])
+    return list(split_frontmatter(agent_note(agent))[0]["reads"])
 
 
 def judge(reply: Reply) -> Judged:
+    from routine.vault.frontmatter import split_frontmatter
     from routine.vault.grounding import grounds_for, review
     from routine.vault.notes import wikilink_for
     from routine.vault.scope import in_scope
 
     vault = reply.root / reply.vault
-    shown = [f"## {wikilink_for(rel)}\n{(vault / rel).read_text()}" for rel in reply.shown]
+    # the step's system prompt is the agent note's body and task (its section names: "today's Alignment")
+    meta, body = split_frontmatter(agent_note(reply.agent))
+    shown = [f"{meta.get('task') or ''}\n{body}",
+             *(f"## {wikilink_for(rel)}\n{(vault / rel).read_text()}" for rel in reply.shown)]
     grounds = grounds_for(vault, partial(in_scope, agent_reads(reply.agent)), shown, reply.today, skip=("Drafts",))
     checked = review(reply.text, grounds, "lenient")  # the shipped agents' strictness
     return Judged(reply, checked.findings, checked.found_in)

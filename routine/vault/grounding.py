@@ -38,8 +38,8 @@ from routine.vault.figures import PLAIN, Figure, Known, Line, candidates, day_co
     near, operands_of, significant, words_of
 from routine.vault import contexts
 from routine.vault.grounds import Facts, Grounds, grounds_for
-from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, dates_in, known_dates, name_pairs, names_in, \
-    without_dates
+from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, capitalised, dates_in, known_dates, \
+    name_pairs, names_in, without_dates
 from routine.vault.notes import code_fence_ranges, wikilinks
 
 __all__ = ["Facts", "Finding", "Grounds", "Kind", "Review", "Strictness", "check", "findings_text", "grounds_for",
@@ -488,6 +488,10 @@ def _people(prose: str, grounds: Grounds) -> list[Named]:
     for pair in name_pairs(prose):
         if pair.lower() not in have and not {w.lower() for w in pair.split()} & lower:
             found.append(Named(pair, NameKind.PERSON))
+    have |= {w.lower() for n in found for w in n.name.split()}
+    for word in capitalised(prose):  # "… and Kestrel, the follow-up study": a name the notes never write
+        if word.lower() not in have and word.lower() not in lower and word.lower() not in grounds.facts.words:
+            found.append(Named(word, NameKind.PROJECT))
     return found
 
 

@@ -218,6 +218,8 @@ def _names_of(root: str, files: list[str], skip: tuple[str, ...]) -> dict[str, l
         if not any(rel.startswith(s.rstrip("/") + "/") for s in skip):
             names.setdefault(stem, []).append(rel)
         top = rel.split("/", 1)[0]
+        if "/" in rel:  # a folder of the vault ("the Inbox") is named whoever reads it
+            names.setdefault(top.lower(), []).append("")
         if top in ("People", "Projects"):  # a person's or project's note names them, read or not
             names.setdefault(stem, []).append("")
             if top == "Projects" and rel.count("/") >= 2:

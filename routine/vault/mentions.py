@@ -154,9 +154,12 @@ _PERSON_CUES = [
                r"|asked for|wants|owes|signed off|approved|is out|is on leave|will send|will confirm|will review)\b"),
     re.compile(r"([A-ZÀ-Þ][a-zà-ÿ]+ [A-ZÀ-Þ][a-zà-ÿ'’-]+) (?:from|at|of) [A-ZÀ-Þ]"),  # Sophie Martin from Northwind
 ]
+_WORKSTREAM = (r" (?:project|pilot|launch|rollout|migration|initiative|workstream|roadmap|milestone|pipeline"
+               r"|integration|dashboard|app|study|dataset|prototype|platform|programme|program|data loader|rewrite)\b")
 _PROJECT_CUES = [
     re.compile(r"\b[Pp]roject:? " + _ONE),
-    re.compile(_MID + _ONE + r" (?:project|pilot|launch|rollout|migration|initiative|workstream|roadmap|milestone)\b"),
+    re.compile(_MID + _ONE + _WORKSTREAM),
+    re.compile(r"(?m)^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?(?:\*\*)?" + _ONE + _WORKSTREAM),  # "3. Beacon dashboard"
 ]
 _POSSESSIVE = re.compile(_ONE + r"(?:'s|’s) (?:feedback|review|sign-?off|answer|reply|email|call|team|input|"
                          r"approval|numbers|estimate|quote|offer|contract|deadline|launch|pilot)\b")
@@ -220,6 +223,26 @@ def name_pairs(prose: str) -> list[str]:
     return list(out.values())
 
 
+_MID_CAPITAL = re.compile(r"(?<=[a-z0-9,;] )([A-ZÀ-Þ][a-zà-ÿ]{2,})(?:'s|’s)?(?![\w'’-]| [A-ZÀ-Þ])")
+
+
+def capitalised(prose: str) -> list[str]:
+    """The single words a text writes with a capital inside a sentence ("… on Magpie instead"): names
+    the caller checks the notes for. Headings and table rows are titled in capitals."""
+    out: dict[str, str] = {}
+    for line in prose.splitlines():
+        if line.lstrip().startswith(("#", "|")):
+            continue
+        for m in _MID_CAPITAL.finditer(line):
+            word = m[1].lower()
+            if _AFTER_TIME.search(line[:m.start()]) and not line.startswith(":", m.end()):
+                continue  # "- [ ] 14:00 Prepare questions": a time block opens with a verb; "12:00 Heron:" names
+            if word not in NOT_NAMES and word not in _MONTH_NAMES and word not in _NOT_FIRST \
+                    and word[:3] not in _WEEKDAY_NAMES:
+                out.setdefault(m[1].lower(), m[1])
+    return list(out.values())
+
+
 def _clean(name: str) -> str:
     name = re.sub(r"(?:'s|’s|'|’)$", "", name.strip(" -"))
     words = name.split()
@@ -228,4 +251,6 @@ def _clean(name: str) -> str:
     return name
 
 
+_AFTER_TIME = re.compile(r"\d{1,2}:\d{2}\s*(?:[–-]\s*\d{1,2}:\d{2})?\s*$")
+_WEEKDAY_NAMES = frozenset(d[:3] for d in WEEKDAYS)
 _MONTH_NAMES = frozenset({*MONTHS, *(m[:3] for m in MONTHS), "sept"})
