@@ -32,16 +32,18 @@ _UNITS: dict[str, tuple[str, float]] = {
     "hour": ("time", 3600), "hours": ("time", 3600),
     "day": ("span", 1), "days": ("span", 1), "week": ("span", 7), "weeks": ("span", 7), "wk": ("span", 7),
     "wks": ("span", 7),
-    "/s": ("rate", 1), "/min": ("rate", 1 / 60), "/h": ("rate", 1 / 3600),
+    "/s": ("rate", 1), "/min": ("rate", 1 / 60), "/h": ("rate", 1 / 3600), "/day": ("rate", 1 / 86400),
+    "/week": ("rate", 1 / 604800),
 }
-_RATE = {"s": "/s", "sec": "/s", "second": "/s", "min": "/min", "minute": "/min", "h": "/h", "hour": "/h"}
+_RATE = {"s": "/s", "sec": "/s", "second": "/s", "min": "/min", "minute": "/min", "h": "/h", "hour": "/h",
+         "day": "/day", "week": "/week"}
 PLAIN = "plain"
 _UNIT_WORDS = "|".join(sorted((u for u in _UNITS if u.isalpha()), key=len, reverse=True))
 FIGURE = re.compile(
     r"(?<![\w.,])(?<![^\W\d_]-)(?P<cur>[€$£]\s?)?(?P<num>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?P<dec>\.\d+)?(?!\.\d)"
     r"(?P<k>\s?(?:[kK]|thousand|million|[mb]n)\b)?"
     # a rate: 20/s, 20 req/s, 20 requests per second, 20 a second, 20 rps
-    r"(?:\s?(?:[a-z]+\s?)?(?:/\s?|\bper\s+|\ban?\s+)(?P<per>s|sec|second|min|minute|h|hour)\b"
+    r"(?:\s?(?:(?P<what>[a-z]+)\s?)?(?:/\s?|\bper\s+|\ban?\s+)(?P<per>s|sec|second|min|minute|h|hour|day|week)\b"
     r"|\s?(?P<rps>rps|qps)\b"
     rf"|\s?(?P<pct>%)|\s?(?:(?:GPU|CPU|A100|working|business|calendar|more|of)\s)?"
     rf"(?P<unit>{_UNIT_WORDS})\b)?", re.I)
@@ -110,12 +112,16 @@ def figures_of(line: str) -> list[Figure]:
         value = float(whole + dec) * times
         places = max(0, len(dec) - 1) - (len(str(times)) - 1)  # €12.4k: to the hundred
         unit = "€" if m["cur"] else "%" if m["pct"] else (m["unit"] or "").lower()
-        if (m["per"] or m["rps"]) and not m["cur"]:  # (€14.50 an hour: an amount)
+        if m["per"] and (m["what"] or "").lower() in _UNITS:  # "10 h a week", "45 minutes a day": a duration
+            unit = m["what"].lower()
+        elif m["per"] and (m["what"] or "").lower() == "in":  # "27 in a week": a count
+            unit = ""
+        elif (m["per"] or m["rps"]) and not m["cur"]:  # (€14.50 an hour: an amount)
             unit = _RATE[(m["per"] or "s").lower()]
         cls, factor = _UNITS.get(unit, (PLAIN, 1.0))
         # The words just before it (both patterns end at it): a line of 10,000 figures is not 10,000 scans of itself.
         before = line[max(0, m.start() - _BEFORE):m.start()]
-        end = m.end() if cls != "money" else max(m.end(g) for g in ("num", "dec", "k") if m[g])  # not "an hour"
+        end = m.end() if cls not in ("money", PLAIN) else max(m.end(g) for g in ("num", "dec", "k") if m[g])
         ranged = bool(re.search(r"\d\s?[–-]\s?$", before) or re.match(r"\s?[–-]\s?\d", line[m.end():]))
         out.append((m.start(), Figure(value, places, cls, factor, line[m.start():end].strip(),
                                       bool(_APPROX.search(before)), bool(_LABEL.search(before)) or ranged)))
@@ -282,7 +288,7 @@ def direct(fig: Figure, known: Known) -> bool:
     return any(k.cls == fig.cls and near(_in_unit(k.base, fig), fig) for k in known.implied)
 
 
-_BARE_UNIT = re.compile(r"(?<![\w/])(seconds|minutes|hours|days|weeks|second|minute|hour|day|week)\b", re.I)
+_BARE_UNIT = re.compile(r"(?<![\w/])(seconds|minutes|hours|days|weeks|second|minute|hour|day|week|today)\b", re.I)
 
 
 def implied(line: str, figures: Iterable[Figure]) -> tuple[Figure, ...]:
@@ -292,7 +298,7 @@ def implied(line: str, figures: Iterable[Figure]) -> tuple[Figure, ...]:
     if not plain:
         return ()
     bare = FIGURE.sub(" ", line)
-    units = {_UNITS[m[1].lower()] for m in _BARE_UNIT.finditer(bare)}
+    units = {_UNITS["/day" if m[1].lower() == "today" else m[1].lower()] for m in _BARE_UNIT.finditer(bare)}
     if len(units) != 1:
         return ()
     cls, factor = units.pop()
@@ -334,7 +340,14 @@ def candidates(fig: Figure, operands: list[Figure], line: str, strict: bool = Fa
         return out
     if fig.cls == PLAIN and not _FORM_DIFF.search(line):
         return out  # a plain count derived says how ("23 more", "in total")
-    for a, b in combinations(operands, 2):
+    pinned = _pinned(fig, line)  # "330 ms over the 800 ms target": from 800 ms
+    if pinned is not None and any(round(g.value, 6) == pinned for g in operands):
+        pairs = [(a, b) for a, b in combinations(operands, 2) if pinned in (round(a.value, 6), round(b.value, 6))]
+    else:
+        pairs = list(combinations(operands, 2))
+    for a, b in pairs:
+        if fig.cls == PLAIN and _TIMES.search(line) and a.cls == b.cls and min(a.base, b.base) > 0:
+            out.append(max(a.base, b.base) / min(a.base, b.base))  # "ten times slower" (4.3 s against 0.4 s)
         if strict and PLAIN in (a.cls, b.cls) and (fig.cls == PLAIN or _product(fig, a, b) is None):
             continue  # (120 seats at €29 from the reply and a note, yes; a count from a share and a count, no)
         if a.cls == b.cls == PLAIN != fig.cls and fig.cls not in ("span", "rate"):  # "used 1,820 of 2,500"
@@ -352,6 +365,21 @@ def candidates(fig: Figure, operands: list[Figure], line: str, strict: bool = Fa
     return out
 
 
+_TIMES = re.compile(r"\btimes\b|\d\s?x\b|×", re.I)
+_PIN = re.compile(r"\s+(?:[a-z]+\s+)?(?:over|above|under|below|short of|behind|ahead of|more than|less than|beyond"
+                  r"|off|from)\s+(?:the\s+|a\s+|an\s+|our\s+|its\s+)?", re.I)
+
+
+def _pinned(fig: Figure, line: str) -> float | None:
+    """The figure a derived one is said to be measured from ("330 ms over the 800 ms target": 800)."""
+    at = line.find(fig.text)
+    m = _PIN.match(line, at + len(fig.text)) if at >= 0 else None
+    if m is None:
+        return None
+    after = figures_of(line[m.end():m.end() + 24])
+    return round(after[0].value, 6) if after and line[m.end():].lstrip().startswith(after[0].text[:1]) else None
+
+
 def _product(fig: Figure, a: Figure, b: Figure) -> float | None:
     """120 seats at €29, 10 h at €14.50 an hour, 12 runs at 2.5 h, 2% of 9,450: in ``fig``'s unit."""
     by = {a.cls: a, b.cls: b}
@@ -364,6 +392,8 @@ def _product(fig: Figure, a: Figure, b: Figure) -> float | None:
         return _in_unit(by["time"].base * by[PLAIN].value, fig)
     if fig.cls == PLAIN and {"pct", PLAIN} == set(by):
         return by["pct"].value / 100 * by[PLAIN].value
+    if fig.cls == "rate" and {"span", PLAIN} == set(by) and by["span"].base:  # 90 tickets in 18 days: 5 a day
+        return by[PLAIN].value / (by["span"].base * 86400) / fig.factor
     return None
 
 
@@ -383,7 +413,8 @@ def significant(fig: Figure, strict: bool, line: str, kr_line: re.Pattern[str]) 
     neither are durations on the lines of the day's plan ("- [ ] 09:00 call, 45 minutes")."""
     if fig.cls == "span":
         return True  # a count of days or weeks is a claim about a date, however small
-    if len(re.sub(r"\D", "", fig.text)) < 2 and fig.value < 1000 and fig.cls in (PLAIN, "span") \
+    digits = len(str(int(fig.value))) if fig.spelled else len(re.sub(r"\D", "", fig.text))  # "ten": two
+    if digits < 2 and fig.value < 1000 and fig.cls in (PLAIN, "span", "rate") \
             and not re.search(rf"(?<![\w.,]){re.escape(fig.text)}[\s-]?(?:percentage\s)?(?:points?|pts?)\b", line):
         return False  # "3 runs", "one run": wording; "3 h", "5%", "€9", "3 points": a claim
     on_plan = is_checkbox_line(line) or bool(_PLAN_WORDS.search(line))
