@@ -117,10 +117,15 @@ def _rival(fig: Figure, other: Figure, taken: list[Figure]) -> bool:
 def otherwise(fig: Figure, sentence: str, texts: list[str], today: date) -> str:
     """The segment of ``texts`` that says the reply's clause otherwise (``fig`` in the wrong
     context), quoted; "" when none does."""
+    return otherwise_scored(fig, sentence, texts, today)[1]
+
+
+def otherwise_scored(fig: Figure, sentence: str, texts: list[str], today: date) -> tuple[int, str]:
+    """``otherwise``, with how much the segment shares with the reply's clause (0 and "": none)."""
     clause = clause_of(fig, sentence)
     words = words_of(clause) - _UNIT_STEMS
     if not words or _OPERAND.search(_around(fig, clause)):
-        return ""  # "(12 × 2.5 hours)": an operand the reply shows its arithmetic with
+        return 0, ""  # "(12 × 2.5 hours)": an operand the reply shows its arithmetic with
     taken = [f for f in figures_of(without_dates(clause)) if f.text != fig.text and not (f.label or f.year)]
     values = {round(f.value, 6) for f in taken}
     days = dated(dates_in(clause), today)
@@ -135,8 +140,8 @@ def otherwise(fig: Figure, sentence: str, texts: list[str], today: date) -> str:
             elif score > best[0] and any(_rival(fig, g, taken) for g in seg.figures):
                 best = (score, seg.text)
     if best[0] >= BEST_AT_LEAST and best[0] >= have + BY_AT_LEAST:
-        return best[1]
-    return ""
+        return best
+    return 0, ""
 
 
 _WORD_AFTER = re.compile(r"\s*(of\s+(?:the\s+)?)?([^\W\d_][\w-]*)")

@@ -277,6 +277,23 @@ def _on_topic(fig: Figure, sentence: str, line: str, known: Known) -> bool:
 _WORKED = re.compile(r"\b(?:more|left|to go|remain\w*|short|behind|ahead|gap|need\w*|fewer|less|between|difference"
                      r"|total|in all|combined|together|plus|sum|other|rest|leaves?|share|of the|each|per|a day|a week)\b"
                      r"|[+×=]|\d\s*[x*/]\s*\d", re.I)
+_IMPERATIVE = re.compile(r"^\W*(?:[A-Z][\w ]{0,20}:\W*)?[a-z]")  # "*Test:* time the first 10 tickets"
+_SAMPLE = re.compile(r"\b(?:the|a)\s+(?:first|next|top)\s+$|\ba sample of\s+$", re.I)
+
+
+def _chosen(fig: Figure, sentence: str) -> bool:
+    """A number the reply proposes, not states: the sample an instruction takes ("time the first 10
+    tickets", "try the next 20")."""
+    at = sentence.find(fig.text)
+    return at > 0 and bool(_SAMPLE.search(sentence[:at])) and bool(_IMPERATIVE.match(_clause_start(sentence, at)))
+
+
+def _clause_start(sentence: str, at: int) -> str:
+    """The clause of ``sentence`` that ends at ``at``, from its start (after a label's "Test:")."""
+    cut = max(sentence.rfind(sep, 0, at) for sep in (". ", "; ", "— ", ": "))
+    return sentence[cut + 2:at] if cut >= 0 else sentence[:at]
+
+
 _KR_NAMED = re.compile(r"\bKRs?\b|\bkey results?\b|\bobjectives?\b", re.I)
 
 
@@ -296,7 +313,7 @@ def _stated(fig: Figure, line: str, facts: Facts) -> bool:
 
 
 def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Facts,
-              near_by: tuple[Figure, ...] = ()) -> bool:
+              near_by: tuple[Figure, ...] = (), close: int = 0) -> bool:
     """Does ``facts`` support ``fig`` (of reply line ``line``, beside the supported figures ``here``,
     and ``near_by``, those of the sentences and lines just before it) by one step of arithmetic —
     from figures of the reply, of one line (one table) of the notes on its topic, or one of each —,
@@ -306,6 +323,9 @@ def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Fa
     if operands_of(fig, mine):
         return derived(fig, mine, line) is not None  # "27 of 50, which is 54%": from the figures it names
     context = [g for g in dict.fromkeys([*near_by, *mine]) if g is not fig]
+    if close:  # a figure a closer line gives to another thing: worked out from lines as close only
+        words = words_of(contexts.clause_of(fig, line))
+        topics = [t for t in topics if len(words & frozenset().union(*(r.words | r.context for r in t))) >= close]
     noted = [[g for r in t for g in r.figures] for t in topics]
     if any(derived(fig, ops, line) is not None for ops in [mine, *noted]):
         return True
@@ -358,17 +378,19 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
             result.found_in.pop(fig.text, None)
             off[id(fig)] = finding
     for fig in figs:
-        if fig in here or not significant(fig, strict, line, _KR_LINE):
+        if fig in here or not significant(fig, strict, line, _KR_LINE) or _chosen(fig, line):
             continue
         near_by = (*before, *last) if id(fig) not in off else tuple(before)
         # a figure the notes give to another thing is worked out only where the reply says it works one out
         worked = id(fig) not in off or _WORKED.search(contexts.clause_of(fig, line)) is not None
-        if (worked and _supports(fig, line, here, grounds.today, facts, near_by)) \
+        close = max(0, contexts.otherwise_scored(fig, line, [grounds.shown], grounds.today)[0] - 1) \
+            if id(fig) in off else 0
+        if (worked and _supports(fig, line, here, grounds.today, facts, near_by, close)) \
                 or derived(fig, [*near_by, *here], line) is not None:
             continue
         likely = _sharing(words_of(line), [g.value for g in here], known_dates(line, grounds.today))
-        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today, near_by=near_by), likely,
-                         {"has:v", "has:d"}) if worked else None
+        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today, near_by=near_by, close=close),
+                         likely, {"has:v", "has:d"}) if worked else None
         if source is None and id(fig) in off:  # said of the same thing in a note the agent may read?
             source = _lookup(grounds, partial(_stated_in_context, fig, line, grounds), _sharing(words_of(line)),
                              keys_for(fig))
