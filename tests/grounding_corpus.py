@@ -19,7 +19,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 
 import yaml
@@ -120,10 +120,21 @@ def replies(part: Path = CORPUS, corpus: Path | None = None) -> list[Reply]:
     return out
 
 
+@lru_cache(maxsize=None)
 def agent_note(agent: str) -> str:
     return (AGENTS / f"{agent.title()}.md").read_text()
 
 
+@lru_cache(maxsize=None)
+def agent_prompt(agent: str) -> str:
+    """What the step's system prompt shows of the agent: its task and its note's body."""
+    from routine.vault.frontmatter import split_frontmatter
+
+    meta, body = split_frontmatter(agent_note(agent))
+    return f"{meta.get('task') or ''}\n{body}"
+
+
+@lru_cache(maxsize=None)
 def agent_reads(agent: str) -> list[str]:
     from routine.vault.frontmatter import split_frontmatter
 
@@ -131,15 +142,13 @@ def agent_reads(agent: str) -> list[str]:
 
 
 def judge(reply: Reply) -> Judged:
-    from routine.vault.frontmatter import split_frontmatter
     from routine.vault.grounding import grounds_for, review
     from routine.vault.notes import wikilink_for
     from routine.vault.scope import in_scope
 
     vault = reply.root / reply.vault
     # the step's system prompt is the agent note's body and task (its section names: "today's Alignment")
-    meta, body = split_frontmatter(agent_note(reply.agent))
-    shown = [f"{meta.get('task') or ''}\n{body}",
+    shown = [agent_prompt(reply.agent),
              *(f"## {wikilink_for(rel)}\n{(vault / rel).read_text()}" for rel in reply.shown)]
     grounds = grounds_for(vault, partial(in_scope, agent_reads(reply.agent)), shown, reply.today, skip=("Drafts",))
     checked = review(reply.text, grounds, "lenient")  # the shipped agents' strictness

@@ -20,16 +20,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
-from functools import lru_cache
 
 from routine.vault.figures import PLAIN, Figure, Known, Line, derived, direct, figures_of, words_of
+from routine.vault.grounds import Facts
 from routine.vault.mentions import dated, dates_in, without_dates
 
 _CLAUSE = re.compile(r"(?<=[;.!?])\s+|\s+[—–]\s+|,?\s+(?:and|but|while|whereas)\s+(?=\S)"
                      r"|,\s+(?:so|which|because|though|although)\s+")
 _NOTE_CLAUSE = re.compile(r"(?<=[;.!?])\s+(?=\S)")
 _LINK_TARGET = re.compile(r"\[\[[^\]|\n]*\|?")
-_HEADING = re.compile(r"\s{0,3}(#{1,6})\s")
 _OPERAND = re.compile(r"[×*+=]|\s[x/-]\s|\bat\b.*\beach\b|\btimes\b", re.I)
 
 
@@ -55,34 +54,36 @@ class Segment:
     known: Known
 
 
-@lru_cache(maxsize=256)
-def segments(text: str, today: date) -> tuple[Segment, ...]:
-    """The segments of a text that have a figure (a text is read once while it is the same)."""
+_SEGMENTS: dict[int, tuple[Facts, tuple[Segment, ...]]] = {}  # id of a text's facts: its segments
+
+
+def segments(facts: Facts) -> tuple[Segment, ...]:
+    """The segments of a text that have a figure, from its facts (read once while they are kept)."""
+    kept = _SEGMENTS.get(id(facts))
+    if kept is not None and kept[0] is facts:
+        return kept[1]
     out: list[Segment] = []
-    path: dict[int, frozenset[str]] = {}
-    header: frozenset[str] = frozenset()
-    in_table = False
-    for raw in text.splitlines():
-        heading = _HEADING.match(raw)
-        if heading:
-            level = len(heading[1])
-            path = {n: w for n, w in path.items() if n < level} | {level: words_of(raw)}
+    for line in facts.known.lines:
+        if not line.text or line.heading:
             continue
-        table = raw.lstrip().startswith("|")
-        header = words_of(raw) if table and not in_table else header
-        in_table = table
-        if not any(c.isdigit() for c in raw):
+        parts = [line.text] if line.table else _NOTE_CLAUSE.split(line.text)
+        if len(parts) == 1:
+            figures = tuple(f for f in line.figures if not (f.label or f.year))
+            if figures:
+                words = line.words | line.context
+                out.append(Segment(line.text.strip(), words, figures, frozenset(line.dates),
+                                   Known([Line(words, figures, line.dates, 0)])))
             continue
-        context = frozenset().union(*path.values()) | (header if table else frozenset())
-        for part in ([raw] if table else _NOTE_CLAUSE.split(raw)):
+        for part in parts:
             figures = tuple(f for f in figures_of(without_dates(_LINK_TARGET.sub(" ", part)))
                             if not (f.label or f.year))
-            if not figures:
-                continue
-            days = frozenset(dated(dates_in(part), today))
-            words = words_of(part) | context
-            out.append(Segment(part.strip(), words, figures, days,
-                               Known([Line(words, figures, tuple(days), 0)])))
+            if figures:
+                words = words_of(part) | line.context
+                days = frozenset(d for d in line.dates if any(w.matches(d) for w in dates_in(part)))
+                out.append(Segment(part.strip(), words, figures, days, Known([Line(words, figures, tuple(days), 0)])))
+    if len(_SEGMENTS) >= 256:
+        _SEGMENTS.clear()
+    _SEGMENTS[id(facts)] = (facts, tuple(out))
     return tuple(out)
 
 
@@ -114,13 +115,13 @@ def _rival(fig: Figure, other: Figure, taken: list[Figure]) -> bool:
             and (len(re.sub(r"\D", "", other.text)) >= 2 or other.cls != PLAIN))
 
 
-def otherwise(fig: Figure, sentence: str, texts: list[str], today: date) -> str:
+def otherwise(fig: Figure, sentence: str, texts: list[Facts], today: date) -> str:
     """The segment of ``texts`` that says the reply's clause otherwise (``fig`` in the wrong
     context), quoted; "" when none does."""
     return otherwise_scored(fig, sentence, texts, today)[1]
 
 
-def otherwise_scored(fig: Figure, sentence: str, texts: list[str], today: date) -> tuple[int, str]:
+def otherwise_scored(fig: Figure, sentence: str, texts: list[Facts], today: date) -> tuple[int, str]:
     """``otherwise``, with how much the segment shares with the reply's clause (0 and "": none)."""
     clause = clause_of(fig, sentence)
     words = words_of(clause) - _UNIT_STEMS
@@ -132,7 +133,7 @@ def otherwise_scored(fig: Figure, sentence: str, texts: list[str], today: date) 
     best: tuple[int, str] = (0, "")
     have = 0
     for text in texts:
-        for seg in segments(text, today):
+        for seg in segments(text):
             score = len(words & seg.words) + len(values & {round(g.value, 6) for g in seg.figures}) \
                 + len(days & seg.dates)
             if direct(fig, seg.known) or derived(fig, [*seg.figures, *taken], clause) is not None:
@@ -169,7 +170,7 @@ def _word_after(text: str, at: int, figure: str) -> str:
     return next(iter(words_of(m[2])), "")
 
 
-def swapped(fig: Figure, sentence: str, texts: list[str], today: date) -> str:
+def swapped(fig: Figure, sentence: str, texts: list[Facts], today: date) -> str:
     """A line of the notes states ``fig`` and gives the word the reply puts after it to another of its
     figures, on every line that states it; that line, quoted ("" when none does)."""
     at = sentence.find(fig.text)
@@ -180,7 +181,7 @@ def swapped(fig: Figure, sentence: str, texts: list[str], today: date) -> str:
         return ""
     found = ""
     for text in texts:
-        for seg in segments(text, today):
+        for seg in segments(text):
             if not direct(fig, seg.known):
                 continue
             mine = [_word_after(seg.text, i, written) for i, written in _spots(fig, seg.text)]
@@ -192,14 +193,14 @@ def swapped(fig: Figure, sentence: str, texts: list[str], today: date) -> str:
     return found
 
 
-def past(fig: Figure, sentence: str, texts: list[str], today: date) -> str:
+def past(fig: Figure, sentence: str, texts: list[Facts], today: date) -> str:
     """Every line of the notes that states ``fig`` marks it as past ("was 1,610 ms") and the reply's
     clause says nothing of the past: that line, quoted ("" otherwise)."""
     if _PAST_SAID.search(clause_of(fig, sentence)):
         return ""
     found = ""
     for text in texts:
-        for seg in segments(text, today):
+        for seg in segments(text):
             if not direct(fig, seg.known):
                 continue
             spots = _spots(fig, seg.text)

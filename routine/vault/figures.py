@@ -185,6 +185,7 @@ class Line:
     heading: bool = False  # a heading (of the table below it, if one follows)
     context: frozenset[str] = frozenset()  # the words of its heading, and of its table's header row
     implied: tuple[Figure, ...] = ()  # its plain figures in the one unit it names apart ("GPU hours: 1,820 of 2,500")
+    text: str = ""  # as written (of a note's line with a figure)
 
 
 @dataclass
@@ -280,12 +281,33 @@ def direct(fig: Figure, known: Known) -> bool:
     """The figure is one of the known ones, in another unit or rounded."""
     if fig.cls in (PLAIN, "money") and round(fig.value, 6) in known.raw:
         return True
-    for k in known.figures:
-        if not same_class(fig, k) or (fig.cls in ("span", "time", "rate", "pct") and k.cls != fig.cls):
-            continue  # "3 weeks", "48 hours", "50 per second", "47%": not any 3, 48, 50 or 47 of the notes
-        if near(k.value, fig) or (k.cls == fig.cls and near(_in_unit(k.base, fig), fig)):
+    return any(_is(fig, k) for k in known.figures) or any(_is_implied(fig, k) for k in known.implied)
+
+
+def _is(fig: Figure, k: Figure) -> bool:
+    """``k`` (of the notes) is ``fig``, in another unit or rounded."""
+    if not same_class(fig, k) or (fig.cls in ("span", "time", "rate", "pct") and k.cls != fig.cls):
+        return False  # "3 weeks", "48 hours", "50 per second", "47%": not any 3, 48, 50 or 47 of the notes
+    return near(k.value, fig) or (k.cls == fig.cls and near(_in_unit(k.base, fig), fig))
+
+
+def _is_implied(fig: Figure, k: Figure) -> bool:
+    return k.cls == fig.cls and near(_in_unit(k.base, fig), fig)
+
+
+def states(fig: Figure, known: Known, words: frozenset[str] | None) -> bool:
+    """``direct(fig, known.about(words))``, without building the lines about ``words``: a line of
+    ``known`` on that subject states the figure."""
+    raw = fig.cls in (PLAIN, "money")
+    value = round(fig.value, 6)
+    for line in known.lines:
+        if not line.figures:
+            continue
+        hit = any((raw and k.cls != "pct" and round(k.value, 6) == value) or _is(fig, k)
+                  for k in line.figures if not (k.label or k.year)) or any(_is_implied(fig, k) for k in line.implied)
+        if hit and (words is None or line.words & words or line.context & words):
             return True
-    return any(k.cls == fig.cls and near(_in_unit(k.base, fig), fig) for k in known.implied)
+    return False
 
 
 _BARE_UNIT = re.compile(r"(?<![\w/])(seconds|minutes|hours|days|weeks|second|minute|hour|day|week|today)\b", re.I)
@@ -413,7 +435,8 @@ def significant(fig: Figure, strict: bool, line: str, kr_line: re.Pattern[str]) 
     neither are durations on the lines of the day's plan ("- [ ] 09:00 call, 45 minutes")."""
     if fig.cls == "span":
         return True  # a count of days or weeks is a claim about a date, however small
-    digits = len(str(int(fig.value))) if fig.spelled else len(re.sub(r"\D", "", fig.text))  # "ten": two
+    # "up by ten": a claim; "a dozen", "about forty": a word of rough size
+    digits = (0 if fig.approx else len(str(int(fig.value)))) if fig.spelled else len(re.sub(r"\D", "", fig.text))
     if digits < 2 and fig.value < 1000 and fig.cls in (PLAIN, "span", "rate") \
             and not re.search(rf"(?<![\w.,]){re.escape(fig.text)}[\s-]?(?:percentage\s)?(?:points?|pts?)\b", line):
         return False  # "3 runs", "one run": wording; "3 h", "5%", "€9", "3 points": a claim

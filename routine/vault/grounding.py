@@ -35,7 +35,7 @@ from pathlib import PurePosixPath
 from typing import Callable, Iterable
 
 from routine.vault.figures import PLAIN, Figure, Known, Line, candidates, day_counts, derived, direct, figures_of, keys_for, \
-    near, operands_of, significant, words_of
+    near, operands_of, significant, states, words_of
 from routine.vault import contexts
 from routine.vault.grounds import Facts, Grounds, grounds_for
 from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, capitalised, dates_in, known_dates, \
@@ -271,7 +271,7 @@ def _on_topic(fig: Figure, sentence: str, line: str, known: Known) -> bool:
     """``known`` states ``fig`` on a line about the sentence's subject (else its line's): a number that
     only occurs elsewhere supports nothing. A sentence and line of no words take any line."""
     subjects: list[frozenset[str] | None] = [w for w in (words_of(sentence), words_of(line)) if w] or [None]
-    return any(direct(fig, known.about(words)) for words in dict.fromkeys(subjects))
+    return any(states(fig, known, words) for words in dict.fromkeys(subjects))
 
 
 _WORKED = re.compile(r"\b(?:more|left|to go|remain\w*|short|behind|ahead|gap|need\w*|fewer|less|between|difference"
@@ -309,7 +309,7 @@ def _beside(fig: Figure, anchors: list[Figure], known: Known) -> bool:
 
 def _stated(fig: Figure, line: str, facts: Facts) -> bool:
     """A note the model was not shown states ``fig`` on a line of the reply line's topic."""
-    return direct(fig, facts.known.about(words_of(line)))
+    return states(fig, facts.known, words_of(line))
 
 
 def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Facts,
@@ -383,7 +383,7 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
         near_by = (*before, *last) if id(fig) not in off else tuple(before)
         # a figure the notes give to another thing is worked out only where the reply says it works one out
         worked = id(fig) not in off or _WORKED.search(contexts.clause_of(fig, line)) is not None
-        close = max(0, contexts.otherwise_scored(fig, line, [grounds.shown], grounds.today)[0] - 1) \
+        close = max(0, contexts.otherwise_scored(fig, line, [grounds.facts], grounds.today)[0] - 1) \
             if id(fig) in off else 0
         if (worked and _supports(fig, line, here, grounds.today, facts, near_by, close)) \
                 or derived(fig, [*near_by, *here], line) is not None:
@@ -414,10 +414,10 @@ def _in_context(fig: Figure, sentence: str, grounds: Grounds, source: str | None
     """The finding about a figure the notes state, but of something else (``routine/vault/contexts.py``):
     another line says the reply's clause otherwise, the word after it is another figure's, or it is
     a past value given as now; None when it is said of the same thing."""
-    texts = [grounds.shown]
+    texts = [grounds.facts]
     facts = facts or (grounds.note_facts(source) if source is not None else None)
     if facts is not None:
-        texts.append(facts.text)
+        texts.append(facts)
     for test, why in ((contexts.otherwise, "the notes say this otherwise"),
                       (contexts.swapped, "the notes give this figure to something else on that line"),
                       (contexts.past, "the notes give this as an earlier value, not as it is now")):

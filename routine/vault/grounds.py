@@ -58,7 +58,7 @@ def facts_of(text: str, today: date) -> Facts:
             else ()
         days = dates_in(raw) if has_digit else []
         lines.append(Line(words, figures, tuple(dated(days, today)), block, table, heading is not None, context,
-                          implied(without_dates(raw), figures) if figures else ()))
+                          implied(without_dates(raw), figures) if figures else (), raw if figures else ""))
         for written in days:
             if written.year and written.year not in {f.value for f in lines[-1].figures}:
                 lines[-1] = replace(lines[-1], figures=lines[-1].figures + (_year(written.year),))

@@ -31,6 +31,7 @@ _DOTTED = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d])")
 _SLASHED = re.compile(r"(?:\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)[a-z]*\.?,?\s*\(?|\b(?:due|on|by|until|till"
                       r"|before|after|from|deadline|dated?)\s+)(?<![\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?![\d/])",
                       re.I)
+_ORDINAL_HINT = re.compile(r"\d(?:st|nd|rd|th)\b", re.I)
 # the 27th, Friday the 27th, Sunday 20th: a day of a month not named (the nearest to today; the weekday's)
 _ORDINAL = re.compile(r"(?:\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)[a-z]*\.?,?\s+(?:the\s+)?|\bthe\s+)"
                       r"(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!at\b|and\b|or\b|to\b|for\b|is\b|was\b|when\b|with\b|in\b|on\b"
@@ -76,12 +77,13 @@ def dates_in(text: str) -> list[Written]:
         out.append(Written(m[0], int(m[4]) if m[4] else None, _month(m[3]), int(m[2]), _weekday(m[1])))
     for m in _MONTH_DAY.finditer(text):
         out.append(Written(m[0], int(m[4]) if m[4] else None, _month(m[2]), int(m[3]), _weekday(m[1])))
-    for m in _DOTTED.finditer(text):
+    for m in _DOTTED.finditer(text) if "." in text else ():
         out.append(Written(m[0], int(m[3]), int(m[2]), int(m[1]), None))
-    for m in _SLASHED.finditer(text):
+    for m in _SLASHED.finditer(text) if "/" in text else ():
         out.append(_slashed(m))
-    taken = [m.span() for m in (*_DAY_MONTH.finditer(text), *_MONTH_DAY.finditer(text))]
-    for m in _ORDINAL.finditer(text):
+    ordinals = list(_ORDINAL.finditer(text)) if _ORDINAL_HINT.search(text) else []
+    taken = [m.span() for m in (*_DAY_MONTH.finditer(text), *_MONTH_DAY.finditer(text))] if ordinals else []
+    for m in ordinals:
         if not any(a <= m.start(2) < b for a, b in taken):
             out.append(Written(m[0].removeprefix("the ").removeprefix("The "), None, 0, int(m[2]), _weekday(m[1])))
     return [replace(w, text=w.text.rstrip(".,").lstrip("(")) for w in out if 0 <= w.month <= 12 and 1 <= w.day <= 31]
@@ -98,8 +100,13 @@ def _slashed(m: re.Match[str]) -> Written:
 
 def without_dates(text: str) -> str:
     """``text`` with its dates and times of day blanked (they are not figures)."""
-    for pattern in (ISO, _DAY_MONTH, _MONTH_DAY, _DOTTED, _SLASHED, _ORDINAL, TIME):
+    for pattern in (ISO, _DAY_MONTH, _MONTH_DAY, TIME):
         text = pattern.sub(lambda m: " " * len(m[0]), text)
+    for pattern, hint in ((_DOTTED, "."), (_SLASHED, "/")):
+        if hint in text:
+            text = pattern.sub(lambda m: " " * len(m[0]), text)
+    if _ORDINAL_HINT.search(text):
+        text = _ORDINAL.sub(lambda m: " " * len(m[0]), text)
     return text
 
 
