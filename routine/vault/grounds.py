@@ -4,6 +4,7 @@ note. The claims are checked against them in ``routine/vault/grounding.py``."""
 
 from __future__ import annotations
 
+import heapq
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -291,7 +292,7 @@ class _Library:
             shared = {rel: n for rel, n in shared.items() if rel in having}
         order = self._order
         # the notes that share most with the claim first, LOOKED_AT at most
-        for rel in sorted(shared, key=lambda r: (-shared[r], order.get(r, 0)))[:LOOKED_AT]:
+        for rel in heapq.nsmallest(LOOKED_AT, shared, key=lambda r: (-shared[r], order.get(r, 0))):
             if not self.may_read(rel) or any(rel.startswith(s.rstrip("/") + "/") for s in self.skip):
                 continue
             facts = self.current(rel)  # as it is now
