@@ -161,16 +161,20 @@ _MIXED = re.compile(r"(?<![\w.,])\d+[^\W\d_]\w*")  # 7B, 2FA, 3D: a name
 def words_of(line: str) -> frozenset[str]:
     """The line's topic words, cut to their first five letters (labeled, labeling: label), and the
     key results it names (kr1.2)."""
-    words = {_stem(w) for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP}
+    words = {_STEMS.get(w) or _stem(w) for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP}
     mixed = {w.lower() for w in _MIXED.findall(line) if not _UNIT_OR_K.fullmatch(w)}
     return frozenset(words | mixed | {f"kr{n}" for n in _KR_NAME.findall(line)})
 
 
 def _stem(word: str) -> str:
     """A word as a topic: its first five letters, a plural's s left off (runs, run; hours, hour)."""
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    return word[:5]
+    stem = word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+    if len(_STEMS) < 100_000:
+        _STEMS[word] = stem[:5]
+    return stem[:5]
+
+
+_STEMS: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -317,7 +321,7 @@ def implied(line: str, figures: Iterable[Figure]) -> tuple[Figure, ...]:
     """The plain figures of a note's line in the one unit the line names apart from any figure
     ("GPU hours within budget — used 1,820 of 2,500": 1,820 and 2,500 hours)."""
     plain = [f for f in figures if f.cls == PLAIN and not (f.label or f.year)]
-    if not plain:
+    if not plain or not _BARE_UNIT.search(line):
         return ()
     bare = FIGURE.sub(" ", line)
     units = {_UNITS["/day" if m[1].lower() == "today" else m[1].lower()] for m in _BARE_UNIT.finditer(bare)}
