@@ -181,7 +181,8 @@ def main() -> int:
             scores = score(part)
             took = time.perf_counter() - start
             total = len(scores.grounded) + sum(len(v) for v in scores.unsupported.values())
-            print(f"{total} replies of the {name} part checked in {took:.2f} s ({took / max(1, total) * 1000:.1f} ms each)")
+            each = took / max(1, total) * 1000
+            print(f"{total} replies of the {name} part checked in {took:.2f} s ({each:.1f} ms each)")
             met = report(name, scores, args.verbose) and met
     if args.notes:
         met = timing(args.notes) and met

@@ -270,7 +270,8 @@ def near(x: float, fig: Figure) -> bool:
     if abs(x - fig.value) < step / 2 - 1e-9:
         return True
     # cut or rounded up at the last digit written: 82% for 82.1%, 4 for 4.3 — not 3 h for 2.5 h
-    return fig.value - step / 2 - 1e-9 <= x < fig.value + step - 1e-9 and (fig.approx or abs(x - fig.value) <= 0.1 * abs(fig.value) + 1e-9)
+    within = fig.value - step / 2 - 1e-9 <= x < fig.value + step - 1e-9
+    return within and (fig.approx or abs(x - fig.value) <= 0.1 * abs(fig.value) + 1e-9)
 
 
 def same_class(a: Figure, b: Figure) -> bool:

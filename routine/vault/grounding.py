@@ -34,8 +34,8 @@ from functools import partial
 from pathlib import PurePosixPath
 from typing import Callable, Iterable
 
-from routine.vault.figures import PLAIN, Figure, Known, Line, candidates, day_counts, derived, direct, figures_of, keys_for, \
-    near, operands_of, significant, states, words_of
+from routine.vault.figures import PLAIN, Figure, Known, Line, candidates, day_counts, derived, direct, figures_of, \
+    keys_for, near, operands_of, significant, states, words_of
 from routine.vault import contexts
 from routine.vault.grounds import Facts, Grounds, grounds_for
 from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, capitalised, dates_in, known_dates, \
@@ -275,7 +275,8 @@ def _on_topic(fig: Figure, sentence: str, line: str, known: Known) -> bool:
 
 
 _WORKED = re.compile(r"\b(?:more|left|to go|remain\w*|short|behind|ahead|gap|need\w*|fewer|less|between|difference"
-                     r"|total|in all|combined|together|plus|sum|other|rest|leaves?|share|of the|each|per|a day|a week)\b"
+                     r"|total|in all|combined|together|plus|sum|other|rest|leaves?|share|of the|each|per|a day"
+                     r"|a week)\b"
                      r"|[+×=]|\d\s*[x*/]\s*\d", re.I)
 _IMPERATIVE = re.compile(r"^\W*(?:[A-Z][\w ]{0,20}:\W*)?[a-z]")  # "*Test:* time the first 10 tickets"
 _SAMPLE = re.compile(r"\b(?:the|a)\s+(?:first|next|top)\s+$|\ba sample of\s+$", re.I)
@@ -354,7 +355,7 @@ def _figures(prose: str, grounds: Grounds, strictness: Strictness, result: Revie
 
 
 def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list[Figure], grounds: Grounds,
-                      strictness: Strictness, result: Review, last: list[Figure] = ()) -> list[Figure]:  # type: ignore[assignment]
+                      strictness: Strictness, result: Review, last: Iterable[Figure] = ()) -> list[Figure]:
     """Check the figures of one sentence of the line ``whole`` (``before``: the supported figures of
     the sentences before it on its line, "… 76.5% against 90%. That's a 13.5-point gap."; ``anchors``:
     those of the lines before it in its block); its supported figures. Week numbers, years, ids, list

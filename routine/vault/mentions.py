@@ -57,7 +57,7 @@ class Written:
     def matches(self, day: date) -> bool:
         """``day`` is a date this one may name (its year left out when not written)."""
         return (self.month in (0, day.month) and self.day == day.day and (self.year in (None, day.year))
-                and (self.month or self.weekday in (None, day.weekday())))
+                and (self.month != 0 or self.weekday in (None, day.weekday())))
 
     def months(self, today: date) -> list[tuple[int, int]]:
         """The (year, month)s this date may be in, nearest today first."""
@@ -166,7 +166,8 @@ _WORKSTREAM = (r" (?:project|pilot|launch|rollout|migration|initiative|workstrea
 _PROJECT_CUES = [
     re.compile(r"\b[Pp]roject:? " + _ONE),
     re.compile(_MID + _ONE + _WORKSTREAM),
-    re.compile(r"(?m)^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?(?:\*\*)?" + _ONE + _WORKSTREAM),  # "3. Beacon dashboard"
+    # "3. Beacon dashboard": a workstream named at a list item's start
+    re.compile(r"(?m)^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?(?:\*\*)?" + _ONE + _WORKSTREAM),
 ]
 _POSSESSIVE = re.compile(_ONE + r"(?:'s|’s) (?:feedback|review|sign-?off|answer|reply|email|call|team|input|"
                          r"approval|numbers|estimate|quote|offer|contract|deadline|launch|pilot)\b")
