@@ -5,6 +5,7 @@ note. The claims are checked against them in ``routine/vault/grounding.py``."""
 from __future__ import annotations
 
 import heapq
+import itertools
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -41,11 +42,11 @@ _HEADING = re.compile(r"\s{0,3}(#{1,6})\s")
 
 def facts_of(text: str, today: date) -> Facts:
     lines: list[Line] = []
-    block, header, in_table = 0, frozenset[str](), False
+    block, header, in_table = next(_BLOCKS), frozenset[str](), False
     path: dict[int, frozenset[str]] = {}  # the headings a line is under, by level
     for raw in text.splitlines():
         if not raw.strip():
-            block, in_table = block + 1, False
+            block, in_table = next(_BLOCKS), False
             continue
         words, table, heading = words_of(raw), raw.lstrip().startswith("|"), _HEADING.match(raw)
         if heading:
@@ -71,6 +72,30 @@ def facts_of(text: str, today: date) -> Facts:
                  frozenset(round(f.value, 6) for line in lines for f in line.figures if not (f.label or f.year)))
 
 
+_BLOCKS = itertools.count(1)  # a block's id, unique across texts (the facts of several texts are joined)
+_PIECES: dict[tuple[str, date], Facts] = {}  # a shown text's facts (a prompt shown to several steps is read once)
+_PIECES_KEPT = 64
+
+
+def facts_of_all(texts: tuple[str, ...], today: date) -> Facts:
+    """The facts of texts shown together (``facts_of`` of each, kept while the same text is shown again:
+    an agent's system prompt, a note given to several steps of a day), joined."""
+    parts = []
+    for text in texts:
+        facts = _PIECES.get((text, today))
+        if facts is None:
+            if len(_PIECES) >= _PIECES_KEPT:
+                _PIECES.clear()
+            facts = _PIECES[(text, today)] = facts_of(text, today)
+        parts.append(facts)
+    if len(parts) == 1:
+        return parts[0]
+    return Facts(Known([line for f in parts for line in f.known.lines]), frozenset().union(*(f.dates for f in parts)),
+                 frozenset().union(*(f.words for f in parts)), frozenset().union(*(f.capitals for f in parts)),
+                 "\n".join(f.text for f in parts), frozenset().union(*(f.lower for f in parts)),
+                 frozenset().union(*(f.topics for f in parts)), frozenset().union(*(f.values for f in parts)))
+
+
 def _year(year: int) -> Figure:
     return Figure(float(year), 0, "plain", 1.0, str(year))
 
@@ -85,13 +110,14 @@ class Grounds:
     names: frozenset[str] = frozenset()             # names of notes the agent may read, lowercased
     notes: Callable[[], list[tuple[str, Facts]]] = lambda: []   # (path, facts) of the notes it may read
     library: _Library | None = None                 # the vault's notes, for a lookup (``grounds_for``)
+    pieces: tuple[str, ...] = ()                     # the texts of ``shown``, one by one
     _facts: Facts | None = field(default=None, repr=False)
     _readable: list[tuple[str, Facts]] | None = field(default=None, repr=False)
 
     @property
     def facts(self) -> Facts:
         if self._facts is None:
-            self._facts = facts_of(self.shown, self.today)
+            self._facts = facts_of_all(self.pieces, self.today) if self.pieces else facts_of(self.shown, self.today)
         return self._facts
 
     def readable_facts(self) -> list[tuple[str, Facts]]:
@@ -336,4 +362,4 @@ def grounds_for(vault_root: Path, may_read: Callable[[str], bool], shown: list[s
                 out.append((rel, facts))
         return out
 
-    return Grounds("\n".join(shown), today, readable, frozenset(), notes, library)
+    return Grounds("\n".join(shown), today, readable, frozenset(), notes, library, tuple(shown))
