@@ -34,11 +34,12 @@ from functools import partial
 from pathlib import PurePosixPath
 from typing import Callable, Iterable
 
-from routine.vault.figures import PLAIN, Figure, Known, candidates, day_counts, derived, direct, figures_of, keys_for, \
-    near, operands_of, significant, words_of
+from routine.vault.figures import PLAIN, Figure, Known, Line, candidates, day_counts, derived, direct, figures_of, \
+    keys_for, near, operands_of, significant, states, words_of
+from routine.vault import contexts
 from routine.vault.grounds import Facts, Grounds, grounds_for
-from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, dates_in, known_dates, name_pairs, names_in, \
-    without_dates
+from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, capitalised, dates_in, known_dates, \
+    name_pairs, names_in, without_dates
 from routine.vault.notes import code_fence_ranges, wikilinks
 
 __all__ = ["Facts", "Finding", "Grounds", "Kind", "Review", "Strictness", "check", "findings_text", "grounds_for",
@@ -142,17 +143,20 @@ def _date_ok(written: Written, facts: Facts, today: date) -> date | None:
     if written.year:
         on = written.on(written.year)
         return on if on in known else None
-    return next((d for d in sorted(known, key=lambda d: abs((d - today).days))
-                 if (d.month, d.day) == (written.month, written.day)), None)
+    return next((d for d in sorted(known, key=lambda d: abs((d - today).days)) if written.matches(d)), None)
 
 
-def _topical(facts: Facts, sentence: str, line: str = "") -> Facts:
+def _topical(facts: Facts, sentence: str, line: str = "", shown: bool = False) -> Facts:
     """``facts`` cut to the lines on the sentence's topic (a word or a figure in common), else on its
     line's; all of them when neither names a topic."""
     words, figures = words_of(sentence), figures_of(without_dates(sentence))
     if not words and not figures:
         return facts  # "Friday 20 November.": a date on its own, as a heading gives it
-    lines = facts.known.related(words, figures) or facts.known.related(words_of(line), [])
+    found = {id(x): x for x in facts.known.related(words, figures)}  # the sentence's topic, or its line's
+    found.update((id(x), x) for x in facts.known.related(words_of(line), figures_of(without_dates(line))))
+    if shown:  # "# Friday 20 November 2026": the day of a note the model was shown
+        found.update((id(x), x) for x in facts.known.lines if x.dates and not x.words)
+    lines = list(found.values())
     return Facts(Known(lines), frozenset(d for x in lines for d in x.dates), frozenset(), frozenset(), "")
 
 
@@ -179,10 +183,18 @@ def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: 
         return Finding(Kind.DATE.value, written.text, "not a date of the calendar")
     if _ESTIMATE.search(line) and _ROUGHLY.search(sentence[:sentence.find(written.text)]):
         return None  # "~3 more days, so around Dec 12": the model's own estimate, marked as one
-    on = _date_ok(written, grounds.facts, grounds.today)  # anywhere in what the model was shown
+    # on a line of the sentence's topic in what the model was shown ("due 2026-12-20" of the report is
+    # not the runs' 2026-12-20), and not the other date of its line ("by 2027-01-08 (deadline 2027-01-29)")
+    topical = _topical(grounds.facts, sentence, line, shown=True)
+    on = _date_ok(written, topical, grounds.today)
+    if on is not None and _swapped(written, sentence, on, grounds.facts.text):
+        return Finding(Kind.DATE.value, written.text, "the notes give this date to something else",
+                       _nearest_line(sentence, grounds.facts, want="date"))
+    if on is not None and on not in topical.dates and (other := _dated_otherwise(written, sentence, grounds)):
+        return Finding(Kind.DATE.value, written.text, "the notes give another date for this", other)
     if on is None:  # else on a line of its topic in a note the agent may read
         source = _lookup(grounds, partial(_date_in, written, sentence, line, grounds.today),
-                         {f"d:{written.month}-{written.day}"})
+                         {f"d:{month}-{written.day}" for _, month in written.months(grounds.today)})
         facts = grounds.note_facts(source) if source is not None else None
         if source is not None and facts is not None:
             result.found_in[written.text] = source
@@ -193,6 +205,54 @@ def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: 
     if written.weekday is not None and on.weekday() != written.weekday:
         return Finding(Kind.DATE.value, written.text, f"{on:%d %B %Y} is a {WEEKDAYS[on.weekday()].title()}")
     return None
+
+
+_EVENT_ROLE = re.compile(r"\b(?:is|on|as of|due|by|until|till|moved to|at)\W*$", re.I)
+
+
+def _dated_otherwise(written: Written, sentence: str, grounds: Grounds) -> str:
+    """For a date only today's, yesterday's or tomorrow's, stated as when a thing is ("the sync is on
+    24 November", "as of 2026-11-23"): the line of the notes about that thing (two words in common)
+    that gives it another date, quoted; "" when none does."""
+    if not _EVENT_ROLE.search(sentence[:max(0, sentence.find(written.text))][-16:]):
+        return ""
+    words = words_of(sentence)
+
+    def other(facts: Facts) -> Line | None:
+        return next((x for x in facts.known.lines if x.dates and len((x.words | x.context) & words) >= 2
+                     and not any(written.matches(d) for d in x.dates)), None)
+
+    found = other(grounds.facts)
+    source = None if found else _lookup(grounds, lambda f: other(f) is not None, _sharing(words), {"has:d"})
+    facts = grounds.facts if found else grounds.note_facts(source) if source else None
+    hit = other(facts) if facts is not None else None
+    if hit is None:
+        return ""
+    where = f"[[{source.removesuffix('.md')}]] gives" if source else "the notes give"
+    return f"{where} {', '.join(f'{d:%d %B %Y}' for d in sorted(hit.dates))}"
+
+
+_DATE_ROLE = re.compile(r"\b(by|until|till|due|deadline|from|since|before|after|as of|starts?|ends?)\W*$", re.I)
+
+
+def _swapped(written: Written, sentence: str, on: date, text: str) -> bool:
+    """The word that gives the date its role ("by", "due", "as of") stands, on every line of the notes
+    with that date, before another date of the line and not before this one."""
+    role = _DATE_ROLE.search(sentence[:max(0, sentence.find(written.text))][-24:])
+    if role is None:
+        return False
+    word, lines = role[1].lower(), 0
+    for raw in text.splitlines():
+        found = dates_in(raw)
+        if not any(w.matches(on) for w in found) or len(found) < 2:
+            continue
+        lines += 1
+        roles = {id(w): (m[1].lower() if (m := _DATE_ROLE.search(raw[:raw.find(w.text)][-24:])) else "")
+                 for w in found}
+        if any(w.matches(on) and roles[id(w)] == word for w in found) or \
+                not any(roles[id(w)] == word for w in found if not w.matches(on)):
+            return False
+    return lines > 0
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-Þ*(\[])|(?<=;)\s+")
@@ -211,7 +271,28 @@ def _on_topic(fig: Figure, sentence: str, line: str, known: Known) -> bool:
     """``known`` states ``fig`` on a line about the sentence's subject (else its line's): a number that
     only occurs elsewhere supports nothing. A sentence and line of no words take any line."""
     subjects: list[frozenset[str] | None] = [w for w in (words_of(sentence), words_of(line)) if w] or [None]
-    return any(direct(fig, known.about(words)) for words in dict.fromkeys(subjects))
+    return any(states(fig, known, words) for words in dict.fromkeys(subjects))
+
+
+_WORKED = re.compile(r"\b(?:more|left|to go|remain\w*|short|behind|ahead|gap|need\w*|fewer|less|between|difference"
+                     r"|total|in all|combined|together|plus|sum|other|rest|leaves?|share|of the|each|per|a day"
+                     r"|a week)\b"
+                     r"|[+×=]|\d\s*[x*/]\s*\d", re.I)
+_IMPERATIVE = re.compile(r"^\W*(?:[A-Z][\w ]{0,20}:\W*)?[a-z]")  # "*Test:* time the first 10 tickets"
+_SAMPLE = re.compile(r"\b(?:the|a)\s+(?:first|next|top)\s+$|\ba sample of\s+$", re.I)
+
+
+def _chosen(fig: Figure, sentence: str) -> bool:
+    """A number the reply proposes, not states: the sample an instruction takes ("time the first 10
+    tickets", "try the next 20")."""
+    at = sentence.find(fig.text)
+    return at > 0 and bool(_SAMPLE.search(sentence[:at])) and bool(_IMPERATIVE.match(_clause_start(sentence, at)))
+
+
+def _clause_start(sentence: str, at: int) -> str:
+    """The clause of ``sentence`` that ends at ``at``, from its start (after a label's "Test:")."""
+    cut = max(sentence.rfind(sep, 0, at) for sep in (". ", "; ", "— ", ": "))
+    return sentence[cut + 2:at] if cut >= 0 else sentence[:at]
 
 
 _KR_NAMED = re.compile(r"\bKRs?\b|\bkey results?\b|\bobjectives?\b", re.I)
@@ -229,17 +310,27 @@ def _beside(fig: Figure, anchors: list[Figure], known: Known) -> bool:
 
 def _stated(fig: Figure, line: str, facts: Facts) -> bool:
     """A note the model was not shown states ``fig`` on a line of the reply line's topic."""
-    return direct(fig, facts.known.about(words_of(line)))
+    return states(fig, facts.known, words_of(line))
 
 
-def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Facts) -> bool:
-    """Does ``facts`` support ``fig`` (of reply line ``line``, beside the supported figures ``here``)
-    by one step of arithmetic, or a count of days from the dates of the line (else of its topic)?"""
+def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Facts,
+              near_by: tuple[Figure, ...] = (), close: int = 0) -> bool:
+    """Does ``facts`` support ``fig`` (of reply line ``line``, beside the supported figures ``here``,
+    and ``near_by``, those of the sentences and lines just before it) by one step of arithmetic —
+    from figures of the reply, of one line (one table) of the notes on its topic, or one of each —,
+    or a count of days from the dates of the line (else of its topic)?"""
     topics = facts.known.topics(words_of(line), here, known_dates(line, today))
     mine = [g for g in here if g is not fig]  # the reply line's figures, or one line's (one table's) of the notes
     if operands_of(fig, mine):
         return derived(fig, mine, line) is not None  # "27 of 50, which is 54%": from the figures it names
-    if any(derived(fig, ops, line) is not None for ops in [mine, *([g for r in t for g in r.figures] for t in topics)]):
+    context = [g for g in dict.fromkeys([*near_by, *mine]) if g is not fig]
+    if close:  # a figure a closer line gives to another thing: worked out from lines as close only
+        words = words_of(contexts.clause_of(fig, line))
+        topics = [t for t in topics if len(words & frozenset().union(*(r.words | r.context for r in t))) >= close]
+    noted = [[g for r in t for g in r.figures] for t in topics]
+    if any(derived(fig, ops, line) is not None for ops in [mine, *noted]):
+        return True
+    if context and any(derived(fig, [*context, *ops], line, strict=True) is not None for ops in noted):
         return True
     named = known_dates(line, today)  # (each checked as a date on its own)
     topic = {d for t in topics for r in t for d in r.dates}
@@ -250,19 +341,21 @@ def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Fa
 
 def _figures(prose: str, grounds: Grounds, strictness: Strictness, result: Review) -> None:
     anchors: list[Figure] = []  # the supported figures of the block's lines so far
+    last: list[Figure] = []  # those of the line before (operands a list item works on: "€450 … €310" then "69%")
     for line in prose.splitlines():
         if not line.strip():
-            anchors = []
+            anchors, last = [], []
         if _ESTIMATE.search(line):
             continue  # the model's own estimate, marked as one
         before: list[Figure] = []  # the supported figures of the line's earlier sentences
         for sentence in sentences(line):
-            before += _sentence_figures(sentence, line, before, anchors, grounds, strictness, result)
+            before += _sentence_figures(sentence, line, before, anchors, grounds, strictness, result, last)
         anchors += before
+        last = before or last
 
 
 def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list[Figure], grounds: Grounds,
-                      strictness: Strictness, result: Review) -> list[Figure]:
+                      strictness: Strictness, result: Review, last: Iterable[Figure] = ()) -> list[Figure]:
     """Check the figures of one sentence of the line ``whole`` (``before``: the supported figures of
     the sentences before it on its line, "… 76.5% against 90%. That's a 13.5-point gap."; ``anchors``:
     those of the lines before it in its block); its supported figures. Week numbers, years, ids, list
@@ -278,18 +371,61 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
                                                    keys_for(fig))) is not None:
             here.append(fig)
             result.found_in[fig.text] = source
+    strict = strictness is Strictness.STRICT
+    off: dict[int, Finding] = {}  # figures the notes state, but of something else
+    for fig in [f for f in here if f in figs and significant(f, strict, line, _KR_LINE)]:
+        if (finding := _in_context(fig, line, grounds, result.found_in.get(fig.text))) is not None:
+            here.remove(fig)
+            result.found_in.pop(fig.text, None)
+            off[id(fig)] = finding
     for fig in figs:
-        if fig in here or not significant(fig, strictness is Strictness.STRICT, line, _KR_LINE):
+        if fig in here or not significant(fig, strict, line, _KR_LINE) or _chosen(fig, line):
             continue
-        if _supports(fig, line, here, grounds.today, facts) or derived(fig, before + here, line) is not None:
+        near_by = (*before, *last) if id(fig) not in off else tuple(before)
+        # a figure the notes give to another thing is worked out only where the reply says it works one out
+        worked = id(fig) not in off or _WORKED.search(contexts.clause_of(fig, line)) is not None
+        close = max(0, contexts.otherwise_scored(fig, line, [grounds.facts], grounds.today)[0] - 1) \
+            if id(fig) in off else 0
+        if (worked and _supports(fig, line, here, grounds.today, facts, near_by, close)) \
+                or derived(fig, [*near_by, *here], line) is not None:
             continue
         likely = _sharing(words_of(line), [g.value for g in here], known_dates(line, grounds.today))
-        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today), likely, {"has:v", "has:d"})
+        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today, near_by=near_by, close=close),
+                         likely, {"has:v", "has:d"}) if worked else None
+        if source is None and id(fig) in off:  # said of the same thing in a note the agent may read?
+            source = _lookup(grounds, partial(_stated_in_context, fig, line, grounds), _sharing(words_of(line)),
+                             keys_for(fig))
         if source is not None:
             result.found_in[fig.text] = source
             continue
+        if id(fig) in off:
+            result.findings.append(off[id(fig)])
+            continue
         result.findings.append(_unsupported_figure(fig, line, here, grounds))
     return here
+
+
+def _stated_in_context(fig: Figure, line: str, grounds: Grounds, facts: Facts) -> bool:
+    """A note the model was not shown states ``fig`` on the reply line's topic, of the same thing."""
+    return _stated(fig, line, facts) and _in_context(fig, line, grounds, facts=facts) is None
+
+
+def _in_context(fig: Figure, sentence: str, grounds: Grounds, source: str | None = None,
+                facts: Facts | None = None) -> Finding | None:
+    """The finding about a figure the notes state, but of something else (``routine/vault/contexts.py``):
+    another line says the reply's clause otherwise, the word after it is another figure's, or it is
+    a past value given as now; None when it is said of the same thing."""
+    texts = [grounds.facts]
+    facts = facts or (grounds.note_facts(source) if source is not None else None)
+    if facts is not None:
+        texts.append(facts)
+    for test, why in ((contexts.otherwise, "the notes say this otherwise"),
+                      (contexts.swapped, "the notes give this figure to something else on that line"),
+                      (contexts.past, "the notes give this as an earlier value, not as it is now")):
+        said = test(fig, sentence, texts, grounds.today)
+        if said:
+            return Finding(Kind.FIGURE.value, fig.text, why, f"the notes say: \"{said[:140]}\"")
+    return None
 
 
 def _unsupported_figure(fig: Figure, line: str, here: list[Figure], grounds: Grounds) -> Finding:
@@ -352,10 +488,13 @@ def _nearest_line(line: str, facts: Facts, want: str, cls: str | None = None) ->
 
 
 def _named(name: str, facts: Facts, grounds: Grounds | None = None) -> bool:
-    first = name.split()[0].lower()
-    if grounds is not None and (grounds.is_named(name.lower()) or grounds.is_named(first)):
+    """The notes name ``name``: a first name alone as they write it; a first and last name as a whole
+    ("Priya Shah" is not "Priya Raman": a wrong surname is a person the notes do not know)."""
+    words = name.split()
+    first = words[0].lower()
+    if grounds is not None and (grounds.is_named(name.lower()) or (len(words) == 1 and grounds.is_named(first))):
         return True
-    if first in facts.capitals:
+    if len(words) == 1 and first in facts.capitals:
         return True
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", facts.text, re.I) is not None
 
@@ -372,6 +511,10 @@ def _people(prose: str, grounds: Grounds) -> list[Named]:
     for pair in name_pairs(prose):
         if pair.lower() not in have and not {w.lower() for w in pair.split()} & lower:
             found.append(Named(pair, NameKind.PERSON))
+    have |= {w.lower() for n in found for w in n.name.split()}
+    for word in capitalised(prose):  # "… and Kestrel, the follow-up study": a name the notes never write
+        if word.lower() not in have and word.lower() not in lower and word.lower() not in grounds.facts.words:
+            found.append(Named(word, NameKind.PROJECT))
     return found
 
 
