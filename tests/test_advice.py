@@ -111,8 +111,11 @@ def test_the_watchers_advice_is_tried_and_only_the_better_change_is_proposed_and
         # The Critic has no runs to try its change on: said in an alert, not lost.
         [(_, status, error)] = [r for r in queue_rows(home) if r[0] == "critic"]
         assert status == "failed" and error.startswith("critic has no step runs from"), error
-        alert = next((home.vault / "Alerts").glob("*change not tried*.md")).read_text()
-        assert "The change to critic (advice of run" in alert and "routine agent try critic" in alert
+        rows = queue_rows(home)
+        assert [s for agent, s, _ in rows if agent == "planner"] == ["done", "done"], rows  # their errors shown
+        alerts = [a.read_text() for a in (home.vault / "Alerts").glob("*change not tried*.md")]
+        alert = next((a for a in alerts if "The change to critic (advice of run" in a), alerts)
+        assert "routine agent try critic" in alert, alerts
         queued = home.run("agent", "try", "planner", "--variant", variant(home, "VARIANT-AGAIN"), "--runs", "today")
         assert queued.returncode == 0, queued.stderr
         window = f"{now:%H:%M}-{now + timedelta(hours=3):%H:%M}"
