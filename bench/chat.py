@@ -94,11 +94,11 @@ def main() -> int:
 def run(args, srv, rng) -> int:
     from routine.chat.sessions import ask
     from routine.config.loader import load_agents, load_config
+    from routine.flows.step_setup import STEP_SETUP
     from routine.journal import Journal
     from routine.journal.chats import ChatStore
     from routine.models.tokens import MistralTokens, count_request
     from routine.runner.step import Runner
-    from routine.flows.step_setup import STEP_SETUP
 
     config = load_config(None)
     agents, _ = load_agents(config)

@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from fake_ollama import FakeOllama, mistral_tokenizer  # noqa: E402
 from chat_tokens import family_of, request_tokens  # noqa: E402
+from fake_ollama import FakeOllama, mistral_tokenizer  # noqa: E402
 from weekvault import make_vault, model_reply, problems_of, simulate, tokens_of  # noqa: E402
 
 MONDAY = date(2026, 11, 23)

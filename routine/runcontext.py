@@ -13,8 +13,8 @@ run's fields. Nothing heavy is imported here.
 from __future__ import annotations
 
 import contextlib
-from contextvars import ContextVar
 from collections.abc import Mapping
+from contextvars import ContextVar
 from types import MappingProxyType
 from typing import Callable, Iterator
 

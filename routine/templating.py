@@ -16,9 +16,9 @@ The date variables are computed once per run from the run's own clock, in the pe
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from functools import lru_cache
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, TypeAlias
 
 from routine.errors import RoutineError

@@ -17,8 +17,7 @@ import re
 def mistral_count(messages: list, tools: list | None) -> int:
     """The request's tokens by Mistral's own tokenizer and chat template (mistral-common), tool-loop
     turns included (their call ids renamed to the nine characters Mistral's template wants)."""
-    from mistral_common.protocol.instruct.messages import (AssistantMessage, SystemMessage, ToolMessage,
-                                                           UserMessage)
+    from mistral_common.protocol.instruct.messages import AssistantMessage, SystemMessage, ToolMessage, UserMessage
     from mistral_common.protocol.instruct.request import ChatCompletionRequest
     from mistral_common.protocol.instruct.tool_calls import Function, FunctionCall, Tool, ToolCall
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from waits import scaled, wait_until
 
 REPO = Path(__file__).resolve().parent.parent

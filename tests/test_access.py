@@ -13,6 +13,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+
 from agent_cli import cli
 
 MISTRAL = "mistral:7b-instruct-q4_K_M"

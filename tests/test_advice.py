@@ -11,11 +11,12 @@ import textwrap
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from receiver import Receiver
-from test_daemon import daemon, journal_rows, only_schedule, wait_for
-from test_prompt_trials import planner_ran_twice_and_was_rewritten, reply as planner_reply, variant
 
+from receiver import Receiver
 from routine.vault.frontmatter import parse_frontmatter
+from test_daemon import daemon, journal_rows, only_schedule, wait_for
+from test_prompt_trials import planner_ran_twice_and_was_rewritten, variant
+from test_prompt_trials import reply as planner_reply
 
 ADVICE = textwrap.dedent("""\
     **Fix first**

@@ -8,6 +8,7 @@ import json
 import textwrap
 
 import pytest
+
 from agent_cli import cli
 
 MISTRAL = "mistral:7b-instruct-q4_K_M"

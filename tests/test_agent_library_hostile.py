@@ -10,6 +10,7 @@ import json
 import os
 
 import pytest
+
 from agent_cli import cli
 from test_agent_library import MISTRAL, two_vaults  # noqa: F401 (fixture)
 

@@ -73,10 +73,10 @@ def memory_entries(vault, name: str) -> list[str]:
 def test_two_weeks_of_agent_memory(env, ollama):
     from routine.chat.sessions import ask
     from routine.config.loader import load_agents, load_config
+    from routine.flows.step_setup import STEP_SETUP
     from routine.journal import Journal
     from routine.runner.block import run_block
     from routine.runner.step import Runner, StepRequest
-    from routine.flows.step_setup import STEP_SETUP
     from routine.schedule.loader import load_schedules
 
     config = load_config(None)

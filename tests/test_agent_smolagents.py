@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from agent_cli import cli
 
+from agent_cli import cli
 from routine.vault.frontmatter import split_frontmatter
 
 smolagents = pytest.importorskip("smolagents")

@@ -12,6 +12,7 @@ import re
 import time
 
 import pytest
+
 from fake_ntfy import FakeNtfy
 from fake_telegram import FakeTelegram
 from test_approval import archived, daily, edit_section, proposal_after_edit

@@ -162,8 +162,7 @@ def test_a_proposal_deleted_while_it_was_being_decided_is_still_archived(tmp_pat
     from datetime import datetime, timezone
 
     from routine.vault.approvals import archive, read_proposal
-    from routine.vault.proposals import ProposalStatus
-    from routine.vault.proposals import write_proposal
+    from routine.vault.proposals import ProposalStatus, write_proposal
 
     (tmp_path / "Daily").mkdir()
     rel = write_proposal(tmp_path, "Drafts", target_rel="Daily/Today.md", section="Alignment", proposed="Ship it.",

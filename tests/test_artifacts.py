@@ -9,11 +9,11 @@ import json
 from datetime import datetime
 
 import pytest
+
 from deciders import second_deciders
+from routine.projects.artifacts import LEGACY_TYPE, ArtifactType, artifact_type_of, type_properties
 from test_projects import PROJECT, QWEN, call, properties
 from test_projects import cli as cli  # noqa: F401  (the fixture)
-
-from routine.projects.artifacts import LEGACY_TYPE, ArtifactType, artifact_type_of, type_properties
 
 REPORT = f"Projects/{PROJECT}/Garden report.md"
 QA_PASS = ["VERDICT: PASS\nFINDINGS:\n- The question is stated first", "VERDICT: PASS\nFINDINGS:\n- Sources are cited"]
@@ -146,10 +146,10 @@ def test_a_reactive_members_task_result_is_an_artifact_qa_needs_no_hand_edit_and
     agent, derived from the notes the task and its run cited; QA passes with no hand edit; the
     librarian (who may write all of Projects/**) may not write it."""
     from routine.config.loader import load_agents, load_config
-    from routine.journal import Journal
     from routine.flows.pickup import pending, run_pickup
-    from routine.runner.step import Runner
     from routine.flows.step_setup import STEP_SETUP
+    from routine.journal import Journal
+    from routine.runner.step import Runner
 
     home = cli.home
     cli("project", "new", PROJECT)

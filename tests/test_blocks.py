@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import threading
 
-from waits import wait_until
-
 from routine.daemon.work import Work, WorkQueue
+from waits import wait_until
 
 MISTRAL, QWEN = "mistral:7b-instruct-q4_K_M", "qwen2.5:7b-instruct-q4_K_M"
 

@@ -9,6 +9,7 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+
 from calendar_server import refuse, serving
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -109,8 +110,8 @@ def test_the_1630_setup_plans_around_tomorrows_meetings_at_their_local_times(ini
 
 
 def test_a_cancelled_occurrence_is_not_shown_and_this_week_groups_by_day(tmp_path):
-    from routine.person.agenda import _format, events_between
     from routine.config.calendars import Span
+    from routine.person.agenda import _format, events_between
 
     today = date(2026, 11, 24)  # a Tuesday, in winter time; the series began in summer time
     events = events_between(ics(today).encode(), "work", today - timedelta(days=1), today, BERLIN).events

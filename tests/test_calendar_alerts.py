@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from receiver import Receiver
-from test_calendar import ics
 
+from receiver import Receiver
 from routine.vault.frontmatter import split_frontmatter
+from test_calendar import ics
 
 
 @pytest.fixture
@@ -94,9 +94,8 @@ def test_doctor_names_a_notify_url_it_cannot_reach_or_parse(initialised):
 
 def test_a_running_daemon_resolves_it_when_the_path_is_fixed(mistyped, ollama, monkeypatch):
     """No `doctor`, no step: the daemon reads the calendars again when `calendars:` changes."""
-    from waits import wait_until
-
     from routine.daemon.app import Daemon
+    from waits import wait_until
 
     home = mistyped
     home.run("fire", "morning-alignment")

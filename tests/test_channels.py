@@ -10,16 +10,16 @@ from dataclasses import dataclass
 from typing import Callable
 
 import pytest
+
 from fake_ntfy import FakeNtfy
 from fake_telegram import FakeTelegram
 from receiver import Receiver
-from waits import scaled, wait_until
-
 from routine.config.notify import NtfySettings, Priority, TelegramSettings
 from routine.person.channels.apprise import AppriseChannel
 from routine.person.channels.base import Button, Channel, Incoming, Outgoing
 from routine.person.channels.ntfy import NtfyChannel
 from routine.person.channels.telegram import TelegramChannel
+from waits import scaled, wait_until
 
 CHAT = 4242
 TOKEN = "123456:SECRETbotTOKEN"

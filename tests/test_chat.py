@@ -105,9 +105,9 @@ def fold_requests(ollama) -> list[dict]:
 
 def runner_for(home):
     from routine.config.loader import load_agents, load_config
+    from routine.flows.step_setup import STEP_SETUP
     from routine.journal import Journal
     from routine.runner.step import Runner
-    from routine.flows.step_setup import STEP_SETUP
 
     config = load_config(None)
     agents, _ = load_agents(config)

@@ -13,6 +13,7 @@ import textwrap
 import time
 
 import pytest
+
 from test_chat import MODEL, chat_requests
 from test_daemon import all_handled, daemon, journal_rows, only_schedule, settled_as, wait_for
 from waits import scaled

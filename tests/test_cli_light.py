@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+
 from waits import scaled
 
 HEAVY = ("litellm", "chromadb", "torch", "sentence_transformers")

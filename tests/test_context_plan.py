@@ -196,9 +196,8 @@ def test_a_bare_fire_of_every_builtin_agent_is_grounded(tmp_path, monkeypatch, c
     """`routine fire AGENT --dry-run` on a lived-in vault: every agent gets the notes it works from."""
     from datetime import date, timedelta
 
-    from weekvault import make_vault
-
     from routine.cli import main
+    from weekvault import make_vault
 
     for key, sub in (("ROUTINE_CONFIG", "config/routine.yaml"), ("ROUTINE_STATE_DIR", "state"),
                      ("ROUTINE_RUNTIME_DIR", "run")):

@@ -18,6 +18,7 @@ import re
 from datetime import date, timedelta
 
 import pytest
+
 from chat_tokens import family_of, request_tokens
 from fake_ollama import FakeOllama, mistral_tokenizer
 from weekvault import make_vault, model_reply, problems_of, simulate
@@ -165,13 +166,12 @@ def test_fridays_review_gives_fridays_note_before_a_whole_thursday_without_its_d
     import re
     from datetime import datetime, time
 
-    from weekvault import TZ
-
     from routine.config.loader import load_agents, load_config
+    from routine.flows.step_setup import STEP_SETUP
     from routine.runner.block import run_block
     from routine.runner.step import Runner
-    from routine.flows.step_setup import STEP_SETUP
     from routine.schedule.loader import load_schedules
+    from weekvault import TZ
 
     vault = week_dir / "Vault"
     thursday, friday = MONDAY + timedelta(days=3), MONDAY + timedelta(days=4)

@@ -8,6 +8,7 @@ import json
 import textwrap
 
 import pytest
+
 from agent_cli import cli
 
 MISTRAL = "mistral:7b-instruct-q4_K_M"
@@ -210,9 +211,9 @@ def test_an_assignment_made_in_obsidian_counts_at_the_next_run_of_an_agent_loade
     for key, value in home.env.items():
         monkeypatch.setenv(key, value)
     from routine.config.loader import load_agents, load_config
+    from routine.flows.step_setup import STEP_SETUP
     from routine.journal import Journal
     from routine.runner.step import Runner, StepRequest
-    from routine.flows.step_setup import STEP_SETUP
 
     config = load_config()
     loaded = load_agents(config)[0]["pricer"]  # before the assignment

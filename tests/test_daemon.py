@@ -12,6 +12,7 @@ import textwrap
 from contextlib import contextmanager
 
 import pytest
+
 from waits import scaled, wait_until
 
 MINUTELY = textwrap.dedent("""\

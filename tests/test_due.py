@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from routine.config.model import StepSpec, WriteSpec
-from routine.schedule.due import owed
 from routine.schedule.cron import Cron, slot_key
+from routine.schedule.due import owed
 from routine.schedule.model import Block
 
 BERLIN = ZoneInfo("Europe/Berlin")

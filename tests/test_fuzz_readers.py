@@ -39,7 +39,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzz_seeds import SECRETS, SEEDS
-
 from routine.config.model import AgentSpec
 from routine.config.yamlfile import parse_yaml
 from routine.errors import RoutineError

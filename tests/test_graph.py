@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from graph_vault import write_case_file
 
+from graph_vault import write_case_file
 from routine.graph import canvas, views
 from routine.graph.cache import GraphCache
 from routine.graph.publish import CanvasWriter

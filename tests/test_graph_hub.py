@@ -10,11 +10,10 @@ import itertools
 import json
 
 from graph_vault import write_hub_project
-from test_daemon import daemon, only_schedule, wait_for
-
 from routine.graph.cache import GraphCache
 from routine.graph.legibility import measure
 from routine.graph.publish import CanvasWriter
+from test_daemon import daemon, only_schedule, wait_for
 
 HARBOR = "Routine/Graphs/Project Harbor.canvas"
 

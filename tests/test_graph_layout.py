@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from graph_vault import write_pilot
 
+from graph_vault import write_pilot
 from routine.graph import canvas, views
 from routine.graph.cache import GraphCache
 from routine.graph.legibility import Legibility, measure

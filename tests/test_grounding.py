@@ -184,7 +184,6 @@ def week_check(vault, agent: str, shown: list[str], reply: str):
     from functools import partial
 
     from grounding_corpus import agent_reads
-
     from routine.vault.grounding import grounds_for, review
     from routine.vault.notes import wikilink_for
     from routine.vault.scope import in_scope

@@ -8,6 +8,7 @@ import json
 from datetime import date
 
 import pytest
+
 from test_daemon import daemon
 from test_grounding import GOOD, MISTRAL, OKRS
 

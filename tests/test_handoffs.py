@@ -5,10 +5,10 @@ instead. The shipped deep-work block as the person designed it (Critic ok → Bu
 from __future__ import annotations
 
 import pytest
-from test_daemon import journal_rows, only_schedule
 
 from routine.config.conditions import Condition
 from routine.verdicts import verdict_of
+from test_daemon import journal_rows, only_schedule
 
 
 def critic_says(verdict: str):

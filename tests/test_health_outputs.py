@@ -7,8 +7,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 
 from routine.daemon import dashboard, promfile
-from routine.daemon.status_record import status_line
-from routine.daemon.status_record import DaemonState, DaemonStatus
+from routine.daemon.status_record import DaemonState, DaemonStatus, status_line
 
 DOWN = "ollama (http://127.0.0.1:11434): not reachable: Ollama is not reachable at http://127.0.0.1:11434."
 SNAP = DaemonStatus.from_json({

@@ -10,8 +10,14 @@ import subprocess
 import sys
 import textwrap
 
-from test_chat import MODEL, chat_note, chat_requests, fold_requests, small_window
-from test_chat import chat_home  # noqa: F401 (fixture)
+from test_chat import (
+    MODEL,
+    chat_home,  # noqa: F401 (fixture)
+    chat_note,
+    chat_requests,
+    fold_requests,
+    small_window,
+)
 
 GUARD = 90  # seconds; the fixed code takes a few, the old code hours
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import ollama as ollama_client
+
 from test_daemon import MINUTELY, daemon, journal_rows, only_schedule, status, wait_for
 from waits import scaled
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from test_daemon import daemon, only_schedule
 
 DAEMON_MB = 120
@@ -40,9 +41,8 @@ def test_ollama_is_asked_natively_with_tool_calls_and_its_token_count(tmp_path, 
     arguments, the server's prompt count is the completion's, and the transcript goes back with the
     call's arguments as an object and the result named by tool_name; num_ctx and num_predict pinned."""
     from fake_ollama import FakeOllama
-    from test_residency import MISTRAL, write_config
-
     from routine.models.client import ModelClient
+    from test_residency import MISTRAL, write_config
 
     with FakeOllama(max_loaded=3, load_delay=0.0) as srv:
         config = write_config(tmp_path, srv.url)
@@ -73,10 +73,9 @@ def test_ollama_is_asked_natively_with_tool_calls_and_its_token_count(tmp_path, 
 
 def test_a_model_not_pulled_and_a_server_away_are_named(tmp_path):
     from fake_ollama import FakeOllama
-    from test_residency import write_config
-
     from routine.errors import ModelMissing, ServerUnreachable
     from routine.models.client import ModelClient
+    from test_residency import write_config
 
     with FakeOllama(max_loaded=3, load_delay=0.0) as srv:
         config = write_config(tmp_path, srv.url, extra_models="  ghost: {model: ollama_chat/ghost:7b, num_ctx: 4096}\n")

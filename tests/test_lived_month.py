@@ -21,6 +21,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+
 from pdfmaker import make_pdf
 from receiver import Receiver
 from test_daemon import daemon, handled, journal_rows, status, wait_for

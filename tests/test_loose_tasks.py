@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 
 from agent_cli import cli
+from routine.vault.frontmatter import split_frontmatter
 from test_custom_agents import artifacts, put  # noqa: F401 - the fixture
 from test_daemon import daemon, journal_rows, only_schedule, wait_for
-
-from routine.vault.frontmatter import split_frontmatter
 
 TODO = "Inbox/Todo.md"
 ITEM = "Price the Acme renewal"

@@ -13,9 +13,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from sandbox_support import needs_bubblewrap
-from waits import wait_until
 from test_cli_light import imported_modules
+from waits import wait_until
 
 MISTRAL = "mistral:7b-instruct-q4_K_M"
 BIN = Path(sys.executable).parent

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import sys
-
 import textwrap
 
 import anyio
 import pytest
+
 from test_daemon import daemon
 
 pytest.importorskip("mcp")

@@ -11,11 +11,11 @@ import os
 import shutil
 
 import pytest
-from waits import wait_until
 
 from routine.config.loader import load_config
 from routine.memory import VaultIndex
 from routine.memory.chunks import chunk_note
+from waits import wait_until
 
 NOTES = {
     "Projects/Alpha.md": "# Alpha\n\n## Risks\nThe battery supplier may slip.\n\n## Budget\nTen thousand left.\n",

@@ -14,6 +14,7 @@ import signal
 from pathlib import Path
 
 import pytest
+
 from test_daemon import daemon, only_schedule, wait_for
 
 pytestmark = pytest.mark.real_embeddings  # the worker loads the shipped MiniLM (torch): that is under test

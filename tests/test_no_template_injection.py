@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from agent_cli import cli
 from test_agent_library import two_vaults  # noqa: F401  (a fixture)
 from test_chat import chat_home, chat_note, runner_for  # noqa: F401  (chat_home is a fixture)
@@ -43,10 +44,10 @@ def in_process(initialised, monkeypatch):
 @pytest.mark.parametrize("payload", PAYLOADS)
 def test_a_task_line_assigned_to_an_agent_runs_nothing(in_process, ollama, payload):
     from routine.config.loader import load_agents, load_config
-    from routine.journal import Journal
     from routine.flows.pickup import pending, run_pickup
-    from routine.runner.step import Runner, local_now
     from routine.flows.step_setup import STEP_SETUP
+    from routine.journal import Journal
+    from routine.runner.step import Runner, local_now
 
     home = in_process
     home.run("project", "new", "P0", check=True)

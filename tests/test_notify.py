@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+
 from receiver import Receiver
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -107,9 +108,9 @@ def test_a_proposal_waiting_notifies_once_and_a_failing_url_never_fails_the_run(
 
 
 def test_a_blocks_note_is_sent_with_its_first_lines_when_named_in_ready(initialised, ollama, receiver, monkeypatch):
-    from routine.person import notifications
     from routine.config.loader import load_config
     from routine.daemon.ready import ready
+    from routine.person import notifications
     from routine.runner.block import BlockOutcome
     from routine.runner.step import StepOutcome
     from routine.vault.writer import WriteResult

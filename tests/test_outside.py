@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from deciders import second_deciders
-
 from routine.errors import OutsideTextRefused
 from routine.outside.yamlread import CONFIG, PROPERTIES, REPLY, read_yaml
 

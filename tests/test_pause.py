@@ -11,13 +11,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from test_daemon import MINUTELY
-
 from routine.config.model import StepSpec, WriteSpec
-from routine.schedule.due import owed
 from routine.schedule import pause
 from routine.schedule.cron import Cron
+from routine.schedule.due import owed
 from routine.schedule.model import Block
+from test_daemon import MINUTELY
 
 BERLIN = ZoneInfo("Europe/Berlin")
 STEP = (StepSpec(agent="strategist", task="x", write=WriteSpec(note="Daily/x.md", section="A")),)
@@ -122,9 +121,8 @@ def test_a_holiday_that_is_no_date_is_located_in_routine_yaml(initialised):
 
 @pytest.fixture
 def daemon(initialised, monkeypatch):
-    from test_daemon import only_schedule
-
     from routine.daemon.app import Daemon
+    from test_daemon import only_schedule
 
     only_schedule(initialised, TRIGGERED)
     for key, value in initialised.env.items():
@@ -247,7 +245,8 @@ def test_pause_until_tomorrow_skips_the_rest_of_today_and_the_slots_after_midnig
 @pytest.mark.daemon(budget=90)
 def test_pause_and_resume_show_on_the_dashboard_at_once(initialised):
     """No run needs to happen first: the daemon is told, and writes the dashboard again."""
-    from test_daemon import daemon as running, only_schedule, wait_for
+    from test_daemon import daemon as running
+    from test_daemon import only_schedule, wait_for
 
     home = initialised
     only_schedule(home, TRIGGERED)
@@ -282,9 +281,8 @@ def test_a_holiday_tomorrow_shows_in_status_schedule_next_and_models_plan(initia
 
 
 def test_a_holiday_slot_is_journaled_skipped_like_a_paused_one(initialised, monkeypatch):
-    from test_daemon import only_schedule
-
     from routine.daemon.app import Daemon
+    from test_daemon import only_schedule
 
     home = initialised
     only_schedule(home, TRIGGERED)

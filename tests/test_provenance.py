@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+
 from deciders import second_deciders
 from test_projects import cli as cli  # noqa: F401  (the fixture)
 
@@ -186,7 +187,6 @@ def test_copies_in_routines_text_are_not_tasks_not_assignments_and_not_cards(cli
 def test_the_person_is_told_once_per_real_task(cli, monkeypatch):
     """Each note of the case file, as the daemon sees it change, tells people of their own tasks only."""
     from receiver import Receiver
-
     from routine.config.loader import load_config
     from routine.daemon.person_tasks import tell_people
 

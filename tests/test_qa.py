@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import json
 
+from routine.verdicts import verdict_of
 from test_projects import PROJECT, properties
 from test_projects import cli as cli  # noqa: F401  (the fixture)
-
-from routine.verdicts import verdict_of
 
 REPORT = f"Projects/{PROJECT}/Garden report.md"
 QA_SECTION = "## When the task is a QA review of an artifact"
@@ -184,8 +183,8 @@ def test_a_long_artifact_is_reviewed_part_by_part_within_the_window(cli, ollama)
 
 
 def test_parts_fit_the_budget_and_name_their_sections():
-    from routine.models.tokens import Estimate
     from routine.flows.review_parts import split_for_review
+    from routine.models.tokens import Estimate
 
     counter = Estimate()
     short = "Intro line.\n\n## A\nSmall."

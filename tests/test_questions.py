@@ -12,8 +12,8 @@ import textwrap
 from datetime import timedelta
 
 import pytest
-from test_daemon import daemon, only_schedule, status, wait_for
 
+from test_daemon import daemon, only_schedule, status, wait_for
 
 SCHEDULE = textwrap.dedent("""\
     blocks:

@@ -10,8 +10,20 @@ import pytest
 
 from routine.config.agent_notes import load_agents
 from routine.config.loader import load_config
-from routine.flows.reactions import (Answer, Chat, ChatGone, Fire, Graph, Index, LookForTasks, React, Reload,
-                                     TellPerson, View, on_vault_change)
+from routine.flows.reactions import (
+    Answer,
+    Chat,
+    ChatGone,
+    Fire,
+    Graph,
+    Index,
+    LookForTasks,
+    React,
+    Reload,
+    TellPerson,
+    View,
+    on_vault_change,
+)
 from routine.schedule.model import Trigger
 from routine.vault.atomic import add_write_listener, atomic_write, remove_write_listener
 from routine.vault.chat_notes import answer_callout

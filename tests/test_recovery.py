@@ -10,6 +10,7 @@ import subprocess
 from datetime import datetime, timedelta
 
 import pytest
+
 from test_daemon import MINUTELY, daemon, journal_rows, only_schedule, status, wait_for
 from waits import scaled
 

@@ -10,11 +10,11 @@ from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from routine.config.model import StepSpec, WriteSpec
-from routine.schedule.due import Slot, owed
 from routine.daemon.recovery import STATE_FULL, Recovery
-from routine.models.ollama_host import unreachable
 from routine.journal.slots import Slots
+from routine.models.ollama_host import unreachable
 from routine.schedule.cron import Cron, slot_key
+from routine.schedule.due import Slot, owed
 from routine.schedule.model import Block
 
 UTC = ZoneInfo("UTC")
@@ -155,9 +155,8 @@ def test_the_checks_say_which_causes_are_gone(tmp_path, monkeypatch):
 def test_a_dead_scheduler_is_started_again_by_the_health_monitor(initialised, monkeypatch):
     """The scheduler's thread dies (as it did when its job store hit a full disk): the monitor's
     next round starts it again, no daemon restart."""
-    from test_daemon import MINUTELY, only_schedule
-
     from routine.daemon.app import Daemon
+    from test_daemon import MINUTELY, only_schedule
 
     home = initialised
     only_schedule(home, MINUTELY.replace('"* * * * *"', '"0 3 * * *"'))

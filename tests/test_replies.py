@@ -10,6 +10,7 @@ import json
 from datetime import date
 
 import pytest
+
 from fake_ollama import FakeOllama
 
 MISTRAL = "mistral:7b-instruct-q4_K_M"

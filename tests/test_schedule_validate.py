@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import date, timedelta
 import textwrap
+from datetime import date, timedelta
 
 BAD = textwrap.dedent("""\
     blocks:

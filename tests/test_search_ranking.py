@@ -8,10 +8,10 @@ meaning), so whatever ranks a note first here is the keyword half of the ranking
 from __future__ import annotations
 
 import pytest
-from test_memory_index import setup, write  # noqa: F401  (the fixture)
 
 from routine.memory import VaultIndex
 from routine.memory.chunks import chunk_note
+from test_memory_index import setup, write  # noqa: F401  (the fixture)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from calendar_server import refuse, serving
 from receiver import Receiver
 from test_daemon import daemon

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 
-from test_daemon import MINUTELY, daemon, only_schedule, status
-
 from routine.daemon.status_record import DaemonState, DaemonStatus, HealthState, WatchMode
+from test_daemon import MINUTELY, daemon, only_schedule, status
 
 FULL = {
     "state": "running", "pid": 4242, "uptime_s": 3600, "started_at": "2026-11-22T06:00:00+00:00",

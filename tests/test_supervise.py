@@ -7,10 +7,10 @@ import logging
 import threading
 
 import pytest
-from test_daemon import wait_for
-from waits import scaled
 
 from routine.host import supervise
+from test_daemon import wait_for
+from waits import scaled
 
 
 @pytest.fixture(autouse=True)

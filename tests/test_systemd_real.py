@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
 from systemd_box import REPO, Box, python_paths
 from waits import scaled, wait_until
 

@@ -10,8 +10,8 @@ from datetime import date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
-from receiver import Receiver
 
+from receiver import Receiver
 from routine.errors import ReminderProblem
 from routine.schedule.remind_words import asked_in, snooze_until, stamp_of, when_from
 

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from routine.models.calibration import Calibration
-from routine.models.tokens import (ESTIMATE, Estimate, Method, QwenTokens, count_request, qwen_available,
-                                   tokenizer_of)
+from routine.models.tokens import ESTIMATE, Estimate, Method, QwenTokens, count_request, qwen_available, tokenizer_of
 
 REPO = Path(__file__).resolve().parent.parent
 QWEN = "ollama_chat/qwen2.5:7b-instruct-q4_K_M"

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from fake_ollama import FakeOllama, mistral_tokenizer
+
 from chat_tokens import mistral_count
+from fake_ollama import FakeOllama, mistral_tokenizer
 
 MISTRAL = "mistral:7b-instruct-q4_K_M"
 LIMIT = 8192 - 1024  # the shipped `general` alias: num_ctx less num_predict

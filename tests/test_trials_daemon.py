@@ -11,9 +11,9 @@ import textwrap
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from test_daemon import daemon, journal_rows, only_schedule, wait_for
 from test_trials import CUT, GOOD, MISSING, MISTRAL, QWEN, snapshot
-
 from waits import scaled
 
 LLAMA = "llama3.2:3b"

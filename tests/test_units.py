@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
 from waits import scaled
 
 REPO = Path(__file__).resolve().parent.parent

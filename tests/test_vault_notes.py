@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from routine.vault import (join_frontmatter, parse_frontmatter, read_note, resolve_wikilink, split_frontmatter,
-                           update_frontmatter, wikilink_for, wikilinks)
+from routine.vault import (
+    join_frontmatter,
+    parse_frontmatter,
+    read_note,
+    resolve_wikilink,
+    split_frontmatter,
+    update_frontmatter,
+    wikilink_for,
+    wikilinks,
+)
 
 BROKEN = "---\ntitle: [unclosed\ntags: x\n---\nBody words.\n"
 

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from routine.vault import (clear_pending_proposal, content_sha, find_section, mark_pending_proposal, section_key,
-                           upsert_section)
+from routine.vault import (
+    clear_pending_proposal,
+    content_sha,
+    find_section,
+    mark_pending_proposal,
+    section_key,
+    upsert_section,
+)
 
 BEFORE = "My own words at the top.\n\n## Notes\n- call Anna\n"
 AFTER = "\n## Evening\nWhat I did today.\n"

@@ -11,8 +11,16 @@ import pytest
 
 import routine.vault.writer as writer_module
 from routine.errors import NoteExists, ScopeError
-from routine.vault import (NoteChanged, Provenance, WriteTarget, atomic_create, atomic_write, find_section,
-                           split_frontmatter, write_output)
+from routine.vault import (
+    NoteChanged,
+    Provenance,
+    WriteTarget,
+    atomic_create,
+    atomic_write,
+    find_section,
+    split_frontmatter,
+    write_output,
+)
 
 DAY = "Daily/2026-11-22.md"
 WHEN = datetime(2026, 11, 22, 7, 30, tzinfo=timezone(timedelta(hours=1)))

@@ -7,12 +7,12 @@ import threading
 import time
 
 import pytest
-from waits import wait_until
 
 from routine.vault.atomic import add_write_listener, atomic_write, remove_write_listener
-from routine.watch.state import FileStates
 from routine.watch.changes import Change
+from routine.watch.state import FileStates
 from routine.watch.watcher import VaultWatcher
+from waits import wait_until
 
 QUIET = 0.4
 HELD = 3600.0  # a note the test holds does not settle until it lets go (``let_go``)

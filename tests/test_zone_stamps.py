@@ -14,7 +14,6 @@ from test_mcp_server import session_calls
 from test_one_clock import ZONE, _in_zone
 from test_projects import cli as cli  # noqa: F401  (the fixture)
 from test_prompt_trials import planner_ran_twice_and_was_rewritten, reply, variant
-
 from tests.test_cli_messages import _journal
 
 TZ = ZoneInfo(ZONE)

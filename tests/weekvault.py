@@ -248,11 +248,11 @@ class StepSeen:
 def simulate(config, server, days: list[date], seed: int = 11) -> list[StepSeen]:
     """Run every shipped block of ``days`` in time order, in process, on an injected clock."""
     from routine.config.loader import load_agents
+    from routine.flows.step_setup import STEP_SETUP
     from routine.journal import Journal
     from routine.runner.block import run_block
     from routine.runner.events import StepStarted
     from routine.runner.step import Runner
-    from routine.flows.step_setup import STEP_SETUP
     from routine.schedule.loader import load_schedules
     from routine.vault import wikilink_for
 

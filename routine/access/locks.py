@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+
 from routine.vault.files import read_text
 from routine.vault.frontmatter import split_frontmatter
 

@@ -20,18 +20,18 @@ folder named ``*`` grants nothing beyond itself. The ``!`` globs are honoured wh
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
-from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from routine.jsonvalue import JSONObject
 from routine.access.locks import locked_grounding
+from routine.config.behaviours import Behaviour
 from routine.config.model import AgentSpec, Config
 from routine.config.tool_names import REVIEW_TOOLS
-from routine.projects.assignees import Assignments, assignments_of, agent_aliases
-from routine.config.behaviours import Behaviour
+from routine.jsonvalue import JSONObject
 from routine.projects.artifacts import artifacts_in
+from routine.projects.assignees import Assignments, agent_aliases, assignments_of
 from routine.vault.notes import resolve_wikilink
 from routine.vault.scope import glob_literal, in_scope
 

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 from routine.actions.agent_assign import assignment
 from routine.actions.agent_library import install, publish
 from routine.actions.agent_trial import try_prompt
-from routine.agents.authoring import create, NewAgent
+from routine.agents.authoring import NewAgent, create
 from routine.agents.describe import MemoryShown, details, summary
 from routine.agents.smolagents_format import export, import_folder
-from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
+from routine.terminal.output import Clock, print_json, print_table
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec, Config

@@ -9,8 +9,8 @@ from routine.agents import assign as edits
 from routine.config.loader import agent_named
 
 if TYPE_CHECKING:
-    from routine.errors import Problem
     from routine.config.model import AgentSpec, Config
+    from routine.errors import Problem
 
 
 def assignment(

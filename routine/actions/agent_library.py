@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from routine.agents.library import library_named, version
 from routine.agents.install import install as install_version
+from routine.agents.library import library_named, version
 from routine.agents.publish import publish as publish_agent
-from routine.terminal.output import print_json
 from routine.errors import UsageError
+from routine.terminal.output import print_json
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec, Config

@@ -13,7 +13,6 @@ import argparse
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from routine.terminal.output import print_json
 from routine.config.model import AgentSpec, Config
 from routine.daemon import client, clock
 from routine.journal import Journal
@@ -22,6 +21,7 @@ from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
 from routine.models.client import ModelClient
 from routine.models.manager import ModelManager
 from routine.runner.step import local_time
+from routine.terminal.output import print_json
 
 if TYPE_CHECKING:
     from routine.journal import RunRecord

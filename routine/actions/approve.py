@@ -10,13 +10,13 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from routine.terminal.output import print_json, print_table
-from routine.config.loader import load_config, load_agents
+from routine.config.loader import load_agents, load_config
 from routine.daemon import client
 from routine.errors import EXIT_JOB_FAILED, RoutineError, UsageError
 from routine.flows.approval import decide
 from routine.journal import Journal
 from routine.journal.decisions import Outcome
+from routine.terminal.output import print_json, print_table
 from routine.vault.approvals import read_proposal
 from routine.vault.notes import resolve_wikilink
 from routine.vault.proposals import ProposalStatus

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from routine.terminal.output import print_json
 from routine.config.loader import load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, UsageError
 from routine.flows.qa import run_qa
@@ -19,6 +18,7 @@ from routine.journal import Journal
 from routine.projects.library import instantiate, templates
 from routine.projects.scaffold import project_named
 from routine.runner.step import Runner
+from routine.terminal.output import print_json
 from routine.vault.notes import resolve_wikilink
 
 if TYPE_CHECKING:

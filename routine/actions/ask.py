@@ -14,14 +14,14 @@ from routine.actions.fire import _progress
 from routine.actions.search import agent_search
 from routine.chat.conversation import SEARCH_K
 from routine.chat.sessions import ask
-from routine.terminal.output import print_json
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.config.overrides import on_model
 from routine.daemon import client
 from routine.flows.step_setup import STEP_SETUP
 from routine.journal import Journal
-from routine.runner.events import from_json, Queued, Token
+from routine.runner.events import Queued, Token, from_json
 from routine.runner.step import Runner
+from routine.terminal.output import print_json
 
 if TYPE_CHECKING:
     from routine.jsonvalue import Parsed

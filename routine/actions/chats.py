@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import zone_name_of
 from routine.errors import UsageError
 from routine.journal import Journal
 from routine.journal.chats import ChatMessage, ChatStore, Role
+from routine.terminal.output import Clock, print_json, print_table
 
 LIST_COLUMNS = ["id", "agent", "origin", "title", "messages", "updated"]
 

@@ -9,11 +9,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from routine import paths
-
-from routine.host import unitcheck
-from routine.terminal.output import print_json
 from routine.config.loader import load_agents, load_config
 from routine.errors import EXIT_JOB_FAILED, EXIT_USAGE, RoutineError
+from routine.host import unitcheck
 from routine.journal import Journal
 from routine.models import providers
 from routine.person import agenda
@@ -22,10 +20,12 @@ from routine.person.notifications import check_url
 from routine.redact import redact_url
 from routine.schedule.loader import load_schedules
 from routine.statedb import set_aside_files
+from routine.terminal.output import print_json
 from routine.tools.mcp_client import connected, stop_all
 
 if TYPE_CHECKING:
     from pathlib import Path
+
     from routine.config.model import AgentSpec, Config
 
 # A failure here is a mistake in a file the person edits: exit 2, like `schedule validate`.

@@ -6,7 +6,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Callable
 
-from routine.terminal.output import print_json
 from routine.config.loader import agent_named, agent_note_problems, load_agents, load_config
 from routine.config.overrides import known_alias, on_model, on_models
 from routine.daemon import client
@@ -20,14 +19,15 @@ from routine.runner.events import from_json
 from routine.runner.request import StepRequest
 from routine.runner.step import Runner
 from routine.schedule.loader import block_from_files, declared_block_ids
+from routine.terminal.output import print_json
 from routine.terminal.progress import ProgressPrinter, StepProgress
 
 if TYPE_CHECKING:
-    from routine.jsonvalue import Parsed
-    from routine.runner.events import RunEvent
-    from routine.runner.block import Resume
-    from routine.runner.request import StepOutcome
     from routine.config.model import AgentSpec, Config
+    from routine.jsonvalue import Parsed
+    from routine.runner.block import Resume
+    from routine.runner.events import RunEvent
+    from routine.runner.request import StepOutcome
     from routine.schedule.model import Block
 
 

@@ -7,16 +7,16 @@ import argparse
 from typing import TYPE_CHECKING
 
 from routine.access import resolve
-from routine.terminal.output import print_json
 from routine.config.loader import agent_named, load_agents, load_config
 from routine.errors import UsageError
 from routine.graph.cache import open_current
-from routine.graph.views import neighbors, path, scope_test, view, ViewKind
+from routine.graph.views import ViewKind, neighbors, path, scope_test, view
+from routine.terminal.output import print_json
 
 if TYPE_CHECKING:
-    from routine.graph.views import View, Visible
     from routine.config.model import Config
     from routine.graph.graph import KnowledgeGraph
+    from routine.graph.views import View, Visible
 
 
 def run(args: argparse.Namespace) -> int:

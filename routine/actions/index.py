@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import TYPE_CHECKING
 
-import argparse
-
+from routine.config.loader import load_config
 from routine.daemon import client
+from routine.runner.events import IndexProgress, from_json
 from routine.terminal.output import print_json
 from routine.terminal.progress import ProgressPrinter
-from routine.config.loader import load_config
-from routine.runner.events import from_json, IndexProgress
 
 if TYPE_CHECKING:
     from routine.jsonvalue import Parsed

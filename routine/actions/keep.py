@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timedelta
 
-from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import load_config
 from routine.daemon import clock
 from routine.journal import Journal
 from routine.journal.keep import KeepRates
+from routine.terminal.output import Clock, print_json, print_table
 
 
 def now() -> datetime:

@@ -8,9 +8,9 @@ from typing import Any
 
 from routine.actions.agent_library import _name_and_version
 from routine.agents.library import agents_in, library_named, preview, version
-from routine.terminal.output import print_json, print_table
 from routine.config.loader import load_config
 from routine.config.model import LibrarySource
+from routine.terminal.output import print_json, print_table
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from datetime import datetime
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from routine.access import scoped

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from routine.actions.agent_trial import daemon_now, window_text
 from routine.config.loader import load_agents
-from routine.terminal.output import print_json, print_table
 from routine.config.model import Config
 from routine.daemon import client, clock
 from routine.journal import Journal
@@ -16,11 +15,13 @@ from routine.journal.model_events import ModelEvents
 from routine.journal.trials import Trials
 from routine.models.client import ModelClient
 from routine.models.manager import ModelManager
-from routine.trials.scores import COLUMNS, overall, ranked, recommendation, scores as score, table_rows, write_note
+from routine.terminal.output import print_json, print_table
+from routine.trials.scores import COLUMNS, overall, ranked, recommendation, table_rows, write_note
+from routine.trials.scores import scores as score
 
 if TYPE_CHECKING:
-    from routine.jsonvalue import JSONObject, Parsed
     from routine.journal.trials import Trial
+    from routine.jsonvalue import JSONObject, Parsed
 
 def try_model(config: Config, args: argparse.Namespace) -> int:
     from routine.trials.queue import queue  # lazy: jsonschema, which the tools' declarations load

@@ -4,14 +4,13 @@ day, how well each alias's prompts are counted; trials and their scoreboard (`ac
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timedelta, timezone
 from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from routine import paths
 from routine.actions import model_trials
-from routine.terminal.output import Clock, print_json, print_table, say
 from routine.config.loader import load_agents, load_config
 from routine.errors import RoutineError
 from routine.journal import Journal
@@ -23,11 +22,12 @@ from routine.models.plan import belady_loads, key_label, simulate_ollama, simula
 from routine.models.preloader import learned_lead
 from routine.schedule import pause
 from routine.schedule.loader import load_schedules
+from routine.terminal.output import Clock, print_json, print_table, say
 
 if TYPE_CHECKING:
+    from routine.config.model import Config
     from routine.jsonvalue import Parsed
     from routine.models.plan import Decision, ModelKey
-    from routine.config.model import Config
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 
 from routine import paths
-from routine.terminal.output import Clock, print_json, print_table
-from routine.config.model import Config
 from routine.config.loader import load_config
+from routine.config.model import Config
 from routine.errors import UsageError
 from routine.journal import Journal
 from routine.journal.answers import AnswerBook
 from routine.journal.notifications import NotificationLog
 from routine.person.notifications import send_now
+from routine.terminal.output import Clock, print_json, print_table
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,17 +8,16 @@ ends) is the daemon's clock, in the daemon's zone.
 from __future__ import annotations
 
 import argparse
-
 from zoneinfo import ZoneInfo
 
 from routine import paths
-from routine.daemon import client, clock
-from routine.terminal.output import print_json
-from routine.config.model import Config
 from routine.config.loader import load_agents, load_config
+from routine.config.model import Config
+from routine.daemon import client, clock
 from routine.errors import UsageError, did_you_mean
 from routine.schedule import pause
 from routine.schedule.loader import in_force
+from routine.terminal.output import print_json
 
 
 def run(args: argparse.Namespace) -> int:

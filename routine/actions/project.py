@@ -11,16 +11,16 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from routine.terminal.output import Clock, print_json, print_table
-from routine.config.loader import load_config, load_agents
+from routine.config.loader import load_agents, load_config
 from routine.projects.model import list_projects
 from routine.projects.overview import summary
 from routine.projects.scaffold import adopt_project, assign, new_project, project_named, unassign
 from routine.schedule.project_cadence import project_blocks
+from routine.terminal.output import Clock, print_json, print_table
 
 if TYPE_CHECKING:
-    from routine.schedule.model import Block
     from routine.config.model import Config
+    from routine.schedule.model import Block
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,8 +10,8 @@ import sys
 
 from routine.daemon import client
 from routine.daemon.app import Daemon
-from routine.host.daemonlock import hold
 from routine.errors import DaemonError
+from routine.host.daemonlock import hold
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias
-
 import argparse
 import json
+from typing import TYPE_CHECKING, TypeAlias
 
 from routine.actions.keep import keep
 from routine.actions.retry import retry
-from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import zone_name_of
 from routine.errors import UsageError
 from routine.journal import Journal
@@ -17,6 +15,7 @@ from routine.journal.runs import RunRecord, TranscriptEntry
 from routine.journal.status import outcome
 from routine.journal.token_samples import TokenSamples
 from routine.models.calibration import error_percent
+from routine.terminal.output import Clock, print_json, print_table
 
 if TYPE_CHECKING:
     from routine.jsonvalue import Parsed

@@ -9,18 +9,19 @@ from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
 from zoneinfo import ZoneInfo
 
 from routine import paths
-from routine.terminal.output import Kind, print_json, print_table
 from routine.config.loader import load_agents, load_config
 from routine.daemon import client
 from routine.errors import ConfigError
 from routine.schedule import pause
 from routine.schedule.loader import declared_blocks, in_force, load_schedules
+from routine.terminal.output import Kind, print_json, print_table
 
 if TYPE_CHECKING:
     from datetime import timedelta
+
+    from routine.config.model import AgentSpec, Config
     from routine.errors import Problem
     from routine.jsonvalue import Parsed
-    from routine.config.model import AgentSpec, Config
     from routine.schedule.model import Block, Schedules
 
 

@@ -7,12 +7,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from routine.access import resolve
-from routine.daemon import client
-from routine.terminal.output import print_json
-from routine.terminal.progress import ProgressPrinter
 from routine.config.loader import agent_named, load_agents, load_config
+from routine.daemon import client
 from routine.errors import UsageError
 from routine.memory.retrieve import better_outside, outside_sentence
+from routine.terminal.output import print_json
+from routine.terminal.progress import ProgressPrinter
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec, Config

@@ -20,11 +20,11 @@ import subprocess
 from pathlib import Path
 
 from routine import paths
-
-from routine.host import daemonlock as lock, units
 from routine.atomicfile import replace_if_changed
 from routine.config.loader import load_config
 from routine.errors import EXIT_JOB_FAILED, UsageError
+from routine.host import daemonlock as lock
+from routine.host import units
 
 
 def run(args: argparse.Namespace) -> int:

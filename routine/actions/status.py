@@ -6,17 +6,24 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
-from routine.host import unitcheck
 from routine.actions.runs import WroteValue, wrote_paths
 from routine.actions.schedule import upcoming
-from routine.terminal.output import Clock, print_json, print_table
 from routine.config.loader import load_agents, load_config, zone_name_of
 from routine.daemon import client
-from routine.daemon.status import (keep_rates, open_alerts, paused_now, recent_runs, reminders_waiting,
-                                   resident_models, waiting)
+from routine.daemon.status import (
+    keep_rates,
+    open_alerts,
+    paused_now,
+    recent_runs,
+    reminders_waiting,
+    resident_models,
+    waiting,
+)
 from routine.daemon.status_record import DaemonState, DaemonStatus, NextFire, RecentRun
+from routine.host import unitcheck
 from routine.schedule.loader import load_schedules
 from routine.schedule.pause import shown
+from routine.terminal.output import Clock, print_json, print_table
 
 EXIT_NOT_RUNNING = 3  # systemctl's (and LSB's) convention: "program is not running"
 

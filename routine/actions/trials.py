@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from routine.config.loader import zone_name_of
 from routine.journal import Journal
 from routine.journal.prompt_trials import PromptTrialQueue, PromptTrials
 from routine.journal.trials import Trial, Trials
-from routine.config.loader import zone_name_of
 from routine.terminal.output import Clock, print_json, print_table
 
 COLUMNS = ["kind", "id", "agent", "what", "state", "verdict"]

@@ -10,10 +10,9 @@ they ended. One a pause or a holiday holds waits (``schedule.held``) and fires o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import argparse
 import sys
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from routine import paths
@@ -24,8 +23,8 @@ from routine.errors import EXIT_JOB_FAILED
 from routine.flows.events import run_event
 from routine.flows.step_setup import STEP_SETUP
 from routine.journal import Journal
-from routine.jsonvalue import JSONObject
 from routine.journal.status import succeeded
+from routine.jsonvalue import JSONObject
 from routine.runner.step import Runner
 from routine.schedule import held, pause
 from routine.schedule.events import MAX_BYTES, Payload, checked, from_file, from_inputs, triggers_for

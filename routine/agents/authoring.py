@@ -16,8 +16,8 @@ from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.behaviours import NAMES as BEHAVIOURS
 from routine.config.model import Config
 from routine.config.schema import TOOL_NAMES
-from routine.errors import NoteExists, UsageError
 from routine.config.tool_names import declared
+from routine.errors import NoteExists, UsageError
 from routine.vault.atomic import atomic_create
 from routine.vault.frontmatter import join_frontmatter
 from routine.vault.notes import resolve_wikilink, wikilink_for

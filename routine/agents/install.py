@@ -17,14 +17,13 @@ out and said so, so a library agent never grounds on, nor (locked) hides, the pe
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
 import posixpath
 import shutil
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from routine.agents.library import (
     GROUNDING,
@@ -34,10 +33,10 @@ from routine.agents.library import (
     sha256,
     verify,
 )
-from routine.vault.files import shown
 from routine.config.model import Config, WriteSpec
 from routine.errors import UsageError
 from routine.vault.atomic import atomic_write
+from routine.vault.files import shown
 from routine.vault.frontmatter import parse_frontmatter, update_frontmatter
 from routine.vault.scope import glob_match
 

@@ -17,14 +17,13 @@ hashed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
-
 import hashlib
 import json
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from routine.config.model import Config, LibrarySource
 from routine.config.schema import LIBRARY_TOOLS

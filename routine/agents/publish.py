@@ -5,8 +5,6 @@ address or a phone number refuses the publish (``force`` publishes anyway)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
 import os
 import re
@@ -16,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from routine.agents.authoring import login_name
 from routine.agents.library import (

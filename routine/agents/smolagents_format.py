@@ -12,20 +12,19 @@ An imported folder is someone else's: it gets the policy of an agent installed f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
 import re
 import shutil
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 import yaml
 
 from routine.agents.authoring import check_name
 from routine.agents.library import MAX_FILE_BYTES, own_files
 from routine.agents.smolagents_tools import EXPORTABLE, tool_code
-from routine.config.model import AgentSpec, Config
 from routine.config.behaviours import DEFAULT, Behaviour
+from routine.config.model import AgentSpec, Config
 from routine.config.schedule_schema import AGENT
 from routine.config.schema import TOOL_NAMES
 from routine.config.tool_names import LIBRARY_TOOLS

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
-from routine.journal.runs import TranscriptEntry
 from routine.access import scoped
 from routine.chat.fold import Folder, Turn, how_many_to_fold, turn_costs
 from routine.errors import AgentStopped, RoutineError, ScopeError
+from routine.journal.runs import TranscriptEntry
 from routine.models.tokens import Counter, Message, ToolSchema, count_request
 from routine.prompts import template
 from routine.runner import context
@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     from routine.config.model import AgentSpec
     from routine.models.client import Completion, ModelClient
     from routine.runner.budget import Fitted, Kept
-    from routine.vault.context_items import Dropped
     from routine.runner.step import Runner
     from routine.tools.toolset import ToolSet
+    from routine.vault.context_items import Dropped
 
 log = logging.getLogger(__name__)
 

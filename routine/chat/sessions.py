@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Callable
 
-from routine.journal.runs import ToolCall, TranscriptEntry
 from routine.chat.conversation import Conversation, History, Reply
 from routine.chat.fold import Turn
 from routine.errors import RoutineError, UsageError
 from routine.journal.chats import ChatDetails, ChatMessage, ChatStore, Origin, Role
 from routine.journal.lessons import rule_in
+from routine.journal.runs import ToolCall, TranscriptEntry
 from routine.runner import recall
 from routine.vault.provenance import is_persons_chat
 

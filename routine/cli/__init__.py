@@ -13,10 +13,9 @@ import os
 import sys
 
 from routine import __version__
-
-from routine.host import logs
 from routine.cli import arguments
 from routine.errors import EXIT_USAGE, RoutineError
+from routine.host import logs
 from routine.redact import redact_text
 from routine.terminal.output import say
 

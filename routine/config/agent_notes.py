@@ -10,9 +10,9 @@ from pathlib import Path, PurePosixPath
 
 from routine.config.checks import note_text_problems, scope_glob_problem, write_scope_problem
 from routine.config.model import AgentSpec, Config, WriteSpec
-from routine.config.tool_names import mcp_reference
 from routine.config.schedule_schema import AGENT
 from routine.config.schema import with_defaults
+from routine.config.tool_names import mcp_reference
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import YamlSyntaxError, parse_yaml
 from routine.durations import parse_duration

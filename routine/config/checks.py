@@ -6,12 +6,19 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from routine.jsonvalue import Parsed
 from routine.config.model import AgentSpec, Config, ModelAlias, WriteSpec
 from routine.config.yamlfile import LocatedYaml, PathKey
 from routine.errors import Problem
-from routine.templating import KNOWN_VARIABLES, TemplateProblem, date_vars, render, unknown_variables
-from routine.templating import template_error, note_template_problem
+from routine.jsonvalue import Parsed
+from routine.templating import (
+    KNOWN_VARIABLES,
+    TemplateProblem,
+    date_vars,
+    note_template_problem,
+    render,
+    template_error,
+    unknown_variables,
+)
 from routine.vault.scope import in_scope
 
 # A fixed sample day to render path templates for scope checks.

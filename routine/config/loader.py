@@ -9,7 +9,6 @@ from datetime import date
 from pathlib import Path
 from typing import cast
 
-from routine.jsonvalue import Parsed
 from routine import paths
 from routine.config.agent_notes import (
     agent_named,
@@ -19,26 +18,27 @@ from routine.config.agent_notes import (
     parse_agent_note,
     read_agent_note,
 )
-from routine.config.notify import CHANNELS, ChannelSettings, NotifySettings, quiet_hours, remind_ahead, topics
 from routine.config.calendars import CalendarSource
 from routine.config.checks import pinning_conflicts
 from routine.config.model import (
     Config,
     Deployment,
+    EventSettings,
     Layout,
     LibrarySource,
-    MemorySettings,
     McpServer,
+    MemorySettings,
     ModelAlias,
     TrialSettings,
-    EventSettings,
 )
+from routine.config.notify import CHANNELS, ChannelSettings, NotifySettings, quiet_hours, remind_ahead, topics
 from routine.config.schema import CONFIG, LIBRARY_TOOLS, with_defaults
 from routine.config.validate import schema_problems
-from routine.config.zone import machine_zone_name
 from routine.config.yamlfile import LocatedYaml, YamlSyntaxError, load_yaml
+from routine.config.zone import machine_zone_name
 from routine.durations import parse_duration
 from routine.errors import ConfigError, Problem, RoutineError, UsageError
+from routine.jsonvalue import Parsed
 from routine.redact import source_name
 
 # The agent notes are read in ``routine.config.agent_notes``; their names stay importable from here.

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from datetime import date, time
 from pathlib import Path
 
-from routine.jsonvalue import JSONObject, JSONValue, Parsed
 from routine.config.calendars import CalendarSource
 from routine.config.conditions import Condition
 from routine.config.notify import NotifySettings, in_window
@@ -14,10 +13,11 @@ from routine.config.providers import Provider
 from routine.config.schedule_schema import AGENT, STEP
 from routine.config.schema import ALIAS, TRIALS, defaults
 from routine.config.zone import machine_zone_name
+from routine.durations import parse_duration
+from routine.jsonvalue import JSONObject, JSONValue, Parsed
+from routine.templating import fill
 from routine.vault.scope import in_scope
 from routine.vault.targets import WriteTarget
-from routine.durations import parse_duration
-from routine.templating import fill
 
 # Defaults are the schema's (config/schema.py): the loader fills them into what it reads, and
 # an alias built in code (the embedder's, a test's) takes them from there too.

@@ -10,9 +10,9 @@ from __future__ import annotations
 import copy
 from typing import Any, TypeAlias
 
-from routine.jsonvalue import Parsed
 from routine.config.notify import ALL, CHANNELS, Topic
 from routine.config.tool_names import LIBRARY_TOOLS, MCP_SERVER_NAME, MCP_TOOL_REFERENCE, TOOL_NAMES
+from routine.jsonvalue import Parsed
 from routine.vault.targets import WriteTarget
 
 # A JSON Schema, as routine declares it and jsonschema reads it (its keywords' values vary by keyword).

@@ -28,18 +28,12 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from routine import paths
-
-from routine.host import supervise, sysmetrics
-from routine.person import agenda
-from routine.person.alerts import raise_alert, resolve_alerts
 from routine.causes import is_disk_full
 from routine.daemon import health
 from routine.daemon.clock import driven_clock
 from routine.daemon.components import Component, Components, if_there
 from routine.daemon.control import ControlServer
 from routine.daemon.live import Live
-from routine.daemon.scheduled import ScheduledWork
-from routine.daemon.signals import SignalPipe
 from routine.daemon.monitor import Monitor
 from routine.daemon.notify import Notifier, Watchdog
 from routine.daemon.publish import Publisher
@@ -49,17 +43,22 @@ from routine.daemon.reload import ConfigWatcher
 from routine.daemon.replies import Replies
 from routine.daemon.residency import Residency
 from routine.daemon.run_events import RunEvents
-from routine.daemon.status import snapshot, resident_models
+from routine.daemon.scheduled import ScheduledWork
+from routine.daemon.signals import SignalPipe
+from routine.daemon.status import resident_models, snapshot
 from routine.daemon.status_record import status_line
 from routine.daemon.timed_reminders import TimedReminders
-from routine.daemon.webhook import Webhook
 from routine.daemon.trials import NightTrials
 from routine.daemon.vault_events import VaultEvents
+from routine.daemon.webhook import Webhook
 from routine.daemon.work import WorkQueue
 from routine.errors import RoutineError
+from routine.host import supervise, sysmetrics
 from routine.journal import Journal
 from routine.journal.slots import Slots
 from routine.memory.remote import RemoteIndex
+from routine.person import agenda
+from routine.person.alerts import raise_alert, resolve_alerts
 from routine.schedule import held
 from routine.vault.atomic import sweep_temp_files
 

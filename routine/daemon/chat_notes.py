@@ -18,9 +18,9 @@ from routine.chat.notes import answer_note
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
 from routine.errors import RoutineError
+from routine.flows.reactions import Chat, ChatGone
 from routine.journal import Journal
 from routine.person.alerts import raise_alert
-from routine.flows.reactions import Chat, ChatGone
 
 if TYPE_CHECKING:
     from routine.daemon.subscriptions import Reactions

@@ -9,16 +9,15 @@ import json
 import os
 import socket
 import time
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, NoReturn
 
 from routine import paths
-from routine.host.daemonlock import holder
 from routine.errors import DaemonError, RoutineError
+from routine.host.daemonlock import holder
 from routine.jsonvalue import JSONValue, Parsed
 from routine.memory.retrieve import Hit
-
 
 SOCKET_NAME = "control.sock"
 

@@ -18,24 +18,25 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from routine.host import supervise
 from routine.access import resolve
 from routine.config.loader import agent_named
 from routine.daemon.chat_op import chat
 from routine.daemon.client import socket_path
 from routine.daemon.connections import BoundedConnections
-from routine.daemon.event_op import Host as EventHost, event
+from routine.daemon.event_op import Host as EventHost
+from routine.daemon.event_op import event
 from routine.daemon.fire_op import fire
 from routine.daemon.work import Work
 from routine.errors import DaemonError, RoutineError
+from routine.host import supervise
 from routine.journal.decisions import Outcome
 from routine.runner.events import IndexProgress
 
 if TYPE_CHECKING:
-    from routine.jsonvalue import Parsed
     from routine.daemon.questions import QuestionKeeper
     from routine.daemon.status_record import DaemonStatus
     from routine.daemon.vault_events import VaultEvents
+    from routine.jsonvalue import Parsed
     from routine.memory.remote import RemoteIndex
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-from routine.causes import disk_full, server as server_cause, VAULT_UNWRITABLE
+
+from routine.causes import VAULT_UNWRITABLE, disk_full
+from routine.causes import server as server_cause
 from routine.errors import RoutineError
 from routine.models import providers
 

@@ -21,8 +21,8 @@ from routine.journal import Journal
 from routine.journal.status import RunStatus, succeeded
 from routine.runner.block import run_block
 from routine.runner.events import Queued, RunEvent
-from routine.runner.resume import block_run_of, resume_point
 from routine.runner.request import StepRequest
+from routine.runner.resume import block_run_of, resume_point
 
 if TYPE_CHECKING:
     from routine.jsonvalue import JSONObject

@@ -12,9 +12,9 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Protocol
 
-from routine.host import supervise
 from routine.config.model import Config
 from routine.daemon.status_record import Health, HealthState
+from routine.host import supervise
 
 if TYPE_CHECKING:
     from routine.daemon.control import ControlServer

@@ -17,8 +17,7 @@ from pathlib import Path
 from routine.config.loader import load_agents, load_config
 from routine.config.model import AgentSpec, Config
 from routine.errors import ConfigError, Problem
-from routine.schedule.loader import (FileResult, cross_file_problems, load_file, merge, project_result,
-                                     schedule_files)
+from routine.schedule.loader import FileResult, cross_file_problems, load_file, merge, project_result, schedule_files
 from routine.schedule.model import Schedules
 
 log = logging.getLogger(__name__)

@@ -9,12 +9,12 @@ from datetime import datetime
 from typing import Callable
 from zoneinfo import ZoneInfo
 
-from routine.person.alerts import raise_alert
 from routine.config.model import Config
-from routine.schedule import due
 from routine.journal import Journal
-from routine.journal.status import Skip
 from routine.journal.slots import Slots
+from routine.journal.status import Skip
+from routine.person.alerts import raise_alert
+from routine.schedule import due
 from routine.schedule.model import Block
 
 log = logging.getLogger("routine.daemon")

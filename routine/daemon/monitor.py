@@ -18,16 +18,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from routine.host import supervise
-from routine.person.alerts import alert_set_aside, open_causes, raise_alert, resolve_alerts
 from routine.causes import Cause, describe
 from routine.causes import server as server_cause
 from routine.daemon import dependencies
 from routine.daemon.dependencies import Check
 from routine.errors import RoutineError
 from routine.flows.nudges import remind
+from routine.host import supervise
 from routine.journal import Journal
 from routine.journal.keep import KeepRates
+from routine.person.alerts import alert_set_aside, open_causes, raise_alert, resolve_alerts
 from routine.person.notifications import deliver_held
 from routine.statedb import DAMAGED
 

@@ -23,7 +23,6 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
-
 from zoneinfo import ZoneInfo
 
 from routine import paths
@@ -35,7 +34,8 @@ from routine.flows.pickup import Backoff, pending, run_pickup
 from routine.flows.reactions import LookForTasks, React, Reload, StaleQA, TellPerson
 from routine.journal import Journal
 from routine.schedule import pause
-from routine.schedule.held import PROJECTS as HOLDER, HeldTrigger, Origin
+from routine.schedule.held import PROJECTS as HOLDER
+from routine.schedule.held import HeldTrigger, Origin
 
 if TYPE_CHECKING:
     from routine.daemon.subscriptions import Reactions

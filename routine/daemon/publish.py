@@ -13,9 +13,9 @@ from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from routine.host import supervise
 from routine.daemon import dashboard, promfile
 from routine.daemon.status_record import DaemonState, DaemonStatus, DashboardState, HealthState, status_line
+from routine.host import supervise
 from routine.journal import Journal
 from routine.vault.presence import require_vault
 

@@ -20,14 +20,14 @@ from typing import Callable, Protocol
 
 from routine.daemon.ports import Jobs
 from routine.daemon.work import Work
+from routine.errors import RoutineError
 from routine.flows.questions import AnswerOutcome, answer_question, at_deadline, use_resumer
 from routine.journal import Journal
 from routine.journal.questions import Question, Questions
 from routine.journal.status import RunStatus
+from routine.person.alerts import raise_alert
 from routine.runner.block import BlockOutcome, run_block
 from routine.runner.resume import resume_point
-from routine.errors import RoutineError
-from routine.person.alerts import raise_alert
 
 log = logging.getLogger(__name__)
 

@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from routine import paths
-from routine.person.alerts import raise_alert, resolve_alerts
 from routine.causes import cause_of, describe, disk_full
-from routine.schedule.due import Slot
 from routine.durations import human
+from routine.person.alerts import raise_alert, resolve_alerts
+from routine.schedule.due import Slot
 
 if TYPE_CHECKING:
     from routine.daemon.live import Live
-    from routine.journal import Journal
     from routine.daemon.monitor import Monitor
+    from routine.journal import Journal
     from routine.journal.slots import Slots
     from routine.runner.block import BlockOutcome
     from routine.schedule.model import Block

@@ -14,14 +14,14 @@ import time
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
-from routine.host import supervise
 from routine.config.notify import ChannelSettings, Topic
 from routine.daemon.work import Work
 from routine.flows.answers import Answer, Context, Refused, apply, take
+from routine.host import supervise
 from routine.journal import Journal
 from routine.journal.answers import AnswerBook
-from routine.person.channels import answering
 from routine.person.alerts import raise_alert, resolve_alerts
+from routine.person.channels import answering
 from routine.person.channels.base import Channel, Incoming
 from routine.person.notifications import Message, notify
 

@@ -25,6 +25,7 @@ from routine.models.plan import ModelKey, Use, alias_key, next_scheduled_use, up
 from routine.models.preloader import Preloader, learned_lead
 from routine.schedule import pause
 
+
 class Residency:
     """``live``: the config in force (``daemon.live.Live``); ``queue``: the daemon's work queue
     (its jobs' models are needed now); ``clock``: now, in UTC."""

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from zoneinfo import ZoneInfo
 
 from routine.causes import is_disk_full
-from routine.schedule import due
 from routine.daemon.gate import WriteGate
 from routine.daemon.live import Live
 from routine.daemon.missed import account
@@ -30,8 +29,8 @@ from routine.journal.slots import Slots
 from routine.journal.status import RunStatus, succeeded
 from routine.models.plan import alias_key
 from routine.runner.block import run_block
-from routine.runner.step import local_time, Runner
-from routine.schedule import chains, pause
+from routine.runner.step import Runner, local_time
+from routine.schedule import chains, due, pause
 from routine.statedb import is_busy
 
 if TYPE_CHECKING:

@@ -12,13 +12,21 @@ from typing import TYPE_CHECKING, Protocol
 from zoneinfo import ZoneInfo
 
 from routine import __version__, paths
-
-from routine.host import sysmetrics
 from routine.daemon import clock, health
 from routine.daemon.health import Parts
-from routine.daemon.status_record import (DaemonState, DaemonStatus, NextFire, RecentRun, SettledPath,
-                                          ResidentModel, Waiting, WatchMode, WatchState)
+from routine.daemon.status_record import (
+    DaemonState,
+    DaemonStatus,
+    NextFire,
+    RecentRun,
+    ResidentModel,
+    SettledPath,
+    Waiting,
+    WatchMode,
+    WatchState,
+)
 from routine.errors import RoutineError
+from routine.host import sysmetrics
 from routine.journal import Journal
 from routine.journal.keep import KeepRates
 from routine.journal.questions import Questions
@@ -28,13 +36,13 @@ from routine.vault import read_note
 from routine.vault.presence import vault_problem
 
 if TYPE_CHECKING:
-    from routine.journal.keep import KeepRate
     from routine.config.model import Config
     from routine.daemon.live import Live
     from routine.daemon.monitor import Monitor
     from routine.daemon.publish import Publisher
     from routine.daemon.timers import Timers
     from routine.daemon.vault_events import VaultEvents
+    from routine.journal.keep import KeepRate
 
 RECENT_RUNS = 10
 KEEP_DAYS = 7

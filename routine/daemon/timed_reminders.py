@@ -30,8 +30,8 @@ from routine.vault.chat_notes import parse_chat
 from routine.vault.provenance import is_persons_chat
 
 if TYPE_CHECKING:
-    from routine.daemon.subscriptions import Reactions
     from routine.daemon.live import Live
+    from routine.daemon.subscriptions import Reactions
     from routine.daemon.timers import Timers
 
 log = logging.getLogger("routine.daemon")

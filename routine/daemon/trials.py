@@ -16,17 +16,17 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 from zoneinfo import ZoneInfo
 
-from routine.host import supervise
-from routine.person.alerts import raise_alert
-from routine.schedule import due
 from routine.daemon.live import Live
 from routine.daemon.work import Work, WorkQueue
 from routine.errors import RoutineError
+from routine.host import supervise
 from routine.journal import Journal
 from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
 from routine.journal.slots import Slots
 from routine.journal.trials import Trial, Trials
 from routine.models.plan import alias_key, upcoming_uses
+from routine.person.alerts import raise_alert
+from routine.schedule import due
 from routine.trials.scores import scores, write_note
 
 if TYPE_CHECKING:

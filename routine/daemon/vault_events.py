@@ -19,39 +19,39 @@ import logging
 import threading
 from datetime import datetime
 from functools import partial
-from zoneinfo import ZoneInfo
 from typing import TYPE_CHECKING, Callable, Protocol
+from zoneinfo import ZoneInfo
 
 from routine import paths
 from routine.access import resolve
 from routine.daemon.chat_notes import ChatNotes
+from routine.daemon.event_op import submit_event
 from routine.daemon.graph_feed import GraphFeeder
 from routine.daemon.index_feed import IndexFeeder
-from routine.person.alerts import raise_alert
 from routine.daemon.ports import Jobs
-from routine.daemon.event_op import submit_event
 from routine.daemon.project_events import ProjectEvents
-from routine.journal.runs import RunDetails
-from routine.daemon.work import Work
 from routine.daemon.subscriptions import Reactions
+from routine.daemon.work import Work
 from routine.flows.approval import decide
 from routine.flows.reactions import Answer, Decide, Fire, Graph, Index, View, on_vault_change
 from routine.journal import Journal
+from routine.journal.runs import RunDetails
+from routine.person.alerts import raise_alert
 from routine.runner.request import StepRequest
 from routine.schedule import held, pause
 from routine.schedule.events import Payload
 from routine.schedule.held import HeldTrigger, Origin
-from routine.vault.atomic import add_write_listener, remove_write_listener
 from routine.schedule.triggers import debounce_for
+from routine.vault.atomic import add_write_listener, remove_write_listener
 from routine.vault.question_notes import QUIET_SECONDS, is_question_note
 from routine.watch.changes import Change
 from routine.watch.state import FileStates
 from routine.watch.watcher import VaultWatcher
 
 if TYPE_CHECKING:
-    from routine.flows.approval import Decided
     from routine.daemon.graph_feed import GraphFeeder
     from routine.daemon.questions import QuestionKeeper
+    from routine.flows.approval import Decided
     from routine.memory.remote import RemoteIndex
     from routine.schedule.model import Trigger
 

@@ -18,10 +18,10 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
-from routine.host import supervise
 from routine.daemon.connections import BoundedConnections
 from routine.daemon.event_op import Host, queue_event
 from routine.errors import PayloadProblem, RoutineError
+from routine.host import supervise
 from routine.schedule.events import MAX_BYTES, checked
 
 log = logging.getLogger(__name__)

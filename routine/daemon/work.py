@@ -18,9 +18,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from routine import runcontext
-
-from routine.host import sysmetrics
 from routine.daemon.status_record import QueueSnapshot
+from routine.host import sysmetrics
 
 if TYPE_CHECKING:
     from routine.models.plan import ModelKey

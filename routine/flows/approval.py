@@ -11,15 +11,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
 
 from routine.access import resolve
-from routine.person.alerts import raise_alert
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError, ScopeError, UsageError
 from routine.journal.decisions import Decisions, Outcome
 from routine.journal.keep import KeepRates, Via, Written
+from routine.person.alerts import raise_alert
 from routine.schedule import edit
 from routine.tools.mcp_tools import run_approved
-from routine.vault.approvals import (MCP_KIND, SCHEDULE_KIND, apply, archive, clear_pointer, mark_conflict,
-                                     read_proposal)
+from routine.vault.approvals import MCP_KIND, SCHEDULE_KIND, apply, archive, clear_pointer, mark_conflict, read_proposal
 from routine.vault.guard import Guard
 from routine.vault.proposals import ProposalStatus
 from routine.vault.provenance import PROPOSAL_TAG

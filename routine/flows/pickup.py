@@ -24,26 +24,27 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from routine.jsonvalue import JSONObject
 from routine.causes import Cause
-from routine.journal.status import RunStatus
 from routine.config.model import AgentSpec, WriteSpec
 from routine.errors import RoutineError
 from routine.flows.qa import run_qa
+from routine.journal.status import RunStatus
+from routine.jsonvalue import JSONObject
 from routine.person.alerts import raise_alert, resolve_alerts
-from routine.projects.artifacts import artifact_type_of, ArtifactType, set_properties, type_properties
-from routine.prompts import template
+from routine.projects.artifacts import ArtifactType, artifact_type_of, set_properties, type_properties
 from routine.projects.assignees import agent_aliases, loose_tasks, own_behaviour
-from routine.projects.model import Project, Status, list_projects, link_target
+from routine.projects.model import Project, Status, link_target, list_projects
 from routine.projects.tasks import (
     Task,
     TaskState,
+    parse_line,
     project_tasks,
     update_task,
     with_field,
     with_mark,
+    without_field,
 )
-from routine.projects.tasks import parse_line, without_field
+from routine.prompts import template
 from routine.runner.request import StepRequest
 from routine.vault.notes import read_note, resolve_wikilink, wikilink_for, wikilinks
 

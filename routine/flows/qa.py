@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 
 from routine.access import resolve
 from routine.config.loader import agent_named
-from routine.jsonvalue import JSONObject, Parsed
 from routine.config.model import AgentSpec, WriteSpec
 from routine.errors import UsageError
+from routine.flows.review_parts import Part, split_for_review
+from routine.jsonvalue import JSONObject, Parsed
 from routine.projects.artifacts import (
     VOCABULARY,
     Artifact,
@@ -33,16 +34,14 @@ from routine.projects.artifacts import (
     cited_notes,
     set_properties,
 )
+from routine.projects.model import find_project, project_folder_of
 from routine.prompts import template
-from routine.verdicts import REVIEW_FORM, Form, verdict_of
-from routine.projects.model import project_folder_of, find_project
-from routine.flows.review_parts import Part, split_for_review
 from routine.runner.request import StepRequest
-from routine.vault import Provenance, write_output, WriteTarget
+from routine.vault import Provenance, WriteTarget, write_output
 from routine.vault.notes import read_note
 from routine.vault.provenance import person_text
 from routine.vault.scope import glob_literal
-
+from routine.verdicts import REVIEW_FORM, Form, verdict_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -19,13 +19,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from routine.jsonvalue import JSONObject
 from routine import paths
 from routine.errors import NoteUnreadable
 from routine.graph.extract import extract
 from routine.graph.graph import KnowledgeGraph
 from routine.graph.model import NoteFacts
 from routine.journal import Journal
+from routine.jsonvalue import JSONObject
 from routine.statedb import open_sqlite
 from routine.vault.files import decode_note, read_regular, vault_files
 from routine.watch.filters import is_note

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import NotRequired, TypedDict
 from pathlib import PurePosixPath
+from typing import NotRequired, TypedDict
 
 from routine.graph import cards, hub, layout, legibility, routing
 from routine.graph.cards import CardFace

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from routine.errors import ScopeError
 from routine.graph.service import graph_for
 from routine.graph.views import neighbors, scope_test
-from routine.templating import render, Variables
+from routine.templating import Variables, render
 from routine.vault.context_items import ContextItem, Priority
 from routine.vault.outline import Section
 

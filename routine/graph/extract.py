@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from routine.jsonvalue import Parsed
 from routine.config.loader import is_agent_note
 from routine.graph.model import EdgeFact, EdgeType, NodeFact, NodeType, NoteFacts
+from routine.jsonvalue import Parsed
 from routine.projects.artifacts import artifact_type_of
 from routine.projects.model import AGENTS
 from routine.projects.tasks import TaskState, parse_line

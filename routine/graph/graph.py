@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from routine.jsonvalue import JSONObject
 from routine.graph.model import NodeType, NoteFacts
+from routine.jsonvalue import JSONObject
 
 JOURNAL = "journal"  # the ``via`` of edges that come from the run journal
 

@@ -18,7 +18,6 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass
 
-
 GAP_X, GAP_Y, LANE_W, LANE_MAX, LANE_WEIGHT, PASSES, RESTARTS = 60, 150, 40, 400, 4.0, 12, 8
 SHARE_AROUND = 8  # a hub has at least one in this many of its neighbours (one at least) above it and below
 BIG = 1600  # slots (cards and lanes) times starts worth sweeping

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+
 from routine.jsonvalue import JSONObject, Parsed
 
 

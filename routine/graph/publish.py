@@ -16,12 +16,11 @@ from pathlib import Path
 
 from routine import paths
 from routine.atomicfile import replace_if_changed
-from routine.graph import canvas
+from routine.graph import canvas, legibility
 from routine.graph.graph import KnowledgeGraph, Touched
-from routine.graph import legibility
 from routine.graph.model import NodeType
 from routine.graph.views import View, ViewKind, agent_view, project_view, workspace_view
-from routine.vault.atomic import atomic_write, NoteChanged
+from routine.vault.atomic import NoteChanged, atomic_write
 from routine.vault.presence import vault_problem
 
 log = logging.getLogger(__name__)

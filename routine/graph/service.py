@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+
 from routine.graph.cache import open_current
 
 if TYPE_CHECKING:

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from routine.jsonvalue import JSONObject
 from routine.errors import UsageError
 from routine.graph.graph import KnowledgeGraph
 from routine.graph.model import EdgeType, NodeType
+from routine.jsonvalue import JSONObject
 from routine.vault.scope import in_scope
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from datetime import datetime, timedelta, timezone
 
 from routine.journal.keep import KeepRate, KeepRates
 from routine.journal.prompt_trials import PromptTrials
-from routine.vault.writer import Why
 from routine.jsonvalue import Parsed
+from routine.vault.writer import Why
 
 MAX_LISTED = 8
 

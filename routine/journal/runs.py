@@ -13,8 +13,9 @@ from typing import Any, Literal, Required, TypedDict
 from routine import paths
 from routine.journal.db import connect
 from routine.journal.status import RunStatus
-from routine.redact import redact_text
 from routine.jsonvalue import JSONValue, Parsed
+from routine.redact import redact_text
+
 
 # A tool-using run's transcript (``runs.log``; a chat answer's tool log): one entry per model turn,
 # per tool call, and per exchange left out for length. Written by routine.tools.loop; read by

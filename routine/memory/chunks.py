@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from routine.vault.frontmatter import parse_frontmatter
 from routine.vault import budget
+from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import code_fence_ranges, in_ranges, wikilinks
 from routine.vault.outline import HEADING, heading_title, strip_comments
 

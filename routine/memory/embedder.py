@@ -23,12 +23,12 @@ where the shipped model would be made (``make_embedder``). Never set in producti
 from __future__ import annotations
 
 import hashlib
-import json
 import importlib.util
-import math
-import re
+import json
 import logging
+import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -350,8 +350,8 @@ def quiet_progress_bars() -> None:
     """No `Loading weights: 100%|███…` on the person's terminal, even when transformers or the hub was
     imported before ``offline_hub`` set the environment (they read it once, at import). Called
     after sentence-transformers is imported, so it imports nothing new."""
-    from huggingface_hub.utils.tqdm import disable_progress_bars
     import transformers.utils.logging
+    from huggingface_hub.utils.tqdm import disable_progress_bars
 
     transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     transformers.utils.logging.set_verbosity_error()  # type: ignore[no-untyped-call]

@@ -8,13 +8,12 @@ kill -9 every vector in the store is known here and nothing half-done is trusted
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any
-
 import sqlite3
 import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,

@@ -16,12 +16,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol
 
-from routine.jsonvalue import JSONObject
 from routine.errors import NoteUnreadable, SearchIndexError
+from routine.jsonvalue import JSONObject
 from routine.memory.chunks import Chunk, chunk_note
-from routine.watch.filters import is_searchable  # the one rule: what the watcher ignores, the index does too
 from routine.vault.files import NOTE_MAX_BYTES, decode_note, read_regular, skip_undecodable
 from routine.vault.pdf import PDF_MAX_BYTES, is_pdf, pages_of, pdf_markdown
+from routine.watch.filters import is_searchable  # the one rule: what the watcher ignores, the index does too
 
 if TYPE_CHECKING:
     from routine.memory.embedder import TextEmbedder

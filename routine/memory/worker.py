@@ -25,14 +25,14 @@ import threading
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from routine.host import logs
 from routine.causes import is_disk_full
 from routine.config.model import Config
 from routine.config.providers import served_embedding
 from routine.errors import RoutineError, SearchIndexError
+from routine.host import logs
+from routine.host.supervise import lower_priority
 from routine.memory.embedder import Embedder, embedder_identity
 from routine.memory.remote import Message, encode, error_from_dict, error_to_dict
-from routine.host.supervise import lower_priority
 
 log = logging.getLogger(__name__)
 

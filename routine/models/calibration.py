@@ -15,9 +15,27 @@ import threading
 from dataclasses import dataclass
 
 from routine.journal.token_samples import Sample, TokenSamples
-from routine.models.tokens import (CALIBRATION_SAFETY, ESTIMATE, MAX_SCALE, MIN_SAMPLE_TOKENS, MIN_SAMPLES,
-                                   MIN_SCALE, SAMPLE_WINDOW, Counter, Estimate, Method, Scaled, base_counter,
-                                   Message, ToolSchema, count_texts, overhead, request_texts, shape_of, tokenizer_of)
+from routine.models.tokens import (
+    CALIBRATION_SAFETY,
+    ESTIMATE,
+    MAX_SCALE,
+    MIN_SAMPLE_TOKENS,
+    MIN_SAMPLES,
+    MIN_SCALE,
+    SAMPLE_WINDOW,
+    Counter,
+    Estimate,
+    Message,
+    Method,
+    Scaled,
+    ToolSchema,
+    base_counter,
+    count_texts,
+    overhead,
+    request_texts,
+    shape_of,
+    tokenizer_of,
+)
 
 
 def _ratio(sample: Sample) -> float | None:

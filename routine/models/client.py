@@ -19,13 +19,13 @@ from routine.config.model import Config, Deployment, ModelAlias
 from routine.config.providers import Provider
 from routine.errors import ContextOverflow, ModelBusy, ModelError, ModelMissing, ReplyRejected, RoutineError
 from routine.journal.token_samples import TokenSamples
+from routine.jsonvalue import JSONObject
 from routine.models import reply as replies
+from routine.models.calibration import Calibration
+from routine.models.manager import ModelManager
 from routine.models.ollama_host import ChatReply
 from routine.models.providers import ChatRequest, adapter
-from routine.models.calibration import Calibration
 from routine.models.tokens import Counter, Message, ToolSchema, count_request
-from routine.jsonvalue import JSONObject
-from routine.models.manager import ModelManager
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,6 @@ import os
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable
 
-
 from routine.jsonvalue import JSONObject
 from routine.models.ollama_host import ChatReply
 

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Callable
 
-from routine.jsonvalue import JSONObject
 from routine.config.model import Config, Deployment, ModelAlias
 from routine.errors import ModelBusy, ModelError
+from routine.jsonvalue import JSONObject
 from routine.models import ollama_host
 from routine.models.plan import IDLE_GRACE, ModelKey
 

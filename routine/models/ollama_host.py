@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable
 
-from routine.jsonvalue import JSONObject
 from routine.errors import Abandoned, EmbeddingModelError, ModelError, ModelMissing, ServerUnreachable
+from routine.jsonvalue import JSONObject
 
 if TYPE_CHECKING:
     from ollama import Client

@@ -18,10 +18,10 @@ import threading
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from routine.host import supervise
 from routine.causes import is_disk_full
 from routine.config.model import Config
 from routine.errors import ModelError
+from routine.host import supervise
 from routine.models.manager import ModelManager
 from routine.models.plan import ModelKey, Use
 

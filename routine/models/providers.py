@@ -20,10 +20,10 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from routine.jsonvalue import JSONObject
 from routine.config.model import Deployment, ModelAlias
 from routine.config.providers import Provider
 from routine.errors import Abandoned, ModelError, ServerUnreachable
+from routine.jsonvalue import JSONObject
 from routine.models import ollama_host
 from routine.models.ollama_host import ChatReply, Resident
 

@@ -37,6 +37,7 @@ from enum import Enum
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias
+
 from routine.host import sysmetrics
 from routine.jsonvalue import JSONObject
 

@@ -15,9 +15,8 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from routine.outside.bounded import answer, limit_self
 from routine.jsonvalue import JSONObject
-
+from routine.outside.bounded import answer, limit_self
 
 WALK_LIMIT = 20_000  # times of one rule walked from its start to the span's end (dateutil walks every one)
 WINDOW = timedelta(hours=1)  # the first stretch of the span looked at; each next one twice as long

@@ -22,10 +22,10 @@ from datetime import time as clock_time
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
-from routine.host import peers, unitcheck
-from routine.outside.bounded import ChildFailed, Limits, run_child
 from routine.config.calendars import CalendarSource, Span
 from routine.config.model import Config
+from routine.host import peers, unitcheck
+from routine.outside.bounded import ChildFailed, Limits, run_child
 from routine.person.alerts import open_causes, raise_alert, resolve_alerts
 from routine.redact import redact_text, redact_url
 

@@ -26,7 +26,7 @@ from routine.jsonvalue import Parsed
 from routine.person.notifications import Message, notify
 from routine.redact import redact_text
 from routine.statedb import set_aside_files
-from routine.vault import atomic_create, atomic_write, join_frontmatter, load_note_text, NoteChanged, split_frontmatter
+from routine.vault import NoteChanged, atomic_create, atomic_write, join_frontmatter, load_note_text, split_frontmatter
 from routine.vault.presence import vault_problem
 from routine.vault.provenance import ALERT_TAG
 

@@ -34,9 +34,9 @@ from routine.person.channels import channels
 from routine.person.channels.apprise import check_url, send_one
 from routine.person.channels.base import Button, Channel, Outgoing, Result
 from routine.person.tickets import AnswerKind, Asked, Choice, mint, token
+from routine.redact import redact_text
 from routine.vault.approvals import read_proposal
 from routine.vault.notes import obsidian_link
-from routine.redact import redact_text
 
 __all__ = ["Result", "check_url", "send_one"]  # Apprise's sender and check live in channels/apprise.py
 

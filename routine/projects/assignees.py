@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
-from routine.jsonvalue import Parsed
 from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
-from routine.config.behaviours import parse as parse_behaviour
 from routine.config.behaviours import Behaviour
+from routine.config.behaviours import parse as parse_behaviour
 from routine.errors import RoutineError
+from routine.jsonvalue import Parsed
 from routine.projects.model import AGENTS, Project, Status, link_target, list_projects, loose, member_kind
 from routine.projects.tasks import TASK_ASSIGNEE as TASK_ASSIGNEE  # agents.assign reads task lines with it
 from routine.projects.tasks import Task, note_tasks, parse_tasks, project_tasks

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path, PurePosixPath
 
-from routine.jsonvalue import Parsed
 from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.behaviours import NAMES as BEHAVIOURS
 from routine.config.behaviours import Behaviour
 from routine.config.behaviours import parse as parse_behaviour
+from routine.jsonvalue import Parsed
 from routine.vault.files import read_text
 from routine.vault.frontmatter import split_frontmatter
 from routine.vault.notes import read_note

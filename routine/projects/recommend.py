@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
-from routine.jsonvalue import Parsed
 from routine.errors import UsageError
-from routine.projects.library import free_name, instance_text, template_named, templates
+from routine.jsonvalue import Parsed
 from routine.projects.assignees import agent_aliases
+from routine.projects.library import free_name, instance_text, template_named, templates
 from routine.projects.model import Project, list_projects
-from routine.vault import write_output, WriteTarget
+from routine.vault import WriteTarget, write_output
 from routine.vault.proposals import write_proposal
 
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ from dataclasses import Field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+
 from routine.projects.brief import project_brief
 from routine.projects.model import find_project
 from routine.projects.recommend import managed_project

@@ -12,12 +12,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
-from routine.jsonvalue import JSONObject
 from routine import paths
-from routine.errors import NoteExists, UsageError
 from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.behaviours import NAMES as BEHAVIOURS
 from routine.config.behaviours import parse as parse_behaviour
+from routine.errors import NoteExists, UsageError
+from routine.jsonvalue import JSONObject
 from routine.projects.artifacts import set_properties
 from routine.projects.model import (
     AGENTS,

@@ -20,13 +20,12 @@ loads schedules and proposed at once with the block's next fires before and afte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import logging
 import re
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from routine.config.model import AgentSpec, Config
 from routine.errors import OutsideTextRefused, RoutineError

@@ -14,12 +14,11 @@ from datetime import datetime
 
 from routine.config.model import AgentSpec, StepSpec, WriteSpec
 from routine.errors import UsageError
-from routine.journal.status import RunStatus
 from routine.journal import Journal
 from routine.journal.runs import RunDetails
-from routine.journal.status import Skip
-from routine.runner.advice import queue_advice
+from routine.journal.status import RunStatus, Skip
 from routine.person.asks import Answered
+from routine.runner.advice import queue_advice
 from routine.runner.events import BlockStarted, BlockStep, Retrying
 from routine.runner.request import StepOutcome, StepRequest
 from routine.runner.step import Runner, local_time

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from routine.config.model import AgentSpec, Config
 from routine.errors import RoutineError
 from routine.runner.prompt import Prompt
+
 if TYPE_CHECKING:
     from routine.jsonvalue import JSONObject
     from routine.models.client import Completion, ModelClient

@@ -22,20 +22,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from routine.config.input_forms import Kind
 from routine.config.model import AgentSpec
 from routine.errors import NoteUnreadable
-from routine.config.input_forms import Kind
 from routine.runner import inputs as input_forms
 from routine.runner.relevance import relevant, section_scores
-from routine.vault import files as vault_files, wikilinks
-from routine.vault import check_read, in_scope, read_note, resolve_wikilink, wikilink_for
+from routine.vault import check_read, in_scope, read_note, resolve_wikilink, wikilink_for, wikilinks
+from routine.vault import files as vault_files
 from routine.vault.context_items import ContextItem, Priority
 from routine.vault.outline import Section, compact_properties, find, readable, sections
 from routine.vault.scope import checked
 
 if TYPE_CHECKING:
-    from routine.templating import Variables
     from routine.jsonvalue import Parsed
+    from routine.templating import Variables
 
 
 MAX_GLOB_NOTES = 20

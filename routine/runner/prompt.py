@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 from routine.config.model import AgentSpec, ModelAlias
 from routine.models.tokens import Counter, Message, count_request
+from routine.prompts import template
 from routine.runner.budget import Fitted, fit
 from routine.runner.context import Gathered
-from routine.prompts import template
 from routine.templating import Variables, fill, render
 
 if TYPE_CHECKING:
-    from routine.vault.context_items import Dropped
     from routine.tools.base import Tool
+    from routine.vault.context_items import Dropped
 
 
 @dataclass

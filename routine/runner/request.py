@@ -9,7 +9,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from routine.causes import Cause
-from routine.config.model import AgentSpec, Config, SearchSpec, GraphSpec, WriteSpec
+from routine.config.model import AgentSpec, Config, GraphSpec, SearchSpec, WriteSpec
 from routine.errors import RoutineError, UsageError
 from routine.journal.runs import RunDetails
 from routine.journal.status import RunStatus

@@ -10,38 +10,47 @@ import contextlib
 import logging
 import time
 from dataclasses import replace
-from functools import partial
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 from zoneinfo import ZoneInfo
 
 from routine import runcontext
-
-from routine.host import sysmetrics
-from routine.person import agenda
-from routine.person.alerts import raise_alert
 from routine.causes import cause_of
-from routine.config.model import AgentSpec, Config, WriteSpec
 from routine.config.calendars import Span
+from routine.config.model import AgentSpec, Config, WriteSpec
 from routine.errors import Abandoned, AgentStopped, RoutineError, ScopeError, UsageError
 from routine.graph.context import graph_items
+from routine.host import sysmetrics
 from routine.journal import Journal, keep
 from routine.journal.model_events import ModelEvents
-from routine.journal.status import RunStatus
-from routine.person.notifications import notify, proposal_waiting
-from routine.runner import asking, claims, context, prompt, recall
 from routine.journal.prompt_trials import version_of
 from routine.journal.report import team_report
+from routine.journal.status import RunStatus
 from routine.models.client import ModelClient
 from routine.models.manager import ModelManager
+from routine.person import agenda
+from routine.person.alerts import raise_alert
+from routine.person.notifications import notify, proposal_waiting
+from routine.runner import asking, claims, context, prompt, recall
+from routine.runner.events import (
+    Asked,
+    Indexing,
+    OnEvent,
+    Phase,
+    StepFailed,
+    StepStarted,
+    Token,
+    ToolsUsed,
+    Wrote,
+    ignore,
+)
 from routine.runner.inputs import RunServices
 from routine.runner.request import StepOutcome, StepRequest, StepSetup
-from routine.runner.events import Asked, Indexing, OnEvent, Phase, StepFailed, StepStarted, Token, ToolsUsed, Wrote
-from routine.runner.events import ignore
 from routine.templating import Variables, date_vars, render
 from routine.tools.base import ToolContext
 from routine.tools.loop import LoopResult
-from routine.vault import check_write, Provenance, write_output
+from routine.vault import Provenance, check_write, write_output
 from routine.vault.guard import Guard
 from routine.vault.presence import require_vault
 from routine.vault.writer import WriteOutcome

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from routine.jsonvalue import Parsed
 from routine.config.yamlfile import LocatedYaml, PathKey
 from routine.errors import Problem
+from routine.jsonvalue import Parsed
 from routine.schedule.cron import Cron
 from routine.schedule.model import Block, Chain
 

@@ -14,8 +14,8 @@ Every fire time is an aware datetime; the slot key of a run is its UTC instant.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from datetime import date, datetime, time, timedelta, timezone
+from functools import cached_property
 from zoneinfo import ZoneInfo
 
 MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}

@@ -12,17 +12,17 @@ from datetime import timedelta
 from pathlib import Path
 
 from routine.config.loader import valid_timezone
-from routine.jsonvalue import Parsed
 from routine.config.model import AgentSpec, Config, WriteSpec
 from routine.config.schedule_schema import BLOCK, SCHEDULE, TRIGGER
 from routine.config.schema import with_defaults
 from routine.config.validate import schema_problems
 from routine.config.yamlfile import LocatedYaml, PathKey, YamlSyntaxError, load_yaml
-from routine.errors import ConfigError, Problem, RoutineError
-from routine.schedule import chains
-from routine.schedule.cron import Cron, CronError
 from routine.durations import parse_duration
+from routine.errors import ConfigError, Problem, RoutineError
+from routine.jsonvalue import Parsed
+from routine.schedule import chains
 from routine.schedule.conflicts import section_clashes
+from routine.schedule.cron import Cron, CronError
 from routine.schedule.model import Block, RetryPolicy, Schedules, Trigger
 from routine.schedule.project_cadence import project_blocks
 from routine.schedule.steps import branch_problems, check_template, parse_step

@@ -16,9 +16,9 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
 
 from routine import atomicfile
-from routine.schedule import held
 from routine.durations import WEEKDAYS, parse_duration
 from routine.errors import EXIT_USAGE, RoutineError
+from routine.schedule import held
 from routine.statedb import set_aside
 
 FILE = "pause.json"

@@ -16,8 +16,8 @@ from routine.config.model import AgentSpec, Config, StepSpec, WriteSpec
 from routine.errors import Problem
 from routine.projects.assignees import agent_aliases
 from routine.projects.model import Project, Status, list_projects
-from routine.schedule.cron import Cron, CronError
 from routine.prompts import template
+from routine.schedule.cron import Cron, CronError
 from routine.schedule.model import Block
 from routine.vault.scope import glob_literal
 

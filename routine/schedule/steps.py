@@ -8,15 +8,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from routine.jsonvalue import Parsed
 from routine.config.checks import sample_path, template_problems, write_scope_problem
 from routine.config.conditions import Condition
-from routine.config.input_forms import Kind, kind_of as input_kind, problem as input_problem
+from routine.config.input_forms import Kind
+from routine.config.input_forms import kind_of as input_kind
+from routine.config.input_forms import problem as input_problem
 from routine.config.model import AgentSpec, GraphSpec, SearchSpec, StepSpec, WriteSpec
 from routine.config.schedule_schema import STEP
 from routine.config.schema import with_defaults
 from routine.config.yamlfile import LocatedYaml, PathKey
 from routine.errors import Problem
+from routine.jsonvalue import Parsed
 from routine.templating import LIST_VARIABLES
 from routine.vault.scope import in_scope as scope_has
 

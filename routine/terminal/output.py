@@ -11,9 +11,9 @@ import sys
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, tzinfo
 from enum import Enum
 from typing import TextIO
-from datetime import datetime, tzinfo
 from zoneinfo import ZoneInfo
 
 CELL_MAX = 60  # a cell's longest text when the terminal's width is unknown (piped, no COLUMNS)

@@ -14,10 +14,10 @@ from __future__ import annotations
 import contextlib
 import inspect
 import re
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Callable, TypeAlias
 
 from routine.config.schema import Schema
@@ -27,8 +27,8 @@ from routine.models.tokens import ToolSchema
 
 if TYPE_CHECKING:
     from routine.config.model import AgentSpec, Config
-    from routine.person.asks import Ask
     from routine.memory.retrieve import HitRecord
+    from routine.person.asks import Ask
     from routine.vault import WriteResult
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")

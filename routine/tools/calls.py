@@ -15,6 +15,7 @@ import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+
 from routine.jsonvalue import JSONObject
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)

@@ -19,11 +19,11 @@ from datetime import datetime
 from typing import Any
 
 from routine.config.model import AgentSpec, Config, McpServer
+from routine.config.notify import Topic
 from routine.config.schema import Schema
 from routine.config.tool_names import TOOL_NAMES, mcp_reference
 from routine.errors import McpUnavailable, RoutineError
 from routine.jsonvalue import Parsed
-from routine.config.notify import Topic
 from routine.person.alerts import raise_alert, resolve_alerts
 from routine.person.notifications import Message, notify
 from routine.redact import redact_text

@@ -3,9 +3,10 @@ write proposals (the person decides), whatever the agent's `approval:` says."""
 
 from __future__ import annotations
 
-from routine.jsonvalue import Parsed
 from routine.errors import RoutineError
-from routine.projects.recommend import propose_tasks as propose, recommend_artifact as recommend
+from routine.jsonvalue import Parsed
+from routine.projects.recommend import propose_tasks as propose
+from routine.projects.recommend import recommend_artifact as recommend
 from routine.tools.base import ToolContext, ToolError, tool
 from routine.vault import Provenance
 

@@ -20,8 +20,7 @@ import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NotRequired, TypedDict
-from typing import IO
+from typing import IO, NotRequired, TypedDict
 
 from routine.tools.base import ToolContext, ToolError, tool
 from routine.tools.proclimit import process_cap

@@ -12,10 +12,11 @@ from pathlib import Path
 
 from routine.errors import RoutineError
 from routine.tools.base import ToolContext, ToolError, tool
-from routine.vault import Provenance, write_output, WriteTarget
+from routine.vault import Provenance, WriteTarget, write_output
 from routine.vault.files import vault_files
 from routine.vault.guard import Guard
-from routine.vault.notes import read_note as read, resolve_wikilink
+from routine.vault.notes import read_note as read
+from routine.vault.notes import resolve_wikilink
 from routine.vault.pdf import PAGE, is_pdf, read_pdf
 from routine.vault.scope import check_read, in_scope, normalise_rel, resolve
 from routine.watch.filters import is_searchable

@@ -12,11 +12,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from routine.config.model import AgentSpec, Config
+from routine.config.notify import Topic
 from routine.errors import RoutineError
 from routine.journal import Journal
-from routine.config.notify import Topic
-from routine.person.notifications import Message, notify, proposal_waiting
 from routine.journal.prompt_trials import PromptTrial, PromptTrials, QueuedVariant, version_of
+from routine.person.notifications import Message, notify, proposal_waiting
 from routine.trials.select import agent_runs_between
 from routine.trials.variants import Verdict, try_variant, variant_of_body
 from routine.vault.frontmatter import parse_frontmatter

@@ -13,13 +13,14 @@ from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from routine.host import sysmetrics
 from routine.access import scoped
 from routine.access.resolve import reader
 from routine.config.model import AgentSpec, Config
 from routine.errors import ReplyRejected, RoutineError, UsageError
+from routine.host import sysmetrics
 from routine.journal import RunRecord
-from routine.models import providers, reply as replies
+from routine.models import providers
+from routine.models import reply as replies
 from routine.models.client import ModelClient, prepare
 from routine.tools.base import ToolError, checked_arguments
 from routine.tools.calls import Call, calls_in_text, native_calls

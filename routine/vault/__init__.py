@@ -5,15 +5,27 @@ Everything an agent writes goes through ``write_output``; everything it reads go
 """
 
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write
-from routine.vault.frontmatter import (FrontmatterSplit, join_frontmatter, parse_frontmatter, split_frontmatter,
-                                       update_frontmatter)
-from routine.vault.live import update_live_block
-from routine.vault.notes import (Note, NoteText, load_note_text, read_note, resolve_wikilink, wikilink_for,
-                                 wikilinks)
-from routine.vault.scope import check_read, check_write, glob_match, in_scope, resolve
-from routine.vault.sections import (SectionSpan, SectionUpdate, clear_pending_proposal, content_sha, find_section,
-                                    mark_pending_proposal, section_key, upsert_section)
 from routine.vault.bookkeeping import Provenance
+from routine.vault.frontmatter import (
+                                       FrontmatterSplit,
+                                       join_frontmatter,
+                                       parse_frontmatter,
+                                       split_frontmatter,
+                                       update_frontmatter,
+)
+from routine.vault.live import update_live_block
+from routine.vault.notes import Note, NoteText, load_note_text, read_note, resolve_wikilink, wikilink_for, wikilinks
+from routine.vault.scope import check_read, check_write, glob_match, in_scope, resolve
+from routine.vault.sections import (
+                                       SectionSpan,
+                                       SectionUpdate,
+                                       clear_pending_proposal,
+                                       content_sha,
+                                       find_section,
+                                       mark_pending_proposal,
+                                       section_key,
+                                       upsert_section,
+)
 from routine.vault.targets import WriteKind, WriteTarget
 from routine.vault.writer import WriteResult, write_output
 

@@ -17,21 +17,29 @@ from pathlib import Path
 from typing import Callable
 
 from routine.errors import NoteExists, RoutineError
+from routine.jsonvalue import Parsed
 from routine.vault.atomic import NoteChanged, atomic_create, atomic_write, remove_note
 from routine.vault.bookkeeping import PROPERTY, Provenance, new_note_properties, stamped_block
 from routine.vault.bookkeeping import stamp as stamp_of
+from routine.vault.files import vault_files
 from routine.vault.frontmatter import FrontmatterSplit, join_frontmatter, parse_frontmatter, update_frontmatter
 from routine.vault.guard import Guard, seal, sealed_by_routine
 from routine.vault.notes import NoteText, load_note_text, note_text, wikilink_for
 from routine.vault.proposals import ProposalStatus, iso_time, note_name
 from routine.vault.provenance import PROPOSAL_TAG, archived_proposals, unquote_tasks
 from routine.vault.scope import checked, resolve
-from routine.vault.sections import (apply_approved, clear_pending_proposal, content_sha, find_section, pointers,
-                                    prepare_content, section_key, section_region)
+from routine.vault.sections import (
+    apply_approved,
+    clear_pending_proposal,
+    content_sha,
+    find_section,
+    pointers,
+    prepare_content,
+    section_key,
+    section_region,
+)
 from routine.vault.targets import WriteKind
-from routine.vault.writer import _rewrite, _model_frontmatter
-from routine.jsonvalue import Parsed
-from routine.vault.files import vault_files
+from routine.vault.writer import _model_frontmatter, _rewrite
 
 # A proposal's `kind` for a change to a schedule file (outside the vault; routine.schedule.edit
 # writes and applies it, routine.flows.approval dispatches on it): its `target` is that file.

@@ -17,15 +17,15 @@ when they are recognisably routine's (each listed agent has its ``routine/<agent
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from routine.jsonvalue import JSONObject, Parsed
 from routine.vault.frontmatter import FlowList, FlowMap, FrontmatterSplit, update_frontmatter
 from routine.vault.notes import wikilink_for
 from routine.vault.proposals import iso_time, source_links
 from routine.vault.provenance import ROUTINE_PROPERTY, TAG_PREFIX
-from collections.abc import Mapping
-from routine.jsonvalue import JSONObject, Parsed
 
 PROPERTY = ROUTINE_PROPERTY  # the one property routine keeps in a note it writes into
 # The keys earlier versions wrote into every note (and a model's own frontmatter may carry).

@@ -19,6 +19,7 @@ while routine writes, it reads again and puts the answer after the message it an
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -34,7 +35,6 @@ from routine.vault.notes import NoteText, wikilink_for
 from routine.vault.outline import strip_comments
 from routine.vault.provenance import defuse_markers, quote_tasks
 from routine.vault.writer import _rewrite
-from collections.abc import Mapping
 
 CHAT_PROPERTY = "chat"
 COVERS_PROPERTY = "summary_covers"

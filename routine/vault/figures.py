@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from itertools import combinations
 from typing import Iterable
+
 from routine.vault.provenance import is_checkbox_line
 
 # A unit: its class (figures of one class can be compared) and its factor to the class's base.

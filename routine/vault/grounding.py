@@ -34,12 +34,37 @@ from functools import partial
 from pathlib import PurePosixPath
 from typing import Callable, Iterable
 
-from routine.vault.figures import PLAIN, Figure, Known, Line, candidates, day_counts, derived, direct, figures_of, \
-    keys_for, near, operands_of, significant, states, words_of
 from routine.vault import contexts
+from routine.vault.figures import (
+    PLAIN,
+    Figure,
+    Known,
+    Line,
+    candidates,
+    day_counts,
+    derived,
+    direct,
+    figures_of,
+    keys_for,
+    near,
+    operands_of,
+    significant,
+    states,
+    words_of,
+)
 from routine.vault.grounds import Facts, Grounds, grounds_for
-from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, capitalised, dates_in, known_dates, \
-    name_pairs, names_in, without_dates
+from routine.vault.mentions import (
+    WEEKDAYS,
+    Named,
+    NameKind,
+    Written,
+    capitalised,
+    dates_in,
+    known_dates,
+    name_pairs,
+    names_in,
+    without_dates,
+)
 from routine.vault.notes import code_fence_ranges, wikilinks
 
 __all__ = ["Facts", "Finding", "Grounds", "Kind", "Review", "Strictness", "check", "findings_text", "grounds_for",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -27,7 +28,6 @@ from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import load_note_text
 from routine.vault.provenance import PROPOSAL_TAG, QUESTIONS_FOLDER, archived_proposals, is_question_note
 from routine.vault.scope import glob_match
-from collections.abc import Mapping
 
 # What the seal covers: where the proposal is and what it would do (its text may be edited by
 # the person before approving, so the text is not sealed).

@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from routine.errors import PathEscape
+from routine.jsonvalue import Parsed
 from routine.vault.files import decode_note, read_regular, vault_files
 from routine.vault.frontmatter import (
     join_frontmatter,
@@ -15,7 +16,6 @@ from routine.vault.frontmatter import (
     split_frontmatter,
 )
 from routine.vault.scope import normalise_rel, resolve
-from routine.jsonvalue import Parsed
 
 __all__ = [
     "Note", "NoteText", "code_fence_ranges", "in_ranges", "join_frontmatter", "load_note_text",

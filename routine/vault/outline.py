@@ -8,10 +8,10 @@ that matter, not a cut-off head; the search index cuts notes the same way.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from routine.vault.notes import code_fence_ranges, in_ranges
-from collections.abc import Mapping
 
 # A heading line, its text taken whole (greedy: linear) and its closing #s and blanks stripped in
 # code by ``heading_title`` (a lazy text before `(?:[ \t]+#+)?[ \t]*$` is cubic in a run of blanks).

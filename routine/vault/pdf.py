@@ -15,8 +15,8 @@ import logging
 import re
 from pathlib import Path
 
-from routine.outside.bounded import ChildFailed, Limits, run_child
 from routine.errors import NoteUnreadable
+from routine.outside.bounded import ChildFailed, Limits, run_child
 from routine.vault.files import NOTE_MAX_BYTES, read_regular
 
 log = logging.getLogger(__name__)

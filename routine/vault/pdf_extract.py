@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from routine.outside.bounded import answer, limit_self
 from routine.jsonvalue import JSONObject
+from routine.outside.bounded import answer, limit_self
 
 
 def extract(raw: bytes, max_pages: int, max_chars: int) -> JSONObject:

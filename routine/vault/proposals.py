@@ -14,6 +14,7 @@ from enum import Enum
 from pathlib import Path, PurePosixPath
 
 from routine.errors import NoteExists, RoutineError
+from routine.jsonvalue import JSONObject
 from routine.vault.atomic import atomic_create
 from routine.vault.frontmatter import join_frontmatter
 from routine.vault.guard import seal
@@ -21,7 +22,6 @@ from routine.vault.notes import code_fence_ranges, wikilink_for
 from routine.vault.provenance import PROPOSAL_TAG
 from routine.vault.scope import resolve
 from routine.vault.sections import content_sha
-from routine.jsonvalue import JSONObject
 
 
 class ProposalStatus(str, Enum):

@@ -28,10 +28,10 @@ import re
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
+from routine.jsonvalue import Parsed
 from routine.vault.frontmatter import parse_frontmatter
 from routine.vault.notes import code_fence_ranges, in_ranges
 from routine.vault.outline import HEADING
-from routine.jsonvalue import Parsed
 
 ROUTINE_PROPERTY = "routine"  # ``routine: {agent, run, at}``: an agent wrote into the note (``bookkeeping``)
 TAG_PREFIX = "routine/"  # a note routine created whole is tagged ``routine/<agent>``

@@ -29,7 +29,6 @@ from routine.vault.provenance import begins as _begins
 from routine.vault.provenance import defuse_markers, quote_tasks
 
 
-
 class SectionOutcome(str, Enum):
     """What ``upsert_section`` did to a generated section (``SectionUpdate.outcome``)."""
 

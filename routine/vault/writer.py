@@ -25,11 +25,19 @@ from routine.vault.guard import Guard
 from routine.vault.notes import NoteText, load_note_text, wikilink_for
 from routine.vault.proposals import write_proposal
 from routine.vault.scope import checked, in_scope
+from routine.vault.sections import (
+    SectionOutcome,
+    SectionUpdate,
+    clear_pending_proposal,
+    end_line,
+    find_section,
+    mark_pending_proposal,
+    prepare_content,
+    section_content,
+    section_key,
+    upsert_section,
+)
 from routine.vault.targets import WriteKind, WriteTarget
-from routine.vault.sections import (SectionOutcome, SectionUpdate,
-                                    clear_pending_proposal, end_line, find_section, mark_pending_proposal,
-                                    prepare_content, section_content,
-                                    section_key, upsert_section)
 
 ATTEMPTS = 3
 

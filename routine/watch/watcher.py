@@ -31,13 +31,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from routine.host import supervise
 from routine.errors import NoteUnreadable
+from routine.host import supervise
 from routine.vault.atomic import note_lock
 from routine.vault.files import NOTE_MAX_BYTES, read_regular, skip_undecodable, vault_files
-from routine.watch.changes import RECENT, Change, Outcome, Settled
 from routine.vault.pdf import PDF_MAX_BYTES, is_pdf
 from routine.vault.presence import vault_problem
+from routine.watch.changes import RECENT, Change, Outcome, Settled
 from routine.watch.filters import is_searchable
 from routine.watch.state import FileState, FileStates
 

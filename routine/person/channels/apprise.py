@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 import socket
 
-from routine.host import peers, unitcheck
 from routine.config.notify import Priority
+from routine.host import peers, unitcheck
 from routine.person.channels.base import Channel, Outgoing, Result
 from routine.redact import redact_text, redact_url
 
