@@ -48,8 +48,14 @@ def redact_url(url: str) -> str:
 
 
 def redact_text(text: str) -> str:
-    """``text`` with every URL in it shown as ``redact_url`` shows it."""
-    return URL.sub(lambda m: redact_url(m[0]), text) if "://" in text else text
+    """``text`` with every URL in it shown as ``redact_url`` shows it; the sentence's own punctuation
+    after a URL (`… at http://nas:11434.`) stays the sentence's, so the host is still shown."""
+    return URL.sub(_shown, text) if "://" in text else text
+
+
+def _shown(found: re.Match[str]) -> str:
+    url = found[0].rstrip(".,;:!?)")
+    return redact_url(url) + found[0][len(url):]
 
 
 def source_name(source: str) -> str:

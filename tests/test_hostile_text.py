@@ -77,3 +77,14 @@ def test_pause_until_zero_minutes_says_why_nothing_was_paused(initialised):
     assert "--until 0m would end the pause as it begins, so nothing was paused" in done.stderr, done.stderr
     assert "routine resume" in done.stderr
     assert not (home.state / "pause.json").exists()
+
+
+def test_a_sentence_ending_in_a_url_keeps_its_host_and_its_full_stop():
+    """An error that ends on its server's URL ("… at http://127.0.0.1:11434.") keeps the host, the
+    port and the full stop before its fix; a secret in a URL is still hidden."""
+    from routine.redact import redact_text
+
+    said = "The model ghost:7b is not pulled on the Ollama at http://127.0.0.1:11566. Fix: run `ollama pull`."
+    assert redact_text(said) == said
+    assert redact_text("(see https://user:pw@hooks.example.org/x?token=abc), then") == \
+        "(see https://hooks.example.org), then"
