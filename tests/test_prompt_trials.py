@@ -64,7 +64,7 @@ def test_a_worse_variant_is_never_proposed_and_a_better_one_is_approved_into_the
     today = driven_clock.now().astimezone().date()  # `--runs today` picks today's runs; the proposal is dated today
     assert today.isoformat() in proposal.name and (today + timedelta(days=1)).isoformat() not in proposal.read_text()
     listed = home.run("trials", "list", check=True).stdout  # both trials, each with its verdict
-    assert "not better (0/2 vs 2/2 checks passed), not proposed" in listed and "proposed in Drafts/" in listed, listed
+    assert "not better: 0/2 vs 2/2 checks passed; not proposed" in listed and "proposed in Drafts/" in listed, listed
     home.run("approve", str(proposal.relative_to(home.vault)), check=True)
     after = parse_frontmatter((home.vault / "Agents" / "Planner.md").read_text())
     assert "VARIANT-BETTER: plan the day in two blocks at most." in after.body

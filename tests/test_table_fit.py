@@ -105,9 +105,13 @@ def test_the_rows_of_models_scores_stay_told_apart_and_figures_that_do_not_fit_a
     table = table[:table.index("")] if "" in table else table  # the table, not the prose after it
     heads = table[0].split()
     assert heads[:3] == ["MODEL", "AGENT", "AS"], out  # what tells the rows apart is never left out
-    assert all("…" not in line and len(line) <= columns for line in table), out  # no cut header, no bare `…`
+    assert "…" not in table[0] and all(len(line) <= columns for line in table), out  # no cut header
+    assert "PASSES" in heads, out  # a long model name is cut (told apart) before the scores go
+    assert not any(re.search(r"\d…", line) for line in table), out  # no figure cut
     rows = table[1:]
     assert len(rows) >= 2 and len(set(rows)) == len(rows), out  # no two rows read the same
+    listed = home.run("trials", "list", env_extra={"COLUMNS": str(columns)}).stdout
+    assert "VERDICT" in listed.splitlines()[0], listed  # what the list is for is never left out
 
 
 @pytest.mark.parametrize("columns", [80, 100])

@@ -8,7 +8,7 @@ from routine.config.loader import zone_name_of
 from routine.errors import UsageError
 from routine.journal import Journal
 from routine.journal.chats import ChatMessage, ChatStore, Role
-from routine.terminal.output import Clock, print_json, print_table
+from routine.terminal.output import Clock, print_json, print_table, say
 
 LIST_COLUMNS = ["id", "agent", "origin", "title", "messages", "updated"]
 
@@ -30,7 +30,7 @@ def _list(store: ChatStore, limit: int, as_json: bool, clock: Clock) -> int:
         print_json(chats)
         return 0
     if not chats:
-        print(
+        say(
             'No conversations yet. Try `routine ask strategist "What matters today?"` or `routine chat new strategist`.'
         )
         return 0

@@ -14,7 +14,7 @@ from routine.config.loader import load_config
 from routine.daemon import clock
 from routine.journal import Journal
 from routine.journal.keep import KeepRates
-from routine.terminal.output import Clock, print_json, print_table
+from routine.terminal.output import Clock, Kind, print_json, print_table
 
 
 def now() -> datetime:
@@ -39,12 +39,13 @@ def keep(args: argparse.Namespace, journal: Journal) -> int:
     if found:
         print_table([{**r.to_json(), "kept": _share(r.kept), "approved_kept": _share(r.approved_kept)}
                      for r in found],
-                    ["by", "name", "sections", "kept", "untouched", "edited", "deleted", "approved", "approved_kept"])
+                    ["by", "name", "sections", "kept", "untouched", "edited", "deleted", "approved", "approved_kept"],
+                    keep=("by", "name"))  # the two tell the rows apart
         print()
     print_table([{**s, "kept": "waiting (48 h)" if s["kept"] is None else _share(s["kept"]),
                   "written": clock.show(s["written_at"], "%Y-%m-%d %H:%M")} for s in sections],
                 ["written", "agent", "block", "note", "section", "via", "kept", "ending"],
-                {"written": clock.label("written")})
+                {"written": clock.label("written")}, kinds={"kept": Kind.ID})  # "waiting (48 h)" whole
     return 0
 
 

@@ -15,7 +15,7 @@ from routine.journal.model_events import ModelEvents
 from routine.journal.trials import Trials
 from routine.models.client import ModelClient
 from routine.models.manager import ModelManager
-from routine.terminal.output import print_json, print_table
+from routine.terminal.output import Kind, print_json, print_table, say
 from routine.trials.scores import COLUMNS, overall, ranked, recommendation, table_rows, write_note
 from routine.trials.scores import scores as score
 
@@ -47,18 +47,18 @@ def try_model(config: Config, args: argparse.Namespace) -> int:
         day = "" if ids else f" from {'today' if shift else 'yesterday'}"
         hint = (" `--runs today` tries today's instead, or name run ids (`routine runs list`)." if not ids and not shift
                 else " Name run ids instead (`routine runs list` shows them).")
-        print(f"No runs{day} to try {args.candidate} on (step runs that called a model"
-              f"{' on ' + args.against if args.against else ''}, other than {args.candidate}'s own).{hint}")
+        say(f"No runs{day} to try {args.candidate} on (step runs that called a model"
+            f"{' on ' + args.against if args.against else ''}, other than {args.candidate}'s own).{hint}")
         return 0
-    print(f"Queued {added} trial(s) of {args.candidate} on {len(runs)} run(s)"
-          f"{f' ({before} tried or queued before)' if before else ''}.")
+    say(f"Queued {added} trial(s) of {args.candidate} on {len(runs)} run(s)"
+        f"{f' ({before} tried or queued before)' if before else ''}.")
     if args.now and daemon:
-        print(f"The daemon runs them {daemon_now()}; `routine trials list` shows how they did.")
+        say(f"The daemon runs them {daemon_now()}; `routine trials list` shows how they did.")
     elif not args.now:
         window = window_text(config)
-        print(f"The daemon runs them in its trials window ({window}), or now with --now." if window else
-              "Add `trials: {window: \"01:00-05:00\"}` to routine.yaml for the daemon to run them at night, "
-              "or run them now with --now.")
+        say(f"The daemon runs them in its trials window ({window}), or now with --now." if window else
+            "Add `trials: {window: \"01:00-05:00\"}` to routine.yaml for the daemon to run them at night, "
+            "or run them now with --now.")
     for trial in done:
         print(_trial_line(trial))
     return 0
@@ -120,8 +120,9 @@ def scores(config: Config, as_json: bool) -> int:
         print("No trials yet: `routine models try CANDIDATE` queues some.")
         return 0
     print_table([dict(zip(COLUMNS, cells)) for cells in table_rows([*overall(rows), *ranked(rows)])], list(COLUMNS),
-                keep=("model", "agent", "as"))  # the three tell the rows apart; figures that do not fit are left out
+                keep=("agent", "as"), kinds={"model": Kind.TEXT})  # a long model name is cut (each still
+    # told apart) before a figure is left out; the agent and its role are never left out
     for sentence in recommendation(rows):
-        print(f"\n{sentence}")
-    print(f"\nWritten to {note}. Nothing was switched: change an agent's `model:` yourself.")
+        say(f"\n{sentence}")
+    say(f"\nWritten to {note}. Nothing was switched: change an agent's `model:` yourself.")
     return 0

@@ -22,7 +22,7 @@ from routine.models.plan import belady_loads, key_label, simulate_ollama, simula
 from routine.models.preloader import learned_lead
 from routine.schedule import pause
 from routine.schedule.loader import load_schedules
-from routine.terminal.output import Clock, print_json, print_table, say
+from routine.terminal.output import Clock, Kind, print_json, print_table, say
 
 if TYPE_CHECKING:
     from routine.config.model import Config
@@ -147,7 +147,8 @@ def _plan(config: Config, hours: int, as_json: bool) -> int:
     if not rows:
         print(f"No scheduled steps in the next {hours} h.")
         return 0
-    print_table(rows, ["at", "block", "agent", "model", "routine", "ollama alone"])
+    print_table(rows, ["at", "block", "agent", "model", "routine", "ollama alone"],
+                kinds={"routine": Kind.ID})  # "preload 19:59": its time is never cut
     idle = (f"; routine also unloads idle models {ours.idle_unloads} time(s) (ollama.idle_unload), "
             "which frees memory at the cost of a later load" if ours.idle_unloads else "")
     say(f"\nModel loads in the next {hours} h: {ours.loads} with routine's plan "
@@ -192,8 +193,8 @@ def _tokens(config: Config, as_json: bool) -> int:
         print_json({"aliases": [{k: v for k, v in r.items() if k not in ("mean error", "when sent")} for r in rows]})
         return 0
     print_table(rows, ["alias", "samples", "mean error", "method", "when sent", "model"])
-    print("\nMean error: the count as it is now against what the server reported for the latest requests "
-          "(positive: counted high, the safe side). When sent: as counted then.")
+    say("\nMean error: the count as it is now against what the server reported for the latest requests "
+        "(positive: counted high, the safe side). When sent: as counted then.")
     return 0
 
 

@@ -16,7 +16,7 @@ from routine.projects.model import list_projects
 from routine.projects.overview import summary
 from routine.projects.scaffold import adopt_project, assign, new_project, project_named, unassign
 from routine.schedule.project_cadence import project_blocks
-from routine.terminal.output import Clock, print_json, print_table
+from routine.terminal.output import Clock, print_json, print_table, say
 
 if TYPE_CHECKING:
     from routine.config.model import Config
@@ -116,8 +116,8 @@ def _show(config: Config, args: argparse.Namespace) -> int:
     print_table(arts, ["type", "qa", "artifacts"]) if arts else print("  none")
     print(f"\nLast digest: {info['last_digest'] or 'none yet'}")
     clock = Clock.named(config.zone_name())
-    print("Next: " + ("; ".join(f"{f['block']} at {clock.show(f['at'], _WHEN + ' %Z')}" for f in info["next_fires"])
-                      or "no cadence"))
+    say("Next: " + ("; ".join(f"{f['block']} at {clock.show(f['at'], _WHEN + ' %Z')}" for f in info["next_fires"])
+                    or "no cadence"))
     for problem in info["problems"]:
         print(f"Problem: {problem}")
     return 0

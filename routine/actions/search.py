@@ -11,7 +11,7 @@ from routine.config.loader import agent_named, load_agents, load_config
 from routine.daemon import client
 from routine.errors import UsageError
 from routine.memory.retrieve import better_outside, outside_sentence
-from routine.terminal.output import print_json
+from routine.terminal.output import print_json, say
 from routine.terminal.progress import ProgressPrinter
 
 if TYPE_CHECKING:
@@ -37,9 +37,9 @@ def run(args: argparse.Namespace) -> int:
         for rank, hit in enumerate(hits, 1):
             print(f"{rank}. {hit['link']}  ({hit['score']:.2f})")
             if hit["snippet"]:
-                print(f"   {hit['snippet']}")
+                say(f"   {hit['snippet']}")
     if hidden:
-        print(hidden, file=sys.stderr if args.json else sys.stdout)
+        say(hidden, sys.stderr if args.json else sys.stdout)
     return 0
 
 

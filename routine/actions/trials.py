@@ -10,7 +10,7 @@ from routine.config.loader import zone_name_of
 from routine.journal import Journal
 from routine.journal.prompt_trials import PromptTrialQueue, PromptTrials
 from routine.journal.trials import Trial, Trials
-from routine.terminal.output import Clock, print_json, print_table
+from routine.terminal.output import Clock, Kind, print_json, print_table
 
 COLUMNS = ["kind", "id", "agent", "what", "state", "verdict"]
 
@@ -30,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
         print("No trials yet: `routine models try ALIAS` tries another model, `routine agent try NAME --variant "
               "NOTE` a changed agent note.")
         return 0
-    print_table(rows, COLUMNS, {"id": clock.label("id")}, keep=("id",))  # a prompt trial's id is when it ran
+    # A prompt trial's id is when it ran; the verdict is what the list is for: cut, never left out.
+    print_table(rows, COLUMNS, {"id": clock.label("id")}, keep=("id", "verdict"), kinds={"verdict": Kind.TEXT})
     return 0
 
 
@@ -48,10 +49,9 @@ def _model_verdict(trial: Trial) -> str:
 
 
 def _prompt_row(row: dict[str, Any], clock: Clock) -> dict[str, Any]:
-    verdict = (f"better ({row['variant_passed']}/{row['runs']} vs {row['current_passed']}/{row['runs']}), proposed in "
-               f"{row['proposal']}" if row["better"] and row["proposal"] else
-               f"not better ({row['variant_passed']}/{row['runs']} vs {row['current_passed']}/{row['runs']} checks "
-               "passed), not proposed")
+    passed = f"{row['variant_passed']}/{row['runs']} vs {row['current_passed']}/{row['runs']} checks passed"
+    verdict = (f"better: {passed}; proposed in {row['proposal']}" if row["better"] and row["proposal"] else
+               f"not better: {passed}; not proposed")  # the figures first: a cut keeps them
     return {"kind": "prompt", "id": clock.show(row["at"], "%Y-%m-%d %H:%M"), "agent": row["agent"],
             "what": row["variant_note"], "state": "done", "verdict": verdict}
 

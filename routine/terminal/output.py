@@ -141,8 +141,8 @@ def print_table(rows: Sequence[Mapping[str, object]], columns: list[str], labels
     names = labels or {}
     grid: dict[str, list[object]] = {c: [r.get(c) for r in rows] for c in columns}
     kind = {c: (kinds or {}).get(c) or kind_of(c, grid[c]) for c in columns}
-    for c in [columns[0], *keep]:  # a row's first cell names it (a block, an agent, a model): kept whole
-        if kind.get(c) is Kind.TEXT:
+    for c in [columns[0], *keep]:  # a row's first cell names it (a block, an agent, a model): kept whole,
+        if kind.get(c) is Kind.TEXT and c not in (kinds or {}):  # unless declared text (then cut, never left out)
             kind[c] = Kind.ID
     shown = list(columns)
     if width is not None:
