@@ -74,7 +74,7 @@ def facts_of(text: str, today: date) -> Facts:
 
 _BLOCKS = itertools.count(1)  # a block's id, unique across texts (the facts of several texts are joined)
 _PIECES: dict[tuple[str, date], Facts] = {}  # a shown text's facts (a prompt shown to several steps is read once)
-_PIECES_KEPT = 64
+_PIECES_KEPT = 8  # a step's texts and its retry's (more held the daemon's memory up: 171 → 217 MB over a month)
 
 
 def facts_of_all(texts: tuple[str, ...], today: date) -> Facts:

@@ -167,7 +167,7 @@ _PROJECT_CUES = [
     re.compile(r"\b[Pp]roject:? " + _ONE),
     re.compile(_MID + _ONE + _WORKSTREAM),
     # "3. Beacon dashboard": a workstream named at a list item's start
-    re.compile(r"(?m)^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?(?:\*\*)?" + _ONE + _WORKSTREAM),
+    re.compile(r"(?m)^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?" + _ONE + _WORKSTREAM),
 ]
 _POSSESSIVE = re.compile(_ONE + r"(?:'s|’s) (?:feedback|review|sign-?off|answer|reply|email|call|team|input|"
                          r"approval|numbers|estimate|quote|offer|contract|deadline|launch|pilot)\b")
