@@ -54,14 +54,11 @@ class Segment:
     known: Known
 
 
-_SEGMENTS: dict[int, tuple[Facts, tuple[Segment, ...]]] = {}  # id of a text's facts: its segments
-
-
 def segments(facts: Facts) -> tuple[Segment, ...]:
     """The segments of a text that have a figure, from its facts (read once while they are kept)."""
-    kept = _SEGMENTS.get(id(facts))
-    if kept is not None and kept[0] is facts:
-        return kept[1]
+    kept = facts.memo.get("segments")
+    if kept is not None:
+        return kept  # type: ignore[return-value]  # set below, always this type
     out: list[Segment] = []
     for line in facts.known.lines:
         if not line.text or line.heading:
@@ -81,10 +78,8 @@ def segments(facts: Facts) -> tuple[Segment, ...]:
                 words = words_of(part) | line.context
                 days = frozenset(d for d in line.dates if any(w.matches(d) for w in dates_in(part)))
                 out.append(Segment(part.strip(), words, figures, days, Known([Line(words, figures, tuple(days), 0)])))
-    if len(_SEGMENTS) >= 256:
-        _SEGMENTS.clear()
-    _SEGMENTS[id(facts)] = (facts, tuple(out))
-    return tuple(out)
+    found = facts.memo["segments"] = tuple(out)
+    return found
 
 
 def clause_of(fig: Figure, sentence: str) -> str:

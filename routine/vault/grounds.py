@@ -32,6 +32,9 @@ class Facts:
     lower: frozenset[str] = frozenset()  # words written in lower case (common words, not names)
     topics: frozenset[str] = frozenset()  # the words of its lines and their headings (words_of)
     values: frozenset[float] = frozenset()  # its figures' values (figures to match, rounded)
+    # What is worked out of these facts once (contexts.segments), kept as long as they are: no cache of
+    # its own to outlive them (a process-wide one held a month's daemon 40 MB up).
+    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
 
 _LINK_TARGET = re.compile(r"\[\[[^\]|\n]*\|?")  # [[Note 12|shown]]: the target is a name, not a figure
