@@ -70,7 +70,7 @@ def segments(facts: Facts) -> tuple[Segment, ...]:
         if len(parts) == 1:
             figures = tuple(f for f in line.figures if not (f.label or f.year))
             if figures:
-                words = line.words | line.context
+                words = line.words | line.context | _summed(line, facts.known.lines)
                 out.append(Segment(line.text.strip(), words, figures, frozenset(line.dates),
                                    Known([Line(words, figures, line.dates, 0)])))
             continue
@@ -85,6 +85,17 @@ def segments(facts: Facts) -> tuple[Segment, ...]:
         _SEGMENTS.clear()
     _SEGMENTS[id(facts)] = (facts, tuple(out))
     return tuple(out)
+
+
+_TOTAL = re.compile(r"^\W*(?:grand\s+|sub)?(?:total|sum|all)\b", re.I)
+
+
+def _summed(line: Line, lines: list[Line]) -> frozenset[str]:
+    """The words of the rows a table's total row sums ("| **total** | **€3.24** |" is the cost of what
+    each row above it names): a reply says the total of those things."""
+    if not line.table or not _TOTAL.match(line.text.strip().strip("|")):
+        return frozenset()
+    return frozenset().union(*(other.words for other in lines if other.block == line.block and other.table))
 
 
 def clause_of(fig: Figure, sentence: str) -> str:

@@ -37,6 +37,10 @@ _ORDINAL = re.compile(r"(?:\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)[a-z]*
                       r"(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!at\b|and\b|or\b|to\b|for\b|is\b|was\b|when\b|with\b|in\b|on\b"
                       r"|so\b|but\b|of\s+(?:the\s+)?month\b)[a-z])", re.I)
 
+# Fri 27: (a planner's day list): a weekday, then a day of a month not named, the clause ending there
+_WEEKDAY_DAY = re.compile(r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)[a-z]*\.?,?\s+(\d{1,2})"
+                          r"(?=\s*(?:[;,)]|[:.](?!\d)|\s[—–-]\s|$))", re.I | re.M)
+
 
 @dataclass(frozen=True)
 class Written:
@@ -86,6 +90,7 @@ def dates_in(text: str) -> list[Written]:
     for m in ordinals:
         if not any(a <= m.start(2) < b for a, b in taken):
             out.append(Written(m[0].removeprefix("the ").removeprefix("The "), None, 0, int(m[2]), _weekday(m[1])))
+    out.extend(Written(m[0], None, 0, int(m[2]), _weekday(m[1])) for m in _WEEKDAY_DAY.finditer(text))
     return [replace(w, text=w.text.rstrip(".,").lstrip("(")) for w in out if 0 <= w.month <= 12 and 1 <= w.day <= 31]
 
 
@@ -107,7 +112,7 @@ def without_dates(text: str) -> str:
             text = pattern.sub(lambda m: " " * len(m[0]), text)
     if _ORDINAL_HINT.search(text):
         text = _ORDINAL.sub(lambda m: " " * len(m[0]), text)
-    return text
+    return _WEEKDAY_DAY.sub(lambda m: " " * len(m[0]), text)
 
 
 def known_dates(text: str, today: date) -> set[date]:
