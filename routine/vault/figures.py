@@ -47,8 +47,11 @@ FIGURE = re.compile(
     r"|\s?(?P<rps>rps|qps)\b"
     rf"|\s?(?P<pct>%)|\s?(?:(?:GPU|CPU|A100|working|business|calendar|more|of)\s)?"
     rf"(?P<unit>{_UNIT_WORDS})\b)?", re.I)
-_LABEL = re.compile(r"(?:\bKR|\bObjective|\bSample|\bPhase|\bStep|\bPart|\bNo\.|#|\bweek|\bwk|\bKW|\bCW"
-                    r"|\bsprint|\bissue|\bPR|\bID|\bversion|\bv|\bticket\s+#?|\bround|\bQ)\s*$", re.I)
+_LABEL = re.compile(r"(?:\bKR|\bObjective|\bSample|\bPhase|\bStep|\bPart|\bNo\.|#|\bweeks?|\bwks?|\bKW|\bCW"
+                    r"|\bsprint|\bissue|\bPR|\bID|\bversion|\bv|\bticket\s+#?|\bround|\bQ"
+                    # the end of a range of labels: "weeks 45 to 47", "KRs 1.1 and 1.3", "sprints 4–6"
+                    r"|\b(?:weeks?|wks?|KRs?|sprints?|rounds?|phases?|steps?|versions?)\s*\d+(?:\.\d+)?"
+                    r"\s*(?:to|and|through|or|[–-])\s*)\s*$", re.I)
 _MULTIPLIER = {"k": 1000, "thousand": 1000, "million": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000}
 _SMALL = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
           "seventeen eighteen nineteen").split()

@@ -363,6 +363,7 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
     facts = grounds.facts
     figs = [f for f in figures_of(_LIST_NUMBER.sub(r"\1", without_dates(line))) if not (f.label or f.year)
             and not (_KR_NAMED.search(line) and f.cls == PLAIN and f.value in facts.known.labels)]
+    figs = [f for f in figs if not _a_name(f, line, grounds)]
     here = [f for f in figs if _on_topic(f, line, whole, facts.known)]
     here += [f for f in figs if f not in here and _beside(f, [*anchors, *before, *here], facts.known)]
     for fig in figs:  # stated in a note the agent may read: named as the source
@@ -403,6 +404,22 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
             continue
         result.findings.append(_unsupported_figure(fig, line, here, grounds))
     return here
+
+
+_NAME_BEFORE = re.compile(r"(?<![\w.])([A-ZÀ-Þ][\w-]*) $")
+
+
+def _a_name(fig: Figure, line: str, grounds: Grounds) -> bool:
+    """A number the notes write after the same capitalised word is part of a name, not a figure
+    ("Auer Type 1050", "Python 3.10", "Route 9"), wherever the reply puts it."""
+    at = line.find(fig.text)
+    word = _NAME_BEFORE.search(line, 0, at) if at > 0 else None
+    number = re.match(r"[\d.,]+", fig.text)
+    if word is None or number is None or word[1].upper() in ("KR", "Q") or word.end() != at:
+        return False
+    name = re.compile(rf"(?<![\w.]){re.escape(word[1])} {re.escape(number[0].rstrip('.,'))}(?![\d.,]\d)")
+    return bool(name.search(grounds.facts.text)) or _lookup(
+        grounds, lambda facts: bool(name.search(facts.text)), {f"w:{w}" for w in words_of(word[1])}) is not None
 
 
 def _stated_in_context(fig: Figure, line: str, grounds: Grounds, facts: Facts) -> bool:
