@@ -38,8 +38,8 @@ from routine.vault.figures import PLAIN, Figure, Known, Line, candidates, day_co
     keys_for, near, operands_of, significant, states, words_of
 from routine.vault import contexts
 from routine.vault.grounds import Facts, Grounds, grounds_for
-from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, capitalised, dates_in, known_dates, \
-    name_pairs, names_in, without_dates
+from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, capitalised, dated, dates_in, \
+    known_dates, name_pairs, names_in, without_dates
 from routine.vault.notes import code_fence_ranges, wikilinks
 
 __all__ = ["Facts", "Finding", "Grounds", "Kind", "Review", "Strictness", "check", "findings_text", "grounds_for",
@@ -199,12 +199,45 @@ def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: 
         if source is not None and facts is not None:
             result.found_in[written.text] = source
             on = _date_ok(written, facts, grounds.today)
+    if on is None and _worked_out(written, sentence, grounds.today):
+        return None  # "ten working days from 20 November puts it around Friday 4 December"
     if on is None:
         return Finding(Kind.DATE.value, written.text, "this date is not in the notes you were given",
                        _nearest_line(sentence, grounds.facts, want="date"))
     if written.weekday is not None and on.weekday() != written.weekday:
         return Finding(Kind.DATE.value, written.text, f"{on:%d %B %Y} is a {WEEKDAYS[on.weekday()].title()}")
     return None
+
+
+_SPAN = re.compile(r"\b(\d{1,3}|[a-z]+(?:-[a-z]+)?)\s+(working\s+|business\s+|calendar\s+|school\s+)?(days?|weeks?)"
+                   r"\s+(?:from|after|since|before|of)\b", re.I)
+
+
+def _worked_out(written: Written, sentence: str, today: date) -> bool:
+    """``written`` is another date of the sentence moved by the span the sentence counts from it
+    ("ten working days from 20 November … Friday 4 December", "two weeks after 2026-11-20 … 4 Dec")."""
+    found = [(figures_of(m[1]), bool(m[2]) and m[2].lower().startswith(("work", "busi", "school")), m[3])
+             for m in _SPAN.finditer(sentence)]
+    spans = [(f[0].value * (7 if unit.lower().startswith("week") else 1), working)
+             for f, working, unit in found if f and 0 < f[0].value <= 400]
+    for start in dated([w for w in dates_in(sentence) if w.text != written.text], today) if spans else ():
+        for count, working in spans:
+            for sign in (1, -1):
+                day = _add_days(start, int(count), working, sign)
+                if written.matches(day):
+                    return True
+    return False
+
+
+def _add_days(start: date, count: int, working: bool, sign: int) -> date:
+    """``start`` moved ``count`` days (working days: Monday to Friday) forward (sign 1) or back."""
+    if not working:
+        return start + timedelta(days=sign * count)
+    day = start
+    while count > 0:
+        day += timedelta(days=sign)
+        count -= day.weekday() < 5
+    return day
 
 
 _EVENT_ROLE = re.compile(r"\b(?:is|on|as of|due|by|until|till|moved to|at)\W*$", re.I)
