@@ -39,7 +39,7 @@ from routine.vault.figures import PLAIN, Figure, Known, Line, candidates, day_co
 from routine.vault import contexts
 from routine.vault.grounds import Facts, Grounds, grounds_for
 from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, capitalised, dated, dates_in, \
-    known_dates, name_pairs, names_in, without_dates
+    folders_in, known_dates, name_pairs, names_in, without_dates
 from routine.vault.notes import code_fence_ranges, wikilinks
 
 __all__ = ["Facts", "Finding", "Grounds", "Kind", "Review", "Strictness", "check", "findings_text", "grounds_for",
@@ -99,7 +99,7 @@ def review(reply: str, grounds: Grounds, strictness: Strictness | str = Strictne
     prose = _prose(reply)
     _dates(prose, grounds, result)
     _figures(prose, grounds, strictness, result)
-    _names(prose, grounds, result)
+    _names(prose, grounds, result, folders_in(reply))
     unique: dict[tuple[str, str], Finding] = {}
     for f in result.findings:
         unique.setdefault((f.kind, f.claim), f)
@@ -568,8 +568,8 @@ def _people(prose: str, grounds: Grounds) -> list[Named]:
     return found
 
 
-def _names(prose: str, grounds: Grounds, result: Review) -> None:
-    for named in _people(prose, grounds):
+def _names(prose: str, grounds: Grounds, result: Review, folders: Iterable[Named] = ()) -> None:
+    for named in dict.fromkeys([*_people(prose, grounds), *folders]):
         if _named(named.name, grounds.facts, grounds):
             continue
         first = named.name.split()[0].lower()

@@ -174,6 +174,10 @@ _PROJECT_CUES = [
     # "3. Beacon dashboard": a workstream named at a list item's start
     re.compile(r"(?m)^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?(?:\*\*)?" + _ONE + _WORKSTREAM),
 ]
+# "the Catering Line", "the Pop-up Café": a title-case name of two words or more, inside a sentence
+_TITLED = re.compile(r"(?<=[a-z,;] )(?<=\bthe )([A-ZÀ-Þ][\w'’-]+(?: [A-ZÀ-Þ][\w'’-]+)+)(?![\w'’-])")
+# "→ `Projects/Bread School/`": a project's folder, where a reply files a note
+_FOLDER = re.compile(r"(?<![\w/\[|])Projects/([^/`\]\[|\n]+)/")
 _POSSESSIVE = re.compile(_ONE + r"(?:'s|’s) (?:feedback|review|sign-?off|answer|reply|email|call|team|input|"
                          r"approval|numbers|estimate|quote|offer|contract|deadline|launch|pilot)\b")
 NOT_NAMES = frozenset({*WEEKDAYS, *MONTHS, "today", "tomorrow", "yesterday", "the", "a", "an", "me", "you", "them",
@@ -196,6 +200,9 @@ def names_in(prose: str) -> list[Named]:
     found: list[Named] = []
     for pattern in _PROJECT_CUES:
         found += [Named(_clean(m[1]), NameKind.PROJECT) for m in pattern.finditer(prose)]
+    for line in prose.splitlines():
+        if not line.lstrip().startswith(("#", "|")):  # (headings and table rows are titled in capitals)
+            found += [Named(name, NameKind.PROJECT) for m in _TITLED.finditer(line) if (name := _titled(m[1]))]
     for pattern in [*_PERSON_CUES, _POSSESSIVE]:
         found += [Named(_clean(m[1]), NameKind.PERSON) for m in pattern.finditer(prose)]
     out: dict[str, Named] = {}
@@ -254,6 +261,22 @@ def capitalised(prose: str) -> list[str]:
                     and word[:3] not in _WEEKDAY_NAMES:
                 out.setdefault(m[1].lower(), m[1])
     return list(out.values())
+
+
+def _titled(phrase: str) -> str:
+    """A title-case name as a project's: up to an acronym ("the Lumen GPU budget" names Lumen, checked
+    alone), a month or a weekday; "" when one word is left."""
+    words: list[str] = []
+    for word in phrase.split():
+        if word.isupper() or word.lower() in NOT_NAMES or word.lower() in _MONTH_NAMES:
+            break
+        words.append(word)
+    return " ".join(words) if len(words) >= 2 else ""
+
+
+def folders_in(reply: str) -> list[Named]:
+    """The projects a reply names by their folder ("file it under `Projects/Bread School/`")."""
+    return [Named(m[1].strip(), NameKind.PROJECT) for m in _FOLDER.finditer(reply)]
 
 
 def _clean(name: str) -> str:
