@@ -345,6 +345,21 @@ def derived(fig: Figure, operands: list[Figure], line: str, strict: bool = False
     return None
 
 
+def added(fig: Figure, mine: list[Figure], noted: list[Figure]) -> bool:
+    """``fig`` is a figure of the notes with two or more of the reply's added to it, as a reply totals
+    what would change ("if Markthalle (€380) and Studio Kaffee (€250) both say yes, about €2,390 a
+    week" from the notes' €1,760): of one unit, each smaller than the total."""
+    adds = [g for g in mine if g is not fig and g.cls == fig.cls and 0 < g.value < fig.value]
+    if fig.cls in (PLAIN, "pct") or not 2 <= len(adds) <= 5:
+        return False
+    bases = {round(n.base, 6) for n in noted if n.cls == fig.cls and not (n.label or n.year) and n.value < fig.value}
+    for size in range(2, len(adds) + 1):
+        for group in combinations(adds, size):
+            if any(near(_in_unit(base + sum(g.base for g in group), fig), fig) for base in bases):
+                return True
+    return False
+
+
 def operands_of(fig: Figure, figures: list[Figure]) -> bool:
     """Does a line with ``figures`` name two that ``fig`` could be worked out from (27 of 50, 54%)?"""
     if fig.cls == "span":

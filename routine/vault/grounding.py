@@ -34,8 +34,8 @@ from functools import partial
 from pathlib import PurePosixPath
 from typing import Callable, Iterable
 
-from routine.vault.figures import PLAIN, Figure, Known, Line, candidates, day_counts, derived, direct, figures_of, \
-    keys_for, near, operands_of, significant, states, words_of
+from routine.vault.figures import PLAIN, Figure, Known, Line, added, candidates, day_counts, derived, direct, \
+    figures_of, keys_for, near, operands_of, significant, states, words_of
 from routine.vault import contexts
 from routine.vault.grounds import Facts, Grounds, grounds_for
 from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, capitalised, dated, dates_in, \
@@ -354,8 +354,9 @@ def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Fa
     or a count of days from the dates of the line (else of its topic)?"""
     topics = facts.known.topics(words_of(line), here, known_dates(line, today))
     mine = [g for g in here if g is not fig]  # the reply line's figures, or one line's (one table's) of the notes
-    if operands_of(fig, mine):
-        return derived(fig, mine, line) is not None  # "27 of 50, which is 54%": from the figures it names
+    if operands_of(fig, mine):  # "27 of 50, which is 54%": from the figures it names (added to one of the notes)
+        return derived(fig, mine, line) is not None or any(added(fig, mine, [g for r in t for g in r.figures])
+                                                           for t in topics)
     context = [g for g in dict.fromkeys([*near_by, *mine]) if g is not fig]
     if close:  # a figure a closer line gives to another thing: worked out from lines as close only
         words = words_of(contexts.clause_of(fig, line))
