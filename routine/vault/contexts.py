@@ -140,6 +140,11 @@ def otherwise_scored(fig: Figure, sentence: str, texts: list[Facts], today: date
         return 0, ""  # "(12 × 2.5 hours)": an operand the reply shows its arithmetic with
     taken = [f for f in figures_of(without_dates(clause)) if f.text != fig.text and not (f.label or f.year)]
     values = {round(f.value, 6) for f in taken}
+    # the sentence's other figures say which row it reads, where that row counts the same thing
+    # ("Tilia takes 50 sourdough and 40 croissants, €410" of "| Café Tilia | 60 sourdough, 40 croissants | €410 |")
+    also = {round(f.value, 6) for f in figures_of(without_dates(sentence)) if not (f.label or f.year)} - values \
+        - {round(fig.value, 6)}
+    noun = _noun_after(sentence, sentence.find(fig.text) + len(fig.text))
     days = dated(dates_in(clause), today)
     best: tuple[int, str] = (0, "")
     have = 0
@@ -147,6 +152,9 @@ def otherwise_scored(fig: Figure, sentence: str, texts: list[Facts], today: date
         for seg in segments(text):
             score = len(words & seg.words) + len(values & {round(g.value, 6) for g in seg.figures}) \
                 + len(days & seg.dates)
+            if also and noun and any(_noun_after(seg.text, seg.text.find(g.text) + len(g.text)) == noun
+                                     for g in seg.figures if _rival(fig, g, taken)):
+                score += len(also & {round(g.value, 6) for g in seg.figures})
             if direct(fig, seg.known) or derived(fig, [*seg.figures, *taken], clause) is not None:
                 have = max(have, score)  # (what the segment and the clause give in one step, too)
             elif score > best[0] and any(_rival(fig, g, taken) for g in seg.figures):
@@ -162,6 +170,12 @@ _STATE = re.compile(r"(?:[a-z]{2,}ed|spent|left|done|paid|open|sold|won|lost|rem
 _PAST = re.compile(r"\b(?:was|were|from|previously|before|formerly|originally|down from|up from)\s*[€$£~]?\s*$", re.I)
 _PAST_SAID = re.compile(r"\b(?:was|were|had|from|before|earlier|previously|formerly|originally|ago|last|used to"
                         r"|since|dropped|fell|went|improved|cut|down|up|then)\b|→|->", re.I)
+
+
+def _noun_after(text: str, at: int) -> str:
+    """The word right after a figure (what it counts: "sourdough"), stemmed; "" when none."""
+    m = re.match(r"\s?([^\W\d_][\w-]{2,})", text[at:])
+    return next(iter(words_of(m[1])), "") if m else ""
 
 
 def _spots(fig: Figure, text: str) -> list[tuple[int, str]]:
