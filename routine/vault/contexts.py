@@ -218,6 +218,26 @@ def swapped(fig: Figure, sentence: str, texts: list[Facts], today: date) -> str:
     return found
 
 
+_OWNED = re.compile(r"(?<![\w-])([A-ZÀ-Þ][a-zà-ÿ]{2,}):? (\d[\d,.]*)(?![\d%])")
+
+
+def owned(fig: Figure, sentence: str, texts: list[Facts], today: date) -> str:
+    """A line of the notes that gives each figure to a name ("Hours: Luca 53, me 51, Jakob 44") gives
+    ``fig`` to another name than the one the reply's clause names ("Luca … 44 hours"), quoted; "" when
+    none does."""
+    clause = clause_of(fig, sentence)
+    for facts in texts:
+        for line in facts.known.lines:
+            pairs = [(m[1], float(m[2].rstrip(".,").replace(",", ""))) for m in _OWNED.finditer(line.text)]
+            if len(pairs) < 2 or len({name for name, _ in pairs}) < 2:
+                continue
+            owners = {name for name, value in pairs if abs(value - fig.value) < 1e-9}
+            named = {name for name, _ in pairs if re.search(rf"\b{re.escape(name)}\b", clause)}
+            if owners and named and not owners & named:
+                return line.text.strip()
+    return ""
+
+
 def past(fig: Figure, sentence: str, texts: list[Facts], today: date) -> str:
     """Every line of the notes that states ``fig`` marks it as past ("was 1,610 ms") and the reply's
     clause says nothing of the past: that line, quoted ("" otherwise)."""

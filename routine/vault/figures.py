@@ -453,6 +453,9 @@ def day_counts(fig: Figure, dates: Iterable[date], today: date, others: Iterable
 _PLAN_WORDS = re.compile(r"\b\d{1,2}:\d{2}\b|\b(?:block|slot|timebox|session|break)\b", re.I)
 
 
+_TALLY = re.compile(r"^\s*(?:this|last|a|per|so far|in total|of work|worked)\b", re.I)
+
+
 def significant(fig: Figure, strict: bool, line: str, kr_line: re.Pattern[str]) -> bool:
     """Is this figure a claim to check? Single digits are not (but for days and weeks); leniently,
     neither are durations on the lines of the day's plan ("- [ ] 09:00 call, 45 minutes")."""
@@ -464,5 +467,6 @@ def significant(fig: Figure, strict: bool, line: str, kr_line: re.Pattern[str]) 
             and not re.search(rf"(?<![\w.,]){re.escape(fig.text)}[\s-]?(?:percentage\s)?(?:points?|pts?)\b", line):
         return False  # "3 runs", "one run": wording; "3 h", "5%", "€9", "3 points": a claim
     on_plan = is_checkbox_line(line) or bool(_PLAN_WORDS.search(line))
-    plan_duration = fig.cls == "time" and fig.factor >= 60 and on_plan
+    plan_duration = fig.cls == "time" and fig.factor >= 60 and on_plan and not _TALLY.search(
+        line[line.find(fig.text) + len(fig.text):][:24])  # (not "at 44 hours this week": a tally, a claim)
     return strict or not plan_duration or bool(kr_line.search(line))

@@ -418,7 +418,9 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
             continue
         near_by = (*before, *last) if id(fig) not in off else tuple(before)
         # a figure the notes give to another thing is worked out only where the reply says it works one out
-        worked = id(fig) not in off or _WORKED.search(contexts.clause_of(fig, line)) is not None
+        # (not one the notes give to someone else than the one the clause names: that is a person's own figure)
+        worked = id(fig) not in off or (_WORKED.search(contexts.clause_of(fig, line)) is not None
+                                        and off[id(fig)].why != _OWNED_WHY)
         close = max(0, contexts.otherwise_scored(fig, line, [grounds.facts], grounds.today)[0] - 1) \
             if id(fig) in off else 0
         if (worked and _supports(fig, line, here, grounds.today, facts, near_by, close)) \
@@ -427,7 +429,7 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
         likely = _sharing(words_of(line), [g.value for g in here], known_dates(line, grounds.today))
         source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today, near_by=near_by, close=close),
                          likely, {"has:v", "has:d"}) if worked else None
-        if source is None and id(fig) in off:  # said of the same thing in a note the agent may read?
+        if source is None and id(fig) in off and off[id(fig)].why != _OWNED_WHY:  # said of it in a note it may read?
             source = _lookup(grounds, partial(_stated_in_context, fig, line, grounds), _sharing(words_of(line)),
                              keys_for(fig))
         if source is not None:
@@ -461,6 +463,9 @@ def _stated_in_context(fig: Figure, line: str, grounds: Grounds, facts: Facts) -
     return _stated(fig, line, facts) and _in_context(fig, line, grounds, facts=facts) is None
 
 
+_OWNED_WHY = "the notes give this figure to someone else"
+
+
 def _in_context(fig: Figure, sentence: str, grounds: Grounds, source: str | None = None,
                 facts: Facts | None = None) -> Finding | None:
     """The finding about a figure the notes state, but of something else (``routine/vault/contexts.py``):
@@ -472,7 +477,8 @@ def _in_context(fig: Figure, sentence: str, grounds: Grounds, source: str | None
         texts.append(facts)
     for test, why in ((contexts.otherwise, "the notes say this otherwise"),
                       (contexts.swapped, "the notes give this figure to something else on that line"),
-                      (contexts.past, "the notes give this as an earlier value, not as it is now")):
+                      (contexts.past, "the notes give this as an earlier value, not as it is now"),
+                      (contexts.owned, _OWNED_WHY)):
         said = test(fig, sentence, texts, grounds.today)
         if said:
             return Finding(Kind.FIGURE.value, fig.text, why, f"the notes say: \"{said[:140]}\"")
