@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from enum import Enum
 from functools import partial
@@ -379,10 +379,10 @@ def _figures(prose: str, grounds: Grounds, strictness: Strictness, result: Revie
     for line in prose.splitlines():
         if not line.strip():
             anchors, last = [], []
-        if _ESTIMATE.search(line):
-            continue  # the model's own estimate, marked as one
         before: list[Figure] = []  # the supported figures of the line's earlier sentences
         for sentence in sentences(line):
+            if _ESTIMATE.search(sentence):
+                continue  # the model's own estimate, marked as one
             before += _sentence_figures(sentence, line, before, anchors, grounds, strictness, result, last)
         anchors += before
         last = before or last
@@ -413,6 +413,13 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
             here.remove(fig)
             result.found_in.pop(fig.text, None)
             off[id(fig)] = finding
+    for fig in [f for f in figs if significant(f, strict, line, _KR_LINE)]:
+        if (finding := _worked_wrong(fig, line, here, grounds)) is not None:
+            if fig in here:
+                here.remove(fig)
+            result.found_in.pop(fig.text, None)
+            result.findings.append(finding)
+            figs.remove(fig)
     for fig in figs:
         if fig in here or not significant(fig, strict, line, _KR_LINE) or _chosen(fig, line):
             continue
@@ -456,6 +463,25 @@ def _a_name(fig: Figure, line: str, grounds: Grounds) -> bool:
     name = re.compile(rf"(?<![\w.]){re.escape(word[1])} {re.escape(number[0].rstrip('.,'))}(?![\d.,]\d)")
     return bool(name.search(grounds.facts.text)) or _lookup(
         grounds, lambda facts: bool(name.search(facts.text)), {f"w:{w}" for w in words_of(word[1])}) is not None
+
+
+_RESULT = re.compile(r"\b(?:so|leaving|leaves|which is|which makes|that's|that is|meaning)\b[^\d€$£%]{0,40}$", re.I)
+
+
+def _worked_wrong(fig: Figure, sentence: str, here: list[Figure], grounds: Grounds) -> Finding | None:
+    """A figure the sentence says it works out from two of its own ("at 41 hours, so he has 9 hours left
+    before he hits 48"; "costs €3.24 and sells for €4.20, so we keep €1.16") that they do not give,
+    however a note elsewhere happens to state that number: the finding, else None."""
+    at = sentence.find(fig.text)
+    if at <= 0 or not _RESULT.search(sentence[:at]):
+        return None
+    # (a bare number beside a figure of a unit is in that unit: "at 41 hours … before he hits 48")
+    mine = [replace(g, cls=fig.cls, factor=fig.factor) if g.cls == PLAIN and fig.cls not in (PLAIN, "pct") else g
+            for g in here if g is not fig and g.text != fig.text]
+    if fig.cls == "span" or not operands_of(fig, mine) or derived(fig, mine, sentence) is not None \
+            or not any(x > 0 for x in candidates(fig, mine, sentence)):
+        return None
+    return _unsupported_figure(fig, sentence, mine, grounds)
 
 
 def _stated_in_context(fig: Figure, line: str, grounds: Grounds, facts: Facts) -> bool:
