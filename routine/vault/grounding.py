@@ -38,7 +38,7 @@ from routine.vault.figures import PLAIN, Figure, Known, Line, added, candidates,
     figures_of, keys_for, near, operands_of, significant, states, words_of
 from routine.vault import contexts
 from routine.vault.grounds import Facts, Grounds, grounds_for
-from routine.vault.mentions import WEEKDAYS, Named, NameKind, Written, capitalised, dated, dates_in, \
+from routine.vault.mentions import MONTHS, WEEKDAYS, Named, NameKind, Written, capitalised, dated, dates_in, \
     folders_in, known_dates, name_pairs, names_in, without_dates
 from routine.vault.notes import code_fence_ranges, wikilinks
 
@@ -204,6 +204,9 @@ def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: 
     if on is None:
         return Finding(Kind.DATE.value, written.text, "this date is not in the notes you were given",
                        _nearest_line(sentence, grounds.facts, want="date"))
+    source = result.found_in.get(written.text)
+    if (other := _dated_elsewhere(written, sentence, grounds, grounds.note_facts(source) if source else None)):
+        return Finding(Kind.DATE.value, written.text, "the notes give another date for this", other)
     if written.weekday is not None and on.weekday() != written.weekday:
         return Finding(Kind.DATE.value, written.text, f"{on:%d %B %Y} is a {WEEKDAYS[on.weekday()].title()}")
     return None
@@ -259,6 +262,40 @@ def _dated_otherwise(written: Written, sentence: str, grounds: Grounds) -> str:
     source = None if found else _lookup(grounds, lambda f: other(f) is not None, _sharing(words), {"has:d"})
     facts = grounds.facts if found else grounds.note_facts(source) if source else None
     hit = other(facts) if facts is not None else None
+    if hit is None:
+        return ""
+    where = f"[[{source.removesuffix('.md')}]] gives" if source else "the notes give"
+    return f"{where} {', '.join(f'{d:%d %B %Y}' for d in sorted(hit.dates))}"
+
+
+_SAID_WORDS = 7  # the words before a date that say what happens on it
+_DATE_AT_LEAST = 3  # words the clause shares with the line of another date, at least, and 2 more than with its own
+
+
+def _dated_elsewhere(written: Written, sentence: str, grounds: Grounds, found: Facts | None) -> str:
+    """A line of the notes says the reply's clause (what happens: "the office crowd is gone from",
+    "pre-orders close on") with another date, far better than any line with this one: that line's
+    dates, quoted; "" when none does (a date the notes have, for something else)."""
+    clause = contexts.clause_of(Figure(0, 0, PLAIN, 1, written.text), sentence)
+    said = " ".join(clause[:max(0, clause.find(written.text))].split()[-_SAID_WORDS:])  # what it is the date of
+    words = words_of(said) - words_of(" ".join(MONTHS))
+
+    def score(line: Line) -> int:
+        return len((line.words | line.context) & words)
+
+    texts = [grounds.facts, *([found] if found is not None else [])]
+    have = max((score(x) for f in texts for x in f.known.lines if any(written.matches(d) for d in x.dates)),
+               default=0)
+    need = max(_DATE_AT_LEAST, have + 2)
+
+    def other(facts: Facts) -> Line | None:
+        return max((x for x in facts.known.lines if x.dates and not any(written.matches(d) for d in x.dates)
+                    and score(x) >= need), key=score, default=None)
+
+    hit = other(grounds.facts)
+    source = None if hit else _lookup(grounds, lambda f: other(f) is not None, _sharing(words), {"has:d"})
+    facts = grounds.note_facts(source) if source else None
+    hit = hit or (other(facts) if facts is not None else None)
     if hit is None:
         return ""
     where = f"[[{source.removesuffix('.md')}]] gives" if source else "the notes give"
