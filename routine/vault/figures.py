@@ -32,6 +32,10 @@ _UNITS: dict[str, tuple[str, float]] = {
     "hour": ("time", 3600), "hours": ("time", 3600),
     "day": ("span", 1), "days": ("span", 1), "week": ("span", 7), "weeks": ("span", 7), "wk": ("span", 7),
     "wks": ("span", 7),
+    "g": ("mass", 1), "gram": ("mass", 1), "grams": ("mass", 1), "kg": ("mass", 1000), "kilo": ("mass", 1000),
+    "kilos": ("mass", 1000), "kilogram": ("mass", 1000), "kilograms": ("mass", 1000),
+    "tonnes": ("mass", 1e6), "w": ("power", 1), "watts": ("power", 1), "kw": ("power", 1000),
+    "kilowatts": ("power", 1000), "kwh": ("energy", 1), "mwh": ("energy", 1000),
     "/s": ("rate", 1), "/min": ("rate", 1 / 60), "/h": ("rate", 1 / 3600), "/day": ("rate", 1 / 86400),
     "/week": ("rate", 1 / 604800),
 }
