@@ -66,7 +66,9 @@ SPELLED = re.compile(
     rf"(?<![\w.,-])(?<!\d )(?:(?P<n>{_NUMBER_WORD})(?:-(?P<n2>{'|'.join(_SMALL[1:10])}))?\s+)?"
     r"(?P<m>dozen|hundred|thousand|million)\b|"
     rf"(?<![\w-])(?P<w>{'|'.join(_TENS)})(?:-(?P<w2>{'|'.join(_SMALL[1:10])}))?(?![\w-])"
-    rf"|(?<![\w-])(?P<teen>{'|'.join(_SMALL[10:])})(?![\w-])", re.I)
+    rf"|(?<![\w-])(?P<teen>{'|'.join(_SMALL[10:])})(?![\w-])"
+    # "six weeks", "three hours": a small number in words is a figure where a unit follows it
+    rf"|(?<![\w-])(?P<small>{'|'.join(_SMALL[2:10])})(?=\s(?:more\s)?(?:{_UNIT_WORDS})\b)", re.I)
 _APPROX = re.compile(r"(?:\babout|\baround|\broughly|\bnearly|\balmost|\bapprox(?:imately|\.)?|\bover|\bunder"
                      r"|\bmore than|\bless than|\bclose to|\bjust|\bsome|\bunder|\bbelow|\babove)\s*[€$£]?\s*$", re.I)
 _BEFORE = 64  # characters before a figure that say it is approximate or a label (the words end right there)
@@ -137,7 +139,7 @@ def figures_of(line: str) -> list[Figure]:
 
 def _spelled(line: str) -> list[tuple[int, Figure]]:
     """The numbers of ten and more written in words ("forty minutes", "a dozen", "per thousand pages"),
-    each with where it stands."""
+    and smaller ones with a unit ("six weeks"), each with where it stands."""
     out: list[tuple[int, Figure]] = []
     for m in SPELLED.finditer(line):
         if m["m"]:
@@ -148,7 +150,7 @@ def _spelled(line: str) -> list[tuple[int, Figure]]:
         elif m["w"]:
             value = _TENS[m["w"].lower()] + (_SMALL.index(m["w2"].lower()) if m["w2"] else 0)
         else:
-            value = _SMALL.index(m["teen"].lower())
+            value = _SMALL.index((m["teen"] or m["small"]).lower())
         rest = line[m.end():m.end() + _BEFORE]
         unit = re.match(rf"\s(?:(?:more|of)\s)?({_UNIT_WORDS})\b", rest, re.I)
         cls, factor = _UNITS.get(unit[1].lower() if unit else "", (PLAIN, 1.0))
@@ -463,8 +465,8 @@ _TALLY = re.compile(r"^\s*(?:this|last|a|per|so far|in total|of work|worked)\b",
 def significant(fig: Figure, strict: bool, line: str, kr_line: re.Pattern[str]) -> bool:
     """Is this figure a claim to check? Single digits are not (but for days and weeks); leniently,
     neither are durations on the lines of the day's plan ("- [ ] 09:00 call, 45 minutes")."""
-    if fig.cls == "span":
-        return True  # a count of days or weeks is a claim about a date, however small
+    if fig.cls == "span":  # a count of days or weeks is a claim about a date, however small ("two weeks": wording)
+        return not (fig.spelled and fig.value < 10)
     # "up by ten": a claim; "a dozen", "about forty": a word of rough size
     digits = (0 if fig.approx else len(str(int(fig.value)))) if fig.spelled else len(re.sub(r"\D", "", fig.text))
     if digits < 2 and fig.value < 1000 and fig.cls in (PLAIN, "span", "rate") \

@@ -445,7 +445,7 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
             result.found_in[fig.text] = source
     strict = strictness is Strictness.STRICT
     off: dict[int, Finding] = {}  # figures the notes state, but of something else
-    for fig in [f for f in here if f in figs and significant(f, strict, line, _KR_LINE)]:
+    for fig in [f for f in here if f in figs and (significant(f, strict, line, _KR_LINE) or f.spelled)]:
         if (finding := _in_context(fig, line, grounds, result.found_in.get(fig.text))) is not None:
             here.remove(fig)
             result.found_in.pop(fig.text, None)
@@ -458,7 +458,17 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
             result.findings.append(finding)
             figs.remove(fig)
     for fig in figs:
-        if fig in here or not significant(fig, strict, line, _KR_LINE) or _chosen(fig, line):
+        if fig in here or _chosen(fig, line):
+            continue
+        if id(fig) not in off and fig.cls != PLAIN and not _WORKED.search(contexts.clause_of(fig, line)) \
+                and (said := contexts.otherwise(fig, line, [grounds.facts], grounds.today)):
+            # a figure of a unit no note states, where a line says the clause with another ("keeps about six
+            # weeks in foil" where the notes say "keeps three to four weeks wrapped in foil"): not worked out
+            off[id(fig)] = Finding(Kind.FIGURE.value, fig.text, "the notes say this otherwise",
+                                   f"the notes say: \"{said[:140]}\"")
+        if not significant(fig, strict, line, _KR_LINE):
+            if id(fig) in off and fig.spelled:
+                result.findings.append(off[id(fig)])
             continue
         near_by = (*before, *last) if id(fig) not in off else tuple(before)
         # a figure the notes give to another thing is worked out only where the reply says it works one out
