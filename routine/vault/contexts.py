@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from routine.vault.figures import PLAIN, Figure, Known, Line, derived, direct, figures_of, words_of
 from routine.vault.grounds import Facts
@@ -235,6 +235,27 @@ def owned(fig: Figure, sentence: str, texts: list[Facts], today: date) -> str:
             named = {name for name, _ in pairs if re.search(rf"\b{re.escape(name)}\b", clause)}
             if owners and named and not owners & named:
                 return line.text.strip()
+    return ""
+
+
+_WEEK_SAID = re.compile(r"\b(last|previous|this)\s+week(?:'s|’s)?\b", re.I)
+_WEEK_LABEL = re.compile(r"(?<![\w-])(?:W|KW|CW|[Ww]eek\s?)(\d{1,2})(?!\d)")
+
+
+def other_week(fig: Figure, sentence: str, texts: list[Facts], today: date) -> str:
+    """The reply says ``fig`` of last week (this week), and every line of the notes that states it is
+    the row of another week number, while a row of that week is there ("last week's 9.5%" where W45
+    says 9.5% and W47 8.5%): that row, quoted; "" else."""
+    said = _WEEK_SAID.search(clause_of(fig, sentence))
+    if said is None:
+        return ""
+    week = (today - timedelta(days=7 if said[1].lower() in ("last", "previous") else 0)).isocalendar()[1]
+    for facts in texts:
+        rows = [(line, int(m[1])) for line in facts.known.lines if (m := _WEEK_LABEL.search(line.text))]
+        stating = [(line, n) for line, n in rows if direct(fig, Known([line]))]
+        right = [line for line, n in rows if n == week and any(b.block == line.block for b, _ in stating)]
+        if stating and right and all(n != week for _, n in stating):
+            return right[0].text.strip()
     return ""
 
 

@@ -551,7 +551,8 @@ def _in_context(fig: Figure, sentence: str, grounds: Grounds, source: str | None
     for test, why in ((contexts.otherwise, "the notes say this otherwise"),
                       (contexts.swapped, "the notes give this figure to something else on that line"),
                       (contexts.past, "the notes give this as an earlier value, not as it is now"),
-                      (contexts.owned, _OWNED_WHY)):
+                      (contexts.owned, _OWNED_WHY),
+                      (contexts.other_week, "the notes give this figure for another week")):
         said = test(fig, sentence, texts, grounds.today)
         if said:
             return Finding(Kind.FIGURE.value, fig.text, why, f"the notes say: \"{said[:140]}\"")
