@@ -27,62 +27,25 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, replace
-from datetime import date, timedelta
-from enum import Enum
+from dataclasses import replace
+from datetime import date
 from functools import partial
 from pathlib import PurePosixPath
-from typing import Callable, Iterable
+from typing import Iterable
 
-from routine.vault.figures import PLAIN, Figure, Known, Line, added, candidates, day_counts, derived, direct, \
-    figures_of, keys_for, near, operands_of, significant, states, words_of
 from routine.vault import contexts
+from routine.vault.dating import check_dates
+from routine.vault.figures import PLAIN, Figure, Known, added, candidates, day_counts, derived, direct, \
+    figures_of, keys_for, near, operands_of, significant, states, words_of
+from routine.vault.findings import ESTIMATE, Finding, Kind, Review, Strictness, lookup, nearest, nearest_line, \
+    sharing
 from routine.vault.grounds import Facts, Grounds, grounds_for
-from routine.vault.mentions import MONTHS, WEEKDAYS, Named, NameKind, Written, capitalised, dated, dates_in, \
-    folders_in, known_dates, name_pairs, names_in, without_dates
+from routine.vault.mentions import Named, NameKind, capitalised, folders_in, known_dates, name_pairs, names_in, \
+    sentences, without_dates
 from routine.vault.notes import code_fence_ranges, wikilinks
 
 __all__ = ["Facts", "Finding", "Grounds", "Kind", "Review", "Strictness", "check", "findings_text", "grounds_for",
            "review", "sentences"]
-
-
-class Strictness(str, Enum):
-    STRICT = "strict"
-    LENIENT = "lenient"
-    OFF = "off"
-
-
-class Kind(str, Enum):
-    """What an unsupported claim is."""
-
-    LINK = "link"
-    FIGURE = "figure"
-    DERIVED = "derived"   # a figure a step of arithmetic would give, but not this one
-    DATE = "date"
-    PERSON = "person"
-    PROJECT = "project"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One claim of a reply that nothing the model was given supports, and where to look."""
-
-    kind: str
-    claim: str
-    why: str
-    hint: str = ""   # where support could be found
-
-    def line(self) -> str:
-        return f"{self.claim}: {self.why}" + (f" ({self.hint})" if self.hint else "")
-
-
-@dataclass
-class Review:
-    """The check of one reply: its unsupported claims, and the notes that supported a claim the
-    model was not shown (claim → path)."""
-
-    findings: list[Finding]
-    found_in: dict[str, str]
 
 
 def check(reply: str, grounds: Grounds, strictness: Strictness | str = Strictness.LENIENT) -> list[Finding]:
@@ -97,7 +60,7 @@ def review(reply: str, grounds: Grounds, strictness: Strictness | str = Strictne
         return result
     _links(reply, grounds, result)
     prose = _prose(reply)
-    _dates(prose, grounds, result)
+    check_dates(prose, grounds, result)
     _figures(prose, grounds, strictness, result)
     _names(prose, grounds, result, folders_in(reply))
     unique: dict[tuple[str, str], Finding] = {}
@@ -109,18 +72,6 @@ def review(reply: str, grounds: Grounds, strictness: Strictness | str = Strictne
 
 def findings_text(findings: list[Finding]) -> str:
     return "\n".join(f"- {f.line()}" for f in findings)
-
-
-def _lookup(grounds: Grounds, test: Callable[[Facts], bool], keys: set[str] | None = None,
-            need: set[str] | None = None) -> str | None:
-    """The first note the agent may read (not shown) whose facts pass ``test`` (``keys``, ``need``:
-    what any such note has, ``Grounds.find``)."""
-    return grounds.find(test, keys, need)
-
-
-def _sharing(words: frozenset[str], values: Iterable[float] = (), dates: Iterable[date] = ()) -> set[str]:
-    """A note shares a word, a figure or a date with a claim's line (else it supports none of it)."""
-    return {f"w:{w}" for w in words} | {f"v:{round(v, 6)}" for v in values} | {f"d:{d.month}-{d.day}" for d in dates}
 
 
 # --- each kind of claim ---------------------------------------------------------------------
@@ -137,203 +88,7 @@ def _links(reply: str, grounds: Grounds, result: Review) -> None:
                                        "no such note among those you were given or may read", hint))
 
 
-def _date_ok(written: Written, facts: Facts, today: date) -> date | None:
-    """The date of ``facts`` (or today ±1) that ``written`` names, or None."""
-    known = facts.dates | {today + timedelta(days=n) for n in (-1, 0, 1)}
-    if written.year:
-        on = written.on(written.year)
-        return on if on in known else None
-    return next((d for d in sorted(known, key=lambda d: abs((d - today).days)) if written.matches(d)), None)
-
-
-def _topical(facts: Facts, sentence: str, line: str = "", shown: bool = False) -> Facts:
-    """``facts`` cut to the lines on the sentence's topic (a word or a figure in common), else on its
-    line's; all of them when neither names a topic."""
-    words, figures = words_of(sentence), figures_of(without_dates(sentence))
-    if not words and not figures:
-        return facts  # "Friday 20 November.": a date on its own, as a heading gives it
-    found = {id(x): x for x in facts.known.related(words, figures)}  # the sentence's topic, or its line's
-    found.update((id(x), x) for x in facts.known.related(words_of(line), figures_of(without_dates(line))))
-    if shown:  # "# Friday 20 November 2026": the day of a note the model was shown
-        found.update((id(x), x) for x in facts.known.lines if x.dates and not x.words)
-    lines = list(found.values())
-    return Facts(Known(lines), frozenset(d for x in lines for d in x.dates), frozenset(), frozenset(), "")
-
-
-def _date_in(written: Written, sentence: str, line: str, today: date, facts: Facts) -> bool:
-    """A note states the date on a line of the sentence's topic."""
-    return _date_ok(written, _topical(facts, sentence, line), today) is not None
-
-
-def _dates(prose: str, grounds: Grounds, result: Review) -> None:
-    for line in prose.splitlines():
-        for sentence in sentences(line):
-            for written in dates_in(sentence):
-                finding = _date(written, sentence, line, grounds, result)
-                if finding is not None:
-                    result.findings.append(finding)
-
-
-_ROUGHLY = re.compile(r"(?:~|≈|\baround|\babout|\broughly|\bapproximately)\s*(?:on\s+|by\s+)?$", re.I)
-
-
-def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: Review) -> Finding | None:
-    """The finding about one date of a reply (None: supported), a note it was found in noted."""
-    if written.year and written.on(written.year) is None:
-        return Finding(Kind.DATE.value, written.text, "not a date of the calendar")
-    if _ESTIMATE.search(line) and _ROUGHLY.search(sentence[:sentence.find(written.text)]):
-        return None  # "~3 more days, so around Dec 12": the model's own estimate, marked as one
-    # on a line of the sentence's topic in what the model was shown ("due 2026-12-20" of the report is
-    # not the runs' 2026-12-20), and not the other date of its line ("by 2027-01-08 (deadline 2027-01-29)")
-    topical = _topical(grounds.facts, sentence, line, shown=True)
-    on = _date_ok(written, topical, grounds.today)
-    if on is not None and _swapped(written, sentence, on, grounds.facts.text):
-        return Finding(Kind.DATE.value, written.text, "the notes give this date to something else",
-                       _nearest_line(sentence, grounds.facts, want="date"))
-    if on is not None and on not in topical.dates and (other := _dated_otherwise(written, sentence, grounds)):
-        return Finding(Kind.DATE.value, written.text, "the notes give another date for this", other)
-    if on is None:  # else on a line of its topic in a note the agent may read
-        source = _lookup(grounds, partial(_date_in, written, sentence, line, grounds.today),
-                         {f"d:{month}-{written.day}" for _, month in written.months(grounds.today)})
-        facts = grounds.note_facts(source) if source is not None else None
-        if source is not None and facts is not None:
-            result.found_in[written.text] = source
-            on = _date_ok(written, facts, grounds.today)
-    if on is None and _worked_out(written, sentence, grounds.today):
-        return None  # "ten working days from 20 November puts it around Friday 4 December"
-    if on is None:
-        return Finding(Kind.DATE.value, written.text, "this date is not in the notes you were given",
-                       _nearest_line(sentence, grounds.facts, want="date"))
-    source = result.found_in.get(written.text)
-    if (other := _dated_elsewhere(written, sentence, grounds, grounds.note_facts(source) if source else None)):
-        return Finding(Kind.DATE.value, written.text, "the notes give another date for this", other)
-    if written.weekday is not None and on.weekday() != written.weekday:
-        return Finding(Kind.DATE.value, written.text, f"{on:%d %B %Y} is a {WEEKDAYS[on.weekday()].title()}")
-    return None
-
-
-_SPAN = re.compile(r"\b(\d{1,3}|[a-z]+(?:-[a-z]+)?)\s+(working\s+|business\s+|calendar\s+|school\s+)?(days?|weeks?)"
-                   r"\s+(?:from|after|since|before|of)\b", re.I)
-
-
-def _worked_out(written: Written, sentence: str, today: date) -> bool:
-    """``written`` is another date of the sentence moved by the span the sentence counts from it
-    ("ten working days from 20 November … Friday 4 December", "two weeks after 2026-11-20 … 4 Dec")."""
-    found = [(figures_of(m[1]), bool(m[2]) and m[2].lower().startswith(("work", "busi", "school")), m[3])
-             for m in _SPAN.finditer(sentence)]
-    spans = [(f[0].value * (7 if unit.lower().startswith("week") else 1), working)
-             for f, working, unit in found if f and 0 < f[0].value <= 400]
-    for start in dated([w for w in dates_in(sentence) if w.text != written.text], today) if spans else ():
-        for count, working in spans:
-            for sign in (1, -1):
-                day = _add_days(start, int(count), working, sign)
-                if written.matches(day):
-                    return True
-    return False
-
-
-def _add_days(start: date, count: int, working: bool, sign: int) -> date:
-    """``start`` moved ``count`` days (working days: Monday to Friday) forward (sign 1) or back."""
-    if not working:
-        return start + timedelta(days=sign * count)
-    day = start
-    while count > 0:
-        day += timedelta(days=sign)
-        count -= day.weekday() < 5
-    return day
-
-
-_EVENT_ROLE = re.compile(r"\b(?:is|on|as of|due|by|until|till|moved to|at)\W*$", re.I)
-
-
-def _dated_otherwise(written: Written, sentence: str, grounds: Grounds) -> str:
-    """For a date only today's, yesterday's or tomorrow's, stated as when a thing is ("the sync is on
-    24 November", "as of 2026-11-23"): the line of the notes about that thing (two words in common)
-    that gives it another date, quoted; "" when none does."""
-    if not _EVENT_ROLE.search(sentence[:max(0, sentence.find(written.text))][-16:]):
-        return ""
-    words = words_of(sentence)
-
-    def other(facts: Facts) -> Line | None:
-        return next((x for x in facts.known.lines if x.dates and len((x.words | x.context) & words) >= 2
-                     and not any(written.matches(d) for d in x.dates)), None)
-
-    found = other(grounds.facts)
-    source = None if found else _lookup(grounds, lambda f: other(f) is not None, _sharing(words), {"has:d"})
-    facts = grounds.facts if found else grounds.note_facts(source) if source else None
-    hit = other(facts) if facts is not None else None
-    if hit is None:
-        return ""
-    where = f"[[{source.removesuffix('.md')}]] gives" if source else "the notes give"
-    return f"{where} {', '.join(f'{d:%d %B %Y}' for d in sorted(hit.dates))}"
-
-
-_SAID_WORDS = 7  # the words before a date that say what happens on it
-_DATE_AT_LEAST = 3  # words the clause shares with the line of another date, at least, and 2 more than with its own
-
-
-def _dated_elsewhere(written: Written, sentence: str, grounds: Grounds, found: Facts | None) -> str:
-    """A line of the notes says the reply's clause (what happens: "the office crowd is gone from",
-    "pre-orders close on") with another date, far better than any line with this one: that line's
-    dates, quoted; "" when none does (a date the notes have, for something else)."""
-    clause = contexts.clause_of(Figure(0, 0, PLAIN, 1, written.text), sentence)
-    said = " ".join(clause[:max(0, clause.find(written.text))].split()[-_SAID_WORDS:])  # what it is the date of
-    words = words_of(said) - words_of(" ".join(MONTHS))
-
-    def score(line: Line) -> int:
-        return len((line.words | line.context) & words)
-
-    texts = [grounds.facts, *([found] if found is not None else [])]
-    have = max((score(x) for f in texts for x in f.known.lines if any(written.matches(d) for d in x.dates)),
-               default=0)
-    need = max(_DATE_AT_LEAST, have + 2)
-
-    def other(facts: Facts) -> Line | None:
-        return max((x for x in facts.known.lines if x.dates and not any(written.matches(d) for d in x.dates)
-                    and score(x) >= need), key=score, default=None)
-
-    hit = other(grounds.facts)
-    source = None if hit else _lookup(grounds, lambda f: other(f) is not None, _sharing(words), {"has:d"})
-    facts = grounds.note_facts(source) if source else None
-    hit = hit or (other(facts) if facts is not None else None)
-    if hit is None:
-        return ""
-    where = f"[[{source.removesuffix('.md')}]] gives" if source else "the notes give"
-    return f"{where} {', '.join(f'{d:%d %B %Y}' for d in sorted(hit.dates))}"
-
-
-_DATE_ROLE = re.compile(r"\b(by|until|till|due|deadline|from|since|before|after|as of|starts?|ends?)\W*$", re.I)
-
-
-def _swapped(written: Written, sentence: str, on: date, text: str) -> bool:
-    """The word that gives the date its role ("by", "due", "as of") stands, on every line of the notes
-    with that date, before another date of the line and not before this one."""
-    role = _DATE_ROLE.search(sentence[:max(0, sentence.find(written.text))][-24:])
-    if role is None:
-        return False
-    word, lines = role[1].lower(), 0
-    for raw in text.splitlines():
-        found = dates_in(raw)
-        if not any(w.matches(on) for w in found) or len(found) < 2:
-            continue
-        lines += 1
-        roles = {id(w): (m[1].lower() if (m := _DATE_ROLE.search(raw[:raw.find(w.text)][-24:])) else "")
-                 for w in found}
-        if any(w.matches(on) and roles[id(w)] == word for w in found) or \
-                not any(roles[id(w)] == word for w in found if not w.matches(on)):
-            return False
-    return lines > 0
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-Þ*(\[])|(?<=;)\s+")
-
-
-def sentences(line: str) -> list[str]:
-    return [s for s in _SENTENCE.split(line) if s.strip()]
-
-
 _KR_LINE = re.compile(r"\bKR\s*\d|key result|objective|\btarget|\bcurrent\b|\bMRR\b|\bprogress\b", re.I)
-_ESTIMATE = re.compile(r"~|≈|\bestimate", re.I)
 _LIST_NUMBER = re.compile(r"^(\s*(?:[-*+]\s+)?)\d+[.)](?=\s)")
 
 
@@ -418,7 +173,7 @@ def _figures(prose: str, grounds: Grounds, strictness: Strictness, result: Revie
             anchors, last = [], []
         before: list[Figure] = []  # the supported figures of the line's earlier sentences
         for sentence in sentences(line):
-            if _ESTIMATE.search(sentence):
+            if ESTIMATE.search(sentence):
                 continue  # the model's own estimate, marked as one
             before += _sentence_figures(sentence, line, before, anchors, grounds, strictness, result, last)
         anchors += before
@@ -438,8 +193,8 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
     here = [f for f in figs if _on_topic(f, line, whole, facts.known)]
     here += [f for f in figs if f not in here and _beside(f, [*anchors, *before, *here], facts.known)]
     for fig in figs:  # stated in a note the agent may read: named as the source
-        likely = _sharing(words_of(line))
-        if fig not in here and (source := _lookup(grounds, partial(_stated, fig, line), likely,
+        likely = sharing(words_of(line))
+        if fig not in here and (source := lookup(grounds, partial(_stated, fig, line), likely,
                                                    keys_for(fig))) is not None:
             here.append(fig)
             result.found_in[fig.text] = source
@@ -480,11 +235,11 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
         if (worked and _supports(fig, line, here, grounds.today, facts, near_by, close)) \
                 or derived(fig, [*near_by, *here], line) is not None:
             continue
-        likely = _sharing(words_of(line), [g.value for g in here], known_dates(line, grounds.today))
-        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today, near_by=near_by, close=close),
+        likely = sharing(words_of(line), [g.value for g in here], known_dates(line, grounds.today))
+        source = lookup(grounds, partial(_supports, fig, line, here, grounds.today, near_by=near_by, close=close),
                          likely, {"has:v", "has:d"}) if worked else None
         if source is None and id(fig) in off and off[id(fig)].why != _OWNED_WHY:  # said of it in a note it may read?
-            source = _lookup(grounds, partial(_stated_in_context, fig, line, grounds), _sharing(words_of(line)),
+            source = lookup(grounds, partial(_stated_in_context, fig, line, grounds), sharing(words_of(line)),
                              keys_for(fig))
         if source is not None:
             result.found_in[fig.text] = source
@@ -508,7 +263,7 @@ def _a_name(fig: Figure, line: str, grounds: Grounds) -> bool:
     if word is None or number is None or word[1].upper() in ("KR", "Q") or word.end() != at:
         return False
     name = re.compile(rf"(?<![\w.]){re.escape(word[1])} {re.escape(number[0].rstrip('.,'))}(?![\d.,]\d)")
-    return bool(name.search(grounds.facts.text)) or _lookup(
+    return bool(name.search(grounds.facts.text)) or lookup(
         grounds, lambda facts: bool(name.search(facts.text)), {f"w:{w}" for w in words_of(word[1])}) is not None
 
 
@@ -578,44 +333,14 @@ def _unsupported_figure(fig: Figure, line: str, here: list[Figure], grounds: Gro
 def _figure_hint(fig: Figure, line: str, grounds: Grounds) -> str:
     """Where to look for a figure: the line on its topic with a figure of its kind (a rate for
     "50 per second"), in what the model was shown, else in a note the agent may read."""
-    if fig.cls in (PLAIN, "money") or _nearest(line, grounds.facts.text, fig.cls)[1]:
-        return _nearest_line(line, grounds.facts, want="figure", cls=fig.cls)
-    source = grounds.find(lambda facts: _nearest(line, facts.text, fig.cls)[1] > 0, _sharing(words_of(line)),
+    if fig.cls in (PLAIN, "money") or nearest(line, grounds.facts.text, fig.cls)[1]:
+        return nearest_line(line, grounds.facts, want="figure", cls=fig.cls)
+    source = grounds.find(lambda facts: nearest(line, facts.text, fig.cls)[1] > 0, sharing(words_of(line)),
                           {"has:v"})
     facts = grounds.note_facts(source) if source is not None else None
     if source is None or facts is None:
-        return _nearest_line(line, grounds.facts, want="figure")
-    return f"[[{source.removesuffix('.md')}]] says: \"{_nearest(line, facts.text, fig.cls)[0][:140]}\""
-
-
-def _nearest(line: str, text: str, cls: str | None) -> tuple[str, int]:
-    """The line of ``text`` on the same topic as ``line`` (most words in common) with a figure (of the
-    unit class ``cls``, when one is given and not plain), and how many words it shares."""
-    words = words_of(line)
-    best, score = "", 0
-    for raw in text.splitlines():
-        if not any(c.isdigit() for c in raw):
-            continue
-        figs = figures_of(without_dates(raw))
-        has = any(f.cls == cls for f in figs) if cls not in (None, PLAIN, "money") else bool(figs)
-        overlap = len(words_of(raw) & words) if has else 0
-        if overlap > score:
-            best, score = raw.strip(), overlap
-    return best, score
-
-
-def _nearest_line(line: str, facts: Facts, want: str, cls: str | None = None) -> str:
-    """The line of the notes on the same topic as the claim's line, quoted, as where to look."""
-    if want == "figure":
-        best = _nearest(line, facts.text, cls)[0]
-        return f"the notes say: \"{best[:140]}\"" if best else ""
-    words = words_of(line)
-    best, score = "", 0
-    for raw in facts.text.splitlines():
-        overlap = len(words_of(raw) & words) if dates_in(raw) else 0
-        if overlap > score:
-            best, score = raw.strip(), overlap
-    return f"the notes say: \"{best[:140]}\"" if best else ""
+        return nearest_line(line, grounds.facts, want="figure")
+    return f"[[{source.removesuffix('.md')}]] says: \"{nearest(line, facts.text, fig.cls)[0][:140]}\""
 
 
 def _named(name: str, facts: Facts, grounds: Grounds | None = None) -> bool:
@@ -654,7 +379,7 @@ def _names(prose: str, grounds: Grounds, result: Review, folders: Iterable[Named
         if _named(named.name, grounds.facts, grounds):
             continue
         first = named.name.split()[0].lower()
-        source = _lookup(grounds, partial(_named, named.name), {f"n:{first}"})
+        source = lookup(grounds, partial(_named, named.name), {f"n:{first}"})
         if source is not None:
             result.found_in[named.name] = source
             continue

@@ -290,3 +290,11 @@ def _clean(name: str) -> str:
 _AFTER_TIME = re.compile(r"\d{1,2}:\d{2}\s*(?:[–-]\s*\d{1,2}:\d{2})?\s*$")
 _WEEKDAY_NAMES = frozenset(d[:3] for d in WEEKDAYS)
 _MONTH_NAMES = frozenset({*MONTHS, *(m[:3] for m in MONTHS), "sept"})
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-Þ*(\[])|(?<=;)\s+")
+
+
+def sentences(line: str) -> list[str]:
+    """The sentences of one line of a reply (a clause after a semicolon counts as one)."""
+    return [s for s in _SENTENCE.split(line) if s.strip()]
