@@ -60,8 +60,8 @@ def test_held_out_parts_are_found_and_read_by_the_same_loader(tmp_path):
 
 
 def test_held_out_parts_used_to_tune_keep_what_the_tuning_reached():
-    """heldout-1, heldout-2 and heldout-3 were used to tune the check on 2026-11-28 (their README says so): at most
-    3% of their grounded replies held and at least 90% of their unsupported claims caught, as then."""
+    """heldout-1, heldout-2 and heldout-3 were used to tune the check on 2026-11-28 (their README says so):
+    at most 3% of their grounded replies held and at least 90% of their unsupported claims caught, as then."""
     from grounding_corpus import parts, used_to_tune
 
     used = {name: part for name, part in parts().items() if used_to_tune(part) is not None}

@@ -45,7 +45,8 @@ BAKERY = textwrap.dedent("""\
 
 
 def claims(reply: str) -> list[str]:
-    grounds = Grounds(BAKERY, date(2026, 11, 26), lambda target: target.startswith("Inbox/"), frozenset({"christmas stollen"}))
+    grounds = Grounds(BAKERY, date(2026, 11, 26), lambda target: target.startswith("Inbox/"),
+                      frozenset({"christmas stollen"}))
     return [f.claim for f in check(reply, grounds)]
 
 
