@@ -275,8 +275,8 @@ def _worked_wrong(fig: Figure, sentence: str, here: list[Figure], grounds: Groun
     before he hits 48"; "costs €3.24 and sells for €4.20, so we keep €1.16") that they do not give,
     however a note elsewhere happens to state that number: the finding, else None."""
     at = sentence.find(fig.text)
-    if at <= 0 or not _RESULT.search(sentence[:at]):
-        return None
+    if at <= 0 or not _RESULT.search(sentence[:at]) or _on_topic(fig, sentence, sentence, grounds.facts.known):
+        return None  # (what the model was shown states it on the sentence's topic: read, not worked out)
     # (a bare number beside a figure of a unit is in that unit: "at 41 hours … before he hits 48")
     mine = [replace(g, cls=fig.cls, factor=fig.factor) if g.cls == PLAIN and fig.cls not in (PLAIN, "pct") else g
             for g in here if g is not fig and g.text != fig.text]
