@@ -26,6 +26,7 @@ BAKERY = textwrap.dedent("""\
     # Oven
     - Stadtwerke application sent 2026-11-20; they answer in about 10 working days.
     - Contractor meeting 2026-11-30. New deck oven: 28.5 kW. Butter per batch: 1.9 kg.
+    - Oven delivery: 2027-01-08. Sign-off by the inspector by 2027-01-15.
 
     # Week 47
     Hours: Luca 53, me 51, Jakob 44, Ines 27.
@@ -66,6 +67,11 @@ def test_a_date_counted_from_another_is_worked_out():
     assert claims("Stadtwerke: ten working days from 20 November puts the answer around Friday 4 December.") == []
     assert claims("Stadtwerke: ten working days from 20 November puts the answer around Friday 11 December.") \
         == ["Friday 11 December"]
+
+
+def test_a_date_the_notes_label_with_another_event_is_held():
+    assert claims("The oven is delivered on 8 January; sign-off by 15 January.") == []
+    assert claims("The oven is only delivered on 15 January.") == ["15 January"]
 
 
 def test_a_total_of_a_noted_figure_and_the_replys_additions_is_worked_out():

@@ -5,7 +5,8 @@ note the agent may read) states it on a line of the sentence's topic, or it is t
 tomorrow; the weekday written beside it must be that date's. It is held where the notes give it to
 something else: the word that gives it its role ("by", "due") stands before another date on every
 line with it; a line says what happens ("the office crowd is gone from") with another date, far
-better than any line with this one. A date the sentence counts from another ("ten working days from
+better than any line with this one; the notes label another date with what the reply says happens on
+it ("Oven delivery: 2027-01-08" for "delivered on 15 January"). A date the sentence counts from another ("ten working days from
 20 November … Friday 4 December") is worked out, not invented.
 """
 
@@ -91,7 +92,8 @@ def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: 
         return Finding(Kind.DATE.value, written.text, "this date is not in the notes you were given",
                        nearest_line(sentence, grounds.facts, want="date"))
     source = result.found_in.get(written.text)
-    if (other := _dated_elsewhere(written, sentence, grounds, grounds.note_facts(source) if source else None)):
+    found = grounds.note_facts(source) if source else None
+    if (other := _dated_elsewhere(written, sentence, grounds, found) or _labelled(written, sentence, grounds, found)):
         return Finding(Kind.DATE.value, written.text, "the notes give another date for this", other)
     if written.weekday is not None and on.weekday() != written.weekday:
         return Finding(Kind.DATE.value, written.text, f"{on:%d %B %Y} is a {WEEKDAYS[on.weekday()].title()}")
@@ -186,6 +188,40 @@ def _dated_elsewhere(written: Written, sentence: str, grounds: Grounds, found: F
         return ""
     where = f"[[{source.removesuffix('.md')}]] gives" if source else "the notes give"
     return f"{where} {', '.join(f'{d:%d %B %Y}' for d in sorted(hit.dates))}"
+
+
+_EVENT_ON = re.compile(r"(?<!\d )\b([^\W\d_][\w-]{3,})\s+on\s+(?:the\s+)?$", re.I)
+_LABEL_DATE = r"\b{}\w*\s*:\s*"  # "Oven delivery: 2027-01-08": a date labelled with what happens on it
+
+
+def _labelled(written: Written, sentence: str, grounds: Grounds, found: Facts | None) -> str:
+    """What the reply says happens on the date ("is only delivered on 15 January") labels another date
+    in the notes ("Oven delivery: 2027-01-08") and never this one: that date, quoted; "" else."""
+    m = _EVENT_ON.search(sentence[:max(0, sentence.find(written.text))])
+    stem = m[1][:5].lower() if m else ""
+    if len(stem) < 5 or words_of(stem) & _NOT_EVENTS:
+        return ""
+    label = re.compile(_LABEL_DATE.format(re.escape(stem)), re.I)
+
+    def labelled(text: str) -> set[date]:
+        out: set[date] = set()
+        for hit in label.finditer(text) if stem in text.lower() else ():
+            days = dates_in(text[hit.end():hit.end() + 24])
+            if days and text.find(days[0].text, hit.end()) == hit.end():
+                out |= dated(days[:1], grounds.today)
+        return out
+
+    said = set().union(*(labelled(f.text) for f in [grounds.facts, *([found] if found is not None else [])]))
+    if not said:
+        source = lookup(grounds, lambda f: bool(labelled(f.text)), sharing(words_of(stem)), {"has:d"})
+        facts = grounds.note_facts(source) if source else None
+        said = labelled(facts.text) if facts is not None else set()
+    if not said or any(written.matches(d) for d in said):
+        return ""
+    return f"the notes give {', '.join(f'{d:%d %B %Y}' for d in sorted(said))}"
+
+
+_NOT_EVENTS = frozenset(words_of("due deadline date set planned moved expected starts start ends end held"))
 
 
 _DATE_ROLE = re.compile(r"\b(by|until|till|due|deadline|from|since|before|after|as of|starts?|ends?)\W*$", re.I)
