@@ -6,8 +6,8 @@ tomorrow; the weekday written beside it must be that date's. It is held where th
 something else: the word that gives it its role ("by", "due") stands before another date on every
 line with it; a line says what happens ("the office crowd is gone from") with another date, far
 better than any line with this one; the notes label another date with what the reply says happens on
-it ("Oven delivery: 2027-01-08" for "delivered on 15 January"). A date the sentence counts from another ("ten working days from
-20 November … Friday 4 December") is worked out, not invented.
+it ("Oven delivery: 2027-01-08" for "delivered on 15 January"). A date the sentence counts from
+another ("ten working days from 20 November … Friday 4 December") is worked out, not invented.
 """
 
 from __future__ import annotations
