@@ -150,11 +150,11 @@ def otherwise_scored(fig: Figure, sentence: str, texts: list[Facts], today: date
     have = 0
     for text in texts:
         for seg in segments(text):
-            score = len(words & seg.words) + len(values & {round(g.value, 6) for g in seg.figures}) \
-                + len(days & seg.dates)
-            if also and noun and any(_noun_after(seg.text, seg.text.find(g.text) + len(g.text)) == noun
-                                     for g in seg.figures if _rival(fig, g, taken)):
-                score += len(also & {round(g.value, 6) for g in seg.figures})
+            given = {round(g.value, 6) for g in seg.figures}
+            score = len(words & seg.words) + len(values & given) + len(days & seg.dates)
+            if noun and also & given and any(_noun_after(seg.text, seg.text.find(g.text) + len(g.text)) == noun
+                                             for g in seg.figures if _rival(fig, g, taken)):
+                score += len(also & given)
             if direct(fig, seg.known) or derived(fig, [*seg.figures, *taken], clause) is not None:
                 have = max(have, score)  # (what the segment and the clause give in one step, too)
             elif score > best[0] and any(_rival(fig, g, taken) for g in seg.figures):
