@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from routine.vault.figures import PLAIN, Figure, Known, Line, derived, direct, figures_of, words_of
 from routine.vault.grounds import Facts
@@ -67,7 +67,7 @@ def segments(facts: Facts) -> tuple[Segment, ...]:
         if len(parts) == 1:
             figures = tuple(f for f in line.figures if not (f.label or f.year))
             if figures:
-                words = line.words | line.context
+                words = line.words | line.context | _summed(line, facts.known.lines)
                 out.append(Segment(line.text.strip(), words, figures, frozenset(line.dates),
                                    Known([Line(words, figures, line.dates, 0)])))
             continue
@@ -80,6 +80,17 @@ def segments(facts: Facts) -> tuple[Segment, ...]:
                 out.append(Segment(part.strip(), words, figures, days, Known([Line(words, figures, tuple(days), 0)])))
     found = facts.memo["segments"] = tuple(out)
     return found
+
+
+_TOTAL = re.compile(r"^\W*(?:grand\s+|sub)?(?:total|sum|all)\b", re.I)
+
+
+def _summed(line: Line, lines: list[Line]) -> frozenset[str]:
+    """The words of the rows a table's total row sums ("| **total** | **€3.24** |" is the cost of what
+    each row above it names): a reply says the total of those things."""
+    if not line.table or not _TOTAL.match(line.text.strip().strip("|")):
+        return frozenset()
+    return frozenset().union(*(other.words for other in lines if other.block == line.block and other.table))
 
 
 def clause_of(fig: Figure, sentence: str) -> str:
@@ -124,13 +135,21 @@ def otherwise_scored(fig: Figure, sentence: str, texts: list[Facts], today: date
         return 0, ""  # "(12 × 2.5 hours)": an operand the reply shows its arithmetic with
     taken = [f for f in figures_of(without_dates(clause)) if f.text != fig.text and not (f.label or f.year)]
     values = {round(f.value, 6) for f in taken}
+    # the sentence's other figures say which row it reads, where that row counts the same thing
+    # ("Tilia takes 50 sourdough and 40 croissants, €410" of "| Café Tilia | 60 sourdough, 40 croissants | €410 |")
+    also = {round(f.value, 6) for f in figures_of(without_dates(sentence)) if not (f.label or f.year)} - values \
+        - {round(fig.value, 6)}
+    noun = _noun_after(sentence, sentence.find(fig.text) + len(fig.text))
     days = dated(dates_in(clause), today)
     best: tuple[int, str] = (0, "")
     have = 0
     for text in texts:
         for seg in segments(text):
-            score = len(words & seg.words) + len(values & {round(g.value, 6) for g in seg.figures}) \
-                + len(days & seg.dates)
+            given = {round(g.value, 6) for g in seg.figures}
+            score = len(words & seg.words) + len(values & given) + len(days & seg.dates)
+            if noun and also & given and any(_noun_after(seg.text, seg.text.find(g.text) + len(g.text)) == noun
+                                             for g in seg.figures if _rival(fig, g, taken)):
+                score += len(also & given)
             if direct(fig, seg.known) or derived(fig, [*seg.figures, *taken], clause) is not None:
                 have = max(have, score)  # (what the segment and the clause give in one step, too)
             elif score > best[0] and any(_rival(fig, g, taken) for g in seg.figures):
@@ -146,6 +165,12 @@ _STATE = re.compile(r"(?:[a-z]{2,}ed|spent|left|done|paid|open|sold|won|lost|rem
 _PAST = re.compile(r"\b(?:was|were|from|previously|before|formerly|originally|down from|up from)\s*[€$£~]?\s*$", re.I)
 _PAST_SAID = re.compile(r"\b(?:was|were|had|from|before|earlier|previously|formerly|originally|ago|last|used to"
                         r"|since|dropped|fell|went|improved|cut|down|up|then)\b|→|->", re.I)
+
+
+def _noun_after(text: str, at: int) -> str:
+    """The word right after a figure (what it counts: "sourdough"), stemmed; "" when none."""
+    m = re.match(r"\s?([^\W\d_][\w-]{2,})", text[at:])
+    return next(iter(words_of(m[1])), "") if m else ""
 
 
 def _spots(fig: Figure, text: str) -> list[tuple[int, str]]:
@@ -186,6 +211,47 @@ def swapped(fig: Figure, sentence: str, texts: list[Facts], today: date) -> str:
             if any(_word_after(seg.text, seg.text.find(g.text), g.text) == role for g in others):
                 found = found or seg.text
     return found
+
+
+_OWNED = re.compile(r"(?<![\w-])([A-ZÀ-Þ][a-zà-ÿ]{2,}):? (\d[\d,.]*)(?![\d%])")
+
+
+def owned(fig: Figure, sentence: str, texts: list[Facts], today: date) -> str:
+    """A line of the notes that gives each figure to a name ("Hours: Luca 53, me 51, Jakob 44") gives
+    ``fig`` to another name than the one the reply's clause names ("Luca … 44 hours"), quoted; "" when
+    none does."""
+    clause = clause_of(fig, sentence)
+    for facts in texts:
+        for line in facts.known.lines:
+            pairs = [(m[1], float(m[2].rstrip(".,").replace(",", ""))) for m in _OWNED.finditer(line.text)]
+            if len(pairs) < 2 or len({name for name, _ in pairs}) < 2:
+                continue
+            owners = {name for name, value in pairs if abs(value - fig.value) < 1e-9}
+            named = {name for name, _ in pairs if re.search(rf"\b{re.escape(name)}\b", clause)}
+            if owners and named and not owners & named:
+                return line.text.strip()
+    return ""
+
+
+_WEEK_SAID = re.compile(r"\b(last|previous|this)\s+week(?:'s|’s)?\b", re.I)
+_WEEK_LABEL = re.compile(r"(?<![\w-])(?:W|KW|CW|[Ww]eek\s?)(\d{1,2})(?!\d)")
+
+
+def other_week(fig: Figure, sentence: str, texts: list[Facts], today: date) -> str:
+    """The reply says ``fig`` of last week (this week), and every line of the notes that states it is
+    the row of another week number, while a row of that week is there ("last week's 9.5%" where W45
+    says 9.5% and W47 8.5%): that row, quoted; "" else."""
+    said = _WEEK_SAID.search(clause_of(fig, sentence))
+    if said is None:
+        return ""
+    week = (today - timedelta(days=7 if said[1].lower() in ("last", "previous") else 0)).isocalendar()[1]
+    for facts in texts:
+        rows = [(line, int(m[1])) for line in facts.known.lines if (m := _WEEK_LABEL.search(line.text))]
+        stating = [(line, n) for line, n in rows if direct(fig, Known([line]))]
+        right = [line for line, n in rows if n == week and any(b.block == line.block for b, _ in stating)]
+        if stating and right and all(n != week for _, n in stating):
+            return right[0].text.strip()
+    return ""
 
 
 def past(fig: Figure, sentence: str, texts: list[Facts], today: date) -> str:

@@ -33,6 +33,10 @@ _UNITS: dict[str, tuple[str, float]] = {
     "hour": ("time", 3600), "hours": ("time", 3600),
     "day": ("span", 1), "days": ("span", 1), "week": ("span", 7), "weeks": ("span", 7), "wk": ("span", 7),
     "wks": ("span", 7),
+    "g": ("mass", 1), "gram": ("mass", 1), "grams": ("mass", 1), "kg": ("mass", 1000), "kilo": ("mass", 1000),
+    "kilos": ("mass", 1000), "kilogram": ("mass", 1000), "kilograms": ("mass", 1000),
+    "tonnes": ("mass", 1e6), "w": ("power", 1), "watts": ("power", 1), "kw": ("power", 1000),
+    "kilowatts": ("power", 1000), "kwh": ("energy", 1), "mwh": ("energy", 1000),
     "/s": ("rate", 1), "/min": ("rate", 1 / 60), "/h": ("rate", 1 / 3600), "/day": ("rate", 1 / 86400),
     "/week": ("rate", 1 / 604800),
 }
@@ -48,8 +52,11 @@ FIGURE = re.compile(
     r"|\s?(?P<rps>rps|qps)\b"
     rf"|\s?(?P<pct>%)|\s?(?:(?:GPU|CPU|A100|working|business|calendar|more|of)\s)?"
     rf"(?P<unit>{_UNIT_WORDS})\b)?", re.I)
-_LABEL = re.compile(r"(?:\bKR|\bObjective|\bSample|\bPhase|\bStep|\bPart|\bNo\.|#|\bweek|\bwk|\bKW|\bCW"
-                    r"|\bsprint|\bissue|\bPR|\bID|\bversion|\bv|\bticket\s+#?|\bround|\bQ)\s*$", re.I)
+_LABEL = re.compile(r"(?:\bKR|\bObjective|\bSample|\bPhase|\bStep|\bPart|\bNo\.|#|\bweeks?|\bwks?|\bKW|\bCW"
+                    r"|\bsprint|\bissue|\bPR|\bID|\bversion|\bv|\bticket\s+#?|\bround|\bQ"
+                    # the end of a range of labels: "weeks 45 to 47", "KRs 1.1 and 1.3", "sprints 4–6"
+                    r"|\b(?:weeks?|wks?|KRs?|sprints?|rounds?|phases?|steps?|versions?)\s*\d+(?:\.\d+)?"
+                    r"\s*(?:to|and|through|or|[–-])\s*)\s*$", re.I)
 _MULTIPLIER = {"k": 1000, "thousand": 1000, "million": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000}
 _SMALL = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
           "seventeen eighteen nineteen").split()
@@ -60,7 +67,9 @@ SPELLED = re.compile(
     rf"(?<![\w.,-])(?<!\d )(?:(?P<n>{_NUMBER_WORD})(?:-(?P<n2>{'|'.join(_SMALL[1:10])}))?\s+)?"
     r"(?P<m>dozen|hundred|thousand|million)\b|"
     rf"(?<![\w-])(?P<w>{'|'.join(_TENS)})(?:-(?P<w2>{'|'.join(_SMALL[1:10])}))?(?![\w-])"
-    rf"|(?<![\w-])(?P<teen>{'|'.join(_SMALL[10:])})(?![\w-])", re.I)
+    rf"|(?<![\w-])(?P<teen>{'|'.join(_SMALL[10:])})(?![\w-])"
+    # "six weeks", "three hours": a small number in words is a figure where a unit follows it
+    rf"|(?<![\w-])(?P<small>{'|'.join(_SMALL[2:10])})(?=\s(?:more\s)?(?:{_UNIT_WORDS})\b)", re.I)
 _APPROX = re.compile(r"(?:\babout|\baround|\broughly|\bnearly|\balmost|\bapprox(?:imately|\.)?|\bover|\bunder"
                      r"|\bmore than|\bless than|\bclose to|\bjust|\bsome|\bunder|\bbelow|\babove)\s*[€$£]?\s*$", re.I)
 _BEFORE = 64  # characters before a figure that say it is approximate or a label (the words end right there)
@@ -131,7 +140,7 @@ def figures_of(line: str) -> list[Figure]:
 
 def _spelled(line: str) -> list[tuple[int, Figure]]:
     """The numbers of ten and more written in words ("forty minutes", "a dozen", "per thousand pages"),
-    each with where it stands."""
+    and smaller ones with a unit ("six weeks"), each with where it stands."""
     out: list[tuple[int, Figure]] = []
     for m in SPELLED.finditer(line):
         if m["m"]:
@@ -142,7 +151,7 @@ def _spelled(line: str) -> list[tuple[int, Figure]]:
         elif m["w"]:
             value = _TENS[m["w"].lower()] + (_SMALL.index(m["w2"].lower()) if m["w2"] else 0)
         else:
-            value = _SMALL.index(m["teen"].lower())
+            value = _SMALL.index((m["teen"] or m["small"]).lower())
         rest = line[m.end():m.end() + _BEFORE]
         unit = re.match(rf"\s(?:(?:more|of)\s)?({_UNIT_WORDS})\b", rest, re.I)
         cls, factor = _UNITS.get(unit[1].lower() if unit else "", (PLAIN, 1.0))
@@ -343,6 +352,21 @@ def derived(fig: Figure, operands: list[Figure], line: str, strict: bool = False
     return None
 
 
+def added(fig: Figure, mine: list[Figure], noted: list[Figure]) -> bool:
+    """``fig`` is a figure of the notes with two or more of the reply's added to it, as a reply totals
+    what would change ("if Markthalle (€380) and Studio Kaffee (€250) both say yes, about €2,390 a
+    week" from the notes' €1,760): of one unit, each smaller than the total."""
+    adds = [g for g in mine if g is not fig and g.cls == fig.cls and 0 < g.value < fig.value]
+    if fig.cls in (PLAIN, "pct") or not 2 <= len(adds) <= 5:
+        return False
+    bases = {round(n.base, 6) for n in noted if n.cls == fig.cls and not (n.label or n.year) and n.value < fig.value}
+    for size in range(2, len(adds) + 1):
+        for group in combinations(adds, size):
+            if any(near(_in_unit(base + sum(g.base for g in group), fig), fig) for base in bases):
+                return True
+    return False
+
+
 def operands_of(fig: Figure, figures: list[Figure]) -> bool:
     """Does a line with ``figures`` name two that ``fig`` could be worked out from (27 of 50, 54%)?"""
     if fig.cls == "span":
@@ -436,16 +460,20 @@ def day_counts(fig: Figure, dates: Iterable[date], today: date, others: Iterable
 _PLAN_WORDS = re.compile(r"\b\d{1,2}:\d{2}\b|\b(?:block|slot|timebox|session|break)\b", re.I)
 
 
+_TALLY = re.compile(r"^\s*(?:this|last|a|per|so far|in total|of work|worked)\b", re.I)
+
+
 def significant(fig: Figure, strict: bool, line: str, kr_line: re.Pattern[str]) -> bool:
     """Is this figure a claim to check? Single digits are not (but for days and weeks); leniently,
     neither are durations on the lines of the day's plan ("- [ ] 09:00 call, 45 minutes")."""
-    if fig.cls == "span":
-        return True  # a count of days or weeks is a claim about a date, however small
+    if fig.cls == "span":  # a count of days or weeks is a claim about a date, however small ("two weeks": wording)
+        return not (fig.spelled and fig.value < 10)
     # "up by ten": a claim; "a dozen", "about forty": a word of rough size
     digits = (0 if fig.approx else len(str(int(fig.value)))) if fig.spelled else len(re.sub(r"\D", "", fig.text))
     if digits < 2 and fig.value < 1000 and fig.cls in (PLAIN, "span", "rate") \
             and not re.search(rf"(?<![\w.,]){re.escape(fig.text)}[\s-]?(?:percentage\s)?(?:points?|pts?)\b", line):
         return False  # "3 runs", "one run": wording; "3 h", "5%", "€9", "3 points": a claim
     on_plan = is_checkbox_line(line) or bool(_PLAN_WORDS.search(line))
-    plan_duration = fig.cls == "time" and fig.factor >= 60 and on_plan
+    plan_duration = fig.cls == "time" and fig.factor >= 60 and on_plan and not _TALLY.search(
+        line[line.find(fig.text) + len(fig.text):][:24])  # (not "at 44 hours this week": a tally, a claim)
     return strict or not plan_duration or bool(kr_line.search(line))

@@ -39,7 +39,9 @@ class Facts:
 
 _LINK_TARGET = re.compile(r"\[\[[^\]|\n]*\|?")  # [[Note 12|shown]]: the target is a name, not a figure
 _SPELLED = re.compile(r"\b(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty"
-                    r"|thirty|forty|fifty|sixty|seventy|eighty|ninety|dozen|hundred|thousand|million)\b", re.I)
+                    r"|thirty|forty|fifty|sixty|seventy|eighty|ninety|dozen|hundred|thousand|million)\b"
+                    r"|\b(?:two|three|four|five|six|seven|eight|nine)\s(?:more\s)?(?:days?|weeks?|hours?|minutes?)\b",
+                    re.I)  # ("three to four weeks": a line of figures in words only)
 _HEADING = re.compile(r"\s{0,3}(#{1,6})\s")
 
 

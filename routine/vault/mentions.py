@@ -37,6 +37,10 @@ _ORDINAL = re.compile(r"(?:\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)[a-z]*
                       r"(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!at\b|and\b|or\b|to\b|for\b|is\b|was\b|when\b|with\b|in\b|on\b"
                       r"|so\b|but\b|of\s+(?:the\s+)?month\b)[a-z])", re.I)
 
+# Fri 27: (a planner's day list): a weekday, then a day of a month not named, the clause ending there
+_WEEKDAY_DAY = re.compile(r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)[a-z]*\.?,?\s+(\d{1,2})"
+                          r"(?=\s*(?:[;,)]|[:.](?!\d)|\s[—–-]\s|$))", re.I | re.M)
+
 
 @dataclass(frozen=True)
 class Written:
@@ -86,6 +90,7 @@ def dates_in(text: str) -> list[Written]:
     for m in ordinals:
         if not any(a <= m.start(2) < b for a, b in taken):
             out.append(Written(m[0].removeprefix("the ").removeprefix("The "), None, 0, int(m[2]), _weekday(m[1])))
+    out.extend(Written(m[0], None, 0, int(m[2]), _weekday(m[1])) for m in _WEEKDAY_DAY.finditer(text))
     return [replace(w, text=w.text.rstrip(".,").lstrip("(")) for w in out if 0 <= w.month <= 12 and 1 <= w.day <= 31]
 
 
@@ -107,7 +112,7 @@ def without_dates(text: str) -> str:
             text = pattern.sub(lambda m: " " * len(m[0]), text)
     if _ORDINAL_HINT.search(text):
         text = _ORDINAL.sub(lambda m: " " * len(m[0]), text)
-    return text
+    return _WEEKDAY_DAY.sub(lambda m: " " * len(m[0]), text)
 
 
 def known_dates(text: str, today: date) -> set[date]:
@@ -169,6 +174,10 @@ _PROJECT_CUES = [
     # "3. Beacon dashboard": a workstream named at a list item's start
     re.compile(r"(?m)^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?" + _ONE + _WORKSTREAM),
 ]
+# "the Catering Line", "the Pop-up Café": a title-case name of two words or more, inside a sentence
+_TITLED = re.compile(r"(?<=[a-z,;] )(?<=\bthe )([A-ZÀ-Þ][\w'’-]+(?: [A-ZÀ-Þ][\w'’-]+)+)(?![\w'’-])")
+# "→ `Projects/Bread School/`": a project's folder, where a reply files a note
+_FOLDER = re.compile(r"(?<![\w/\[|])Projects/([^/`\]\[|\n]+)/")
 _POSSESSIVE = re.compile(_ONE + r"(?:'s|’s) (?:feedback|review|sign-?off|answer|reply|email|call|team|input|"
                          r"approval|numbers|estimate|quote|offer|contract|deadline|launch|pilot)\b")
 NOT_NAMES = frozenset({*WEEKDAYS, *MONTHS, "today", "tomorrow", "yesterday", "the", "a", "an", "me", "you", "them",
@@ -191,6 +200,9 @@ def names_in(prose: str) -> list[Named]:
     found: list[Named] = []
     for pattern in _PROJECT_CUES:
         found += [Named(_clean(m[1]), NameKind.PROJECT) for m in pattern.finditer(prose)]
+    for line in prose.splitlines():
+        if not line.lstrip().startswith(("#", "|")):  # (headings and table rows are titled in capitals)
+            found += [Named(name, NameKind.PROJECT) for m in _TITLED.finditer(line) if (name := _titled(m[1]))]
     for pattern in [*_PERSON_CUES, _POSSESSIVE]:
         found += [Named(_clean(m[1]), NameKind.PERSON) for m in pattern.finditer(prose)]
     out: dict[str, Named] = {}
@@ -251,6 +263,22 @@ def capitalised(prose: str) -> list[str]:
     return list(out.values())
 
 
+def _titled(phrase: str) -> str:
+    """A title-case name as a project's: up to an acronym ("the Lumen GPU budget" names Lumen, checked
+    alone), a month or a weekday; "" when one word is left."""
+    words: list[str] = []
+    for word in phrase.split():
+        if word.isupper() or word.lower() in NOT_NAMES or word.lower() in _MONTH_NAMES:
+            break
+        words.append(word)
+    return " ".join(words) if len(words) >= 2 else ""
+
+
+def folders_in(reply: str) -> list[Named]:
+    """The projects a reply names by their folder ("file it under `Projects/Bread School/`")."""
+    return [Named(m[1].strip(), NameKind.PROJECT) for m in _FOLDER.finditer(reply)]
+
+
 def _clean(name: str) -> str:
     name = re.sub(r"(?:'s|’s|'|’)$", "", name.strip(" -"))
     words = name.split()
@@ -262,3 +290,11 @@ def _clean(name: str) -> str:
 _AFTER_TIME = re.compile(r"\d{1,2}:\d{2}\s*(?:[–-]\s*\d{1,2}:\d{2})?\s*$")
 _WEEKDAY_NAMES = frozenset(d[:3] for d in WEEKDAYS)
 _MONTH_NAMES = frozenset({*MONTHS, *(m[:3] for m in MONTHS), "sept"})
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-Þ*(\[])|(?<=;)\s+")
+
+
+def sentences(line: str) -> list[str]:
+    """The sentences of one line of a reply (a clause after a semicolon counts as one)."""
+    return [s for s in _SENTENCE.split(line) if s.strip()]
