@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from routine.vault import budget
-from routine.vault.figures import Figure, Known, Line, figures_of, implied, magnitude_keys, words_of
+from routine.vault.figures import SPELLED, Figure, Known, Line, figures_of, implied, magnitude_keys, words_of
 from routine.vault.files import read_text, vault_files
 from routine.vault.mentions import dated, dates_in, without_dates
 from routine.vault.notes import resolve_wikilink
@@ -38,10 +38,6 @@ class Facts:
 
 
 _LINK_TARGET = re.compile(r"\[\[[^\]|\n]*\|?")  # [[Note 12|shown]]: the target is a name, not a figure
-_SPELLED = re.compile(r"\b(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty"
-                    r"|thirty|forty|fifty|sixty|seventy|eighty|ninety|dozen|hundred|thousand|million)\b"
-                    r"|\b(?:two|three|four|five|six|seven|eight|nine)\s(?:more\s)?(?:days?|weeks?|hours?|minutes?)\b",
-                    re.I)  # ("three to four weeks": a line of figures in words only)
 _HEADING = re.compile(r"\s{0,3}(#{1,6})\s")
 
 
@@ -61,7 +57,7 @@ def facts_of(text: str, today: date) -> Facts:
         in_table = table
         context = frozenset().union(*path.values()) | (header if table else frozenset())
         has_digit = any(c.isdigit() for c in raw)
-        figures = tuple(figures_of(without_dates(_LINK_TARGET.sub(" ", raw)))) if has_digit or _SPELLED.search(raw) \
+        figures = tuple(figures_of(without_dates(_LINK_TARGET.sub(" ", raw)))) if has_digit or SPELLED.search(raw) \
             else ()
         days = dates_in(raw) if has_digit else []
         lines.append(Line(words, figures, tuple(dated(days, today)), block, table, heading is not None, context,
