@@ -171,7 +171,7 @@ _MIXED = re.compile(r"(?<![\w.,])\d+[^\W\d_]\w*")  # 7B, 2FA, 3D: a name
 def words_of(line: str) -> frozenset[str]:
     """The line's topic words, cut to their first five letters (labeled, labeling: label), and the
     key results it names (kr1.2)."""
-    words = {_STEMS.get(w) or _stem(w) for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP}
+    words = {_stem(w) for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP}
     mixed = {w.lower() for w in _MIXED.findall(line) if not _UNIT_OR_K.fullmatch(w)}
     return frozenset(words | mixed | {f"kr{n}" for n in _KR_NAME.findall(line)})
 
@@ -179,12 +179,7 @@ def words_of(line: str) -> frozenset[str]:
 def _stem(word: str) -> str:
     """A word as a topic: its first five letters, a plural's s left off (runs, run; hours, hour)."""
     stem = word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
-    if len(_STEMS) < 100_000:
-        _STEMS[word] = stem[:5]
-    return stem[:5]
-
-
-_STEMS: dict[str, str] = {}
+    return stem[:5]  # as cheap as a lookup: no cache (one kept every word of a month's vault)
 
 
 @dataclass(frozen=True)
