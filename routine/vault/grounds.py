@@ -265,6 +265,10 @@ class _Library:
         if index is None:  # a new day: the vault's index of an earlier day (and the facts it holds) let go
             for stale in [key for key in _INDEXES if key[0] == self.root]:
                 del _INDEXES[stale]
+            # and the notes' facts of earlier days (each is read again today when looked at): kept, they
+            # held every note ever read, a moved or deleted one too, for the daemon's life
+            for path in [p for p, kept in _FACTS.items() if kept[2] != self.today and p.startswith(self.root)]:
+                del _FACTS[path]
             if len(_INDEXES) >= 16:
                 _INDEXES.clear()
             index = _INDEXES[(self.root, self.today)] = _Index()
