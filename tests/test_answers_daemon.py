@@ -171,6 +171,9 @@ def test_a_proposal_rejected_by_a_reply_typed_in_telegram_is_archived_and_the_pe
         chat = wait_for(lambda: next((m for m in telegram.sent if proposal.name in m["text"]), None), 30,
                         "the proposal's Telegram message")
         assert [b["text"] for b in chat["reply_markup"]["inline_keyboard"][0]] == ["Approve", "Reject"]
+        # a reply names its message: routine knows it once Telegram's answer to the send is recorded
+        wait_for(lambda: journal_rows(home, "SELECT ticket FROM answer_refs WHERE channel='telegram'"), 30,
+                 "the message's id recorded")
         telegram.reply(chat, "Reject", chat=CHAT)
         wait_for(lambda: not proposal.exists() and archived(home), 30, "the proposal rejected and archived")
         assert "status: rejected" in archived(home)[0].read_text()
