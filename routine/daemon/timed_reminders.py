@@ -110,7 +110,7 @@ class TimedReminders:
         at = reminder.at.astimezone(self.zone())
         when = f"It was due at {at:%H:%M} on {at:%a %d %b}; routine was not running then." if late \
             else f"Set for {at:%H:%M}."
-        buttons = "the buttons, or " if any(c.answers for c in self.host.live.config.notify.active) else ""
+        buttons = "the buttons, or " if self.host.live.config.notify.answers else ""
         body = (f"{when} Snooze or done: {buttons}`routine remind --snooze {reminder.id} 15m|1h|tomorrow`, "
                 f"`routine remind --done {reminder.id}`.")
         title = f"Reminder{' (late)' if late else ''}: {reminder.text}"
