@@ -148,13 +148,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _connected(port: int) -> socket.socket | None:
+    try:
+        return socket.create_connection(("127.0.0.1", port), timeout=30)
+    except ConnectionRefusedError:
+        return None
+
+
 def post(port: int, path: str, body: bytes, token: str | None, length: int | None = None) -> tuple[int, dict]:
     """One HTTP request as a script would send it (headers first: a body the server refuses is not sent)."""
     head = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json",
             f"Content-Length: {len(body) if length is None else length}", "Connection: close"]
     if token is not None:
         head.append(f"Authorization: Bearer {token}")
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+    # the daemon's control socket answers a part before its webhook listens (daemon.app's start order)
+    with wait_for(lambda: _connected(port), 30, "the webhook to listen") as sock:
         sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + (body if length is None else b""))
         reply = sock.makefile("rb").read().decode()
     status = int(reply.split(" ", 2)[1])
