@@ -113,7 +113,9 @@ def test_the_watchers_advice_is_tried_and_only_the_better_change_is_proposed_and
         [(_, status, error)] = [r for r in queue_rows(home) if r[0] == "critic"]
         assert status == "failed" and error.startswith("critic has no step runs from"), error
         rows = queue_rows(home)
-        assert [s for agent, s, _ in rows if agent == "planner"] == ["done", "done"], rows  # their errors shown
+        assert [s for agent, s, _ in rows if agent == "planner"] == ["done", "done"], (rows, journal_rows(
+            home, "SELECT agent, kind, status, started_at, prompt IS NULL FROM runs ORDER BY started_at"),
+            journal_rows(home, "SELECT since, until FROM prompt_trial_queue"))  # what the trials saw
         alerts = [a.read_text() for a in (home.vault / "Alerts").glob("*change not tried*.md")]
         alert = next((a for a in alerts if "The change to critic (advice of run" in a), alerts)
         assert "routine agent try critic" in alert, alerts
@@ -286,3 +288,29 @@ def test_advice_to_a_schedule_is_checked_proposed_with_its_next_fires_and_approv
     refused = home.run("approve", str(later.relative_to(home.vault)))
     assert "changed after this proposal was written" in refused.stdout + refused.stderr, refused
     assert '"0 8 * * mon"' in schedule.read_text()
+
+
+def test_an_advice_queued_in_the_second_of_its_runs_still_finds_them(tmp_path):
+    """On a quick box the runs and the advice that names them fall in one second: the queue keeps
+    the milliseconds the runs are stamped with, so the trial finds them (it once did not)."""
+    from routine.journal import Journal
+    from routine.journal.prompt_trials import PromptTrialQueue, QueuedVariant
+    from routine.trials.select import agent_runs_between
+
+    journal = Journal(tmp_path / "journal.sqlite3")
+    try:
+        second = datetime(2026, 11, 28, 16, 30, 46, tzinfo=timezone.utc)
+        for at in (second + timedelta(milliseconds=100), second + timedelta(milliseconds=400)):
+            run = journal.start(agent="planner", trigger="cli", at=at)
+            journal.update(run, prompt=[{"role": "user", "content": "plan"}])
+            journal.finish(run, "ok", output="- [ ] 09:00 Draft")
+        advice_at = second + timedelta(milliseconds=900)
+        queue = PromptTrialQueue(journal.db)
+        assert queue.add(QueuedVariant("planner", "Plan in two blocks.", "advice of run x", "why",
+                                       advice_at - timedelta(days=7), advice_at), advice_at)
+        queued = queue.claim()
+        assert queued is not None
+        found = agent_runs_between(journal, "planner", queued.since, queued.until)
+        assert len(found) == 2, [queued.since, queued.until]
+    finally:
+        journal.close()

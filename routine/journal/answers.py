@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from enum import Enum
 
+from routine.journal.stamps import utc_seconds
 from routine.redact import redact_text
 
 KEEP_REFUSED = 200  # refused answers kept to show; the counts keep every one
@@ -45,10 +46,6 @@ class Ticket:
     used_at: str | None
 
 
-def _iso(at: datetime) -> str:
-    return at.astimezone(timezone.utc).isoformat(timespec="seconds")
-
-
 class AnswerBook:
     def __init__(self, db: sqlite3.Connection):
         self.db = db
@@ -59,7 +56,7 @@ class AnswerBook:
         self.db.execute("INSERT INTO answer_tickets (id, message, subject, choices, bound, minted_at, expires_at)"
                         " VALUES (?,?,?,?,?,?,?)",
                         (ticket.id, ticket.message, ticket.subject, json.dumps(ticket.choices), ticket.bound,
-                         _iso(now), _iso(ticket.expires)))
+                         utc_seconds(now), utc_seconds(ticket.expires)))
 
     def ticket(self, ticket_id: str) -> Ticket | None:
         row = self.db.execute("SELECT id, message, subject, choices, bound, expires_at, used_at FROM answer_tickets"
@@ -74,7 +71,7 @@ class AnswerBook:
     def redeem(self, ticket_id: str, by: str, now: datetime) -> bool:
         """Spend the ticket; False when it was spent before (a replay), whoever asks first wins."""
         cur = self.db.execute("UPDATE answer_tickets SET used_at=?, used_by=? WHERE id=? AND used_at IS NULL",
-                              (_iso(now), by, ticket_id))
+                              (utc_seconds(now), by, ticket_id))
         return cur.rowcount == 1
 
     def refer(self, channel: str, ref: str, ticket_id: str) -> None:
@@ -93,7 +90,7 @@ class AnswerBook:
         outcome = "taken" if refusal is None else "refused"
         self.db.execute("INSERT INTO answers (at, channel, cursor, origin, ticket, kind, subject, outcome, reason,"
                         " detail) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                        (_iso(at), channel, cursor, redact_text(origin)[:200], ticket, kind, subject, outcome,
+                        (utc_seconds(at), channel, cursor, redact_text(origin)[:200], ticket, kind, subject, outcome,
                          refusal.value if refusal else None, redact_text(detail)[:500]))
         self.db.execute("INSERT INTO answer_counts (outcome, reason, n) VALUES (?,?,1) ON CONFLICT (outcome, reason)"
                         " DO UPDATE SET n = n + 1", (outcome, refusal.value if refusal else ""))

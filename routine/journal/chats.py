@@ -11,9 +11,11 @@ import json
 import secrets
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, TypedDict
+
+from routine.journal.stamps import utc_millis
 
 if TYPE_CHECKING:
     from routine.vault.context_items import Dropped
@@ -91,10 +93,6 @@ class Chat:
         return out
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
 def new_chat_id(now: datetime | None = None) -> str:
     now = now or datetime.now().astimezone()
     return f"c{now.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
@@ -107,7 +105,7 @@ class ChatStore:
     def create(self, agent: str, origin: Origin, title: str | None = None, note: str | None = None,
                at: datetime | None = None) -> str:
         """A new conversation; its id names ``at``, the person's local time (the machine's when not given)."""
-        chat_id, now = new_chat_id(at), _now()
+        chat_id, now = new_chat_id(at), utc_millis()
         self.db.execute("INSERT INTO chats (id, agent, origin, title, note, created_at, updated_at)"
                         " VALUES (?,?,?,?,?,?,?)", (chat_id, agent, origin.value, title, note, now, now))
         return chat_id
@@ -129,7 +127,7 @@ class ChatStore:
 
     def add(self, chat_id: str, message: ChatMessage) -> int:
         """Journal ``message``; its id (a memory entry learned from it is keyed by it)."""
-        now = _now()
+        now = utc_millis()
         args = message.arguments
         cursor = self.db.execute(
             "INSERT INTO chat_messages (chat, at, role, content, tokens, model, duration_ms, tokens_in, tokens_out,"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import datetime
 from enum import Enum
 
+from routine.journal.stamps import utc_seconds
 from routine.jsonvalue import Parsed
 
 
@@ -35,7 +36,7 @@ class Decisions:
     def record(self, *, proposal: str, decision: str, outcome: Outcome, by: str, target: str | None = None,
                section: str | None = None, run_id: str | None = None, archived_as: str | None = None,
                detail: str | None = None, at: datetime | None = None) -> None:
-        when = (at or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat(timespec="seconds")
+        when = utc_seconds(at)
         self.db.execute("INSERT INTO decisions (at, proposal, target, section, decision, outcome, by, run_id,"
                         " archived_as, detail) VALUES (?,?,?,?,?,?,?,?,?,?)",
                         (when, proposal, target, section, decision, outcome, by, run_id, archived_as, detail))

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from routine.journal.stamps import utc_seconds
 from routine.vault.keep import kept_share, section_now
 
 if TYPE_CHECKING:
@@ -77,10 +78,6 @@ class KeepRate:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__})
 
 
-def _iso(when: datetime) -> str:
-    return when.astimezone(timezone.utc).isoformat(timespec="seconds")
-
-
 def is_due(written_at: datetime, now: datetime) -> bool:
     """A section is measured once it is ``AGE`` old (both times timezone-aware)."""
     return now - written_at >= AGE
@@ -107,7 +104,7 @@ class KeepRates:
             "INSERT INTO written_sections (run_id, agent, block, note, section, via, written_at, text)"
             " VALUES (?,?,?,?,?,?,?,?)",
             (written.run_id, written.agent, written.block, written.note, written.section, written.via.value,
-             _iso(written.at), written.text))
+             utc_seconds(written.at), written.text))
 
     def _open(self, note: str, section: str) -> list[sqlite3.Row]:
         return self.db.execute("SELECT id, text FROM written_sections WHERE note=? AND section=? AND measured_at IS"
@@ -115,12 +112,12 @@ class KeepRates:
 
     def _close(self, row_id: int, at: datetime, share: float, ending: Ending) -> None:
         self.db.execute("UPDATE written_sections SET measured_at=?, kept=?, ending=? WHERE id=?",
-                        (_iso(at), round(share, 4), ending.value, row_id))
+                        (utc_seconds(at), round(share, 4), ending.value, row_id))
 
     def measure_due(self, vault: Path, now: datetime) -> int:
         """Measure every section ``AGE`` old or older and not measured yet; how many were."""
         rows = self.db.execute("SELECT id, note, section, text FROM written_sections WHERE measured_at IS NULL"
-                               " AND written_at <= ? ORDER BY id", (_iso(now - AGE),)).fetchall()
+                               " AND written_at <= ? ORDER BY id", (utc_seconds(now - AGE),)).fetchall()
         for row in rows:
             current = section_now(vault, row["note"], row["section"])
             share = kept_share(row["text"], current)
@@ -135,7 +132,7 @@ class KeepRates:
         return [dict(r) for r in self.db.execute(
             "SELECT w.id, w.run_id, w.agent, w.block, w.note, w.section, w.via, w.written_at, w.measured_at, w.kept,"
             " w.ending, r.prompt_version FROM written_sections w LEFT JOIN runs r ON r.id = w.run_id"
-            " WHERE w.written_at >= ? ORDER BY w.written_at DESC, w.id DESC", (_iso(since),))]
+            " WHERE w.written_at >= ? ORDER BY w.written_at DESC, w.id DESC", (utc_seconds(since),))]
 
     def rates(self, since: datetime) -> list[KeepRate]:
         """Per agent, then per block, then per version of an agent's note (`agent@version`, where its

@@ -25,6 +25,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import date, datetime, timedelta, timezone
 
+from routine.journal.stamps import utc_seconds
 from routine.vault.agent_memory import Entry
 from routine.verdicts import verdict_of
 
@@ -67,7 +68,7 @@ def _link(note: str) -> str:
 def evidence(db: sqlite3.Connection, agent: str, readable: Callable[[str], bool], now: datetime) -> list[Entry]:
     """Every entry the journal holds evidence for, of the last ``WINDOW`` (a run reads a bounded
     journal however long routine has run), that was not learned before; oldest first."""
-    since = (now - WINDOW).astimezone(timezone.utc).isoformat(timespec="seconds")
+    since = utc_seconds(now - WINDOW)
     learned = {r[0] for r in db.execute("SELECT key FROM memory_learned WHERE agent=?", (agent,))}
     found = [*_kept(db, agent, since), *_decided(db, agent, since), *_reviewed(db, agent, readable, since),
              *_told(db, agent, since)]
@@ -77,7 +78,7 @@ def evidence(db: sqlite3.Connection, agent: str, readable: Callable[[str], bool]
 
 def learned(db: sqlite3.Connection, agent: str, entries: list[Entry], at: datetime) -> None:
     db.executemany("INSERT OR IGNORE INTO memory_learned (agent, key, learned_at) VALUES (?,?,?)",
-                   [(agent, e.key, at.astimezone(timezone.utc).isoformat(timespec="seconds")) for e in entries])
+                   [(agent, e.key, utc_seconds(at)) for e in entries])
     db.commit()
 
 

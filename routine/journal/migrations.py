@@ -223,8 +223,6 @@ def m016_chats(db: sqlite3.Connection) -> None:
 MIGRATIONS.append(("016_chats", m016_chats))
 
 
-
-
 def m017_grounding(db: sqlite3.Connection) -> None:
     # issue 25: the grounding check of a step's reply (JSON: strictness, findings, asked_again, held)
     _script(db, "ALTER TABLE runs ADD COLUMN grounding TEXT")

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import datetime
 
+from routine.journal.stamps import utc_millis
 from routine.jsonvalue import Parsed
-
-
-def _utc(now: datetime | None) -> str:
-    return (now or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat(timespec="milliseconds")
 
 
 class ModelEvents:
@@ -20,7 +17,7 @@ class ModelEvents:
                load_duration_ms: int | None = None, run_id: str | None = None, at: datetime | None = None) -> None:
         self.db.execute("INSERT INTO model_events (at, host, model, alias, event, reason, load_duration_ms, run_id)"
                         " VALUES (?,?,?,?,?,?,?,?)",
-                        (_utc(at), host, model, alias, event, reason, load_duration_ms, run_id))
+                        (utc_millis(at), host, model, alias, event, reason, load_duration_ms, run_id))
 
     def recent(self, limit: int = 50, since: str | None = None) -> list[Parsed]:
         sql = "SELECT * FROM model_events" + (" WHERE at >= ?" if since else "") + " ORDER BY id DESC LIMIT ?"

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from enum import Enum
 
+from routine.journal.stamps import utc_seconds
 from routine.redact import redact_text
 
 
@@ -30,10 +31,6 @@ class Stored:
     status: Delivery
 
 
-def _iso(at: datetime) -> str:
-    return at.astimezone(timezone.utc).isoformat(timespec="seconds")
-
-
 class NotificationLog:
     def __init__(self, db: sqlite3.Connection):
         self.db = db
@@ -42,12 +39,12 @@ class NotificationLog:
         """Record a message under ``key``; False when that key was recorded before (sent once)."""
         cur = self.db.execute("INSERT OR IGNORE INTO notifications (key, topic, title, body, at, status)"
                               " VALUES (?,?,?,?,?,?)",
-                              (key, topic, redact_text(title), redact_text(body), _iso(at), status.value))
+                              (key, topic, redact_text(title), redact_text(body), utc_seconds(at), status.value))
         return cur.rowcount == 1
 
     def settle(self, key: str, status: Delivery, at: datetime, error: str | None = None) -> None:
         self.db.execute("UPDATE notifications SET status=?, sent_at=?, error=? WHERE key=?",
-                        (status.value, _iso(at) if status is Delivery.SENT else None,
+                        (status.value, utc_seconds(at) if status is Delivery.SENT else None,
                          redact_text(error) if error else None, key))
 
     def held(self) -> list[Stored]:

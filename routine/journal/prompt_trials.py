@@ -10,9 +10,10 @@ import hashlib
 import json
 import sqlite3
 from dataclasses import astuple, dataclass, fields
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
+from routine.journal.stamps import utc_millis, utc_seconds
 from routine.jsonvalue import Parsed
 
 
@@ -44,7 +45,7 @@ class PromptTrials:
         names = ", ".join(f.name for f in fields(PromptTrial))
         marks = ", ".join("?" * (len(fields(PromptTrial)) + 1))
         self.db.execute(f"INSERT INTO prompt_trials (at, {names}) VALUES ({marks})",
-                        (at.astimezone(timezone.utc).isoformat(timespec="seconds"), *astuple(trial)))
+                        (utc_seconds(at), *astuple(trial)))
         self.db.commit()
 
     def of(self, agent: str) -> list[Parsed]:
@@ -85,10 +86,6 @@ class QueuedVariant:
     id: int = 0
 
 
-def _iso(when: datetime) -> str:
-    return when.astimezone(timezone.utc).isoformat(timespec="seconds")
-
-
 class PromptTrialQueue:
     def __init__(self, db: sqlite3.Connection):
         self.db = db
@@ -99,8 +96,8 @@ class PromptTrialQueue:
             "INSERT OR IGNORE INTO prompt_trial_queue (agent, body, variant_version, origin, why, run_ids, since,"
             " until, status, queued_at) VALUES (?,?,?,?,?,?,?,?,'queued',?)",
             (variant.agent, variant.body, version_of(variant.body), variant.origin, variant.why,
-             json.dumps(list(variant.run_ids)) if variant.run_ids else None, _iso(variant.since),
-             _iso(variant.until), _iso(now))).rowcount
+             json.dumps(list(variant.run_ids)) if variant.run_ids else None, utc_millis(variant.since),
+             utc_millis(variant.until), utc_millis(now))).rowcount
         self.db.commit()
         return bool(added)
 

@@ -13,9 +13,10 @@ import json
 import secrets
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from enum import Enum
 
+from routine.journal.stamps import utc_seconds
 from routine.jsonvalue import Parsed
 
 
@@ -70,10 +71,6 @@ def _when(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
-def _iso(at: datetime) -> str:
-    return at.astimezone(timezone.utc).isoformat(timespec="seconds")
-
-
 def new_question_id() -> str:
     """Short enough to type on a phone or a terminal: q-7f3a9c."""
     return f"q-{secrets.token_hex(3)}"
@@ -92,7 +89,7 @@ class Questions:
                     "INSERT INTO questions (id, run, step_run, block, step, agent, question, choices, deadline,"
                     " default_answer, state, asked_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                     (qid, run, step_run, block, step, agent, question, json.dumps(list(choices), ensure_ascii=False),
-                     _iso(deadline), default, QuestionState.OPEN.value, _iso(now)))
+                     utc_seconds(deadline), default, QuestionState.OPEN.value, utc_seconds(now)))
                 return qid
             except sqlite3.IntegrityError:
                 continue
@@ -129,10 +126,11 @@ class Questions:
     def settle(self, qid: str, state: QuestionState, answer: str | None, origin: str, now: datetime) -> bool:
         """Out of ``open``, once: False when it was not open any more (another answer came first)."""
         cur = self.db.execute("UPDATE questions SET state=?, answer=?, origin=?, answered_at=?"
-                              " WHERE id=? AND state='open'", (state.value, answer, origin, _iso(now), qid))
+                              " WHERE id=? AND state='open'", (state.value, answer, origin, utc_seconds(now), qid))
         return cur.rowcount == 1
 
     def resumed(self, qid: str, now: datetime) -> bool:
         """Mark the block run picked up; False when another thread picked it up first."""
-        cur = self.db.execute("UPDATE questions SET resumed_at=? WHERE id=? AND resumed_at IS NULL", (_iso(now), qid))
+        cur = self.db.execute("UPDATE questions SET resumed_at=? WHERE id=? AND resumed_at IS NULL",
+                              (utc_seconds(now), qid))
         return cur.rowcount == 1

@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from routine.journal.keep import KeepRate, KeepRates
 from routine.journal.prompt_trials import PromptTrials
+from routine.journal.stamps import utc_millis
 from routine.jsonvalue import Parsed
 from routine.vault.writer import Why
 
@@ -24,7 +25,7 @@ MAX_LISTED = 8
 
 
 def team_report(db: sqlite3.Connection, now: datetime, days: int) -> str:
-    since = (now - timedelta(days=days)).astimezone(timezone.utc).isoformat(timespec="milliseconds")
+    since = utc_millis(now - timedelta(days=days))
     runs = [dict(r) for r in db.execute(
         "SELECT id, agent, block, status, error, dropped, tokens_out, duration_ms, load_duration_ms, model, details,"
         " wrote, grounding"

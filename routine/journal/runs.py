@@ -12,6 +12,7 @@ from typing import Any, Literal, Required, TypedDict
 
 from routine import paths
 from routine.journal.db import connect
+from routine.journal.stamps import utc_millis
 from routine.journal.status import RunStatus
 from routine.jsonvalue import JSONValue, Parsed
 from routine.redact import redact_text
@@ -79,10 +80,6 @@ def new_run_id(now: datetime | None = None) -> str:
     in the rare case two runs of one second draw the same)."""
     now = now or datetime.now().astimezone()
     return f"{now.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
-
-
-def _utc_iso(now: datetime | None = None) -> str:
-    return (now or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,7 +160,7 @@ class Journal:
                 self.db.execute(
                     "INSERT INTO runs (id, parent, kind, block, step, agent, model, trigger, slot, status, started_at,"
                     " task) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (chosen, parent, kind, block, step, agent, model, trigger, slot, "running", _utc_iso(at), task),
+                    (chosen, parent, kind, block, step, agent, model, trigger, slot, "running", utc_millis(at), task),
                 )
                 return chosen
             except sqlite3.IntegrityError:
@@ -194,7 +191,7 @@ class Journal:
         duration = None
         if row:
             duration = int((ended - datetime.fromisoformat(row[0])).total_seconds() * 1000)
-        self.update(run_id, status=status, error=error, ended_at=_utc_iso(ended), duration_ms=duration, **fields)
+        self.update(run_id, status=status, error=error, ended_at=utc_millis(ended), duration_ms=duration, **fields)
 
     def record(self, *, agent: str | None, trigger: str, status: str, error: str, **fields: Any) -> str:
         """A run that never started (refused, missed, skipped), written in one go."""

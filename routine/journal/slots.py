@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import datetime
 
+from routine.journal.stamps import utc_seconds
 from routine.jsonvalue import Parsed
 
 FINAL = ("done", "failed", "missed", "skipped")
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 class Slots:
@@ -22,12 +19,12 @@ class Slots:
         """True if this caller now owns the slot: new, or retaken after an interruption."""
         try:
             self.db.execute("INSERT INTO slots (block, slot, state, updated_at) VALUES (?,?,?,?)",
-                            (block, slot, "claimed", _now()))
+                            (block, slot, "claimed", utc_seconds()))
             return True
         except sqlite3.IntegrityError:
             cur = self.db.execute(
                 "UPDATE slots SET state='claimed', updated_at=? WHERE block=? AND slot=? AND state='interrupted'",
-                (_now(), block, slot),
+                (utc_seconds(), block, slot),
             )
             return cur.rowcount == 1
 
@@ -35,7 +32,7 @@ class Slots:
         """True if a failed slot is now claimed again (its one retry after an outage)."""
         cur = self.db.execute(
             "UPDATE slots SET state='claimed', updated_at=? WHERE block=? AND slot=? AND state='failed'",
-            (_now(), block, slot),
+            (utc_seconds(), block, slot),
         )
         return cur.rowcount == 1
 
@@ -44,7 +41,7 @@ class Slots:
             "INSERT INTO slots (block, slot, state, run_id, reason, updated_at) VALUES (?,?,?,?,?,?) "
             "ON CONFLICT(block, slot) DO UPDATE SET state=excluded.state, "
             "run_id=COALESCE(excluded.run_id, slots.run_id), reason=excluded.reason, updated_at=excluded.updated_at",
-            (block, slot, state, run_id, reason, _now()))
+            (block, slot, state, run_id, reason, utc_seconds()))
 
     def state(self, block: str, slot: str) -> str | None:
         row = self.db.execute("SELECT state FROM slots WHERE block=? AND slot=?", (block, slot)).fetchone()
@@ -56,7 +53,7 @@ class Slots:
         self.db.execute(
             "UPDATE slots SET state='interrupted', reason='the daemon stopped during this run', updated_at=? "
             "WHERE state IN ('claimed','running')",
-            (_now(),),
+            (utc_seconds(),),
         )
         return [tuple(r) for r in rows]
 
@@ -75,7 +72,7 @@ class Slots:
     def seen_since(self, block: str, now: datetime) -> str:
         """When the daemon first knew this block (recorded on first call)."""
         self.db.execute("INSERT OR IGNORE INTO blocks_seen VALUES (?, ?)",
-                        (block, now.astimezone(timezone.utc).isoformat(timespec="seconds")))
+                        (block, utc_seconds(now)))
         since: str = self.db.execute("SELECT since FROM blocks_seen WHERE block=?", (block,)).fetchone()[0]
         return since
 

@@ -17,6 +17,8 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Callable
 
+from routine.journal.stamps import utc_seconds
+
 log = logging.getLogger(__name__)
 
 MAX_TEXT = 500  # characters of what to remind of; the rest is cut with "…"
@@ -75,10 +77,6 @@ class Reminder:
         return f"reminder:{self.id}:{self.round}"
 
 
-def _iso(at: datetime) -> str:
-    return at.astimezone(timezone.utc).isoformat(timespec="seconds")
-
-
 def _time(text: str) -> datetime:
     return datetime.fromisoformat(text).astimezone(timezone.utc)
 
@@ -97,7 +95,8 @@ class ReminderLog:
         text = text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
         cur = self.db.execute(
             "INSERT OR IGNORE INTO reminders (text, at, origin, source, note, status, created_at)"
-            " VALUES (?,?,?,?,?,?,?)", (text, _iso(at), origin.value, source, note, status.value, _iso(now)))
+            " VALUES (?,?,?,?,?,?,?)",
+            (text, utc_seconds(at), origin.value, source, note, status.value, utc_seconds(now)))
         found = self.by_source(source)
         assert found is not None  # inserted, or there before
         if cur.rowcount == 1:
@@ -141,14 +140,14 @@ class ReminderLog:
         since it was read (so a fire happens once)."""
         cur = self.db.execute("UPDATE reminders SET status=?, round=round+1, fired_at=? WHERE id=? AND status=?"
                               " AND round=? AND at=?",
-                              (ReminderStatus.FIRED.value, _iso(now), reminder.id, ReminderStatus.PENDING.value,
-                               reminder.round, _iso(reminder.at)))
+                              (ReminderStatus.FIRED.value, utc_seconds(now), reminder.id, ReminderStatus.PENDING.value,
+                               reminder.round, utc_seconds(reminder.at)))
         return cur.rowcount == 1
 
     def snooze(self, reminder_id: int, until: datetime) -> bool:
         """Pending again at ``until`` (a fired one, or one still waiting, moved)."""
         cur = self.db.execute(f"UPDATE reminders SET status=?, at=?, why=NULL WHERE id=? AND status IN {OPEN}",
-                              (ReminderStatus.PENDING.value, _iso(until), reminder_id))
+                              (ReminderStatus.PENDING.value, utc_seconds(until), reminder_id))
         if cur.rowcount == 1:
             changed()
         return cur.rowcount == 1

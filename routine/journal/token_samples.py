@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timezone
+
+from routine.journal.stamps import utc_seconds
 
 LEGACY_CHARS_PER_TOKEN = 3.2  # the estimate before migration 020 (models.tokens.DEFAULT_CHARS_PER_TOKEN then)
 
@@ -35,7 +36,7 @@ class TokenSamples:
         self.db.execute(
             "INSERT INTO token_samples (at, model, chars, fixed, reported, counter, base, overhead, counted, run_id)"
             " VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (datetime.now(timezone.utc).isoformat(timespec="seconds"), model, chars, fixed, sample.reported,
+            (utc_seconds(), model, chars, fixed, sample.reported,
              sample.counter, sample.base, sample.overhead, sample.counted, sample.run_id))
 
     def recent(self, model: str, limit: int) -> list[Sample]:

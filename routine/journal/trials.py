@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from enum import Enum
 from typing import Any
 
 from routine.journal.runs import RunRecord
+from routine.journal.stamps import utc_millis
 
 
 class TrialStatus(str, Enum):
@@ -47,10 +48,6 @@ class Trial:
         return cls(**values)
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
 class Trials:
     def __init__(self, db: sqlite3.Connection):
         self.db = db
@@ -64,7 +61,7 @@ class Trials:
                 "INSERT INTO trials (run, candidate, agent, original_model, status, queued_at) VALUES (?,?,?,?,?,?)"
                 " ON CONFLICT (run, candidate) DO UPDATE SET status='queued', queued_at=excluded.queued_at,"
                 " error=NULL WHERE trials.status='failed'",
-                (run_id, candidate, agent, model, TrialStatus.QUEUED.value, _now()))
+                (run_id, candidate, agent, model, TrialStatus.QUEUED.value, utc_millis()))
             added += cursor.rowcount
         return added, len(runs) - added
 
@@ -76,16 +73,16 @@ class Trials:
         """The oldest queued trial, marked running (in one statement: no two claim the same)."""
         row = self.db.execute(
             "UPDATE trials SET status='running', started_at=? WHERE id=(SELECT id FROM trials WHERE status='queued'"
-            " ORDER BY id LIMIT 1) AND status='queued' RETURNING *", (_now(),)).fetchone()
+            " ORDER BY id LIMIT 1) AND status='queued' RETURNING *", (utc_millis(),)).fetchone()
         return Trial.from_row(row) if row is not None else None
 
     def finish(self, trial_id: int, *, model: str | None, answer: str | None, result: dict[str, Any]) -> None:
         self.db.execute("UPDATE trials SET status='done', ended_at=?, model=?, answer=?, result=?, error=NULL"
-                        " WHERE id=?", (_now(), model, answer, json.dumps(result, ensure_ascii=False), trial_id))
+                        " WHERE id=?", (utc_millis(), model, answer, json.dumps(result, ensure_ascii=False), trial_id))
 
     def fail(self, trial_id: int, error: str) -> None:
         self.db.execute("UPDATE trials SET status='failed', ended_at=?, error=? WHERE id=?",
-                        (_now(), error, trial_id))
+                        (utc_millis(), error, trial_id))
 
     def requeue_running(self) -> int:
         """At start-up: trials a stopped process left running go back to the queue (they stored
@@ -109,10 +106,6 @@ def replayable(db: sqlite3.Connection, since: datetime, until: datetime) -> list
     rows = db.execute(
         "SELECT * FROM runs WHERE kind='step' AND status IN ('ok', 'proposal') AND prompt IS NOT NULL"
         " AND agent IS NOT NULL AND started_at >= ? AND started_at < ? ORDER BY started_at, id",
-        (_iso(since), _iso(until)))
+        (utc_millis(since), utc_millis(until)))
     return [RunRecord.from_row(r) for r in rows]
 
-
-def _iso(when: datetime) -> str:
-    """As ``runs.started_at`` is written (UTC, milliseconds), so that strings compare as times."""
-    return when.astimezone(timezone.utc).isoformat(timespec="milliseconds")
