@@ -236,6 +236,10 @@ def test_a_reminder_set_each_of_four_ways_fires_once_at_15_in_berlin_across_a_re
         # 4. a chat note's message
         chat.write_text(chat.read_text() + "Remind me at 15:00 to water the plants.\n")
         wait_for(lambda: len(listed()) == 5, 30, "five reminders")
+        # The chat's answer says the reminder was understood (and it is set once, not again by the answer).
+        answered = wait_for(lambda: "Reminder set for" in (t := chat.read_text()) and t, 30, "the chat's answer")
+        assert f"Reminder set for {day:%a %d %b} 15:00: water the plants" in answered, answered
+        assert len(listed()) == 5
         tasks.write_text(tasks.read_text().replace("- [ ] Call the bank", "- [x] Call the bank"))
         wait_for(lambda: any(r["status"] == "cancelled" for r in listed()), 30, "the ticked one cancelled")
         dashboard = home.vault / "Routine" / "Dashboard.md"

@@ -10,15 +10,20 @@ summary callout and ``summary_covers``. The answer goes in through the vault lay
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 from routine.chat.conversation import Conversation, History
 from routine.chat.fold import Turn
 from routine.chat.sessions import answer_logged
-from routine.errors import UsageError
+from routine.errors import RoutineError, UsageError
 from routine.journal.chats import ChatStore, Origin
+from routine.journal.timed_reminders import ReminderLog
+from routine.schedule.timed_reminders import acknowledged, asked_in_chat
 from routine.vault.chat_notes import ChatNote, answer_callout, append_answer, parse_chat
 from routine.vault.notes import load_note_text
 from routine.vault.provenance import is_persons_chat
@@ -27,6 +32,9 @@ if TYPE_CHECKING:
     from routine.config.model import AgentSpec
     from routine.journal import Journal
     from routine.runner.step import Runner
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -65,8 +73,22 @@ def answer_note(runner: Runner, journal: Journal, agents: dict[str, AgentSpec], 
     chat_id = store.for_note(rel) or store.create(agent.name, Origin.NOTE, note.title, rel, at=runner.clock())
     history = History([Turn(t.role, t.text) for t in note.turns[:-1]], note.summary, note.covers)
     conversation = Conversation(runner, agent)
-    reply = answer_logged(store, chat_id, conversation, history, pending.text)
+    reminded = _reminders_set(runner, journal, rel, pending.text)
+    reply = answer_logged(store, chat_id, conversation, history, pending.text, said_too=reminded)
     callout = answer_callout(agent.name, runner.clock(), reply.text, reply.sources)
     with runner.write_gate():
         append_answer(vault, rel, pending.raw, callout, (reply.summary, reply.covers) if reply.folded else None)
     return NoteAnswer(chat_id, rel, agent.name, reply.sources, reply.folded)
+
+
+def _reminders_set(runner: Runner, journal: Journal, rel: str, message: str) -> tuple[str, ...]:
+    """The reminders the person's message asks for ("remind me at 15:00 to call Priya"), set now if
+    the vault watcher has not set them yet (once per message: ``schedule.timed_reminders``), each
+    said in one line at the end of the answer, so the person sees it was understood."""
+    zone = ZoneInfo(runner.config.zone_name())
+    try:
+        found = asked_in_chat(ReminderLog(journal.db), rel, message, runner.clock(), zone)
+    except (sqlite3.Error, RoutineError) as exc:  # the answer still comes; the watcher's reading logs it too
+        log.error("the reminders asked for in %s not read: %s", rel, exc)
+        return ()
+    return tuple(acknowledged(reminder, zone) for reminder, _new in found)

@@ -95,9 +95,10 @@ def ask(runner: Runner, journal: Journal, agent: AgentSpec, question: str, sessi
 
 
 def answer_logged(store: ChatStore, chat_id: str, conversation: Conversation, history: History, question: str,
-                  on_token: Callable[[str], None] | None = None) -> Reply:
+                  on_token: Callable[[str], None] | None = None, said_too: tuple[str, ...] = ()) -> Reply:
     """Answer ``question``; the journal gets the message, the tool calls, the summary and the
-    answer in order, or the message and what went wrong."""
+    answer in order, or the message and what went wrong. ``said_too``: routine's own lines the
+    answer ends with (a reminder the message set), after what the agent learned from it."""
     counter = conversation.client.counter(conversation.agent.model)
     try:
         reply = conversation.reply(history, question, on_token=on_token, run_id=chat_id)
@@ -107,11 +108,11 @@ def answer_logged(store: ChatStore, chat_id: str, conversation: Conversation, hi
         log_tools(store, chat_id, conversation.tool_log)
         raise
     said = store.add(chat_id, ChatMessage(Role.USER, question, tokens=counter.text(question)))
-    noted = _noted(store, conversation, said, question)
-    if noted:
-        reply.text = f"{reply.text.rstrip()}\n\n{noted}"
-        if on_token is not None:
-            on_token(f"\n\n{noted}")
+    for line in (_noted(store, conversation, said, question), *said_too):
+        if line:
+            reply.text = f"{reply.text.rstrip()}\n\n{line}"
+            if on_token is not None:
+                on_token(f"\n\n{line}")
     if reply.folded:
         store.add(chat_id, ChatMessage(Role.SUMMARY, reply.summary, tokens=counter.text(reply.summary),
                                        model=reply.model, details={"covers": reply.covers, "folded": reply.folded}))

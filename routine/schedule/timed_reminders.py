@@ -85,15 +85,27 @@ def from_note(book: ReminderLog, rel: str, text: str | None, now: datetime, zone
 
 
 def from_chat(book: ReminderLog, rel: str, message: str, now: datetime, zone: ZoneInfo) -> list[Reminder]:
-    """The reminders a person's chat message asks for ("remind me at 15:00 to call Priya"), once
-    per message: the same message seen again that day adds none (said again another day, it does)."""
-    added = []
+    """The reminders a person's chat message asks for ("remind me at 15:00 to call Priya") that
+    were not set before: the same message seen again that day adds none (said again another day,
+    it does)."""
+    return [reminder for reminder, new in asked_in_chat(book, rel, message, now, zone) if new]
+
+
+def asked_in_chat(book: ReminderLog, rel: str, message: str, now: datetime,
+                  zone: ZoneInfo) -> list[tuple[Reminder, bool]]:
+    """Each reminder the message asks for, set once per message and day whoever reads it first
+    (the vault watcher, or the chat note's answer, which says it): (the reminder, whether new)."""
+    found = []
     for asked in asked_in(message, now, zone):
         source = f"chat:{rel}#{_digest(message, asked.said, now.astimezone(zone).date().isoformat())}"
-        reminder, new = book.add(asked.text, asked.at, Origin.CHAT, source, rel, now)
-        if new:
-            added.append(reminder)
-    return added
+        found.append(book.add(asked.text, asked.at, Origin.CHAT, source, rel, now))
+    return found
+
+
+def acknowledged(reminder: Reminder, zone: ZoneInfo) -> str:
+    """What a chat's answer says of a reminder its message set."""
+    return (f"Reminder set for {reminder.at.astimezone(zone):%a %d %b %H:%M}: {reminder.text} "
+            f"(`routine remind --list`; cancel it with `routine remind --done {reminder.id}`).")
 
 
 def _open(book: ReminderLog, reminder_id: int) -> Reminder:
