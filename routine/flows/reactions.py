@@ -204,7 +204,7 @@ def case_file(view: View, change: Change) -> list[Reaction]:
         out.append(StaleQA(note.rel))
     out += _told(view.config.notify, note.rel, note.folder, note.people_tasks)
     out += [LookForTasks(folder) for folder in note.look_in]
-    if note.project is not None and note.manager is not None:
+    if note.project is not None and note.manager is not None:  # a home note whose manager reacts
         out.append(React(note.project.name, note.project.slug, note.manager.name, note.rel, change.kind))
     return out
 

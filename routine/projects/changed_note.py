@@ -23,14 +23,16 @@ from routine.watch.changes import Change
 
 @dataclass(frozen=True)
 class ChangedNote:
+    """What the projects say of one changed note (nothing, for a note no project or agent reads)."""
+
     rel: str
     home: bool = False  # a project's home note (or it was one before a move)
     folder: str | None = None  # its project's folder; None outside every project, or when it is gone
     stale_qa: bool = False  # an artifact edited since it passed QA
     people_tasks: tuple[tuple[str, Task], ...] = ()  # its open task lines assigned to a person: (person, task)
     look_in: tuple[str, ...] = ()  # the folders whose agents' tasks are to be looked at again
-    project: Project | None = None  # a home note's project...
-    manager: AgentSpec | None = None  # ...and its manager, loaded, unless `cadence: {react: off}`
+    project: Project | None = None  # a home note's project, when its manager reacts to the edit
+    manager: AgentSpec | None = None  # that manager (loaded; the project's `cadence: {react: off}` says none)
 
 
 def read_changed_note(config: Config, agents: Mapping[str, AgentSpec], change: Change) -> ChangedNote:
@@ -49,8 +51,8 @@ def read_changed_note(config: Config, agents: Mapping[str, AgentSpec], change: C
     project = read_project(vault, vault / folder) if home else None
     manager = manager_agent(vault, project, agents) if project is not None and project.reacts else None
     return ChangedNote(rel, home, folder, stale_qa=artifact is not None and stale_after_edit(vault, artifact),
-                       people_tasks=tuple(tasks_for_people(vault, rel)), look_in=(folder,), project=project,
-                       manager=manager)
+                       people_tasks=tuple(tasks_for_people(vault, rel)), look_in=(folder,),
+                       project=project if manager is not None else None, manager=manager)
 
 
 def _loose(config: Config, agents: Mapping[str, AgentSpec], rel: str) -> tuple[str, ...]:
