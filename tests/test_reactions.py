@@ -20,6 +20,7 @@ from routine.flows.reactions import (
     LookForTasks,
     React,
     Reload,
+    StaleQA,
     TellPerson,
     View,
     on_vault_change,
@@ -27,6 +28,8 @@ from routine.flows.reactions import (
 from routine.schedule.model import Trigger
 from routine.vault.atomic import add_write_listener, atomic_write, remove_write_listener
 from routine.vault.chat_notes import answer_callout
+from routine.vault.frontmatter import join_frontmatter
+from routine.vault.sections import content_sha
 from routine.watch.changes import Change
 from routine.watch.state import FileStates
 from routine.watch.watcher import VaultWatcher
@@ -103,6 +106,26 @@ def test_a_task_line_for_a_person_tells_them_and_one_for_nobody_tells_no_one(ini
     assert "due 2026-11-30" in told[0].body
     home.config.write_text(home.config.read_text().replace("notify: {urls: ['json://127.0.0.1:9/hook']}", ""))
     assert not [r for r in on_vault_change(view_of(), Change("modified", HOME_NOTE)) if isinstance(r, TellPerson)]
+
+
+def test_an_artifact_edited_after_its_qa_pass_needs_qa_again_and_a_deleted_note_only_reloads_a_home(initialised,
+                                                                                                        view_of):
+    home = initialised
+    home.run("project", "new", PROJECT, check=True)
+    rel, body = f"Projects/{PROJECT}/Report.md", "# Report\n\nFinal numbers.\n"
+    props = {"type": "information product", "qa": "passed", "qa_sha": content_sha(body)}
+    (home.vault / rel).write_text(join_frontmatter(props, body))
+    case_file = (Reload, StaleQA, TellPerson, LookForTasks, React)
+
+    def decided(kind: str, note: str) -> list:
+        return [r for r in on_vault_change(view_of(), Change(kind, note)) if isinstance(r, case_file)]
+
+    folder = LookForTasks(f"Projects/{PROJECT}")
+    assert decided("modified", rel) == [folder]  # as it passed QA
+    (home.vault / rel).write_text(join_frontmatter(props, body.replace("numbers.", "numbers, revised.")))
+    assert decided("modified", rel) == [StaleQA(rel), folder]
+    assert decided("deleted", rel) == []
+    assert decided("deleted", HOME_NOTE) == [Reload(HOME_NOTE)]
 
 
 def test_a_question_note_answered_in_obsidian_is_an_answer(initialised, view_of):

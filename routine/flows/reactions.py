@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from typing import Union
 
 from routine.config.model import AgentSpec, Config
-from routine.config.notify import Topic
-from routine.projects.artifacts import read_artifact, stale_after_edit
-from routine.projects.assignees import loose_task_notes, tasks_for_people
-from routine.projects.model import PROJECTS, find_project, is_home_note, loose, project_folder_of
+from routine.config.notify import NotifySettings, Topic
+from routine.projects.assignees import tasks_for_people
+from routine.projects.changed_note import read_changed_note
+from routine.projects.model import project_folder_of
+from routine.projects.tasks import Task
 from routine.schedule.model import Trigger
-from routine.schedule.project_cadence import manager_agent
 from routine.schedule.triggers import matching
 from routine.vault.approvals import read_proposal
 from routine.vault.chat_notes import parse_chat
@@ -196,61 +196,37 @@ def _triggers(view: View, change: Change) -> list[Reaction]:
 
 
 def case_file(view: View, change: Change) -> list[Reaction]:
-    """A project's case file changed (or a loose note an agent's `tasks:` names)."""
-    rel = change.rel
-    if not rel.endswith(".md"):
-        return []
-    if not rel.startswith(PROJECTS + "/"):
-        return _loose(view, rel) if change.kind != "deleted" else []
-    home = is_home_note(rel) or bool(change.src and is_home_note(change.src))
-    out: list[Reaction] = [Reload(rel)] if home else []
-    folder = project_folder_of(rel)
-    if change.kind == "deleted" or folder is None:
-        return out
-    artifact = read_artifact(view.config.vault, rel)
-    if artifact is not None and stale_after_edit(view.config.vault, artifact):
-        out.append(StaleQA(rel))
-    out += persons_tasks(view.config, rel)
-    out.append(LookForTasks(folder))
-    if home:
-        out += _react(view, folder, rel, change.kind)
+    """A project's case file changed (or a loose note an agent's `tasks:` names): what the note is to
+    the projects is read once (``projects.changed_note``), and decided from that value alone."""
+    note = read_changed_note(view.config, view.agents, change)
+    out: list[Reaction] = [Reload(note.rel)] if note.home else []
+    if note.stale_qa:
+        out.append(StaleQA(note.rel))
+    out += _told(view.config.notify, note.rel, note.folder, note.people_tasks)
+    out += [LookForTasks(folder) for folder in note.look_in]
+    if note.project is not None and note.manager is not None:  # a home note whose manager reacts
+        out.append(React(note.project.name, note.project.slug, note.manager.name, note.rel, change.kind))
     return out
-
-
-def _loose(view: View, rel: str) -> list[Reaction]:
-    """A note outside every project: an agent note (its `tasks:` may name a new task note) or a
-    note an agent's `tasks:` names (a task line there assigned or changed)."""
-    vault, agents = view.config.vault, view.agents
-    if rel.startswith(view.config.layout.agents + "/"):
-        if any(agent.source == rel for agent in agents.values()):
-            return [LookForTasks(loose(note).folder) for note in loose_task_notes(vault, "", rel)]
-        return []
-    if any(rel in loose_task_notes(vault, agent.name, agent.source) for agent in agents.values()):
-        return [LookForTasks(loose(rel).folder)]
-    return []
 
 
 def persons_tasks(config: Config, rel: str) -> list[TellPerson]:
     """Each open task of ``rel`` assigned to a person (``projects.assignees.tasks_for_people``), as a
     message for them (when `notify:` wants tasks)."""
-    if not config.notify.wants(Topic.TASKS):
+    return _told(config.notify, rel, project_folder_of(rel), tasks_for_people(config.vault, rel))
+
+
+def _told(notify: NotifySettings, rel: str, folder: str | None, tasks: Sequence[tuple[str, Task]]) -> list[TellPerson]:
+    """A message for each person a task of ``rel`` is assigned to, when `notify:` wants tasks."""
+    if not notify.wants(Topic.TASKS):
         return []
     out: list[TellPerson] = []
-    for person, task in tasks_for_people(config.vault, rel):
+    for person, task in tasks:
         digest = hashlib.sha1(f"{person}|{task.text}".encode()).hexdigest()[:16]
         text = task.text if len(task.text) <= TITLE_CHARS else task.text[:TITLE_CHARS] + "…"
         due = f" (due {task.due})" if task.due else ""
         out.append(TellPerson(rel, f"task:{rel}:{digest}", f"Task for {person}: {text}",
-                              f"In {rel}, project {project_folder_of(rel) or rel}{due}."))
+                              f"In {rel}, project {folder or rel}{due}."))
     return out
-
-
-def _react(view: View, folder: str, rel: str, kind: str) -> list[Reaction]:
-    project = find_project(view.config.vault, folder.split("/", 1)[1])
-    if project is None or not project.reacts:
-        return []
-    manager = manager_agent(view.config.vault, project, dict(view.agents))
-    return [] if manager is None else [React(project.name, project.slug, manager.name, rel, kind)]
 
 
 def _chats(view: View, change: Change) -> list[Reaction]:

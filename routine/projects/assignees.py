@@ -12,6 +12,7 @@ writes, and nothing here decides what an assignment grants (``routine.access`` d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterator
@@ -19,11 +20,12 @@ from typing import Iterator
 from routine.config.behaviours import DEFAULT as DEFAULT_BEHAVIOUR
 from routine.config.behaviours import Behaviour
 from routine.config.behaviours import parse as parse_behaviour
+from routine.config.model import AgentSpec
 from routine.errors import RoutineError
 from routine.jsonvalue import Parsed
 from routine.projects.model import AGENTS, Project, Status, link_target, list_projects, loose, member_kind
 from routine.projects.tasks import TASK_ASSIGNEE as TASK_ASSIGNEE  # agents.assign reads task lines with it
-from routine.projects.tasks import Task, note_tasks, parse_tasks, project_tasks
+from routine.projects.tasks import Task, note_tasks, project_tasks
 from routine.vault.files import read_text
 from routine.vault.frontmatter import split_frontmatter
 from routine.vault.notes import resolve_wikilink
@@ -101,6 +103,17 @@ def agent_aliases(vault: Path, agent_name: str, source: str | None = None) -> se
     return names | {note.stem.lower() for note, _ in _agent_notes(vault, agent_name)}
 
 
+def manager_agent(vault: Path, project: Project, agents: Mapping[str, AgentSpec]) -> AgentSpec | None:
+    """The loaded agent the project's `manager:` names (by its name or its note's), if any."""
+    if not project.manager:
+        return None
+    wanted = project.manager.lower()
+    for agent in agents.values():
+        if wanted in agent_aliases(vault, agent.name, agent.source):
+            return agent
+    return None
+
+
 @dataclass(frozen=True)
 class Membership:
     """An agent's place in an active project: ``role`` is MANAGER or the member's behaviour."""
@@ -161,8 +174,8 @@ def tasks_for_people(vault: Path, rel: str) -> list[tuple[str, Task]]:
     """The open task lines of ``rel`` assigned to a person (`[assignee:: [[Ada]]]`, Ada not an
     agent): (the person, the task), in the note's order; none when it cannot be read."""
     try:
-        tasks, _ = parse_tasks(rel, read_text(vault / rel))
-    except (OSError, RoutineError):
+        tasks, _ = note_tasks(vault, rel)
+    except RoutineError:
         return []
     found = []
     for task in tasks:

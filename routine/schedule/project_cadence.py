@@ -14,7 +14,7 @@ from pathlib import Path
 
 from routine.config.model import AgentSpec, Config, StepSpec, WriteSpec
 from routine.errors import Problem
-from routine.projects.assignees import agent_aliases
+from routine.projects.assignees import agent_aliases, manager_agent
 from routine.projects.model import Project, Status, list_projects
 from routine.prompts import template
 from routine.schedule.cron import Cron, CronError
@@ -27,16 +27,6 @@ KINDS = {
     "digest": ("project_digest.md.j2", "{{ project_folder }}/Digests/{{ today }}.md", "Daily digest"),
     "review": ("project_review.md.j2", "{{ project_folder }}/Digests/{{ iso_week }}.md", "Weekly review"),
 }
-
-
-def manager_agent(vault: Path, project: Project, agents: dict[str, AgentSpec]) -> AgentSpec | None:
-    if not project.manager:
-        return None
-    wanted = project.manager.lower()
-    for agent in agents.values():
-        if wanted in agent_aliases(vault, agent.name, agent.source):
-            return agent
-    return None
 
 
 def block_id(project: Project, kind: str) -> str:

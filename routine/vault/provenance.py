@@ -25,7 +25,7 @@ fails when another module decides it for itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import PurePosixPath
 
 from routine.jsonvalue import Parsed
@@ -120,8 +120,7 @@ def begins(body: str) -> list[tuple[str, re.Match[str], Parsed]]:
     """Every generated section's begin marker, in order (those shown in code blocks are not):
     (key, match, attributes)."""
     fences = code_fence_ranges(body)
-    return [(key, m, attrs) for m in BEGIN.finditer(body) if not in_ranges(m.start(), fences)
-            for key, attrs in [begin_key(m)]]
+    return [(key, m, attrs) for m in _unfenced(BEGIN.finditer(body), fences) for key, attrs in [begin_key(m)]]
 
 
 def live_marker(kind: str, name: str) -> re.Pattern[str]:
@@ -129,15 +128,18 @@ def live_marker(kind: str, name: str) -> re.Pattern[str]:
     return re.compile(rf"^[ \t]*%%[ \t]*routine-live:{kind}[ \t]+{re.escape(name)}\b[^\n]*%%[ \t]*$", re.M)
 
 
+def _unfenced(matches: Iterator[re.Match[str]], fences: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    """The matches that begin outside every code fence (a marker shown in a code block is not one)."""
+    return (m for m in matches if not in_ranges(m.span()[0], fences))
+
+
 def _live_spans(text: str, fences: list[tuple[int, int]]) -> list[tuple[int, int]]:
     spans, opened = [], {}
-    for m in _LIVE.finditer(text):
-        if in_ranges(m.start(), fences):
-            continue
+    for m in _unfenced(_LIVE.finditer(text), fences):
         if m["kind"] == "begin":
-            opened[m["name"]] = m.start()
+            opened[m["name"]] = m.span()[0]
         elif m["name"] in opened:
-            spans.append((opened.pop(m["name"]), m.end()))
+            spans.append((opened.pop(m["name"]), m.span()[1]))
     return spans
 
 
@@ -146,16 +148,16 @@ def routine_spans(text: str) -> list[tuple[int, int]]:
     included, and its pointer lines. A section whose end marker is gone runs to the next heading:
     its text is routine's until the person's begins."""
     fences = code_fence_ranges(text)
-    spans = [(m.start(), m.end()) for m in POINTER.finditer(text) if not in_ranges(m.start(), fences)]
+    spans = [m.span() for m in _unfenced(POINTER.finditer(text), fences)]
     spans += _live_spans(text, fences)
     for key, begin, _ in begins(text):
-        end = next((m for m in END.finditer(text, begin.end())
-                    if m["key"].lower() == key and not in_ranges(m.start(), fences)), None)
+        start, after = begin.span()
+        end = next((m for m in _unfenced(END.finditer(text, after), fences) if m["key"].lower() == key), None)
         if end is None:
-            end = next((m for m in HEADING.finditer(text, begin.end()) if not in_ranges(m.start(), fences)), None)
-            spans.append((begin.start(), end.start() if end else len(text)))
+            heading = next(_unfenced(HEADING.finditer(text, after), fences), None)
+            spans.append((start, heading.span()[0] if heading else len(text)))
         else:
-            spans.append((begin.start(), end.end()))
+            spans.append((start, end.span()[1]))
     return sorted(spans)
 
 
