@@ -4,6 +4,8 @@ note. The claims are checked against them in ``routine/vault/grounding.py``."""
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -12,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from routine.vault import budget
-from routine.vault.figures import Figure, Known, Line, figures_of, magnitude_keys, words_of
+from routine.vault.figures import SPELLED, Figure, Known, Line, figures_of, implied, magnitude_keys, words_of
 from routine.vault.files import read_text, vault_files
 from routine.vault.mentions import dated, dates_in, without_dates
 from routine.vault.notes import resolve_wikilink
@@ -30,21 +32,22 @@ class Facts:
     lower: frozenset[str] = frozenset()  # words written in lower case (common words, not names)
     topics: frozenset[str] = frozenset()  # the words of its lines and their headings (words_of)
     values: frozenset[float] = frozenset()  # its figures' values (figures to match, rounded)
+    # What is worked out of these facts once (contexts.segments), kept as long as they are: no cache of
+    # its own to outlive them (a process-wide one held a month's daemon 40 MB up).
+    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
 
 _LINK_TARGET = re.compile(r"\[\[[^\]|\n]*\|?")  # [[Note 12|shown]]: the target is a name, not a figure
-_SPELLED = re.compile(r"\b(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty"
-                    r"|thirty|forty|fifty|sixty|seventy|eighty|ninety|dozen|hundred|thousand|million)\b", re.I)
 _HEADING = re.compile(r"\s{0,3}(#{1,6})\s")
 
 
 def facts_of(text: str, today: date) -> Facts:
     lines: list[Line] = []
-    block, header, in_table = 0, frozenset[str](), False
+    block, header, in_table = next(_BLOCKS), frozenset[str](), False
     path: dict[int, frozenset[str]] = {}  # the headings a line is under, by level
     for raw in text.splitlines():
         if not raw.strip():
-            block, in_table = block + 1, False
+            block, in_table = next(_BLOCKS), False
             continue
         words, table, heading = words_of(raw), raw.lstrip().startswith("|"), _HEADING.match(raw)
         if heading:
@@ -54,10 +57,11 @@ def facts_of(text: str, today: date) -> Facts:
         in_table = table
         context = frozenset().union(*path.values()) | (header if table else frozenset())
         has_digit = any(c.isdigit() for c in raw)
-        figures = tuple(figures_of(without_dates(_LINK_TARGET.sub(" ", raw)))) if has_digit or _SPELLED.search(raw) \
+        figures = tuple(figures_of(without_dates(_LINK_TARGET.sub(" ", raw)))) if has_digit or SPELLED.search(raw) \
             else ()
         days = dates_in(raw) if has_digit else []
-        lines.append(Line(words, figures, tuple(dated(days, today)), block, table, heading is not None, context))
+        lines.append(Line(words, figures, tuple(dated(days, today)), block, table, heading is not None, context,
+                          implied(without_dates(raw), figures) if figures else (), raw if figures else ""))
         for written in days:
             if written.year and written.year not in {f.value for f in lines[-1].figures}:
                 lines[-1] = replace(lines[-1], figures=lines[-1].figures + (_year(written.year),))
@@ -67,6 +71,30 @@ def facts_of(text: str, today: date) -> Facts:
                  frozenset(w for w in every if w[0].islower()),
                  frozenset().union(*(line.words | line.context for line in lines)),
                  frozenset(round(f.value, 6) for line in lines for f in line.figures if not (f.label or f.year)))
+
+
+_BLOCKS = itertools.count(1)  # a block's id, unique across texts (the facts of several texts are joined)
+_PIECES: dict[tuple[str, date], Facts] = {}  # a shown text's facts (a prompt shown to several steps is read once)
+_PIECES_KEPT = 8  # a step's texts and its retry's (more held the daemon's memory up: 171 → 217 MB over a month)
+
+
+def facts_of_all(texts: tuple[str, ...], today: date) -> Facts:
+    """The facts of texts shown together (``facts_of`` of each, kept while the same text is shown again:
+    an agent's system prompt, a note given to several steps of a day), joined."""
+    parts = []
+    for text in texts:
+        facts = _PIECES.get((text, today))
+        if facts is None:
+            if len(_PIECES) >= _PIECES_KEPT:
+                _PIECES.clear()
+            facts = _PIECES[(text, today)] = facts_of(text, today)
+        parts.append(facts)
+    if len(parts) == 1:
+        return parts[0]
+    return Facts(Known([line for f in parts for line in f.known.lines]), frozenset().union(*(f.dates for f in parts)),
+                 frozenset().union(*(f.words for f in parts)), frozenset().union(*(f.capitals for f in parts)),
+                 "\n".join(f.text for f in parts), frozenset().union(*(f.lower for f in parts)),
+                 frozenset().union(*(f.topics for f in parts)), frozenset().union(*(f.values for f in parts)))
 
 
 def _year(year: int) -> Figure:
@@ -83,13 +111,14 @@ class Grounds:
     names: frozenset[str] = frozenset()             # names of notes the agent may read, lowercased
     notes: Callable[[], list[tuple[str, Facts]]] = lambda: []   # (path, facts) of the notes it may read
     library: _Library | None = None                 # the vault's notes, for a lookup (``grounds_for``)
+    pieces: tuple[str, ...] = ()                     # the texts of ``shown``, one by one
     _facts: Facts | None = field(default=None, repr=False)
     _readable: list[tuple[str, Facts]] | None = field(default=None, repr=False)
 
     @property
     def facts(self) -> Facts:
         if self._facts is None:
-            self._facts = facts_of(self.shown, self.today)
+            self._facts = facts_of_all(self.pieces, self.today) if self.pieces else facts_of(self.shown, self.today)
         return self._facts
 
     def readable_facts(self) -> list[tuple[str, Facts]]:
@@ -217,6 +246,8 @@ def _names_of(root: str, files: list[str], skip: tuple[str, ...]) -> dict[str, l
         if not any(rel.startswith(s.rstrip("/") + "/") for s in skip):
             names.setdefault(stem, []).append(rel)
         top = rel.split("/", 1)[0]
+        if "/" in rel:  # a folder of the vault ("the Inbox") is named whoever reads it
+            names.setdefault(top.lower(), []).append("")
         if top in ("People", "Projects"):  # a person's or project's note names them, read or not
             names.setdefault(stem, []).append("")
             if top == "Projects" and rel.count("/") >= 2:
@@ -292,7 +323,7 @@ class _Library:
             shared = {rel: n for rel, n in shared.items() if rel in having}
         order = self._order
         # the notes that share most with the claim first, LOOKED_AT at most
-        for rel in sorted(shared, key=lambda r: (-shared[r], order.get(r, 0)))[:LOOKED_AT]:
+        for rel in heapq.nsmallest(LOOKED_AT, shared, key=lambda r: (-shared[r], order.get(r, 0))):
             if not self.may_read(rel) or any(rel.startswith(s.rstrip("/") + "/") for s in self.skip):
                 continue
             facts = self.current(rel)  # as it is now
@@ -336,4 +367,4 @@ def grounds_for(vault_root: Path, may_read: Callable[[str], bool], shown: list[s
                 out.append((rel, facts))
         return out
 
-    return Grounds("\n".join(shown), today, readable, frozenset(), notes, library)
+    return Grounds("\n".join(shown), today, readable, frozenset(), notes, library, tuple(shown))
