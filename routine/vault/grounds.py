@@ -7,11 +7,14 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
+import pickle
 import re
+import zlib
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from routine.vault import budget
 from routine.vault.figures import SPELLED, Figure, Known, Line, figures_of, implied, magnitude_keys, words_of
@@ -152,25 +155,57 @@ class Grounds:
         return self.names | (self.library.all_names(like) if self.library is not None else frozenset())
 
 
-_FACTS: dict[str, tuple[int, int, date, Facts]] = {}  # path: (mtime, size, today, facts), read again on a change
+# The notes' facts read today, kept between checks packed (``_pack``: some 1.2 times the note's text; as
+# objects they weigh some 30 times the text, and a daemon that kept those of every note a lookup had
+# indexed grew with its vault: a lived month 170 → 214 MB); the notes looked at last also as objects.
+_FACTS: dict[str, tuple[int, int, date, bytes]] = {}  # path: (mtime, size, today, facts packed)
 _FACTS_KEPT = 50_000
+_LIVE: OrderedDict[str, tuple[tuple[int, int], Facts]] = OrderedDict()  # path: (mtime, size), facts
+LIVE_KEPT = 32  # across checks; a check keeps those it looked at itself (``_Library.looked``), let go with it
 
 
-def _note_facts(path: str, today: date, st: os.stat_result | None = None) -> Facts | None:
-    """A note's facts, read again only when it changed (its size or time)."""
+def _pack(facts: Facts) -> bytes:
+    # Objects this process made (never bytes from outside: a note is read only by ``facts_of``), packed
+    # while fresh (no memo yet); unpacked ten times faster than read again.
+    return zlib.compress(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def _note_facts(path: str, today: date, looked: dict[str, tuple[tuple[int, int], Facts]] | None = None,
+                ) -> tuple[tuple[int, int], Facts] | None:
+    """A note's facts and its stamp (time, size), read again only when it changed; ``looked``: the
+    notes a check looked at (it keeps them as objects while it runs)."""
     try:
-        st = st or os.stat(path)
+        st = os.stat(path)
+        stamp = (st.st_mtime_ns, st.st_size)
+        seen = looked.get(path) if looked is not None else None
+        if seen is not None and seen[0] == stamp:
+            return seen
         kept = _FACTS.get(path)
-        if kept is not None and kept[:3] == (st.st_mtime_ns, st.st_size, today):
-            return kept[3]
-        # Of a huge note, its first part (``budget.text``: the check's work is bounded like the graph's).
-        facts = facts_of(budget.text(path, read_text(path), "the grounding check"), today)
+        live = _LIVE.get(path)
+        if kept is not None and kept[:3] == (*stamp, today):
+            if live is not None and live[0] == stamp:
+                _LIVE.move_to_end(path)
+                facts = live[1]
+            else:
+                facts = pickle.loads(zlib.decompress(kept[3]))  # noqa: S301 (packed above, by this process)
+        else:
+            # Of a huge note, its first part (``budget.text``: the check's work is bounded like the graph's).
+            facts = facts_of(budget.text(path, read_text(path), "the grounding check"), today)
+            if len(_FACTS) >= _FACTS_KEPT:
+                _FACTS.clear()
+            _FACTS[path] = (*stamp, today, _pack(facts))
     except OSError:
         return None
-    if len(_FACTS) >= _FACTS_KEPT:
-        _FACTS.clear()
-    _FACTS[path] = (st.st_mtime_ns, st.st_size, today, facts)
-    return facts
+    _LIVE[path] = (stamp, facts)
+    _LIVE.move_to_end(path)
+    while len(_LIVE) > LIVE_KEPT:
+        _LIVE.popitem(last=False)
+    if looked is not None and len(looked) < LOOKED_KEPT:
+        looked[path] = (stamp, facts)
+    return stamp, facts
+
+
+LOOKED_KEPT = 1024  # notes a check keeps as objects, at most
 
 
 _LISTINGS: dict[str, tuple[dict[str, int], list[str]]] = {}  # vault: (folder: mtime, files)
@@ -205,24 +240,41 @@ def keys_of(facts: Facts) -> set[str]:
 
 @dataclass
 class _Index:
-    """A vault's notes by what they can be found by (``keys_of``), kept between checks."""
+    """A vault's notes by what they can be found by (``keys_of``), kept between checks: the keys only,
+    not the notes' facts (a lookup reads those of the notes it looks at, ``_note_facts``), each key's
+    notes as compact as they go (most keys are one note's: the note's name alone, not a set)."""
 
-    keys: dict[str, set[str]] = field(default_factory=dict)   # key: the notes (vault-relative)
-    held: dict[str, tuple[Facts, set[str]]] = field(default_factory=dict)  # note: the facts and keys indexed
+    keys: dict[str, str | list[str]] = field(default_factory=dict)   # key: the notes (vault-relative)
+    held: dict[str, tuple[int, int]] = field(default_factory=dict)  # note: its stamp (time, size) indexed
+    indexed: set[str] = field(default_factory=set)  # every note indexed today, gone since or not
 
-    def put(self, rel: str, facts: Facts | None) -> None:
-        old = self.held.get(rel)
-        if old is not None and old[0] is facts:
-            return
-        for key in old[1] if old else ():
-            self.keys.get(key, set()).discard(rel)
-        if facts is None:
+    def notes(self, key: str) -> Sequence[str]:
+        found = self.keys.get(key, ())
+        return (found,) if isinstance(found, str) else found
+
+    def put(self, rel: str, read: tuple[tuple[int, int], Facts] | None) -> Facts | None:
+        """Index ``rel`` by its facts as read (``_note_facts``; None: it is gone); its facts. A note that
+        changed keeps the keys it had too, until the day's index is let go: found by them, it is looked
+        at, as it is now, for nothing."""
+        if read is None:
             self.held.pop(rel, None)
-            return
-        new = keys_of(facts)
-        for key in new:
-            self.keys.setdefault(key, set()).add(rel)
-        self.held[rel] = (facts, new)
+            return None
+        stamp, facts = read
+        if self.held.get(rel) == stamp:
+            return facts
+        again = rel in self.indexed  # (its keys of before are there already)
+        for key in keys_of(facts):
+            found = self.keys.get(key)
+            if found is None:
+                self.keys[key] = rel
+            elif isinstance(found, str):
+                if found != rel:
+                    self.keys[key] = [found, rel]
+            elif not (again and rel in found):
+                found.append(rel)
+        self.held[rel] = stamp
+        self.indexed.add(rel)
+        return facts
 
 
 _INDEXES: dict[tuple[str, date], _Index] = {}
@@ -273,6 +325,7 @@ class _Library:
     _names: dict[str, list[str]] | None = None
     _listed: list[str] | None = None
     _order: dict[str, int] = field(default_factory=dict)
+    looked: dict[str, tuple[tuple[int, int], Facts]] = field(default_factory=dict)  # the notes this check read
 
     def _notes(self) -> list[str]:
         if self._listed is None:
@@ -287,9 +340,7 @@ class _Library:
         return self._listed
 
     def current(self, rel: str) -> Facts | None:
-        facts = _note_facts(os.path.join(self.root, rel), self.today)
-        self._index().put(rel, facts)
-        return facts
+        return self._index().put(rel, _note_facts(os.path.join(self.root, rel), self.today, self.looked))
 
     def _index(self) -> _Index:
         index = _INDEXES.get((self.root, self.today))
@@ -300,6 +351,7 @@ class _Library:
             # held every note ever read, a moved or deleted one too, for the daemon's life
             for path in [p for p, kept in _FACTS.items() if kept[2] != self.today and p.startswith(self.root)]:
                 del _FACTS[path]
+                _LIVE.pop(path, None)
             if len(_INDEXES) >= 16:
                 _INDEXES.clear()
             index = _INDEXES[(self.root, self.today)] = _Index()
@@ -314,12 +366,12 @@ class _Library:
                     index.put(rel, _note_facts(os.path.join(self.root, rel), self.today))
         shared: dict[str, int] = {}  # note: how many of the claim's keys it has
         for key in keys:
-            for rel in index.keys.get(key, ()):
+            for rel in index.notes(key):
                 shared[rel] = shared.get(rel, 0) + 1
         if not keys:
             shared = dict.fromkeys(notes, 0)
         if need:  # what the claim cannot do without (a figure, a date)
-            having = set().union(*(index.keys.get(key, ()) for key in need))
+            having = set().union(*(index.notes(key) for key in need))
             shared = {rel: n for rel, n in shared.items() if rel in having}
         order = self._order
         # the notes that share most with the claim first, LOOKED_AT at most
