@@ -420,3 +420,4 @@ def grounds_for(vault_root: Path, may_read: Callable[[str], bool], shown: list[s
         return out
 
     return Grounds("\n".join(shown), today, readable, frozenset(), notes, library, tuple(shown))
+

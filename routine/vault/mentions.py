@@ -213,8 +213,10 @@ def names_in(prose: str) -> list[Named]:
     return list(out.values())
 
 
-_PAIR = re.compile(r"(?<![\w'’@#/\[|-])([A-ZÀ-Þ][a-zà-ÿ]+(?:-[A-ZÀ-Þ][a-zà-ÿ]+)?) ([A-ZÀ-Þ][a-zà-ÿ'’]+"
-                   r"(?:-[A-ZÀ-Þ][a-zà-ÿ]+)?)(?![\w'’-]| [A-ZÀ-Þ])")
+# Latin letters of either case: Polish, Czech, Baltic names too ("Wiśniewski", "Łukasz", "Dvořák")
+_UP, _LOW = "A-ZÀ-Þ\u0100-\u017f", "a-zà-ÿ\u0100-\u017f"
+_PAIR = re.compile(rf"(?<![\w'’@#/\[|-])([{_UP}][{_LOW}]+(?:-[{_UP}][{_LOW}]+)?) ([{_UP}][{_LOW}'’]+"
+                   rf"(?:-[{_UP}][{_LOW}]+)?)(?![\w'’-]| [{_UP}])")
 
 
 # Words that open a sentence or a task in capitals, never a first name.
@@ -257,6 +259,8 @@ def capitalised(prose: str) -> list[str]:
             word = m[1].lower()
             if _AFTER_TIME.search(line[:m.start()]) and not line.startswith(":", m.end()):
                 continue  # "- [ ] 14:00 Prepare questions": a time block opens with a verb; "12:00 Heron:" names
+            if _DAYS_SECTION.search(line, 0, m.start()):
+                continue  # "in today's Alignment", "yesterday's Plan": a section of a daily note, not a name
             if word not in NOT_NAMES and word not in _MONTH_NAMES and word not in _NOT_FIRST \
                     and word[:3] not in _WEEKDAY_NAMES:
                 out.setdefault(m[1].lower(), m[1])
@@ -287,6 +291,7 @@ def _clean(name: str) -> str:
     return name
 
 
+_DAYS_SECTION = re.compile(r"\b(?:today|yesterday|tomorrow|this week|last week)(?:'s|’s) $", re.I)
 _AFTER_TIME = re.compile(r"\d{1,2}:\d{2}\s*(?:[–-]\s*\d{1,2}:\d{2})?\s*$")
 _WEEKDAY_NAMES = frozenset(d[:3] for d in WEEKDAYS)
 _MONTH_NAMES = frozenset({*MONTHS, *(m[:3] for m in MONTHS), "sept"})
