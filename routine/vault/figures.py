@@ -404,6 +404,9 @@ def candidates(fig: Figure, operands: list[Figure], line: str, strict: bool = Fa
             out += [_in_unit(abs(a.base - b.base), unit), _in_unit(a.base + b.base, unit)]
         elif (product := _product(fig, a, b)) is not None:
             out.append(product)
+            if fig.cls == PLAIN and {a.cls, b.cls} == {"pct", PLAIN} and _WITHIN.search(line):
+                pct, of = (a, b) if a.cls == "pct" else (b, a)  # "within 1% of 3,400: 3,366 to 3,434"
+                out += [of.value * (1 - pct.value / 100), of.value * (1 + pct.value / 100)]
         elif PLAIN in (a.cls, b.cls) and fig.cls in (PLAIN, a.cls, b.cls) and fig.cls != "span":
             unit = b if a.cls == PLAIN else a  # "1,820 of 2,500 GPU hours used; 680 left": one unit for both
             diff, total = abs(a.value - b.value), a.value + b.value
@@ -412,6 +415,7 @@ def candidates(fig: Figure, operands: list[Figure], line: str, strict: bool = Fa
     return out
 
 
+_WITHIN = re.compile(r"\bwithin\b|±|\+/-", re.I)
 _TIMES = re.compile(r"\btimes\b|\d\s?x\b|×", re.I)
 _PIN = re.compile(r"\s+(?:[a-z]+\s+)?(?:over|above|under|below|short of|behind|ahead of|more than|less than|beyond"
                   r"|off|from)\s+(?:the\s+|a\s+|an\s+|our\s+|its\s+)?", re.I)
