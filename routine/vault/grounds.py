@@ -161,7 +161,7 @@ class Grounds:
 _FACTS: dict[str, tuple[int, int, date, bytes]] = {}  # path: (mtime, size, today, facts packed)
 _FACTS_KEPT = 50_000
 _LIVE: OrderedDict[str, tuple[tuple[int, int], Facts]] = OrderedDict()  # path: (mtime, size), facts
-LIVE_KEPT = 32  # across checks; a check keeps those it looked at itself (``_Library.looked``), let go with it
+LIVE_KEPT = 32  # (a lookup's notes are those it shares most with: looked at again and again)
 
 
 def _pack(facts: Facts) -> bytes:
@@ -170,16 +170,11 @@ def _pack(facts: Facts) -> bytes:
     return zlib.compress(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL), 1)
 
 
-def _note_facts(path: str, today: date, looked: dict[str, tuple[tuple[int, int], Facts]] | None = None,
-                ) -> tuple[tuple[int, int], Facts] | None:
-    """A note's facts and its stamp (time, size), read again only when it changed; ``looked``: the
-    notes a check looked at (it keeps them as objects while it runs)."""
+def _note_facts(path: str, today: date) -> tuple[tuple[int, int], Facts] | None:
+    """A note's facts and its stamp (time, size), read again only when it changed."""
     try:
         st = os.stat(path)
         stamp = (st.st_mtime_ns, st.st_size)
-        seen = looked.get(path) if looked is not None else None
-        if seen is not None and seen[0] == stamp:
-            return seen
         kept = _FACTS.get(path)
         live = _LIVE.get(path)
         if kept is not None and kept[:3] == (*stamp, today):
@@ -200,12 +195,7 @@ def _note_facts(path: str, today: date, looked: dict[str, tuple[tuple[int, int],
     _LIVE.move_to_end(path)
     while len(_LIVE) > LIVE_KEPT:
         _LIVE.popitem(last=False)
-    if looked is not None and len(looked) < LOOKED_KEPT:
-        looked[path] = (stamp, facts)
     return stamp, facts
-
-
-LOOKED_KEPT = 1024  # notes a check keeps as objects, at most
 
 
 _LISTINGS: dict[str, tuple[dict[str, int], list[str]]] = {}  # vault: (folder: mtime, files)
@@ -311,7 +301,7 @@ def _names_of(root: str, files: list[str], skip: tuple[str, ...]) -> dict[str, l
 @dataclass
 class _Library:
     """The notes of a vault an agent may read, looked up claim by claim: each note's facts are kept
-    between checks (read again when the note changed) and indexed by their words, figures and days;
+    between checks, packed (read again when the note changed), and indexed by their words, figures and days;
     a lookup looks closer only at the notes that share one with the claim, and asks only those
     whether the agent may read them and whether they changed. (A note edited in place is indexed
     as it was until a lookup looks at it or its folder changes: a claim only its new text supports
@@ -325,7 +315,6 @@ class _Library:
     _names: dict[str, list[str]] | None = None
     _listed: list[str] | None = None
     _order: dict[str, int] = field(default_factory=dict)
-    looked: dict[str, tuple[tuple[int, int], Facts]] = field(default_factory=dict)  # the notes this check read
 
     def _notes(self) -> list[str]:
         if self._listed is None:
@@ -340,7 +329,7 @@ class _Library:
         return self._listed
 
     def current(self, rel: str) -> Facts | None:
-        return self._index().put(rel, _note_facts(os.path.join(self.root, rel), self.today, self.looked))
+        return self._index().put(rel, _note_facts(os.path.join(self.root, rel), self.today))
 
     def _index(self) -> _Index:
         index = _INDEXES.get((self.root, self.today))
