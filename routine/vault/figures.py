@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 from itertools import combinations
+from sys import intern
 from typing import Iterable
 
 from routine.vault.provenance import is_checkbox_line
@@ -171,7 +172,8 @@ _MIXED = re.compile(r"(?<![\w.,])\d+[^\W\d_]\w*")  # 7B, 2FA, 3D: a name
 def words_of(line: str) -> frozenset[str]:
     """The line's topic words, cut to their first five letters (labeled, labeling: label), and the
     key results it names (kr1.2)."""
-    words = {_stem(w) for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP}
+    # one string per word, whatever the line (a note's facts hold each once, packed or not: ``grounds._pack``)
+    words = {intern(_stem(w)) for w in (x.lower() for x in _WORD.findall(line)) if w not in _STOP}
     mixed = {w.lower() for w in _MIXED.findall(line) if not _UNIT_OR_K.fullmatch(w)}
     return frozenset(words | mixed | {f"kr{n}" for n in _KR_NAME.findall(line)})
 

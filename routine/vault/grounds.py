@@ -14,6 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
+from sys import intern
 from typing import Callable, Sequence
 
 from routine.vault import budget
@@ -48,6 +49,7 @@ def facts_of(text: str, today: date) -> Facts:
     lines: list[Line] = []
     block, header, in_table = next(_BLOCKS), frozenset[str](), False
     path: dict[int, frozenset[str]] = {}  # the headings a line is under, by level
+    last = frozenset[str]()
     for raw in text.splitlines():
         if not raw.strip():
             block, in_table = next(_BLOCKS), False
@@ -59,6 +61,8 @@ def facts_of(text: str, today: date) -> Facts:
         header = words if table and not in_table else header
         in_table = table
         context = frozenset().union(*path.values()) | (header if table else frozenset())
+        context = context if context != last else last  # the lines under one heading share one set
+        last = context
         has_digit = any(c.isdigit() for c in raw)
         figures = tuple(figures_of(without_dates(_LINK_TARGET.sub(" ", raw)))) if has_digit or SPELLED.search(raw) \
             else ()
@@ -70,7 +74,8 @@ def facts_of(text: str, today: date) -> Facts:
                 lines[-1] = replace(lines[-1], figures=lines[-1].figures + (_year(written.year),))
     every: list[str] = re.findall(r"[^\W\d_][\w'’-]*", text)
     return Facts(Known(lines), frozenset(d for line in lines for d in line.dates),
-                 frozenset(w.lower() for w in every), frozenset(w.lower() for w in every if w[0].isupper()), text,
+                 frozenset(intern(w.lower()) for w in every),
+                 frozenset(intern(w.lower()) for w in every if w[0].isupper()), text,
                  frozenset(w for w in every if w[0].islower()),
                  frozenset().union(*(line.words | line.context for line in lines)),
                  frozenset(round(f.value, 6) for line in lines for f in line.figures if not (f.label or f.year)))
