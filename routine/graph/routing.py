@@ -18,7 +18,8 @@ REORDER_WORK = 1_000_000  # ... for moving cards along their layers
 THROUGH_COST = 8
 
 
-Memo = dict[tuple[object, ...], tuple[str, str]]  # one link's sides, by where its cards and those in reach stand
+MEMO_LINKS = 16  # a memo holds at most this many choices per link (emptied when full: its memory stays small)
+Memo = dict[tuple[int, ...], tuple[str, str]]  # one link's sides, by where its cards and those in reach stand
 
 
 def choose_sides(boxes: dict[str, CanvasNode], edges: list[tuple[str, str]],
@@ -27,14 +28,16 @@ def choose_sides(boxes: dict[str, CanvasNode], edges: list[tuple[str, str]],
     cards, then the shortest; from bottom to top when one card is above the other and that is clear.
     Only the cards within reach of a link's two ends are checked (a big drawing stays quick).
     ``memo``: choices already made for the same cards in the same places (a trial that moved one
-    card measures again only the links whose cards moved)."""
+    card measures again only the links whose cards moved); emptied once it holds ``MEMO_LINKS``
+    choices per link, so a long search keeps no more than the last few drawings' choices."""
     cards = [c for c in boxes.values() if c.get("type") != "group"]
+    if memo is not None and len(memo) >= MEMO_LINKS * max(1, len(edges)):
+        memo.clear()
     chosen = []
     for u, v in edges:
         a, b = boxes[u], boxes[v]
         others = _in_reach(cards, a, b)
-        key = (a["x"], a["y"], a["width"], a["height"], b["x"], b["y"], b["width"], b["height"],
-               *((c["id"], c["x"], c["y"], c["width"], c["height"]) for c in others))
+        key = _where(a, b, others) if memo is not None else ()
         sides = memo.get(key) if memo is not None else None
         if sides is None:
             sides = _clearest(a, b, others)
@@ -42,6 +45,12 @@ def choose_sides(boxes: dict[str, CanvasNode], edges: list[tuple[str, str]],
                 memo[key] = sides
         chosen.append(sides)
     return chosen
+
+
+def _where(a: CanvasNode, b: CanvasNode, others: list[CanvasNode]) -> tuple[int, ...]:
+    """A link's memo key: the boxes of its two cards and of those in reach, flat (one small tuple)."""
+    return (a["x"], a["y"], a["width"], a["height"], b["x"], b["y"], b["width"], b["height"],
+            *itertools.chain.from_iterable((c["x"], c["y"], c["width"], c["height"]) for c in others))
 
 
 def drawn_sides(boxes: dict[str, CanvasNode], edges: list[tuple[str, str]]) -> list[tuple[str, str]]:

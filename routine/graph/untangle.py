@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from routine.graph.legibility import SIDES, CanvasNode, Point, anchor, hits_box, segments_cross
 
@@ -117,26 +117,25 @@ def _repacked(places: Places, sizes: Sizes, band: list[str], order: list[str]) -
     return {**places, **moved}
 
 
-def _moves(places: Places, sizes: Sizes, band: list[str]) -> list[Places]:
-    """The drawings one move away along a band: a card to another place in its order (the band
-    repacked), a card slid sideways within its gaps, the whole band slid."""
-    out = []
+def _moves(places: Places, sizes: Sizes, band: list[str]) -> Iterator[Places]:
+    """The drawings one move away along a band, one at a time (only the one measured is in memory):
+    a card to another place in its order (the band repacked), a card slid sideways within its
+    gaps, the whole band slid."""
     for card in band:
         for at in range(len(band)):
             if band[at] != card:
                 order = [c for c in band if c != card]
                 order.insert(at, card)
-                out.append(_repacked(places, sizes, band, order))
+                yield _repacked(places, sizes, band, order)
     for i, card in enumerate(band):
         x, y = places[card]
         low = places[band[i - 1]][0] + sizes[band[i - 1]][0] + MIN_GAP if i else None
         high = places[band[i + 1]][0] - MIN_GAP - sizes[card][0] if i + 1 < len(band) else None
         for step in SLIDES:
             if (low is None or x + step >= low) and (high is None or x + step <= high):
-                out.append({**places, card: (x + step, y)})
+                yield {**places, card: (x + step, y)}
     for step in SLIDES:
-        out.append({**places, **{c: (places[c][0] + step, places[c][1]) for c in band}})
-    return out
+        yield {**places, **{c: (places[c][0] + step, places[c][1]) for c in band}}
 
 
 def reorder_bands(places: Places, sizes: Sizes, measure: Callable[[Places], int], trials: int,
