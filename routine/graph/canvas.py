@@ -9,6 +9,7 @@ resized) keeps its place, anything the person added stays, colours they chose st
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -64,15 +65,13 @@ class _Drawing:
         if routing.too_big(len(boxes), len(edges)):
             return layout.layered(boxes, edges)[0]
         tries = TRIES if len(edges) <= MANY_LINKS else 1
-        found = []
-        for middle in hub.hubs(list(self.faces), edges, centre) if centre else []:  # a view's hub amid its neighbours
-            found += [places for above in layout.amid(boxes, edges, middle)
-                      for places in layout.layered(boxes, edges, tries, (middle, above))]
-        found.sort(key=lambda places: routing.cost(places, sizes, edges, through_cost=2))
-        drawn = [routing.make_way(places, sizes, edges)
-                 for places in found[:HUB_TRIES] or layout.layered(boxes, edges, tries)]
+        middles = hub.hubs(list(self.faces), edges, centre) if centre else []
+        amid = (places for middle in middles for above in layout.amid(boxes, edges, middle)  # a hub amid its neighbours
+                for places in layout.layered(boxes, edges, tries, (middle, above)))
+        found = heapq.nsmallest(HUB_TRIES, amid, key=lambda places: routing.cost(places, sizes, edges, through_cost=2))
+        drawn = [routing.make_way(places, sizes, edges) for places in found or layout.layered(boxes, edges, tries)]
         drawn.sort(key=lambda places: routing.figures(places, sizes, edges))
-        hubs = set(hub.hubs(list(self.faces), edges, centre)) if found else set()
+        hubs = set(middles) if found else set()
         return min((routing.reorder(places, sizes, edges, hubs) for places in drawn[:REORDERED]),
                    key=lambda places: routing.figures(places, sizes, edges))
 
