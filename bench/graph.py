@@ -5,6 +5,7 @@ In process: a first build of the whole vault, a warm start from the cache, one c
 time from saving a task's new assignee to the project canvas showing it.
 
     make bench-graph        # or: .venv/bin/python bench/graph.py [--notes 5000] [--daemon-notes 1000] [--rounds 10]
+    .venv/bin/python bench/graph.py --hub-only   # the pilot's canvases and the 27-card project with a hub
 """
 
 from __future__ import annotations
@@ -155,6 +156,38 @@ def pilot() -> None:
         cache.close()
 
 
+def hub_project() -> None:
+    """The 27-card project with a hub (tests/graph_vault.py HUB_PROJECT): its canvas's figures, then
+    the same project with its agents named otherwise (names set the first order of the cards)."""
+    from routine.graph.cache import GraphCache
+    from routine.graph.legibility import measure
+    from routine.graph.publish import CanvasWriter
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from graph_vault import write_hub_project
+
+    print("a 27-card project with a hub (Project Harbor), as drawn:")
+    for names in (("Pricer", "Scout"), ("Builder", "Research"), ("Ana", "Zed"), ("Quill", "Atlas"),
+                  ("Critic", "Planner"), ("Mole", "Hawk")):
+        with tempfile.TemporaryDirectory() as tmp:
+            vault = Path(tmp) / "Vault"
+            write_hub_project(vault)
+            for old, new in zip(("Pricer", "Scout"), names, strict=True):
+                (vault / f"Agents/{old}.md").rename(vault / f"Agents/{new}.md")
+                for note in vault.rglob("*.md"):
+                    note.write_text(note.read_text(encoding="utf-8").replace(f"[[{old}]]", f"[[{new}]]"),
+                                    encoding="utf-8")
+            cache = GraphCache(vault, Path(tmp) / "graph.sqlite3")
+            cache.reconcile()
+            started = time.process_time()
+            CanvasWriter(vault, Path(tmp) / "canvases.json").refresh(cache.graph)
+            cpu = time.process_time() - started
+            doc = json.loads((vault / "Routine/Graphs/Project Harbor.canvas").read_text(encoding="utf-8"))
+            print(f"  agents {' and '.join(names):20} {measure(doc, lambda rel, v=vault: (v / rel).is_file()).line()} "
+                  f"(all canvases: {cpu:.2f}s CPU)")
+            cache.close()
+
+
 def through_daemon(notes: int, rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -231,8 +264,12 @@ def main() -> int:
     ap.add_argument("--notes", type=int, default=5000)
     ap.add_argument("--daemon-notes", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--hub-only", action="store_true", help="only the pilot's and the hub project's canvases")
     args = ap.parse_args()
     pilot()
+    hub_project()
+    if args.hub_only:
+        return 0
     in_process(args.notes)
     if args.daemon_notes:
         through_daemon(args.daemon_notes, args.rounds)

@@ -250,3 +250,51 @@ def write_pilot(vault: Path) -> None:
         path = vault / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+# A café project of 27 cards with a hub: a note that links to every artifact and everyone in the
+# project, which the artifacts derive from (a "map of content" a newcomer keeps). Its tasks are in
+# the project note, so the project links to each of them too. The canvas's crossings are measured
+# on it (tests/test_graph_hub.py, bench/graph.py); two of the person's own agents work in it.
+HUB_PROJECT = {
+    "Projects/Harbor/Harbor.md": """\
+        ---
+        type: project
+        goal: Open the harbour café by spring
+        status: active
+        key_results: ["[[OKRs#KR 1.1]]"]
+        manager: "[[Lena]]"
+        members: ["[[Lena]]", "[[Jonas]]", "[[Pricer]]", "[[Scout]]"]
+        ---
+        # Harbor
+        Everything starts at [[Harbor hub]].
+        - [ ] Sign the lease [assignee:: [[Scout]]] [result:: [[Lease]]]
+        - [ ] Draft the menu with prices [assignee:: [[Scout]]] [result:: [[Menu]]]
+        - [ ] Find three coffee suppliers [assignee:: [[Lena]]] [result:: [[Supplier list]]]
+        - [ ] Plan the fit-out with the builder [assignee:: [[Pricer]]] [result:: [[Fit-out plan]]]
+        - [ ] Work out the opening budget [assignee:: [[Scout]]] [result:: [[Opening budget]]]
+        """,
+    "Projects/Harbor/Harbor hub.md": "The hub: [[Menu]], [[Opening budget]], [[Fit-out plan]], [[Supplier list]], "
+                                     "[[Lease]], [[Lena]], [[Jonas]], [[Pricer]], [[Scout]].\n",
+    "Projects/Harbor/Menu.md": "---\ntype: artifact\nartifact_type: intellectual\nowner: \"[[Pricer]]\"\n"
+                               "derived_from: [\"[[Lease]]\", \"[[Harbor hub]]\"]\n---\nDrinks and cakes.\n",
+    "Projects/Harbor/Opening budget.md": "---\ntype: artifact\nartifact_type: intellectual\nowner: \"[[Pricer]]\"\n"
+                                         "derived_from: [\"[[Lease]]\", \"[[Harbor hub]]\"]\n---\nNumbers.\n",
+    "Projects/Harbor/Fit-out plan.md": "---\ntype: artifact\nartifact_type: intellectual\nowner: \"[[Jonas]]\"\n"
+                                       "derived_from: [\"[[Opening budget]]\", \"[[Harbor hub]]\"]\n---\nWalls.\n",
+    "Projects/Harbor/Supplier list.md": "---\ntype: artifact\nartifact_type: intellectual\nowner: \"[[Jonas]]\"\n"
+                                        "derived_from: [\"[[Fit-out plan]]\", \"[[Harbor hub]]\"]\n---\nBeans.\n",
+    "Projects/Harbor/Lease.md": "---\ntype: decision\n---\nSee [[Harbor hub]].\n",
+    "People/Lena.md": "---\ntype: person\n---\n",
+    "People/Jonas.md": "---\ntype: person\n---\n",
+    "Plans/OKRs.md": "# OKRs\n## Objective 1: Open the café\n- KR 1.1: open by March — current 0 / target 1\n",
+}
+HUB_AGENTS = {"Agents/Pricer.md": "---\nagent: pricer\nmodel: general\n---\nYou price.\n",
+              "Agents/Scout.md": "---\nagent: scout\nmodel: general\n---\nYou scout.\n"}
+
+
+def write_hub_project(vault: Path) -> None:
+    for rel, text in {**HUB_PROJECT, **HUB_AGENTS}.items():
+        path = vault / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")

@@ -9,12 +9,13 @@ resized) keeps its place, anything the person added stays, colours they chose st
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import NotRequired, TypedDict
 
-from routine.graph import cards, layout, legibility, routing
+from routine.graph import cards, hub, layout, legibility, routing
 from routine.graph.cards import CardFace
 from routine.graph.layout import Card
 from routine.graph.legibility import Canvas, CanvasEdge, CanvasNode
@@ -28,6 +29,8 @@ PAD, GROUP_GAP, LEGEND_GAP, HEADER_W, ROW_W = 40, 160, 120, 640, 3200
 WORKSPACE_MAX = 150  # cards past which the workspace links to the project canvases instead of drawing tasks
 ELSEWHERE = "elsewhere"
 TRIES, MANY_LINKS = 4, 80  # orders of the layers drawn and measured, the best kept (one past MANY_LINKS)
+REORDERED = 1  # the least crossed drawings whose cards are then moved along their layers
+HUB_TRIES = 12  # layers for a hub (and orders) moved out of lines' way and measured: the least crossed first
 SIDES = {"top", "right", "bottom", "left"}
 ENDS = {"none", "arrow"}
 NODE_KINDS = {"text": "text", "file": "file", "link": "url", "group": None}
@@ -53,15 +56,24 @@ class _Drawing:
     def add(self, cid: str, graph_id: str, data: Mapping[str, str]) -> None:
         self.faces[cid], self.shows[cid] = cards.face(graph_id, data), graph_id
 
-    def layered(self, ranks: dict[str, int]) -> dict[str, tuple[int, int]]:
+    def layered(self, ranks: dict[str, int], centre: str | None = None) -> dict[str, tuple[int, int]]:
+        """The cards' places: the layered layout's best orders (and, with a hub, the hub in a row of
+        its own amid its neighbours), cards moved out of lines' way, the one that crosses least kept."""
         boxes = [Card(c, f.width, f.height, ranks[c]) for c, f in self.faces.items()]
         edges = [(u, v) for u, v, _, _ in self.links]
         sizes = {c: (f.width, f.height) for c, f in self.faces.items()}
         if routing.too_big(len(boxes), len(edges)):
             return layout.layered(boxes, edges)[0]
         tries = TRIES if len(edges) <= MANY_LINKS else 1
-        drawn = [routing.make_way(places, sizes, edges) for places in layout.layered(boxes, edges, tries)]
-        return min(drawn, key=lambda places: routing.cost(places, sizes, edges))
+        middles = hub.hubs(list(self.faces), edges, centre) if centre else []
+        amid = (places for middle in middles for above in layout.amid(boxes, edges, middle)  # a hub amid its neighbours
+                for places in layout.layered(boxes, edges, tries, (middle, above)))
+        found = heapq.nsmallest(HUB_TRIES, amid, key=lambda places: routing.cost(places, sizes, edges, through_cost=2))
+        drawn = [routing.make_way(places, sizes, edges) for places in found or layout.layered(boxes, edges, tries)]
+        drawn.sort(key=lambda places: routing.figures(places, sizes, edges))
+        hubs = set(middles) if found else set()
+        return min((routing.reorder(places, sizes, edges, hubs) for places in drawn[:REORDERED]),
+                   key=lambda places: routing.figures(places, sizes, edges))
 
 
 def _drawn(view: View) -> list[tuple[str, str, str, str]]:
@@ -95,13 +107,13 @@ def build(view: View, header: str = "", canvas_of: CanvasOf | None = None) -> Ca
         for nid in sorted(view.nodes, key=lambda n: (n != view.center, str(view.nodes[n].get("label", n)).lower())):
             drawing.add(node_id(nid), nid, view.nodes[nid])
         drawing.links = [(node_id(u), node_id(v), kind, label) for u, v, kind, label in _drawn(view)]
-        places = drawing.layered(_ranks(view, drawing))
+        places = drawing.layered(_ranks(view, drawing), node_id(view.center) if view.center else None)
         nodes = [drawing.faces[c].node(c, *places[c]) for c in drawing.faces]
     kinds = [k for k in cards.RANKS if any(f.kind is k for f in drawing.faces.values())]
     kinds += sorted({f.kind for f in drawing.faces.values()} - set(kinds), key=lambda k: k.value)
     nodes = _frame(view, header, kinds, nodes)
     boxes = {n["id"]: n for n in nodes}
-    sides = routing.choose_sides(boxes, [(u, v) for u, v, _, _ in drawing.links])
+    sides = routing.drawn_sides(boxes, [(u, v) for u, v, _, _ in drawing.links])
     edges = [_edge(u, v, kind, label, s) for (u, v, kind, label), s in zip(drawing.links, sides, strict=True)]
     return {"nodes": nodes, "edges": edges}
 
@@ -311,7 +323,7 @@ def _resided(nodes: list[CanvasNode], edges: list[CanvasEdge]) -> None:
     """Our links' sides chosen again for where the cards are now (the person may have moved some)."""
     boxes = {n["id"]: n for n in nodes}
     ours = [e for e in edges if e["fromNode"] in boxes and e["toNode"] in boxes]
-    for edge, (a, b) in zip(ours, routing.choose_sides(boxes, [(e["fromNode"], e["toNode"]) for e in ours]),
+    for edge, (a, b) in zip(ours, routing.drawn_sides(boxes, [(e["fromNode"], e["toNode"]) for e in ours]),
                             strict=True):
         edge["fromSide"], edge["toSide"] = a, b
 

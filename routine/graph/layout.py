@@ -19,6 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 GAP_X, GAP_Y, LANE_W, LANE_MAX, LANE_WEIGHT, PASSES, RESTARTS = 60, 150, 40, 400, 4.0, 12, 8
+SHARE_AROUND = 8  # a hub has at least one in this many of its neighbours (one at least) above it and below
 BIG = 1600  # slots (cards and lanes) times starts worth sweeping
 LANE_PULL = 3.0
 
@@ -80,6 +81,22 @@ def _layers(cards: dict[str, Card], down: list[tuple[str, str]]) -> dict[str, in
             layer[node] = min(layer[s] for s in succs[node]) - 1 if succs[node] else min(cards[node].rank, deepest)
     used = sorted(set(layer.values()))  # no empty layers
     return {n: used.index(v) for n, v in layer.items()}
+
+
+def _hub_layers(cards: dict[str, Card], edges: list[tuple[str, str]], hub: str,
+                above: int) -> tuple[list[tuple[str, str]], dict[str, int]]:
+    """The layers without ``hub``, then the hub's own layer inserted below layer ``above``."""
+    rest = {n: c for n, c in cards.items() if n != hub}
+    down = _oriented(rest, [(u, v) for u, v in edges if hub not in (u, v)])
+    layer = {n: at + (at > above) for n, at in _layers(rest, down).items()}
+    layer[hub] = above + 1
+    for u, v in edges:
+        if u != v and hub in (u, v) and u in cards and v in cards:
+            other = v if u == hub else u
+            pair = (other, hub) if layer[other] < layer[hub] else (hub, other)
+            if pair not in down:
+                down.append(pair)
+    return down, layer
 
 
 def _topological(cards: dict[str, Card], preds: dict[str, list[str]]) -> list[str]:
@@ -305,14 +322,32 @@ def _widen_lanes(grid: _Grid, x: dict[str, float]) -> None:
         grid.width[lane] = min(LANE_W + slope * grid.heights[first + step], LANE_MAX)
 
 
-def layered(cards: list[Card], edges: list[tuple[str, str]], tries: int = 1) -> list[dict[str, tuple[int, int]]]:
+def amid(cards: list[Card], edges: list[tuple[str, str]], hub: str) -> list[int]:
+    """The layers below which ``hub`` can have a layer of its own amid its neighbours: some of them
+    (one in ``SHARE_AROUND``, one at least) above it and some below."""
+    by_id = {c.id: c for c in cards if c.id != hub}
+    layer = _layers(by_id, _oriented(by_id, [(u, v) for u, v in edges if hub not in (u, v)]))
+    ends = [v if u == hub else u for u, v in edges if hub in (u, v) and u != v]
+    near = [layer[n] for n in ends if n in layer]
+    least = max(1, len(near) // SHARE_AROUND)
+    return [above for above in range(max(layer.values(), default=0))
+            if sum(at <= above for at in near) >= least and sum(at > above for at in near) >= least]
+
+
+def layered(cards: list[Card], edges: list[tuple[str, str]], tries: int = 1,
+            hub: tuple[str, int] | None = None) -> list[dict[str, tuple[int, int]]]:
     """Each card's top-left corner, layers top to bottom from (0, 0): for the ``tries`` orders with
-    the fewest crossings (the caller measures them as drawn and keeps the best)."""
+    the fewest crossings (the caller measures them as drawn and keeps the best). ``hub``: a card
+    and a layer; the others are layered without it and it gets a layer of its own just below that
+    one, each of its links running up or down from there."""
     by_id = {c.id: c for c in cards}
     if not by_id:
         return [{}]
-    down = _oriented(by_id, edges)
-    layer = _layers(by_id, down)
+    if hub is None or hub[0] not in by_id:
+        down = _oriented(by_id, edges)
+        layer = _layers(by_id, down)
+    else:
+        down, layer = _hub_layers(by_id, edges, *hub)
     grid = _grid(by_id, down, layer)
     widths = dict(grid.width)
     out = []

@@ -9,14 +9,17 @@ import itertools
 import math
 
 from routine.graph.legibility import SIDES, CanvasEdge, CanvasNode, anchor, crossings, hits_box
+from routine.graph.untangle import reorder_bands, untangle_sides
 
 MARGIN = 30  # px between a line and a card moved out of its way
 ROUNDS = 4
 WORK, MIN_TRIALS, BIG = 400_000, 4, 6_000  # trials allowed: fewer the more lines (a big drawing stays quick)
+REORDER_WORK = 1_000_000  # ... for moving cards along their layers
 THROUGH_COST = 8
 
 
-Memo = dict[tuple[object, ...], tuple[str, str]]  # one link's sides, by where its cards and those in reach stand
+MEMO_LINKS = 16  # a memo holds at most this many choices per link (emptied when full: its memory stays small)
+Memo = dict[tuple[int, ...], tuple[str, str]]  # one link's sides, by where its cards and those in reach stand
 
 
 def choose_sides(boxes: dict[str, CanvasNode], edges: list[tuple[str, str]],
@@ -25,14 +28,16 @@ def choose_sides(boxes: dict[str, CanvasNode], edges: list[tuple[str, str]],
     cards, then the shortest; from bottom to top when one card is above the other and that is clear.
     Only the cards within reach of a link's two ends are checked (a big drawing stays quick).
     ``memo``: choices already made for the same cards in the same places (a trial that moved one
-    card measures again only the links whose cards moved)."""
+    card measures again only the links whose cards moved); emptied once it holds ``MEMO_LINKS``
+    choices per link, so a long search keeps no more than the last few drawings' choices."""
     cards = [c for c in boxes.values() if c.get("type") != "group"]
+    if memo is not None and len(memo) >= MEMO_LINKS * max(1, len(edges)):
+        memo.clear()
     chosen = []
     for u, v in edges:
         a, b = boxes[u], boxes[v]
         others = _in_reach(cards, a, b)
-        key = (a["x"], a["y"], a["width"], a["height"], b["x"], b["y"], b["width"], b["height"],
-               *((c["id"], c["x"], c["y"], c["width"], c["height"]) for c in others))
+        key = _where(a, b, others) if memo is not None else ()
         sides = memo.get(key) if memo is not None else None
         if sides is None:
             sides = _clearest(a, b, others)
@@ -40,6 +45,18 @@ def choose_sides(boxes: dict[str, CanvasNode], edges: list[tuple[str, str]],
                 memo[key] = sides
         chosen.append(sides)
     return chosen
+
+
+def _where(a: CanvasNode, b: CanvasNode, others: list[CanvasNode]) -> tuple[int, ...]:
+    """A link's memo key: the boxes of its two cards and of those in reach, flat (one small tuple)."""
+    return (a["x"], a["y"], a["width"], a["height"], b["x"], b["y"], b["width"], b["height"],
+            *itertools.chain.from_iterable((c["x"], c["y"], c["width"], c["height"]) for c in others))
+
+
+def drawn_sides(boxes: dict[str, CanvasNode], edges: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The sides each link is drawn from: ``choose_sides``, then changed where a line crosses fewer
+    others on sides facing each other, still clear of the cards (``untangle.untangle_sides``)."""
+    return untangle_sides(boxes, edges, choose_sides(boxes, edges))
 
 
 def _clearest(a: CanvasNode, b: CanvasNode, others: list[CanvasNode]) -> tuple[str, str]:
@@ -96,9 +113,12 @@ def _through(boxes: dict[str, CanvasNode], edges: list[tuple[str, str]],
 
 
 def _score(boxes: dict[str, CanvasNode], edges: list[tuple[str, str]],
-           memo: Memo | None = None) -> tuple[int, int]:
-    """Lines through cards and crossings, as drawn: each link on the sides ``choose_sides`` gives it."""
+           memo: Memo | None = None, untangled: bool = False) -> tuple[int, int]:
+    """Lines through cards and crossings, as drawn: each link on the sides ``choose_sides`` gives it
+    (``untangled``: and changed as ``drawn_sides`` changes them)."""
     sides = choose_sides(boxes, edges, memo)
+    if untangled:
+        sides = untangle_sides(boxes, edges, sides)
     links: list[CanvasEdge] = [{"fromNode": u, "toNode": v, "fromSide": a, "toSide": b}
                                for (u, v), (a, b) in zip(edges, sides, strict=True)]
     blocked = {link for link, _ in _through(boxes, edges, sides)}
@@ -109,10 +129,37 @@ def _boxes(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]]
     return {c: {"id": c, "x": x, "y": y, "width": sizes[c][0], "height": sizes[c][1]} for c, (x, y) in places.items()}
 
 
-def cost(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]], edges: list[tuple[str, str]]) -> int:
-    """Lines through cards and crossings of a drawing, weighed together."""
+def figures(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]],
+            edges: list[tuple[str, str]]) -> tuple[int, int]:
+    """Lines through cards and crossings of a drawing, as drawn (the fewer lines through cards first)."""
     boxes = _boxes(places, sizes)
-    return _cost(_score(boxes, [(u, v) for u, v in edges if u in boxes and v in boxes and u != v]))
+    return _score(boxes, [(u, v) for u, v in edges if u in boxes and v in boxes and u != v], untangled=True)
+
+
+def cost(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]], edges: list[tuple[str, str]],
+         through_cost: int = THROUGH_COST) -> int:
+    """Lines through cards and crossings of a drawing, weighed together (a line through a card as
+    ``through_cost`` crossings)."""
+    boxes = _boxes(places, sizes)
+    through, crossing = _score(boxes, [(u, v) for u, v in edges if u in boxes and v in boxes and u != v])
+    return through * through_cost + crossing
+
+
+def reorder(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]],
+            edges: list[tuple[str, str]], fixed: set[str] | None = None) -> dict[str, tuple[int, int]]:
+    """Cards moved along their layer where fewer lines cross as drawn, never where one more passes
+    through a card (``untangle.reorder_bands``; fewer trials the more lines); the layers of the
+    ``fixed`` cards (a hub amid its neighbours) stay as they are."""
+    edges = [(u, v) for u, v in edges if u in places and v in places and u != v]
+    if not edges or too_big(len(places), len(edges)):
+        return places
+    memo: Memo = {}
+
+    def measure(trial: dict[str, tuple[int, int]]) -> int:
+        through, crossing = _score(_boxes(trial, sizes), edges, memo)
+        return through * 1000 + crossing
+
+    return reorder_bands(places, sizes, measure, max(MIN_TRIALS, REORDER_WORK // len(edges) ** 2), fixed or set())
 
 
 def make_way(places: dict[str, tuple[int, int]], sizes: dict[str, tuple[int, int]],
