@@ -117,19 +117,20 @@ def _plan(config: Config, hours: int, as_json: bool) -> int:
     naive = simulate_ollama(uses, slots)
     bound = belady_loads([u.model for u in uses], slots)
     leads = _leads(config, {u.model for u in uses})
+    named = {u.model: u.alias for u in uses}  # a model by the alias routine.yaml calls it (short, never cut)
     rows = []
     for mine, theirs in zip(ours.decisions, naive.decisions):
         use = mine.use
+        evicted = f", evicts {named.get(theirs.evicted, key_label(theirs.evicted))}" if theirs.evicted else ""
         rows.append(
             {
                 "at": use.at.astimezone(tz).strftime("%a %H:%M"),
                 "block": use.block,
                 "agent": use.agent,
-                "model": key_label(use.model),
+                "alias": use.alias,
                 "routine": _ours_cell(mine, leads[use.model], tz),
-                "ollama alone": "warm"
-                if theirs.warm
-                else "load" + (f", evicts {key_label(theirs.evicted)}" if theirs.evicted else ""),
+                "ollama alone": "warm" if theirs.warm else "load" + evicted,
+                "model": key_label(use.model),
             }
         )
     summary = {"hours": hours, "steps": len(uses), "max_resident": slots,
@@ -147,8 +148,9 @@ def _plan(config: Config, hours: int, as_json: bool) -> int:
     if not rows:
         print(f"No scheduled steps in the next {hours} h.")
         return 0
-    print_table(rows, ["at", "block", "agent", "model", "routine", "ollama alone"],
-                kinds={"routine": Kind.ID})  # "preload 19:59": its time is never cut
+    # "preload 19:59": its time is never cut; the model's full name, the widest, goes first on a narrow terminal
+    print_table(rows, ["at", "block", "agent", "alias", "routine", "ollama alone", "model"],
+                kinds={"routine": Kind.ID, "alias": Kind.ID, "model": Kind.ID}, spare=("model",))
     idle = (f"; routine also unloads idle models {ours.idle_unloads} time(s) (ollama.idle_unload), "
             "which frees memory at the cost of a later load" if ours.idle_unloads else "")
     say(f"\nModel loads in the next {hours} h: {ours.loads} with routine's plan "
