@@ -42,7 +42,6 @@ from routine.vault.notes import load_note_text
 from routine.vault.proposals import ProposalStatus
 from routine.vault.question_notes import answer_in, is_question_note
 from routine.watch.changes import Change
-from routine.watch.filters import is_note
 
 log = logging.getLogger("routine.daemon.vault_events")  # its lines are the daemon's
 
@@ -154,7 +153,7 @@ Reaction = Union[Decide, Answer, Fire, Index, Graph, Reload, StaleQA, TellPerson
 def on_vault_change(view: View, change: Change) -> list[Reaction]:
     """The reactions ``change`` calls for, in the order they are to be applied. A part that fails
     (a bug, a note no reader expected) is logged and the others still decide."""
-    if not is_note(change.rel):  # a PDF: only the search index reads it
+    if not change.note:  # a PDF: only the search index reads it
         return [Index(change)]
     out: list[Reaction] = []
     for part in (_approvals, _triggers, _index, case_file, _chats, _graph, _reminders):

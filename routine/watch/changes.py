@@ -3,9 +3,11 @@ settled (change or not) a ``Settled`` record of what it turned out to be."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypedDict
+
+from routine.watch.filters import is_note
 
 
 @dataclass(frozen=True)
@@ -14,6 +16,12 @@ class Change:
     rel: str                # vault-relative path (for moved: where it is now)
     src: str | None = None  # moved: where it was
     source: str = "watch"   # watch | reconcile
+    # A note (not a PDF, which only the search index reads): known when the change is made, so
+    # what reacts to it reads a fact of the change and need not ask the watcher's filters again.
+    note: bool = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "note", is_note(self.rel))
 
 
 class Outcome(str, Enum):
