@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
 
-from grounding_corpus import CORPUS, KINDS, TUNED, Scores, judge, parts, replies, score, used_to_tune  # noqa: E402
+from grounding_corpus import CORPUS, KINDS, TUNED, Scores, judge, parts, replies, score  # noqa: E402
 
 GOALS = {TUNED: (0.02, 0.95, 0.90)}   # held at most, caught at least (all), caught at least (each kind)
 HELD_OUT = (0.03, 0.90, 0.90)
@@ -152,38 +152,19 @@ class _FullCollections:
             self.total += self.pauses[-1]
 
 
-def groups(corpus: Path = CORPUS) -> list[tuple[str, list[tuple[str, Path]]]]:
-    """The parts under their headings: the tuned part; the held-out parts since used to tune (their
-    README.md says when); the held-out parts never used to tune (a new ``heldout-N/`` without the
-    mark lands here by itself)."""
-    found = parts(corpus)
-    used = {name: used_to_tune(part) for name, part in found.items() if name != TUNED}
-    since = [(f"{n} (since {used[n]})", found[n]) for n in used if used[n] is not None]
-    fresh = [(n, found[n]) for n in used if used[n] is None]
-    out = [("tuned: the check's rules were written from it", [(TUNED, found[TUNED])])]
-    if since:
-        out.append(("held out, since used to tune: written blind, then looked at to tune the check", since))
-    out.append(("held out: written blind, never used to tune", fresh) if fresh else
-               ("held out: written blind, never used to tune — none yet (add a new heldout-N/)", []))
-    return out
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--verbose", action="store_true", help="name each reply held and each claim missed")
     ap.add_argument("--notes", type=int, default=5000, help="generated notes per vault for the timing (0: none)")
     args = ap.parse_args()
     met = True
-    for heading, group in groups():
-        print(f"######## {heading}\n")
-        for name, part in group:
-            start = time.perf_counter()
-            scores = score(part)
-            took = time.perf_counter() - start
-            total = len(scores.grounded) + sum(len(v) for v in scores.unsupported.values())
-            each = took / max(1, total) * 1000
-            print(f"{total} replies of the {name} part checked in {took:.2f} s ({each:.1f} ms each)")
-            met = report(name, scores, args.verbose) and met
+    for name, part in parts().items():
+        start = time.perf_counter()
+        scores = score(part)
+        took = time.perf_counter() - start
+        total = len(scores.grounded) + sum(len(v) for v in scores.unsupported.values())
+        print(f"{total} replies of the {name} part checked in {took:.2f} s ({took / max(1, total) * 1000:.1f} ms each)")
+        met = report(name, scores, args.verbose) and met
     if args.notes:
         met = timing(args.notes) and met
     print("all goals: " + ("met" if met else "MISSED"))

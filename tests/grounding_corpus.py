@@ -15,11 +15,10 @@ finding names it.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
-from functools import lru_cache, partial
+from functools import partial
 from pathlib import Path
 
 import yaml
@@ -75,28 +74,13 @@ class Scores:
 
 
 TUNED = "tuned"
-# A held-out part's README says so once the check has been tuned on it ("Used to tune: 2026-11-28").
-_USED = re.compile(r"^\**Used to tune:?\**:?\s*(\d{4}-\d{2}-\d{2})", re.I | re.M)
 
 
 def parts(corpus: Path = CORPUS) -> dict[str, Path]:
     """The corpus's parts, by name: the tuned part (``corpus`` itself) and each held-out part
     (a ``heldout-*`` folder in it), in order."""
-    held_out = sorted((p for p in corpus.glob("heldout-*") if p.is_dir()), key=lambda p: _number(p.name))
+    held_out = sorted(p for p in corpus.glob("heldout-*") if p.is_dir())
     return {TUNED: corpus, **{p.name: p for p in held_out}}
-
-
-def _number(name: str) -> tuple[int, str]:
-    digits = re.sub(r"\D", "", name)
-    return (int(digits) if digits else 0, name)
-
-
-def used_to_tune(part: Path) -> date | None:
-    """When a held-out part was first used to tune the check (the mark in its README.md), or None:
-    a part never used to tune is still held out."""
-    readme = part / "README.md"
-    found = _USED.search(readme.read_text()) if part.name.startswith("heldout-") and readme.is_file() else None
-    return date.fromisoformat(found[1]) if found else None
 
 
 def replies(part: Path = CORPUS, corpus: Path | None = None) -> list[Reply]:
@@ -120,25 +104,10 @@ def replies(part: Path = CORPUS, corpus: Path | None = None) -> list[Reply]:
     return out
 
 
-@lru_cache(maxsize=None)
-def agent_note(agent: str) -> str:
-    return (AGENTS / f"{agent.title()}.md").read_text()
-
-
-@lru_cache(maxsize=None)
-def agent_prompt(agent: str) -> str:
-    """What the step's system prompt shows of the agent: its task and its note's body."""
-    from routine.vault.frontmatter import split_frontmatter
-
-    meta, body = split_frontmatter(agent_note(agent))
-    return f"{meta.get('task') or ''}\n{body}"
-
-
-@lru_cache(maxsize=None)
 def agent_reads(agent: str) -> list[str]:
     from routine.vault.frontmatter import split_frontmatter
 
-    return list(split_frontmatter(agent_note(agent))[0]["reads"])
+    return list(split_frontmatter((AGENTS / f"{agent.title()}.md").read_text())[0]["reads"])
 
 
 def judge(reply: Reply) -> Judged:
@@ -147,9 +116,7 @@ def judge(reply: Reply) -> Judged:
     from routine.vault.scope import in_scope
 
     vault = reply.root / reply.vault
-    # the step's system prompt is the agent note's body and task (its section names: "today's Alignment")
-    shown = [agent_prompt(reply.agent),
-             *(f"## {wikilink_for(rel)}\n{(vault / rel).read_text()}" for rel in reply.shown)]
+    shown = [f"## {wikilink_for(rel)}\n{(vault / rel).read_text()}" for rel in reply.shown]
     grounds = grounds_for(vault, partial(in_scope, agent_reads(reply.agent)), shown, reply.today, skip=("Drafts",))
     checked = review(reply.text, grounds, "lenient")  # the shipped agents' strictness
     return Judged(reply, checked.findings, checked.found_in)

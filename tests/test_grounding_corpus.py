@@ -57,25 +57,3 @@ def test_held_out_parts_are_found_and_read_by_the_same_loader(tmp_path):
                                                       ("h3", "person", tmp_path)]
     scores = score(held_out)
     assert scores.held_share == 0 and scores.caught_share("figure") == 1 and scores.caught_share("person") == 1
-
-
-# What the tuning on a part reached where it fell short of the goals (its README's table): held at most, caught at least
-REACHED = {"heldout-4": (0.031, 0.79)}
-
-
-def test_held_out_parts_used_to_tune_keep_what_the_tuning_reached():
-    """heldout-1, heldout-2 and heldout-3 were used to tune the check on 2026-11-28 (their README says so):
-    at most 3% of their grounded replies held and at least 90% of their unsupported claims caught, as then;
-    heldout-4 (tuned the same day) what it reached (``REACHED``)."""
-    from grounding_corpus import parts, used_to_tune
-
-    used = {name: part for name, part in parts().items() if used_to_tune(part) is not None}
-    assert {"heldout-1", "heldout-2", "heldout-3", "heldout-4"} <= set(used)
-    for name, part in used.items():
-        scores = score(part)
-        held = [f"{j.reply.id}: {[f.line() for f in j.findings]}" for j in scores.grounded if j.held]
-        missed = [f"{j.reply.id} ({kind}) {j.reply.claim}" for kind, judged in scores.unsupported.items()
-                  for j in judged if not j.caught]
-        most_held, least_caught = REACHED.get(name, (0.03, 0.90))
-        assert scores.held_share <= most_held, (name, held)
-        assert scores.caught_share() >= least_caught, (name, missed)

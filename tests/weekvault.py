@@ -117,15 +117,7 @@ def _daily(day: date, rng: random.Random) -> str:
 
 
 def _lorem(rng: random.Random, sentences: int, topics: list[str], grounded_in: str | None = None) -> str:
-    """Filler sentences. ``grounded_in``: a good model's, whose dates and amounts come from that text,
-    each with what the text says happened on it (a dated sentence of the text, restated: a date is
-    checked on a line of its topic, issue 48)."""
-    if grounded_in is not None:
-        dated = sorted(set(re.findall(r"(?<![\w-])[A-Z][a-z]+ [a-z][^.\n\[\]%|]{3,90} on 2026-\d{2}-\d{2}\.",
-                                      grounded_in)))
-        if dated:
-            return " ".join(rng.choice(dated) for _ in range(sentences))
-        grounded_in = ""  # no dated sentence to restate: no date
+    """Filler sentences. ``grounded_in``: a good model's, whose dates and amounts come from that text."""
     verbs = ["checked", "rewrote", "measured", "asked about", "sketched", "postponed", "tested", "priced"]
     objs = ["the numbers", "the draft", "the edge cases", "two options", "the schedule", "the budget of €3,250"]
     dates = sorted(set(re.findall(r"\b2026-\d{2}-\d{2}\b", grounded_in or ""))) or ["today"]

@@ -28,7 +28,6 @@ from routine.vault.grounding import Finding, Review, Strictness, findings_text, 
 from routine.vault.grounding import review as check_reply
 from routine.vault.proposals import marked
 
-_MODELS = "The models routine runs: {}."  # a reply that names a model (Mistral's template) invents no project
 log = logging.getLogger(__name__)
 
 ASK_AGAIN = ("Some of what you wrote is not supported by the notes you were given:\n{findings}\n\n"
@@ -77,7 +76,6 @@ def review(
     if strictness is Strictness.OFF:
         return Checked(answer)
     shown = [m.get("content") or "" for m in built.messages] + tool_texts
-    shown.append(_MODELS.format(" ".join(sorted({m.model for m in config.models.values()}))))  # a reply may name them
     grounds = grounds_for(config.vault, agent.may_read, shown, today, skip=(config.layout.drafts,))
     checked = check_reply(answer.text, grounds, strictness)
     record: JSONObject = {"strictness": strictness.value, "findings": _listed(checked.findings), "asked_again": False,

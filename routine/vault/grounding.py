@@ -27,19 +27,17 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import replace
-from datetime import date
+from dataclasses import dataclass
+from datetime import date, timedelta
+from enum import Enum
 from functools import partial
 from pathlib import PurePosixPath
-from typing import Iterable
+from typing import Callable, Iterable
 
-from routine.vault import contexts
-from routine.vault.dating import check_dates
 from routine.vault.figures import (
     PLAIN,
     Figure,
     Known,
-    added,
     candidates,
     day_counts,
     derived,
@@ -49,26 +47,63 @@ from routine.vault.figures import (
     near,
     operands_of,
     significant,
-    states,
     words_of,
 )
-from routine.vault.findings import ESTIMATE, Finding, Kind, Review, Strictness, lookup, nearest, nearest_line, sharing
 from routine.vault.grounds import Facts, Grounds, grounds_for
 from routine.vault.mentions import (
+    WEEKDAYS,
     Named,
     NameKind,
-    capitalised,
-    folders_in,
+    Written,
+    dates_in,
     known_dates,
     name_pairs,
     names_in,
-    sentences,
     without_dates,
 )
 from routine.vault.notes import code_fence_ranges, wikilinks
 
 __all__ = ["Facts", "Finding", "Grounds", "Kind", "Review", "Strictness", "check", "findings_text", "grounds_for",
            "review", "sentences"]
+
+
+class Strictness(str, Enum):
+    STRICT = "strict"
+    LENIENT = "lenient"
+    OFF = "off"
+
+
+class Kind(str, Enum):
+    """What an unsupported claim is."""
+
+    LINK = "link"
+    FIGURE = "figure"
+    DERIVED = "derived"   # a figure a step of arithmetic would give, but not this one
+    DATE = "date"
+    PERSON = "person"
+    PROJECT = "project"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One claim of a reply that nothing the model was given supports, and where to look."""
+
+    kind: str
+    claim: str
+    why: str
+    hint: str = ""   # where support could be found
+
+    def line(self) -> str:
+        return f"{self.claim}: {self.why}" + (f" ({self.hint})" if self.hint else "")
+
+
+@dataclass
+class Review:
+    """The check of one reply: its unsupported claims, and the notes that supported a claim the
+    model was not shown (claim → path)."""
+
+    findings: list[Finding]
+    found_in: dict[str, str]
 
 
 def check(reply: str, grounds: Grounds, strictness: Strictness | str = Strictness.LENIENT) -> list[Finding]:
@@ -83,9 +118,9 @@ def review(reply: str, grounds: Grounds, strictness: Strictness | str = Strictne
         return result
     _links(reply, grounds, result)
     prose = _prose(reply)
-    check_dates(prose, grounds, result)
+    _dates(prose, grounds, result)
     _figures(prose, grounds, strictness, result)
-    _names(prose, grounds, result, folders_in(reply))
+    _names(prose, grounds, result)
     unique: dict[tuple[str, str], Finding] = {}
     for f in result.findings:
         unique.setdefault((f.kind, f.claim), f)
@@ -95,6 +130,18 @@ def review(reply: str, grounds: Grounds, strictness: Strictness | str = Strictne
 
 def findings_text(findings: list[Finding]) -> str:
     return "\n".join(f"- {f.line()}" for f in findings)
+
+
+def _lookup(grounds: Grounds, test: Callable[[Facts], bool], keys: set[str] | None = None,
+            need: set[str] | None = None) -> str | None:
+    """The first note the agent may read (not shown) whose facts pass ``test`` (``keys``, ``need``:
+    what any such note has, ``Grounds.find``)."""
+    return grounds.find(test, keys, need)
+
+
+def _sharing(words: frozenset[str], values: Iterable[float] = (), dates: Iterable[date] = ()) -> set[str]:
+    """A note shares a word, a figure or a date with a claim's line (else it supports none of it)."""
+    return {f"w:{w}" for w in words} | {f"v:{round(v, 6)}" for v in values} | {f"d:{d.month}-{d.day}" for d in dates}
 
 
 # --- each kind of claim ---------------------------------------------------------------------
@@ -111,7 +158,74 @@ def _links(reply: str, grounds: Grounds, result: Review) -> None:
                                        "no such note among those you were given or may read", hint))
 
 
+def _date_ok(written: Written, facts: Facts, today: date) -> date | None:
+    """The date of ``facts`` (or today ±1) that ``written`` names, or None."""
+    known = facts.dates | {today + timedelta(days=n) for n in (-1, 0, 1)}
+    if written.year:
+        on = written.on(written.year)
+        return on if on in known else None
+    return next((d for d in sorted(known, key=lambda d: abs((d - today).days))
+                 if (d.month, d.day) == (written.month, written.day)), None)
+
+
+def _topical(facts: Facts, sentence: str, line: str = "") -> Facts:
+    """``facts`` cut to the lines on the sentence's topic (a word or a figure in common), else on its
+    line's; all of them when neither names a topic."""
+    words, figures = words_of(sentence), figures_of(without_dates(sentence))
+    if not words and not figures:
+        return facts  # "Friday 20 November.": a date on its own, as a heading gives it
+    lines = facts.known.related(words, figures) or facts.known.related(words_of(line), [])
+    return Facts(Known(lines), frozenset(d for x in lines for d in x.dates), frozenset(), frozenset(), "")
+
+
+def _date_in(written: Written, sentence: str, line: str, today: date, facts: Facts) -> bool:
+    """A note states the date on a line of the sentence's topic."""
+    return _date_ok(written, _topical(facts, sentence, line), today) is not None
+
+
+def _dates(prose: str, grounds: Grounds, result: Review) -> None:
+    for line in prose.splitlines():
+        for sentence in sentences(line):
+            for written in dates_in(sentence):
+                finding = _date(written, sentence, line, grounds, result)
+                if finding is not None:
+                    result.findings.append(finding)
+
+
+_ROUGHLY = re.compile(r"(?:~|≈|\baround|\babout|\broughly|\bapproximately)\s*(?:on\s+|by\s+)?$", re.I)
+
+
+def _date(written: Written, sentence: str, line: str, grounds: Grounds, result: Review) -> Finding | None:
+    """The finding about one date of a reply (None: supported), a note it was found in noted."""
+    if written.year and written.on(written.year) is None:
+        return Finding(Kind.DATE.value, written.text, "not a date of the calendar")
+    if _ESTIMATE.search(line) and _ROUGHLY.search(sentence[:sentence.find(written.text)]):
+        return None  # "~3 more days, so around Dec 12": the model's own estimate, marked as one
+    on = _date_ok(written, grounds.facts, grounds.today)  # anywhere in what the model was shown
+    if on is None:  # else on a line of its topic in a note the agent may read
+        source = _lookup(grounds, partial(_date_in, written, sentence, line, grounds.today),
+                         {f"d:{written.month}-{written.day}"})
+        facts = grounds.note_facts(source) if source is not None else None
+        if source is not None and facts is not None:
+            result.found_in[written.text] = source
+            on = _date_ok(written, facts, grounds.today)
+    if on is None:
+        return Finding(Kind.DATE.value, written.text, "this date is not in the notes you were given",
+                       _nearest_line(sentence, grounds.facts, want="date"))
+    if written.weekday is not None and on.weekday() != written.weekday:
+        return Finding(Kind.DATE.value, written.text, f"{on:%d %B %Y} is a {WEEKDAYS[on.weekday()].title()}")
+    return None
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-Þ*(\[])|(?<=;)\s+")
+
+
+def sentences(line: str) -> list[str]:
+    return [s for s in _SENTENCE.split(line) if s.strip()]
+
+
 _KR_LINE = re.compile(r"\bKR\s*\d|key result|objective|\btarget|\bcurrent\b|\bMRR\b|\bprogress\b", re.I)
+_ESTIMATE = re.compile(r"~|≈|\bestimate", re.I)
 _LIST_NUMBER = re.compile(r"^(\s*(?:[-*+]\s+)?)\d+[.)](?=\s)")
 
 
@@ -119,28 +233,7 @@ def _on_topic(fig: Figure, sentence: str, line: str, known: Known) -> bool:
     """``known`` states ``fig`` on a line about the sentence's subject (else its line's): a number that
     only occurs elsewhere supports nothing. A sentence and line of no words take any line."""
     subjects: list[frozenset[str] | None] = [w for w in (words_of(sentence), words_of(line)) if w] or [None]
-    return any(states(fig, known, words) for words in dict.fromkeys(subjects))
-
-
-_WORKED = re.compile(r"\b(?:more|left|to go|remain\w*|short|behind|ahead|gap|need\w*|fewer|less|between|difference"
-                     r"|total|in all|combined|together|plus|sum|other|rest|leaves?|share|of the|each|per|a day"
-                     r"|a week)\b"
-                     r"|[+×=]|\d\s*[x*/]\s*\d", re.I)
-_IMPERATIVE = re.compile(r"^\W*(?:[A-Z][\w ]{0,20}:\W*)?[a-z]")  # "*Test:* time the first 10 tickets"
-_SAMPLE = re.compile(r"\b(?:the|a)\s+(?:first|next|top)\s+$|\ba sample of\s+$", re.I)
-
-
-def _chosen(fig: Figure, sentence: str) -> bool:
-    """A number the reply proposes, not states: the sample an instruction takes ("time the first 10
-    tickets", "try the next 20")."""
-    at = sentence.find(fig.text)
-    return at > 0 and bool(_SAMPLE.search(sentence[:at])) and bool(_IMPERATIVE.match(_clause_start(sentence, at)))
-
-
-def _clause_start(sentence: str, at: int) -> str:
-    """The clause of ``sentence`` that ends at ``at``, from its start (after a label's "Test:")."""
-    cut = max(sentence.rfind(sep, 0, at) for sep in (". ", "; ", "— ", ": "))
-    return sentence[cut + 2:at] if cut >= 0 else sentence[:at]
+    return any(direct(fig, known.about(words)) for words in dict.fromkeys(subjects))
 
 
 _KR_NAMED = re.compile(r"\bKRs?\b|\bkey results?\b|\bobjectives?\b", re.I)
@@ -158,28 +251,17 @@ def _beside(fig: Figure, anchors: list[Figure], known: Known) -> bool:
 
 def _stated(fig: Figure, line: str, facts: Facts) -> bool:
     """A note the model was not shown states ``fig`` on a line of the reply line's topic."""
-    return states(fig, facts.known, words_of(line))
+    return direct(fig, facts.known.about(words_of(line)))
 
 
-def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Facts,
-              near_by: tuple[Figure, ...] = (), close: int = 0) -> bool:
-    """Does ``facts`` support ``fig`` (of reply line ``line``, beside the supported figures ``here``,
-    and ``near_by``, those of the sentences and lines just before it) by one step of arithmetic —
-    from figures of the reply, of one line (one table) of the notes on its topic, or one of each —,
-    or a count of days from the dates of the line (else of its topic)?"""
+def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Facts) -> bool:
+    """Does ``facts`` support ``fig`` (of reply line ``line``, beside the supported figures ``here``)
+    by one step of arithmetic, or a count of days from the dates of the line (else of its topic)?"""
     topics = facts.known.topics(words_of(line), here, known_dates(line, today))
     mine = [g for g in here if g is not fig]  # the reply line's figures, or one line's (one table's) of the notes
-    if operands_of(fig, mine):  # "27 of 50, which is 54%": from the figures it names (added to one of the notes)
-        return derived(fig, mine, line) is not None or any(added(fig, mine, [g for r in t for g in r.figures])
-                                                           for t in topics)
-    context = [g for g in dict.fromkeys([*near_by, *mine]) if g is not fig]
-    if close:  # a figure a closer line gives to another thing: worked out from lines as close only
-        words = words_of(contexts.clause_of(fig, line))
-        topics = [t for t in topics if len(words & frozenset().union(*(r.words | r.context for r in t))) >= close]
-    noted = [[g for r in t for g in r.figures] for t in topics]
-    if any(derived(fig, ops, line) is not None for ops in [mine, *noted]):
-        return True
-    if context and any(derived(fig, [*context, *ops], line, strict=True) is not None for ops in noted):
+    if operands_of(fig, mine):
+        return derived(fig, mine, line) is not None  # "27 of 50, which is 54%": from the figures it names
+    if any(derived(fig, ops, line) is not None for ops in [mine, *([g for r in t for g in r.figures] for t in topics)]):
         return True
     named = known_dates(line, today)  # (each checked as a date on its own)
     topic = {d for t in topics for r in t for d in r.dates}
@@ -190,21 +272,19 @@ def _supports(fig: Figure, line: str, here: list[Figure], today: date, facts: Fa
 
 def _figures(prose: str, grounds: Grounds, strictness: Strictness, result: Review) -> None:
     anchors: list[Figure] = []  # the supported figures of the block's lines so far
-    last: list[Figure] = []  # those of the line before (operands a list item works on: "€450 … €310" then "69%")
     for line in prose.splitlines():
         if not line.strip():
-            anchors, last = [], []
+            anchors = []
+        if _ESTIMATE.search(line):
+            continue  # the model's own estimate, marked as one
         before: list[Figure] = []  # the supported figures of the line's earlier sentences
         for sentence in sentences(line):
-            if ESTIMATE.search(sentence):
-                continue  # the model's own estimate, marked as one
-            before += _sentence_figures(sentence, line, before, anchors, grounds, strictness, result, last)
+            before += _sentence_figures(sentence, line, before, anchors, grounds, strictness, result)
         anchors += before
-        last = before or last
 
 
 def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list[Figure], grounds: Grounds,
-                      strictness: Strictness, result: Review, last: Iterable[Figure] = ()) -> list[Figure]:
+                      strictness: Strictness, result: Review) -> list[Figure]:
     """Check the figures of one sentence of the line ``whole`` (``before``: the supported figures of
     the sentences before it on its line, "… 76.5% against 90%. That's a 13.5-point gap."; ``anchors``:
     those of the lines before it in its block); its supported figures. Week numbers, years, ids, list
@@ -212,129 +292,26 @@ def _sentence_figures(line: str, whole: str, before: list[Figure], anchors: list
     facts = grounds.facts
     figs = [f for f in figures_of(_LIST_NUMBER.sub(r"\1", without_dates(line))) if not (f.label or f.year)
             and not (_KR_NAMED.search(line) and f.cls == PLAIN and f.value in facts.known.labels)]
-    figs = [f for f in figs if not _a_name(f, line, grounds)]
     here = [f for f in figs if _on_topic(f, line, whole, facts.known)]
     here += [f for f in figs if f not in here and _beside(f, [*anchors, *before, *here], facts.known)]
     for fig in figs:  # stated in a note the agent may read: named as the source
-        likely = sharing(words_of(line))
-        if fig not in here and (source := lookup(grounds, partial(_stated, fig, line), likely,
+        likely = _sharing(words_of(line))
+        if fig not in here and (source := _lookup(grounds, partial(_stated, fig, line), likely,
                                                    keys_for(fig))) is not None:
             here.append(fig)
             result.found_in[fig.text] = source
-    strict = strictness is Strictness.STRICT
-    off: dict[int, Finding] = {}  # figures the notes state, but of something else
-    for fig in [f for f in here if f in figs and (significant(f, strict, line, _KR_LINE) or f.spelled)]:
-        if (finding := _in_context(fig, line, grounds, result.found_in.get(fig.text))) is not None:
-            here.remove(fig)
-            result.found_in.pop(fig.text, None)
-            off[id(fig)] = finding
-    for fig in [f for f in figs if significant(f, strict, line, _KR_LINE)]:
-        if (finding := _worked_wrong(fig, line, here, grounds)) is not None:
-            if fig in here:
-                here.remove(fig)
-            result.found_in.pop(fig.text, None)
-            result.findings.append(finding)
-            figs.remove(fig)
     for fig in figs:
-        if fig in here or _chosen(fig, line):
+        if fig in here or not significant(fig, strictness is Strictness.STRICT, line, _KR_LINE):
             continue
-        if id(fig) not in off and fig.cls != PLAIN and not _WORKED.search(contexts.clause_of(fig, line)) \
-                and (said := contexts.otherwise(fig, line, [grounds.facts], grounds.today)):
-            # a figure of a unit no note states, where a line says the clause with another ("keeps about six
-            # weeks in foil" where the notes say "keeps three to four weeks wrapped in foil"): not worked out
-            off[id(fig)] = Finding(Kind.FIGURE.value, fig.text, "the notes say this otherwise",
-                                   f"the notes say: \"{said[:140]}\"")
-        if not significant(fig, strict, line, _KR_LINE):
-            if id(fig) in off and fig.spelled:
-                result.findings.append(off[id(fig)])
+        if _supports(fig, line, here, grounds.today, facts) or derived(fig, before + here, line) is not None:
             continue
-        near_by = (*before, *last) if id(fig) not in off else tuple(before)
-        # a figure the notes give to another thing is worked out only where the reply says it works one out
-        # (not one the notes give to someone else than the one the clause names: that is a person's own figure)
-        worked = id(fig) not in off or (_WORKED.search(contexts.clause_of(fig, line)) is not None
-                                        and off[id(fig)].why != _OWNED_WHY)
-        close = max(0, contexts.otherwise_scored(fig, line, [grounds.facts], grounds.today)[0] - 1) \
-            if id(fig) in off else 0
-        if (worked and _supports(fig, line, here, grounds.today, facts, near_by, close)) \
-                or derived(fig, [*near_by, *here], line) is not None:
-            continue
-        likely = sharing(words_of(line), [g.value for g in here], known_dates(line, grounds.today))
-        source = lookup(grounds, partial(_supports, fig, line, here, grounds.today, near_by=near_by, close=close),
-                         likely, {"has:v", "has:d"}) if worked else None
-        if source is None and id(fig) in off and off[id(fig)].why != _OWNED_WHY:  # said of it in a note it may read?
-            source = lookup(grounds, partial(_stated_in_context, fig, line, grounds), sharing(words_of(line)),
-                             keys_for(fig))
+        likely = _sharing(words_of(line), [g.value for g in here], known_dates(line, grounds.today))
+        source = _lookup(grounds, partial(_supports, fig, line, here, grounds.today), likely, {"has:v", "has:d"})
         if source is not None:
             result.found_in[fig.text] = source
             continue
-        if id(fig) in off:
-            result.findings.append(off[id(fig)])
-            continue
         result.findings.append(_unsupported_figure(fig, line, here, grounds))
     return here
-
-
-_NAME_BEFORE = re.compile(r"(?<![\w.])([A-ZÀ-Þ][\w-]*) $")
-
-
-def _a_name(fig: Figure, line: str, grounds: Grounds) -> bool:
-    """A number the notes write after the same capitalised word is part of a name, not a figure
-    ("Auer Type 1050", "Python 3.10", "Route 9"), wherever the reply puts it."""
-    at = line.find(fig.text)
-    word = _NAME_BEFORE.search(line, 0, at) if at > 0 else None
-    number = re.match(r"[\d.,]+", fig.text)
-    if word is None or number is None or word[1].upper() in ("KR", "Q") or word.end() != at:
-        return False
-    name = re.compile(rf"(?<![\w.]){re.escape(word[1])} {re.escape(number[0].rstrip('.,'))}(?![\d.,]\d)")
-    return bool(name.search(grounds.facts.text)) or lookup(
-        grounds, lambda facts: bool(name.search(facts.text)), {f"w:{w}" for w in words_of(word[1])}) is not None
-
-
-_RESULT = re.compile(r"\b(?:so|leaving|leaves|which is|which makes|that's|that is|meaning)\b[^\d€$£%]{0,40}$", re.I)
-
-
-def _worked_wrong(fig: Figure, sentence: str, here: list[Figure], grounds: Grounds) -> Finding | None:
-    """A figure the sentence says it works out from two of its own ("at 41 hours, so he has 9 hours left
-    before he hits 48"; "costs €3.24 and sells for €4.20, so we keep €1.16") that they do not give,
-    however a note elsewhere happens to state that number: the finding, else None."""
-    at = sentence.find(fig.text)
-    if at <= 0 or not _RESULT.search(sentence[:at]) or _on_topic(fig, sentence, sentence, grounds.facts.known):
-        return None  # (what the model was shown states it on the sentence's topic: read, not worked out)
-    # (a bare number beside a figure of a unit is in that unit: "at 41 hours … before he hits 48")
-    mine = [replace(g, cls=fig.cls, factor=fig.factor) if g.cls == PLAIN and fig.cls not in (PLAIN, "pct") else g
-            for g in here if g is not fig and g.text != fig.text]
-    if fig.cls == "span" or not operands_of(fig, mine) or derived(fig, mine, sentence) is not None \
-            or not any(x > 0 for x in candidates(fig, mine, sentence)):
-        return None
-    return _unsupported_figure(fig, sentence, mine, grounds)
-
-
-def _stated_in_context(fig: Figure, line: str, grounds: Grounds, facts: Facts) -> bool:
-    """A note the model was not shown states ``fig`` on the reply line's topic, of the same thing."""
-    return _stated(fig, line, facts) and _in_context(fig, line, grounds, facts=facts) is None
-
-
-_OWNED_WHY = "the notes give this figure to someone else"
-
-
-def _in_context(fig: Figure, sentence: str, grounds: Grounds, source: str | None = None,
-                facts: Facts | None = None) -> Finding | None:
-    """The finding about a figure the notes state, but of something else (``routine/vault/contexts.py``):
-    another line says the reply's clause otherwise, the word after it is another figure's, or it is
-    a past value given as now; None when it is said of the same thing."""
-    texts = [grounds.facts]
-    facts = facts or (grounds.note_facts(source) if source is not None else None)
-    if facts is not None:
-        texts.append(facts)
-    for test, why in ((contexts.otherwise, "the notes say this otherwise"),
-                      (contexts.swapped, "the notes give this figure to something else on that line"),
-                      (contexts.past, "the notes give this as an earlier value, not as it is now"),
-                      (contexts.owned, _OWNED_WHY),
-                      (contexts.other_week, "the notes give this figure for another week")):
-        said = test(fig, sentence, texts, grounds.today)
-        if said:
-            return Finding(Kind.FIGURE.value, fig.text, why, f"the notes say: \"{said[:140]}\"")
-    return None
 
 
 def _unsupported_figure(fig: Figure, line: str, here: list[Figure], grounds: Grounds) -> Finding:
@@ -356,24 +333,51 @@ def _unsupported_figure(fig: Figure, line: str, here: list[Figure], grounds: Gro
 def _figure_hint(fig: Figure, line: str, grounds: Grounds) -> str:
     """Where to look for a figure: the line on its topic with a figure of its kind (a rate for
     "50 per second"), in what the model was shown, else in a note the agent may read."""
-    if fig.cls in (PLAIN, "money") or nearest(line, grounds.facts.text, fig.cls)[1]:
-        return nearest_line(line, grounds.facts, want="figure", cls=fig.cls)
-    source = grounds.find(lambda facts: nearest(line, facts.text, fig.cls)[1] > 0, sharing(words_of(line)),
+    if fig.cls in (PLAIN, "money") or _nearest(line, grounds.facts.text, fig.cls)[1]:
+        return _nearest_line(line, grounds.facts, want="figure", cls=fig.cls)
+    source = grounds.find(lambda facts: _nearest(line, facts.text, fig.cls)[1] > 0, _sharing(words_of(line)),
                           {"has:v"})
     facts = grounds.note_facts(source) if source is not None else None
     if source is None or facts is None:
-        return nearest_line(line, grounds.facts, want="figure")
-    return f"[[{source.removesuffix('.md')}]] says: \"{nearest(line, facts.text, fig.cls)[0][:140]}\""
+        return _nearest_line(line, grounds.facts, want="figure")
+    return f"[[{source.removesuffix('.md')}]] says: \"{_nearest(line, facts.text, fig.cls)[0][:140]}\""
+
+
+def _nearest(line: str, text: str, cls: str | None) -> tuple[str, int]:
+    """The line of ``text`` on the same topic as ``line`` (most words in common) with a figure (of the
+    unit class ``cls``, when one is given and not plain), and how many words it shares."""
+    words = words_of(line)
+    best, score = "", 0
+    for raw in text.splitlines():
+        if not any(c.isdigit() for c in raw):
+            continue
+        figs = figures_of(without_dates(raw))
+        has = any(f.cls == cls for f in figs) if cls not in (None, PLAIN, "money") else bool(figs)
+        overlap = len(words_of(raw) & words) if has else 0
+        if overlap > score:
+            best, score = raw.strip(), overlap
+    return best, score
+
+
+def _nearest_line(line: str, facts: Facts, want: str, cls: str | None = None) -> str:
+    """The line of the notes on the same topic as the claim's line, quoted, as where to look."""
+    if want == "figure":
+        best = _nearest(line, facts.text, cls)[0]
+        return f"the notes say: \"{best[:140]}\"" if best else ""
+    words = words_of(line)
+    best, score = "", 0
+    for raw in facts.text.splitlines():
+        overlap = len(words_of(raw) & words) if dates_in(raw) else 0
+        if overlap > score:
+            best, score = raw.strip(), overlap
+    return f"the notes say: \"{best[:140]}\"" if best else ""
 
 
 def _named(name: str, facts: Facts, grounds: Grounds | None = None) -> bool:
-    """The notes name ``name``: a first name alone as they write it; a first and last name as a whole
-    ("Priya Shah" is not "Priya Raman": a wrong surname is a person the notes do not know)."""
-    words = name.split()
-    first = words[0].lower()
-    if grounds is not None and (grounds.is_named(name.lower()) or (len(words) == 1 and grounds.is_named(first))):
+    first = name.split()[0].lower()
+    if grounds is not None and (grounds.is_named(name.lower()) or grounds.is_named(first)):
         return True
-    if len(words) == 1 and first in facts.capitals:
+    if first in facts.capitals:
         return True
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", facts.text, re.I) is not None
 
@@ -390,19 +394,15 @@ def _people(prose: str, grounds: Grounds) -> list[Named]:
     for pair in name_pairs(prose):
         if pair.lower() not in have and not {w.lower() for w in pair.split()} & lower:
             found.append(Named(pair, NameKind.PERSON))
-    have |= {w.lower() for n in found for w in n.name.split()}
-    for word in capitalised(prose):  # "… and Kestrel, the follow-up study": a name the notes never write
-        if word.lower() not in have and word.lower() not in lower and word.lower() not in grounds.facts.words:
-            found.append(Named(word, NameKind.PROJECT))
     return found
 
 
-def _names(prose: str, grounds: Grounds, result: Review, folders: Iterable[Named] = ()) -> None:
-    for named in dict.fromkeys([*_people(prose, grounds), *folders]):
+def _names(prose: str, grounds: Grounds, result: Review) -> None:
+    for named in _people(prose, grounds):
         if _named(named.name, grounds.facts, grounds):
             continue
         first = named.name.split()[0].lower()
-        source = lookup(grounds, partial(_named, named.name), {f"n:{first}"})
+        source = _lookup(grounds, partial(_named, named.name), {f"n:{first}"})
         if source is not None:
             result.found_in[named.name] = source
             continue

@@ -4,21 +4,15 @@ note. The claims are checked against them in ``routine/vault/grounding.py``."""
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import os
-import pickle
 import re
-import zlib
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
-from sys import intern
-from typing import Callable, Sequence
+from typing import Callable
 
 from routine.vault import budget
-from routine.vault.figures import SPELLED, Figure, Known, Line, figures_of, implied, magnitude_keys, words_of
+from routine.vault.figures import Figure, Known, Line, figures_of, magnitude_keys, words_of
 from routine.vault.files import read_text, vault_files
 from routine.vault.mentions import dated, dates_in, without_dates
 from routine.vault.notes import resolve_wikilink
@@ -36,23 +30,21 @@ class Facts:
     lower: frozenset[str] = frozenset()  # words written in lower case (common words, not names)
     topics: frozenset[str] = frozenset()  # the words of its lines and their headings (words_of)
     values: frozenset[float] = frozenset()  # its figures' values (figures to match, rounded)
-    # What is worked out of these facts once (contexts.segments), kept as long as they are: no cache of
-    # its own to outlive them (a process-wide one held a month's daemon 40 MB up).
-    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
 
 _LINK_TARGET = re.compile(r"\[\[[^\]|\n]*\|?")  # [[Note 12|shown]]: the target is a name, not a figure
+_SPELLED = re.compile(r"\b(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty"
+                    r"|thirty|forty|fifty|sixty|seventy|eighty|ninety|dozen|hundred|thousand|million)\b", re.I)
 _HEADING = re.compile(r"\s{0,3}(#{1,6})\s")
 
 
 def facts_of(text: str, today: date) -> Facts:
     lines: list[Line] = []
-    block, header, in_table = next(_BLOCKS), frozenset[str](), False
+    block, header, in_table = 0, frozenset[str](), False
     path: dict[int, frozenset[str]] = {}  # the headings a line is under, by level
-    last = frozenset[str]()
     for raw in text.splitlines():
         if not raw.strip():
-            block, in_table = next(_BLOCKS), False
+            block, in_table = block + 1, False
             continue
         words, table, heading = words_of(raw), raw.lstrip().startswith("|"), _HEADING.match(raw)
         if heading:
@@ -61,48 +53,20 @@ def facts_of(text: str, today: date) -> Facts:
         header = words if table and not in_table else header
         in_table = table
         context = frozenset().union(*path.values()) | (header if table else frozenset())
-        context = context if context != last else last  # the lines under one heading share one set
-        last = context
         has_digit = any(c.isdigit() for c in raw)
-        figures = tuple(figures_of(without_dates(_LINK_TARGET.sub(" ", raw)))) if has_digit or SPELLED.search(raw) \
+        figures = tuple(figures_of(without_dates(_LINK_TARGET.sub(" ", raw)))) if has_digit or _SPELLED.search(raw) \
             else ()
         days = dates_in(raw) if has_digit else []
-        lines.append(Line(words, figures, tuple(dated(days, today)), block, table, heading is not None, context,
-                          implied(without_dates(raw), figures) if figures else (), raw if figures else ""))
+        lines.append(Line(words, figures, tuple(dated(days, today)), block, table, heading is not None, context))
         for written in days:
             if written.year and written.year not in {f.value for f in lines[-1].figures}:
                 lines[-1] = replace(lines[-1], figures=lines[-1].figures + (_year(written.year),))
     every: list[str] = re.findall(r"[^\W\d_][\w'’-]*", text)
     return Facts(Known(lines), frozenset(d for line in lines for d in line.dates),
-                 frozenset(intern(w.lower()) for w in every),
-                 frozenset(intern(w.lower()) for w in every if w[0].isupper()), text,
+                 frozenset(w.lower() for w in every), frozenset(w.lower() for w in every if w[0].isupper()), text,
                  frozenset(w for w in every if w[0].islower()),
                  frozenset().union(*(line.words | line.context for line in lines)),
                  frozenset(round(f.value, 6) for line in lines for f in line.figures if not (f.label or f.year)))
-
-
-_BLOCKS = itertools.count(1)  # a block's id, unique across texts (the facts of several texts are joined)
-_PIECES: dict[tuple[str, date], Facts] = {}  # a shown text's facts (a prompt shown to several steps is read once)
-_PIECES_KEPT = 8  # a step's texts and its retry's (more held the daemon's memory up: 171 → 217 MB over a month)
-
-
-def facts_of_all(texts: tuple[str, ...], today: date) -> Facts:
-    """The facts of texts shown together (``facts_of`` of each, kept while the same text is shown again:
-    an agent's system prompt, a note given to several steps of a day), joined."""
-    parts = []
-    for text in texts:
-        facts = _PIECES.get((text, today))
-        if facts is None:
-            if len(_PIECES) >= _PIECES_KEPT:
-                _PIECES.clear()
-            facts = _PIECES[(text, today)] = facts_of(text, today)
-        parts.append(facts)
-    if len(parts) == 1:
-        return parts[0]
-    return Facts(Known([line for f in parts for line in f.known.lines]), frozenset().union(*(f.dates for f in parts)),
-                 frozenset().union(*(f.words for f in parts)), frozenset().union(*(f.capitals for f in parts)),
-                 "\n".join(f.text for f in parts), frozenset().union(*(f.lower for f in parts)),
-                 frozenset().union(*(f.topics for f in parts)), frozenset().union(*(f.values for f in parts)))
 
 
 def _year(year: int) -> Figure:
@@ -119,14 +83,13 @@ class Grounds:
     names: frozenset[str] = frozenset()             # names of notes the agent may read, lowercased
     notes: Callable[[], list[tuple[str, Facts]]] = lambda: []   # (path, facts) of the notes it may read
     library: _Library | None = None                 # the vault's notes, for a lookup (``grounds_for``)
-    pieces: tuple[str, ...] = ()                     # the texts of ``shown``, one by one
     _facts: Facts | None = field(default=None, repr=False)
     _readable: list[tuple[str, Facts]] | None = field(default=None, repr=False)
 
     @property
     def facts(self) -> Facts:
         if self._facts is None:
-            self._facts = facts_of_all(self.pieces, self.today) if self.pieces else facts_of(self.shown, self.today)
+            self._facts = facts_of(self.shown, self.today)
         return self._facts
 
     def readable_facts(self) -> list[tuple[str, Facts]]:
@@ -160,47 +123,25 @@ class Grounds:
         return self.names | (self.library.all_names(like) if self.library is not None else frozenset())
 
 
-# The notes' facts read today, kept between checks packed (``_pack``: some 1.2 times the note's text; as
-# objects they weigh some 30 times the text, and a daemon that kept those of every note a lookup had
-# indexed grew with its vault: a lived month 170 → 214 MB); the notes looked at last also as objects.
-_FACTS: dict[str, tuple[int, int, date, bytes]] = {}  # path: (mtime, size, today, facts packed)
+_FACTS: dict[str, tuple[int, int, date, Facts]] = {}  # path: (mtime, size, today, facts), read again on a change
 _FACTS_KEPT = 50_000
-_LIVE: OrderedDict[str, tuple[tuple[int, int], Facts]] = OrderedDict()  # path: (mtime, size), facts
-LIVE_KEPT = 32  # (a lookup's notes are those it shares most with: looked at again and again)
 
 
-def _pack(facts: Facts) -> bytes:
-    # Objects this process made (never bytes from outside: a note is read only by ``facts_of``), packed
-    # while fresh (no memo yet); unpacked ten times faster than read again.
-    return zlib.compress(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL), 1)
-
-
-def _note_facts(path: str, today: date) -> tuple[tuple[int, int], Facts] | None:
-    """A note's facts and its stamp (time, size), read again only when it changed."""
+def _note_facts(path: str, today: date, st: os.stat_result | None = None) -> Facts | None:
+    """A note's facts, read again only when it changed (its size or time)."""
     try:
-        st = os.stat(path)
-        stamp = (st.st_mtime_ns, st.st_size)
+        st = st or os.stat(path)
         kept = _FACTS.get(path)
-        live = _LIVE.get(path)
-        if kept is not None and kept[:3] == (*stamp, today):
-            if live is not None and live[0] == stamp:
-                _LIVE.move_to_end(path)
-                facts = live[1]
-            else:
-                facts = pickle.loads(zlib.decompress(kept[3]))  # noqa: S301 (packed above, by this process)
-        else:
-            # Of a huge note, its first part (``budget.text``: the check's work is bounded like the graph's).
-            facts = facts_of(budget.text(path, read_text(path), "the grounding check"), today)
-            if len(_FACTS) >= _FACTS_KEPT:
-                _FACTS.clear()
-            _FACTS[path] = (*stamp, today, _pack(facts))
+        if kept is not None and kept[:3] == (st.st_mtime_ns, st.st_size, today):
+            return kept[3]
+        # Of a huge note, its first part (``budget.text``: the check's work is bounded like the graph's).
+        facts = facts_of(budget.text(path, read_text(path), "the grounding check"), today)
     except OSError:
         return None
-    _LIVE[path] = (stamp, facts)
-    _LIVE.move_to_end(path)
-    while len(_LIVE) > LIVE_KEPT:
-        _LIVE.popitem(last=False)
-    return stamp, facts
+    if len(_FACTS) >= _FACTS_KEPT:
+        _FACTS.clear()
+    _FACTS[path] = (st.st_mtime_ns, st.st_size, today, facts)
+    return facts
 
 
 _LISTINGS: dict[str, tuple[dict[str, int], list[str]]] = {}  # vault: (folder: mtime, files)
@@ -235,41 +176,24 @@ def keys_of(facts: Facts) -> set[str]:
 
 @dataclass
 class _Index:
-    """A vault's notes by what they can be found by (``keys_of``), kept between checks: the keys only,
-    not the notes' facts (a lookup reads those of the notes it looks at, ``_note_facts``), each key's
-    notes as compact as they go (most keys are one note's: the note's name alone, not a set)."""
+    """A vault's notes by what they can be found by (``keys_of``), kept between checks."""
 
-    keys: dict[str, str | list[str]] = field(default_factory=dict)   # key: the notes (vault-relative)
-    held: dict[str, tuple[int, int]] = field(default_factory=dict)  # note: its stamp (time, size) indexed
-    indexed: set[str] = field(default_factory=set)  # every note indexed today, gone since or not
+    keys: dict[str, set[str]] = field(default_factory=dict)   # key: the notes (vault-relative)
+    held: dict[str, tuple[Facts, set[str]]] = field(default_factory=dict)  # note: the facts and keys indexed
 
-    def notes(self, key: str) -> Sequence[str]:
-        found = self.keys.get(key, ())
-        return (found,) if isinstance(found, str) else found
-
-    def put(self, rel: str, read: tuple[tuple[int, int], Facts] | None) -> Facts | None:
-        """Index ``rel`` by its facts as read (``_note_facts``; None: it is gone); its facts. A note that
-        changed keeps the keys it had too, until the day's index is let go: found by them, it is looked
-        at, as it is now, for nothing."""
-        if read is None:
+    def put(self, rel: str, facts: Facts | None) -> None:
+        old = self.held.get(rel)
+        if old is not None and old[0] is facts:
+            return
+        for key in old[1] if old else ():
+            self.keys.get(key, set()).discard(rel)
+        if facts is None:
             self.held.pop(rel, None)
-            return None
-        stamp, facts = read
-        if self.held.get(rel) == stamp:
-            return facts
-        again = rel in self.indexed  # (its keys of before are there already)
-        for key in keys_of(facts):
-            found = self.keys.get(key)
-            if found is None:
-                self.keys[key] = rel
-            elif isinstance(found, str):
-                if found != rel:
-                    self.keys[key] = [found, rel]
-            elif not (again and rel in found):
-                found.append(rel)
-        self.held[rel] = stamp
-        self.indexed.add(rel)
-        return facts
+            return
+        new = keys_of(facts)
+        for key in new:
+            self.keys.setdefault(key, set()).add(rel)
+        self.held[rel] = (facts, new)
 
 
 _INDEXES: dict[tuple[str, date], _Index] = {}
@@ -293,8 +217,6 @@ def _names_of(root: str, files: list[str], skip: tuple[str, ...]) -> dict[str, l
         if not any(rel.startswith(s.rstrip("/") + "/") for s in skip):
             names.setdefault(stem, []).append(rel)
         top = rel.split("/", 1)[0]
-        if "/" in rel:  # a folder of the vault ("the Inbox") is named whoever reads it
-            names.setdefault(top.lower(), []).append("")
         if top in ("People", "Projects"):  # a person's or project's note names them, read or not
             names.setdefault(stem, []).append("")
             if top == "Projects" and rel.count("/") >= 2:
@@ -306,7 +228,7 @@ def _names_of(root: str, files: list[str], skip: tuple[str, ...]) -> dict[str, l
 @dataclass
 class _Library:
     """The notes of a vault an agent may read, looked up claim by claim: each note's facts are kept
-    between checks, packed (read again when the note changed), and indexed by their words, figures and days;
+    between checks (read again when the note changed) and indexed by their words, figures and days;
     a lookup looks closer only at the notes that share one with the claim, and asks only those
     whether the agent may read them and whether they changed. (A note edited in place is indexed
     as it was until a lookup looks at it or its folder changes: a claim only its new text supports
@@ -334,7 +256,9 @@ class _Library:
         return self._listed
 
     def current(self, rel: str) -> Facts | None:
-        return self._index().put(rel, _note_facts(os.path.join(self.root, rel), self.today))
+        facts = _note_facts(os.path.join(self.root, rel), self.today)
+        self._index().put(rel, facts)
+        return facts
 
     def _index(self) -> _Index:
         index = _INDEXES.get((self.root, self.today))
@@ -345,7 +269,6 @@ class _Library:
             # held every note ever read, a moved or deleted one too, for the daemon's life
             for path in [p for p, kept in _FACTS.items() if kept[2] != self.today and p.startswith(self.root)]:
                 del _FACTS[path]
-                _LIVE.pop(path, None)
             if len(_INDEXES) >= 16:
                 _INDEXES.clear()
             index = _INDEXES[(self.root, self.today)] = _Index()
@@ -360,16 +283,16 @@ class _Library:
                     index.put(rel, _note_facts(os.path.join(self.root, rel), self.today))
         shared: dict[str, int] = {}  # note: how many of the claim's keys it has
         for key in keys:
-            for rel in index.notes(key):
+            for rel in index.keys.get(key, ()):
                 shared[rel] = shared.get(rel, 0) + 1
         if not keys:
             shared = dict.fromkeys(notes, 0)
         if need:  # what the claim cannot do without (a figure, a date)
-            having = set().union(*(index.notes(key) for key in need))
+            having = set().union(*(index.keys.get(key, ()) for key in need))
             shared = {rel: n for rel, n in shared.items() if rel in having}
         order = self._order
         # the notes that share most with the claim first, LOOKED_AT at most
-        for rel in heapq.nsmallest(LOOKED_AT, shared, key=lambda r: (-shared[r], order.get(r, 0))):
+        for rel in sorted(shared, key=lambda r: (-shared[r], order.get(r, 0)))[:LOOKED_AT]:
             if not self.may_read(rel) or any(rel.startswith(s.rstrip("/") + "/") for s in self.skip):
                 continue
             facts = self.current(rel)  # as it is now
@@ -413,5 +336,4 @@ def grounds_for(vault_root: Path, may_read: Callable[[str], bool], shown: list[s
                 out.append((rel, facts))
         return out
 
-    return Grounds("\n".join(shown), today, readable, frozenset(), notes, library, tuple(shown))
-
+    return Grounds("\n".join(shown), today, readable, frozenset(), notes, library)

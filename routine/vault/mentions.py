@@ -25,21 +25,6 @@ ISO = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _DAY_MONTH = re.compile(rf"\b{_WEEKDAY}{_DAY}(?: of)? {_MONTH}\.?(?:,? (\d{{4}}))?(?![\w-])", re.I)
 _MONTH_DAY = re.compile(rf"\b{_WEEKDAY}{_MONTH}\.? {_DAY}(?:,? (\d{{4}}))?(?![\w:-])", re.I)
 TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)
-# 14.12.2026 (day first, as most of Europe writes it)
-_DOTTED = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d])")
-# Thursday (26/11), due 26/11, by 12/16/2026: a date only after a weekday or a word that takes one (else a ratio)
-_SLASHED = re.compile(r"(?:\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)[a-z]*\.?,?\s*\(?|\b(?:due|on|by|until|till"
-                      r"|before|after|from|deadline|dated?)\s+)(?<![\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?![\d/])",
-                      re.I)
-_ORDINAL_HINT = re.compile(r"\d(?:st|nd|rd|th)\b", re.I)
-# the 27th, Friday the 27th, Sunday 20th: a day of a month not named (the nearest to today; the weekday's)
-_ORDINAL = re.compile(r"(?:\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)[a-z]*\.?,?\s+(?:the\s+)?|\bthe\s+)"
-                      r"(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!at\b|and\b|or\b|to\b|for\b|is\b|was\b|when\b|with\b|in\b|on\b"
-                      r"|so\b|but\b|of\s+(?:the\s+)?month\b)[a-z])", re.I)
-
-# Fri 27: (a planner's day list): a weekday, then a day of a month not named, the clause ending there
-_WEEKDAY_DAY = re.compile(r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)[a-z]*\.?,?\s+(\d{1,2})"
-                          r"(?=\s*(?:[;,)]|[:.](?!\d)|\s[—–-]\s|$))", re.I | re.M)
 
 
 @dataclass(frozen=True)
@@ -48,7 +33,7 @@ class Written:
 
     text: str
     year: int | None
-    month: int   # 0: not written ("the 27th"), the month nearest today that has the day (and the weekday)
+    month: int
     day: int
     weekday: int | None
 
@@ -58,22 +43,6 @@ class Written:
         except ValueError:
             return None
 
-    def matches(self, day: date) -> bool:
-        """``day`` is a date this one may name (its year left out when not written)."""
-        return (self.month in (0, day.month) and self.day == day.day and (self.year in (None, day.year))
-                and (self.month != 0 or self.weekday in (None, day.weekday())))
-
-    def months(self, today: date) -> list[tuple[int, int]]:
-        """The (year, month)s this date may be in, nearest today first."""
-        if self.month:
-            return [(y, self.month) for y in ([self.year] if self.year else [today.year, today.year + 1,
-                                                                             today.year - 1])]
-        out = []
-        for shift in (0, 1, -1, 2, -2):
-            m = today.month - 1 + shift
-            out.append((today.year + m // 12, m % 12 + 1))
-        return out
-
 
 def dates_in(text: str) -> list[Written]:
     out = [Written(m[0], int(m[1]), int(m[2]), int(m[3]), None) for m in ISO.finditer(text)]
@@ -81,38 +50,14 @@ def dates_in(text: str) -> list[Written]:
         out.append(Written(m[0], int(m[4]) if m[4] else None, _month(m[3]), int(m[2]), _weekday(m[1])))
     for m in _MONTH_DAY.finditer(text):
         out.append(Written(m[0], int(m[4]) if m[4] else None, _month(m[2]), int(m[3]), _weekday(m[1])))
-    for m in _DOTTED.finditer(text) if "." in text else ():
-        out.append(Written(m[0], int(m[3]), int(m[2]), int(m[1]), None))
-    for m in _SLASHED.finditer(text) if "/" in text else ():
-        out.append(_slashed(m))
-    ordinals = list(_ORDINAL.finditer(text)) if _ORDINAL_HINT.search(text) else []
-    taken = [m.span() for m in (*_DAY_MONTH.finditer(text), *_MONTH_DAY.finditer(text))] if ordinals else []
-    for m in ordinals:
-        if not any(a <= m.start(2) < b for a, b in taken):
-            out.append(Written(m[0].removeprefix("the ").removeprefix("The "), None, 0, int(m[2]), _weekday(m[1])))
-    out.extend(Written(m[0], None, 0, int(m[2]), _weekday(m[1])) for m in _WEEKDAY_DAY.finditer(text))
-    return [replace(w, text=w.text.rstrip(".,").lstrip("(")) for w in out if 0 <= w.month <= 12 and 1 <= w.day <= 31]
-
-
-def _slashed(m: re.Match[str]) -> Written:
-    """26/11 (day first) or 11/26 (month first, when the day first is not a date)."""
-    a, b = int(m[2]), int(m[3])
-    year = (int(m[4]) + (2000 if len(m[4]) == 2 else 0)) if m[4] else None
-    day, month = (a, b) if b <= 12 else (b, a)
-    text = m[0][m[0].index(m[2], len(m[0]) - len(m[2]) - len(m[3]) - len(m[4] or "") - 2):]
-    return Written(text, year, month, day, _weekday(m[1]))
+    return [replace(w, text=w.text.rstrip(".,")) for w in out if 1 <= w.month <= 12]
 
 
 def without_dates(text: str) -> str:
     """``text`` with its dates and times of day blanked (they are not figures)."""
     for pattern in (ISO, _DAY_MONTH, _MONTH_DAY, TIME):
         text = pattern.sub(lambda m: " " * len(m[0]), text)
-    for pattern, hint in ((_DOTTED, "."), (_SLASHED, "/")):
-        if hint in text:
-            text = pattern.sub(lambda m: " " * len(m[0]), text)
-    if _ORDINAL_HINT.search(text):
-        text = _ORDINAL.sub(lambda m: " " * len(m[0]), text)
-    return _WEEKDAY_DAY.sub(lambda m: " " * len(m[0]), text)
+    return text
 
 
 def known_dates(text: str, today: date) -> set[date]:
@@ -124,13 +69,8 @@ def dated(written: list[Written], today: date) -> set[date]:
     """The dates of dates as written (``known_dates``)."""
     out = set()
     for w in written:
-        found = []
-        for year, month in w.months(today):
-            try:
-                found.append(date(year, month, w.day))
-            except ValueError:
-                continue
-        found = [d for d in found if w.matches(d)]
+        years = [w.year] if w.year else [today.year - 1, today.year, today.year + 1]
+        found = [d for d in (w.on(y) for y in years) if d is not None]
         if found:
             out.add(min(found, key=lambda d: abs((d - today).days)))
     return out
@@ -166,18 +106,10 @@ _PERSON_CUES = [
                r"|asked for|wants|owes|signed off|approved|is out|is on leave|will send|will confirm|will review)\b"),
     re.compile(r"([A-ZÀ-Þ][a-zà-ÿ]+ [A-ZÀ-Þ][a-zà-ÿ'’-]+) (?:from|at|of) [A-ZÀ-Þ]"),  # Sophie Martin from Northwind
 ]
-_WORKSTREAM = (r" (?:project|pilot|launch|rollout|migration|initiative|workstream|roadmap|milestone|pipeline"
-               r"|integration|dashboard|app|study|dataset|prototype|platform|programme|program|data loader|rewrite)\b")
 _PROJECT_CUES = [
     re.compile(r"\b[Pp]roject:? " + _ONE),
-    re.compile(_MID + _ONE + _WORKSTREAM),
-    # "3. Beacon dashboard": a workstream named at a list item's start
-    re.compile(r"(?m)^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?" + _ONE + _WORKSTREAM),
+    re.compile(_MID + _ONE + r" (?:project|pilot|launch|rollout|migration|initiative|workstream|roadmap|milestone)\b"),
 ]
-# "the Catering Line", "the Pop-up Café": a title-case name of two words or more, inside a sentence
-_TITLED = re.compile(r"(?<=[a-z,;] )(?<=\bthe )([A-ZÀ-Þ][\w'’-]+(?: [A-ZÀ-Þ][\w'’-]+)+)(?![\w'’-])")
-# "→ `Projects/Bread School/`": a project's folder, where a reply files a note
-_FOLDER = re.compile(r"(?<![\w/\[|])Projects/([^/`\]\[|\n]+)/")
 _POSSESSIVE = re.compile(_ONE + r"(?:'s|’s) (?:feedback|review|sign-?off|answer|reply|email|call|team|input|"
                          r"approval|numbers|estimate|quote|offer|contract|deadline|launch|pilot)\b")
 NOT_NAMES = frozenset({*WEEKDAYS, *MONTHS, "today", "tomorrow", "yesterday", "the", "a", "an", "me", "you", "them",
@@ -200,9 +132,6 @@ def names_in(prose: str) -> list[Named]:
     found: list[Named] = []
     for pattern in _PROJECT_CUES:
         found += [Named(_clean(m[1]), NameKind.PROJECT) for m in pattern.finditer(prose)]
-    for line in prose.splitlines():
-        if not line.lstrip().startswith(("#", "|")):  # (headings and table rows are titled in capitals)
-            found += [Named(name, NameKind.PROJECT) for m in _TITLED.finditer(line) if (name := _titled(m[1]))]
     for pattern in [*_PERSON_CUES, _POSSESSIVE]:
         found += [Named(_clean(m[1]), NameKind.PERSON) for m in pattern.finditer(prose)]
     out: dict[str, Named] = {}
@@ -213,10 +142,8 @@ def names_in(prose: str) -> list[Named]:
     return list(out.values())
 
 
-# Latin letters of either case: Polish, Czech, Baltic names too ("Wiśniewski", "Łukasz", "Dvořák")
-_UP, _LOW = "A-ZÀ-Þ\u0100-\u017f", "a-zà-ÿ\u0100-\u017f"
-_PAIR = re.compile(rf"(?<![\w'’@#/\[|-])([{_UP}][{_LOW}]+(?:-[{_UP}][{_LOW}]+)?) ([{_UP}][{_LOW}'’]+"
-                   rf"(?:-[{_UP}][{_LOW}]+)?)(?![\w'’-]| [{_UP}])")
+_PAIR = re.compile(r"(?<![\w'’@#/\[|-])([A-ZÀ-Þ][a-zà-ÿ]+(?:-[A-ZÀ-Þ][a-zà-ÿ]+)?) ([A-ZÀ-Þ][a-zà-ÿ'’]+"
+                   r"(?:-[A-ZÀ-Þ][a-zà-ÿ]+)?)(?![\w'’-]| [A-ZÀ-Þ])")
 
 
 # Words that open a sentence or a task in capitals, never a first name.
@@ -225,9 +152,7 @@ _NOT_FIRST = frozenset("""ask call check send email mail ping tell remind thank 
     take keep give run test try use for with from in on at by to of after before since until during about
     into over under per via when while where what which who why how once then next also only just still
     even maybe perhaps both either each every any some most more less many much few several no not
-    yes thanks dear hi hello good great nice done open closed new old big small high low
-    does do did is are was were has have had can could will would should shall must might why how whose
-    whether if unless because although though""".split())
+    yes thanks dear hi hello good great nice done open closed new old big small high low""".split())
 
 
 def name_pairs(prose: str) -> list[str]:
@@ -245,61 +170,5 @@ def name_pairs(prose: str) -> list[str]:
     return list(out.values())
 
 
-_MID_CAPITAL = re.compile(r"(?<=[a-z0-9,;] )([A-ZÀ-Þ][a-zà-ÿ]{2,})(?:'s|’s)?(?![\w'’-]| [A-ZÀ-Þ])")
-
-
-def capitalised(prose: str) -> list[str]:
-    """The single words a text writes with a capital inside a sentence ("… on Magpie instead"): names
-    the caller checks the notes for. Headings and table rows are titled in capitals."""
-    out: dict[str, str] = {}
-    for line in prose.splitlines():
-        if line.lstrip().startswith(("#", "|")):
-            continue
-        for m in _MID_CAPITAL.finditer(line):
-            word = m[1].lower()
-            if _AFTER_TIME.search(line[:m.start()]) and not line.startswith(":", m.end()):
-                continue  # "- [ ] 14:00 Prepare questions": a time block opens with a verb; "12:00 Heron:" names
-            if _DAYS_SECTION.search(line, 0, m.start()):
-                continue  # "in today's Alignment", "yesterday's Plan": a section of a daily note, not a name
-            if word not in NOT_NAMES and word not in _MONTH_NAMES and word not in _NOT_FIRST \
-                    and word[:3] not in _WEEKDAY_NAMES:
-                out.setdefault(m[1].lower(), m[1])
-    return list(out.values())
-
-
-def _titled(phrase: str) -> str:
-    """A title-case name as a project's: up to an acronym ("the Lumen GPU budget" names Lumen, checked
-    alone), a month or a weekday; "" when one word is left."""
-    words: list[str] = []
-    for word in phrase.split():
-        if word.isupper() or word.lower() in NOT_NAMES or word.lower() in _MONTH_NAMES:
-            break
-        words.append(word)
-    return " ".join(words) if len(words) >= 2 else ""
-
-
-def folders_in(reply: str) -> list[Named]:
-    """The projects a reply names by their folder ("file it under `Projects/Bread School/`")."""
-    return [Named(m[1].strip(), NameKind.PROJECT) for m in _FOLDER.finditer(reply)]
-
-
 def _clean(name: str) -> str:
-    name = re.sub(r"(?:'s|’s|'|’)$", "", name.strip(" -"))
-    words = name.split()
-    if len(words) == 2 and (words[1].lower() in NOT_NAMES or words[1].lower().rstrip(".") in _MONTH_NAMES):
-        return words[0]  # "ask Priya Friday": Priya
-    return name
-
-
-_DAYS_SECTION = re.compile(r"\b(?:today|yesterday|tomorrow|this week|last week)(?:'s|’s) $", re.I)
-_AFTER_TIME = re.compile(r"\d{1,2}:\d{2}\s*(?:[–-]\s*\d{1,2}:\d{2})?\s*$")
-_WEEKDAY_NAMES = frozenset(d[:3] for d in WEEKDAYS)
-_MONTH_NAMES = frozenset({*MONTHS, *(m[:3] for m in MONTHS), "sept"})
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-Þ*(\[])|(?<=;)\s+")
-
-
-def sentences(line: str) -> list[str]:
-    """The sentences of one line of a reply (a clause after a semicolon counts as one)."""
-    return [s for s in _SENTENCE.split(line) if s.strip()]
+    return re.sub(r"(?:'s|’s|'|’)$", "", name.strip(" -"))
